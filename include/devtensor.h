@@ -1,0 +1,636 @@
+/*
+ * devtensor.h — the one public header of devtensor, an embeddable tensor runtime.
+ *
+ * devtensor allocates tensors, moves them between the CPU and GPUs, converts dtypes and
+ * runs tensor operations, behind this C99 ABI. Bindings for Rust and Go are built on it.
+ *
+ * ---------------------------------------------------------------------------------------
+ * CONVENTIONS (read once; every function below follows them)
+ *
+ * Status codes.  Every fallible function returns a dt_status; DT_OK (0) is success.
+ *   On failure, dt_last_error_message() describes what went wrong, on the calling thread.
+ *
+ * Out-parameters come last.  On failure they are left untouched and nothing is leaked:
+ *   a function either succeeds completely or has no effect.
+ *
+ * References.  Handles (dt_tensor*) are opaque and reference-counted. A function that
+ *   returns a NEW reference gives the caller one reference, to be released with
+ *   dt_tensor_release(). A BORROWED result is valid only as long as the caller keeps the
+ *   handle it came from. Releasing NULL is a no-op. Using a handle after its last
+ *   release, releasing it twice, or passing a handle of another kind yields
+ *   DT_ERR_INVALID_HANDLE; it never crashes.
+ *
+ * Devices are values (dt_device), never hidden per-thread state. A device whose type is
+ *   DT_DEVICE_DEFAULT means "the process default device" (dt_set_default_device) in
+ *   constructors, and "unchanged" in dt_tensor_to. A dtype of DT_DTYPE_DEFAULT likewise
+ *   means the process default dtype (constructors) or "unchanged" (dt_tensor_to).
+ *
+ * Strings are UTF-8. A function that writes a string takes (char* buf, size_t cap,
+ *   size_t* needed): it writes at most cap bytes including the terminating NUL
+ *   (truncating if needed, like snprintf), and stores in *needed the size a buffer must
+ *   have to hold the whole string, NUL included. buf may be NULL when cap is 0, to ask
+ *   for the size. needed may be NULL.
+ *
+ * Counts are size_t, dimensions and indices int64_t. Negative dimensions count from the
+ *   end, as in PyTorch (-1 is the last dimension).
+ *
+ * THREADING.  Every function is safe to call from any thread at any time. Distinct
+ *   tensors may be used concurrently from different threads; one tensor may be read
+ *   concurrently from many threads. Concurrent in-place writes to the same tensor's
+ *   data (dt_add_ and friends, or writes through dt_tensor_data_ptr) race on the data
+ *   like any shared memory, but never corrupt devtensor's own state: reference counts
+ *   and handle checks are atomic. The error message is per thread.
+ *
+ * No C++ exception, abort() or exit() ever crosses this ABI.
+ * ---------------------------------------------------------------------------------------
+ */
+#ifndef DEVTENSOR_H
+#define DEVTENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ export & version */
+
+#if defined(DT_BUILDING_LIBRARY)
+#define DT_API __attribute__((visibility("default")))
+#else
+#define DT_API
+#endif
+
+/** Version of this header. Compare with dt_version() at run time. */
+#define DT_VERSION_MAJOR 0
+#define DT_VERSION_MINOR 1
+#define DT_VERSION_PATCH 0
+/** MAJOR*1000000 + MINOR*1000 + PATCH, the value dt_version() returns. */
+#define DT_VERSION_NUMBER (DT_VERSION_MAJOR * 1000000 + DT_VERSION_MINOR * 1000 + DT_VERSION_PATCH)
+
+/* ---------------------------------------------------------------------- status codes */
+
+/** Result of every fallible function. Values are stable across releases. */
+typedef int32_t dt_status;
+
+#define DT_OK                       0  /**< success */
+#define DT_ERR_INVALID_ARGUMENT     1  /**< a NULL pointer, an out-of-range value, bad text */
+#define DT_ERR_INVALID_HANDLE       2  /**< a released, doubly released or wrong-kind handle */
+#define DT_ERR_INVALID_DEVICE       3  /**< a device ordinal or type that does not exist */
+#define DT_ERR_DEVICE_UNAVAILABLE   4  /**< the device type cannot be used here (no CUDA, ...) */
+#define DT_ERR_DEVICE_MISMATCH      5  /**< operands live on different devices */
+#define DT_ERR_SHAPE_MISMATCH       6  /**< shapes that cannot be combined or viewed */
+#define DT_ERR_DTYPE_MISMATCH       7  /**< a dtype the operation does not accept */
+#define DT_ERR_OUT_OF_MEMORY        8  /**< an allocation failed, on any device */
+#define DT_ERR_DEVICE_LOST          9  /**< a sticky device error; the device is unusable */
+#define DT_ERR_BACKEND             10  /**< a backend library (BLAS, CUDA, ...) reported an error */
+#define DT_ERR_NOT_SUPPORTED       11  /**< valid, but not implemented for these arguments */
+#define DT_ERR_IO                  12  /**< reading or writing a file failed */
+#define DT_ERR_FORMAT              13  /**< a file or buffer is malformed */
+#define DT_ERR_INTERNAL            14  /**< a bug in devtensor; please report it */
+
+/* ------------------------------------------------------------------------- handles */
+
+/** A tensor: a typed, strided view of storage on one device. Opaque, reference-counted. */
+typedef struct dt_tensor dt_tensor;
+
+/* -------------------------------------------------------------------- devices, dtypes */
+
+/** Device types use DLPack's codes. */
+#define DT_DEVICE_DEFAULT 0 /**< sentinel: process default (constructors) / unchanged (to) */
+#define DT_DEVICE_CPU     1 /**< kDLCPU */
+#define DT_DEVICE_CUDA    2 /**< kDLCUDA */
+
+/** A device, passed by value: {DT_DEVICE_CUDA, 1} is cuda:1. */
+typedef struct dt_device {
+  int32_t type;  /**< DT_DEVICE_* */
+  int32_t index; /**< ordinal within the type, >= 0 */
+} dt_device;
+
+/** Element types. DT_DTYPE_DEFAULT is a sentinel, never the dtype of a tensor. */
+typedef int32_t dt_dtype;
+#define DT_DTYPE_DEFAULT 0
+#define DT_FLOAT32       1
+#define DT_FLOAT64       2
+#define DT_FLOAT16       3
+#define DT_BFLOAT16      4
+#define DT_INT8          5
+#define DT_INT16         6
+#define DT_INT32         7
+#define DT_INT64         8
+#define DT_UINT8         9
+#define DT_BOOL         10
+
+/** Why CUDA is or is not usable; see dt_cuda_status(). */
+#define DT_CUDA_AVAILABLE       0 /**< at least one CUDA device can be used */
+#define DT_CUDA_NOT_BUILT       1 /**< this build of devtensor has no CUDA backend */
+#define DT_CUDA_PLUGIN_MISSING  2 /**< libdevtensor-cuda.so could not be loaded */
+#define DT_CUDA_PLUGIN_MISMATCH 3 /**< the plugin is from another devtensor version */
+#define DT_CUDA_NO_DRIVER       4 /**< no NVIDIA driver is installed or it failed to load */
+#define DT_CUDA_DRIVER_TOO_OLD  5 /**< the driver is older than the CUDA runtime needs */
+#define DT_CUDA_NO_DEVICE       6 /**< the driver sees no device */
+#define DT_CUDA_ALL_HIDDEN      7 /**< CUDA_VISIBLE_DEVICES hides every device */
+
+/** Flags of dt_tensor_to(). */
+#define DT_TO_NON_BLOCKING 1u /**< allow an asynchronous copy (GPU, pinned memory) */
+#define DT_TO_COPY         2u /**< always return a fresh copy, never an alias */
+
+/* ----------------------------------------------------------------- library & errors */
+
+/** The library's version, DT_VERSION_NUMBER of the header it was built from.
+ *  Bindings compare it with the header they were generated from. Thread-safe. */
+DT_API uint32_t dt_version(void);
+
+/** The library's version as "MAJOR.MINOR.PATCH". Static storage; never NULL. */
+DT_API const char* dt_version_string(void);
+
+/** A short English name for a status code ("invalid argument"); "unknown status" for a
+ *  code this version does not know. Static storage; never NULL. */
+DT_API const char* dt_status_string(dt_status code);
+
+/** The detail of the last failure on the calling thread, e.g.
+ *  "add: expected device cpu:0 but got device cpu:1". Borrowed: valid until the next
+ *  failing call on this thread. "" if no call on this thread has failed. Never NULL.
+ *  Successful calls do not clear it. */
+DT_API const char* dt_last_error_message(void);
+
+/** Writes a description of the build: version, backends compiled in, the BLAS library
+ *  and its threading, compiler. One "key: value" per line.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (buf NULL with cap > 0). */
+DT_API dt_status dt_build_info(char* buf, size_t cap, size_t* needed);
+
+/** Number of live handles of every kind in the process: a test that ends with the count
+ *  it started with has leaked no handle. Thread-safe (a snapshot). */
+DT_API size_t dt_live_handle_count(void);
+
+/** Sets the number of CPU threads used by large operations (>= 1). Overrides the
+ *  environment variable DEVTENSOR_NUM_THREADS, which overrides the default (the number
+ *  of cores). Results never depend on the thread count.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (n < 1 or n > 1024). */
+DT_API dt_status dt_set_num_threads(int32_t n);
+
+/** The number of CPU threads large operations use. Errors: DT_ERR_INVALID_ARGUMENT (NULL). */
+DT_API dt_status dt_num_threads(int32_t* out);
+
+/* ------------------------------------------------------------------------- devices */
+
+/** Parses "cpu", "cpu:N", "cuda", "cuda:N" (no spaces; "cuda" means cuda:0). Does not
+ *  check that the device exists (see dt_device_count).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, unknown type such as "gpu", a negative or
+ *  non-numeric or overflowing ordinal such as "cuda:-1" or "cuda:x"). */
+DT_API dt_status dt_device_parse(const char* text, dt_device* out);
+
+/** Formats a device as "cpu:0" or "cuda:1" (see the string convention above).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (unknown type, negative index, buf NULL with cap > 0). */
+DT_API dt_status dt_device_format(dt_device device, char* buf, size_t cap, size_t* needed);
+
+/** Number of devices of a type: CPU devices are 1, or DEVTENSOR_CPU_DEVICES=N logical
+ *  ones (read once, at first use); CUDA devices are those visible (0 without CUDA).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out, unknown type). */
+DT_API dt_status dt_device_count(int32_t device_type, size_t* out);
+
+/** 1 if at least one CUDA device can be used, else 0. Never fails. */
+DT_API int32_t dt_cuda_is_available(void);
+
+/** Why CUDA is or is not usable: *state gets a DT_CUDA_* code and buf a sentence such as
+ *  "devtensor was built without the CUDA backend (DEVTENSOR_CUDA=OFF)".
+ *  Errors: DT_ERR_INVALID_ARGUMENT (state NULL, buf NULL with cap > 0). */
+DT_API dt_status dt_cuda_status(int32_t* state, char* buf, size_t cap, size_t* needed);
+
+/** The device's name: the CPU model for CPU devices, the GPU's name for CUDA devices.
+ *  Errors: DT_ERR_INVALID_ARGUMENT, DT_ERR_INVALID_DEVICE (no such ordinal),
+ *  DT_ERR_DEVICE_UNAVAILABLE (CUDA asked for where none is usable). */
+DT_API dt_status dt_device_name(dt_device device, char* buf, size_t cap, size_t* needed);
+
+/** Free and total memory of a device in bytes (for CPU devices, the system's available
+ *  and total memory). Never allocates on the device.
+ *  Errors: as dt_device_name. */
+DT_API dt_status dt_device_memory(dt_device device, uint64_t* free_bytes, uint64_t* total_bytes);
+
+/** Properties of a device, filled by dt_device_properties(). (The struct is named
+ *  dt_device_props because C gives types and functions one namespace.) Fill struct_size
+ *  with sizeof(dt_device_props) before the call; fields past a smaller struct_size are
+ *  not written, so callers built against an older header stay valid. */
+typedef struct dt_device_props {
+  size_t struct_size;          /**< set by the caller */
+  dt_device device;            /**< the device described (logical ordinal) */
+  char name[256];              /**< CPU model or GPU name */
+  uint64_t total_memory;       /**< bytes */
+  uint64_t free_memory;        /**< bytes, at the time of the call */
+  int32_t compute_capability_major; /**< CUDA only, else 0 */
+  int32_t compute_capability_minor; /**< CUDA only, else 0 */
+  int32_t multiprocessor_count;     /**< CUDA: SMs; CPU: logical cores */
+  int32_t physical_index;      /**< CUDA: ordinal before CUDA_VISIBLE_DEVICES; CPU: index */
+  char uuid[48];               /**< CUDA: "GPU-xxxxxxxx-..."; CPU: "" */
+  char pci_bus_id[32];         /**< CUDA: "0000:3b:00.0"; CPU: "" */
+} dt_device_props;
+
+/** Fills *props (see dt_device_props). Errors: DT_ERR_INVALID_ARGUMENT (NULL props,
+ *  struct_size smaller than offsetof(dt_device_props, name)), DT_ERR_INVALID_DEVICE,
+ *  DT_ERR_DEVICE_UNAVAILABLE. */
+DT_API dt_status dt_device_properties(dt_device device, dt_device_props* props);
+
+/** cuda:i if that GPU exists, else cpu:0 (as d2l's try_gpu). Errors: DT_ERR_INVALID_ARGUMENT
+ *  (NULL out, i < 0). */
+DT_API dt_status dt_try_gpu(int32_t i, dt_device* out);
+
+/** Every usable GPU (cuda:0 ... cuda:N-1), or [cpu:0] when there is none. Writes at most
+ *  cap devices into out and the full count into *count (call with cap 0 to size).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (count NULL, out NULL with cap > 0). */
+DT_API dt_status dt_all_gpus(dt_device* out, size_t cap, size_t* count);
+
+/** Every usable GPU ordered by free memory, most free first (ties by ordinal), or
+ *  [cpu:0] when there is none. Same buffer protocol and errors as dt_all_gpus. */
+DT_API dt_status dt_devices_by_free_memory(dt_device* out, size_t cap, size_t* count);
+
+/** Sets the process-wide default device, used where DT_DEVICE_DEFAULT is passed.
+ *  Initially cpu:0. Errors: DT_ERR_INVALID_ARGUMENT, DT_ERR_INVALID_DEVICE,
+ *  DT_ERR_DEVICE_UNAVAILABLE. */
+DT_API dt_status dt_set_default_device(dt_device device);
+
+/** The process-wide default device. Errors: DT_ERR_INVALID_ARGUMENT (NULL). */
+DT_API dt_status dt_default_device(dt_device* out);
+
+/** Sets the process-wide default dtype (a floating dtype, as in PyTorch), used where
+ *  DT_DTYPE_DEFAULT is passed and for integer-to-float results. Initially DT_FLOAT32.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (unknown dtype), DT_ERR_DTYPE_MISMATCH (not floating). */
+DT_API dt_status dt_set_default_dtype(dt_dtype dtype);
+
+/** The process-wide default dtype. Errors: DT_ERR_INVALID_ARGUMENT (NULL). */
+DT_API dt_status dt_default_dtype(dt_dtype* out);
+
+/** Waits until all work queued on the device has finished (a no-op on the CPU, where
+ *  every call completes before it returns). Errors: as dt_device_name. */
+DT_API dt_status dt_synchronize(dt_device device);
+
+/** Seeds the random generator of every device and resets its offset. Thread-safe. */
+DT_API dt_status dt_manual_seed(uint64_t seed);
+
+/** Seeds one device's random generator and resets its offset.
+ *  Errors: DT_ERR_INVALID_ARGUMENT, DT_ERR_INVALID_DEVICE, DT_ERR_DEVICE_UNAVAILABLE. */
+DT_API dt_status dt_device_manual_seed(dt_device device, uint64_t seed);
+
+/** Allocator statistics of a device, filled by dt_memory_stats() (struct named apart from
+ *  the function, as dt_device_props). Fill struct_size before the call. */
+typedef struct dt_mem_stats {
+  size_t struct_size;          /**< set by the caller */
+  uint64_t allocated_bytes;    /**< bytes in live tensor storage */
+  uint64_t reserved_bytes;     /**< bytes held by the allocator (live + cached) */
+  uint64_t peak_allocated_bytes; /**< maximum of allocated_bytes since start */
+  uint64_t allocation_count;   /**< number of storage allocations served since start */
+  uint64_t system_allocation_count; /**< allocations that went to the OS / driver */
+} dt_mem_stats;
+
+/** Fills *stats for a device. Errors: DT_ERR_INVALID_ARGUMENT (NULL, struct_size smaller
+ *  than offsetof(dt_mem_stats, allocated_bytes) + 8), DT_ERR_INVALID_DEVICE,
+ *  DT_ERR_DEVICE_UNAVAILABLE. */
+DT_API dt_status dt_memory_stats(dt_device device, dt_mem_stats* stats);
+
+/** Returns cached, unused blocks of a device's allocator to the system.
+ *  Errors: as dt_device_name. */
+DT_API dt_status dt_empty_cache(dt_device device);
+
+/* ---------------------------------------------------------------- tensor constructors
+ *
+ * Common to all constructors: shape points to ndim dimensions (each >= 0; NULL allowed
+ * when ndim is 0, which makes a 0-d tensor); ndim <= DT_MAX_DIMS. dtype and device may
+ * be the DEFAULT sentinels. *out receives a NEW reference.
+ * Errors: DT_ERR_INVALID_ARGUMENT (NULL out, negative dimension, too many dimensions,
+ * unknown dtype, element count overflow), DT_ERR_INVALID_DEVICE, DT_ERR_DEVICE_UNAVAILABLE,
+ * DT_ERR_OUT_OF_MEMORY.
+ */
+
+/** Most dimensions a tensor may have. */
+#define DT_MAX_DIMS 16
+
+/** Uninitialised contents. */
+DT_API dt_status dt_tensor_empty(const int64_t* shape, size_t ndim, dt_dtype dtype,
+                                 dt_device device, dt_tensor** out);
+/** All zeros. */
+DT_API dt_status dt_tensor_zeros(const int64_t* shape, size_t ndim, dt_dtype dtype,
+                                 dt_device device, dt_tensor** out);
+/** All ones. */
+DT_API dt_status dt_tensor_ones(const int64_t* shape, size_t ndim, dt_dtype dtype,
+                                dt_device device, dt_tensor** out);
+/** Every element is value, converted to dtype as a cast would (true for bool if nonzero). */
+DT_API dt_status dt_tensor_full(const int64_t* shape, size_t ndim, double value,
+                                dt_dtype dtype, dt_device device, dt_tensor** out);
+
+/** The 1-d tensor [start, start+step, ...) below end (above end for a negative step),
+ *  with ceil((end-start)/step) elements, as torch.arange. With DT_DTYPE_DEFAULT the
+ *  dtype is int64 when start, end and step are all integral, else the default dtype.
+ *  Errors: as above, plus DT_ERR_INVALID_ARGUMENT for step 0, a step of the wrong sign,
+ *  or a non-finite bound. */
+DT_API dt_status dt_tensor_arange(double start, double end, double step, dt_dtype dtype,
+                                  dt_device device, dt_tensor** out);
+
+/** Uniform values in [0, 1) from the device's Philox4x32-10 generator. The value of each
+ *  element depends only on the seed, the generator offset and the element's index, so
+ *  it is the same for any thread count and on every backend. Advances the offset.
+ *  Errors: as above, plus DT_ERR_DTYPE_MISMATCH for a non-floating dtype. */
+DT_API dt_status dt_tensor_rand(const int64_t* shape, size_t ndim, dt_dtype dtype,
+                                dt_device device, dt_tensor** out);
+/** Standard normal values (Box-Muller over the same Philox stream). As dt_tensor_rand. */
+DT_API dt_status dt_tensor_randn(const int64_t* shape, size_t ndim, dt_dtype dtype,
+                                 dt_device device, dt_tensor** out);
+
+/** A tensor holding a COPY of nbytes of host memory at data, read as contiguous
+ *  row-major elements of dtype; nbytes must equal numel * element size.
+ *  Errors: as above, plus DT_ERR_INVALID_ARGUMENT for NULL data with nbytes > 0 or a
+ *  size mismatch (DT_DTYPE_DEFAULT is resolved to the default dtype first). */
+DT_API dt_status dt_tensor_from_data(const void* data, size_t nbytes, const int64_t* shape,
+                                     size_t ndim, dt_dtype dtype, dt_device device,
+                                     dt_tensor** out);
+
+/** Called once when devtensor no longer needs memory given to dt_tensor_from_blob. */
+typedef void (*dt_deleter)(void* data, void* context);
+
+/** A CPU tensor that BORROWS host memory the caller owns (as torch.from_numpy): writes
+ *  through either side are seen by the other. strides (in elements; NULL for contiguous
+ *  row-major) may describe any layout inside the buffer. When the last tensor using the
+ *  memory is released, deleter(data, context) runs once (deleter may be NULL). On
+ *  failure the deleter is NOT called and the caller keeps ownership.
+ *  Errors: as above, plus DT_ERR_INVALID_ARGUMENT (NULL data with elements, negative
+ *  strides), DT_ERR_NOT_SUPPORTED (a non-CPU device). */
+DT_API dt_status dt_tensor_from_blob(void* data, const int64_t* shape, size_t ndim,
+                                     const int64_t* strides, dt_dtype dtype, dt_device device,
+                                     dt_deleter deleter, void* context, dt_tensor** out);
+
+/** Adds a reference to t. Errors: DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_tensor_retain(dt_tensor* t);
+
+/** Drops a reference; the tensor is freed with the last one. NULL is a no-op (DT_OK).
+ *  Errors: DT_ERR_INVALID_HANDLE (already released, or not a tensor). */
+DT_API dt_status dt_tensor_release(dt_tensor* t);
+
+/** Like-constructors: same shape, dtype and device as src; NEW reference.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out), DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_OUT_OF_MEMORY; rand/randn_like also DT_ERR_DTYPE_MISMATCH. */
+DT_API dt_status dt_empty_like(const dt_tensor* src, dt_tensor** out);
+DT_API dt_status dt_zeros_like(const dt_tensor* src, dt_tensor** out);
+DT_API dt_status dt_ones_like(const dt_tensor* src, dt_tensor** out);
+DT_API dt_status dt_full_like(const dt_tensor* src, double value, dt_tensor** out);
+DT_API dt_status dt_rand_like(const dt_tensor* src, dt_tensor** out);
+DT_API dt_status dt_randn_like(const dt_tensor* src, dt_tensor** out);
+
+/** new_* constructors: the given shape, with src's dtype and device; NEW reference.
+ *  Errors: as the constructors above, plus DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_tensor_new_empty(const dt_tensor* src, const int64_t* shape, size_t ndim,
+                                     dt_tensor** out);
+DT_API dt_status dt_tensor_new_zeros(const dt_tensor* src, const int64_t* shape, size_t ndim,
+                                     dt_tensor** out);
+DT_API dt_status dt_tensor_new_ones(const dt_tensor* src, const int64_t* shape, size_t ndim,
+                                    dt_tensor** out);
+DT_API dt_status dt_tensor_new_full(const dt_tensor* src, const int64_t* shape, size_t ndim,
+                                    double value, dt_tensor** out);
+
+/* ------------------------------------------------------------------- tensor queries
+ * Errors for all: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out).
+ */
+
+/** Number of dimensions. */
+DT_API dt_status dt_tensor_ndim(const dt_tensor* t, size_t* out);
+/** Writes the ndim dimensions into out[0..ndim); cap must be >= ndim
+ *  (else DT_ERR_INVALID_ARGUMENT). out may be NULL for a 0-d tensor. */
+DT_API dt_status dt_tensor_shape(const dt_tensor* t, int64_t* out, size_t cap);
+/** Writes the strides, in elements, like dt_tensor_shape. */
+DT_API dt_status dt_tensor_strides(const dt_tensor* t, int64_t* out, size_t cap);
+/** The element type. */
+DT_API dt_status dt_tensor_dtype(const dt_tensor* t, dt_dtype* out);
+/** The device the tensor's memory is on. */
+DT_API dt_status dt_tensor_device(const dt_tensor* t, dt_device* out);
+/** Number of elements (1 for a 0-d tensor). */
+DT_API dt_status dt_tensor_numel(const dt_tensor* t, size_t* out);
+/** numel * element size: the bytes dt_tensor_copy_to_host writes. */
+DT_API dt_status dt_tensor_nbytes(const dt_tensor* t, size_t* out);
+/** 1 if the elements are contiguous in row-major order, else 0. */
+DT_API dt_status dt_tensor_is_contiguous(const dt_tensor* t, int32_t* out);
+/** 1 if a and b share storage (one is a view of the other, or both of a third). */
+DT_API dt_status dt_tensor_shares_storage(const dt_tensor* a, const dt_tensor* b, int32_t* out);
+/** Size in bytes of one element of dtype. Errors: DT_ERR_INVALID_ARGUMENT (unknown dtype). */
+DT_API dt_status dt_dtype_size(dt_dtype dtype, size_t* out);
+/** PyTorch's name of a dtype ("float32", "bfloat16", "bool"); NULL for an unknown one. */
+DT_API const char* dt_dtype_name(dt_dtype dtype);
+
+/* ---------------------------------------------------------------- moving and reading */
+
+/** Returns t on device with dtype (DT_DEVICE_DEFAULT / DT_DTYPE_DEFAULT: unchanged), as
+ *  PyTorch's Tensor.to: a NEW reference to a new tensor, leaving t alone; when neither
+ *  changes and DT_TO_COPY is not set, the result is another reference to t itself
+ *  (*out == t). Casts follow PyTorch (float to int truncates toward zero; nonzero is
+ *  true). DT_TO_NON_BLOCKING allows an asynchronous device copy; it is always safe.
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out, unknown dtype or
+ *  flags), DT_ERR_INVALID_DEVICE, DT_ERR_DEVICE_UNAVAILABLE, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_tensor_to(const dt_tensor* t, dt_device device, dt_dtype dtype,
+                              uint32_t flags, dt_tensor** out);
+
+/** Copies the elements, in row-major order, to host memory at dst; nbytes must equal
+ *  dt_tensor_nbytes. Works for any layout and device (waits for the device).
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL dst with bytes to copy,
+ *  nbytes mismatch). */
+DT_API dt_status dt_tensor_copy_to_host(const dt_tensor* t, void* dst, size_t nbytes);
+
+/** Copies host memory (row-major elements of t's dtype, nbytes == dt_tensor_nbytes) INTO
+ *  t, in place, whatever t's layout. Errors: as dt_tensor_copy_to_host. */
+DT_API dt_status dt_tensor_copy_from_host(dt_tensor* t, const void* src, size_t nbytes);
+
+/** *out = the address of t's first element, which for a CPU tensor is the LIVE memory:
+ *  writes through it are seen by the tensor and its views, and the reverse. BORROWED:
+ *  valid while a reference to t (or a view of its storage) is held. Strides apply.
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL),
+ *  DT_ERR_NOT_SUPPORTED (a device tensor cannot be viewed as host memory; copy it). */
+DT_API dt_status dt_tensor_data_ptr(const dt_tensor* t, void** out);
+
+/** The value of a one-element tensor as a double.
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL, numel != 1). */
+DT_API dt_status dt_tensor_item(const dt_tensor* t, double* out);
+
+/** PyTorch's printed form, e.g. "tensor([1., 2.], device='cuda:0', dtype=torch.float64)",
+ *  with PyTorch's precision, scientific mode and summarisation (more than 1000 elements).
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (buf NULL with cap > 0). */
+DT_API dt_status dt_tensor_to_string(const dt_tensor* t, char* buf, size_t cap, size_t* needed);
+
+/* ------------------------------------------------------------------------- views
+ * A view shares t's storage: writes through one are seen by the other. *out is a NEW
+ * reference. Errors for all: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out,
+ * a dimension out of range), DT_ERR_SHAPE_MISMATCH (a shape that does not fit).
+ */
+
+/** t with a new shape of the same numel (one entry may be -1, inferred). A view when the
+ *  strides allow it, else a contiguous copy (as torch.reshape). */
+DT_API dt_status dt_reshape(const dt_tensor* t, const int64_t* shape, size_t ndim, dt_tensor** out);
+/** Like dt_reshape but always a view; DT_ERR_SHAPE_MISMATCH when the strides do not allow it. */
+DT_API dt_status dt_view(const dt_tensor* t, const int64_t* shape, size_t ndim, dt_tensor** out);
+/** Swaps two dimensions. */
+DT_API dt_status dt_transpose(const dt_tensor* t, int64_t dim0, int64_t dim1, dt_tensor** out);
+/** Reorders the dimensions; dims is a permutation of 0..ndim-1 (negatives allowed). */
+DT_API dt_status dt_permute(const dt_tensor* t, const int64_t* dims, size_t ndim, dt_tensor** out);
+/** Elements start .. start+length-1 along dim (start may be negative). */
+DT_API dt_status dt_narrow(const dt_tensor* t, int64_t dim, int64_t start, int64_t length,
+                           dt_tensor** out);
+/** Removes the listed size-1 dimensions (ndims == 0: every size-1 dimension); listed
+ *  dimensions whose size is not 1 are kept, as in PyTorch. */
+DT_API dt_status dt_squeeze(const dt_tensor* t, const int64_t* dims, size_t ndims, dt_tensor** out);
+/** Inserts a size-1 dimension at dim (in [-ndim-1, ndim]). */
+DT_API dt_status dt_unsqueeze(const dt_tensor* t, int64_t dim, dt_tensor** out);
+/** Broadcasts to shape (size-1 dimensions repeat with stride 0; -1 keeps a size). */
+DT_API dt_status dt_expand(const dt_tensor* t, const int64_t* shape, size_t ndim, dt_tensor** out);
+/** t itself (another reference) if contiguous, else a contiguous copy. */
+DT_API dt_status dt_contiguous(const dt_tensor* t, dt_tensor** out);
+/** Flattens dims start_dim..end_dim into one (a view when possible, as dt_reshape). */
+DT_API dt_status dt_flatten(const dt_tensor* t, int64_t start_dim, int64_t end_dim, dt_tensor** out);
+
+/* ---------------------------------------------------------------- elementwise ops
+ * Binary ops broadcast as NumPy/PyTorch do and promote dtypes by PyTorch's rules. Both
+ * operands must be on one device. *out is a NEW tensor.
+ * Errors for all: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out),
+ * DT_ERR_DEVICE_MISMATCH ("expected device cpu:0 but got device cpu:1"),
+ * DT_ERR_SHAPE_MISMATCH (shapes that do not broadcast), DT_ERR_DTYPE_MISMATCH (a dtype
+ * the op does not accept, e.g. sub on bool), DT_ERR_OUT_OF_MEMORY.
+ *
+ * Scalars (the *_scalar functions) are doubles. An integral value behaves like a Python
+ * int and a non-integral one like a Python float: int_tensor + 2 keeps int_tensor's
+ * dtype; int_tensor + 2.5 becomes the default float dtype.
+ *
+ * In-place variants (trailing underscore) write into self, whose dtype and shape must
+ * hold the result: the broadcast shape must equal self's shape and the promoted dtype
+ * must cast to self's dtype as PyTorch allows (no float result into an int tensor).
+ */
+
+DT_API dt_status dt_add(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+DT_API dt_status dt_sub(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+DT_API dt_status dt_mul(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+/** True division: integer inputs give the default float dtype. */
+DT_API dt_status dt_div(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+DT_API dt_status dt_pow(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+DT_API dt_status dt_maximum(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+DT_API dt_status dt_minimum(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+
+DT_API dt_status dt_add_scalar(const dt_tensor* a, double b, dt_tensor** out);
+DT_API dt_status dt_sub_scalar(const dt_tensor* a, double b, dt_tensor** out);
+DT_API dt_status dt_mul_scalar(const dt_tensor* a, double b, dt_tensor** out);
+DT_API dt_status dt_div_scalar(const dt_tensor* a, double b, dt_tensor** out);
+DT_API dt_status dt_pow_scalar(const dt_tensor* a, double b, dt_tensor** out);
+DT_API dt_status dt_maximum_scalar(const dt_tensor* a, double b, dt_tensor** out);
+DT_API dt_status dt_minimum_scalar(const dt_tensor* a, double b, dt_tensor** out);
+
+DT_API dt_status dt_add_(dt_tensor* self, const dt_tensor* other);
+DT_API dt_status dt_sub_(dt_tensor* self, const dt_tensor* other);
+DT_API dt_status dt_mul_(dt_tensor* self, const dt_tensor* other);
+DT_API dt_status dt_div_(dt_tensor* self, const dt_tensor* other);
+DT_API dt_status dt_pow_(dt_tensor* self, const dt_tensor* other);
+DT_API dt_status dt_add_scalar_(dt_tensor* self, double other);
+DT_API dt_status dt_sub_scalar_(dt_tensor* self, double other);
+DT_API dt_status dt_mul_scalar_(dt_tensor* self, double other);
+DT_API dt_status dt_div_scalar_(dt_tensor* self, double other);
+DT_API dt_status dt_pow_scalar_(dt_tensor* self, double other);
+
+/** Comparisons: a bool tensor. */
+DT_API dt_status dt_eq(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+DT_API dt_status dt_ne(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+DT_API dt_status dt_lt(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+DT_API dt_status dt_le(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+DT_API dt_status dt_gt(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+DT_API dt_status dt_ge(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+DT_API dt_status dt_eq_scalar(const dt_tensor* a, double b, dt_tensor** out);
+DT_API dt_status dt_ne_scalar(const dt_tensor* a, double b, dt_tensor** out);
+DT_API dt_status dt_lt_scalar(const dt_tensor* a, double b, dt_tensor** out);
+DT_API dt_status dt_le_scalar(const dt_tensor* a, double b, dt_tensor** out);
+DT_API dt_status dt_gt_scalar(const dt_tensor* a, double b, dt_tensor** out);
+DT_API dt_status dt_ge_scalar(const dt_tensor* a, double b, dt_tensor** out);
+
+/** cond ? a : b elementwise; cond must be bool; all three broadcast together. */
+DT_API dt_status dt_where(const dt_tensor* cond, const dt_tensor* a, const dt_tensor* b,
+                          dt_tensor** out);
+
+/** Unary ops. neg/abs/relu keep integer dtypes (neg refuses bool); the others turn
+ *  integer and bool inputs into the default float dtype, as PyTorch does. */
+DT_API dt_status dt_neg(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_abs(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_exp(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_log(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_sqrt(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_rsqrt(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_sin(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_cos(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_relu(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_sigmoid(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_tanh(const dt_tensor* a, dt_tensor** out);
+/** GELU, exact (erf) form, as torch.nn.functional.gelu's default. */
+DT_API dt_status dt_gelu(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_silu(const dt_tensor* a, dt_tensor** out);
+
+/* ---------------------------------------------------------------------- reductions
+ * Reduce over the ndims dimensions listed in dims (ndims == 0: all of them); keepdim
+ * keeps them as size 1. Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out,
+ * dims NULL with ndims > 0, a dimension out of range or repeated), DT_ERR_DTYPE_MISMATCH,
+ * DT_ERR_SHAPE_MISMATCH (max/min/argmax/argmin of an empty extent), DT_ERR_OUT_OF_MEMORY.
+ */
+
+/** Sum; integer and bool inputs sum to int64 (as PyTorch); an empty sum is 0. */
+DT_API dt_status dt_sum(const dt_tensor* a, const int64_t* dims, size_t ndims, int32_t keepdim,
+                        dt_tensor** out);
+/** Mean of a floating tensor (an integer input is DT_ERR_DTYPE_MISMATCH, as in PyTorch);
+ *  the mean of nothing is NaN. */
+DT_API dt_status dt_mean(const dt_tensor* a, const int64_t* dims, size_t ndims, int32_t keepdim,
+                         dt_tensor** out);
+/** Largest / smallest value (torch.amax / amin); NaN propagates. */
+DT_API dt_status dt_max(const dt_tensor* a, const int64_t* dims, size_t ndims, int32_t keepdim,
+                        dt_tensor** out);
+DT_API dt_status dt_min(const dt_tensor* a, const int64_t* dims, size_t ndims, int32_t keepdim,
+                        dt_tensor** out);
+/** Index (int64) of the first largest / smallest value along ONE dimension (ndims <= 1;
+ *  ndims == 0 means over the flattened tensor, giving a 0-d result). */
+DT_API dt_status dt_argmax(const dt_tensor* a, const int64_t* dims, size_t ndims,
+                           int32_t keepdim, dt_tensor** out);
+DT_API dt_status dt_argmin(const dt_tensor* a, const int64_t* dims, size_t ndims,
+                           int32_t keepdim, dt_tensor** out);
+
+/** Numerically stable softmax / log-softmax along dim, of a floating tensor. */
+DT_API dt_status dt_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out);
+DT_API dt_status dt_log_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out);
+
+/* ---------------------------------------------------------------------- linear algebra */
+
+/** torch.matmul: 1-d x 1-d is a dot product, 2-d x 2-d a matrix product, and batched
+ *  operands broadcast their batch dimensions. float32/float64 run on BLAS; float16 and
+ *  bfloat16 compute in float32; integer dtypes are supported; bool is refused.
+ *  Errors: as the binary ops. */
+DT_API dt_status dt_matmul(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+
+/* ---------------------------------------------------------------------- joining, indexing */
+
+/** Concatenates n tensors along dim; shapes must match elsewhere; dtypes promote.
+ *  Errors: as the binary ops, plus DT_ERR_INVALID_ARGUMENT (n == 0, NULL array). */
+DT_API dt_status dt_cat(const dt_tensor* const* tensors, size_t n, int64_t dim, dt_tensor** out);
+/** Stacks n tensors of one shape along a new dimension dim. Errors: as dt_cat. */
+DT_API dt_status dt_stack(const dt_tensor* const* tensors, size_t n, int64_t dim, dt_tensor** out);
+
+/** Splits t into ceil(size/ceil(size/chunks)) views along dim, as torch.chunk. Writes at
+ *  most cap NEW references into outs and the number of pieces into *count; when cap is
+ *  too small, nothing is written to outs (call with cap 0 to size).
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (chunks < 1, NULL count, outs
+ *  NULL with cap > 0, bad dim). */
+DT_API dt_status dt_chunk(const dt_tensor* t, int64_t chunks, int64_t dim, dt_tensor** outs,
+                          size_t cap, size_t* count);
+/** Splits t into views of split_size along dim (the last may be smaller), as
+ *  torch.split. Buffer protocol and errors as dt_chunk (split_size < 1 is invalid,
+ *  except 0 for an empty dimension). */
+DT_API dt_status dt_split(const dt_tensor* t, int64_t split_size, int64_t dim, dt_tensor** outs,
+                          size_t cap, size_t* count);
+
+/** Elements of t at the int64 (or int32) indices of the 1-d tensor index along dim.
+ *  Errors: as the binary ops, plus DT_ERR_INVALID_ARGUMENT for an index out of range. */
+DT_API dt_status dt_index_select(const dt_tensor* t, int64_t dim, const dt_tensor* index,
+                                 dt_tensor** out);
+/** out[i][j] = t[index[i][j]][j] for dim 0 (and likewise for other dims), as torch.gather;
+ *  index has t's ndim and an integer dtype. Errors: as dt_index_select. */
+DT_API dt_status dt_gather(const dt_tensor* t, int64_t dim, const dt_tensor* index,
+                           dt_tensor** out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* DEVTENSOR_H */

@@ -1,0 +1,173 @@
+#include "api/handle_table.h"
+
+#include <sys/mman.h>
+
+#include <atomic>
+#include <mutex>
+#include <vector>
+
+#include "core/error.h"
+#include "devtensor.h"
+
+namespace dt {
+
+namespace {
+
+// state = generation (upper 32 bits) | reference count (lower 32 bits). A slot is live
+// while its count is nonzero; freeing bumps the generation so old handles stop matching.
+struct alignas(32) Slot {
+  std::atomic<uint64_t> state{0};
+  void* object = nullptr;
+  HandleDestroy destroy = nullptr;
+  uint32_t kind = 0;
+};
+static_assert(sizeof(Slot) == 32, "slot layout");
+
+constexpr uint64_t kAddressBits = 48;
+constexpr uint64_t kAddressMask = (uint64_t{1} << kAddressBits) - 1;
+constexpr size_t kMaxSlots = size_t{1} << 24;  // 16M live handles, 512 MiB of address space
+
+class Table {
+ public:
+  Table() {
+    // Reserve address space once; pages are only backed when first touched.
+    void* p = mmap(nullptr, kMaxSlots * sizeof(Slot), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    slots_ = (p == MAP_FAILED) ? nullptr : static_cast<Slot*>(p);
+  }
+
+  void* create(HandleKind kind, void* object, HandleDestroy destroy) {
+    uint32_t index;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!free_.empty()) {
+        index = free_.back();
+        free_.pop_back();
+      } else {
+        if (!slots_ || used_ >= kMaxSlots) fail(DT_ERR_OUT_OF_MEMORY, "out of handles: too many live objects");
+        if (free_.capacity() < used_ + 1) free_.reserve(used_ * 2 + 1024);  // so release never allocates
+        index = static_cast<uint32_t>(used_);
+        used_ += 1;
+        used_published_.store(used_, std::memory_order_release);
+      }
+      live_ += 1;
+    }
+    Slot& s = slots_[index];
+    s.object = object;
+    s.destroy = destroy;
+    s.kind = static_cast<uint32_t>(kind);
+    uint64_t gen = s.state.load(std::memory_order_relaxed) >> 32;
+    s.state.store((gen << 32) | 1u, std::memory_order_release);
+    return encode(index, gen);
+  }
+
+  // Returns the slot for a handle whose generation matches and count is nonzero.
+  Slot& lookup(const void* handle, HandleKind kind, const char* what, uint64_t* state_out) {
+    uintptr_t h = reinterpret_cast<uintptr_t>(handle);
+    uintptr_t addr = h & kAddressMask;
+    uintptr_t base = reinterpret_cast<uintptr_t>(slots_);
+    if (!slots_ || addr < base || addr >= base + used_bytes() || (addr - base) % sizeof(Slot) != 0)
+      fail(DT_ERR_INVALID_HANDLE, cat(what, ": not a devtensor handle"));
+    Slot& s = *reinterpret_cast<Slot*>(addr);
+    uint64_t st = s.state.load(std::memory_order_acquire);
+    uint16_t gen = static_cast<uint16_t>(h >> kAddressBits);
+    if (static_cast<uint16_t>(st >> 32) != gen || (st & 0xffffffffu) == 0)
+      fail(DT_ERR_INVALID_HANDLE, cat(what, ": the handle was already released (use after release or double release)"));
+    if (s.kind != static_cast<uint32_t>(kind))
+      fail(DT_ERR_INVALID_HANDLE, cat(what, ": expected a ", handle_kind_name(kind), " handle but got a ",
+                                      handle_kind_name(static_cast<HandleKind>(s.kind)), " handle"));
+    *state_out = st;
+    return s;
+  }
+
+  void retain(const void* handle, HandleKind kind) {
+    uint64_t st;
+    Slot& s = lookup(handle, kind, "retain", &st);
+    while (true) {
+      if ((st & 0xffffffffu) == 0xffffffffu) fail(DT_ERR_INVALID_ARGUMENT, "retain: reference count overflow");
+      if (s.state.compare_exchange_weak(st, st + 1, std::memory_order_acq_rel)) return;
+      check_same_generation(handle, st, "retain");
+    }
+  }
+
+  void release(const void* handle, HandleKind kind) {
+    uint64_t st;
+    Slot& s = lookup(handle, kind, "release", &st);
+    while (true) {
+      uint64_t count = st & 0xffffffffu;
+      uint64_t next = count == 1 ? ((st >> 32) + 1) << 32 : st - 1;
+      if (s.state.compare_exchange_weak(st, next, std::memory_order_acq_rel)) {
+        if (count == 1) free_slot(s);
+        return;
+      }
+      check_same_generation(handle, st, "release");
+    }
+  }
+
+  size_t live() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return live_;
+  }
+
+ private:
+  void check_same_generation(const void* handle, uint64_t st, const char* what) {
+    uint16_t gen = static_cast<uint16_t>(reinterpret_cast<uintptr_t>(handle) >> kAddressBits);
+    if (static_cast<uint16_t>(st >> 32) != gen || (st & 0xffffffffu) == 0)
+      fail(DT_ERR_INVALID_HANDLE, cat(what, ": the handle was already released (use after release or double release)"));
+  }
+
+  void free_slot(Slot& s) {
+    void* object = s.object;
+    HandleDestroy destroy = s.destroy;
+    s.object = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      free_.push_back(static_cast<uint32_t>(&s - slots_));  // capacity reserved in create
+      live_ -= 1;
+    }
+    destroy(object);
+  }
+
+  size_t used_bytes() {
+    return used_published_.load(std::memory_order_acquire) * sizeof(Slot);
+  }
+
+  void* encode(uint32_t index, uint64_t gen) {
+    uintptr_t addr = reinterpret_cast<uintptr_t>(&slots_[index]);
+    return reinterpret_cast<void*>(((gen & 0xffff) << kAddressBits) | addr);
+  }
+
+  Slot* slots_ = nullptr;
+  std::mutex mu_;
+  std::vector<uint32_t> free_;
+  size_t used_ = 0;
+  std::atomic<size_t> used_published_{0};  // used_, readable without the lock
+  size_t live_ = 0;
+};
+
+Table& table() {
+  static Table* t = new Table();  // never destroyed: handles may be released during exit
+  return *t;
+}
+
+}  // namespace
+
+const char* handle_kind_name(HandleKind k) {
+  switch (k) {
+    case HandleKind::Tensor: return "tensor";
+  }
+  return "unknown";
+}
+
+void* handle_create(HandleKind kind, void* object, HandleDestroy destroy) {
+  return table().create(kind, object, destroy);
+}
+void* handle_resolve(const void* handle, HandleKind kind, const char* what) {
+  uint64_t st;
+  return table().lookup(handle, kind, what, &st).object;
+}
+void handle_retain(const void* handle, HandleKind kind) { table().retain(handle, kind); }
+void handle_release(const void* handle, HandleKind kind) { table().release(handle, kind); }
+size_t handle_live_count() { return table().live(); }
+
+}  // namespace dt

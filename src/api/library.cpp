@@ -1,0 +1,78 @@
+// Library-level entry points: versions, status names, the error message, build info,
+// handle counting, threads.
+#include <string>
+
+#include "api/shim.h"
+#include "core/cuda_loader.h"
+#include "cpu/parallel.h"
+
+namespace dt::api {
+const char* last_error() noexcept;
+}
+
+using namespace dt;
+using namespace dt::api;
+
+extern "C" {
+
+DT_API uint32_t dt_version(void) { return DT_VERSION_NUMBER; }
+
+DT_API const char* dt_version_string(void) {
+#define DT_STR2(x) #x
+#define DT_STR(x) DT_STR2(x)
+  return DT_STR(DT_VERSION_MAJOR) "." DT_STR(DT_VERSION_MINOR) "." DT_STR(DT_VERSION_PATCH);
+}
+
+DT_API const char* dt_status_string(dt_status code) {
+  switch (code) {
+    case DT_OK: return "ok";
+    case DT_ERR_INVALID_ARGUMENT: return "invalid argument";
+    case DT_ERR_INVALID_HANDLE: return "invalid handle";
+    case DT_ERR_INVALID_DEVICE: return "invalid device";
+    case DT_ERR_DEVICE_UNAVAILABLE: return "device unavailable";
+    case DT_ERR_DEVICE_MISMATCH: return "device mismatch";
+    case DT_ERR_SHAPE_MISMATCH: return "shape mismatch";
+    case DT_ERR_DTYPE_MISMATCH: return "dtype mismatch";
+    case DT_ERR_OUT_OF_MEMORY: return "out of memory";
+    case DT_ERR_DEVICE_LOST: return "device lost";
+    case DT_ERR_BACKEND: return "backend error";
+    case DT_ERR_NOT_SUPPORTED: return "not supported";
+    case DT_ERR_IO: return "I/O error";
+    case DT_ERR_FORMAT: return "format error";
+    case DT_ERR_INTERNAL: return "internal error";
+    default: return "unknown status";
+  }
+}
+
+DT_API const char* dt_last_error_message(void) { return last_error(); }
+
+DT_API dt_status dt_build_info(char* buf, size_t cap, size_t* needed) {
+  return guard([&] {
+    check_string_buffer(buf, cap, "dt_build_info");
+    std::string s;
+    s += std::string("version: ") + dt_version_string() + "\n";
+    s += "backends: cpu";
+    s += cuda::status().state == DT_CUDA_NOT_BUILT ? "\n" : ", cuda (plugin)\n";
+    s += std::string("cuda option: ") + DT_CUDA_OPTION + "\n";
+    s += "cuda: " + cuda::status().reason + "\n";
+    s += std::string("blas: ") + DT_BLAS_NAME + "\n";
+    s += "cpu threads: " + std::to_string(cpu::num_threads()) + "\n";
+    s += std::string("compiler: ") + DT_COMPILER_NAME + "\n";
+    write_string(s, buf, cap, needed);
+  });
+}
+
+DT_API size_t dt_live_handle_count(void) { return handle_live_count(); }
+
+DT_API dt_status dt_set_num_threads(int32_t n) {
+  return guard([&] {
+    if (n < 1 || n > 1024) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_set_num_threads: n must be in [1, 1024], got ", n));
+    cpu::set_num_threads(n);
+  });
+}
+
+DT_API dt_status dt_num_threads(int32_t* out) {
+  return guard([&] { *require(out, "dt_num_threads", "out") = cpu::num_threads(); });
+}
+
+}  // extern "C"

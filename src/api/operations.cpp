@@ -1,0 +1,224 @@
+// Operation entry points: elementwise, reductions, softmax, matmul, joins, indexing.
+#include <vector>
+
+#include "api/shim.h"
+#include "ops/ops.h"
+
+using namespace dt;
+using namespace dt::api;
+
+namespace {
+
+dt_status binary_entry(const char* fn, BinaryOp op, const dt_tensor* a, const dt_tensor* b, dt_tensor** out) {
+  return guard([&] {
+    require(out, fn, "out");
+    Tensor x = tensor_arg(a, fn, "a");
+    Tensor y = tensor_arg(b, fn, "b");
+    *out = new_handle(ops::binary(op, x, y));
+  });
+}
+dt_status scalar_entry(const char* fn, BinaryOp op, const dt_tensor* a, double b, dt_tensor** out) {
+  return guard([&] {
+    require(out, fn, "out");
+    *out = new_handle(ops::binary_scalar(op, tensor_arg(a, fn, "a"), b));
+  });
+}
+dt_status inplace_entry(const char* fn, BinaryOp op, dt_tensor* self, const dt_tensor* other) {
+  return guard([&] {
+    Tensor s = tensor_arg(self, fn, "self");
+    ops::binary_(op, s, tensor_arg(other, fn, "other"));
+  });
+}
+dt_status inplace_scalar_entry(const char* fn, BinaryOp op, dt_tensor* self, double other) {
+  return guard([&] { ops::binary_scalar_(op, tensor_arg(self, fn, "self"), other); });
+}
+dt_status unary_entry(const char* fn, UnaryOp op, const dt_tensor* a, dt_tensor** out) {
+  return guard([&] {
+    require(out, fn, "out");
+    *out = new_handle(ops::unary(op, tensor_arg(a, fn, "a")));
+  });
+}
+dt_status reduce_entry(const char* fn, ReduceOp op, const dt_tensor* a, const int64_t* dims, size_t ndims,
+                       int32_t keepdim, dt_tensor** out) {
+  return guard([&] {
+    require(out, fn, "out");
+    Tensor x = tensor_arg(a, fn, "a");
+    if (ndims > 0 && !dims) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": dims is NULL but ndims is ", ndims));
+    *out = new_handle(ops::reduce(op, x, dims, ndims, keepdim != 0));
+  });
+}
+std::vector<Tensor> tensor_list(const char* fn, const dt_tensor* const* tensors, size_t n) {
+  if (n == 0) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": expected at least one tensor"));
+  require(tensors, fn, "tensors");
+  std::vector<Tensor> v;
+  v.reserve(n);
+  for (size_t i = 0; i < n; ++i) v.push_back(tensor_arg(tensors[i], fn, "tensors[i]"));
+  return v;
+}
+// Writes pieces as new handles into outs when they fit (all or nothing).
+void write_pieces(const char* fn, std::vector<Tensor> pieces, dt_tensor** outs, size_t cap, size_t* count) {
+  if (pieces.size() <= cap) {
+    std::vector<dt_tensor*> handles;
+    handles.reserve(pieces.size());
+    try {
+      for (Tensor& p : pieces) handles.push_back(new_handle(std::move(p)));
+    } catch (...) {
+      for (dt_tensor* h : handles) dt_tensor_release(h);
+      throw;
+    }
+    for (size_t i = 0; i < handles.size(); ++i) outs[i] = handles[i];
+  }
+  *count = pieces.size();
+  (void)fn;
+}
+
+}  // namespace
+
+extern "C" {
+
+#define DT_BINARY(name, op)                                                                   \
+  DT_API dt_status dt_##name(const dt_tensor* a, const dt_tensor* b, dt_tensor** out) {       \
+    return binary_entry("dt_" #name, BinaryOp::op, a, b, out);                                \
+  }                                                                                           \
+  DT_API dt_status dt_##name##_scalar(const dt_tensor* a, double b, dt_tensor** out) {        \
+    return scalar_entry("dt_" #name "_scalar", BinaryOp::op, a, b, out);                      \
+  }
+DT_BINARY(add, Add)
+DT_BINARY(sub, Sub)
+DT_BINARY(mul, Mul)
+DT_BINARY(div, Div)
+DT_BINARY(pow, Pow)
+DT_BINARY(maximum, Maximum)
+DT_BINARY(minimum, Minimum)
+DT_BINARY(eq, Eq)
+DT_BINARY(ne, Ne)
+DT_BINARY(lt, Lt)
+DT_BINARY(le, Le)
+DT_BINARY(gt, Gt)
+DT_BINARY(ge, Ge)
+#undef DT_BINARY
+
+#define DT_INPLACE(name, op)                                                                  \
+  DT_API dt_status dt_##name##_(dt_tensor* self, const dt_tensor* other) {                    \
+    return inplace_entry("dt_" #name "_", BinaryOp::op, self, other);                         \
+  }                                                                                           \
+  DT_API dt_status dt_##name##_scalar_(dt_tensor* self, double other) {                       \
+    return inplace_scalar_entry("dt_" #name "_scalar_", BinaryOp::op, self, other);           \
+  }
+DT_INPLACE(add, Add)
+DT_INPLACE(sub, Sub)
+DT_INPLACE(mul, Mul)
+DT_INPLACE(div, Div)
+DT_INPLACE(pow, Pow)
+#undef DT_INPLACE
+
+DT_API dt_status dt_where(const dt_tensor* cond, const dt_tensor* a, const dt_tensor* b, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_where", "out");
+    Tensor c = tensor_arg(cond, "dt_where", "cond");
+    Tensor x = tensor_arg(a, "dt_where", "a");
+    Tensor y = tensor_arg(b, "dt_where", "b");
+    *out = new_handle(ops::where(c, x, y));
+  });
+}
+
+#define DT_UNARY(name, op) \
+  DT_API dt_status dt_##name(const dt_tensor* a, dt_tensor** out) { return unary_entry("dt_" #name, UnaryOp::op, a, out); }
+DT_UNARY(neg, Neg)
+DT_UNARY(abs, Abs)
+DT_UNARY(exp, Exp)
+DT_UNARY(log, Log)
+DT_UNARY(sqrt, Sqrt)
+DT_UNARY(rsqrt, Rsqrt)
+DT_UNARY(sin, Sin)
+DT_UNARY(cos, Cos)
+DT_UNARY(relu, Relu)
+DT_UNARY(sigmoid, Sigmoid)
+DT_UNARY(tanh, Tanh)
+DT_UNARY(gelu, Gelu)
+DT_UNARY(silu, Silu)
+#undef DT_UNARY
+
+#define DT_REDUCE(name, op)                                                                              \
+  DT_API dt_status dt_##name(const dt_tensor* a, const int64_t* dims, size_t ndims, int32_t keepdim,     \
+                             dt_tensor** out) {                                                          \
+    return reduce_entry("dt_" #name, ReduceOp::op, a, dims, ndims, keepdim, out);                        \
+  }
+DT_REDUCE(sum, Sum)
+DT_REDUCE(mean, Mean)
+DT_REDUCE(max, Max)
+DT_REDUCE(min, Min)
+DT_REDUCE(argmax, ArgMax)
+DT_REDUCE(argmin, ArgMin)
+#undef DT_REDUCE
+
+DT_API dt_status dt_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_softmax", "out");
+    *out = new_handle(ops::softmax(tensor_arg(a, "dt_softmax", "a"), dim, false));
+  });
+}
+DT_API dt_status dt_log_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_log_softmax", "out");
+    *out = new_handle(ops::softmax(tensor_arg(a, "dt_log_softmax", "a"), dim, true));
+  });
+}
+
+DT_API dt_status dt_matmul(const dt_tensor* a, const dt_tensor* b, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_matmul", "out");
+    Tensor x = tensor_arg(a, "dt_matmul", "a");
+    Tensor y = tensor_arg(b, "dt_matmul", "b");
+    *out = new_handle(ops::matmul(x, y));
+  });
+}
+
+DT_API dt_status dt_cat(const dt_tensor* const* tensors, size_t n, int64_t dim, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_cat", "out");
+    *out = new_handle(ops::cat_tensors(tensor_list("dt_cat", tensors, n), dim));
+  });
+}
+DT_API dt_status dt_stack(const dt_tensor* const* tensors, size_t n, int64_t dim, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_stack", "out");
+    *out = new_handle(ops::stack(tensor_list("dt_stack", tensors, n), dim));
+  });
+}
+
+DT_API dt_status dt_chunk(const dt_tensor* t, int64_t chunks, int64_t dim, dt_tensor** outs, size_t cap,
+                          size_t* count) {
+  return guard([&] {
+    require(count, "dt_chunk", "count");
+    if (!outs && cap > 0) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_chunk: outs is NULL but cap is ", cap));
+    write_pieces("dt_chunk", ops::chunk(tensor_arg(t, "dt_chunk", "t"), chunks, dim), outs, cap, count);
+  });
+}
+DT_API dt_status dt_split(const dt_tensor* t, int64_t split_size, int64_t dim, dt_tensor** outs, size_t cap,
+                          size_t* count) {
+  return guard([&] {
+    require(count, "dt_split", "count");
+    if (!outs && cap > 0) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_split: outs is NULL but cap is ", cap));
+    write_pieces("dt_split", ops::split(tensor_arg(t, "dt_split", "t"), split_size, dim), outs, cap, count);
+  });
+}
+
+DT_API dt_status dt_index_select(const dt_tensor* t, int64_t dim, const dt_tensor* index, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_index_select", "out");
+    Tensor x = tensor_arg(t, "dt_index_select", "t");
+    Tensor i = tensor_arg(index, "dt_index_select", "index");
+    *out = new_handle(ops::index_select(x, dim, i));
+  });
+}
+DT_API dt_status dt_gather(const dt_tensor* t, int64_t dim, const dt_tensor* index, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_gather", "out");
+    Tensor x = tensor_arg(t, "dt_gather", "t");
+    Tensor i = tensor_arg(index, "dt_gather", "index");
+    *out = new_handle(ops::gather(x, dim, i));
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,59 @@
+#include "api/shim.h"
+
+#include <cstring>
+
+namespace dt::api {
+
+namespace {
+thread_local std::string t_last_error;
+
+void destroy_tensor(void* object) {
+  TensorImpl* impl = static_cast<TensorImpl*>(object);
+  if (impl->unref()) TensorImpl::destroy(impl);
+}
+}  // namespace
+
+void set_error(dt_status code, const char* message) noexcept {
+  try {
+    t_last_error.assign(message);
+  } catch (...) {
+    (void)code;  // keep the old message if even that fails; the status still tells
+  }
+}
+
+const char* last_error() noexcept { return t_last_error.c_str(); }
+
+Tensor tensor_arg(const dt_tensor* h, const char* fn, const char* param) {
+  if (!h) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", param, " is NULL"));
+  void* obj = handle_resolve(h, HandleKind::Tensor, fn);
+  return Tensor::from_impl(static_cast<TensorImpl*>(obj));
+}
+
+dt_tensor* new_handle(Tensor t) {
+  TensorImpl* impl = t.impl();
+  void* h = handle_create(HandleKind::Tensor, impl, destroy_tensor);
+  t.release_impl();  // the handle owns this reference now
+  return static_cast<dt_tensor*>(h);
+}
+
+Dims dims_arg(const int64_t* shape, size_t ndim, const char* fn, const char* param) {
+  if (ndim > static_cast<size_t>(kMaxDims))
+    fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", ndim, " dimensions requested but at most ", kMaxDims, " are supported"));
+  if (ndim > 0 && !shape) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", param, " is NULL but ndim is ", ndim));
+  return Dims(shape, ndim);
+}
+
+void check_string_buffer(const char* buf, size_t cap, const char* fn) {
+  if (!buf && cap > 0) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": buf is NULL but cap is ", cap));
+}
+
+void write_string(const std::string& s, char* buf, size_t cap, size_t* needed) {
+  if (buf && cap > 0) {
+    size_t n = s.size() < cap - 1 ? s.size() : cap - 1;
+    std::memcpy(buf, s.data(), n);
+    buf[n] = '\0';
+  }
+  if (needed) *needed = s.size() + 1;
+}
+
+}  // namespace dt::api

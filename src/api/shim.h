@@ -1,0 +1,58 @@
+// What every C entry point shares: the catch-all guard that turns exceptions into
+// status codes and the thread's error message, argument checks, and tensor handles.
+// No math here.
+#pragma once
+#include <new>
+#include <string>
+
+#include "api/handle_table.h"
+#include "core/error.h"
+#include "core/tensor.h"
+#include "devtensor.h"
+
+namespace dt::api {
+
+void set_error(dt_status code, const char* message) noexcept;
+
+// Runs f; any exception becomes a status and a message, and nothing escapes.
+template <typename F>
+dt_status guard(F&& f) noexcept {
+  try {
+    f();
+    return DT_OK;
+  } catch (const Error& e) {
+    set_error(e.code(), e.what());
+    return e.code();
+  } catch (const std::bad_alloc&) {
+    set_error(DT_ERR_OUT_OF_MEMORY, "out of memory");
+    return DT_ERR_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    set_error(DT_ERR_INTERNAL, (std::string("internal error: ") + e.what()).c_str());
+    return DT_ERR_INTERNAL;
+  } catch (...) {
+    set_error(DT_ERR_INTERNAL, "internal error: unknown exception");
+    return DT_ERR_INTERNAL;
+  }
+}
+
+// Throws INVALID_ARGUMENT naming the function and parameter when p is NULL.
+template <typename T>
+T* require(T* p, const char* fn, const char* param) {
+  if (!p) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", param, " is NULL"));
+  return p;
+}
+
+// The tensor behind a handle (a new internal reference); INVALID_HANDLE when stale.
+Tensor tensor_arg(const dt_tensor* h, const char* fn, const char* param);
+// Registers t under a new handle; the caller's out-parameter gets it.
+dt_tensor* new_handle(Tensor t);
+
+// Shape arguments: (shape, ndim) checked (NULL with ndim > 0, ndim > DT_MAX_DIMS).
+Dims dims_arg(const int64_t* shape, size_t ndim, const char* fn, const char* param);
+
+// Writes s with the (buf, cap, needed) protocol. Check `check_string_buffer` first, so
+// nothing is computed for a call that will fail.
+void check_string_buffer(const char* buf, size_t cap, const char* fn);
+void write_string(const std::string& s, char* buf, size_t cap, size_t* needed);
+
+}  // namespace dt::api

@@ -1,0 +1,31 @@
+// The allocator interface each backend implements, with the statistics dt_memory_stats
+// reports. Allocation failure throws Error(DT_ERR_OUT_OF_MEMORY).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "core/device.h"
+
+namespace dt {
+
+struct AllocatorStats {
+  uint64_t allocated_bytes = 0;
+  uint64_t reserved_bytes = 0;
+  uint64_t peak_allocated_bytes = 0;
+  uint64_t allocation_count = 0;
+  uint64_t system_allocation_count = 0;
+};
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual void* allocate(size_t nbytes) = 0;
+  virtual void deallocate(void* p, size_t nbytes) = 0;
+  virtual AllocatorStats stats() = 0;
+  virtual void empty_cache() = 0;
+};
+
+// The allocator serving a device (CPU devices share the host allocator).
+Allocator& allocator_for(Device d);
+
+}  // namespace dt

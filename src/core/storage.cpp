@@ -1,0 +1,64 @@
+#include "core/storage.h"
+
+#include <cstdlib>
+#include <new>
+
+#include "core/allocator.h"
+#include "core/error.h"
+
+namespace dt {
+
+namespace {
+// Host tensors this small keep their bytes inside the Storage object: one allocation
+// instead of two for the tiny tensors of scalar-heavy code.
+constexpr size_t kInlineBytes = 64;
+constexpr size_t kInlineOffset = (sizeof(void*) * 8 + 63) / 64 * 64;
+}  // namespace
+
+Ref<Storage> Storage::allocate(Device device, size_t nbytes) {
+  if (device.is_cpu() && nbytes <= kInlineBytes) {
+    static_assert(sizeof(Storage) <= kInlineOffset, "inline offset too small");
+    void* block = std::malloc(kInlineOffset + kInlineBytes);
+    if (!block) fail(DT_ERR_OUT_OF_MEMORY, cat("out of memory allocating ", nbytes, " bytes on cpu"));
+    Storage* s = new (block) Storage();
+    s->data_ = static_cast<char*>(block) + kInlineOffset;
+    s->nbytes_ = nbytes;
+    s->device_ = device;
+    s->inline_ = true;
+    return Ref<Storage>::adopt(s);
+  }
+  Allocator& alloc = allocator_for(device);
+  void* data = alloc.allocate(nbytes);
+  void* block = std::malloc(sizeof(Storage));
+  if (!block) {
+    alloc.deallocate(data, nbytes);
+    fail(DT_ERR_OUT_OF_MEMORY, "out of memory allocating a storage record");
+  }
+  Storage* s = new (block) Storage();
+  s->data_ = data;
+  s->nbytes_ = nbytes;
+  s->device_ = device;
+  s->allocator_ = &alloc;
+  return Ref<Storage>::adopt(s);
+}
+
+Ref<Storage> Storage::borrow(Device device, void* data, size_t nbytes, dt_deleter deleter, void* ctx) {
+  void* block = std::malloc(sizeof(Storage));
+  if (!block) fail(DT_ERR_OUT_OF_MEMORY, "out of memory allocating a storage record");
+  Storage* s = new (block) Storage();
+  s->data_ = data;
+  s->nbytes_ = nbytes;
+  s->device_ = device;
+  s->deleter_ = deleter;
+  s->deleter_ctx_ = ctx;
+  return Ref<Storage>::adopt(s);
+}
+
+void Storage::destroy(Storage* s) {
+  if (s->allocator_) s->allocator_->deallocate(s->data_, s->nbytes_);
+  else if (s->deleter_) s->deleter_(s->data_, s->deleter_ctx_);
+  s->~Storage();
+  std::free(s);
+}
+
+}  // namespace dt

@@ -1,0 +1,44 @@
+// Storage: a block of device memory shared by a tensor and its views. Who frees it is
+// recorded with it: a backend allocator, or a caller's deleter (from_blob).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "core/device.h"
+#include "core/refcounted.h"
+#include "devtensor.h"
+
+namespace dt {
+
+class Allocator;
+
+class Storage : public RefCounted {
+ public:
+  // Memory from an allocator of the device's backend (throws OUT_OF_MEMORY).
+  static Ref<Storage> allocate(Device device, size_t nbytes);
+  // Caller-owned host memory; deleter(data, ctx) runs when the storage dies.
+  static Ref<Storage> borrow(Device device, void* data, size_t nbytes, dt_deleter deleter, void* ctx);
+  static void destroy(Storage* s);
+
+  // Hands a borrowed block's release to the caller's deleter (from_blob, once nothing
+  // else can fail).
+  void set_deleter(dt_deleter deleter, void* ctx) {
+    deleter_ = deleter;
+    deleter_ctx_ = ctx;
+  }
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+ private:
+  Storage() = default;
+  void* data_ = nullptr;
+  size_t nbytes_ = 0;
+  Device device_;
+  Allocator* allocator_ = nullptr;  // null: inline or borrowed
+  dt_deleter deleter_ = nullptr;
+  void* deleter_ctx_ = nullptr;
+  bool inline_ = false;             // data lives right after this object
+};
+
+}  // namespace dt

@@ -1,0 +1,108 @@
+#include "core/tensor.h"
+
+#include <cstdlib>
+#include <new>
+
+#include "core/error.h"
+
+namespace dt {
+
+Dims::Dims(const int64_t* p, size_t count) : n(static_cast<int32_t>(count)) {
+  for (size_t i = 0; i < count; ++i) v[i] = p[i];
+}
+Dims::Dims(std::initializer_list<int64_t> l) {
+  for (int64_t x : l) v[n++] = x;
+}
+bool Dims::operator==(const Dims& o) const {
+  if (n != o.n) return false;
+  for (int i = 0; i < n; ++i)
+    if (v[i] != o.v[i]) return false;
+  return true;
+}
+
+std::string dims_str(const Dims& d) {
+  std::string s = "[";
+  for (int i = 0; i < d.n; ++i) {
+    if (i) s += ", ";
+    s += std::to_string(d.v[i]);
+  }
+  return s + "]";
+}
+
+int64_t numel_of(const Dims& shape) {
+  int64_t n = 1;
+  for (int i = 0; i < shape.n; ++i) {
+    if (shape.v[i] < 0) fail(DT_ERR_INVALID_ARGUMENT, cat("negative dimension ", shape.v[i], " in shape ", dims_str(shape)));
+    if (__builtin_mul_overflow(n, shape.v[i], &n))
+      fail(DT_ERR_INVALID_ARGUMENT, cat("shape ", dims_str(shape), " has too many elements"));
+  }
+  return n;
+}
+
+Dims contiguous_strides(const Dims& shape) {
+  Dims s;
+  s.n = shape.n;
+  int64_t acc = 1;
+  for (int i = shape.n - 1; i >= 0; --i) {
+    s.v[i] = acc;
+    acc *= shape.v[i] > 1 ? shape.v[i] : 1;
+  }
+  return s;
+}
+
+TensorImpl* TensorImpl::create(Ref<Storage> storage, DType dtype, const Dims& shape, const Dims& strides,
+                               int64_t offset) {
+  void* block = std::malloc(sizeof(TensorImpl));
+  if (!block) fail(DT_ERR_OUT_OF_MEMORY, "out of memory allocating a tensor record");
+  TensorImpl* t = new (block) TensorImpl();
+  t->storage = std::move(storage);
+  t->dtype = dtype;
+  t->shape = shape;
+  t->strides = strides;
+  t->offset = offset;
+  int64_t n = 1;
+  for (int i = 0; i < shape.n; ++i) n *= shape.v[i];
+  t->numel = n;
+  return t;
+}
+
+void TensorImpl::destroy(TensorImpl* t) {
+  t->~TensorImpl();
+  std::free(t);
+}
+
+Tensor Tensor::empty(const Dims& shape, DType dtype, Device device) {
+  int64_t n = numel_of(shape);
+  size_t bytes;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(n), dtype_size(dtype), &bytes))
+    fail(DT_ERR_INVALID_ARGUMENT, cat("shape ", dims_str(shape), " needs more bytes than fit in memory"));
+  Ref<Storage> st = Storage::allocate(device, bytes);
+  return Tensor(Ref<TensorImpl>::adopt(TensorImpl::create(std::move(st), dtype, shape, contiguous_strides(shape), 0)));
+}
+
+Tensor Tensor::view_as(const Dims& shape, const Dims& strides, int64_t offset) const {
+  return Tensor(Ref<TensorImpl>::adopt(TensorImpl::create(impl_->storage, impl_->dtype, shape, strides, offset)));
+}
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  const Dims& sh = impl_->shape;
+  const Dims& st = impl_->strides;
+  for (int i = sh.n - 1; i >= 0; --i) {
+    if (sh.v[i] == 1) continue;
+    if (sh.v[i] == 0) return true;
+    if (st.v[i] != expected) return false;
+    expected *= sh.v[i];
+  }
+  return true;
+}
+
+int wrap_dim(int64_t dim, int ndim, const char* op) {
+  int64_t n = ndim == 0 ? 1 : ndim;  // a 0-d tensor accepts dim 0 and -1, as PyTorch
+  if (dim < -n || dim >= n)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": dimension out of range (expected to be in range of [", -n, ", ", n - 1,
+                                      "], but got ", dim, ")"));
+  return static_cast<int>(dim < 0 ? dim + n : dim);
+}
+
+}  // namespace dt

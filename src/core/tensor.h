@@ -1,0 +1,94 @@
+// Tensor: a strided view (shape, strides in elements, offset) of a Storage, with a dtype.
+// TensorImpl is the shared body; Tensor is the internal value type ops pass around.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "core/dtype.h"
+#include "core/storage.h"
+
+namespace dt {
+
+constexpr int kMaxDims = DT_MAX_DIMS;
+
+// A small fixed-capacity list of dimensions (no heap allocation).
+struct Dims {
+  int64_t v[kMaxDims] = {};
+  int32_t n = 0;
+  Dims() = default;
+  Dims(const int64_t* p, size_t count);  // caller checked count <= kMaxDims
+  Dims(std::initializer_list<int64_t> l);
+  int64_t operator[](int i) const { return v[i]; }
+  int64_t& operator[](int i) { return v[i]; }
+  int size() const { return n; }
+  void push(int64_t x) { v[n++] = x; }
+  bool operator==(const Dims& o) const;
+  bool operator!=(const Dims& o) const { return !(*this == o); }
+  const int64_t* begin() const { return v; }
+  const int64_t* end() const { return v + n; }
+};
+std::string dims_str(const Dims& d);  // "[2, 3]"
+int64_t numel_of(const Dims& shape);   // throws INVALID_ARGUMENT on overflow / negative
+Dims contiguous_strides(const Dims& shape);
+
+class TensorImpl : public RefCounted {
+ public:
+  static TensorImpl* create(Ref<Storage> storage, DType dtype, const Dims& shape, const Dims& strides,
+                            int64_t offset);
+  static void destroy(TensorImpl* t);
+
+  Ref<Storage> storage;
+  Dims shape;
+  Dims strides;   // in elements
+  int64_t offset = 0;  // in elements
+  int64_t numel = 0;
+  DType dtype = DType::Float32;
+
+ private:
+  TensorImpl() = default;
+  ~TensorImpl() = default;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(Ref<TensorImpl> impl) : impl_(std::move(impl)) {}
+  // Borrows an existing body (adds a reference).
+  static Tensor from_impl(TensorImpl* p) { p->ref(); return Tensor(Ref<TensorImpl>::adopt(p)); }
+
+  // A fresh contiguous tensor (uninitialised).
+  static Tensor empty(const Dims& shape, DType dtype, Device device);
+  // A view of this tensor's storage with other geometry.
+  Tensor view_as(const Dims& shape, const Dims& strides, int64_t offset) const;
+
+  TensorImpl* impl() const { return impl_.get(); }
+  TensorImpl* release_impl() { return impl_.release(); }
+  bool defined() const { return static_cast<bool>(impl_); }
+
+  const Dims& shape() const { return impl_->shape; }
+  const Dims& strides() const { return impl_->strides; }
+  int ndim() const { return impl_->shape.n; }
+  int64_t size(int d) const { return impl_->shape.v[d]; }
+  int64_t stride(int d) const { return impl_->strides.v[d]; }
+  int64_t offset() const { return impl_->offset; }
+  int64_t numel() const { return impl_->numel; }
+  DType dtype() const { return impl_->dtype; }
+  size_t itemsize() const { return dtype_size(impl_->dtype); }
+  size_t nbytes() const { return static_cast<size_t>(impl_->numel) * itemsize(); }
+  Device device() const { return impl_->storage->device(); }
+  Storage* storage() const { return impl_->storage.get(); }
+  bool is_contiguous() const;
+  // Address of element 0 (storage data + offset); meaningful only on the host for CPU.
+  char* data() const {
+    return static_cast<char*>(impl_->storage->data()) + impl_->offset * static_cast<int64_t>(itemsize());
+  }
+  template <typename T> T* data_as() const { return reinterpret_cast<T*>(data()); }
+
+ private:
+  Ref<TensorImpl> impl_;
+};
+
+// Normalises a possibly negative dimension against ndim (throws INVALID_ARGUMENT).
+int wrap_dim(int64_t dim, int ndim, const char* op);
+
+}  // namespace dt

@@ -1,0 +1,130 @@
+// Batched matrix products on the CPU: float32/float64 through OpenBLAS GEMM (the
+// library made for it), float16/bfloat16 through float32 GEMM on converted copies,
+// integers with a simple wrapping loop (rare, and no BLAS does them).
+#include <cblas.h>
+
+#include <vector>
+
+#include "cpu/cpu_backend.h"
+#include "cpu/parallel.h"
+#include "ops/cast.h"
+#include "ops/functors.h"
+
+namespace dt::cpu {
+namespace {
+
+// How BLAS should read a [rows, cols] matrix with element strides (rs, cs): row-major
+// with leading dimension ld, transposed or not; false when neither fits.
+bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, CBLAS_TRANSPOSE* trans, int64_t* ld) {
+  if (cs == 1 && (rs >= std::max<int64_t>(1, cols) || rows == 1)) {
+    *trans = CblasNoTrans;
+    *ld = std::max<int64_t>(rs, std::max<int64_t>(1, cols));
+    return true;
+  }
+  if (rs == 1 && (cs >= std::max<int64_t>(1, rows) || cols == 1)) {
+    *trans = CblasTrans;
+    *ld = std::max<int64_t>(cs, std::max<int64_t>(1, rows));
+    return true;
+  }
+  return false;
+}
+
+template <typename T>
+void gemm_call(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
+               const T* b, int64_t ldb, T* c, int64_t ldc) {
+  if constexpr (std::is_same<T, float>::value)
+    cblas_sgemm(CblasRowMajor, ta, tb, static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), 1.0f,
+                a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), 0.0f, c, static_cast<blasint>(ldc));
+  else
+    cblas_dgemm(CblasRowMajor, ta, tb, static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), 1.0,
+                a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), 0.0, c, static_cast<blasint>(ldc));
+}
+
+// Copies matrix (rows, cols, rs, cs) of S into a dense row-major buffer of D.
+template <typename D, typename S>
+void pack(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, D* dst) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) dst[i * cols + j] = cast_value<D>(src[i * rs + j * cs]);
+}
+
+template <typename T>
+void blas_matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
+  const int64_t B = out.size(0), M = out.size(1), N = out.size(2), K = a.size(2);
+  const T* ab = a.data_as<T>();
+  const T* bb = b.data_as<T>();
+  T* ob = out.data_as<T>();
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    for (int64_t i = 0; i < out.numel(); ++i) ob[i] = T(0);
+    return;
+  }
+  openblas_set_num_threads(num_threads());
+  std::vector<T> pa, pb;
+  for (int64_t i = 0; i < B; ++i) {
+    const T* ap = ab + i * a.stride(0);
+    const T* bp = bb + i * b.stride(0);
+    CBLAS_TRANSPOSE ta, tb;
+    int64_t lda, ldb;
+    if (!blas_layout(M, K, a.stride(1), a.stride(2), &ta, &lda)) {
+      pa.resize(static_cast<size_t>(M * K));
+      pack<T, T>(ap, M, K, a.stride(1), a.stride(2), pa.data());
+      ap = pa.data(); ta = CblasNoTrans; lda = K;
+    }
+    if (!blas_layout(K, N, b.stride(1), b.stride(2), &tb, &ldb)) {
+      pb.resize(static_cast<size_t>(K * N));
+      pack<T, T>(bp, K, N, b.stride(1), b.stride(2), pb.data());
+      bp = pb.data(); tb = CblasNoTrans; ldb = N;
+    }
+    gemm_call<T>(ta, tb, M, N, K, ap, lda, bp, ldb, ob + i * M * N, N);
+  }
+}
+
+template <typename T>
+void reduced_float_matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
+  const int64_t B = out.size(0), M = out.size(1), N = out.size(2), K = a.size(2);
+  std::vector<float> pa(static_cast<size_t>(M * K)), pb(static_cast<size_t>(K * N)), pc(static_cast<size_t>(M * N));
+  T* ob = out.data_as<T>();
+  openblas_set_num_threads(num_threads());
+  for (int64_t i = 0; i < B; ++i) {
+    pack<float, T>(a.data_as<T>() + i * a.stride(0), M, K, a.stride(1), a.stride(2), pa.data());
+    pack<float, T>(b.data_as<T>() + i * b.stride(0), K, N, b.stride(1), b.stride(2), pb.data());
+    if (M > 0 && N > 0) {
+      if (K == 0) std::fill(pc.begin(), pc.end(), 0.0f);
+      else gemm_call<float>(CblasNoTrans, CblasNoTrans, M, N, K, pa.data(), K, pb.data(), N, pc.data(), N);
+    }
+    for (int64_t j = 0; j < M * N; ++j) ob[i * M * N + j] = T(pc[static_cast<size_t>(j)]);
+  }
+}
+
+template <typename T>
+void integer_matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
+  const int64_t B = out.size(0), M = out.size(1), N = out.size(2), K = a.size(2);
+  const T* ab = a.data_as<T>();
+  const T* bb = b.data_as<T>();
+  T* ob = out.data_as<T>();
+  parallel_for(B * M, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, N * K)), [&](int64_t s, int64_t e) {
+    for (int64_t r = s; r < e; ++r) {
+      int64_t i = r / M, m = r % M;
+      for (int64_t n = 0; n < N; ++n) {
+        T acc = 0;
+        for (int64_t k = 0; k < K; ++k)
+          acc = fn::wrap_add(acc, fn::wrap_mul(ab[i * a.stride(0) + m * a.stride(1) + k * a.stride(2)],
+                                               bb[i * b.stride(0) + k * b.stride(1) + n * b.stride(2)]));
+        ob[(i * M + m) * N + n] = acc;
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void CpuBackend::matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
+  dispatch_dtype(out.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) blas_matmul<T>(out, a, b);
+    else if constexpr (is_reduced_float<T>::value) reduced_float_matmul<T>(out, a, b);
+    else if constexpr (!std::is_same<T, bool>::value) integer_matmul<T>(out, a, b);
+  });
+}
+
+}  // namespace dt::cpu

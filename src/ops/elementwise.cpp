@@ -1,0 +1,132 @@
+// Front ends of the binary, scalar, in-place, comparison, unary and where ops.
+#include "core/backend.h"
+#include "core/context.h"
+#include "core/error.h"
+#include "ops/ops.h"
+
+namespace dt {
+
+const char* op_name(BinaryOp op) {
+  static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum",
+                                "eq",  "ne",  "lt",  "le",  "gt",  "ge"};
+  return names[static_cast<int>(op)];
+}
+const char* op_name(UnaryOp op) {
+  static const char* names[] = {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin",
+                                "cos", "relu", "sigmoid", "tanh", "gelu", "silu"};
+  return names[static_cast<int>(op)];
+}
+
+}  // namespace dt
+
+namespace dt::ops {
+namespace {
+
+// The dtype the op computes in, after PyTorch's checks for its operand dtypes.
+DType compute_dtype(BinaryOp op, DType common, bool any_bool) {
+  if (op == BinaryOp::Sub && any_bool)
+    fail(DT_ERR_DTYPE_MISMATCH, "sub: subtraction with a bool tensor is not supported; use logical operations instead");
+  if (op == BinaryOp::Pow && common == DType::Bool) fail(DT_ERR_DTYPE_MISMATCH, "pow: not implemented for bool");
+  if (op == BinaryOp::Div && !is_floating(common)) return default_dtype();
+  return common;
+}
+
+// t converted to dtype (same shape and device), or t itself.
+Tensor as_dtype(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : to(t, t.device(), dtype, false); }
+
+void check_pow_scalar(BinaryOp op, DType compute, double exponent) {
+  if (op == BinaryOp::Pow && !is_floating(compute) && compute != DType::Bool && exponent < 0)
+    fail(DT_ERR_INVALID_ARGUMENT, "pow: integers to negative integer powers are not allowed");
+}
+
+Tensor binary_impl(BinaryOp op, const Tensor& a, const Tensor& b, bool b_wrapped) {
+  const char* name = op_name(op);
+  check_same_device(name, a, b);
+  DType common = result_type({{&a, false}, {&b, b_wrapped}});
+  DType compute = compute_dtype(op, common, a.dtype() == DType::Bool || b.dtype() == DType::Bool);
+  const Dims& shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes(name, a.shape(), b.shape());
+  Tensor out = Tensor::empty(shape, is_comparison(op) ? DType::Bool : compute, a.device());
+  if (out.numel() > 0) backend_for(a.device()).binary(op, out, as_dtype(a, compute), as_dtype(b, compute));
+  return out;
+}
+
+void inplace_impl(BinaryOp op, const Tensor& self, const Tensor& other, bool other_wrapped) {
+  const char* name = op_name(op);
+  check_same_device(name, self, other);
+  DType common = result_type({{&self, false}, {&other, other_wrapped}});
+  DType compute = compute_dtype(op, common, self.dtype() == DType::Bool || other.dtype() == DType::Bool);
+  if (!can_cast(compute, self.dtype()))
+    fail(DT_ERR_DTYPE_MISMATCH, cat(name, "_: result type ", dtype_name(compute), " can't be cast to the desired output type ",
+                                    dtype_name(self.dtype())));
+  Dims shape = broadcast_shapes(name, self.shape(), other.shape());
+  if (shape != self.shape())
+    fail(DT_ERR_SHAPE_MISMATCH, cat(name, "_: output with shape ", dims_str(self.shape()),
+                                    " doesn't match the broadcast shape ", dims_str(shape)));
+  if (self.numel() == 0) return;
+  Backend& be = backend_for(self.device());
+  if (compute == self.dtype()) {
+    be.binary(op, self, self, as_dtype(other, compute));
+  } else {
+    Tensor tmp = Tensor::empty(shape, compute, self.device());
+    be.binary(op, tmp, as_dtype(self, compute), as_dtype(other, compute));
+    be.copy(self, tmp);
+  }
+}
+
+}  // namespace
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) { return binary_impl(op, a, b, false); }
+
+Tensor binary_scalar(BinaryOp op, const Tensor& a, double b) {
+  Tensor s = scalar_tensor(b, a.device());
+  if (op == BinaryOp::Pow) check_pow_scalar(op, result_type({{&a, false}, {&s, true}}), b);
+  return binary_impl(op, a, s, true);
+}
+
+void binary_(BinaryOp op, const Tensor& self, const Tensor& other) { inplace_impl(op, self, other, false); }
+
+void binary_scalar_(BinaryOp op, const Tensor& self, double other) {
+  Tensor s = scalar_tensor(other, self.device());
+  if (op == BinaryOp::Pow) check_pow_scalar(op, result_type({{&self, false}, {&s, true}}), other);
+  inplace_impl(op, self, s, true);
+}
+
+Tensor unary(UnaryOp op, const Tensor& a) {
+  const char* name = op_name(op);
+  DType in = a.dtype();
+  DType compute = in;
+  switch (op) {
+    case UnaryOp::Neg:
+      if (in == DType::Bool)
+        fail(DT_ERR_DTYPE_MISMATCH, "neg: negation of a bool tensor is not supported; use logical_not instead");
+      break;
+    case UnaryOp::Abs:
+    case UnaryOp::Relu:
+      if (in == DType::Bool) fail(DT_ERR_DTYPE_MISMATCH, cat(name, ": bool inputs are not supported"));
+      break;
+    case UnaryOp::Gelu:
+    case UnaryOp::Silu:
+      if (!is_floating(in))
+        fail(DT_ERR_DTYPE_MISMATCH, cat(name, ": expected a floating tensor but got ", dtype_name(in)));
+      break;
+    default:
+      if (!is_floating(in)) compute = default_dtype();  // exp(int) is float, as in PyTorch
+  }
+  Tensor out = Tensor::empty(a.shape(), compute, a.device());
+  if (out.numel() > 0) backend_for(a.device()).unary(op, out, as_dtype(a, compute));
+  return out;
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  check_same_device("where", cond, a);
+  check_same_device("where", a, b);
+  if (cond.dtype() != DType::Bool)
+    fail(DT_ERR_DTYPE_MISMATCH, cat("where: expected a bool condition but got ", dtype_name(cond.dtype())));
+  DType common = result_type({{&a, false}, {&b, false}});
+  Dims shape = broadcast_shapes("where", broadcast_shapes("where", cond.shape(), a.shape()), b.shape());
+  Tensor out = Tensor::empty(shape, common, a.device());
+  if (out.numel() > 0) backend_for(a.device()).where(out, cond, as_dtype(a, common), as_dtype(b, common));
+  return out;
+}
+
+}  // namespace dt::ops

@@ -1,0 +1,151 @@
+// Constructors, dtype/device movement and host copies.
+#include <cmath>
+#include <cstring>
+
+#include "core/backend.h"
+#include "core/context.h"
+#include "core/error.h"
+#include "core/generator.h"
+#include "ops/ops.h"
+
+namespace dt::ops {
+
+Tensor empty(const Dims& shape, DType dtype, Device device) { return Tensor::empty(shape, dtype, device); }
+
+Tensor full(const Dims& shape, double value, DType dtype, Device device) {
+  Tensor t = Tensor::empty(shape, dtype, device);
+  if (t.numel() > 0) backend_for(device).fill(t, value);
+  return t;
+}
+
+Tensor arange(double start, double end, double step, dt_dtype dtype_code, Device device) {
+  if (!std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step))
+    fail(DT_ERR_INVALID_ARGUMENT, "arange: start, end and step must be finite");
+  if (step == 0) fail(DT_ERR_INVALID_ARGUMENT, "arange: step must be nonzero");
+  if ((step > 0 && end < start) || (step < 0 && end > start))
+    fail(DT_ERR_INVALID_ARGUMENT, cat("arange: upper bound and larger bound inconsistent with step sign (start ",
+                                      start, ", end ", end, ", step ", step, ")"));
+  DType dtype;
+  if (dtype_code == DT_DTYPE_DEFAULT) {
+    bool integral = start == std::floor(start) && end == std::floor(end) && step == std::floor(step);
+    dtype = integral ? DType::Int64 : default_dtype();
+  } else {
+    dtype = checked_dtype(dtype_code);
+  }
+  double count = std::ceil((end - start) / step);
+  if (count > 9.0e15) fail(DT_ERR_INVALID_ARGUMENT, "arange: too many elements");
+  Dims shape{static_cast<int64_t>(count)};
+  Tensor t = Tensor::empty(shape, dtype, device);
+  if (t.numel() > 0) backend_for(device).arange(t, start, step);
+  return t;
+}
+
+namespace {
+// Philox blocks one random tensor consumes (see cpu/kernels_copy.cpp random_fill).
+uint64_t random_blocks(DType dtype, RandomDist dist, int64_t numel) {
+  uint64_t n = static_cast<uint64_t>(numel);
+  bool wide = dtype == DType::Float64;
+  uint64_t per_block = dist == RandomDist::Uniform ? (wide ? 2 : 4) : (wide ? 1 : 2);
+  return (n + per_block - 1) / per_block;
+}
+}  // namespace
+
+Tensor random(const Dims& shape, RandomDist dist, DType dtype, Device device, const char* op) {
+  if (!is_floating(dtype))
+    fail(DT_ERR_DTYPE_MISMATCH, cat(op, ": expected a floating dtype but got ", dtype_name(dtype)));
+  Tensor t = Tensor::empty(shape, dtype, device);
+  if (t.numel() == 0) return t;
+  RandomRange r = reserve_random(device, random_blocks(dtype, dist, t.numel()));
+  backend_for(device).random(t, dist, r.seed, r.offset);
+  return t;
+}
+
+Tensor from_host(const void* data, size_t nbytes, const Dims& shape, DType dtype, Device device) {
+  int64_t n = numel_of(shape);
+  size_t expected;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(n), dtype_size(dtype), &expected))
+    fail(DT_ERR_INVALID_ARGUMENT, cat("from_data: shape ", dims_str(shape), " is too large"));
+  if (nbytes != expected)
+    fail(DT_ERR_INVALID_ARGUMENT, cat("from_data: shape ", dims_str(shape), " of ", dtype_name(dtype), " needs ",
+                                      expected, " bytes but ", nbytes, " were given"));
+  if (!data && nbytes > 0) fail(DT_ERR_INVALID_ARGUMENT, "from_data: data is NULL");
+  Tensor t = Tensor::empty(shape, dtype, device);
+  if (nbytes) copy_from_host(t, data, nbytes);
+  return t;
+}
+
+void copy_(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  if (dst.device() == src.device()) {
+    backend_for(dst.device()).copy(dst, src);
+    return;
+  }
+  // Across devices: stage through a contiguous host tensor (the CUDA plugin will add
+  // direct paths).
+  Tensor host_src = src.device().is_cpu() ? src : to(src, Device{DT_DEVICE_CPU, 0}, src.dtype(), false);
+  if (dst.device().is_cpu()) {
+    backend_for(dst.device()).copy(dst, host_src);
+    return;
+  }
+  fail(DT_ERR_NOT_SUPPORTED, cat("copy from ", device_str(src.device()), " to ", device_str(dst.device()),
+                                 " is not supported yet"));
+}
+
+Tensor to(const Tensor& t, Device device, DType dtype, bool force_copy) {
+  if (!force_copy && device == t.device() && dtype == t.dtype()) return t;
+  Tensor out = Tensor::empty(t.shape(), dtype, device);
+  if (t.device().is_cpu() && device.is_cpu()) {
+    if (out.numel() > 0) backend_for(device).copy(out, t);  // logical CPU devices share host memory
+    return out;
+  }
+  copy_(out, t);
+  return out;
+}
+
+Tensor contiguous(const Tensor& t) {
+  if (t.is_contiguous()) return t;
+  return to(t, t.device(), t.dtype(), true);
+}
+
+void copy_to_host(const Tensor& t, void* dst, size_t nbytes) {
+  if (nbytes != t.nbytes())
+    fail(DT_ERR_INVALID_ARGUMENT, cat("copy_to_host: the tensor has ", t.nbytes(), " bytes but the buffer ", nbytes));
+  if (nbytes == 0) return;
+  if (!dst) fail(DT_ERR_INVALID_ARGUMENT, "copy_to_host: dst is NULL");
+  Tensor host = t.device().is_cpu() ? t : to(t, Device{DT_DEVICE_CPU, 0}, t.dtype(), false);
+  if (host.is_contiguous()) {
+    std::memcpy(dst, host.data(), nbytes);
+    return;
+  }
+  Ref<Storage> st = Storage::borrow(Device{DT_DEVICE_CPU, 0}, dst, nbytes, nullptr, nullptr);
+  Tensor view(Ref<TensorImpl>::adopt(TensorImpl::create(std::move(st), t.dtype(), t.shape(), contiguous_strides(t.shape()), 0)));
+  backend_for(host.device()).copy(view, host);
+}
+
+void copy_from_host(const Tensor& t, const void* src, size_t nbytes) {
+  if (nbytes != t.nbytes())
+    fail(DT_ERR_INVALID_ARGUMENT, cat("copy_from_host: the tensor has ", t.nbytes(), " bytes but the buffer ", nbytes));
+  if (nbytes == 0) return;
+  if (!src) fail(DT_ERR_INVALID_ARGUMENT, "copy_from_host: src is NULL");
+  if (t.device().is_cpu() && t.is_contiguous()) {
+    std::memmove(t.data(), src, nbytes);
+    return;
+  }
+  Ref<Storage> st = Storage::borrow(Device{DT_DEVICE_CPU, 0}, const_cast<void*>(src), nbytes, nullptr, nullptr);
+  Tensor view(Ref<TensorImpl>::adopt(TensorImpl::create(std::move(st), t.dtype(), t.shape(), contiguous_strides(t.shape()), 0)));
+  copy_(t, view);
+}
+
+Tensor scalar_tensor(double v, Device device) {
+  bool integral = std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 9.2e18;
+  Tensor t = Tensor::empty(Dims{}, integral ? DType::Int64 : DType::Float64, device);
+  if (device.is_cpu()) {
+    if (integral) *t.data_as<int64_t>() = static_cast<int64_t>(v);
+    else *t.data_as<double>() = v;
+  } else {
+    backend_for(device).fill(t, v);
+  }
+  return t;
+}
+
+}  // namespace dt::ops

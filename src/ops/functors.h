@@ -1,0 +1,158 @@
+// The math of every elementwise op, defined once and compiled for every backend
+// (__host__ __device__ under nvcc). Functors take and return the op's math type
+// (opmath_t: float for float16/bfloat16); integer arithmetic wraps like PyTorch's
+// (done in unsigned to stay clear of C++'s signed-overflow UB).
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <type_traits>
+
+#include "core/macros.h"
+#include "ops/op_kinds.h"
+
+namespace dt::fn {
+
+template <typename T>
+using uns_t = typename std::conditional<std::is_integral<T>::value && !std::is_same<T, bool>::value,
+                                        std::make_unsigned<T>, std::common_type<T>>::type::type;
+
+template <typename T> DT_HD T wrap_add(T a, T b) {
+  if constexpr (std::is_integral<T>::value && !std::is_same<T, bool>::value)
+    return static_cast<T>(static_cast<uns_t<T>>(a) + static_cast<uns_t<T>>(b));
+  else return a + b;
+}
+template <typename T> DT_HD T wrap_sub(T a, T b) {
+  if constexpr (std::is_integral<T>::value && !std::is_same<T, bool>::value)
+    return static_cast<T>(static_cast<uns_t<T>>(a) - static_cast<uns_t<T>>(b));
+  else return a - b;
+}
+template <typename T> DT_HD T wrap_mul(T a, T b) {
+  if constexpr (std::is_integral<T>::value && !std::is_same<T, bool>::value)
+    return static_cast<T>(static_cast<uns_t<T>>(a) * static_cast<uns_t<T>>(b));
+  else return a * b;
+}
+
+template <typename T> DT_HD bool is_nan(T v) {
+  if constexpr (std::is_floating_point<T>::value) return v != v;
+  else return false;
+}
+
+struct Add { template <typename T> DT_HD T operator()(T a, T b) const {
+  if constexpr (std::is_same<T, bool>::value) return a || b; else return wrap_add(a, b); } };
+struct Sub { template <typename T> DT_HD T operator()(T a, T b) const { return wrap_sub(a, b); } };
+struct Mul { template <typename T> DT_HD T operator()(T a, T b) const {
+  if constexpr (std::is_same<T, bool>::value) return a && b; else return wrap_mul(a, b); } };
+struct Div { template <typename T> DT_HD T operator()(T a, T b) const { return a / b; } };  // floating only
+
+struct Pow {
+  template <typename T> DT_HD T operator()(T a, T b) const {
+    if constexpr (std::is_same<T, bool>::value) {
+      return a || !b;  // x**0 == 1, 1**y == 1, 0**1 == 0
+    } else if constexpr (std::is_integral<T>::value) {
+      if (b < 0) {
+        // integer base to a negative power: 1 and -1 are exact, others truncate to 0
+        if (a == 1) return 1;
+        if (a == T(-1)) return (b & 1) ? T(-1) : T(1);
+        return 0;
+      }
+      T result = 1, base = a;
+      using U = uns_t<T>;
+      U e = static_cast<U>(b);
+      while (e) {
+        if (e & 1) result = wrap_mul(result, base);
+        base = wrap_mul(base, base);
+        e >>= 1;
+      }
+      return result;
+    } else {
+      return std::pow(a, b);
+    }
+  }
+};
+
+struct Maximum {
+  template <typename T> DT_HD T operator()(T a, T b) const {
+    if (is_nan(a) || is_nan(b)) return is_nan(a) ? a : b;
+    return a > b ? a : b;
+  }
+};
+struct Minimum {
+  template <typename T> DT_HD T operator()(T a, T b) const {
+    if (is_nan(a) || is_nan(b)) return is_nan(a) ? a : b;
+    return a < b ? a : b;
+  }
+};
+
+struct Eq { template <typename T> DT_HD bool operator()(T a, T b) const { return a == b; } };
+struct Ne { template <typename T> DT_HD bool operator()(T a, T b) const { return a != b; } };
+struct Lt { template <typename T> DT_HD bool operator()(T a, T b) const { return a < b; } };
+struct Le { template <typename T> DT_HD bool operator()(T a, T b) const { return a <= b; } };
+struct Gt { template <typename T> DT_HD bool operator()(T a, T b) const { return a > b; } };
+struct Ge { template <typename T> DT_HD bool operator()(T a, T b) const { return a >= b; } };
+
+struct Neg { template <typename T> DT_HD T operator()(T a) const { return wrap_sub(T(0), a); } };
+struct Abs { template <typename T> DT_HD T operator()(T a) const {
+  if constexpr (std::is_unsigned<T>::value) return a;
+  else if constexpr (std::is_integral<T>::value) return a < 0 ? wrap_sub(T(0), a) : a;
+  else return std::fabs(a); } };
+struct Relu { template <typename T> DT_HD T operator()(T a) const {
+  if constexpr (std::is_floating_point<T>::value) return (a > T(0) || a != a) ? a : T(0);
+  else return a > T(0) ? a : T(0); } };
+// The rest are floating only (integer inputs are converted first by the front end).
+struct Exp { template <typename T> DT_HD T operator()(T a) const { return std::exp(a); } };
+struct Log { template <typename T> DT_HD T operator()(T a) const { return std::log(a); } };
+struct Sqrt { template <typename T> DT_HD T operator()(T a) const { return std::sqrt(a); } };
+struct Rsqrt { template <typename T> DT_HD T operator()(T a) const { return T(1) / std::sqrt(a); } };
+struct Sin { template <typename T> DT_HD T operator()(T a) const { return std::sin(a); } };
+struct Cos { template <typename T> DT_HD T operator()(T a) const { return std::cos(a); } };
+struct Sigmoid { template <typename T> DT_HD T operator()(T a) const { return T(1) / (T(1) + std::exp(-a)); } };
+struct Tanh { template <typename T> DT_HD T operator()(T a) const { return std::tanh(a); } };
+struct Gelu { template <typename T> DT_HD T operator()(T a) const {
+  return T(0.5) * a * (T(1) + std::erf(a * T(0.70710678118654752440))); } };
+struct Silu { template <typename T> DT_HD T operator()(T a) const { return a / (T(1) + std::exp(-a)); } };
+
+// Maps an op enum to its functor type: visit_binary(op, [&](auto f) { ... }).
+template <typename V> DT_HD decltype(auto) visit_binary(BinaryOp op, V&& v) {
+  switch (op) {
+    case BinaryOp::Add: return v(Add{});
+    case BinaryOp::Sub: return v(Sub{});
+    case BinaryOp::Mul: return v(Mul{});
+    case BinaryOp::Div: return v(Div{});
+    case BinaryOp::Pow: return v(Pow{});
+    case BinaryOp::Maximum: return v(Maximum{});
+    case BinaryOp::Minimum: return v(Minimum{});
+    default: break;
+  }
+  return v(Add{});
+}
+template <typename V> DT_HD decltype(auto) visit_compare(BinaryOp op, V&& v) {
+  switch (op) {
+    case BinaryOp::Eq: return v(Eq{});
+    case BinaryOp::Ne: return v(Ne{});
+    case BinaryOp::Lt: return v(Lt{});
+    case BinaryOp::Le: return v(Le{});
+    case BinaryOp::Gt: return v(Gt{});
+    default: break;
+  }
+  return v(Ge{});
+}
+template <typename V> DT_HD decltype(auto) visit_unary(UnaryOp op, V&& v) {
+  switch (op) {
+    case UnaryOp::Neg: return v(Neg{});
+    case UnaryOp::Abs: return v(Abs{});
+    case UnaryOp::Exp: return v(Exp{});
+    case UnaryOp::Log: return v(Log{});
+    case UnaryOp::Sqrt: return v(Sqrt{});
+    case UnaryOp::Rsqrt: return v(Rsqrt{});
+    case UnaryOp::Sin: return v(Sin{});
+    case UnaryOp::Cos: return v(Cos{});
+    case UnaryOp::Relu: return v(Relu{});
+    case UnaryOp::Sigmoid: return v(Sigmoid{});
+    case UnaryOp::Tanh: return v(Tanh{});
+    case UnaryOp::Gelu: return v(Gelu{});
+    default: break;
+  }
+  return v(Silu{});
+}
+
+}  // namespace dt::fn

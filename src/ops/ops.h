@@ -1,0 +1,69 @@
+// The front end of every operation: device, shape and dtype rules (PyTorch's), output
+// allocation, then one call into the device's backend. The C shim (src/api) calls
+// these; they throw dt::Error on bad input.
+#pragma once
+#include <vector>
+
+#include "core/tensor.h"
+#include "ops/op_kinds.h"
+
+namespace dt::ops {
+
+// ---- construction and movement (factory.cpp)
+Tensor empty(const Dims& shape, DType dtype, Device device);
+Tensor full(const Dims& shape, double value, DType dtype, Device device);
+Tensor arange(double start, double end, double step, dt_dtype dtype, Device device);
+Tensor random(const Dims& shape, RandomDist dist, DType dtype, Device device, const char* op);
+Tensor from_host(const void* data, size_t nbytes, const Dims& shape, DType dtype, Device device);
+// t on device with dtype; returns t itself when nothing changes and !force_copy.
+Tensor to(const Tensor& t, Device device, DType dtype, bool force_copy);
+void copy_to_host(const Tensor& t, void* dst, size_t nbytes);
+void copy_from_host(const Tensor& t, const void* src, size_t nbytes);
+void copy_(const Tensor& dst, const Tensor& src);  // dst = src, broadcast and cast
+Tensor contiguous(const Tensor& t);
+Tensor scalar_tensor(double v, Device device);  // a "wrapped number" for promotion
+
+// ---- elementwise (elementwise.cpp)
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
+Tensor binary_scalar(BinaryOp op, const Tensor& a, double b);
+void binary_(BinaryOp op, const Tensor& self, const Tensor& other);
+void binary_scalar_(BinaryOp op, const Tensor& self, double other);
+Tensor unary(UnaryOp op, const Tensor& a);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+
+// ---- reductions (reduce.cpp)
+Tensor reduce(ReduceOp op, const Tensor& a, const int64_t* dims, size_t ndims, bool keepdim);
+Tensor softmax(const Tensor& a, int64_t dim, bool log);
+
+// ---- linear algebra (linalg.cpp)
+Tensor matmul(const Tensor& a, const Tensor& b);
+
+// ---- views and joins (shape_ops.cpp)
+Tensor reshape(const Tensor& t, const Dims& shape, bool must_view);
+Tensor transpose(const Tensor& t, int64_t d0, int64_t d1);
+Tensor permute(const Tensor& t, const Dims& dims);
+Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length);
+Tensor squeeze(const Tensor& t, const int64_t* dims, size_t ndims);
+Tensor unsqueeze(const Tensor& t, int64_t dim);
+Tensor expand(const Tensor& t, const Dims& shape);
+Tensor flatten(const Tensor& t, int64_t start, int64_t end);
+Tensor cat_tensors(const std::vector<Tensor>& ts, int64_t dim);
+Tensor stack(const std::vector<Tensor>& ts, int64_t dim);
+std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim);
+std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim);
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
+
+// ---- shared rules (rules.cpp)
+// "op: expected device X but got device Y" unless all tensors share a device.
+void check_same_device(const char* op, const Tensor& a, const Tensor& b);
+// Broadcast shape of a and b, or SHAPE_MISMATCH naming both shapes.
+Dims broadcast_shapes(const char* op, const Dims& a, const Dims& b);
+// PyTorch's result_type over operands; `wrapped` marks scalars turned into tensors.
+struct Operand {
+  const Tensor* t;
+  bool wrapped;
+};
+DType result_type(std::initializer_list<Operand> ops);
+
+}  // namespace dt::ops
