@@ -1,0 +1,399 @@
+// The seed behaviours of DESIGN §1 on the CPU: to() returns a new tensor and aliases when
+// nothing changes, host memory shared both ways, *_like/new_* keep device and dtype,
+// logical CPU devices and their mismatch error, defaults, seeds, threads, the allocator.
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "support/dt_test.h"
+
+// Two logical CPU devices for this program (read once, at first use of the library).
+static const int kSetEnv = (setenv("DEVTENSOR_CPU_DEVICES", "2", 1), 0);
+
+class Behaviours : public LeakChecked {};
+
+TEST_F(Behaviours, ToReturnsANewTensorAndLeavesTheSource) {
+  float data[3] = {1.5f, -2.0f, 3.25f};
+  int64_t n = 3;
+  T a;
+  DT_ASSERT_OK(dt_tensor_from_data(data, sizeof data, &n, 1, DT_FLOAT32, cpu(), a.out()));
+  T b;
+  DT_ASSERT_OK(dt_tensor_to(a, cpu(), DT_FLOAT64, 0, b.out()));
+  EXPECT_NE(a.get(), b.get());
+  dt_dtype da, db;
+  DT_ASSERT_OK(dt_tensor_dtype(a, &da));
+  DT_ASSERT_OK(dt_tensor_dtype(b, &db));
+  EXPECT_EQ(da, DT_FLOAT32);
+  EXPECT_EQ(db, DT_FLOAT64);
+  EXPECT_EQ(values<double>(b), (std::vector<double>{1.5, -2.0, 3.25}));
+  // Writing the copy leaves the source alone.
+  DT_ASSERT_OK(dt_add_scalar_(b, 1.0));
+  EXPECT_EQ(values<float>(a), (std::vector<float>{1.5f, -2.0f, 3.25f}));
+  // to another logical CPU device is a copy on that device.
+  T c;
+  DT_ASSERT_OK(dt_tensor_to(a, cpu(1), DT_DTYPE_DEFAULT, 0, c.out()));
+  dt_device dc;
+  DT_ASSERT_OK(dt_tensor_device(c, &dc));
+  EXPECT_EQ(dc.type, DT_DEVICE_CPU);
+  EXPECT_EQ(dc.index, 1);
+  int32_t shares = 1;
+  DT_ASSERT_OK(dt_tensor_shares_storage(a, c, &shares));
+  EXPECT_EQ(shares, 0);
+}
+
+TEST_F(Behaviours, ToAliasesWhenNothingChangesUnlessCopyIsForced) {
+  int64_t n = 4;
+  T a;
+  DT_ASSERT_OK(dt_tensor_ones(&n, 1, DT_FLOAT32, cpu(), a.out()));
+  T same;
+  DT_ASSERT_OK(dt_tensor_to(a, cpu(), DT_FLOAT32, 0, same.out()));
+  EXPECT_EQ(same.get(), a.get()) << "to() with nothing to change returns the tensor itself";
+  T same2;
+  DT_ASSERT_OK(dt_tensor_to(a, dt_device{DT_DEVICE_DEFAULT, 0}, DT_DTYPE_DEFAULT, 0, same2.out()));
+  EXPECT_EQ(same2.get(), a.get());
+  T copy;
+  DT_ASSERT_OK(dt_tensor_to(a, cpu(), DT_FLOAT32, DT_TO_COPY, copy.out()));
+  EXPECT_NE(copy.get(), a.get());
+  int32_t shares = 1;
+  DT_ASSERT_OK(dt_tensor_shares_storage(a, copy, &shares));
+  EXPECT_EQ(shares, 0);
+}
+
+static int g_deleted = 0;
+static void count_delete(void* data, void* ctx) {
+  EXPECT_EQ(ctx, &g_deleted);
+  (void)data;
+  ++g_deleted;
+}
+
+TEST_F(Behaviours, FromBlobSharesHostMemoryBothWays) {
+  float host[4] = {1, 2, 3, 4};
+  int64_t shape[2] = {2, 2};
+  g_deleted = 0;
+  {
+    T t;
+    DT_ASSERT_OK(dt_tensor_from_blob(host, shape, 2, nullptr, DT_FLOAT32, cpu(), count_delete, &g_deleted, t.out()));
+    // A write through the tensor is seen in the caller's array (t.add_(2) on a from_numpy tensor).
+    DT_ASSERT_OK(dt_add_scalar_(t, 2.0));
+    EXPECT_EQ(host[0], 3.0f);
+    EXPECT_EQ(host[3], 6.0f);
+    // A write to the array is seen by the tensor and its views.
+    host[1] = 100.0f;
+    T tt;
+    DT_ASSERT_OK(dt_transpose(t, 0, 1, tt.out()));
+    EXPECT_EQ(values<float>(tt), (std::vector<float>{3, 5, 100, 6}));
+    void* p = nullptr;
+    DT_ASSERT_OK(dt_tensor_data_ptr(t, &p));
+    EXPECT_EQ(p, static_cast<void*>(host));
+    EXPECT_EQ(g_deleted, 0);
+  }
+  EXPECT_EQ(g_deleted, 1) << "the deleter runs once, when the last view is released";
+}
+
+TEST_F(Behaviours, FromBlobHonoursStridesAndDoesNotCallTheDeleterOnFailure) {
+  double host[6] = {0, 1, 2, 3, 4, 5};
+  int64_t shape[2] = {3, 2}, strides[2] = {1, 3};  // the transpose of a 2x3 row-major array
+  T t;
+  DT_ASSERT_OK(dt_tensor_from_blob(host, shape, 2, strides, DT_FLOAT64, cpu(), nullptr, nullptr, t.out()));
+  EXPECT_EQ(values<double>(t), (std::vector<double>{0, 3, 1, 4, 2, 5}));
+  g_deleted = 0;
+  dt_tensor* out = reinterpret_cast<dt_tensor*>(0x1234);
+  int64_t bad[2] = {-1, 3};
+  DT_EXPECT_STATUS(dt_tensor_from_blob(host, bad, 2, nullptr, DT_FLOAT64, cpu(), count_delete, &g_deleted, &out),
+                   DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(out, reinterpret_cast<dt_tensor*>(0x1234));
+  EXPECT_EQ(g_deleted, 0);
+}
+
+TEST_F(Behaviours, DataPtrIsLiveMemory) {
+  int64_t n = 3;
+  T t;
+  DT_ASSERT_OK(dt_tensor_zeros(&n, 1, DT_INT32, cpu(), t.out()));
+  int32_t* p = nullptr;
+  DT_ASSERT_OK(dt_tensor_data_ptr(t, reinterpret_cast<void**>(&p)));
+  p[1] = 42;
+  EXPECT_EQ(values<int32_t>(t), (std::vector<int32_t>{0, 42, 0}));
+  DT_ASSERT_OK(dt_mul_scalar_(t, 2.0));
+  EXPECT_EQ(p[1], 84);
+}
+
+TEST_F(Behaviours, LikeAndNewConstructorsKeepDeviceAndDtype) {
+  int64_t shape[2] = {2, 3};
+  T src;
+  DT_ASSERT_OK(dt_tensor_full(shape, 2, 7.0, DT_FLOAT64, cpu(1), src.out()));
+  auto check = [&](dt_tensor* t, std::vector<int64_t> want_shape) {
+    dt_dtype d;
+    dt_device dev;
+    ASSERT_EQ(dt_tensor_dtype(t, &d), DT_OK);
+    ASSERT_EQ(dt_tensor_device(t, &dev), DT_OK);
+    EXPECT_EQ(d, DT_FLOAT64);
+    EXPECT_EQ(dev.type, DT_DEVICE_CPU);
+    EXPECT_EQ(dev.index, 1);
+    EXPECT_EQ(shape_of(t), want_shape);
+  };
+  T z, o, e, f, r, rn;
+  DT_ASSERT_OK(dt_zeros_like(src, z.out()));
+  DT_ASSERT_OK(dt_ones_like(src, o.out()));
+  DT_ASSERT_OK(dt_empty_like(src, e.out()));
+  DT_ASSERT_OK(dt_full_like(src, 2.5, f.out()));
+  DT_ASSERT_OK(dt_rand_like(src, r.out()));
+  DT_ASSERT_OK(dt_randn_like(src, rn.out()));
+  for (dt_tensor* t : {z.get(), o.get(), e.get(), f.get(), r.get(), rn.get()}) check(t, {2, 3});
+  EXPECT_EQ(values<double>(f), std::vector<double>(6, 2.5));
+  EXPECT_EQ(values<double>(o), std::vector<double>(6, 1.0));
+  int64_t ns[1] = {4};
+  T nz, no, ne, nf;
+  DT_ASSERT_OK(dt_tensor_new_zeros(src, ns, 1, nz.out()));
+  DT_ASSERT_OK(dt_tensor_new_ones(src, ns, 1, no.out()));
+  DT_ASSERT_OK(dt_tensor_new_empty(src, ns, 1, ne.out()));
+  DT_ASSERT_OK(dt_tensor_new_full(src, ns, 1, -1.0, nf.out()));
+  for (dt_tensor* t : {nz.get(), no.get(), ne.get(), nf.get()}) check(t, {4});
+  EXPECT_EQ(values<double>(nf), std::vector<double>(4, -1.0));
+}
+
+TEST_F(Behaviours, MixingLogicalCpuDevicesFailsNamingBoth) {
+  size_t count = 0;
+  DT_ASSERT_OK(dt_device_count(DT_DEVICE_CPU, &count));
+  ASSERT_EQ(count, 2u) << "DEVTENSOR_CPU_DEVICES=2 gives two logical CPU devices";
+  int64_t n = 3;
+  T a, b;
+  DT_ASSERT_OK(dt_tensor_ones(&n, 1, DT_FLOAT32, cpu(0), a.out()));
+  DT_ASSERT_OK(dt_tensor_ones(&n, 1, DT_FLOAT32, cpu(1), b.out()));
+  dt_tensor* out = reinterpret_cast<dt_tensor*>(0x5678);
+  DT_EXPECT_STATUS(dt_add(a, b, &out), DT_ERR_DEVICE_MISMATCH);
+  EXPECT_EQ(out, reinterpret_cast<dt_tensor*>(0x5678));
+  std::string msg = dt_last_error_message();
+  EXPECT_NE(msg.find("cpu:0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("cpu:1"), std::string::npos) << msg;
+  DT_EXPECT_STATUS(dt_matmul(a, b, &out), DT_ERR_DEVICE_MISMATCH);
+  DT_EXPECT_STATUS(dt_add_(a, b), DT_ERR_DEVICE_MISMATCH);
+  // A third logical CPU device does not exist.
+  dt_device d2 = cpu(2);
+  DT_EXPECT_STATUS(dt_tensor_ones(&n, 1, DT_FLOAT32, d2, &out), DT_ERR_INVALID_DEVICE);
+  EXPECT_NE(std::string(dt_last_error_message()).find("cpu:2 requested"), std::string::npos);
+}
+
+TEST_F(Behaviours, DeviceHandlesParseFormatAndSelect) {
+  dt_device d;
+  DT_ASSERT_OK(dt_device_parse("cuda:2", &d));
+  EXPECT_EQ(d.type, DT_DEVICE_CUDA);
+  EXPECT_EQ(d.index, 2);
+  DT_ASSERT_OK(dt_device_parse("cuda", &d));
+  EXPECT_EQ(d.index, 0);
+  DT_ASSERT_OK(dt_device_parse("cpu:1", &d));
+  EXPECT_EQ(d.type, DT_DEVICE_CPU);
+  EXPECT_EQ(d.index, 1);
+  for (const char* bad : {"gpu", "cuda:-1", "cuda:x", "", "cpu:", "cuda:1x", "CUDA", "cuda:99999999999"}) {
+    dt_device keep{77, 77};
+    DT_EXPECT_STATUS(dt_device_parse(bad, &keep), DT_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(keep.type, 77) << bad;
+    EXPECT_NE(std::string(dt_last_error_message()), "") << bad;
+  }
+  char buf[16];
+  size_t need = 0;
+  DT_ASSERT_OK(dt_device_format(dt_device{DT_DEVICE_CUDA, 12}, buf, sizeof buf, &need));
+  EXPECT_STREQ(buf, "cuda:12");
+  EXPECT_EQ(need, 8u);
+  // Without a GPU: try_gpu falls back to the CPU and all_gpus is [cpu].
+  if (!dt_cuda_is_available()) {
+    DT_ASSERT_OK(dt_try_gpu(0, &d));
+    EXPECT_EQ(d.type, DT_DEVICE_CPU);
+    dt_device all[4];
+    size_t count = 0;
+    DT_ASSERT_OK(dt_all_gpus(all, 4, &count));
+    ASSERT_EQ(count, 1u);
+    EXPECT_EQ(all[0].type, DT_DEVICE_CPU);
+    DT_ASSERT_OK(dt_devices_by_free_memory(all, 4, &count));
+    ASSERT_EQ(count, 1u);
+    EXPECT_EQ(all[0].type, DT_DEVICE_CPU);
+    int32_t state = -1;
+    DT_ASSERT_OK(dt_cuda_status(&state, buf, sizeof buf, &need));
+    EXPECT_NE(state, DT_CUDA_AVAILABLE);
+    int64_t n = 2;
+    dt_tensor* out = nullptr;
+    DT_EXPECT_STATUS(dt_tensor_zeros(&n, 1, DT_FLOAT32, dt_device{DT_DEVICE_CUDA, 0}, &out), DT_ERR_DEVICE_UNAVAILABLE);
+    EXPECT_NE(std::string(dt_last_error_message()).find("CUDA"), std::string::npos);
+  }
+}
+
+TEST_F(Behaviours, CpuNameAndMemoryComeFromTheSystem) {
+  char name[256];
+  size_t need = 0;
+  DT_ASSERT_OK(dt_device_name(cpu(), name, sizeof name, &need));
+  EXPECT_GT(std::strlen(name), 0u);
+  uint64_t free_b = 0, total_b = 0;
+  DT_ASSERT_OK(dt_device_memory(cpu(), &free_b, &total_b));
+  EXPECT_GT(total_b, uint64_t{1} << 28);
+  EXPECT_LE(free_b, total_b);
+  dt_device_props p;
+  p.struct_size = sizeof p;
+  DT_ASSERT_OK(dt_device_properties(cpu(1), &p));
+  EXPECT_EQ(p.device.index, 1);
+  EXPECT_STREQ(p.name, name);
+  EXPECT_GE(p.multiprocessor_count, 1);
+}
+
+TEST_F(Behaviours, DefaultDeviceAndDtypeApplyOnlyToTheSentinel) {
+  int64_t n = 2;
+  DT_ASSERT_OK(dt_set_default_dtype(DT_FLOAT64));
+  DT_ASSERT_OK(dt_set_default_device(cpu(1)));
+  T a, b;
+  DT_ASSERT_OK(dt_tensor_zeros(&n, 1, DT_DTYPE_DEFAULT, dt_device{DT_DEVICE_DEFAULT, 0}, a.out()));
+  DT_ASSERT_OK(dt_tensor_zeros(&n, 1, DT_FLOAT32, cpu(0), b.out()));
+  dt_dtype d;
+  dt_device dev;
+  DT_ASSERT_OK(dt_tensor_dtype(a, &d));
+  DT_ASSERT_OK(dt_tensor_device(a, &dev));
+  EXPECT_EQ(d, DT_FLOAT64);
+  EXPECT_EQ(dev.index, 1);
+  DT_ASSERT_OK(dt_tensor_dtype(b, &d));
+  EXPECT_EQ(d, DT_FLOAT32);
+  DT_EXPECT_STATUS(dt_set_default_dtype(DT_INT32), DT_ERR_DTYPE_MISMATCH);
+  DT_ASSERT_OK(dt_set_default_dtype(DT_FLOAT32));
+  DT_ASSERT_OK(dt_set_default_device(cpu(0)));
+}
+
+// Philox4x32-10 known-answer vectors (Random123's kat_vectors): with seed 0 and a fresh
+// offset, the first four float32 uniforms are the first block's words >> 8 over 2^24.
+TEST_F(Behaviours, RandIsPhiloxIndexedByElement) {
+  DT_ASSERT_OK(dt_manual_seed(0));
+  int64_t n = 4;
+  T r;
+  DT_ASSERT_OK(dt_tensor_rand(&n, 1, DT_FLOAT32, cpu(), r.out()));
+  const uint32_t kat[4] = {0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u};
+  std::vector<float> v = values<float>(r);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(v[i], static_cast<float>(kat[i] >> 8) / 16777216.0f) << i;
+  // Key (0xa4093822, 0x299f31d0) at counter 0: seed = k0 | k1 << 32.
+  DT_ASSERT_OK(dt_manual_seed(0x299f31d0a4093822ull));
+  // Counter (0x243f6a88, 0x85a308d3, ...) is not reachable from offset 0; check instead
+  // that the same seed reproduces the stream and a new call continues it.
+  T r1, r2, r3;
+  int64_t big = 100003;
+  DT_ASSERT_OK(dt_tensor_rand(&big, 1, DT_FLOAT32, cpu(), r1.out()));
+  DT_ASSERT_OK(dt_tensor_rand(&big, 1, DT_FLOAT32, cpu(), r2.out()));
+  DT_ASSERT_OK(dt_manual_seed(0x299f31d0a4093822ull));
+  DT_ASSERT_OK(dt_set_num_threads(1));
+  DT_ASSERT_OK(dt_tensor_rand(&big, 1, DT_FLOAT32, cpu(), r3.out()));
+  DT_ASSERT_OK(dt_set_num_threads(2));
+  std::vector<float> a = values<float>(r1), b = values<float>(r2), c = values<float>(r3);
+  EXPECT_EQ(a, c) << "same seed, same values, whatever the thread count";
+  EXPECT_NE(a, b) << "the second call continues the stream";
+  double mean = 0;
+  for (float x : a) {
+    ASSERT_GE(x, 0.0f);
+    ASSERT_LT(x, 1.0f);
+    mean += x;
+  }
+  EXPECT_NEAR(mean / big, 0.5, 0.01);
+}
+
+TEST_F(Behaviours, RandnHasUnitVarianceAndDeviceSeedsAreSeparate) {
+  DT_ASSERT_OK(dt_manual_seed(7));
+  int64_t n = 200000;
+  T x;
+  DT_ASSERT_OK(dt_tensor_randn(&n, 1, DT_FLOAT64, cpu(), x.out()));
+  std::vector<double> v = values<double>(x);
+  double m = 0, s = 0;
+  for (double e : v) m += e;
+  m /= n;
+  for (double e : v) s += (e - m) * (e - m);
+  s /= n;
+  EXPECT_NEAR(m, 0.0, 0.01);
+  EXPECT_NEAR(s, 1.0, 0.02);
+  // Seeding cpu:1 alone leaves cpu:0's stream where it was.
+  int64_t k = 8;
+  DT_ASSERT_OK(dt_manual_seed(1));
+  T a0, a1;
+  DT_ASSERT_OK(dt_tensor_rand(&k, 1, DT_FLOAT32, cpu(0), a0.out()));
+  DT_ASSERT_OK(dt_device_manual_seed(cpu(1), 1));
+  DT_ASSERT_OK(dt_tensor_rand(&k, 1, DT_FLOAT32, cpu(1), a1.out()));
+  EXPECT_EQ(values<float>(a0), values<float>(a1)) << "same seed and offset on two devices";
+  DT_EXPECT_STATUS(dt_tensor_rand(&k, 1, DT_INT32, cpu(), a0.out()), DT_ERR_DTYPE_MISMATCH);
+}
+
+TEST_F(Behaviours, ResultsDoNotDependOnTheThreadCount) {
+  DT_ASSERT_OK(dt_manual_seed(3));
+  int64_t n = 1 << 20;
+  T x;
+  DT_ASSERT_OK(dt_tensor_randn(&n, 1, DT_FLOAT32, cpu(), x.out()));
+  std::vector<float> sums;
+  for (int threads : {1, 2, 3}) {
+    DT_ASSERT_OK(dt_set_num_threads(threads));
+    T s;
+    DT_ASSERT_OK(dt_sum(x, nullptr, 0, 0, s.out()));
+    sums.push_back(values<float>(s)[0]);
+  }
+  DT_ASSERT_OK(dt_set_num_threads(2));
+  EXPECT_EQ(sums[0], sums[1]);
+  EXPECT_EQ(sums[0], sums[2]);
+  int32_t nt = 0;
+  DT_ASSERT_OK(dt_num_threads(&nt));
+  EXPECT_EQ(nt, 2);
+  DT_EXPECT_STATUS(dt_set_num_threads(0), DT_ERR_INVALID_ARGUMENT);
+}
+
+TEST_F(Behaviours, LargeOutputsReuseCachedHostBlocks) {
+  int64_t n = 1 << 22;  // 16 MiB of float32
+  T a;
+  DT_ASSERT_OK(dt_tensor_ones(&n, 1, DT_FLOAT32, cpu(), a.out()));
+  { T warm; DT_ASSERT_OK(dt_add(a, a, warm.out())); }
+  dt_mem_stats before, after;
+  before.struct_size = after.struct_size = sizeof(dt_mem_stats);
+  DT_ASSERT_OK(dt_memory_stats(cpu(), &before));
+  for (int i = 0; i < 20; ++i) {
+    T c;
+    DT_ASSERT_OK(dt_add(a, a, c.out()));
+  }
+  DT_ASSERT_OK(dt_memory_stats(cpu(), &after));
+  EXPECT_EQ(after.system_allocation_count, before.system_allocation_count)
+      << "a steady loop allocating fresh 16 MiB outputs must be served from the cache";
+  EXPECT_EQ(after.allocation_count, before.allocation_count + 20);
+  EXPECT_GE(after.peak_allocated_bytes, after.allocated_bytes);
+  DT_ASSERT_OK(dt_empty_cache(cpu()));
+  dt_mem_stats emptied;
+  emptied.struct_size = sizeof emptied;
+  DT_ASSERT_OK(dt_memory_stats(cpu(), &emptied));
+  EXPECT_LT(emptied.reserved_bytes, after.reserved_bytes);
+}
+
+TEST_F(Behaviours, ViewsShareStorageAndWritesShowThrough) {
+  T a;
+  DT_ASSERT_OK(dt_tensor_arange(0, 12, 1, DT_FLOAT32, cpu(), a.out()));
+  int64_t shape[2] = {3, 4};
+  T v, t, n;
+  DT_ASSERT_OK(dt_view(a, shape, 2, v.out()));
+  DT_ASSERT_OK(dt_transpose(v, 0, 1, t.out()));
+  DT_ASSERT_OK(dt_narrow(t, 0, 1, 2, n.out()));  // columns 1..2 of v
+  int32_t shares = 0, contig = 1;
+  DT_ASSERT_OK(dt_tensor_shares_storage(a, n, &shares));
+  DT_ASSERT_OK(dt_tensor_is_contiguous(t, &contig));
+  EXPECT_EQ(shares, 1);
+  EXPECT_EQ(contig, 0);
+  DT_ASSERT_OK(dt_mul_scalar_(n, 10.0));
+  EXPECT_EQ(values<float>(a), (std::vector<float>{0, 10, 20, 3, 4, 50, 60, 7, 8, 90, 100, 11}));
+  int64_t bad[1] = {12};
+  dt_tensor* out = nullptr;
+  DT_EXPECT_STATUS(dt_view(t, bad, 1, &out), DT_ERR_SHAPE_MISMATCH);  // not viewable
+  T r;
+  DT_ASSERT_OK(dt_reshape(t, bad, 1, r.out()));  // reshape copies instead
+  DT_ASSERT_OK(dt_tensor_shares_storage(a, r, &shares));
+  EXPECT_EQ(shares, 0);
+}
+
+TEST_F(Behaviours, ErrorMessagesArePerThread) {
+  dt_device d;
+  std::string m1, m2;
+  std::thread t1([&] {
+    dt_device_parse("gpu", &d);
+    m1 = dt_last_error_message();
+  });
+  t1.join();
+  std::thread t2([&] {
+    dt_set_num_threads(-5);
+    m2 = dt_last_error_message();
+  });
+  t2.join();
+  EXPECT_NE(m1.find("gpu"), std::string::npos) << m1;
+  EXPECT_NE(m2.find("-5"), std::string::npos) << m2;
+}
