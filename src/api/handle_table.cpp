@@ -37,21 +37,9 @@ class Table {
   }
 
   void* create(HandleKind kind, void* object, HandleDestroy destroy) {
-    uint32_t index;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (!free_.empty()) {
-        index = free_.back();
-        free_.pop_back();
-      } else {
-        if (!slots_ || used_ >= kMaxSlots) fail(DT_ERR_OUT_OF_MEMORY, "out of handles: too many live objects");
-        if (free_.capacity() < used_ + 1) free_.reserve(used_ * 2 + 1024);  // so release never allocates
-        index = static_cast<uint32_t>(used_);
-        used_ += 1;
-        used_published_.store(used_, std::memory_order_release);
-      }
-      live_ += 1;
-    }
+    LocalCache& cache = local_cache();
+    if (cache.n == 0) refill(cache);
+    uint32_t index = cache.idx[--cache.n];
     Slot& s = slots_[index];
     s.object = object;
     s.destroy = destroy;
@@ -104,9 +92,12 @@ class Table {
     }
   }
 
+  // Counts live slots (a scan: meant for leak checks, not hot paths).
   size_t live() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return live_;
+    size_t used = used_published_.load(std::memory_order_acquire), n = 0;
+    for (size_t i = 0; i < used; ++i)
+      if (slots_[i].state.load(std::memory_order_acquire) & 0xffffffffu) ++n;
+    return n;
   }
 
  private:
@@ -120,13 +111,52 @@ class Table {
     void* object = s.object;
     HandleDestroy destroy = s.destroy;
     s.object = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      free_.push_back(static_cast<uint32_t>(&s - slots_));  // capacity reserved in create
-      live_ -= 1;
-    }
+    LocalCache& cache = local_cache();
+    if (cache.n == LocalCache::kCapacity) spill(cache, LocalCache::kCapacity / 2);
+    cache.idx[cache.n++] = static_cast<uint32_t>(&s - slots_);
     destroy(object);
   }
+
+  // Free slot indices are kept per thread so that creating and releasing a handle takes
+  // no lock in a steady loop; batches move to and from the shared list under the lock.
+  struct LocalCache {
+    static constexpr int kCapacity = 64;
+    uint32_t idx[kCapacity];
+    int n = 0;
+    ~LocalCache() {
+      if (n > 0) table_for_cache().spill(*this, n);  // thread exit: hand the slots back
+    }
+  };
+
+  static LocalCache& local_cache() {
+    // initial-exec: a direct TLS access instead of a __tls_get_addr call per handle
+    static thread_local LocalCache cache __attribute__((tls_model("initial-exec")));
+    return cache;
+  }
+
+  void refill(LocalCache& cache) {
+    std::lock_guard<std::mutex> lock(mu_);
+    while (cache.n < LocalCache::kCapacity / 2 && !free_.empty()) {
+      cache.idx[cache.n++] = free_.back();
+      free_.pop_back();
+    }
+    while (cache.n < LocalCache::kCapacity / 2) {
+      if (!slots_ || used_ >= kMaxSlots) {
+        if (cache.n > 0) return;
+        fail(DT_ERR_OUT_OF_MEMORY, "out of handles: too many live objects");
+      }
+      if (free_.capacity() < used_ + LocalCache::kCapacity) free_.reserve(used_ * 2 + 1024);  // spills never allocate
+      cache.idx[cache.n++] = static_cast<uint32_t>(used_++);
+    }
+    used_published_.store(used_, std::memory_order_release);
+  }
+
+  void spill(LocalCache& cache, int count) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int i = 0; i < count; ++i) free_.push_back(cache.idx[--cache.n]);
+  }
+
+  static Table& table_for_cache();
 
   size_t used_bytes() {
     return used_published_.load(std::memory_order_acquire) * sizeof(Slot);
@@ -142,13 +172,13 @@ class Table {
   std::vector<uint32_t> free_;
   size_t used_ = 0;
   std::atomic<size_t> used_published_{0};  // used_, readable without the lock
-  size_t live_ = 0;
 };
 
 Table& table() {
   static Table* t = new Table();  // never destroyed: handles may be released during exit
   return *t;
 }
+Table& Table::table_for_cache() { return table(); }
 
 }  // namespace
 

@@ -23,10 +23,9 @@ void set_error(dt_status code, const char* message) noexcept {
 
 const char* last_error() noexcept { return t_last_error.c_str(); }
 
-Tensor tensor_arg(const dt_tensor* h, const char* fn, const char* param) {
+Borrowed tensor_arg(const dt_tensor* h, const char* fn, const char* param) {
   if (!h) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", param, " is NULL"));
-  void* obj = handle_resolve(h, HandleKind::Tensor, fn);
-  return Tensor::from_impl(static_cast<TensorImpl*>(obj));
+  return Borrowed(static_cast<TensorImpl*>(handle_resolve(h, HandleKind::Tensor, fn)));
 }
 
 dt_tensor* new_handle(Tensor t) {

@@ -42,8 +42,18 @@ T* require(T* p, const char* fn, const char* param) {
   return p;
 }
 
-// The tensor behind a handle (a new internal reference); INVALID_HANDLE when stale.
-Tensor tensor_arg(const dt_tensor* h, const char* fn, const char* param);
+// A Tensor that borrows the reference held by the caller's handle for the duration of
+// one call: no reference-count traffic. Copies made from it are ordinary owning Tensors.
+class Borrowed : public Tensor {
+ public:
+  explicit Borrowed(TensorImpl* p) : Tensor(Ref<TensorImpl>::adopt(p)) {}
+  Borrowed(const Borrowed&) = delete;
+  Borrowed& operator=(const Borrowed&) = delete;
+  ~Borrowed() { release_impl(); }
+};
+
+// The tensor behind a handle; INVALID_HANDLE when stale, INVALID_ARGUMENT when NULL.
+Borrowed tensor_arg(const dt_tensor* h, const char* fn, const char* param);
 // Registers t under a new handle; the caller's out-parameter gets it.
 dt_tensor* new_handle(Tensor t);
 

@@ -31,7 +31,7 @@ template <typename Make>
 dt_status construct_like(const char* fn, const dt_tensor* src, dt_tensor** out, Make make) {
   return guard([&] {
     require(out, fn, "out");
-    Tensor s = tensor_arg(src, fn, "src");
+    Borrowed s = tensor_arg(src, fn, "src");
     Tensor result = make(s.shape(), s.dtype(), s.device());
     *out = new_handle(std::move(result));
   });
@@ -42,7 +42,7 @@ dt_status construct_new(const char* fn, const dt_tensor* src, const int64_t* sha
                         Make make) {
   return guard([&] {
     require(out, fn, "out");
-    Tensor s = tensor_arg(src, fn, "src");
+    Borrowed s = tensor_arg(src, fn, "src");
     Dims d = dims_arg(shape, ndim, fn, "shape");
     numel_of(d);
     Tensor result = make(d, s.dtype(), s.device());
@@ -191,7 +191,7 @@ DT_API dt_status dt_tensor_ndim(const dt_tensor* t, size_t* out) {
 namespace {
 dt_status write_dims(const char* fn, const dt_tensor* t, int64_t* out, size_t cap, bool strides) {
   return guard([&] {
-    Tensor x = tensor_arg(t, fn, "t");
+    Borrowed x = tensor_arg(t, fn, "t");
     const Dims& d = strides ? x.strides() : x.shape();
     if (cap < static_cast<size_t>(d.n))
       fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": the buffer holds ", cap, " values but the tensor has ", d.n, " dimensions"));
@@ -241,8 +241,8 @@ DT_API dt_status dt_tensor_is_contiguous(const dt_tensor* t, int32_t* out) {
 DT_API dt_status dt_tensor_shares_storage(const dt_tensor* a, const dt_tensor* b, int32_t* out) {
   return guard([&] {
     require(out, "dt_tensor_shares_storage", "out");
-    Tensor x = tensor_arg(a, "dt_tensor_shares_storage", "a");
-    Tensor y = tensor_arg(b, "dt_tensor_shares_storage", "b");
+    Borrowed x = tensor_arg(a, "dt_tensor_shares_storage", "a");
+    Borrowed y = tensor_arg(b, "dt_tensor_shares_storage", "b");
     *out = x.storage() == y.storage() ? 1 : 0;
   });
 }
@@ -264,7 +264,7 @@ DT_API dt_status dt_tensor_to(const dt_tensor* t, dt_device device, dt_dtype dty
   return guard([&] {
     const char* fn = "dt_tensor_to";
     require(out, fn, "out");
-    Tensor x = tensor_arg(t, fn, "t");
+    Borrowed x = tensor_arg(t, fn, "t");
     if (flags & ~(DT_TO_NON_BLOCKING | DT_TO_COPY)) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": unknown flags ", flags));
     Device d = device.type == DT_DEVICE_DEFAULT ? x.device() : Device::from_c(device);
     check_device(d);
@@ -291,7 +291,7 @@ DT_API dt_status dt_tensor_copy_from_host(dt_tensor* t, const void* src, size_t 
 DT_API dt_status dt_tensor_data_ptr(const dt_tensor* t, void** out) {
   return guard([&] {
     require(out, "dt_tensor_data_ptr", "out");
-    Tensor x = tensor_arg(t, "dt_tensor_data_ptr", "t");
+    Borrowed x = tensor_arg(t, "dt_tensor_data_ptr", "t");
     if (!x.device().is_cpu())
       fail(DT_ERR_NOT_SUPPORTED, cat("dt_tensor_data_ptr: a tensor on ", device_str(x.device()),
                                      " cannot be viewed as host memory; copy it with dt_tensor_to or dt_tensor_copy_to_host"));
@@ -302,7 +302,7 @@ DT_API dt_status dt_tensor_data_ptr(const dt_tensor* t, void** out) {
 DT_API dt_status dt_tensor_item(const dt_tensor* t, double* out) {
   return guard([&] {
     require(out, "dt_tensor_item", "out");
-    Tensor x = tensor_arg(t, "dt_tensor_item", "t");
+    Borrowed x = tensor_arg(t, "dt_tensor_item", "t");
     if (x.numel() != 1)
       fail(DT_ERR_INVALID_ARGUMENT, cat("dt_tensor_item: a tensor with ", x.numel(),
                                         " elements cannot be converted to a scalar"));
@@ -314,7 +314,7 @@ DT_API dt_status dt_tensor_item(const dt_tensor* t, double* out) {
 DT_API dt_status dt_tensor_to_string(const dt_tensor* t, char* buf, size_t cap, size_t* needed) {
   return guard([&] {
     check_string_buffer(buf, cap, "dt_tensor_to_string");
-    Tensor x = tensor_arg(t, "dt_tensor_to_string", "t");
+    Borrowed x = tensor_arg(t, "dt_tensor_to_string", "t");
     Tensor host = x.device().is_cpu() ? x : ops::to(x, Device{DT_DEVICE_CPU, 0}, x.dtype(), false);
     write_string(format_tensor(host, x.device()), buf, cap, needed);
   });

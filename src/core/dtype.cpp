@@ -4,22 +4,6 @@ namespace dt {
 
 bool dtype_valid(int32_t code) { return code >= DT_FLOAT32 && code <= DT_BOOL; }
 
-size_t dtype_size(DType t) {
-  switch (t) {
-    case DType::Float64:
-    case DType::Int64: return 8;
-    case DType::Float32:
-    case DType::Int32: return 4;
-    case DType::Float16:
-    case DType::BFloat16:
-    case DType::Int16: return 2;
-    case DType::Int8:
-    case DType::UInt8:
-    case DType::Bool: return 1;
-  }
-  return 0;
-}
-
 const char* dtype_name(DType t) {
   switch (t) {
     case DType::Float32: return "float32";

@@ -24,7 +24,11 @@ enum class DType : int32_t {
 constexpr int kNumDTypes = 10;
 
 bool dtype_valid(int32_t code);
-size_t dtype_size(DType t);
+inline size_t dtype_size(DType t) {
+  // indexed by the dtype code (DT_FLOAT32 == 1 ... DT_BOOL == 10)
+  static constexpr unsigned char kSizes[] = {0, 4, 8, 2, 2, 1, 2, 4, 8, 1, 1};
+  return kSizes[static_cast<int>(t)];
+}
 const char* dtype_name(DType t);  // "float32", as torch prints it after "torch."
 inline bool is_floating(DType t) {
   return t == DType::Float32 || t == DType::Float64 || t == DType::Float16 || t == DType::BFloat16;

@@ -15,16 +15,20 @@ constexpr size_t kInlineBytes = 64;
 constexpr size_t kInlineOffset = (sizeof(void*) * 8 + 63) / 64 * 64;
 }  // namespace
 
-Ref<Storage> Storage::allocate(Device device, size_t nbytes) {
+Ref<Storage> Storage::allocate(Device device, size_t nbytes, size_t prefix_bytes, void** prefix) {
+  if (prefix) *prefix = nullptr;
   if (device.is_cpu() && nbytes <= kInlineBytes) {
     static_assert(sizeof(Storage) <= kInlineOffset, "inline offset too small");
-    void* block = std::malloc(kInlineOffset + kInlineBytes);
+    size_t head = prefix ? (prefix_bytes + 63) / 64 * 64 : 0;
+    void* block = std::malloc(head + kInlineOffset + kInlineBytes);
     if (!block) fail(DT_ERR_OUT_OF_MEMORY, cat("out of memory allocating ", nbytes, " bytes on cpu"));
-    Storage* s = new (block) Storage();
-    s->data_ = static_cast<char*>(block) + kInlineOffset;
+    char* base = static_cast<char*>(block) + head;
+    Storage* s = new (base) Storage();
+    s->data_ = base + kInlineOffset;
     s->nbytes_ = nbytes;
     s->device_ = device;
-    s->inline_ = true;
+    s->block_ = block;
+    if (prefix) *prefix = block;
     return Ref<Storage>::adopt(s);
   }
   Allocator& alloc = allocator_for(device);
@@ -57,8 +61,9 @@ Ref<Storage> Storage::borrow(Device device, void* data, size_t nbytes, dt_delete
 void Storage::destroy(Storage* s) {
   if (s->allocator_) s->allocator_->deallocate(s->data_, s->nbytes_);
   else if (s->deleter_) s->deleter_(s->data_, s->deleter_ctx_);
+  void* block = s->block_ ? s->block_ : s;
   s->~Storage();
-  std::free(s);
+  std::free(block);
 }
 
 }  // namespace dt

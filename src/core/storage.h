@@ -14,8 +14,12 @@ class Allocator;
 
 class Storage : public RefCounted {
  public:
-  // Memory from an allocator of the device's backend (throws OUT_OF_MEMORY).
-  static Ref<Storage> allocate(Device device, size_t nbytes);
+  // Memory from an allocator of the device's backend (throws OUT_OF_MEMORY). When
+  // `prefix` is given and the bytes are few enough to live inline, the block also holds
+  // `prefix_bytes` of space before the storage, returned in *prefix, for an object the
+  // caller places there (a tensor body); it lives as long as the storage. Otherwise
+  // *prefix is set to null.
+  static Ref<Storage> allocate(Device device, size_t nbytes, size_t prefix_bytes = 0, void** prefix = nullptr);
   // Caller-owned host memory; deleter(data, ctx) runs when the storage dies.
   static Ref<Storage> borrow(Device device, void* data, size_t nbytes, dt_deleter deleter, void* ctx);
   static void destroy(Storage* s);
@@ -38,7 +42,7 @@ class Storage : public RefCounted {
   Allocator* allocator_ = nullptr;  // null: inline or borrowed
   dt_deleter deleter_ = nullptr;
   void* deleter_ctx_ = nullptr;
-  bool inline_ = false;             // data lives right after this object
+  void* block_ = nullptr;           // non-null: one malloc'd block holds this storage (and its data)
 };
 
 }  // namespace dt

@@ -63,10 +63,18 @@ TensorImpl* TensorImpl::create(Ref<Storage> storage, DType dtype, const Dims& sh
   int64_t n = 1;
   for (int i = 0; i < shape.n; ++i) n *= shape.v[i];
   t->numel = n;
+  t->contiguous = compute_contiguous(shape, strides);
   return t;
 }
 
 void TensorImpl::destroy(TensorImpl* t) {
+  if (t->in_storage_block) {
+    // The memory belongs to the storage's block: end this object, then drop the
+    // storage reference, which frees the block if it was the last.
+    Ref<Storage> st = std::move(t->storage);
+    t->~TensorImpl();
+    return;
+  }
   t->~TensorImpl();
   std::free(t);
 }
@@ -76,18 +84,30 @@ Tensor Tensor::empty(const Dims& shape, DType dtype, Device device) {
   size_t bytes;
   if (__builtin_mul_overflow(static_cast<uint64_t>(n), dtype_size(dtype), &bytes))
     fail(DT_ERR_INVALID_ARGUMENT, cat("shape ", dims_str(shape), " needs more bytes than fit in memory"));
-  Ref<Storage> st = Storage::allocate(device, bytes);
-  return Tensor(Ref<TensorImpl>::adopt(TensorImpl::create(std::move(st), dtype, shape, contiguous_strides(shape), 0)));
+  void* body = nullptr;
+  Ref<Storage> st = Storage::allocate(device, bytes, sizeof(TensorImpl), &body);
+  TensorImpl* t = body ? new (body) TensorImpl() : nullptr;
+  if (!t) {
+    void* block = std::malloc(sizeof(TensorImpl));
+    if (!block) fail(DT_ERR_OUT_OF_MEMORY, "out of memory allocating a tensor record");
+    t = new (block) TensorImpl();
+  }
+  t->in_storage_block = body != nullptr;
+  t->storage = std::move(st);
+  t->dtype = dtype;
+  t->shape = shape;
+  t->strides = contiguous_strides(shape);
+  t->numel = n;
+  t->contiguous = true;
+  return Tensor(Ref<TensorImpl>::adopt(t));
 }
 
 Tensor Tensor::view_as(const Dims& shape, const Dims& strides, int64_t offset) const {
   return Tensor(Ref<TensorImpl>::adopt(TensorImpl::create(impl_->storage, impl_->dtype, shape, strides, offset)));
 }
 
-bool Tensor::is_contiguous() const {
+bool compute_contiguous(const Dims& sh, const Dims& st) {
   int64_t expected = 1;
-  const Dims& sh = impl_->shape;
-  const Dims& st = impl_->strides;
   for (int i = sh.n - 1; i >= 0; --i) {
     if (sh.v[i] == 1) continue;
     if (sh.v[i] == 0) return true;

@@ -43,8 +43,11 @@ class TensorImpl : public RefCounted {
   int64_t offset = 0;  // in elements
   int64_t numel = 0;
   DType dtype = DType::Float32;
+  bool contiguous = true;  // computed once at creation (geometry never changes)
+  bool in_storage_block = false;  // this body lives in its storage's block (tiny tensors)
 
  private:
+  friend class Tensor;
   TensorImpl() = default;
   ~TensorImpl() = default;
 };
@@ -77,7 +80,7 @@ class Tensor {
   size_t nbytes() const { return static_cast<size_t>(impl_->numel) * itemsize(); }
   Device device() const { return impl_->storage->device(); }
   Storage* storage() const { return impl_->storage.get(); }
-  bool is_contiguous() const;
+  bool is_contiguous() const { return impl_->contiguous; }
   // Address of element 0 (storage data + offset); meaningful only on the host for CPU.
   char* data() const {
     return static_cast<char*>(impl_->storage->data()) + impl_->offset * static_cast<int64_t>(itemsize());
@@ -87,6 +90,8 @@ class Tensor {
  private:
   Ref<TensorImpl> impl_;
 };
+
+bool compute_contiguous(const Dims& shape, const Dims& strides);
 
 // Normalises a possibly negative dimension against ndim (throws INVALID_ARGUMENT).
 int wrap_dim(int64_t dim, int ndim, const char* op);

@@ -13,6 +13,15 @@ namespace {
 template <typename T, typename F>
 void binary_loop(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
   using M = opmath_t<T>;
+  // Small contiguous operands of one shape: a plain loop, no geometry, no threads.
+  const int64_t n = out.numel();
+  if (n <= kGrainCheap && a.numel() == n && b.numel() == n && a.is_contiguous() && b.is_contiguous()) {
+    T* o = out.data_as<T>();
+    const T* x = a.data_as<T>();
+    const T* y = b.data_as<T>();
+    for (int64_t i = 0; i < n; ++i) o[i] = T(f(M(x[i]), M(y[i])));
+    return;
+  }
   const Tensor* ops[3] = {&out, &a, &b};
   auto g = make_geometry<3>(ops);
   for_each_row<3>(g, kGrainCheap, [&](char* const* p, const int64_t* s, int64_t n) {

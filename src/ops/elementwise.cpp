@@ -31,8 +31,13 @@ DType compute_dtype(BinaryOp op, DType common, bool any_bool) {
   return common;
 }
 
-// t converted to dtype (same shape and device), or t itself.
-Tensor as_dtype(const Tensor& t, DType dtype) { return t.dtype() == dtype ? t : to(t, t.device(), dtype, false); }
+// t converted to dtype (same shape and device) in `holder`, or t itself (no copy of the
+// handle, no reference-count traffic on the hot path).
+const Tensor& as_dtype(const Tensor& t, DType dtype, Tensor& holder) {
+  if (t.dtype() == dtype) return t;
+  holder = to(t, t.device(), dtype, false);
+  return holder;
+}
 
 void check_pow_scalar(BinaryOp op, DType compute, double exponent) {
   if (op == BinaryOp::Pow && !is_floating(compute) && compute != DType::Bool && exponent < 0)
@@ -46,7 +51,8 @@ Tensor binary_impl(BinaryOp op, const Tensor& a, const Tensor& b, bool b_wrapped
   DType compute = compute_dtype(op, common, a.dtype() == DType::Bool || b.dtype() == DType::Bool);
   const Dims& shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes(name, a.shape(), b.shape());
   Tensor out = Tensor::empty(shape, is_comparison(op) ? DType::Bool : compute, a.device());
-  if (out.numel() > 0) backend_for(a.device()).binary(op, out, as_dtype(a, compute), as_dtype(b, compute));
+  Tensor ha, hb;
+  if (out.numel() > 0) backend_for(a.device()).binary(op, out, as_dtype(a, compute, ha), as_dtype(b, compute, hb));
   return out;
 }
 
@@ -64,11 +70,12 @@ void inplace_impl(BinaryOp op, const Tensor& self, const Tensor& other, bool oth
                                     " doesn't match the broadcast shape ", dims_str(shape)));
   if (self.numel() == 0) return;
   Backend& be = backend_for(self.device());
+  Tensor hs, ho;
   if (compute == self.dtype()) {
-    be.binary(op, self, self, as_dtype(other, compute));
+    be.binary(op, self, self, as_dtype(other, compute, ho));
   } else {
     Tensor tmp = Tensor::empty(shape, compute, self.device());
-    be.binary(op, tmp, as_dtype(self, compute), as_dtype(other, compute));
+    be.binary(op, tmp, as_dtype(self, compute, hs), as_dtype(other, compute, ho));
     be.copy(self, tmp);
   }
 }
@@ -113,7 +120,8 @@ Tensor unary(UnaryOp op, const Tensor& a) {
       if (!is_floating(in)) compute = default_dtype();  // exp(int) is float, as in PyTorch
   }
   Tensor out = Tensor::empty(a.shape(), compute, a.device());
-  if (out.numel() > 0) backend_for(a.device()).unary(op, out, as_dtype(a, compute));
+  Tensor ha;
+  if (out.numel() > 0) backend_for(a.device()).unary(op, out, as_dtype(a, compute, ha));
   return out;
 }
 
@@ -125,7 +133,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   DType common = result_type({{&a, false}, {&b, false}});
   Dims shape = broadcast_shapes("where", broadcast_shapes("where", cond.shape(), a.shape()), b.shape());
   Tensor out = Tensor::empty(shape, common, a.device());
-  if (out.numel() > 0) backend_for(a.device()).where(out, cond, as_dtype(a, common), as_dtype(b, common));
+  Tensor ha, hb;
+  if (out.numel() > 0) backend_for(a.device()).where(out, cond, as_dtype(a, common, ha), as_dtype(b, common, hb));
   return out;
 }
 

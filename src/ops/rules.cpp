@@ -53,6 +53,11 @@ Slot combine(Slot higher, Slot lower) {
 }  // namespace
 
 DType result_type(std::initializer_list<Operand> ops) {
+  // Fast path: every operand an unwrapped tensor of one dtype.
+  bool same = true;
+  const DType first = ops.begin()->t->dtype();
+  for (const Operand& o : ops) same = same && !o.wrapped && o.t->dtype() == first;
+  if (same) return first;
   Slot dim, zero, wrapped;
   for (const Operand& o : ops) {
     DType d = o.t->dtype();
