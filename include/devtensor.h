@@ -39,7 +39,10 @@
  *   concurrently from many threads. Concurrent in-place writes to the same tensor's
  *   data (dt_add_ and friends, or writes through dt_tensor_data_ptr) race on the data
  *   like any shared memory, but never corrupt devtensor's own state: reference counts
- *   and handle checks are atomic. The error message is per thread.
+ *   and handle checks are atomic. The error message is per thread. A handle must stay
+ *   referenced while any call uses it: releasing its last reference on one thread while
+ *   another thread is inside a call with it is a use-after-free in the caller (stale
+ *   handles are detected when the calls do not overlap).
  *
  * No C++ exception, abort() or exit() ever crosses this ABI.
  * ---------------------------------------------------------------------------------------
@@ -544,8 +547,10 @@ DT_API dt_status dt_ge_scalar(const dt_tensor* a, double b, dt_tensor** out);
 DT_API dt_status dt_where(const dt_tensor* cond, const dt_tensor* a, const dt_tensor* b,
                           dt_tensor** out);
 
-/** Unary ops. neg/abs/relu keep integer dtypes (neg refuses bool); the others turn
- *  integer and bool inputs into the default float dtype, as PyTorch does. */
+/** Unary ops, with PyTorch's dtype rules: neg, abs and relu keep integer dtypes and
+ *  refuse bool; gelu and silu accept only floating tensors; the others (exp, log, sqrt,
+ *  rsqrt, sin, cos, sigmoid, tanh) turn integer and bool inputs into the default float
+ *  dtype. A refused dtype is DT_ERR_DTYPE_MISMATCH. */
 DT_API dt_status dt_neg(const dt_tensor* a, dt_tensor** out);
 DT_API dt_status dt_abs(const dt_tensor* a, dt_tensor** out);
 DT_API dt_status dt_exp(const dt_tensor* a, dt_tensor** out);
@@ -581,7 +586,8 @@ DT_API dt_status dt_max(const dt_tensor* a, const int64_t* dims, size_t ndims, i
 DT_API dt_status dt_min(const dt_tensor* a, const int64_t* dims, size_t ndims, int32_t keepdim,
                         dt_tensor** out);
 /** Index (int64) of the first largest / smallest value along ONE dimension (ndims <= 1;
- *  ndims == 0 means over the flattened tensor, giving a 0-d result). */
+ *  ndims == 0 means over the flattened tensor, giving a 0-d result, or all-ones dims
+ *  with keepdim). NaN counts as the largest. Bool inputs are DT_ERR_DTYPE_MISMATCH. */
 DT_API dt_status dt_argmax(const dt_tensor* a, const int64_t* dims, size_t ndims,
                            int32_t keepdim, dt_tensor** out);
 DT_API dt_status dt_argmin(const dt_tensor* a, const int64_t* dims, size_t ndims,

@@ -12,8 +12,10 @@ namespace {
 dt_status binary_entry(const char* fn, BinaryOp op, const dt_tensor* a, const dt_tensor* b, dt_tensor** out) {
   return guard([&] {
     require(out, fn, "out");
-    Borrowed x = tensor_arg(a, fn, "a");
-    Borrowed y = tensor_arg(b, fn, "b");
+    Borrowed x_ref = tensor_arg(a, fn, "a");
+    const Tensor& x = x_ref;
+    Borrowed y_ref = tensor_arg(b, fn, "b");
+    const Tensor& y = y_ref;
     *out = new_handle(ops::binary(op, x, y));
   });
 }
@@ -25,7 +27,8 @@ dt_status scalar_entry(const char* fn, BinaryOp op, const dt_tensor* a, double b
 }
 dt_status inplace_entry(const char* fn, BinaryOp op, dt_tensor* self, const dt_tensor* other) {
   return guard([&] {
-    Borrowed s = tensor_arg(self, fn, "self");
+    Borrowed s_ref = tensor_arg(self, fn, "self");
+    const Tensor& s = s_ref;
     ops::binary_(op, s, tensor_arg(other, fn, "other"));
   });
 }
@@ -42,7 +45,8 @@ dt_status reduce_entry(const char* fn, ReduceOp op, const dt_tensor* a, const in
                        int32_t keepdim, dt_tensor** out) {
   return guard([&] {
     require(out, fn, "out");
-    Borrowed x = tensor_arg(a, fn, "a");
+    Borrowed x_ref = tensor_arg(a, fn, "a");
+    const Tensor& x = x_ref;
     if (ndims > 0 && !dims) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": dims is NULL but ndims is ", ndims));
     *out = new_handle(ops::reduce(op, x, dims, ndims, keepdim != 0));
   });
@@ -115,9 +119,12 @@ DT_INPLACE(pow, Pow)
 DT_API dt_status dt_where(const dt_tensor* cond, const dt_tensor* a, const dt_tensor* b, dt_tensor** out) {
   return guard([&] {
     require(out, "dt_where", "out");
-    Borrowed c = tensor_arg(cond, "dt_where", "cond");
-    Borrowed x = tensor_arg(a, "dt_where", "a");
-    Borrowed y = tensor_arg(b, "dt_where", "b");
+    Borrowed c_ref = tensor_arg(cond, "dt_where", "cond");
+    const Tensor& c = c_ref;
+    Borrowed x_ref = tensor_arg(a, "dt_where", "a");
+    const Tensor& x = x_ref;
+    Borrowed y_ref = tensor_arg(b, "dt_where", "b");
+    const Tensor& y = y_ref;
     *out = new_handle(ops::where(c, x, y));
   });
 }
@@ -168,8 +175,10 @@ DT_API dt_status dt_log_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out
 DT_API dt_status dt_matmul(const dt_tensor* a, const dt_tensor* b, dt_tensor** out) {
   return guard([&] {
     require(out, "dt_matmul", "out");
-    Borrowed x = tensor_arg(a, "dt_matmul", "a");
-    Borrowed y = tensor_arg(b, "dt_matmul", "b");
+    Borrowed x_ref = tensor_arg(a, "dt_matmul", "a");
+    const Tensor& x = x_ref;
+    Borrowed y_ref = tensor_arg(b, "dt_matmul", "b");
+    const Tensor& y = y_ref;
     *out = new_handle(ops::matmul(x, y));
   });
 }
@@ -207,16 +216,20 @@ DT_API dt_status dt_split(const dt_tensor* t, int64_t split_size, int64_t dim, d
 DT_API dt_status dt_index_select(const dt_tensor* t, int64_t dim, const dt_tensor* index, dt_tensor** out) {
   return guard([&] {
     require(out, "dt_index_select", "out");
-    Borrowed x = tensor_arg(t, "dt_index_select", "t");
-    Borrowed i = tensor_arg(index, "dt_index_select", "index");
+    Borrowed x_ref = tensor_arg(t, "dt_index_select", "t");
+    const Tensor& x = x_ref;
+    Borrowed i_ref = tensor_arg(index, "dt_index_select", "index");
+    const Tensor& i = i_ref;
     *out = new_handle(ops::index_select(x, dim, i));
   });
 }
 DT_API dt_status dt_gather(const dt_tensor* t, int64_t dim, const dt_tensor* index, dt_tensor** out) {
   return guard([&] {
     require(out, "dt_gather", "out");
-    Borrowed x = tensor_arg(t, "dt_gather", "t");
-    Borrowed i = tensor_arg(index, "dt_gather", "index");
+    Borrowed x_ref = tensor_arg(t, "dt_gather", "t");
+    const Tensor& x = x_ref;
+    Borrowed i_ref = tensor_arg(index, "dt_gather", "index");
+    const Tensor& i = i_ref;
     *out = new_handle(ops::gather(x, dim, i));
   });
 }

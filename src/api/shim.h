@@ -43,13 +43,20 @@ T* require(T* p, const char* fn, const char* param) {
 }
 
 // A Tensor that borrows the reference held by the caller's handle for the duration of
-// one call: no reference-count traffic. Copies made from it are ordinary owning Tensors.
-class Borrowed : public Tensor {
+// one call: no reference-count traffic. It converts only to `const Tensor&`, so any
+// Tensor made from it (stored in a vector, returned) is a counted copy, never a
+// stolen reference.
+class Borrowed {
  public:
-  explicit Borrowed(TensorImpl* p) : Tensor(Ref<TensorImpl>::adopt(p)) {}
+  explicit Borrowed(TensorImpl* p) : t_(Ref<TensorImpl>::adopt(p)) {}
   Borrowed(const Borrowed&) = delete;
   Borrowed& operator=(const Borrowed&) = delete;
-  ~Borrowed() { release_impl(); }
+  ~Borrowed() { t_.release_impl(); }
+  operator const Tensor&() const { return t_; }
+  const Tensor* operator->() const { return &t_; }
+
+ private:
+  Tensor t_;
 };
 
 // The tensor behind a handle; INVALID_HANDLE when stale, INVALID_ARGUMENT when NULL.

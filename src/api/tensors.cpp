@@ -31,7 +31,8 @@ template <typename Make>
 dt_status construct_like(const char* fn, const dt_tensor* src, dt_tensor** out, Make make) {
   return guard([&] {
     require(out, fn, "out");
-    Borrowed s = tensor_arg(src, fn, "src");
+    Borrowed s_ref = tensor_arg(src, fn, "src");
+    const Tensor& s = s_ref;
     Tensor result = make(s.shape(), s.dtype(), s.device());
     *out = new_handle(std::move(result));
   });
@@ -42,7 +43,8 @@ dt_status construct_new(const char* fn, const dt_tensor* src, const int64_t* sha
                         Make make) {
   return guard([&] {
     require(out, fn, "out");
-    Borrowed s = tensor_arg(src, fn, "src");
+    Borrowed s_ref = tensor_arg(src, fn, "src");
+    const Tensor& s = s_ref;
     Dims d = dims_arg(shape, ndim, fn, "shape");
     numel_of(d);
     Tensor result = make(d, s.dtype(), s.device());
@@ -184,14 +186,15 @@ DT_API dt_status dt_tensor_new_full(const dt_tensor* src, const int64_t* shape, 
 DT_API dt_status dt_tensor_ndim(const dt_tensor* t, size_t* out) {
   return guard([&] {
     require(out, "dt_tensor_ndim", "out");
-    *out = static_cast<size_t>(tensor_arg(t, "dt_tensor_ndim", "t").ndim());
+    *out = static_cast<size_t>(tensor_arg(t, "dt_tensor_ndim", "t")->ndim());
   });
 }
 
 namespace {
 dt_status write_dims(const char* fn, const dt_tensor* t, int64_t* out, size_t cap, bool strides) {
   return guard([&] {
-    Borrowed x = tensor_arg(t, fn, "t");
+    Borrowed x_ref = tensor_arg(t, fn, "t");
+    const Tensor& x = x_ref;
     const Dims& d = strides ? x.strides() : x.shape();
     if (cap < static_cast<size_t>(d.n))
       fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": the buffer holds ", cap, " values but the tensor has ", d.n, " dimensions"));
@@ -211,38 +214,40 @@ DT_API dt_status dt_tensor_strides(const dt_tensor* t, int64_t* out, size_t cap)
 DT_API dt_status dt_tensor_dtype(const dt_tensor* t, dt_dtype* out) {
   return guard([&] {
     require(out, "dt_tensor_dtype", "out");
-    *out = static_cast<dt_dtype>(tensor_arg(t, "dt_tensor_dtype", "t").dtype());
+    *out = static_cast<dt_dtype>(tensor_arg(t, "dt_tensor_dtype", "t")->dtype());
   });
 }
 DT_API dt_status dt_tensor_device(const dt_tensor* t, dt_device* out) {
   return guard([&] {
     require(out, "dt_tensor_device", "out");
-    *out = tensor_arg(t, "dt_tensor_device", "t").device().to_c();
+    *out = tensor_arg(t, "dt_tensor_device", "t")->device().to_c();
   });
 }
 DT_API dt_status dt_tensor_numel(const dt_tensor* t, size_t* out) {
   return guard([&] {
     require(out, "dt_tensor_numel", "out");
-    *out = static_cast<size_t>(tensor_arg(t, "dt_tensor_numel", "t").numel());
+    *out = static_cast<size_t>(tensor_arg(t, "dt_tensor_numel", "t")->numel());
   });
 }
 DT_API dt_status dt_tensor_nbytes(const dt_tensor* t, size_t* out) {
   return guard([&] {
     require(out, "dt_tensor_nbytes", "out");
-    *out = tensor_arg(t, "dt_tensor_nbytes", "t").nbytes();
+    *out = tensor_arg(t, "dt_tensor_nbytes", "t")->nbytes();
   });
 }
 DT_API dt_status dt_tensor_is_contiguous(const dt_tensor* t, int32_t* out) {
   return guard([&] {
     require(out, "dt_tensor_is_contiguous", "out");
-    *out = tensor_arg(t, "dt_tensor_is_contiguous", "t").is_contiguous() ? 1 : 0;
+    *out = tensor_arg(t, "dt_tensor_is_contiguous", "t")->is_contiguous() ? 1 : 0;
   });
 }
 DT_API dt_status dt_tensor_shares_storage(const dt_tensor* a, const dt_tensor* b, int32_t* out) {
   return guard([&] {
     require(out, "dt_tensor_shares_storage", "out");
-    Borrowed x = tensor_arg(a, "dt_tensor_shares_storage", "a");
-    Borrowed y = tensor_arg(b, "dt_tensor_shares_storage", "b");
+    Borrowed x_ref = tensor_arg(a, "dt_tensor_shares_storage", "a");
+    const Tensor& x = x_ref;
+    Borrowed y_ref = tensor_arg(b, "dt_tensor_shares_storage", "b");
+    const Tensor& y = y_ref;
     *out = x.storage() == y.storage() ? 1 : 0;
   });
 }
@@ -264,7 +269,8 @@ DT_API dt_status dt_tensor_to(const dt_tensor* t, dt_device device, dt_dtype dty
   return guard([&] {
     const char* fn = "dt_tensor_to";
     require(out, fn, "out");
-    Borrowed x = tensor_arg(t, fn, "t");
+    Borrowed x_ref = tensor_arg(t, fn, "t");
+    const Tensor& x = x_ref;
     if (flags & ~(DT_TO_NON_BLOCKING | DT_TO_COPY)) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": unknown flags ", flags));
     Device d = device.type == DT_DEVICE_DEFAULT ? x.device() : Device::from_c(device);
     check_device(d);
@@ -291,7 +297,8 @@ DT_API dt_status dt_tensor_copy_from_host(dt_tensor* t, const void* src, size_t 
 DT_API dt_status dt_tensor_data_ptr(const dt_tensor* t, void** out) {
   return guard([&] {
     require(out, "dt_tensor_data_ptr", "out");
-    Borrowed x = tensor_arg(t, "dt_tensor_data_ptr", "t");
+    Borrowed x_ref = tensor_arg(t, "dt_tensor_data_ptr", "t");
+    const Tensor& x = x_ref;
     if (!x.device().is_cpu())
       fail(DT_ERR_NOT_SUPPORTED, cat("dt_tensor_data_ptr: a tensor on ", device_str(x.device()),
                                      " cannot be viewed as host memory; copy it with dt_tensor_to or dt_tensor_copy_to_host"));
@@ -302,7 +309,8 @@ DT_API dt_status dt_tensor_data_ptr(const dt_tensor* t, void** out) {
 DT_API dt_status dt_tensor_item(const dt_tensor* t, double* out) {
   return guard([&] {
     require(out, "dt_tensor_item", "out");
-    Borrowed x = tensor_arg(t, "dt_tensor_item", "t");
+    Borrowed x_ref = tensor_arg(t, "dt_tensor_item", "t");
+    const Tensor& x = x_ref;
     if (x.numel() != 1)
       fail(DT_ERR_INVALID_ARGUMENT, cat("dt_tensor_item: a tensor with ", x.numel(),
                                         " elements cannot be converted to a scalar"));
@@ -314,7 +322,8 @@ DT_API dt_status dt_tensor_item(const dt_tensor* t, double* out) {
 DT_API dt_status dt_tensor_to_string(const dt_tensor* t, char* buf, size_t cap, size_t* needed) {
   return guard([&] {
     check_string_buffer(buf, cap, "dt_tensor_to_string");
-    Borrowed x = tensor_arg(t, "dt_tensor_to_string", "t");
+    Borrowed x_ref = tensor_arg(t, "dt_tensor_to_string", "t");
+    const Tensor& x = x_ref;
     Tensor host = x.device().is_cpu() ? x : ops::to(x, Device{DT_DEVICE_CPU, 0}, x.dtype(), false);
     write_string(format_tensor(host, x.device()), buf, cap, needed);
   });

@@ -10,7 +10,8 @@ template <typename F>
 dt_status unary_view(const char* fn, const dt_tensor* t, dt_tensor** out, F f) {
   return guard([&] {
     require(out, fn, "out");
-    Borrowed x = tensor_arg(t, fn, "t");
+    Borrowed x_ref = tensor_arg(t, fn, "t");
+    const Tensor& x = x_ref;
     Tensor r = f(x);
     *out = new_handle(std::move(r));
   });
@@ -57,7 +58,8 @@ DT_API dt_status dt_expand(const dt_tensor* t, const int64_t* shape, size_t ndim
 DT_API dt_status dt_contiguous(const dt_tensor* t, dt_tensor** out) {
   return guard([&] {
     require(out, "dt_contiguous", "out");
-    Borrowed x = tensor_arg(t, "dt_contiguous", "t");
+    Borrowed x_ref = tensor_arg(t, "dt_contiguous", "t");
+    const Tensor& x = x_ref;
     if (x.is_contiguous()) {
       handle_retain(t, HandleKind::Tensor);  // the same tensor, as PyTorch returns self
       *out = const_cast<dt_tensor*>(t);

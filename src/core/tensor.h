@@ -11,11 +11,20 @@ namespace dt {
 
 constexpr int kMaxDims = DT_MAX_DIMS;
 
-// A small fixed-capacity list of dimensions (no heap allocation).
+// A small fixed-capacity list of dimensions (no heap allocation). Only the first n
+// entries are meaningful; copies move just those, which keeps tensor creation cheap.
 struct Dims {
-  int64_t v[kMaxDims] = {};
+  int64_t v[kMaxDims];
   int32_t n = 0;
   Dims() = default;
+  Dims(const Dims& o) : n(o.n) {
+    for (int i = 0; i < n; ++i) v[i] = o.v[i];
+  }
+  Dims& operator=(const Dims& o) {
+    n = o.n;
+    for (int i = 0; i < n; ++i) v[i] = o.v[i];
+    return *this;
+  }
   Dims(const int64_t* p, size_t count);  // caller checked count <= kMaxDims
   Dims(std::initializer_list<int64_t> l);
   int64_t operator[](int i) const { return v[i]; }

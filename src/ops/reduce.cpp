@@ -40,7 +40,10 @@ Tensor reduce(ReduceOp op, const Tensor& a, const int64_t* dims, size_t ndims, b
                                         dtype_name(in)));
       break;
     case ReduceOp::ArgMax:
-    case ReduceOp::ArgMin: out_dtype = DType::Int64; break;
+    case ReduceOp::ArgMin:
+      if (in == DType::Bool) fail(DT_ERR_DTYPE_MISMATCH, cat(name, ": not implemented for bool"));
+      out_dtype = DType::Int64;
+      break;
     default: break;
   }
   if (op == ReduceOp::Max || op == ReduceOp::Min || arg) {

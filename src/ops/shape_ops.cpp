@@ -314,10 +314,10 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   int d = wrap_dim(dim, t.ndim(), "index_select");
   int64_t size = t.ndim() == 0 ? 1 : t.size(d);
   Tensor idx = checked_index("index_select", index, size, false);
-  if (t.ndim() == 0) {
-    Tensor out = Tensor::empty(index.shape(), t.dtype(), t.device());
-    if (out.numel()) copy_(out, t);
-    return out;
+  if (t.ndim() == 0) {  // PyTorch: a scalar indexed by its one valid index is itself
+    if (idx.numel() != 1)
+      fail(DT_ERR_INVALID_ARGUMENT, cat("index_select: an index into a 0-d tensor can have only 1 value, got ", idx.numel()));
+    return to(t, t.device(), t.dtype(), true);
   }
   Dims sh = t.shape();
   sh.v[d] = idx.numel();

@@ -1,0 +1,992 @@
+#!/usr/bin/env python3
+"""Generates tests/reference/cases.json: PyTorch reference cases for devtensor's ops.
+
+Regenerate (needs torch and numpy; on the dev machines Debian's interpreter has them):
+
+    /usr/bin/python3 tests/reference/gen_reference.py
+
+The output is deterministic: every case draws its data from a numpy generator seeded
+with a CRC32 of the case id, so regenerating with the same PyTorch version rewrites the
+file byte for byte. tests/test_reference_ops.cpp runs every case on every device.
+
+Case format (one JSON object per case, in "cases"):
+
+  id        unique name, [A-Za-z0-9_] only (used as the gtest instance name)
+  op        the C function under test: "dt_add", "dt_sum", "dt_tensor_to", ...
+  inputs    list of tensors. Each: {"dtype", "shape" (the base tensor's shape),
+            "data" (its row-major values), "views" (steps applied in order to the base
+            to make it non-contiguous: ["transpose", d0, d1], ["permute", [dims]],
+            ["narrow", dim, start, length], ["expand", [shape]])}.
+            Values are JSON numbers; "nan", "inf", "-inf" strings; bools 0/1;
+            float16/bfloat16 data are floats exactly representable in that dtype.
+  params    op parameters: "scalar", "dims", "keepdim", "dim", "dim0", "dim1", "shape",
+            "start", "length", "chunks", "split_size", "start_dim", "end_dim", "dtype".
+            dt_index_select/dt_gather take their index as inputs[1];
+            dt_where takes (cond, a, b); dt_cat/dt_stack take every input.
+  expected  {"dtype", "shape", "values", ["strides"] (views: elements), ["same_handle"]}
+            for in-place ops (op ends with "_"), the new value of inputs[0] (the view
+            after its view steps). dt_chunk/dt_split: "expected_list", a list of those.
+  atol_scale  sqrt(n) for ops that accumulate n terms (reductions, matmul, softmax).
+  error     true when PyTorch raises; the C call must fail and leave its outputs (and,
+            for in-place ops, self) untouched. "expect_status" names the dt_status code
+            when it is unambiguous; "torch_error" keeps PyTorch's message.
+  note      why a case is special (e.g. float16 computed in float32 because the
+            PyTorch CPU build lacks the Half kernel, as PyTorch on CUDA computes it).
+
+Semantics follow PyTorch: scalar arguments that are integral behave like Python ints,
+others like Python floats; reductions are torch.sum/mean/amax/amin/argmax/argmin; dt_gelu
+is the exact erf form; the default dtype is float32.
+"""
+import json
+import math
+import os
+import re
+import sys
+import zlib
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+torch.set_default_dtype(torch.float32)
+torch.set_num_threads(1)
+
+DTYPES = {
+    "float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+    "bfloat16": torch.bfloat16, "int8": torch.int8, "int16": torch.int16,
+    "int32": torch.int32, "int64": torch.int64, "uint8": torch.uint8, "bool": torch.bool,
+}
+NAMES = {v: k for k, v in DTYPES.items()}
+ALL = list(DTYPES)
+FLOATS = ["float32", "float64", "float16", "bfloat16"]
+INTS = ["int8", "int16", "int32", "int64", "uint8"]
+
+CASES = []
+IDS = set()
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def sanitize(s):
+    s = re.sub(r"[^A-Za-z0-9]+", "_", s).strip("_")
+    return s
+
+
+def enc(v, dtype):
+    """A Python value for JSON from a tensor element of dtype."""
+    if dtype == torch.bool:
+        return 1 if bool(v) else 0
+    if dtype.is_floating_point:
+        v = float(v)
+        if math.isnan(v):
+            return "nan"
+        if math.isinf(v):
+            return "inf" if v > 0 else "-inf"
+        if v == 0.0 and math.copysign(1.0, v) < 0:
+            return -0.0
+        return v
+    return int(v)
+
+
+def short_f32(v):
+    """The shortest decimal that reads back (double, then rounded to float) as the same
+    float32: keeps the file small. Checked, so the round trip is exact."""
+    if not math.isfinite(v):
+        return v
+    s = float(repr(np.float32(v)))
+    assert np.float32(s) == np.float32(v) and math.copysign(1, s) == math.copysign(1, v)
+    return s
+
+
+def values_of(t):
+    flat = t.detach().contiguous().reshape(-1)
+    if t.dtype in (torch.float16, torch.bfloat16):
+        flat = flat.to(torch.float64)
+    if t.dtype == torch.float32:
+        return [enc(short_f32(v), t.dtype) for v in flat.tolist()]
+    return [enc(v, t.dtype) for v in flat.tolist()]
+
+
+def rng_for(case_id):
+    return np.random.default_rng(zlib.crc32(case_id.encode()))
+
+
+class In:
+    """An input: base data of a dtype and shape, then view steps."""
+
+    def __init__(self, dtype, shape, data=None, views=(), domain="normal", rng=None):
+        self.dtype = dtype
+        self.shape = list(shape)
+        self.views = [list(v) for v in views]
+        self.domain = domain
+        self.data = data  # flat list or None (generated lazily with the case's rng)
+
+    def realise(self, rng):
+        if self.data is None:
+            n = int(np.prod(self.shape)) if self.shape else 1
+            self.data = gen_values(rng, self.dtype, n, self.domain)
+        base = make_tensor(self.data, self.dtype, self.shape)
+        # canonical (exactly representable) data
+        self.data = values_of(base)
+
+    def tensor(self):
+        t = make_tensor(self.data, self.dtype, self.shape)
+        for v in self.views:
+            t = apply_view(t, v)
+        return t
+
+    def spec(self):
+        return {"dtype": self.dtype, "shape": self.shape, "data": self.data,
+                "views": self.views}
+
+
+def dec(v):
+    if isinstance(v, str):
+        return float(v)
+    return v
+
+
+def make_tensor(data, dtype, shape):
+    td = DTYPES[dtype]
+    vals = [dec(v) for v in data]
+    if td.is_floating_point:
+        t = torch.tensor(vals, dtype=torch.float64).to(td)
+    elif td == torch.bool:
+        t = torch.tensor([bool(v) for v in vals], dtype=torch.bool)
+    else:
+        t = torch.tensor([int(v) for v in vals], dtype=torch.int64).to(td)
+    return t.reshape(shape)
+
+
+def apply_view(t, v):
+    kind = v[0]
+    if kind == "transpose":
+        return t.transpose(v[1], v[2])
+    if kind == "permute":
+        return t.permute(*v[1])
+    if kind == "narrow":
+        return t.narrow(v[1], v[2], v[3])
+    if kind == "expand":
+        return t.expand(*v[1])
+    raise ValueError(kind)
+
+
+def gen_values(rng, dtype, n, domain):
+    if dtype == "bool":
+        return [int(x) for x in rng.integers(0, 2, n)]
+    if dtype in INTS:
+        if domain == "positive":
+            lo, hi = 1, 9
+        elif domain == "pow_exp":
+            lo, hi = 0, 4
+        elif domain == "pow_base":
+            lo, hi = -3, 3
+        elif domain == "index":
+            raise ValueError("index data must be explicit")
+        else:
+            lo, hi = -6, 6
+        if dtype == "uint8":
+            lo = max(lo, 0)
+            hi = max(hi, 12) if domain == "normal" else hi
+        return [int(x) for x in rng.integers(lo, hi + 1, n)]
+    # floating
+    if domain == "positive":
+        x = rng.uniform(0.1, 4.0, n)
+    elif domain == "pow_exp":
+        x = rng.uniform(-2.5, 2.5, n)
+        x[::3] = np.round(x[::3])  # some integral exponents (negative bases stay real)
+    elif domain == "pow_base":
+        x = rng.uniform(-3.0, 3.0, n)
+    elif domain == "special":
+        base = [0.0, -0.0, 1.0, -1.5, float("nan"), float("inf"), float("-inf"), 2.25, -3.0, 0.5]
+        x = np.array([base[i % len(base)] for i in range(n)])
+    elif domain == "dyadic":  # short JSON for the big (multi-threaded) cases
+        x = np.round(rng.normal(0.0, 1.5, n) * 8.0) / 8.0
+    elif domain == "large":
+        x = rng.normal(0.0, 1.0, n) * 30.0 + 1000.0
+    else:
+        x = rng.normal(0.0, 1.5, n)
+    x = np.round(x, 4) if domain not in ("special", "dyadic") else x
+    return [float(v) for v in x]
+
+
+def scalar_py(s):
+    """PyTorch mapping of a double scalar: integral -> Python int, else Python float."""
+    if isinstance(s, float) and math.isfinite(s) and s == int(s):
+        return int(s)
+    return s
+
+
+def half_fallback(fn, args):
+    """Runs fn; if the PyTorch CPU build has no Half kernel, computes in float32 and
+    rounds the float32 result to float16 (as PyTorch's CUDA and newer CPU kernels do)."""
+    try:
+        return fn(*args), None
+    except (RuntimeError, NotImplementedError) as e:
+        if "for 'Half'" not in str(e):
+            raise
+    up = [a.float() if isinstance(a, torch.Tensor) and a.dtype == torch.float16 else a
+          for a in args]
+    r = fn(*up)
+
+    def down(x):
+        return x.to(torch.float16) if x.dtype == torch.float32 else x
+    if isinstance(r, (list, tuple)):
+        r = type(r)(down(x) for x in r)
+    else:
+        r = down(r)
+    return r, "float16 computed in float32 and rounded (PyTorch CPU build has no Half kernel)"
+
+
+def classify(e):
+    m = str(e)
+    if "must match the size of tensor" in m or "doesn't match the broadcast shape" in m:
+        return "DT_ERR_SHAPE_MISMATCH"
+    if "can't be cast to the desired output type" in m:
+        return "DT_ERR_DTYPE_MISMATCH"
+    if "Dimension out of range" in m or "appears multiple times" in m:
+        return "DT_ERR_INVALID_ARGUMENT"
+    if "index out of range" in m or "out of bounds" in m:
+        return "DT_ERR_INVALID_ARGUMENT"
+    if ("with a bool tensor is not supported" in m or "on a bool tensor is not supported" in m
+            or "with two bool tensors is not supported" in m):
+        return "DT_ERR_DTYPE_MISMATCH"
+    if "could not infer output dtype" in m:
+        return "DT_ERR_DTYPE_MISMATCH"
+    if "to have non-zero size" in m or "input.numel() == 0" in m:
+        return "DT_ERR_SHAPE_MISMATCH"  # max/min/argmax/argmin of an empty extent
+    if ("not implemented for '" in m or "Boolean inputs not supported" in m
+            or "expected scalar type" in m or "Found dtype" in m
+            or "expected condition to be a boolean" in m or "Expected dtype int32 or int64" in m):
+        return "DT_ERR_DTYPE_MISMATCH"
+    if ("shapes cannot be multiplied" in m or "Sizes of tensors must match" in m
+            or "stack expects each tensor to be equal size" in m or "The expanded size" in m
+            or "is invalid for input of size" in m or "view size is not compatible" in m):
+        return "DT_ERR_SHAPE_MISMATCH"
+    if "chunk expects `chunks` to be greater than 0" in m:
+        return "DT_ERR_INVALID_ARGUMENT"
+    return None
+
+
+def expected_of(t, strides=False):
+    d = {"dtype": NAMES[t.dtype], "shape": list(t.shape), "values": values_of(t)}
+    if strides:
+        d["strides"] = list(t.stride())
+    return d
+
+
+def case(cid, op, inputs, fn, params=None, strides=False, atol_from=None, inplace=False,
+         multi=False, note=None, same_handle=None):
+    """Adds a case. fn(*tensors) returns the torch result (tensor, or list when multi)."""
+    if op.endswith("_") and cid.startswith(op):
+        cid = op[:-1] + "_inplace" + cid[len(op):]  # keep in-place ids apart
+    cid = sanitize(cid)
+    base = cid
+    k = 2
+    while cid in IDS:
+        cid = f"{base}_{k}"
+        k += 1
+    IDS.add(cid)
+    rng = rng_for(cid)
+    for i in inputs:
+        i.realise(rng)
+    c = {"id": cid, "op": op, "inputs": [i.spec() for i in inputs], "params": params or {}}
+    ts = [i.tensor() for i in inputs]
+    try:
+        # in-place fns return self after the update (the view after its view steps)
+        r, fnote = half_fallback(fn, ts)
+        note = note or fnote
+        if multi:
+            c["expected_list"] = [expected_of(x, strides=True) for x in r]
+        else:
+            c["expected"] = expected_of(r, strides)
+            if same_handle is not None:
+                c["expected"]["same_handle"] = same_handle
+        if atol_from is not None:
+            n = atol_from(ts, r)
+            if n > 1:
+                c["atol_scale"] = math.sqrt(n)
+    except (RuntimeError, IndexError, ValueError, TypeError) as e:
+        c["error"] = True
+        c["torch_error"] = str(e).split("\n")[0][:160]
+        code = classify(e)
+        if code:
+            c["expect_status"] = code
+    if note:
+        c["note"] = note
+    CASES.append(c)
+    return c
+
+
+def red_n(ts, r):
+    a = ts[0]
+    return a.numel() // max(r.numel(), 1) if a.numel() else 0
+
+
+# ----------------------------------------------------------------------------- unary
+
+UNARY = {
+    "dt_neg": torch.neg, "dt_abs": torch.abs, "dt_exp": torch.exp, "dt_log": torch.log,
+    "dt_sqrt": torch.sqrt, "dt_rsqrt": torch.rsqrt, "dt_sin": torch.sin, "dt_cos": torch.cos,
+    "dt_relu": torch.relu, "dt_sigmoid": torch.sigmoid, "dt_tanh": torch.tanh,
+    "dt_gelu": lambda x: F.gelu(x), "dt_silu": F.silu,
+}
+
+
+def gen_unary():
+    for op, fn in UNARY.items():
+        for dt in ALL:
+            case(f"{op}_{dt}_2x3", op, [In(dt, [2, 3])], fn)
+            case(f"{op}_{dt}_0d", op, [In(dt, [])], fn)
+        for dt in FLOATS:
+            case(f"{op}_{dt}_special", op, [In(dt, [10], domain="special")], fn)
+            case(f"{op}_{dt}_transposed", op, [In(dt, [3, 4], views=[["transpose", 0, 1]])], fn)
+        dt = "float32"
+        case(f"{op}_{dt}_narrow_expand", op,
+             [In(dt, [4, 1], views=[["narrow", 0, 1, 3], ["expand", [3, 5]]])], fn)
+        case(f"{op}_{dt}_permute3d", op, [In(dt, [2, 3, 4], views=[["permute", [2, 0, 1]]])], fn)
+        case(f"{op}_{dt}_empty0", op, [In(dt, [0])], fn)
+        case(f"{op}_{dt}_empty2x0x3", op, [In(dt, [2, 0, 3])], fn)
+        case(f"{op}_{dt}_large", op, [In(dt, [97])], fn)
+        if op in ("dt_exp", "dt_gelu", "dt_tanh"):
+            # more elements than the CPU backend's grain for costly ops: runs threaded
+            case(f"{op}_{dt}_threaded_transposed", op,
+                 [In(dt, [64, 72], domain="dyadic", views=[["transpose", 0, 1]])], fn)
+        case(f"{op}_int32_transposed", op, [In("int32", [3, 4], views=[["transpose", 0, 1]])], fn)
+        case(f"{op}_int64_empty", op, [In("int64", [0, 2])], fn)
+        case(f"{op}_uint8_positive", op, [In("uint8", [6], domain="positive")], fn)
+
+
+# ----------------------------------------------------------------------------- binary
+
+BINARY = {
+    "dt_add": torch.add, "dt_sub": torch.sub, "dt_mul": torch.mul, "dt_div": torch.div,
+    "dt_pow": torch.pow, "dt_maximum": torch.maximum, "dt_minimum": torch.minimum,
+}
+CMP = {"dt_eq": torch.eq, "dt_ne": torch.ne, "dt_lt": torch.lt, "dt_le": torch.le,
+       "dt_gt": torch.gt, "dt_ge": torch.ge}
+
+
+def bdom(op, which):
+    if op == "dt_pow":
+        return "pow_base" if which == 0 else "pow_exp"
+    return "normal"
+
+
+def gen_binary():
+    for op, fn in BINARY.items():
+        # every dtype, same dtype on both sides
+        for dt in ALL:
+            case(f"{op}_{dt}_{dt}_2x3", op, [In(dt, [2, 3], domain=bdom(op, 0)),
+                                            In(dt, [2, 3], domain=bdom(op, 1))], fn)
+        # broadcasting, 0-d, empty, non-contiguous
+        for dt in ["float32", "int32", "float64"]:
+            d0, d1 = bdom(op, 0), bdom(op, 1)
+            shapes = [([3, 1], [4], "bcast_3x1_4"), ([2, 3, 4], [3, 1], "bcast_2x3x4_3x1"),
+                      ([], [5], "bcast_0d_5"), ([5], [], "bcast_5_0d"), ([], [], "0d_0d"),
+                      ([0], [1], "empty0_1"), ([2, 0, 3], [3], "empty2x0x3_3"),
+                      ([2, 0, 3], [1, 0, 1], "empty_bcast"), ([1, 4], [3, 1], "bcast_1x4_3x1")]
+            for sa, sb, nm in shapes:
+                case(f"{op}_{dt}_{nm}", op, [In(dt, sa, domain=d0), In(dt, sb, domain=d1)], fn)
+            case(f"{op}_{dt}_transposed", op,
+                 [In(dt, [4, 3], domain=d0, views=[["transpose", 0, 1]]), In(dt, [3, 4], domain=d1)], fn)
+            case(f"{op}_{dt}_both_noncontig", op,
+                 [In(dt, [3, 6], domain=d0, views=[["narrow", 1, 2, 3]]),
+                  In(dt, [3, 1, 2], domain=d1, views=[["expand", [3, 3, 2]], ["permute", [0, 2, 1]], ["narrow", 1, 1, 1]])], fn)
+            case(f"{op}_{dt}_expanded", op,
+                 [In(dt, [1, 3], domain=d0, views=[["expand", [4, 3]]]), In(dt, [4, 3], domain=d1)], fn)
+        case(f"{op}_float32_shape_mismatch", op, [In("float32", [2, 3]), In("float32", [4])], fn)
+        case(f"{op}_float32_shape_mismatch_3d", op, [In("float32", [2, 3, 4]), In("float32", [2, 4, 4])], fn)
+        case(f"{op}_float32_large", op, [In("float32", [129], domain=bdom(op, 0)),
+                                         In("float32", [129], domain=bdom(op, 1))], fn)
+        for dt in FLOATS:
+            case(f"{op}_{dt}_special", op, [In(dt, [10], domain="special"),
+                                           In(dt, [10], data=[1.0, 0.0, -0.0, float("nan"), 2.0, float("inf"), 1.0, 0.5, float("-inf"), -2.0])], fn)
+    # type promotion: every ordered pair of dtypes, 1-d with 1-d and 1-d with 0-d
+    for op in ["dt_add", "dt_mul", "dt_div", "dt_sub", "dt_maximum"]:
+        fn = BINARY[op]
+        for da in ALL:
+            for db in ALL:
+                if da == db:
+                    continue
+                case(f"{op}_promote_{da}_{db}", op, [In(da, [4]), In(db, [4])], fn)
+                if op in ("dt_add", "dt_mul"):
+                    case(f"{op}_promote_{da}_0d_{db}", op, [In(da, [3]), In(db, [])], fn)
+    fn = torch.pow
+    for da, db in [("int32", "float16"), ("float32", "int64"), ("int8", "uint8"), ("bool", "int32"),
+                   ("float16", "float32"), ("bfloat16", "float16"), ("int64", "float64")]:
+        case(f"dt_pow_promote_{da}_{db}", "dt_pow",
+             [In(da, [4], domain="pow_base"), In(db, [4], domain="pow_exp")], fn)
+    # specific semantics
+    case("dt_div_int32_by_zero", "dt_div", [In("int32", [4], data=[1, -1, 0, 5]), In("int32", [4], data=[0, 0, 0, 2])], torch.div)
+    case("dt_div_int64_int64_truediv", "dt_div", [In("int64", [4], data=[7, -7, 1, 9]), In("int64", [4], data=[2, 2, 3, -4])], torch.div)
+    case("dt_add_int8_overflow_wraps", "dt_add", [In("int8", [3], data=[100, -100, 127]), In("int8", [3], data=[100, -100, 1])], torch.add)
+    case("dt_mul_uint8_overflow_wraps", "dt_mul", [In("uint8", [3], data=[16, 200, 255]), In("uint8", [3], data=[16, 2, 255])], torch.mul)
+    case("dt_sub_uint8_underflow_wraps", "dt_sub", [In("uint8", [3], data=[0, 1, 5]), In("uint8", [3], data=[1, 5, 5])], torch.sub)
+    case("dt_add_bool_bool_is_or", "dt_add", [In("bool", [4], data=[0, 1, 0, 1]), In("bool", [4], data=[0, 0, 1, 1])], torch.add)
+    case("dt_pow_int8_overflow_wraps", "dt_pow", [In("int8", [4], data=[3, 2, -2, 5]), In("int8", [4], data=[5, 7, 7, 3])], torch.pow)
+    case("dt_pow_int64_negative_exponent", "dt_pow", [In("int64", [5], data=[2, 1, -1, -1, 0]), In("int64", [5], data=[-1, -3, -3, -2, 2])], torch.pow)
+    case("dt_pow_float32_zero_zero", "dt_pow", [In("float32", [3], data=[0.0, -2.0, 0.0]), In("float32", [3], data=[0.0, 0.5, -1.0])], torch.pow)
+    case("dt_maximum_float32_nan", "dt_maximum", [In("float32", [3], data=["nan", 1.0, 2.0]), In("float32", [3], data=[1.0, "nan", 3.0])], torch.maximum)
+    case("dt_minimum_float32_nan", "dt_minimum", [In("float32", [3], data=["nan", 1.0, 2.0]), In("float32", [3], data=[1.0, "nan", 3.0])], torch.minimum)
+    case("dt_sub_bool_bool", "dt_sub", [In("bool", [3]), In("bool", [3])], torch.sub)
+
+    # comparisons
+    for op, fn in CMP.items():
+        for dt in ALL:
+            case(f"{op}_{dt}_{dt}", op, [In(dt, [2, 4]), In(dt, [2, 4])], fn)
+        case(f"{op}_float32_special", op, [In("float32", [10], domain="special"),
+                                            In("float32", [10], data=[0.0, 0.0, 1.0, "nan", "nan", "inf", "-inf", 2.25, -3.0, 1.0])], fn)
+        for da, db in [("int32", "float32"), ("uint8", "int8"), ("bool", "int64"), ("float16", "bfloat16"), ("int64", "float64"), ("float16", "float32")]:
+            case(f"{op}_mixed_{da}_{db}", op, [In(da, [6]), In(db, [6])], fn)
+        case(f"{op}_float32_bcast", op, [In("float32", [3, 1]), In("float32", [4])], fn)
+        case(f"{op}_int32_0d_noncontig", op, [In("int32", [4, 3], views=[["transpose", 0, 1]]), In("int32", [])], fn)
+        case(f"{op}_float32_empty", op, [In("float32", [2, 0]), In("float32", [1])], fn)
+        case(f"{op}_shape_mismatch", op, [In("float32", [3]), In("float32", [4])], fn)
+        # equal values to exercise eq/le/ge on ties
+        case(f"{op}_int16_ties", op, [In("int16", [5], data=[1, 2, 3, -4, 0]), In("int16", [5], data=[1, 3, 2, -4, 0])], fn)
+
+    # where
+    for dt in ALL:
+        case(f"dt_where_{dt}", "dt_where", [In("bool", [2, 3]), In(dt, [2, 3]), In(dt, [2, 3])], torch.where)
+    case("dt_where_bcast", "dt_where", [In("bool", [3, 1]), In("float32", [4]), In("float32", [])], torch.where)
+    case("dt_where_bcast3", "dt_where", [In("bool", [2, 1, 4]), In("float32", [3, 1]), In("float32", [1, 4])], torch.where)
+    case("dt_where_noncontig", "dt_where", [In("bool", [4, 3], views=[["transpose", 0, 1]]),
+                                           In("float64", [3, 8], views=[["narrow", 1, 2, 4]]),
+                                           In("float64", [1, 4], views=[["expand", [3, 4]]])], torch.where)
+    for da, db in [("int64", "float16"), ("int32", "float32"), ("uint8", "int8"), ("bool", "int32"), ("float32", "float64")]:
+        case(f"dt_where_promote_{da}_{db}", "dt_where", [In("bool", [5]), In(da, [5]), In(db, [5])], torch.where)
+    case("dt_where_empty", "dt_where", [In("bool", [0]), In("float32", [0]), In("float32", [1])], torch.where)
+    case("dt_where_0d", "dt_where", [In("bool", []), In("int32", []), In("int32", [])], torch.where)
+    case("dt_where_float_cond", "dt_where", [In("float32", [3]), In("float32", [3]), In("float32", [3])], torch.where)
+    case("dt_where_shape_mismatch", "dt_where", [In("bool", [3]), In("float32", [4]), In("float32", [3])], torch.where)
+
+
+# ----------------------------------------------------------------------------- scalar ops
+
+def scalar_minmax(fn, a, s):
+    rt = torch.result_type(a, s)
+    return fn(a.to(rt), torch.tensor(s, dtype=rt))
+
+
+SCALAR = {
+    "dt_add_scalar": torch.add, "dt_sub_scalar": torch.sub, "dt_mul_scalar": torch.mul,
+    "dt_div_scalar": torch.div, "dt_pow_scalar": torch.pow,
+    # torch.maximum takes no Python scalar: promote as the Python scalar would
+    # (torch.result_type), then compare in that dtype
+    "dt_maximum_scalar": lambda a, s: scalar_minmax(torch.maximum, a, s),
+    "dt_minimum_scalar": lambda a, s: scalar_minmax(torch.minimum, a, s),
+    "dt_eq_scalar": torch.eq, "dt_ne_scalar": torch.ne, "dt_lt_scalar": torch.lt,
+    "dt_le_scalar": torch.le, "dt_gt_scalar": torch.gt, "dt_ge_scalar": torch.ge,
+}
+
+
+def scalar_case(cid, op, inp, s, fn, **kw):
+    sp = scalar_py(s)
+    return case(cid, op, [inp], lambda a: fn(a, sp), params={"scalar": enc(s, torch.float64)}, **kw)
+
+
+def fmt_s(s):
+    return str(s).replace("-", "m").replace(".", "p")
+
+
+def gen_scalar():
+    for op, fn in SCALAR.items():
+        if op == "dt_pow_scalar":
+            scalars = [2.0, 0.5, 3.0, -1.0, 0.0]
+        elif op.startswith("dt_div"):
+            scalars = [2.0, 2.5, -4.0]
+        else:
+            scalars = [2.0, 2.5, -3.0]
+        for dt in ALL:
+            for s in scalars:
+                if dt == "uint8" and s < 0 and ("maximum" in op or "minimum" in op or "div" in op or "pow" in op):
+                    continue
+                dom = "pow_base" if op == "dt_pow_scalar" else "normal"
+                scalar_case(f"{op}_{dt}_s{fmt_s(s)}", op, In(dt, [2, 3], domain=dom), s, fn)
+        scalar_case(f"{op}_float32_0d", op, In("float32", []), 1.5, fn)
+        scalar_case(f"{op}_int32_0d", op, In("int32", []), 2.0, fn)
+        scalar_case(f"{op}_float32_empty", op, In("float32", [2, 0, 3]), 2.0, fn)
+        scalar_case(f"{op}_float32_noncontig", op, In("float32", [3, 4], views=[["transpose", 0, 1]]), 0.75, fn)
+        scalar_case(f"{op}_int64_noncontig", op, In("int64", [1, 4], views=[["expand", [3, 4]]]), 3.0, fn)
+        scalar_case(f"{op}_float32_special", op, In("float32", [10], domain="special"), 2.0, fn)
+        scalar_case(f"{op}_float32_nan_scalar", op, In("float32", [3]), float("nan"), fn)
+        scalar_case(f"{op}_float16_large_scalar", op, In("float16", [4], data=[1.0, 2.0, -3.0, 0.5]), 1e6, fn) if not op.startswith("dt_pow") else None
+        scalar_case(f"{op}_bfloat16_frac", op, In("bfloat16", [4]), 0.1, fn)
+    scalar_case("dt_div_scalar_int32_by_zero", "dt_div_scalar", In("int32", [3], data=[1, 0, -2]), 0.0, torch.div)
+    scalar_case("dt_div_scalar_float32_by_zero", "dt_div_scalar", In("float32", [3], data=[1.0, 0.0, -2.0]), 0.0, torch.div)
+    scalar_case("dt_add_scalar_uint8_negative_wraps", "dt_add_scalar", In("uint8", [3], data=[0, 2, 255]), -1.0, torch.add)
+    scalar_case("dt_mul_scalar_int8_overflow", "dt_mul_scalar", In("int8", [3], data=[100, -100, 3]), 2.0, torch.mul)
+    scalar_case("dt_pow_scalar_int32_neg_exp", "dt_pow_scalar", In("int32", [3], data=[2, 1, -1]), -2.0, torch.pow)
+    scalar_case("dt_pow_scalar_float32_frac_neg_base", "dt_pow_scalar", In("float32", [3], data=[-2.0, 4.0, 0.0]), 0.5, torch.pow)
+    scalar_case("dt_pow_scalar_int8_overflow", "dt_pow_scalar", In("int8", [3], data=[3, 2, -2]), 5.0, torch.pow)
+    scalar_case("dt_eq_scalar_int32_frac", "dt_eq_scalar", In("int32", [3], data=[2, 3, -2]), 2.5, torch.eq)
+    scalar_case("dt_lt_scalar_int8_frac", "dt_lt_scalar", In("int8", [3], data=[2, 3, -2]), 2.5, torch.lt)
+    scalar_case("dt_eq_scalar_float32_large_int", "dt_eq_scalar", In("float64", [2], data=[9007199254740992.0, 1.0]), 9007199254740992.0, torch.eq)
+
+
+# ----------------------------------------------------------------------------- in place
+
+INPLACE = {"dt_add_": "add_", "dt_sub_": "sub_", "dt_mul_": "mul_", "dt_div_": "div_", "dt_pow_": "pow_"}
+
+
+def ip(method):
+    def f(self_t, other):
+        getattr(self_t, method)(other)
+        return self_t
+    return f
+
+
+def ips(method, s):
+    sp = scalar_py(s)
+
+    def f(self_t):
+        getattr(self_t, method)(sp)
+        return self_t
+    return f
+
+
+def gen_inplace():
+    for op, m in INPLACE.items():
+        dom0 = "pow_base" if m == "pow_" else "normal"
+        dom1 = "pow_exp" if m == "pow_" else "normal"
+        for dt in ALL:
+            case(f"{op}_{dt}_{dt}", op, [In(dt, [2, 3], domain=dom0), In(dt, [2, 3], domain=dom1)], ip(m), inplace=True)
+        case(f"{op}_float32_bcast", op, [In("float32", [2, 3], domain=dom0), In("float32", [3], domain=dom1)], ip(m), inplace=True)
+        case(f"{op}_float32_bcast_0d", op, [In("float32", [2, 3], domain=dom0), In("float32", [], domain=dom1)], ip(m), inplace=True)
+        case(f"{op}_float32_self_transposed", op, [In("float32", [3, 4], domain=dom0, views=[["transpose", 0, 1]]), In("float32", [4, 3], domain=dom1)], ip(m), inplace=True)
+        case(f"{op}_float64_self_narrowed", op, [In("float64", [4, 5], domain=dom0, views=[["narrow", 1, 1, 3]]), In("float64", [4, 1], domain=dom1, views=[["expand", [4, 3]]])], ip(m), inplace=True)
+        case(f"{op}_float32_empty", op, [In("float32", [2, 0]), In("float32", [1])], ip(m), inplace=True)
+        case(f"{op}_float32_0d", op, [In("float32", [], domain=dom0), In("float32", [], domain=dom1)], ip(m), inplace=True)
+        # promotion into self's dtype (allowed: same or lower category) and refused
+        for ds, do in [("float32", "int32"), ("float32", "float64"), ("float16", "float32"),
+                       ("int32", "int64"), ("int16", "bool"), ("int32", "float32"),
+                       ("int64", "float16"), ("bool", "int32"), ("uint8", "int8"), ("bfloat16", "float16")]:
+            case(f"{op}_promote_{ds}_{do}", op, [In(ds, [4], domain=dom0), In(do, [4], domain=dom1)], ip(m), inplace=True)
+        case(f"{op}_self_shape_too_small", op, [In("float32", [3]), In("float32", [2, 3])], ip(m), inplace=True)
+        case(f"{op}_shape_mismatch", op, [In("float32", [3]), In("float32", [4])], ip(m), inplace=True)
+    for op_base, m in INPLACE.items():
+        op = op_base + "scalar_"
+        dom = "pow_base" if m == "pow_" else "normal"
+        for dt in ALL:
+            for s in ([2.0, 0.5] if m == "pow_" else [2.0, 2.5]):
+                case(f"{op}_{dt}_s{fmt_s(s)}", op, [In(dt, [2, 3], domain=dom)], ips(m, s), params={"scalar": enc(s, torch.float64)}, inplace=True)
+        case(f"{op}_float32_transposed", op, [In("float32", [3, 4], domain=dom, views=[["transpose", 0, 1]])], ips(m, 3.0), params={"scalar": 3.0}, inplace=True)
+        case(f"{op}_float32_0d", op, [In("float32", [], domain=dom)], ips(m, -1.5), params={"scalar": -1.5}, inplace=True)
+        case(f"{op}_int64_empty", op, [In("int64", [0, 3])], ips(m, 2.0), params={"scalar": 2.0}, inplace=True)
+
+
+# ----------------------------------------------------------------------------- reductions
+
+def torch_red(name, dims, keepdim):
+    def f(a):
+        if name in ("dt_argmax", "dt_argmin"):
+            fn = torch.argmax if name == "dt_argmax" else torch.argmin
+            if len(dims) == 0:
+                return fn(a, dim=None, keepdim=bool(keepdim))
+            return fn(a, dim=dims[0], keepdim=bool(keepdim))
+        fn = {"dt_sum": torch.sum, "dt_mean": torch.mean, "dt_max": torch.amax,
+              "dt_min": torch.amin}[name]
+        if len(dims) == 0:
+            if name in ("dt_max", "dt_min"):
+                return fn(a, dim=list(range(a.dim())), keepdim=bool(keepdim)) if a.dim() else fn(a, dim=[], keepdim=bool(keepdim))
+            return fn(a, dim=list(range(a.dim())), keepdim=bool(keepdim)) if a.dim() else fn(a)
+        return fn(a, dim=dims, keepdim=bool(keepdim))
+    return f
+
+
+REDS = ["dt_sum", "dt_mean", "dt_max", "dt_min", "dt_argmax", "dt_argmin"]
+
+
+def red_case(cid, op, inp, dims, keepdim, **kw):
+    return case(cid, op, [inp], torch_red(op, dims, keepdim),
+                params={"dims": dims, "keepdim": keepdim}, atol_from=red_n, **kw)
+
+
+def gen_reductions():
+    for op in REDS:
+        single = op in ("dt_argmax", "dt_argmin")
+        for dt in ALL:
+            red_case(f"{op}_{dt}_all", op, In(dt, [3, 4]), [], 0)
+            red_case(f"{op}_{dt}_dim1", op, In(dt, [3, 4]), [1], 0)
+            red_case(f"{op}_{dt}_0d", op, In(dt, []), [], 0)
+        for dt in ["float32", "int32", "float64", "bfloat16", "float16"]:
+            red_case(f"{op}_{dt}_dim0_keep", op, In(dt, [2, 3, 4]), [0], 1)
+            red_case(f"{op}_{dt}_dimm1", op, In(dt, [2, 3, 4]), [-1], 0)
+            if not single:
+                red_case(f"{op}_{dt}_dims0_2", op, In(dt, [2, 3, 4]), [0, 2], 0)
+                red_case(f"{op}_{dt}_dims2_0_keep", op, In(dt, [2, 3, 4]), [2, 0], 1)
+                red_case(f"{op}_{dt}_all_keep", op, In(dt, [2, 3, 4]), [], 1)
+            else:
+                red_case(f"{op}_{dt}_all_keep", op, In(dt, [2, 3, 4]), [], 1)
+            red_case(f"{op}_{dt}_transposed_dim0", op, In(dt, [4, 5], views=[["transpose", 0, 1]]), [0], 0)
+            red_case(f"{op}_{dt}_permuted_all", op, In(dt, [2, 3, 4], views=[["permute", [1, 2, 0]]]), [], 0)
+            red_case(f"{op}_{dt}_expanded_dim1", op, In(dt, [3, 1], views=[["expand", [3, 5]]]), [1], 0)
+            red_case(f"{op}_{dt}_narrowed_dim1", op, In(dt, [3, 7], views=[["narrow", 1, 2, 4]]), [1], 1)
+        dt = "float32"
+        red_case(f"{op}_{dt}_0d_dim0", op, In(dt, []), [0], 0)
+        red_case(f"{op}_{dt}_0d_dimm1_keep", op, In(dt, []), [-1], 1)
+        red_case(f"{op}_{dt}_empty_all", op, In(dt, [0]), [], 0)
+        red_case(f"{op}_{dt}_empty_2x0x3_dim1", op, In(dt, [2, 0, 3]), [1], 0)
+        red_case(f"{op}_{dt}_empty_2x0x3_dim0", op, In(dt, [2, 0, 3]), [0], 0)
+        red_case(f"{op}_{dt}_empty_2x0x3_dim2_keep", op, In(dt, [2, 0, 3]), [2], 1)
+        red_case(f"{op}_{dt}_large_all", op, In(dt, [64, 33]), [], 0)
+        red_case(f"{op}_{dt}_large_dim0", op, In(dt, [257, 3]), [0], 0)
+        red_case(f"{op}_float64_large_dim1", op, In("float64", [3, 1000]), [1], 0)
+        red_case(f"{op}_{dt}_special", op, In(dt, [2, 5], domain="special"), [1], 0)
+        red_case(f"{op}_{dt}_dim_out_of_range", op, In(dt, [2, 3]), [2], 0)
+        red_case(f"{op}_int32_ties", op, In("int32", [2, 4], data=[3, 1, 3, 1, -2, -2, 5, 5]), [1], 0)
+        red_case(f"{op}_int64_ties_all", op, In("int64", [2, 3], data=[0, 7, 7, -1, 7, -1]), [], 0)
+        if not single:
+            red_case(f"{op}_{dt}_dim_repeated", op, In(dt, [2, 3]), [0, 0], 0)
+            red_case(f"{op}_{dt}_dim_repeated_neg", op, In(dt, [2, 3]), [1, -1], 0)
+        red_case(f"{op}_float32_nan", op, In(dt, [2, 3], data=[1.0, "nan", 3.0, -1.0, 5.0, 2.0]), [1], 0)
+        red_case(f"{op}_float32_inf", op, In(dt, [2, 3], data=["inf", 1.0, 3.0, "-inf", "-inf", 2.0]), [1], 0)
+    red_case("dt_sum_float16_accumulates", "dt_sum", In("float16", [300], data=[1.0] * 300), [], 0)
+    red_case("dt_sum_uint8_to_int64", "dt_sum", In("uint8", [300], data=[255] * 300), [], 0)
+    red_case("dt_sum_bool_to_int64", "dt_sum", In("bool", [5, 3]), [0], 0)
+    red_case("dt_mean_bfloat16_large", "dt_mean", In("bfloat16", [512]), [], 0)
+
+
+# ----------------------------------------------------------------------------- softmax
+
+def gen_softmax():
+    for op, fn in [("dt_softmax", torch.softmax), ("dt_log_softmax", torch.log_softmax)]:
+        for dt in ALL:
+            case(f"{op}_{dt}_dimm1", op, [In(dt, [3, 5])], lambda a, fn=fn: fn(a, -1), params={"dim": -1}, atol_from=lambda ts, r: 5)
+        for dt in FLOATS:
+            case(f"{op}_{dt}_dim0", op, [In(dt, [3, 5])], lambda a, fn=fn: fn(a, 0), params={"dim": 0}, atol_from=lambda ts, r: 3)
+            case(f"{op}_{dt}_large_values", op, [In(dt, [2, 6], domain="large")], lambda a, fn=fn: fn(a, 1), params={"dim": 1}, atol_from=lambda ts, r: 6)
+            case(f"{op}_{dt}_transposed", op, [In(dt, [5, 3], views=[["transpose", 0, 1]])], lambda a, fn=fn: fn(a, 1), params={"dim": 1}, atol_from=lambda ts, r: 5)
+        dt = "float32"
+        case(f"{op}_{dt}_3d_dim1", op, [In(dt, [2, 4, 3])], lambda a, fn=fn: fn(a, 1), params={"dim": 1}, atol_from=lambda ts, r: 4)
+        case(f"{op}_{dt}_expanded", op, [In(dt, [1, 4], views=[["expand", [3, 4]]])], lambda a, fn=fn: fn(a, 0), params={"dim": 0}, atol_from=lambda ts, r: 3)
+        case(f"{op}_{dt}_0d", op, [In(dt, [])], lambda a, fn=fn: fn(a, 0), params={"dim": 0})
+        case(f"{op}_{dt}_empty", op, [In(dt, [0])], lambda a, fn=fn: fn(a, 0), params={"dim": 0})
+        case(f"{op}_{dt}_empty_2x0", op, [In(dt, [2, 0])], lambda a, fn=fn: fn(a, 0), params={"dim": 0})
+        case(f"{op}_{dt}_neg_inf", op, [In(dt, [2, 3], data=["-inf", 1.0, 2.0, "-inf", 0.0, "-inf"])], lambda a, fn=fn: fn(a, 1), params={"dim": 1}, atol_from=lambda ts, r: 3)
+        case(f"{op}_{dt}_all_neg_inf_row", op, [In(dt, [2, 2], data=["-inf", "-inf", 0.0, 1.0])], lambda a, fn=fn: fn(a, 1), params={"dim": 1})
+        case(f"{op}_{dt}_nan", op, [In(dt, [2, 3], data=["nan", 1.0, 2.0, 0.0, 1.0, 2.0])], lambda a, fn=fn: fn(a, 1), params={"dim": 1})
+        case(f"{op}_{dt}_long_row", op, [In(dt, [2, 300])], lambda a, fn=fn: fn(a, 1), params={"dim": 1}, atol_from=lambda ts, r: 300)
+        case(f"{op}_{dt}_dim_out_of_range", op, [In(dt, [2, 3])], lambda a, fn=fn: fn(a, 2), params={"dim": 2})
+        case(f"{op}_{dt}_threaded_rows", op, [In(dt, [80, 64], domain="dyadic")], lambda a, fn=fn: fn(a, 1), params={"dim": 1}, atol_from=lambda ts, r: 64)
+
+
+# ----------------------------------------------------------------------------- matmul
+
+def gen_matmul():
+    op = "dt_matmul"
+    k_of = lambda ts, r: ts[0].shape[-1] if ts[0].dim() > 0 else 1  # noqa: E731
+    for dt in ALL:
+        case(f"{op}_{dt}_2x3_3x4", op, [In(dt, [2, 3]), In(dt, [3, 4])], torch.matmul, atol_from=k_of)
+        case(f"{op}_{dt}_dot", op, [In(dt, [5]), In(dt, [5])], torch.matmul, atol_from=k_of)
+    shapes = [([4], [4], "1d_1d"), ([3, 4], [4], "2d_1d"), ([4], [4, 2], "1d_2d"),
+              ([2, 3, 4], [2, 4, 5], "batched"), ([2, 1, 3, 4], [3, 4, 2], "bcast_batch"),
+              ([2, 3, 4], [4], "3d_1d"), ([4], [2, 4, 3], "1d_3d"), ([2, 3, 4], [4, 5], "3d_2d"),
+              ([3, 4], [2, 4, 5], "2d_3d"), ([3, 0], [0, 4], "k0"), ([0, 3], [3, 4], "m0"),
+              ([2, 0, 3], [3, 2], "batch_m0"), ([0], [0], "dot_empty"), ([1, 1], [1, 1], "1x1"),
+              ([17, 33], [33, 9], "odd"), ([64, 96], [96, 48], "bigger")]
+    for dt in ["float32", "float64", "int64", "bfloat16", "float16"]:
+        for sa, sb, nm in shapes:
+            if dt != "float32" and nm in ("bigger",):
+                continue
+            case(f"{op}_{dt}_{nm}", op, [In(dt, sa), In(dt, sb)], torch.matmul, atol_from=k_of)
+        case(f"{op}_{dt}_a_transposed", op, [In(dt, [4, 3], views=[["transpose", 0, 1]]), In(dt, [4, 5])], torch.matmul, atol_from=k_of)
+        case(f"{op}_{dt}_b_transposed", op, [In(dt, [3, 4]), In(dt, [5, 4], views=[["transpose", 0, 1]])], torch.matmul, atol_from=k_of)
+        case(f"{op}_{dt}_narrowed", op, [In(dt, [3, 9], views=[["narrow", 1, 2, 4]]), In(dt, [6, 5], views=[["narrow", 0, 1, 4]])], torch.matmul, atol_from=k_of)
+        case(f"{op}_{dt}_expanded_batch", op, [In(dt, [1, 3, 4], views=[["expand", [2, 3, 4]]]), In(dt, [2, 4, 2], views=[["permute", [0, 1, 2]]])], torch.matmul, atol_from=k_of)
+        case(f"{op}_{dt}_permuted_batch", op, [In(dt, [3, 2, 4], views=[["permute", [1, 0, 2]]]), In(dt, [2, 5, 4], views=[["transpose", 1, 2]])], torch.matmul, atol_from=k_of)
+    case(f"{op}_0d_error", op, [In("float32", []), In("float32", [3])], torch.matmul)
+    case(f"{op}_k_mismatch", op, [In("float32", [2, 3]), In("float32", [4, 2])], torch.matmul)
+    case(f"{op}_batch_mismatch", op, [In("float32", [2, 2, 3]), In("float32", [3, 3, 2])], torch.matmul)
+    case(f"{op}_dtype_mismatch_f32_f64", op, [In("float32", [2, 3]), In("float64", [3, 2])], torch.matmul)
+    case(f"{op}_dtype_mismatch_i32_f32", op, [In("int32", [2, 3]), In("float32", [3, 2])], torch.matmul)
+    case(f"{op}_float32_special", op, [In("float32", [2, 2], data=["nan", 1.0, 1.0, "inf"]), In("float32", [2, 2], data=[1.0, 0.0, 2.0, 1.0])], torch.matmul)
+
+
+# ----------------------------------------------------------------------------- casts
+
+def cast_values(src, dst):
+    """Values of src valid to cast to dst (no out-of-range float->int conversions)."""
+    if src == "bool":
+        return [0, 1, 1, 0, 1]
+    if src in INTS:
+        lo = {"int8": -128, "int16": -32768, "int32": -2**31, "int64": -2**53, "uint8": 0}[src]
+        hi = {"int8": 127, "int16": 32767, "int32": 2**31 - 1, "int64": 2**53, "uint8": 255}[src]
+        vals = [0, 1, -1, 7, -100, 100, 127, -128, 255]
+        if dst in ("int8", "int16", "int32", "int64", "uint8"):
+            # stay in the destination's range (wrapping casts have their own cases),
+            # except negative -> uint8, which is modular in C++ and PyTorch alike
+            dlo = {"int8": -128, "int16": -32768, "int32": -2**31, "int64": -2**63, "uint8": -128}[dst]
+            dhi = {"int8": 127, "int16": 32767, "int32": 2**31 - 1, "int64": 2**63 - 1, "uint8": 255}[dst]
+            vals = [v for v in vals if dlo <= v <= dhi]
+        if dst in ("float16", "bfloat16", "float32", "float64") and src in ("int32", "int64", "int16"):
+            vals += [2049, 30001] + ([16777217, -2**31 + 1] if src != "int16" else [])
+        return [v for v in vals if lo <= v <= hi]
+    # floating source
+    vals = [0.0, -0.0, 1.0, -2.75, 3.5, 0.3, 100.9, -127.9, 126.6, 0.999, -0.999, 1.0 / 3.0]
+    if dst == "uint8":
+        vals = [0.0, 1.0, 3.5, 0.3, 100.9, 254.9, 0.999, 1.0 / 3.0]
+    elif dst == "bool":
+        vals += ["nan", "inf", "-inf", 1e-30]
+    elif dst in FLOATS:
+        vals += ["nan", "inf", "-inf", 65504.0, 1.00390625, 1.0009765625, 3.0e-5, 1e-8]
+        if dst == "float16" and src in ("float32", "float64", "bfloat16"):
+            vals += [70000.0, -1e5]
+    elif dst in ("int16", "int32", "int64"):
+        vals += [30000.5, -30000.5]
+        if dst != "int16" and src in ("float32", "float64"):
+            vals += [1e9 + 0.5, -2e9]
+    return vals
+
+
+def gen_casts():
+    op = "dt_tensor_to"
+    for src in ALL:
+        for dst in ALL:
+            vals = cast_values(src, dst)
+            case(f"{op}_{src}_to_{dst}", op, [In(src, [len(vals)], data=vals)],
+                 lambda a, dst=dst: a.to(DTYPES[dst]), params={"dtype": dst},
+                 same_handle=(src == dst))
+    for src, dst in [("float32", "int32"), ("int64", "float16"), ("float64", "bfloat16"), ("bool", "float32"), ("uint8", "int64")]:
+        case(f"{op}_{src}_to_{dst}_transposed", op, [In(src, [3, 4], domain="positive", views=[["transpose", 0, 1]])],
+             lambda a, dst=dst: a.to(DTYPES[dst]), params={"dtype": dst})
+        case(f"{op}_{src}_to_{dst}_expanded", op, [In(src, [1, 3], domain="positive", views=[["expand", [2, 3]]])],
+             lambda a, dst=dst: a.to(DTYPES[dst]), params={"dtype": dst})
+        case(f"{op}_{src}_to_{dst}_empty", op, [In(src, [2, 0, 3])], lambda a, dst=dst: a.to(DTYPES[dst]), params={"dtype": dst})
+        case(f"{op}_{src}_to_{dst}_0d", op, [In(src, [], domain="positive")], lambda a, dst=dst: a.to(DTYPES[dst]), params={"dtype": dst})
+    # wrapping integer casts (modular, as two's complement)
+    for src, dst, vals in [("int32", "int8", [300, -300, 128, 255]), ("int64", "uint8", [-1, 256, 511, -256]),
+                           ("int16", "uint8", [1000, -1000, 0, 255]), ("int64", "int16", [70000, -70000, 32768, 5])]:
+        case(f"{op}_{src}_to_{dst}_wraps", op, [In(src, [len(vals)], data=vals)], lambda a, dst=dst: a.to(DTYPES[dst]), params={"dtype": dst})
+    # float -> float rounding (round to nearest even)
+    case(f"{op}_float64_to_float32_rounding", op, [In("float64", [4], data=[0.1, 1.0 + 2**-24, 1.0 + 3 * 2**-24, 3.4e38 * 1.0000001])],
+         lambda a: a.to(torch.float32), params={"dtype": "float32"})
+    case(f"{op}_float32_to_bfloat16_ties", op, [In("float32", [4], data=[1.00390625, 1.01171875, -1.00390625, 3.0e38])],
+         lambda a: a.to(torch.bfloat16), params={"dtype": "bfloat16"})
+    case(f"{op}_float32_to_float16_subnormal", op, [In("float32", [4], data=[6.0e-8, 1.0e-5, -3.0e-6, 65519.0])],
+         lambda a: a.to(torch.float16), params={"dtype": "float16"})
+
+
+# ----------------------------------------------------------------------------- views
+
+def gen_views():
+    def v(cid, op, inp, fn, params):
+        case(cid, op, [inp], fn, params=params, strides=True)
+
+    for dt in ["float32", "int64", "bool", "float16"]:
+        v(f"dt_transpose_{dt}_2x3x4_0_2", "dt_transpose", In(dt, [2, 3, 4]), lambda a: a.transpose(0, 2), {"dim0": 0, "dim1": 2})
+        v(f"dt_permute_{dt}_2x3x4", "dt_permute", In(dt, [2, 3, 4]), lambda a: a.permute(1, 2, 0), {"dims": [1, 2, 0]})
+        v(f"dt_reshape_{dt}_2x3x4_to_4x6", "dt_reshape", In(dt, [2, 3, 4]), lambda a: a.reshape(4, 6), {"shape": [4, 6]})
+        v(f"dt_narrow_{dt}_dim1", "dt_narrow", In(dt, [2, 5, 3]), lambda a: a.narrow(1, 1, 3), {"dim": 1, "start": 1, "length": 3})
+        v(f"dt_expand_{dt}_3x1", "dt_expand", In(dt, [3, 1]), lambda a: a.expand(2, 3, 4), {"shape": [2, 3, 4]})
+    F32 = "float32"
+    # transpose
+    v("dt_transpose_negative_dims", "dt_transpose", In(F32, [2, 3, 4]), lambda a: a.transpose(-1, -3), {"dim0": -1, "dim1": -3})
+    v("dt_transpose_same_dim", "dt_transpose", In(F32, [2, 3]), lambda a: a.transpose(1, 1), {"dim0": 1, "dim1": 1})
+    v("dt_transpose_of_narrowed", "dt_transpose", In(F32, [4, 6], views=[["narrow", 1, 1, 4]]), lambda a: a.transpose(0, 1), {"dim0": 0, "dim1": 1})
+    v("dt_transpose_0d", "dt_transpose", In(F32, []), lambda a: a.transpose(0, -1), {"dim0": 0, "dim1": -1})
+    v("dt_transpose_empty", "dt_transpose", In(F32, [2, 0, 3]), lambda a: a.transpose(0, 2), {"dim0": 0, "dim1": 2})
+    v("dt_transpose_out_of_range", "dt_transpose", In(F32, [2, 3]), lambda a: a.transpose(0, 2), {"dim0": 0, "dim1": 2})
+    # permute
+    v("dt_permute_negative", "dt_permute", In(F32, [2, 3, 4]), lambda a: a.permute(-1, 0, 1), {"dims": [-1, 0, 1]})
+    v("dt_permute_of_transposed", "dt_permute", In(F32, [2, 3, 4], views=[["transpose", 0, 1]]), lambda a: a.permute(2, 0, 1), {"dims": [2, 0, 1]})
+    v("dt_permute_0d", "dt_permute", In(F32, []), lambda a: torch.permute(a, ()), {"dims": []})
+    v("dt_permute_not_permutation", "dt_permute", In(F32, [2, 3, 4]), lambda a: a.permute(0, 0, 1), {"dims": [0, 0, 1]})
+    v("dt_permute_wrong_count", "dt_permute", In(F32, [2, 3, 4]), lambda a: a.permute(0, 1), {"dims": [0, 1]})
+    # reshape / view / flatten
+    v("dt_reshape_infer", "dt_reshape", In(F32, [2, 3, 4]), lambda a: a.reshape(-1, 4), {"shape": [-1, 4]})
+    v("dt_reshape_transposed_copies", "dt_reshape", In(F32, [3, 4], views=[["transpose", 0, 1]]), lambda a: a.reshape(12), {"shape": [12]})
+    v("dt_reshape_transposed_view_ok", "dt_reshape", In(F32, [3, 4, 2], views=[["transpose", 0, 1]]), lambda a: a.reshape(4, 3, 1, 2), {"shape": [4, 3, 1, 2]})
+    v("dt_reshape_expanded", "dt_reshape", In(F32, [1, 3], views=[["expand", [2, 3]]]), lambda a: a.reshape(3, 2), {"shape": [3, 2]})
+    v("dt_reshape_0d_to_1", "dt_reshape", In(F32, []), lambda a: a.reshape(1), {"shape": [1]})
+    v("dt_reshape_1x1_to_0d", "dt_reshape", In(F32, [1, 1]), lambda a: a.reshape([]), {"shape": []})
+    v("dt_reshape_empty", "dt_reshape", In(F32, [2, 0, 3]), lambda a: a.reshape(0, 6), {"shape": [0, 6]})
+    v("dt_reshape_empty_infer", "dt_reshape", In(F32, [2, 0, 3]), lambda a: a.reshape(-1, 3), {"shape": [-1, 3]})
+    v("dt_reshape_bad_numel", "dt_reshape", In(F32, [2, 3]), lambda a: a.reshape(4, 2), {"shape": [4, 2]})
+    v("dt_reshape_two_infer", "dt_reshape", In(F32, [2, 3]), lambda a: a.reshape(-1, -1), {"shape": [-1, -1]})
+    v("dt_view_contig", "dt_view", In(F32, [2, 3, 4]), lambda a: a.view(6, 4), {"shape": [6, 4]})
+    v("dt_view_narrowed_ok", "dt_view", In(F32, [4, 6], views=[["narrow", 0, 1, 2]]), lambda a: a.view(2, 2, 3), {"shape": [2, 2, 3]})
+    v("dt_view_transposed_fails", "dt_view", In(F32, [3, 4], views=[["transpose", 0, 1]]), lambda a: a.view(12), {"shape": [12]})
+    v("dt_view_transposed_split_ok", "dt_view", In(F32, [3, 4], views=[["transpose", 0, 1]]), lambda a: a.view(2, 2, 3), {"shape": [2, 2, 3]})
+    v("dt_flatten_all", "dt_flatten", In(F32, [2, 3, 4]), lambda a: a.flatten(0, -1), {"start_dim": 0, "end_dim": -1})
+    v("dt_flatten_middle", "dt_flatten", In(F32, [2, 3, 4, 2]), lambda a: a.flatten(1, 2), {"start_dim": 1, "end_dim": 2})
+    v("dt_flatten_transposed", "dt_flatten", In(F32, [3, 4], views=[["transpose", 0, 1]]), lambda a: a.flatten(0, 1), {"start_dim": 0, "end_dim": 1})
+    v("dt_flatten_0d", "dt_flatten", In(F32, []), lambda a: a.flatten(0, -1), {"start_dim": 0, "end_dim": -1})
+    # narrow
+    v("dt_narrow_negative_start", "dt_narrow", In(F32, [6, 2]), lambda a: a.narrow(0, -4, 2), {"dim": 0, "start": -4, "length": 2})
+    v("dt_narrow_zero_length", "dt_narrow", In(F32, [6, 2]), lambda a: a.narrow(0, 3, 0), {"dim": 0, "start": 3, "length": 0})
+    v("dt_narrow_at_end", "dt_narrow", In(F32, [6, 2]), lambda a: a.narrow(0, 6, 0), {"dim": 0, "start": 6, "length": 0})
+    v("dt_narrow_of_transposed", "dt_narrow", In(F32, [4, 5], views=[["transpose", 0, 1]]), lambda a: a.narrow(1, 1, 2), {"dim": 1, "start": 1, "length": 2})
+    v("dt_narrow_too_long", "dt_narrow", In(F32, [6, 2]), lambda a: a.narrow(0, 4, 3), {"dim": 0, "start": 4, "length": 3})
+    v("dt_narrow_bad_dim", "dt_narrow", In(F32, [6, 2]), lambda a: a.narrow(2, 0, 1), {"dim": 2, "start": 0, "length": 1})
+    # squeeze / unsqueeze
+    v("dt_squeeze_all", "dt_squeeze", In(F32, [1, 3, 1, 2]), lambda a: a.squeeze(), {"dims": []})
+    v("dt_squeeze_dim0", "dt_squeeze", In(F32, [1, 3, 1, 2]), lambda a: a.squeeze(0), {"dims": [0]})
+    v("dt_squeeze_non1_kept", "dt_squeeze", In(F32, [1, 3, 1, 2]), lambda a: a.squeeze(1), {"dims": [1]})
+    v("dt_squeeze_neg", "dt_squeeze", In(F32, [1, 3, 1, 2]), lambda a: a.squeeze(-2), {"dims": [-2]})
+    v("dt_squeeze_to_0d", "dt_squeeze", In(F32, [1, 1]), lambda a: a.squeeze(), {"dims": []})
+    v("dt_squeeze_0d", "dt_squeeze", In(F32, []), lambda a: a.squeeze(), {"dims": []})
+    v("dt_squeeze_empty", "dt_squeeze", In(F32, [1, 0, 1]), lambda a: a.squeeze(), {"dims": []})
+    v("dt_squeeze_out_of_range", "dt_squeeze", In(F32, [1, 3]), lambda a: a.squeeze(2), {"dims": [2]})
+    v("dt_unsqueeze_front", "dt_unsqueeze", In(F32, [3, 2]), lambda a: a.unsqueeze(0), {"dim": 0})
+    v("dt_unsqueeze_end", "dt_unsqueeze", In(F32, [3, 2]), lambda a: a.unsqueeze(2), {"dim": 2})
+    v("dt_unsqueeze_neg", "dt_unsqueeze", In(F32, [3, 2]), lambda a: a.unsqueeze(-1), {"dim": -1})
+    v("dt_unsqueeze_neg_front", "dt_unsqueeze", In(F32, [3, 2]), lambda a: a.unsqueeze(-3), {"dim": -3})
+    v("dt_unsqueeze_0d", "dt_unsqueeze", In(F32, []), lambda a: a.unsqueeze(0), {"dim": 0})
+    v("dt_unsqueeze_transposed_mid", "dt_unsqueeze", In(F32, [3, 2], views=[["transpose", 0, 1]]), lambda a: a.unsqueeze(1), {"dim": 1})
+    v("dt_unsqueeze_out_of_range", "dt_unsqueeze", In(F32, [3, 2]), lambda a: a.unsqueeze(3), {"dim": 3})
+    # expand
+    v("dt_expand_keep_minus1", "dt_expand", In(F32, [3, 1]), lambda a: a.expand(-1, 4), {"shape": [-1, 4]})
+    v("dt_expand_0d", "dt_expand", In(F32, []), lambda a: a.expand(3, 2), {"shape": [3, 2]})
+    v("dt_expand_to_empty", "dt_expand", In(F32, [1, 3]), lambda a: a.expand(0, 3), {"shape": [0, 3]})
+    v("dt_expand_same", "dt_expand", In(F32, [2, 3]), lambda a: a.expand(2, 3), {"shape": [2, 3]})
+    v("dt_expand_of_transposed", "dt_expand", In(F32, [1, 3], views=[["transpose", 0, 1]]), lambda a: a.expand(2, 3, 4), {"shape": [2, 3, 4]})
+    v("dt_expand_incompatible", "dt_expand", In(F32, [3, 2]), lambda a: a.expand(3, 4), {"shape": [3, 4]})
+    v("dt_expand_fewer_dims", "dt_expand", In(F32, [2, 3]), lambda a: a.expand(3), {"shape": [3]})
+    # contiguous
+    v("dt_contiguous_transposed", "dt_contiguous", In(F32, [3, 4], views=[["transpose", 0, 1]]), lambda a: a.contiguous(), {})
+    v("dt_contiguous_expanded", "dt_contiguous", In("int32", [1, 4], views=[["expand", [3, 4]]]), lambda a: a.contiguous(), {})
+    v("dt_contiguous_already", "dt_contiguous", In("float64", [3, 4]), lambda a: a.contiguous(), {})
+    v("dt_contiguous_permuted_bf16", "dt_contiguous", In("bfloat16", [2, 3, 4], views=[["permute", [2, 0, 1]]]), lambda a: a.contiguous(), {})
+
+
+# ----------------------------------------------------------------------------- joining
+
+def gen_join():
+    cat = lambda dim: (lambda *ts: torch.cat(list(ts), dim))  # noqa: E731
+    stack = lambda dim: (lambda *ts: torch.stack(list(ts), dim))  # noqa: E731
+    for dt in ALL:
+        case(f"dt_cat_{dt}_dim0", "dt_cat", [In(dt, [2, 3]), In(dt, [1, 3]), In(dt, [3, 3])], cat(0), params={"dim": 0})
+        case(f"dt_stack_{dt}_dim0", "dt_stack", [In(dt, [2, 3]), In(dt, [2, 3])], stack(0), params={"dim": 0})
+    F32 = "float32"
+    case("dt_cat_dim1", "dt_cat", [In(F32, [2, 3]), In(F32, [2, 1])], cat(1), params={"dim": 1})
+    case("dt_cat_dim_neg", "dt_cat", [In(F32, [2, 3, 2]), In(F32, [2, 3, 1])], cat(-1), params={"dim": -1})
+    case("dt_cat_single", "dt_cat", [In(F32, [2, 3])], cat(0), params={"dim": 0})
+    case("dt_cat_noncontig", "dt_cat", [In(F32, [3, 2], views=[["transpose", 0, 1]]), In(F32, [2, 1], views=[["expand", [2, 4]]]), In(F32, [2, 7], views=[["narrow", 1, 3, 2]])], cat(1), params={"dim": 1})
+    case("dt_cat_with_empty", "dt_cat", [In(F32, [2, 3]), In(F32, [2, 0]), In(F32, [2, 1])], cat(1), params={"dim": 1})
+    case("dt_cat_all_empty", "dt_cat", [In(F32, [0, 3]), In(F32, [0, 3])], cat(0), params={"dim": 0})
+    case("dt_cat_promote_int8_uint8", "dt_cat", [In("int8", [2]), In("uint8", [3])], cat(0), params={"dim": 0})
+    case("dt_cat_promote_int32_float16", "dt_cat", [In("int32", [2]), In("float16", [3])], cat(0), params={"dim": 0})
+    case("dt_cat_promote_bool_int64_float32", "dt_cat", [In("bool", [2]), In("int64", [1]), In("float32", [2])], cat(0), params={"dim": 0})
+    case("dt_cat_promote_bf16_f16", "dt_cat", [In("bfloat16", [2]), In("float16", [2])], cat(0), params={"dim": 0})
+    case("dt_cat_shape_mismatch", "dt_cat", [In(F32, [2, 3]), In(F32, [2, 4])], cat(0), params={"dim": 0})
+    case("dt_cat_ndim_mismatch", "dt_cat", [In(F32, [2, 3]), In(F32, [3])], cat(0), params={"dim": 0})
+    case("dt_cat_0d", "dt_cat", [In(F32, []), In(F32, [])], cat(0), params={"dim": 0})
+    case("dt_cat_dim_out_of_range", "dt_cat", [In(F32, [2, 3]), In(F32, [2, 3])], cat(2), params={"dim": 2})
+    case("dt_stack_dim1", "dt_stack", [In(F32, [2, 3]), In(F32, [2, 3]), In(F32, [2, 3])], stack(1), params={"dim": 1})
+    case("dt_stack_dim_last", "dt_stack", [In(F32, [2, 3]), In(F32, [2, 3])], stack(2), params={"dim": 2})
+    case("dt_stack_dim_neg", "dt_stack", [In(F32, [2, 3]), In(F32, [2, 3])], stack(-1), params={"dim": -1})
+    case("dt_stack_0d", "dt_stack", [In(F32, []), In(F32, []), In(F32, [])], stack(0), params={"dim": 0})
+    case("dt_stack_empty", "dt_stack", [In(F32, [0, 2]), In(F32, [0, 2])], stack(1), params={"dim": 1})
+    case("dt_stack_noncontig", "dt_stack", [In(F32, [3, 2], views=[["transpose", 0, 1]]), In(F32, [1, 3], views=[["expand", [2, 3]]])], stack(0), params={"dim": 0})
+    case("dt_stack_promote_int16_float64", "dt_stack", [In("int16", [3]), In("float64", [3])], stack(0), params={"dim": 0})
+    case("dt_stack_shape_mismatch", "dt_stack", [In(F32, [2, 3]), In(F32, [3, 2])], stack(0), params={"dim": 0})
+    case("dt_stack_dim_out_of_range", "dt_stack", [In(F32, [2, 3]), In(F32, [2, 3])], stack(3), params={"dim": 3})
+
+    # chunk / split
+    def ch(cid, inp, chunks, dim):
+        case(cid, "dt_chunk", [inp], lambda a: list(torch.chunk(a, chunks, dim)), params={"chunks": chunks, "dim": dim}, multi=True)
+
+    def sp(cid, inp, size, dim):
+        case(cid, "dt_split", [inp], lambda a: list(torch.split(a, size, dim)), params={"split_size": size, "dim": dim}, multi=True)
+    ch("dt_chunk_5_by_3", In(F32, [5]), 3, 0)
+    ch("dt_chunk_6_by_4", In(F32, [6]), 4, 0)
+    ch("dt_chunk_6_by_3", In("int32", [6]), 3, 0)
+    ch("dt_chunk_more_than_size", In(F32, [2, 3]), 5, 1)
+    ch("dt_chunk_one", In(F32, [2, 3]), 1, 0)
+    ch("dt_chunk_2d_dim0", In("float64", [7, 2]), 3, 0)
+    ch("dt_chunk_2d_dim_neg", In(F32, [2, 7]), 2, -1)
+    ch("dt_chunk_transposed", In(F32, [5, 4], views=[["transpose", 0, 1]]), 2, 1)
+    ch("dt_chunk_expanded", In("bool", [1, 4], views=[["expand", [3, 4]]]), 2, 0)
+    ch("dt_chunk_empty_other_dim", In(F32, [4, 0]), 2, 0)
+    ch("dt_chunk_empty_dim", In(F32, [2, 0]), 3, 1)
+    ch("dt_chunk_bad_dim", In(F32, [2, 3]), 2, 2)
+    ch("dt_chunk_zero_chunks", In(F32, [2, 3]), 0, 0)
+    sp("dt_split_5_by_2", In(F32, [5]), 2, 0)
+    sp("dt_split_exact", In("int64", [6]), 3, 0)
+    sp("dt_split_larger_than_size", In(F32, [2, 3]), 10, 1)
+    sp("dt_split_2d_dim1", In("float16", [2, 7]), 3, 1)
+    sp("dt_split_transposed", In(F32, [5, 3], views=[["transpose", 0, 1]]), 2, 1)
+    sp("dt_split_narrowed", In(F32, [4, 9], views=[["narrow", 1, 2, 5]]), 2, -1)
+    sp("dt_split_empty_dim_zero", In(F32, [2, 0]), 0, 1)
+    sp("dt_split_empty_dim", In(F32, [2, 0]), 2, 1)
+    sp("dt_split_bad_dim", In(F32, [2, 3]), 1, -3)
+
+    # index_select / gather
+    def isel(cid, inp, dim, idx, dtype="int64"):
+        case(cid, "dt_index_select", [inp, In(dtype, [len(idx)], data=idx)],
+             lambda a, i: torch.index_select(a, dim, i), params={"dim": dim})
+    for dt in ALL:
+        isel(f"dt_index_select_{dt}_dim0", In(dt, [4, 3]), 0, [3, 0, 0, 2])
+    isel("dt_index_select_dim1", In(F32, [2, 5]), 1, [4, 1])
+    isel("dt_index_select_dim_neg", In(F32, [2, 3, 4]), -1, [0, 3, 3])
+    isel("dt_index_select_int32_index", In(F32, [4, 3]), 0, [1, 3], dtype="int32")
+    isel("dt_index_select_transposed", In(F32, [3, 4], views=[["transpose", 0, 1]]), 0, [2, 1])
+    isel("dt_index_select_expanded", In("int16", [1, 4], views=[["expand", [3, 4]]]), 1, [3, 0, 1])
+    isel("dt_index_select_empty_index", In(F32, [4, 3]), 0, [])
+    isel("dt_index_select_empty_other", In(F32, [4, 0]), 0, [1, 2])
+    isel("dt_index_select_0d", In(F32, []), 0, [0])
+    isel("dt_index_select_out_of_range", In(F32, [4, 3]), 0, [4])
+    isel("dt_index_select_negative_index", In(F32, [4, 3]), 0, [-1])
+    isel("dt_index_select_bad_dim", In(F32, [4, 3]), 2, [0])
+    case("dt_index_select_noncontig_index", "dt_index_select",
+         [In(F32, [5, 2]), In("int64", [1], data=[3], views=[["expand", [3]]])],
+         lambda a, i: torch.index_select(a, 0, i), params={"dim": 0})
+    case("dt_index_select_narrowed_index", "dt_index_select",
+         [In(F32, [5, 2]), In("int32", [5], data=[0, 4, 1, 2, 3], views=[["narrow", 0, 1, 3]])],
+         lambda a, i: torch.index_select(a, 0, i), params={"dim": 0})
+    case("dt_index_select_float_index", "dt_index_select", [In(F32, [4, 3]), In(F32, [1], data=[1.0])],
+         lambda a, i: torch.index_select(a, 0, i), params={"dim": 0})
+
+    def gat(cid, inp, dim, ishape, idx, views=()):
+        case(cid, "dt_gather", [inp, In("int64", ishape, data=idx, views=views)],
+             lambda a, i: torch.gather(a, dim, i), params={"dim": dim})
+    for dt in ALL:
+        gat(f"dt_gather_{dt}_dim0", In(dt, [3, 2]), 0, [2, 2], [2, 0, 1, 1])
+    gat("dt_gather_dim1", In(F32, [2, 4]), 1, [2, 3], [3, 0, 0, 1, 2, 3])
+    gat("dt_gather_dim_neg_3d", In(F32, [2, 3, 4]), -1, [2, 3, 1], [0, 1, 2, 3, 0, 1])
+    gat("dt_gather_smaller_index", In(F32, [4, 5]), 0, [2, 3], [3, 2, 1, 0, 0, 0])
+    gat("dt_gather_transposed_input", In(F32, [4, 3], views=[["transpose", 0, 1]]), 1, [3, 2], [0, 3, 1, 1, 2, 0])
+    gat("dt_gather_transposed_index", In(F32, [3, 3]), 0, [3, 3], [0, 1, 2, 2, 1, 0, 1, 1, 1], views=[["transpose", 0, 1]])
+    gat("dt_gather_expanded_index", In(F32, [3, 4]), 1, [3, 1], [3, 0, 2], views=[["expand", [3, 4]]])
+    gat("dt_gather_empty_index", In(F32, [3, 4]), 1, [3, 0], [])
+    gat("dt_gather_0d", In(F32, []), 0, [], [0])
+    gat("dt_gather_out_of_range", In(F32, [3, 2]), 0, [1, 2], [3, 0])
+    gat("dt_gather_ndim_mismatch", In(F32, [3, 2]), 0, [2], [0, 1])
+    gat("dt_gather_bad_dim", In(F32, [3, 2]), 2, [1, 2], [0, 0])
+
+
+def main():
+    gen_unary()
+    gen_binary()
+    gen_scalar()
+    gen_inplace()
+    gen_reductions()
+    gen_softmax()
+    gen_matmul()
+    gen_casts()
+    gen_views()
+    gen_join()
+    out = {
+        "generator": "tests/reference/gen_reference.py",
+        "torch_version": torch.__version__,
+        "count": len(CASES),
+        "cases": CASES,
+    }
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cases.json")
+    text = json.dumps(out, separators=(",", ":"), allow_nan=False)
+    # one case per line keeps diffs of a regeneration readable
+    text = text.replace(',{"id":', ',\n{"id":')
+    with open(path, "w") as f:
+        f.write(text + "\n")
+    by_op = {}
+    for c in CASES:
+        by_op[c["op"]] = by_op.get(c["op"], 0) + 1
+    print(f"wrote {len(CASES)} cases ({len(text) / 1e6:.2f} MB) to {path}", file=sys.stderr)
+    for k in sorted(by_op):
+        print(f"  {k}: {by_op[k]}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
