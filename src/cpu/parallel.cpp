@@ -23,69 +23,88 @@ int32_t initial_threads() {
 }
 
 std::atomic<int32_t> g_threads{0};
+// Set on pool workers: a parallel_for inside a job runs inline instead of deadlocking.
+thread_local bool t_in_worker = false;
 
-// Workers sleep on a condition variable; a job is a range function and a chunk counter
-// they pull from until the range is exhausted.
+// Workers sleep on a condition variable. A job lives on the caller's stack; workers
+// join it under the lock, pull chunks from its counter, and leave under the lock. The
+// caller returns only when every chunk is done AND every worker has left, so no worker
+// can touch a finished job.
 class Pool {
  public:
   void run(int64_t n, int64_t grain, int32_t threads, const std::function<void(int64_t, int64_t)>& f) {
     std::lock_guard<std::mutex> job_lock(job_mu_);  // one parallel job at a time
     ensure_workers(threads - 1);
-    int64_t chunks = std::min<int64_t>(threads, (n + grain - 1) / grain);
+    Job job;
+    job.fn = &f;
+    job.n = n;
+    job.chunks = std::min<int64_t>(threads, (n + grain - 1) / grain);
+    job.pending = job.chunks;
+    job.max_workers = static_cast<int32_t>(job.chunks - 1);
     {
       std::lock_guard<std::mutex> lock(mu_);
-      fn_ = &f;
-      n_ = n;
-      chunks_ = chunks;
-      next_chunk_.store(0);
-      pending_ = chunks;
-      error_ = nullptr;
-      active_workers_ = static_cast<int32_t>(chunks - 1);
+      job_ = &job;
       ++generation_;
     }
     cv_.notify_all();
-    work();
+    work(job);
     std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [&] { return pending_ == 0; });
-    fn_ = nullptr;
-    if (error_) std::rethrow_exception(error_);
+    done_cv_.wait(lock, [&] { return job.pending == 0 && job.joined == 0; });
+    job_ = nullptr;
+    if (job.error) std::rethrow_exception(job.error);
   }
 
  private:
+  struct Job {
+    const std::function<void(int64_t, int64_t)>* fn = nullptr;
+    int64_t n = 0, chunks = 0;
+    std::atomic<int64_t> next{0};
+    int64_t pending = 0;      // chunks not finished (under mu_)
+    int32_t joined = 0;       // workers inside the job (under mu_)
+    int32_t max_workers = 0;
+    std::exception_ptr error;  // first failure (under mu_)
+  };
+
   void ensure_workers(int32_t count) {
     while (static_cast<int32_t>(workers_.size()) < count) {
-      int32_t id = static_cast<int32_t>(workers_.size());
-      workers_.emplace_back([this, id] { loop(id); });
+      workers_.emplace_back([this] { loop(); });
       workers_.back().detach();
     }
   }
 
-  void loop(int32_t id) {
+  void loop() {
+    t_in_worker = true;
     uint64_t seen = 0;
     while (true) {
+      Job* job = nullptr;
       {
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [&] { return generation_ != seen; });
         seen = generation_;
-        if (id >= active_workers_) continue;
+        if (!job_ || job_->joined >= job_->max_workers) continue;
+        job = job_;
+        ++job->joined;
       }
-      work();
+      work(*job);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--job->joined == 0 && job->pending == 0) done_cv_.notify_all();
     }
   }
 
-  void work() {
+  void work(Job& job) {
     while (true) {
-      int64_t c = next_chunk_.fetch_add(1);
-      if (c >= chunks_) return;
-      int64_t begin = n_ * c / chunks_, end = n_ * (c + 1) / chunks_;
+      int64_t c = job.next.fetch_add(1);
+      if (c >= job.chunks) return;
+      int64_t begin = job.n * c / job.chunks, end = job.n * (c + 1) / job.chunks;
+      std::exception_ptr error;
       try {
-        (*fn_)(begin, end);
+        (*job.fn)(begin, end);
       } catch (...) {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!error_) error_ = std::current_exception();
+        error = std::current_exception();
       }
       std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_cv_.notify_all();
+      if (error && !job.error) job.error = error;
+      if (--job.pending == 0 && job.joined == 0) done_cv_.notify_all();
     }
   }
 
@@ -93,12 +112,8 @@ class Pool {
   std::mutex mu_;
   std::condition_variable cv_, done_cv_;
   std::vector<std::thread> workers_;
-  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
-  int64_t n_ = 0, chunks_ = 0, pending_ = 0;
-  std::atomic<int64_t> next_chunk_{0};
-  int32_t active_workers_ = 0;
+  Job* job_ = nullptr;
   uint64_t generation_ = 0;
-  std::exception_ptr error_;
 };
 
 Pool& pool() {
@@ -120,6 +135,10 @@ int32_t num_threads() {
 void set_num_threads(int32_t n) { g_threads.store(n, std::memory_order_relaxed); }
 
 void parallel_for_impl(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
+  if (t_in_worker) {
+    f(0, n);
+    return;
+  }
   pool().run(n, grain, num_threads(), f);
 }
 
