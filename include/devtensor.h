@@ -360,7 +360,7 @@ DT_API dt_status dt_tensor_from_blob(void* data, const int64_t* shape, size_t nd
                                      const int64_t* strides, dt_dtype dtype, dt_device device,
                                      dt_deleter deleter, void* context, dt_tensor** out);
 
-/** Adds a reference to t. Errors: DT_ERR_INVALID_HANDLE. */
+/** Adds a reference to t. Errors: DT_ERR_INVALID_ARGUMENT (NULL), DT_ERR_INVALID_HANDLE. */
 DT_API dt_status dt_tensor_retain(dt_tensor* t);
 
 /** Drops a reference; the tensor is freed with the last one. NULL is a no-op (DT_OK).

@@ -49,8 +49,8 @@ Dims infer_shape(const char* op, const Dims& shape, int64_t numel) {
       infer = i;
     } else if (s.v[i] < 0) {
       fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": invalid shape dimension ", s.v[i]));
-    } else {
-      known *= s.v[i];
+    } else if (__builtin_mul_overflow(known, s.v[i], &known)) {
+      fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": shape ", dims_str(shape), " is invalid for input of size ", numel));
     }
   }
   if (infer >= 0) {

@@ -1,0 +1,1791 @@
+// test_api_contract.cpp — the C ABI contract, checked for EVERY public function.
+//
+// The issue: "Every public function is called by a test with NULL, out-of-range, stale
+// (released) and wrong-type arguments; each returns its documented code with a message,
+// nothing crashes, leaks or changes an out-parameter. The tests also run under
+// ASan+UBSan in CI."
+//
+// How this file meets it:
+//
+//  * Coverage.AllPublicFunctionsHaveContractTests parses include/devtensor.h at run time
+//    and fails when a DT_API function has no contract test here. Adding a function to the
+//    header without adding it to this file fails this test.
+//
+//  * Most checks are rows of one table (all_cases()): each row names the function, the
+//    bad argument, the documented status code(s) and how to make the call. Generators
+//    add the same rows to every function of a family, so e.g. every function taking a
+//    tensor gets the NULL / stale / foreign-pointer rows and every function taking a
+//    device gets the bad-device rows. Every row is its own gtest test, named
+//    <function>__<what>_<n>, and checks, beyond the status code:
+//      - dt_last_error_message() is non-empty and was written by THIS call (the thread's
+//        message is primed with another failure first);
+//      - every out-parameter is untouched: all of them point into a block pre-filled with
+//        0xAB bytes (so a dt_tensor* out-parameter holds 0xABAB...AB) that must survive;
+//      - the input tensors are unchanged (their contents are compared after the call, so
+//        a failed in-place op that half-wrote its target is caught);
+//      - no handle leaked: dt_live_handle_count() is the same at the end of every test as
+//        at its start (the ContractTest fixture);
+//      - a dt_tensor_from_blob deleter is never called on failure.
+//
+//  * Dedicated tests cover what a table row cannot: release/double release/slot reuse,
+//    the (buf, cap, needed) string protocol of every string-writing function, the buffer
+//    protocol of the device lists and of chunk/split, extensible structs, status names,
+//    the per-thread error message, and that equal inputs give equal codes everywhere
+//    (Consistency.*) where the header leaves a choice of two codes.
+//
+// What "wrong-type" means here. devtensor has ONE handle kind so far (dt_tensor), so a
+// handle of "another kind" cannot be made yet. The wrong-type arguments are therefore:
+//   - pointers that are not devtensor handles, cast to dt_tensor*: the address of a local
+//     int on the stack, a malloc'd block, a pointer into the middle of a live handle, a
+//     small integer (0x10);
+//   - released handles (stale), including one whose slot has since been reused by a
+//     live tensor;
+//   - wrong codes in value arguments: dtype codes that are not dtypes (99, -1, INT32_MIN,
+//     and DT_DTYPE_DEFAULT where a real dtype is required), device types that do not
+//     exist (7, -1), and dtypes an operation does not accept (a bool tensor to sub, an
+//     integer tensor to mean, a float index to index_select, ...).
+// When a second handle kind (dt_module, ...) is added, add a "handle of another kind" row
+// to the handle generator (add_handle_cases).
+//
+// Where the header allows two codes for one situation, a row accepts both, and a
+// Consistency test then requires the library to give the SAME code for it everywhere:
+//   - a NULL tensor handle: DT_ERR_INVALID_ARGUMENT ("a NULL pointer") or
+//     DT_ERR_INVALID_HANDLE (the only code documented for e.g. dt_tensor_retain);
+//   - an unknown device type (7) or a negative ordinal: DT_ERR_INVALID_ARGUMENT or
+//     DT_ERR_INVALID_DEVICE ("a device ordinal or type that does not exist").
+//
+// Process setup: DEVTENSOR_CPU_DEVICES=2 is set before the library is first used, so
+// cpu:1 exists (for device-mismatch rows) and cpu:5 does not. CUDA rows adapt: without a
+// usable GPU, cuda:0 must give DT_ERR_DEVICE_UNAVAILABLE; with one, cuda:99 must give
+// DT_ERR_INVALID_DEVICE. Rows that cannot apply on this machine are reported as skipped.
+//
+// Only include/devtensor.h is used.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <climits>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "devtensor.h"
+
+// Under AddressSanitizer a huge malloc must return NULL (so the library can report
+// DT_ERR_OUT_OF_MEMORY) instead of aborting the test program.
+extern "C" const char* __asan_default_options() { return "allocator_may_return_null=1"; }
+
+namespace {
+
+// Two logical CPU devices, before the library reads the variable (at first use).
+[[maybe_unused]] const int kEnvSet = setenv("DEVTENSOR_CPU_DEVICES", "2", 1);
+
+constexpr dt_status IA = DT_ERR_INVALID_ARGUMENT;
+constexpr dt_status IH = DT_ERR_INVALID_HANDLE;
+constexpr dt_status ID = DT_ERR_INVALID_DEVICE;
+constexpr dt_status DU = DT_ERR_DEVICE_UNAVAILABLE;
+constexpr dt_status DM = DT_ERR_DEVICE_MISMATCH;
+constexpr dt_status SM = DT_ERR_SHAPE_MISMATCH;
+constexpr dt_status TM = DT_ERR_DTYPE_MISMATCH;
+constexpr dt_status OOM = DT_ERR_OUT_OF_MEMORY;
+constexpr dt_status NS = DT_ERR_NOT_SUPPORTED;
+
+constexpr dt_device dev(int32_t type, int32_t index) { return dt_device{type, index}; }
+constexpr dt_device CPU0 = dev(DT_DEVICE_CPU, 0);
+constexpr dt_device CPU1 = dev(DT_DEVICE_CPU, 1);
+constexpr dt_device DEFAULT_DEV = dev(DT_DEVICE_DEFAULT, 0);
+
+constexpr int64_t I64MIN = std::numeric_limits<int64_t>::min();
+constexpr int64_t I64MAX = std::numeric_limits<int64_t>::max();
+
+// Shapes used by many rows.
+const int64_t k23[] = {2, 3};
+const int64_t k6[] = {6};
+const int64_t k4[] = {4};
+const int64_t k3[] = {3};
+const int64_t k43[] = {4, 3};
+const int64_t kNeg[] = {2, -3};
+const int64_t kNegNeg[] = {-1, -1};
+const int64_t kMinus2[] = {2, -2};
+const int64_t kOverflow[] = {I64MAX, 2};                     // numel overflows int64
+const int64_t kOverflow2[] = {int64_t{1} << 32, int64_t{1} << 32};  // 2^64 elements
+const int64_t kHuge[] = {int64_t{1} << 40, int64_t{1} << 20};  // 2^60 elements: no memory
+// DT_MAX_DIMS + 1 dimensions whose product is 6, so only the count is wrong.
+const int64_t k17[DT_MAX_DIMS + 1] = {2, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+const int64_t k17ones[DT_MAX_DIMS + 1] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+
+std::string status_name(dt_status s) {
+  std::ostringstream os;
+  os << s << " (" << dt_status_string(s) << ")";
+  return os.str();
+}
+
+std::string lower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+size_t cpu_device_count() {
+  size_t n = 0;
+  if (dt_device_count(DT_DEVICE_CPU, &n) != DT_OK) return 0;
+  return n;
+}
+
+// ------------------------------------------------------------------ out-parameters
+
+// Every out-parameter a row passes points into this block, pre-filled with 0xAB.
+struct Outs {
+  dt_tensor* t;
+  dt_tensor* ts[4];
+  size_t sz;
+  size_t sz2;
+  int32_t i32;
+  int64_t i64[DT_MAX_DIMS + 2];
+  dt_device dev;
+  dt_device devs[4];
+  dt_dtype dtype;
+  double d;
+  void* ptr;
+  uint64_t u64a;
+  uint64_t u64b;
+  char buf[64];
+  unsigned char bytes[64];
+  dt_device_props props;
+  dt_mem_stats stats;
+};
+
+#define DT_OUTS_FIELDS(X) \
+  X(t) X(ts) X(sz) X(sz2) X(i32) X(i64) X(dev) X(devs) X(dtype) X(d) X(ptr) X(u64a) X(u64b) \
+  X(buf) X(bytes) X(props) X(stats)
+
+void fill_outs(Outs& o) {
+  std::memset(static_cast<void*>(&o), 0xAB, sizeof o);
+  o.props.struct_size = sizeof(dt_device_props);
+  o.stats.struct_size = sizeof(dt_mem_stats);
+}
+
+// Names of the fields that differ.
+std::vector<std::string> changed_outs(const Outs& before, const Outs& after) {
+  std::vector<std::string> changed;
+#define DT_CMP_FIELD(f)                                                  \
+  if (std::memcmp(&before.f, &after.f, sizeof(before.f)) != 0) changed.push_back(#f);
+  DT_OUTS_FIELDS(DT_CMP_FIELD)
+#undef DT_CMP_FIELD
+  return changed;
+}
+
+dt_tensor* sentinel_tensor() {
+  dt_tensor* t;
+  std::memset(static_cast<void*>(&t), 0xAB, sizeof t);
+  return t;
+}
+
+// ------------------------------------------------------------------ the test context
+
+// A deleter for dt_tensor_from_blob that counts its calls.
+void counting_deleter(void*, void* context) { ++*static_cast<int*>(context); }
+
+// Live and bad handles every row can use. Lives on the test's stack (so &local_int is
+// the address of a local variable).
+struct Ctx {
+  // Valid inputs (fatal if they cannot be made).
+  dt_tensor* a = nullptr;     // float32 [2,3] = 0..5
+  dt_tensor* b = nullptr;     // float32 [2,3] = 1..6
+  dt_tensor* bt = nullptr;    // float32 [3,2] (matmul partner of a)
+  dt_tensor* i32 = nullptr;   // int32 [2,3] = 0..5
+  dt_tensor* bl = nullptr;    // bool [2,3]
+  dt_tensor* idx = nullptr;   // int64 [2] = {0, 1}
+  dt_tensor* idx_bad = nullptr;   // int64 [1] = {5}: out of range for every dim of a
+  dt_tensor* gidx = nullptr;      // int64 [2,3] = 0 (gather index for a)
+  dt_tensor* gidx_bad = nullptr;  // int64 [2,3] = 5 (out of range)
+  dt_tensor* v4 = nullptr;    // float32 [4] (does not broadcast with [2,3])
+  dt_tensor* v3 = nullptr;    // float32 [3] (broadcasts with [2,3], but is smaller)
+  dt_tensor* s0 = nullptr;    // float32 0-d
+  dt_tensor* e03 = nullptr;   // float32 [0,3]
+  // Optional inputs (null when the library cannot make them; rows needing them fail).
+  dt_tensor* at = nullptr;    // transpose of a: [3,2], not contiguous
+  dt_tensor* a1 = nullptr;    // float32 [2,3] on cpu:1
+  // Bad handles.
+  dt_tensor* stale = nullptr;      // created, then released
+  dt_tensor* foreign_stack = nullptr;
+  dt_tensor* foreign_heap = nullptr;
+  dt_tensor* interior = nullptr;   // a live handle's address + 8
+  dt_tensor* small = nullptr;      // (dt_tensor*)0x10
+  int local_int = 42;
+  void* heap_block = nullptr;
+  float host[6] = {0, 1, 2, 3, 4, 5};
+  int deleter_calls = 0;
+  Outs o;
+  bool ok = false;
+  std::string error;
+
+  std::vector<std::pair<const char*, dt_tensor**>> inputs() {
+    return {{"a", &a}, {"b", &b}, {"bt", &bt}, {"i32", &i32}, {"bl", &bl}, {"idx", &idx},
+            {"idx_bad", &idx_bad}, {"gidx", &gidx}, {"gidx_bad", &gidx_bad}, {"v4", &v4},
+            {"v3", &v3}, {"s0", &s0}, {"e03", &e03}, {"at", &at}, {"a1", &a1}};
+  }
+
+  Ctx() {
+    fill_outs(o);
+    heap_block = std::malloc(64);
+    std::memset(heap_block, 0x5A, 64);
+    foreign_stack = reinterpret_cast<dt_tensor*>(&local_int);
+    foreign_heap = static_cast<dt_tensor*>(heap_block);
+    small = reinterpret_cast<dt_tensor*>(uintptr_t{0x10});
+    // The stale handle is made first, so the next tensor may reuse its slot.
+    if (dt_tensor_zeros(k23, 2, DT_FLOAT32, CPU0, &stale) != DT_OK) { fatal("zeros(stale)"); return; }
+    if (dt_tensor_release(stale) != DT_OK) { fatal("release(stale)"); return; }
+    const float av[6] = {0, 1, 2, 3, 4, 5};
+    const float bv[6] = {1, 2, 3, 4, 5, 6};
+    const int32_t iv[6] = {0, 1, 2, 3, 4, 5};
+    const uint8_t blv[6] = {1, 0, 1, 0, 1, 0};
+    const int64_t idxv[2] = {0, 1};
+    const int64_t badv[1] = {5};
+    const int64_t g0[6] = {0, 0, 0, 0, 0, 0};
+    const int64_t g5[6] = {5, 5, 5, 5, 5, 5};
+    const float f4[4] = {1, 2, 3, 4};
+    const float f1 = 7.0f;
+    const int64_t k32[] = {3, 2};
+    const int64_t k1[] = {1};
+    const int64_t k2[] = {2};
+    const int64_t k03[] = {0, 3};
+    if (!make(av, sizeof av, k23, 2, DT_FLOAT32, &a, "a")) return;
+    if (!make(bv, sizeof bv, k23, 2, DT_FLOAT32, &b, "b")) return;
+    if (!make(av, sizeof av, k32, 2, DT_FLOAT32, &bt, "bt")) return;
+    if (!make(iv, sizeof iv, k23, 2, DT_INT32, &i32, "i32")) return;
+    if (!make(blv, sizeof blv, k23, 2, DT_BOOL, &bl, "bl")) return;
+    if (!make(idxv, sizeof idxv, k2, 1, DT_INT64, &idx, "idx")) return;
+    if (!make(badv, sizeof badv, k1, 1, DT_INT64, &idx_bad, "idx_bad")) return;
+    if (!make(g0, sizeof g0, k23, 2, DT_INT64, &gidx, "gidx")) return;
+    if (!make(g5, sizeof g5, k23, 2, DT_INT64, &gidx_bad, "gidx_bad")) return;
+    if (!make(f4, sizeof f4, k4, 1, DT_FLOAT32, &v4, "v4")) return;
+    if (!make(f4, 3 * sizeof(float), k3, 1, DT_FLOAT32, &v3, "v3")) return;
+    if (!make(&f1, sizeof f1, nullptr, 0, DT_FLOAT32, &s0, "s0")) return;
+    if (dt_tensor_zeros(k03, 2, DT_FLOAT32, CPU0, &e03) != DT_OK) { fatal("zeros(e03)"); return; }
+    if (dt_transpose(a, 0, 1, &at) != DT_OK) at = nullptr;
+    if (cpu_device_count() >= 2 &&
+        dt_tensor_from_data(av, sizeof av, k23, 2, DT_FLOAT32, CPU1, &a1) != DT_OK)
+      a1 = nullptr;
+    interior = reinterpret_cast<dt_tensor*>(reinterpret_cast<char*>(a) + 8);
+    fill_outs(o);
+    ok = true;
+  }
+
+  ~Ctx() {
+    for (auto& in : inputs())
+      if (*in.second) dt_tensor_release(*in.second);
+    std::free(heap_block);
+  }
+
+  Ctx(const Ctx&) = delete;
+  Ctx& operator=(const Ctx&) = delete;
+
+ private:
+  void fatal(const char* what) {
+    error = std::string("could not build the test context: ") + what + ": " +
+            dt_last_error_message();
+  }
+  bool make(const void* data, size_t nbytes, const int64_t* shape, size_t ndim, dt_dtype dtype,
+            dt_tensor** out, const char* name) {
+    if (dt_tensor_from_data(data, nbytes, shape, ndim, dtype, CPU0, out) != DT_OK) {
+      *out = nullptr;
+      fatal(name);
+      return false;
+    }
+    return true;
+  }
+};
+
+// Contents of a tensor as bytes (empty on failure).
+std::vector<unsigned char> contents(const dt_tensor* t) {
+  size_t n = 0;
+  if (!t || dt_tensor_nbytes(t, &n) != DT_OK) return {};
+  std::vector<unsigned char> v(n + 1, 0);
+  if (dt_tensor_copy_to_host(t, v.data(), n) != DT_OK) return {};
+  v.resize(n);
+  return v;
+}
+
+// ------------------------------------------------------------------ the table
+
+enum class Needs { None, NoCuda, Cuda, TwoCpus };
+
+struct Case {
+  std::string fn;                  // the public function under test
+  std::string what;                // the bad argument
+  std::vector<dt_status> accept;   // the documented code(s); accept[0] is the main one
+  std::function<dt_status(Ctx&)> call;
+  Needs needs = Needs::None;
+  std::string msg_has;             // the message must contain this (case-insensitive)
+  std::string group;               // rows of one group must all return the same code
+  std::function<void(Ctx&)> prep;  // runs before the out-parameters are snapshotted
+  std::function<void(Ctx&)> post;  // extra checks after a failed call
+};
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.fn << "(" << c.what << ")"; }
+
+using Call = std::function<dt_status(Ctx&)>;
+using TCall = std::function<dt_status(Ctx&, const dt_tensor*)>;
+using DevCall = std::function<dt_status(Ctx&, dt_device)>;
+using CtorCall =
+    std::function<dt_status(Ctx&, const int64_t*, size_t, dt_dtype, dt_device, dt_tensor**)>;
+
+class Table {
+ public:
+  std::vector<Case> cases;
+
+  Case& add(const std::string& fn, const std::string& what, std::vector<dt_status> accept,
+            Call call) {
+    Case c;
+    c.fn = fn;
+    c.what = what;
+    c.accept = std::move(accept);
+    c.call = std::move(call);
+    cases.push_back(std::move(c));
+    return cases.back();
+  }
+
+  // A tensor argument `arg` replaced in turn by each bad handle.
+  void handles(const std::string& fn, const std::string& arg, TCall call, bool with_null = true) {
+    if (with_null) {
+      Case& c = add(fn, arg + "=NULL", {IA, IH}, [call](Ctx& x) { return call(x, nullptr); });
+      c.group = "NULL tensor handle";
+    }
+    add(fn, arg + "=released", {IH}, [call](Ctx& x) { return call(x, x.stale); }).msg_has =
+        "releas";
+    add(fn, arg + "=stack_int", {IH}, [call](Ctx& x) { return call(x, x.foreign_stack); });
+    add(fn, arg + "=malloc_block", {IH}, [call](Ctx& x) { return call(x, x.foreign_heap); });
+    add(fn, arg + "=interior_pointer", {IH}, [call](Ctx& x) { return call(x, x.interior); });
+    add(fn, arg + "=small_integer", {IH}, [call](Ctx& x) { return call(x, x.small); });
+  }
+
+  // A device argument replaced in turn by each bad device.
+  void devices(const std::string& fn, DevCall call, bool from_blob = false) {
+    add(fn, "device_type=7", {IA, ID}, [call](Ctx& x) { return call(x, dev(7, 0)); }).group =
+        "unknown device type";
+    add(fn, "device_type=-1", {IA, ID}, [call](Ctx& x) { return call(x, dev(-1, 0)); }).group =
+        "unknown device type";
+    add(fn, "device_type=INT32_MAX", {IA, ID},
+        [call](Ctx& x) { return call(x, dev(INT32_MAX, 0)); })
+        .group = "unknown device type";
+    add(fn, "cpu:-1", {IA, ID}, [call](Ctx& x) { return call(x, dev(DT_DEVICE_CPU, -1)); })
+        .group = "negative device index";
+    add(fn, "cpu:INT32_MIN", {IA, ID},
+        [call](Ctx& x) { return call(x, dev(DT_DEVICE_CPU, INT32_MIN)); })
+        .group = "negative device index";
+    add(fn, "cpu:5", {ID}, [call](Ctx& x) { return call(x, dev(DT_DEVICE_CPU, 5)); });
+    add(fn, "cpu:INT32_MAX", {ID}, [call](Ctx& x) { return call(x, dev(DT_DEVICE_CPU, INT32_MAX)); });
+    Case& nc = add(fn, "cuda:0_without_cuda", from_blob ? std::vector<dt_status>{NS, DU}
+                                                        : std::vector<dt_status>{DU},
+                   [call](Ctx& x) { return call(x, dev(DT_DEVICE_CUDA, 0)); });
+    nc.needs = Needs::NoCuda;
+    Case& c99 = add(fn, "cuda:99", from_blob ? std::vector<dt_status>{NS, ID}
+                                             : std::vector<dt_status>{ID},
+                    [call](Ctx& x) { return call(x, dev(DT_DEVICE_CUDA, 99)); });
+    c99.needs = Needs::Cuda;
+  }
+
+  // The common constructor rows (shape, ndim, dtype, device, out).
+  void ctor(const std::string& fn, CtorCall call, bool from_blob = false) {
+    add(fn, "out=NULL", {IA}, [call](Ctx& x) { return call(x, k23, 2, DT_FLOAT32, CPU0, nullptr); });
+    add(fn, "shape=NULL_ndim=2", {IA},
+        [call](Ctx& x) { return call(x, nullptr, 2, DT_FLOAT32, CPU0, &x.o.t); });
+    add(fn, "negative_dimension", {IA},
+        [call](Ctx& x) { return call(x, kNeg, 2, DT_FLOAT32, CPU0, &x.o.t); });
+    add(fn, "ndim=DT_MAX_DIMS+1", {IA},
+        [call](Ctx& x) { return call(x, k17, DT_MAX_DIMS + 1, DT_FLOAT32, CPU0, &x.o.t); });
+    add(fn, "ndim=SIZE_MAX", {IA},
+        [call](Ctx& x) { return call(x, k23, SIZE_MAX, DT_FLOAT32, CPU0, &x.o.t); });
+    add(fn, "numel_overflow_INT64_MAXx2", {IA},
+        [call](Ctx& x) { return call(x, kOverflow, 2, DT_FLOAT32, CPU0, &x.o.t); });
+    add(fn, "numel_overflow_2^32x2^32", {IA},
+        [call](Ctx& x) { return call(x, kOverflow2, 2, DT_FLOAT32, CPU0, &x.o.t); });
+    add(fn, "dtype=99", {IA}, [call](Ctx& x) { return call(x, k23, 2, 99, CPU0, &x.o.t); });
+    add(fn, "dtype=-1", {IA}, [call](Ctx& x) { return call(x, k23, 2, -1, CPU0, &x.o.t); });
+    add(fn, "dtype=INT32_MIN", {IA},
+        [call](Ctx& x) { return call(x, k23, 2, INT32_MIN, CPU0, &x.o.t); });
+    devices(fn, [call](Ctx& x, dt_device d) { return call(x, k23, 2, DT_FLOAT32, d, &x.o.t); },
+            from_blob);
+  }
+
+  // f(t, out) style rows: bad handles for t, NULL out.
+  void unary(const std::string& fn, std::function<dt_status(const dt_tensor*, dt_tensor**)> f,
+             const std::string& arg = "t") {
+    handles(fn, arg, [f](Ctx& x, const dt_tensor* t) { return f(t, &x.o.t); });
+    add(fn, "out=NULL", {IA}, [f](Ctx& x) { return f(x.a, nullptr); });
+  }
+};
+
+#define FN(f) #f, f
+
+void add_library_cases(Table& T) {
+  // dt_build_info
+  T.add("dt_build_info", "buf=NULL_cap=8", {IA}, [](Ctx& x) { return dt_build_info(nullptr, 8, &x.o.sz); });
+  // dt_set_num_threads / dt_num_threads
+  for (int32_t n : {0, -1, 1025, INT32_MIN, INT32_MAX}) {
+    Case& c = T.add("dt_set_num_threads", "n=" + std::to_string(n), {IA},
+                    [n](Ctx&) { return dt_set_num_threads(n); });
+    c.prep = [](Ctx& x) { dt_num_threads(&x.local_int); };
+    c.post = [](Ctx& x) {
+      int32_t now = -1;
+      EXPECT_EQ(dt_num_threads(&now), DT_OK);
+      EXPECT_EQ(now, x.local_int) << "a failed dt_set_num_threads changed the thread count";
+    };
+  }
+  T.add("dt_num_threads", "out=NULL", {IA}, [](Ctx&) { return dt_num_threads(nullptr); });
+}
+
+void add_device_cases(Table& T) {
+  // dt_device_parse
+  T.add("dt_device_parse", "text=NULL", {IA}, [](Ctx& x) { return dt_device_parse(nullptr, &x.o.dev); });
+  T.add("dt_device_parse", "out=NULL", {IA}, [](Ctx&) { return dt_device_parse("cpu", nullptr); });
+  for (const char* text : {"", "gpu", "cuda:-1", "cuda:x", "cuda:1x", "cpu:", "cuda:",
+                           " cpu", "cpu ", "cpu:0:1", "cuda:99999999999999999999",
+                           "cuda:2147483648", "cpu:-0x1", ":0", "cudaa"}) {
+    std::string t = text;
+    T.add("dt_device_parse", "text='" + t + "'", {IA},
+          [t](Ctx& x) { return dt_device_parse(t.c_str(), &x.o.dev); });
+  }
+  // dt_device_format: bad values are INVALID_ARGUMENT (documented).
+  for (dt_device d : {dev(7, 0), dev(-1, 0), dev(DT_DEVICE_CPU, -1), dev(DT_DEVICE_CUDA, -1),
+                      dev(DT_DEVICE_CPU, INT32_MIN)}) {
+    T.add("dt_device_format",
+          "device={" + std::to_string(d.type) + "," + std::to_string(d.index) + "}", {IA},
+          [d](Ctx& x) { return dt_device_format(d, x.o.buf, sizeof x.o.buf, &x.o.sz); });
+  }
+  T.add("dt_device_format", "buf=NULL_cap=8", {IA},
+        [](Ctx& x) { return dt_device_format(CPU0, nullptr, 8, &x.o.sz); });
+  // dt_device_count
+  T.add("dt_device_count", "out=NULL", {IA}, [](Ctx&) { return dt_device_count(DT_DEVICE_CPU, nullptr); });
+  for (int32_t type : {7, -1, INT32_MAX, INT32_MIN}) {
+    T.add("dt_device_count", "type=" + std::to_string(type), {IA},
+          [type](Ctx& x) { return dt_device_count(type, &x.o.sz); });
+  }
+  // dt_cuda_status
+  T.add("dt_cuda_status", "state=NULL", {IA},
+        [](Ctx& x) { return dt_cuda_status(nullptr, x.o.buf, sizeof x.o.buf, &x.o.sz); });
+  T.add("dt_cuda_status", "buf=NULL_cap=8", {IA},
+        [](Ctx& x) { return dt_cuda_status(&x.o.i32, nullptr, 8, &x.o.sz); });
+  // dt_device_name
+  T.devices("dt_device_name", [](Ctx& x, dt_device d) {
+    return dt_device_name(d, x.o.buf, sizeof x.o.buf, &x.o.sz);
+  });
+  T.add("dt_device_name", "buf=NULL_cap=8", {IA},
+        [](Ctx& x) { return dt_device_name(CPU0, nullptr, 8, &x.o.sz); });
+  // dt_device_memory
+  T.devices("dt_device_memory",
+            [](Ctx& x, dt_device d) { return dt_device_memory(d, &x.o.u64a, &x.o.u64b); });
+  T.add("dt_device_memory", "free=NULL", {IA},
+        [](Ctx& x) { return dt_device_memory(CPU0, nullptr, &x.o.u64b); });
+  T.add("dt_device_memory", "total=NULL", {IA},
+        [](Ctx& x) { return dt_device_memory(CPU0, &x.o.u64a, nullptr); });
+  T.add("dt_device_memory", "both=NULL", {IA},
+        [](Ctx&) { return dt_device_memory(CPU0, nullptr, nullptr); });
+  // dt_device_properties
+  T.devices("dt_device_properties",
+            [](Ctx& x, dt_device d) { return dt_device_properties(d, &x.o.props); });
+  T.add("dt_device_properties", "props=NULL", {IA},
+        [](Ctx&) { return dt_device_properties(CPU0, nullptr); });
+  for (size_t sz : {size_t{0}, size_t{8}, offsetof(dt_device_props, name) - 1}) {
+    T.add("dt_device_properties", "struct_size=" + std::to_string(sz), {IA},
+          [](Ctx& x) { return dt_device_properties(CPU0, &x.o.props); })
+        .prep = [sz](Ctx& x) { x.o.props.struct_size = sz; };
+  }
+  // dt_try_gpu
+  T.add("dt_try_gpu", "out=NULL", {IA}, [](Ctx&) { return dt_try_gpu(0, nullptr); });
+  for (int32_t i : {-1, INT32_MIN}) {
+    T.add("dt_try_gpu", "i=" + std::to_string(i), {IA}, [i](Ctx& x) { return dt_try_gpu(i, &x.o.dev); });
+  }
+  // dt_all_gpus / dt_devices_by_free_memory
+  using ListFn = dt_status (*)(dt_device*, size_t, size_t*);
+  for (auto [name, f] : {std::pair<const char*, ListFn>{FN(dt_all_gpus)},
+                         std::pair<const char*, ListFn>{FN(dt_devices_by_free_memory)}}) {
+    T.add(name, "count=NULL", {IA}, [f = f](Ctx& x) { return f(x.o.devs, 4, nullptr); });
+    T.add(name, "count=NULL_cap=0", {IA}, [f = f](Ctx&) { return f(nullptr, 0, nullptr); });
+    T.add(name, "out=NULL_cap=4", {IA}, [f = f](Ctx& x) { return f(nullptr, 4, &x.o.sz); });
+  }
+  // dt_set_default_device: bad devices, and the default stays cpu:0.
+  {
+    size_t before = T.cases.size();
+    T.devices("dt_set_default_device", [](Ctx&, dt_device d) { return dt_set_default_device(d); });
+    for (size_t i = before; i < T.cases.size(); ++i) {
+      T.cases[i].post = [](Ctx&) {
+        dt_device d{-5, -5};
+        EXPECT_EQ(dt_default_device(&d), DT_OK);
+        EXPECT_EQ(d.type, DT_DEVICE_CPU) << "a failed dt_set_default_device changed the default";
+        EXPECT_EQ(d.index, 0) << "a failed dt_set_default_device changed the default";
+      };
+    }
+  }
+  T.add("dt_default_device", "out=NULL", {IA}, [](Ctx&) { return dt_default_device(nullptr); });
+  // dt_set_default_dtype / dt_default_dtype
+  auto dtype_unchanged = [](Ctx&) {
+    dt_dtype d = -5;
+    EXPECT_EQ(dt_default_dtype(&d), DT_OK);
+    EXPECT_EQ(d, DT_FLOAT32) << "a failed dt_set_default_dtype changed the default";
+  };
+  for (dt_dtype bad : {99, -1, INT32_MIN, 11}) {
+    T.add("dt_set_default_dtype", "dtype=" + std::to_string(bad), {IA},
+          [bad](Ctx&) { return dt_set_default_dtype(bad); })
+        .post = dtype_unchanged;
+  }
+  // DT_DTYPE_DEFAULT is a sentinel, not a dtype: it cannot become the default.
+  T.add("dt_set_default_dtype", "dtype=DT_DTYPE_DEFAULT", {IA},
+        [](Ctx&) { return dt_set_default_dtype(DT_DTYPE_DEFAULT); })
+      .post = dtype_unchanged;
+  for (dt_dtype notfloat : {DT_INT8, DT_INT16, DT_INT32, DT_INT64, DT_UINT8, DT_BOOL}) {
+    T.add("dt_set_default_dtype", "non_floating_" + std::to_string(notfloat), {TM},
+          [notfloat](Ctx&) { return dt_set_default_dtype(notfloat); })
+        .post = dtype_unchanged;
+  }
+  T.add("dt_default_dtype", "out=NULL", {IA}, [](Ctx&) { return dt_default_dtype(nullptr); });
+  // Per-device functions.
+  T.devices("dt_synchronize", [](Ctx&, dt_device d) { return dt_synchronize(d); });
+  T.devices("dt_device_manual_seed", [](Ctx&, dt_device d) { return dt_device_manual_seed(d, 42); });
+  T.devices("dt_memory_stats", [](Ctx& x, dt_device d) { return dt_memory_stats(d, &x.o.stats); });
+  T.add("dt_memory_stats", "stats=NULL", {IA}, [](Ctx&) { return dt_memory_stats(CPU0, nullptr); });
+  for (size_t sz : {size_t{0}, offsetof(dt_mem_stats, allocated_bytes) + 7}) {
+    T.add("dt_memory_stats", "struct_size=" + std::to_string(sz), {IA},
+          [](Ctx& x) { return dt_memory_stats(CPU0, &x.o.stats); })
+        .prep = [sz](Ctx& x) { x.o.stats.struct_size = sz; };
+  }
+  T.devices("dt_empty_cache", [](Ctx&, dt_device d) { return dt_empty_cache(d); });
+}
+
+void add_constructor_cases(Table& T) {
+  using Ctor = dt_status (*)(const int64_t*, size_t, dt_dtype, dt_device, dt_tensor**);
+  const std::pair<const char*, Ctor> ctors[] = {
+      {FN(dt_tensor_empty)}, {FN(dt_tensor_zeros)}, {FN(dt_tensor_ones)},
+      {FN(dt_tensor_rand)}, {FN(dt_tensor_randn)}};
+  for (auto [name, f] : ctors) {
+    T.ctor(name, [f = f](Ctx&, const int64_t* s, size_t n, dt_dtype t, dt_device d,
+                         dt_tensor** o) { return f(s, n, t, d, o); });
+  }
+  // Allocations no machine can serve.
+  for (auto [name, f] : {ctors[0], ctors[1]}) {
+    T.add(name, "2^60_elements", {OOM},
+          [f = f](Ctx& x) { return f(kHuge, 2, DT_FLOAT32, CPU0, &x.o.t); });
+  }
+  for (auto [name, f] : {ctors[3], ctors[4]}) {
+    for (dt_dtype t : {DT_INT32, DT_INT64, DT_BOOL, DT_UINT8}) {
+      T.add(name, "non_floating_" + std::to_string(t), {TM},
+            [f = f, t](Ctx& x) { return f(k23, 2, t, CPU0, &x.o.t); });
+    }
+  }
+  T.ctor("dt_tensor_full", [](Ctx&, const int64_t* s, size_t n, dt_dtype t, dt_device d,
+                              dt_tensor** o) { return dt_tensor_full(s, n, 1.5, t, d, o); });
+  // dt_tensor_arange
+  T.add("dt_tensor_arange", "out=NULL", {IA},
+        [](Ctx&) { return dt_tensor_arange(0, 10, 1, DT_FLOAT32, CPU0, nullptr); });
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  struct R { const char* what; double s, e, st; std::vector<dt_status> accept; };
+  for (const R& r : {R{"step=0", 0, 10, 0, {IA}}, R{"negative_step_upward", 0, 10, -1, {IA}},
+                     R{"positive_step_downward", 10, 0, 1, {IA}}, R{"start=NaN", nan, 10, 1, {IA}},
+                     R{"end=inf", 0, inf, 1, {IA}}, R{"end=-inf", 0, -inf, -1, {IA}},
+                     R{"step=NaN", 0, 10, nan, {IA}}, R{"step=inf", 0, 10, inf, {IA}},
+                     R{"1e300_elements", 0, 1e300, 1, {IA, OOM}},
+                     R{"2^62_elements", 0, 4.611686018427388e18, 1, {OOM, IA}}}) {
+    double s = r.s, e = r.e, st = r.st;
+    T.add("dt_tensor_arange", r.what, r.accept,
+          [s, e, st](Ctx& x) { return dt_tensor_arange(s, e, st, DT_FLOAT32, CPU0, &x.o.t); });
+  }
+  for (dt_dtype bad : {99, -1}) {
+    T.add("dt_tensor_arange", "dtype=" + std::to_string(bad), {IA},
+          [bad](Ctx& x) { return dt_tensor_arange(0, 10, 1, bad, CPU0, &x.o.t); });
+  }
+  T.devices("dt_tensor_arange",
+            [](Ctx& x, dt_device d) { return dt_tensor_arange(0, 10, 1, DT_FLOAT32, d, &x.o.t); });
+  // dt_tensor_from_data (nbytes fits float32 [2,3])
+  T.ctor("dt_tensor_from_data", [](Ctx& x, const int64_t* s, size_t n, dt_dtype t, dt_device d,
+                                   dt_tensor** o) {
+    return dt_tensor_from_data(x.host, sizeof x.host, s, n, t, d, o);
+  });
+  T.add("dt_tensor_from_data", "data=NULL_nbytes=24", {IA}, [](Ctx& x) {
+    return dt_tensor_from_data(nullptr, 24, k23, 2, DT_FLOAT32, CPU0, &x.o.t);
+  });
+  for (size_t nb : {size_t{0}, size_t{23}, size_t{25}, size_t{48}, SIZE_MAX}) {
+    T.add("dt_tensor_from_data", "nbytes=" + std::to_string(nb), {IA}, [nb](Ctx& x) {
+      return dt_tensor_from_data(x.host, nb, k23, 2, DT_FLOAT32, CPU0, &x.o.t);
+    });
+  }
+  T.add("dt_tensor_from_data", "nbytes_for_float32_but_dtype_float64", {IA}, [](Ctx& x) {
+    return dt_tensor_from_data(x.host, sizeof x.host, k23, 2, DT_FLOAT64, CPU0, &x.o.t);
+  });
+  // dt_tensor_from_blob: the deleter must not run on failure (checked for every row).
+  T.ctor("dt_tensor_from_blob",
+         [](Ctx& x, const int64_t* s, size_t n, dt_dtype t, dt_device d, dt_tensor** o) {
+           return dt_tensor_from_blob(x.host, s, n, nullptr, t, d, counting_deleter,
+                                      &x.deleter_calls, o);
+         },
+         /*from_blob=*/true);
+  T.add("dt_tensor_from_blob", "data=NULL", {IA}, [](Ctx& x) {
+    return dt_tensor_from_blob(nullptr, k23, 2, nullptr, DT_FLOAT32, CPU0, counting_deleter,
+                               &x.deleter_calls, &x.o.t);
+  });
+  T.add("dt_tensor_from_blob", "negative_stride", {IA}, [](Ctx& x) {
+    const int64_t strides[] = {3, -1};
+    return dt_tensor_from_blob(x.host, k23, 2, strides, DT_FLOAT32, CPU0, counting_deleter,
+                               &x.deleter_calls, &x.o.t);
+  });
+  T.add("dt_tensor_from_blob", "stride=INT64_MIN", {IA}, [](Ctx& x) {
+    const int64_t strides[] = {I64MIN, 1};
+    return dt_tensor_from_blob(x.host, k23, 2, strides, DT_FLOAT32, CPU0, counting_deleter,
+                               &x.deleter_calls, &x.o.t);
+  });
+
+  // Like-constructors.
+  using Like = dt_status (*)(const dt_tensor*, dt_tensor**);
+  const std::pair<const char*, Like> likes[] = {{FN(dt_empty_like)}, {FN(dt_zeros_like)},
+                                                {FN(dt_ones_like)}, {FN(dt_rand_like)},
+                                                {FN(dt_randn_like)}};
+  for (auto [name, f] : likes) {
+    T.unary(name, f, "src");
+  }
+  T.unary("dt_full_like", [](const dt_tensor* t, dt_tensor** o) { return dt_full_like(t, 2.5, o); },
+          "src");
+  T.add("dt_rand_like", "int32_src", {TM}, [](Ctx& x) { return dt_rand_like(x.i32, &x.o.t); });
+  T.add("dt_randn_like", "int32_src", {TM}, [](Ctx& x) { return dt_randn_like(x.i32, &x.o.t); });
+  T.add("dt_rand_like", "bool_src", {TM}, [](Ctx& x) { return dt_rand_like(x.bl, &x.o.t); });
+
+  // new_* constructors.
+  using New = std::function<dt_status(const dt_tensor*, const int64_t*, size_t, dt_tensor**)>;
+  const std::pair<const char*, New> news[] = {
+      {FN(dt_tensor_new_empty)}, {FN(dt_tensor_new_zeros)}, {FN(dt_tensor_new_ones)},
+      {"dt_tensor_new_full", [](const dt_tensor* t, const int64_t* s, size_t n, dt_tensor** o) {
+         return dt_tensor_new_full(t, s, n, 3.0, o);
+       }}};
+  for (const auto& [name, f] : news) {
+    T.handles(name, "src", [f = f](Ctx& x, const dt_tensor* t) { return f(t, k23, 2, &x.o.t); });
+    T.add(name, "out=NULL", {IA}, [f = f](Ctx& x) { return f(x.a, k23, 2, nullptr); });
+    T.add(name, "shape=NULL_ndim=2", {IA}, [f = f](Ctx& x) { return f(x.a, nullptr, 2, &x.o.t); });
+    T.add(name, "negative_dimension", {IA}, [f = f](Ctx& x) { return f(x.a, kNeg, 2, &x.o.t); });
+    T.add(name, "ndim=DT_MAX_DIMS+1", {IA},
+          [f = f](Ctx& x) { return f(x.a, k17, DT_MAX_DIMS + 1, &x.o.t); });
+    T.add(name, "ndim=SIZE_MAX", {IA}, [f = f](Ctx& x) { return f(x.a, k23, SIZE_MAX, &x.o.t); });
+    T.add(name, "numel_overflow", {IA}, [f = f](Ctx& x) { return f(x.a, kOverflow, 2, &x.o.t); });
+  }
+
+  // retain / release
+  T.handles("dt_tensor_retain", "t", [](Ctx&, const dt_tensor* t) {
+    return dt_tensor_retain(const_cast<dt_tensor*>(t));
+  });
+  T.handles("dt_tensor_release", "t",
+            [](Ctx&, const dt_tensor* t) { return dt_tensor_release(const_cast<dt_tensor*>(t)); },
+            /*with_null=*/false);  // release(NULL) is DT_OK: see Handles.ReleaseNullIsOk
+}
+
+void add_query_cases(Table& T) {
+  // Queries have typed out-parameters (each points into the sentinel block).
+#define DT_QUERY(fn, field)                                                                   \
+  T.handles(#fn, "t", [](Ctx& x, const dt_tensor* t) { return fn(t, &x.o.field); });         \
+  T.add(#fn, "out=NULL", {IA}, [](Ctx& x) { return fn(x.a, nullptr); });
+  DT_QUERY(dt_tensor_ndim, sz)
+  DT_QUERY(dt_tensor_dtype, dtype)
+  DT_QUERY(dt_tensor_device, dev)
+  DT_QUERY(dt_tensor_numel, sz)
+  DT_QUERY(dt_tensor_nbytes, sz)
+  DT_QUERY(dt_tensor_is_contiguous, i32)
+  DT_QUERY(dt_tensor_data_ptr, ptr)
+  DT_QUERY(dt_tensor_item, d)
+#undef DT_QUERY
+  T.add("dt_tensor_item", "numel=6", {IA}, [](Ctx& x) { return dt_tensor_item(x.a, &x.o.d); });
+  T.add("dt_tensor_item", "numel=0", {IA}, [](Ctx& x) { return dt_tensor_item(x.e03, &x.o.d); });
+
+  using ShapeFn = dt_status (*)(const dt_tensor*, int64_t*, size_t);
+  for (auto [name, f] : {std::pair<const char*, ShapeFn>{FN(dt_tensor_shape)},
+                         std::pair<const char*, ShapeFn>{FN(dt_tensor_strides)}}) {
+    T.handles(name, "t", [f = f](Ctx& x, const dt_tensor* t) { return f(t, x.o.i64, 4); });
+    T.add(name, "cap=1_for_ndim=2", {IA}, [f = f](Ctx& x) { return f(x.a, x.o.i64, 1); });
+    T.add(name, "cap=0_for_ndim=2", {IA}, [f = f](Ctx& x) { return f(x.a, x.o.i64, 0); });
+    T.add(name, "out=NULL_cap=2", {IA}, [f = f](Ctx& x) { return f(x.a, nullptr, 2); });
+  }
+
+  T.handles("dt_tensor_shares_storage", "a",
+            [](Ctx& x, const dt_tensor* t) { return dt_tensor_shares_storage(t, x.b, &x.o.i32); });
+  T.handles("dt_tensor_shares_storage", "b",
+            [](Ctx& x, const dt_tensor* t) { return dt_tensor_shares_storage(x.a, t, &x.o.i32); });
+  T.add("dt_tensor_shares_storage", "out=NULL", {IA},
+        [](Ctx& x) { return dt_tensor_shares_storage(x.a, x.b, nullptr); });
+
+  for (dt_dtype bad : {DT_DTYPE_DEFAULT, 11, 99, -1, INT32_MIN}) {
+    T.add("dt_dtype_size", "dtype=" + std::to_string(bad), {IA},
+          [bad](Ctx& x) { return dt_dtype_size(bad, &x.o.sz); });
+  }
+  T.add("dt_dtype_size", "out=NULL", {IA}, [](Ctx&) { return dt_dtype_size(DT_FLOAT32, nullptr); });
+}
+
+void add_move_cases(Table& T) {
+  // dt_tensor_to
+  T.handles("dt_tensor_to", "t", [](Ctx& x, const dt_tensor* t) {
+    return dt_tensor_to(t, CPU0, DT_FLOAT64, 0, &x.o.t);
+  });
+  T.add("dt_tensor_to", "out=NULL", {IA},
+        [](Ctx& x) { return dt_tensor_to(x.a, CPU0, DT_FLOAT64, 0, nullptr); });
+  T.add("dt_tensor_to", "out=NULL_nothing_changes", {IA},
+        [](Ctx& x) { return dt_tensor_to(x.a, DEFAULT_DEV, DT_DTYPE_DEFAULT, 0, nullptr); });
+  for (dt_dtype bad : {11, 99, -1, INT32_MIN}) {
+    T.add("dt_tensor_to", "dtype=" + std::to_string(bad), {IA},
+          [bad](Ctx& x) { return dt_tensor_to(x.a, CPU0, bad, 0, &x.o.t); });
+  }
+  for (uint32_t flags : {4u, 8u, 0x80000000u, 0xFFFFFFFFu}) {
+    T.add("dt_tensor_to", "flags=" + std::to_string(flags), {IA},
+          [flags](Ctx& x) { return dt_tensor_to(x.a, CPU0, DT_FLOAT64, flags, &x.o.t); });
+  }
+  T.devices("dt_tensor_to",
+            [](Ctx& x, dt_device d) { return dt_tensor_to(x.a, d, DT_DTYPE_DEFAULT, 0, &x.o.t); });
+
+  // dt_tensor_copy_to_host (dst = o.bytes, must stay untouched on failure)
+  T.handles("dt_tensor_copy_to_host", "t",
+            [](Ctx& x, const dt_tensor* t) { return dt_tensor_copy_to_host(t, x.o.bytes, 24); });
+  T.add("dt_tensor_copy_to_host", "dst=NULL", {IA},
+        [](Ctx& x) { return dt_tensor_copy_to_host(x.a, nullptr, 24); });
+  for (size_t nb : {size_t{0}, size_t{23}, size_t{25}, size_t{48}, SIZE_MAX}) {
+    T.add("dt_tensor_copy_to_host", "nbytes=" + std::to_string(nb), {IA},
+          [nb](Ctx& x) { return dt_tensor_copy_to_host(x.a, x.o.bytes, nb); });
+  }
+  // dt_tensor_copy_from_host (the target must stay unchanged on failure)
+  T.handles("dt_tensor_copy_from_host", "t", [](Ctx& x, const dt_tensor* t) {
+    return dt_tensor_copy_from_host(const_cast<dt_tensor*>(t), x.host, sizeof x.host);
+  });
+  T.add("dt_tensor_copy_from_host", "src=NULL", {IA},
+        [](Ctx& x) { return dt_tensor_copy_from_host(x.b, nullptr, 24); });
+  for (size_t nb : {size_t{0}, size_t{23}, size_t{25}, SIZE_MAX}) {
+    T.add("dt_tensor_copy_from_host", "nbytes=" + std::to_string(nb), {IA},
+          [nb](Ctx& x) { return dt_tensor_copy_from_host(x.b, x.host, nb); });
+  }
+  // dt_tensor_to_string
+  T.handles("dt_tensor_to_string", "t", [](Ctx& x, const dt_tensor* t) {
+    return dt_tensor_to_string(t, x.o.buf, sizeof x.o.buf, &x.o.sz);
+  });
+  T.add("dt_tensor_to_string", "buf=NULL_cap=8", {IA},
+        [](Ctx& x) { return dt_tensor_to_string(x.a, nullptr, 8, &x.o.sz); });
+}
+
+void add_view_cases(Table& T) {
+  using ShapeView = dt_status (*)(const dt_tensor*, const int64_t*, size_t, dt_tensor**);
+  for (auto [name, f] : {std::pair<const char*, ShapeView>{FN(dt_reshape)},
+                         std::pair<const char*, ShapeView>{FN(dt_view)}}) {
+    T.handles(name, "t", [f = f](Ctx& x, const dt_tensor* t) { return f(t, k6, 1, &x.o.t); });
+    T.add(name, "out=NULL", {IA}, [f = f](Ctx& x) { return f(x.a, k6, 1, nullptr); });
+    T.add(name, "shape=NULL_ndim=2", {IA}, [f = f](Ctx& x) { return f(x.a, nullptr, 2, &x.o.t); });
+    T.add(name, "numel_4_for_6", {SM}, [f = f](Ctx& x) { return f(x.a, k4, 1, &x.o.t); });
+    T.add(name, "two_inferred_dims", {SM, IA}, [f = f](Ctx& x) { return f(x.a, kNegNeg, 2, &x.o.t); });
+    T.add(name, "dimension=-2", {IA, SM}, [f = f](Ctx& x) { return f(x.a, kMinus2, 2, &x.o.t); });
+    T.add(name, "negative_dimension_product_matches", {IA, SM},
+          [f = f](Ctx& x) { const int64_t s[] = {-2, -3}; return f(x.a, s, 2, &x.o.t); });
+    T.add(name, "ndim=DT_MAX_DIMS+1", {IA, SM},
+          [f = f](Ctx& x) { return f(x.a, k17, DT_MAX_DIMS + 1, &x.o.t); });
+    T.add(name, "ndim=SIZE_MAX", {IA, SM}, [f = f](Ctx& x) { return f(x.a, k23, SIZE_MAX, &x.o.t); });
+    T.add(name, "numel_overflow", {SM, IA}, [f = f](Ctx& x) { return f(x.a, kOverflow, 2, &x.o.t); });
+  }
+  T.add("dt_view", "non_viewable_strides", {SM}, [](Ctx& x) {
+    if (!x.at) return dt_status{-999};
+    return dt_view(x.at, k6, 1, &x.o.t);
+  });
+  // transpose
+  T.handles("dt_transpose", "t", [](Ctx& x, const dt_tensor* t) { return dt_transpose(t, 0, 1, &x.o.t); });
+  T.add("dt_transpose", "out=NULL", {IA}, [](Ctx& x) { return dt_transpose(x.a, 0, 1, nullptr); });
+  for (auto [d0, d1] : std::vector<std::pair<int64_t, int64_t>>{{2, 0}, {0, -3}, {I64MIN, 0}, {0, I64MAX}}) {
+    T.add("dt_transpose", "dims=" + std::to_string(d0) + "," + std::to_string(d1), {IA},
+          [d0 = d0, d1 = d1](Ctx& x) { return dt_transpose(x.a, d0, d1, &x.o.t); });
+  }
+  T.add("dt_transpose", "0-d_tensor_dim_1", {IA}, [](Ctx& x) { return dt_transpose(x.s0, 0, 1, &x.o.t); });
+  // permute
+  const int64_t p10[] = {1, 0};
+  T.handles("dt_permute", "t", [p10](Ctx& x, const dt_tensor* t) { return dt_permute(t, p10, 2, &x.o.t); });
+  T.add("dt_permute", "out=NULL", {IA}, [p10](Ctx& x) { return dt_permute(x.a, p10, 2, nullptr); });
+  T.add("dt_permute", "dims=NULL_ndim=2", {IA}, [](Ctx& x) { return dt_permute(x.a, nullptr, 2, &x.o.t); });
+  struct P { const char* what; std::vector<int64_t> dims; std::vector<dt_status> accept; };
+  for (const P& p : {P{"repeated", {0, 0}, {IA}}, P{"out_of_range", {0, 2}, {IA}},
+                     P{"INT64_MIN", {I64MIN, 0}, {IA}}, P{"too_few", {0}, {IA, SM}},
+                     P{"too_many", {0, 1, 2}, {IA, SM}}}) {
+    std::vector<int64_t> dims = p.dims;
+    T.add("dt_permute", p.what, p.accept,
+          [dims](Ctx& x) { return dt_permute(x.a, dims.data(), dims.size(), &x.o.t); });
+  }
+  // narrow
+  T.handles("dt_narrow", "t", [](Ctx& x, const dt_tensor* t) { return dt_narrow(t, 1, 0, 2, &x.o.t); });
+  T.add("dt_narrow", "out=NULL", {IA}, [](Ctx& x) { return dt_narrow(x.a, 1, 0, 2, nullptr); });
+  struct N { const char* what; int64_t dim, start, len; std::vector<dt_status> accept; };
+  for (const N& n : {N{"dim=2", 2, 0, 1, {IA}}, N{"dim=-3", -3, 0, 1, {IA}},
+                     N{"dim=INT64_MIN", I64MIN, 0, 1, {IA}},
+                     N{"start=4", 1, 4, 0, {IA, SM}}, N{"start=-4", 1, -4, 1, {IA, SM}},
+                     N{"length=-1", 1, 0, -1, {IA, SM}}, N{"past_the_end", 1, 2, 2, {IA, SM}},
+                     N{"start=INT64_MAX", 1, I64MAX, I64MAX, {IA, SM}},
+                     N{"start=INT64_MIN", 1, I64MIN, 1, {IA, SM}},
+                     N{"length=INT64_MAX", 1, 1, I64MAX, {IA, SM}}}) {
+    int64_t d = n.dim, s = n.start, l = n.len;
+    T.add("dt_narrow", n.what, n.accept, [d, s, l](Ctx& x) { return dt_narrow(x.a, d, s, l, &x.o.t); });
+  }
+  // squeeze
+  T.handles("dt_squeeze", "t", [](Ctx& x, const dt_tensor* t) { return dt_squeeze(t, nullptr, 0, &x.o.t); });
+  T.add("dt_squeeze", "out=NULL", {IA}, [](Ctx& x) { return dt_squeeze(x.a, nullptr, 0, nullptr); });
+  T.add("dt_squeeze", "dims=NULL_ndims=1", {IA}, [](Ctx& x) { return dt_squeeze(x.a, nullptr, 1, &x.o.t); });
+  for (int64_t bad : {int64_t{2}, int64_t{-3}, I64MIN, I64MAX}) {
+    T.add("dt_squeeze", "dim=" + std::to_string(bad), {IA},
+          [bad](Ctx& x) { const int64_t d[] = {bad}; return dt_squeeze(x.a, d, 1, &x.o.t); });
+  }
+  // unsqueeze
+  T.handles("dt_unsqueeze", "t", [](Ctx& x, const dt_tensor* t) { return dt_unsqueeze(t, 0, &x.o.t); });
+  T.add("dt_unsqueeze", "out=NULL", {IA}, [](Ctx& x) { return dt_unsqueeze(x.a, 0, nullptr); });
+  for (int64_t bad : {int64_t{3}, int64_t{-4}, I64MIN, I64MAX}) {
+    T.add("dt_unsqueeze", "dim=" + std::to_string(bad), {IA},
+          [bad](Ctx& x) { return dt_unsqueeze(x.a, bad, &x.o.t); });
+  }
+  // expand
+  T.handles("dt_expand", "t", [](Ctx& x, const dt_tensor* t) { return dt_expand(t, k23, 2, &x.o.t); });
+  T.add("dt_expand", "out=NULL", {IA}, [](Ctx& x) { return dt_expand(x.a, k23, 2, nullptr); });
+  T.add("dt_expand", "shape=NULL_ndim=2", {IA}, [](Ctx& x) { return dt_expand(x.a, nullptr, 2, &x.o.t); });
+  T.add("dt_expand", "non-1_dimension_changes", {SM}, [](Ctx& x) { return dt_expand(x.a, k43, 2, &x.o.t); });
+  T.add("dt_expand", "fewer_dimensions", {SM}, [](Ctx& x) { return dt_expand(x.a, k3, 1, &x.o.t); });
+  T.add("dt_expand", "dimension=-2", {IA, SM}, [](Ctx& x) { return dt_expand(x.a, kMinus2, 2, &x.o.t); });
+  T.add("dt_expand", "ndim=DT_MAX_DIMS+1", {IA, SM},
+        [](Ctx& x) { return dt_expand(x.v3, k17ones, DT_MAX_DIMS + 1, &x.o.t); });
+  T.add("dt_expand", "ndim=SIZE_MAX", {IA, SM}, [](Ctx& x) { return dt_expand(x.a, k23, SIZE_MAX, &x.o.t); });
+  // contiguous
+  T.unary("dt_contiguous", dt_contiguous);
+  // flatten
+  T.handles("dt_flatten", "t", [](Ctx& x, const dt_tensor* t) { return dt_flatten(t, 0, -1, &x.o.t); });
+  T.add("dt_flatten", "out=NULL", {IA}, [](Ctx& x) { return dt_flatten(x.a, 0, -1, nullptr); });
+  struct F { const char* what; int64_t s, e; std::vector<dt_status> accept; };
+  for (const F& f : {F{"start=2", 2, -1, {IA}}, F{"end=2", 0, 2, {IA}}, F{"end=-3", 0, -3, {IA}},
+                     F{"start_after_end", 1, 0, {IA, SM}}, F{"start=INT64_MIN", I64MIN, 0, {IA}},
+                     F{"end=INT64_MAX", 0, I64MAX, {IA}}}) {
+    int64_t s = f.s, e = f.e;
+    T.add("dt_flatten", f.what, f.accept, [s, e](Ctx& x) { return dt_flatten(x.a, s, e, &x.o.t); });
+  }
+}
+
+void add_elementwise_cases(Table& T) {
+  using Bin = dt_status (*)(const dt_tensor*, const dt_tensor*, dt_tensor**);
+  struct B { const char* name; Bin f; bool matmul; };
+  const B bins[] = {{FN(dt_add), false}, {FN(dt_sub), false}, {FN(dt_mul), false},
+                    {FN(dt_div), false}, {FN(dt_pow), false}, {FN(dt_maximum), false},
+                    {FN(dt_minimum), false}, {FN(dt_eq), false}, {FN(dt_ne), false},
+                    {FN(dt_lt), false}, {FN(dt_le), false}, {FN(dt_gt), false},
+                    {FN(dt_ge), false}, {FN(dt_matmul), true}};
+  for (const B& bin : bins) {
+    Bin f = bin.f;
+    bool mm = bin.matmul;
+    auto partner = [mm](Ctx& x) { return mm ? x.bt : x.b; };
+    T.handles(bin.name, "a", [f, partner](Ctx& x, const dt_tensor* t) { return f(t, partner(x), &x.o.t); });
+    T.handles(bin.name, "b", [f](Ctx& x, const dt_tensor* t) { return f(x.a, t, &x.o.t); });
+    T.add(bin.name, "out=NULL", {IA}, [f, partner](Ctx& x) { return f(x.a, partner(x), nullptr); });
+    Case& dm = T.add(bin.name, "a_cpu0_b_cpu1", {DM}, [f, mm](Ctx& x) {
+      if (!x.a1) return dt_status{-999};
+      dt_tensor* other = x.a1;
+      dt_tensor* tmp = nullptr;
+      if (mm) {  // a [2,3] @ a1^T [3,2]
+        if (dt_transpose(x.a1, 0, 1, &tmp) != DT_OK) return dt_status{-999};
+        other = tmp;
+      }
+      dt_status st = f(x.a, other, &x.o.t);
+      dt_tensor_release(tmp);
+      return st;
+    });
+    dm.needs = Needs::TwoCpus;
+    dm.msg_has = "cpu:1";
+    T.add(bin.name, "shapes_do_not_broadcast", {SM}, [f, mm](Ctx& x) {
+      return f(x.a, mm ? x.b : x.v4, &x.o.t);
+    });
+  }
+  T.add("dt_sub", "bool_operands", {TM}, [](Ctx& x) { return dt_sub(x.bl, x.bl, &x.o.t); });
+  T.add("dt_matmul", "bool_operands", {TM}, [](Ctx& x) {
+    dt_tensor* blt = nullptr;
+    if (dt_transpose(x.bl, 0, 1, &blt) != DT_OK) return dt_status{-999};
+    dt_status st = dt_matmul(x.bl, blt, &x.o.t);
+    dt_tensor_release(blt);
+    return st;
+  });
+  T.add("dt_matmul", "0-d_operand", {IA, SM}, [](Ctx& x) { return dt_matmul(x.s0, x.s0, &x.o.t); });
+
+  using Sc = dt_status (*)(const dt_tensor*, double, dt_tensor**);
+  const std::pair<const char*, Sc> scs[] = {
+      {FN(dt_add_scalar)}, {FN(dt_sub_scalar)}, {FN(dt_mul_scalar)}, {FN(dt_div_scalar)},
+      {FN(dt_pow_scalar)}, {FN(dt_maximum_scalar)}, {FN(dt_minimum_scalar)},
+      {FN(dt_eq_scalar)}, {FN(dt_ne_scalar)}, {FN(dt_lt_scalar)}, {FN(dt_le_scalar)},
+      {FN(dt_gt_scalar)}, {FN(dt_ge_scalar)}};
+  for (auto [name, f] : scs) {
+    T.handles(name, "a", [f = f](Ctx& x, const dt_tensor* t) { return f(t, 2.0, &x.o.t); });
+    T.add(name, "out=NULL", {IA}, [f = f](Ctx& x) { return f(x.a, 2.0, nullptr); });
+  }
+  T.add("dt_sub_scalar", "bool_operand", {TM}, [](Ctx& x) { return dt_sub_scalar(x.bl, 1.0, &x.o.t); });
+
+  // In-place: failures must leave self unchanged (checked for every row).
+  using Ip = dt_status (*)(dt_tensor*, const dt_tensor*);
+  const std::pair<const char*, Ip> ips[] = {
+      {FN(dt_add_)}, {FN(dt_sub_)}, {FN(dt_mul_)}, {FN(dt_div_)}, {FN(dt_pow_)}};
+  for (auto [name, f] : ips) {
+    T.handles(name, "self", [f = f](Ctx& x, const dt_tensor* t) { return f(const_cast<dt_tensor*>(t), x.b); });
+    T.handles(name, "other", [f = f](Ctx& x, const dt_tensor* t) { return f(x.a, t); });
+    T.add(name, "shapes_do_not_broadcast", {SM}, [f = f](Ctx& x) { return f(x.a, x.v4); });
+    T.add(name, "broadcast_shape_is_not_self's", {SM}, [f = f](Ctx& x) { return f(x.v3, x.a); });
+    T.add(name, "float_into_int32_self", {TM}, [f = f](Ctx& x) { return f(x.i32, x.a); });
+    Case& dm = T.add(name, "self_cpu0_other_cpu1", {DM}, [f = f](Ctx& x) {
+      if (!x.a1) return dt_status{-999};
+      return f(x.a, x.a1);
+    });
+    dm.needs = Needs::TwoCpus;
+    dm.msg_has = "cpu:1";
+  }
+  T.add("dt_div_", "true_division_into_int32_self", {TM}, [](Ctx& x) { return dt_div_(x.i32, x.i32); });
+  T.add("dt_sub_", "bool_self", {TM}, [](Ctx& x) { return dt_sub_(x.bl, x.bl); });
+
+  using IpS = dt_status (*)(dt_tensor*, double);
+  const std::pair<const char*, IpS> ipss[] = {{FN(dt_add_scalar_)}, {FN(dt_sub_scalar_)},
+                                              {FN(dt_mul_scalar_)}, {FN(dt_div_scalar_)},
+                                              {FN(dt_pow_scalar_)}};
+  for (auto [name, f] : ipss) {
+    T.handles(name, "self", [f = f](Ctx&, const dt_tensor* t) { return f(const_cast<dt_tensor*>(t), 2.0); });
+    T.add(name, "2.5_into_int32_self", {TM}, [f = f](Ctx& x) { return f(x.i32, 2.5); });
+  }
+  T.add("dt_div_scalar_", "true_division_into_int32_self", {TM},
+        [](Ctx& x) { return dt_div_scalar_(x.i32, 2.0); });
+
+  // where
+  T.handles("dt_where", "cond", [](Ctx& x, const dt_tensor* t) { return dt_where(t, x.a, x.b, &x.o.t); });
+  T.handles("dt_where", "a", [](Ctx& x, const dt_tensor* t) { return dt_where(x.bl, t, x.b, &x.o.t); });
+  T.handles("dt_where", "b", [](Ctx& x, const dt_tensor* t) { return dt_where(x.bl, x.a, t, &x.o.t); });
+  T.add("dt_where", "out=NULL", {IA}, [](Ctx& x) { return dt_where(x.bl, x.a, x.b, nullptr); });
+  T.add("dt_where", "float_cond", {TM}, [](Ctx& x) { return dt_where(x.a, x.a, x.b, &x.o.t); });
+  T.add("dt_where", "shapes_do_not_broadcast", {SM}, [](Ctx& x) { return dt_where(x.bl, x.a, x.v4, &x.o.t); });
+  Case& wdm = T.add("dt_where", "b_on_cpu1", {DM}, [](Ctx& x) {
+    if (!x.a1) return dt_status{-999};
+    return dt_where(x.bl, x.a, x.a1, &x.o.t);
+  });
+  wdm.needs = Needs::TwoCpus;
+
+  // unary
+  using Un = dt_status (*)(const dt_tensor*, dt_tensor**);
+  const std::pair<const char*, Un> uns[] = {
+      {FN(dt_neg)}, {FN(dt_abs)}, {FN(dt_exp)}, {FN(dt_log)}, {FN(dt_sqrt)}, {FN(dt_rsqrt)},
+      {FN(dt_sin)}, {FN(dt_cos)}, {FN(dt_relu)}, {FN(dt_sigmoid)}, {FN(dt_tanh)},
+      {FN(dt_gelu)}, {FN(dt_silu)}};
+  for (auto [name, f] : uns) T.unary(name, f, "a");
+  T.add("dt_neg", "bool_operand", {TM}, [](Ctx& x) { return dt_neg(x.bl, &x.o.t); });
+}
+
+void add_reduction_cases(Table& T) {
+  using Red = dt_status (*)(const dt_tensor*, const int64_t*, size_t, int32_t, dt_tensor**);
+  const std::pair<const char*, Red> reds[] = {{FN(dt_sum)}, {FN(dt_mean)}, {FN(dt_max)},
+                                              {FN(dt_min)}, {FN(dt_argmax)}, {FN(dt_argmin)}};
+  for (auto [name, f] : reds) {
+    T.handles(name, "a", [f = f](Ctx& x, const dt_tensor* t) { return f(t, nullptr, 0, 0, &x.o.t); });
+    T.add(name, "out=NULL", {IA}, [f = f](Ctx& x) { return f(x.a, nullptr, 0, 0, nullptr); });
+    T.add(name, "dims=NULL_ndims=1", {IA}, [f = f](Ctx& x) { return f(x.a, nullptr, 1, 0, &x.o.t); });
+    for (int64_t bad : {int64_t{2}, int64_t{-3}, I64MIN, I64MAX}) {
+      T.add(name, "dim=" + std::to_string(bad), {IA}, [f = f, bad](Ctx& x) {
+        const int64_t d[] = {bad};
+        return f(x.a, d, 1, 0, &x.o.t);
+      });
+    }
+    T.add(name, "repeated_dim", {IA}, [f = f](Ctx& x) {
+      const int64_t d[] = {0, -2};
+      return f(x.a, d, 2, 0, &x.o.t);
+    });
+  }
+  T.add("dt_mean", "int32_operand", {TM}, [](Ctx& x) { return dt_mean(x.i32, nullptr, 0, 0, &x.o.t); });
+  for (auto [name, f] : {reds[2], reds[3], reds[4], reds[5]}) {
+    T.add(name, "empty_extent", {SM}, [f = f](Ctx& x) {
+      const int64_t d[] = {0};
+      return f(x.e03, d, 1, 0, &x.o.t);
+    });
+    T.add(name, "empty_all", {SM}, [f = f](Ctx& x) { return f(x.e03, nullptr, 0, 0, &x.o.t); });
+  }
+  for (auto [name, f] : {reds[4], reds[5]}) {
+    T.add(name, "two_dims", {IA}, [f = f](Ctx& x) {
+      const int64_t d[] = {0, 1};
+      return f(x.a, d, 2, 0, &x.o.t);
+    });
+  }
+  using Soft = dt_status (*)(const dt_tensor*, int64_t, dt_tensor**);
+  for (auto [name, f] : {std::pair<const char*, Soft>{FN(dt_softmax)},
+                         std::pair<const char*, Soft>{FN(dt_log_softmax)}}) {
+    T.handles(name, "a", [f = f](Ctx& x, const dt_tensor* t) { return f(t, 1, &x.o.t); });
+    T.add(name, "out=NULL", {IA}, [f = f](Ctx& x) { return f(x.a, 1, nullptr); });
+    for (int64_t bad : {int64_t{2}, int64_t{-3}, I64MIN, I64MAX}) {
+      T.add(name, "dim=" + std::to_string(bad), {IA}, [f = f, bad](Ctx& x) { return f(x.a, bad, &x.o.t); });
+    }
+    T.add(name, "int32_operand", {TM}, [f = f](Ctx& x) { return f(x.i32, 1, &x.o.t); });
+  }
+}
+
+void add_join_index_cases(Table& T) {
+  using Join = dt_status (*)(const dt_tensor* const*, size_t, int64_t, dt_tensor**);
+  for (auto [name, f] : {std::pair<const char*, Join>{FN(dt_cat)}, std::pair<const char*, Join>{FN(dt_stack)}}) {
+    T.handles(name, "tensors[1]", [f = f](Ctx& x, const dt_tensor* t) {
+      const dt_tensor* ts[] = {x.a, t};
+      return f(ts, 2, 0, &x.o.t);
+    });
+    T.handles(name, "tensors[0]", [f = f](Ctx& x, const dt_tensor* t) {
+      const dt_tensor* ts[] = {t, x.a};
+      return f(ts, 2, 0, &x.o.t);
+    });
+    T.add(name, "tensors=NULL_n=2", {IA}, [f = f](Ctx& x) { return f(nullptr, 2, 0, &x.o.t); });
+    T.add(name, "n=0", {IA}, [f = f](Ctx& x) {
+      const dt_tensor* ts[] = {x.a};
+      return f(ts, 0, 0, &x.o.t);
+    });
+    T.add(name, "out=NULL", {IA}, [f = f](Ctx& x) {
+      const dt_tensor* ts[] = {x.a, x.b};
+      return f(ts, 2, 0, nullptr);
+    });
+    for (int64_t bad : {int64_t{5}, int64_t{-5}, I64MIN, I64MAX}) {
+      T.add(name, "dim=" + std::to_string(bad), {IA}, [f = f, bad](Ctx& x) {
+        const dt_tensor* ts[] = {x.a, x.b};
+        return f(ts, 2, bad, &x.o.t);
+      });
+    }
+    T.add(name, "shapes_differ", {SM}, [f = f](Ctx& x) {
+      const dt_tensor* ts[] = {x.a, x.v4};
+      return f(ts, 2, 0, &x.o.t);
+    });
+    Case& dm = T.add(name, "devices_differ", {DM}, [f = f](Ctx& x) {
+      if (!x.a1) return dt_status{-999};
+      const dt_tensor* ts[] = {x.a, x.a1};
+      return f(ts, 2, 0, &x.o.t);
+    });
+    dm.needs = Needs::TwoCpus;
+  }
+
+  using Split = dt_status (*)(const dt_tensor*, int64_t, int64_t, dt_tensor**, size_t, size_t*);
+  for (auto [name, f] : {std::pair<const char*, Split>{FN(dt_chunk)}, std::pair<const char*, Split>{FN(dt_split)}}) {
+    T.handles(name, "t", [f = f](Ctx& x, const dt_tensor* t) { return f(t, 2, 1, x.o.ts, 4, &x.o.sz); });
+    T.add(name, "count=NULL", {IA}, [f = f](Ctx& x) { return f(x.a, 2, 1, x.o.ts, 4, nullptr); });
+    T.add(name, "outs=NULL_cap=4", {IA}, [f = f](Ctx& x) { return f(x.a, 2, 1, nullptr, 4, &x.o.sz); });
+    for (int64_t bad : {int64_t{-1}, I64MIN}) {
+      T.add(name, "size_or_chunks=" + std::to_string(bad), {IA},
+            [f = f, bad](Ctx& x) { return f(x.a, bad, 1, x.o.ts, 4, &x.o.sz); });
+    }
+    for (int64_t bad : {int64_t{2}, int64_t{-3}, I64MIN, I64MAX}) {
+      T.add(name, "dim=" + std::to_string(bad), {IA},
+            [f = f, bad](Ctx& x) { return f(x.a, 2, bad, x.o.ts, 4, &x.o.sz); });
+    }
+  }
+  T.add("dt_chunk", "chunks=0", {IA}, [](Ctx& x) { return dt_chunk(x.a, 0, 1, x.o.ts, 4, &x.o.sz); });
+  T.add("dt_split", "split_size=0_non-empty_dim", {IA},
+        [](Ctx& x) { return dt_split(x.a, 0, 1, x.o.ts, 4, &x.o.sz); });
+
+  using Idx = dt_status (*)(const dt_tensor*, int64_t, const dt_tensor*, dt_tensor**);
+  struct I { const char* name; Idx f; };
+  for (const I& i : {I{FN(dt_index_select)}, I{FN(dt_gather)}}) {
+    Idx f = i.f;
+    bool gather = std::string(i.name) == "dt_gather";
+    auto good = [gather](Ctx& x) { return gather ? x.gidx : x.idx; };
+    T.handles(i.name, "t", [f, good](Ctx& x, const dt_tensor* t) { return f(t, 0, good(x), &x.o.t); });
+    T.handles(i.name, "index", [f](Ctx& x, const dt_tensor* t) { return f(x.a, 0, t, &x.o.t); });
+    T.add(i.name, "out=NULL", {IA}, [f, good](Ctx& x) { return f(x.a, 0, good(x), nullptr); });
+    for (int64_t bad : {int64_t{2}, int64_t{-3}, I64MIN, I64MAX}) {
+      T.add(i.name, "dim=" + std::to_string(bad), {IA},
+            [f, good, bad](Ctx& x) { return f(x.a, bad, good(x), &x.o.t); });
+    }
+    T.add(i.name, "index_out_of_range", {IA},
+          [f, gather](Ctx& x) { return f(x.a, 0, gather ? x.gidx_bad : x.idx_bad, &x.o.t); });
+    T.add(i.name, "float_index", {TM}, [f, gather](Ctx& x) { return f(x.a, 0, gather ? x.b : x.v3, &x.o.t); });
+    Case& dm = T.add(i.name, "t_on_cpu1", {DM}, [f, good](Ctx& x) {
+      if (!x.a1) return dt_status{-999};
+      return f(x.a1, 0, good(x), &x.o.t);
+    });
+    dm.needs = Needs::TwoCpus;
+  }
+  T.add("dt_gather", "index_ndim_differs", {IA, SM}, [](Ctx& x) { return dt_gather(x.a, 0, x.idx, &x.o.t); });
+}
+
+const std::vector<Case>& all_cases() {
+  static const std::vector<Case> cases = [] {
+    Table T;
+    add_library_cases(T);
+    add_device_cases(T);
+    add_constructor_cases(T);
+    add_query_cases(T);
+    add_move_cases(T);
+    add_view_cases(T);
+    add_elementwise_cases(T);
+    add_reduction_cases(T);
+    add_join_index_cases(T);
+    return T.cases;
+  }();
+  return cases;
+}
+
+// Functions whose contract is checked by the dedicated tests below (those that cannot
+// fail, or need more than one call).
+const std::set<std::string>& dedicated_functions() {
+  static const std::set<std::string> s = {
+      "dt_version",          "dt_version_string", "dt_status_string", "dt_last_error_message",
+      "dt_live_handle_count", "dt_cuda_is_available", "dt_dtype_name",   "dt_manual_seed",
+      "dt_tensor_release",   "dt_build_info",     "dt_device_format", "dt_cuda_status",
+      "dt_device_name",      "dt_tensor_to_string", "dt_all_gpus",     "dt_devices_by_free_memory",
+      "dt_chunk",            "dt_split",          "dt_device_properties", "dt_memory_stats"};
+  return s;
+}
+
+std::set<std::string> covered_functions() {
+  std::set<std::string> s = dedicated_functions();
+  for (const Case& c : all_cases()) s.insert(c.fn);
+  return s;
+}
+
+// Every DT_API function declared in the public header.
+std::vector<std::string> header_functions() {
+  std::ifstream in(DT_TEST_DATA_DIR "/../include/devtensor.h");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  std::vector<std::string> names;
+  std::regex re(R"(DT_API\s+(?:const\s+)?[A-Za-z_][A-Za-z_0-9]*\s*\**\s*(dt_[A-Za-z_0-9]+)\s*\()");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it)
+    names.push_back((*it)[1].str());
+  return names;
+}
+
+// ------------------------------------------------------------------ the fixture
+
+// Every test starts and ends with the same number of live handles.
+class ContractTest : public ::testing::Test {
+ protected:
+  void SetUp() override { live_at_start_ = dt_live_handle_count(); }
+  void TearDown() override {
+    EXPECT_EQ(dt_live_handle_count(), live_at_start_) << "handles leaked (or over-released)";
+  }
+  size_t live_at_start_ = 0;
+};
+
+// Runs one row; returns the status (used by the row tests and the consistency tests).
+struct RowResult {
+  dt_status status = -999;
+  bool skipped = false;
+  std::string skip_reason;
+};
+
+// Primes the thread's message with a failure of another function.
+std::string prime_message(const std::string& fn) {
+  dt_device d;
+  if (fn != "dt_device_parse")
+    dt_device_parse("contract-test-prime", &d);
+  else
+    dt_set_num_threads(-12345);
+  return dt_last_error_message();
+}
+
+bool cuda_usable() { return dt_cuda_is_available() == 1; }
+
+RowResult run_row(const Case& k, bool check) {
+  RowResult r;
+  switch (k.needs) {
+    case Needs::NoCuda:
+      if (cuda_usable()) { r.skipped = true; r.skip_reason = "a CUDA device is usable here"; return r; }
+      break;
+    case Needs::Cuda:
+      if (!cuda_usable()) { r.skipped = true; r.skip_reason = "no usable CUDA device"; return r; }
+      break;
+    case Needs::TwoCpus:
+      if (cpu_device_count() < 2) {
+        r.skipped = true;
+        r.skip_reason = "DEVTENSOR_CPU_DEVICES=2 did not give two CPU devices";
+        if (check) ADD_FAILURE() << "dt_device_count(CPU) < 2 although DEVTENSOR_CPU_DEVICES=2";
+        return r;
+      }
+      break;
+    case Needs::None:
+      break;
+  }
+  Ctx c;
+  if (!c.ok) {
+    if (check) ADD_FAILURE() << c.error;
+    return r;
+  }
+  if (k.prep) k.prep(c);
+  Outs before;
+  std::memcpy(static_cast<void*>(&before), static_cast<const void*>(&c.o), sizeof before);
+  std::vector<std::vector<unsigned char>> data_before;
+  for (auto& in : c.inputs()) data_before.push_back(contents(*in.second));
+  std::string primed = prime_message(k.fn);
+
+  r.status = k.call(c);
+
+  std::string msg = dt_last_error_message();
+  if (check && std::getenv("DT_CONTRACT_VERBOSE"))  // a log of every row, for review
+    std::printf("ROW %s(%s) -> %s: %s\n", k.fn.c_str(), k.what.c_str(), status_name(r.status).c_str(),
+                msg.c_str());
+  if (check) {
+    SCOPED_TRACE(k.fn + "(" + k.what + ")");
+    if (r.status == -999) {
+      ADD_FAILURE() << "the row could not set up its arguments: " << msg;
+      return r;
+    }
+    bool accepted = std::find(k.accept.begin(), k.accept.end(), r.status) != k.accept.end();
+    std::string expected;
+    for (dt_status s : k.accept) expected += (expected.empty() ? "" : " or ") + status_name(s);
+    EXPECT_TRUE(accepted) << k.fn << "(" << k.what << "): expected " << expected << ", got "
+                          << status_name(r.status) << (r.status ? " (message: \"" + msg + "\")" : "");
+    if (r.status != DT_OK) {
+      EXPECT_FALSE(msg.empty()) << "no error message";
+      EXPECT_NE(msg, primed) << "the error message is the previous failure's: this call did not set one";
+      if (!k.msg_has.empty()) {
+        EXPECT_NE(lower(msg).find(lower(k.msg_has)), std::string::npos)
+            << "message \"" << msg << "\" should mention \"" << k.msg_has << "\"";
+      }
+      for (const std::string& f : changed_outs(before, c.o))
+        ADD_FAILURE() << "out-parameter '" << f << "' was changed by a failing call";
+      EXPECT_EQ(c.deleter_calls, 0) << "the from_blob deleter ran although the call failed";
+      auto ins = c.inputs();
+      for (size_t i = 0; i < ins.size(); ++i)
+        EXPECT_TRUE(contents(*ins[i].second) == data_before[i])
+            << "input tensor '" << ins[i].first << "' changed although the call failed";
+      if (k.post) k.post(c);
+    }
+  }
+  // A call that wrongly succeeded: release what it returned, so one bug gives one failure.
+  if (r.status == DT_OK) {
+    const dt_tensor* sent = sentinel_tensor();
+    if (c.o.t != sent) dt_tensor_release(c.o.t);
+    if (c.o.sz <= 4)
+      for (size_t i = 0; i < c.o.sz; ++i)
+        if (c.o.ts[i] != sent) dt_tensor_release(c.o.ts[i]);
+    dt_set_default_device(CPU0);
+    dt_set_default_dtype(DT_FLOAT32);
+  }
+  return r;
+}
+
+class Row : public ContractTest, public ::testing::WithParamInterface<Case> {};
+
+TEST_P(Row, FailsWithDocumentedCode) {
+  RowResult r = run_row(GetParam(), /*check=*/true);
+  if (r.skipped) GTEST_SKIP() << r.skip_reason;
+}
+
+std::string row_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string s = info.param.fn + "__" + info.param.what;
+  for (char& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s + "_" + std::to_string(info.index);
+}
+
+INSTANTIATE_TEST_SUITE_P(Contract, Row, ::testing::ValuesIn(all_cases()), row_name);
+
+// ------------------------------------------------------------------ coverage
+
+TEST(Coverage, AllPublicFunctionsHaveContractTests) {
+  std::vector<std::string> declared = header_functions();
+  ASSERT_GT(declared.size(), 100u) << "could not parse " DT_TEST_DATA_DIR "/../include/devtensor.h";
+  std::set<std::string> covered = covered_functions();
+  for (const std::string& fn : declared)
+    EXPECT_TRUE(covered.count(fn)) << fn << " is declared in devtensor.h but has no contract test "
+                                      "in tests/test_api_contract.cpp";
+  std::set<std::string> declared_set(declared.begin(), declared.end());
+  for (const std::string& fn : covered)
+    EXPECT_TRUE(declared_set.count(fn)) << fn << " is tested here but not declared in devtensor.h";
+  EXPECT_EQ(declared_set.size(), declared.size()) << "a function is declared twice";
+}
+
+TEST(Coverage, EveryTensorTakingFunctionHasBadHandleRows) {
+  // Every function with a "released" row also has stack/heap/interior/small-integer rows,
+  // by construction (Table::handles); check that every function taking a dt_tensor has one.
+  std::ifstream in(DT_TEST_DATA_DIR "/../include/devtensor.h");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  std::regex re(R"(DT_API\s+[^;]*?\b(dt_[A-Za-z_0-9]+)\s*\(([^)]*)\))");
+  std::set<std::string> with_released;
+  for (const Case& c : all_cases())
+    if (c.what.find("=released") != std::string::npos) with_released.insert(c.fn);
+  int n = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), re); it != std::sregex_iterator(); ++it) {
+    std::string fn = (*it)[1].str(), params = (*it)[2].str();
+    // Inputs (dt_tensor* t / const dt_tensor* ...), not dt_tensor** out-parameters.
+    bool takes_tensor = false;
+    static const std::regex param_re(R"(dt_tensor[^,]*)");
+    for (auto p = std::sregex_iterator(params.begin(), params.end(), param_re);
+         p != std::sregex_iterator(); ++p) {
+      std::string param = p->str();
+      if (param.find("**") == std::string::npos || param.find("const*") != std::string::npos ||
+          param.find("const *") != std::string::npos)
+        takes_tensor = true;
+    }
+    if (!takes_tensor) continue;
+    ++n;
+    EXPECT_TRUE(with_released.count(fn)) << fn << " takes a tensor but has no bad-handle rows";
+  }
+  EXPECT_GT(n, 80);
+}
+
+// ------------------------------------------------------------------ consistency
+
+// Where two codes are allowed, the library must give the same one everywhere.
+TEST(Consistency, SameSituationSameCodeEverywhere) {
+  size_t live = dt_live_handle_count();
+  std::map<std::string, std::map<dt_status, std::vector<std::string>>> seen;
+  for (const Case& k : all_cases()) {
+    if (k.group.empty()) continue;
+    RowResult r = run_row(k, /*check=*/false);
+    if (r.skipped) continue;
+    seen[k.group][r.status].push_back(k.fn + "(" + k.what + ")");
+  }
+  for (auto& [group, by_code] : seen) {
+    if (by_code.size() <= 1) continue;
+    std::ostringstream os;
+    for (auto& [code, rows] : by_code) {
+      os << "\n  " << status_name(code) << " from " << rows.size() << " rows, e.g.";
+      for (size_t i = 0; i < rows.size() && i < 4; ++i) os << " " << rows[i];
+    }
+    ADD_FAILURE() << "'" << group << "' gives different codes in different functions:" << os.str();
+  }
+  EXPECT_EQ(dt_live_handle_count(), live);
+}
+
+// ------------------------------------------------------------------ handles
+
+using Handles = ContractTest;
+
+TEST_F(Handles, ReleaseNullIsOk) {
+  EXPECT_EQ(dt_tensor_release(nullptr), DT_OK);
+}
+
+TEST_F(Handles, DoubleReleaseIsInvalidHandleWithMessage) {
+  dt_tensor* t = nullptr;
+  ASSERT_EQ(dt_tensor_zeros(k23, 2, DT_FLOAT32, CPU0, &t), DT_OK);
+  size_t live = dt_live_handle_count();
+  ASSERT_EQ(dt_tensor_release(t), DT_OK);
+  EXPECT_EQ(dt_live_handle_count(), live - 1);
+  EXPECT_EQ(dt_tensor_release(t), IH);
+  std::string msg = dt_last_error_message();
+  EXPECT_NE(lower(msg).find("releas"), std::string::npos) << msg;
+  EXPECT_EQ(dt_tensor_release(t), IH) << "a third release";
+  EXPECT_EQ(dt_tensor_retain(t), IH) << "retain after release";
+  EXPECT_EQ(dt_live_handle_count(), live - 1);
+}
+
+TEST_F(Handles, RetainedHandleNeedsTwoReleases) {
+  dt_tensor* t = nullptr;
+  ASSERT_EQ(dt_tensor_zeros(k23, 2, DT_FLOAT32, CPU0, &t), DT_OK);
+  ASSERT_EQ(dt_tensor_retain(t), DT_OK);
+  ASSERT_EQ(dt_tensor_release(t), DT_OK);
+  size_t n = 0;
+  EXPECT_EQ(dt_tensor_ndim(t, &n), DT_OK) << "one reference is still held";
+  ASSERT_EQ(dt_tensor_release(t), DT_OK);
+  EXPECT_EQ(dt_tensor_release(t), IH);
+}
+
+TEST_F(Handles, StaleHandleDoesNotReachTheTensorThatReusedItsSlot) {
+  // Release a handle, make new tensors (one may reuse the slot), then use the old handle:
+  // it must be refused and must not release or read the new tensor.
+  dt_tensor* old_t = nullptr;
+  ASSERT_EQ(dt_tensor_zeros(k23, 2, DT_FLOAT32, CPU0, &old_t), DT_OK);
+  ASSERT_EQ(dt_tensor_release(old_t), DT_OK);
+  std::vector<dt_tensor*> fresh(8, nullptr);
+  for (auto& f : fresh) ASSERT_EQ(dt_tensor_ones(k4, 1, DT_FLOAT32, CPU0, &f), DT_OK);
+  size_t live = dt_live_handle_count();
+  EXPECT_EQ(dt_tensor_release(old_t), IH);
+  EXPECT_EQ(dt_tensor_retain(old_t), IH);
+  size_t nd = 99;
+  EXPECT_EQ(dt_tensor_ndim(old_t, &nd), IH);
+  EXPECT_EQ(nd, 99u);
+  EXPECT_EQ(dt_live_handle_count(), live);
+  for (auto& f : fresh) {
+    size_t n = 0;
+    EXPECT_EQ(dt_tensor_numel(f, &n), DT_OK);
+    EXPECT_EQ(n, 4u);
+    EXPECT_EQ(dt_tensor_release(f), DT_OK);
+  }
+}
+
+TEST_F(Handles, LiveHandleCountFollowsCreateAndRelease) {
+  size_t n0 = dt_live_handle_count();
+  dt_tensor* t = nullptr;
+  ASSERT_EQ(dt_tensor_zeros(k23, 2, DT_FLOAT32, CPU0, &t), DT_OK);
+  EXPECT_EQ(dt_live_handle_count(), n0 + 1);
+  dt_tensor* v = nullptr;
+  ASSERT_EQ(dt_reshape(t, k6, 1, &v), DT_OK);
+  EXPECT_EQ(dt_live_handle_count(), n0 + 2);
+  EXPECT_EQ(dt_tensor_release(t), DT_OK);
+  EXPECT_EQ(dt_tensor_release(v), DT_OK);
+  EXPECT_EQ(dt_live_handle_count(), n0);
+}
+
+TEST_F(Handles, FromBlobDeleterRunsOnceOnSuccess) {
+  float data[6] = {0};
+  int calls = 0;
+  dt_tensor* t = nullptr;
+  ASSERT_EQ(dt_tensor_from_blob(data, k23, 2, nullptr, DT_FLOAT32, CPU0, counting_deleter, &calls, &t),
+            DT_OK);
+  EXPECT_EQ(calls, 0);
+  ASSERT_EQ(dt_tensor_release(t), DT_OK);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(dt_tensor_release(t), IH);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST_F(Handles, ConcurrentRetainReleaseKeepsTheCount) {
+  dt_tensor* t = nullptr;
+  ASSERT_EQ(dt_tensor_zeros(k23, 2, DT_FLOAT32, CPU0, &t), DT_OK);
+  std::atomic<int> errors{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&] {
+      for (int j = 0; j < 2000; ++j) {
+        if (dt_tensor_retain(t) != DT_OK) ++errors;
+        if (dt_tensor_release(t) != DT_OK) ++errors;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  size_t n = 0;
+  EXPECT_EQ(dt_tensor_numel(t, &n), DT_OK);
+  EXPECT_EQ(dt_tensor_release(t), DT_OK);
+  EXPECT_EQ(dt_tensor_release(t), IH);
+}
+
+TEST_F(Handles, RacingDoubleReleaseSucceedsExactlyOnce) {
+  for (int round = 0; round < 200; ++round) {
+    dt_tensor* t = nullptr;
+    ASSERT_EQ(dt_tensor_zeros(k4, 1, DT_FLOAT32, CPU0, &t), DT_OK);
+    std::atomic<int> go{0};
+    dt_status st[4] = {-1, -1, -1, -1};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 4; ++i)
+      threads.emplace_back([&, i] {
+        ++go;
+        while (go.load() < 4) {
+        }
+        st[i] = dt_tensor_release(t);
+      });
+    for (auto& th : threads) th.join();
+    int ok = 0, invalid = 0;
+    for (dt_status s : st) {
+      if (s == DT_OK) ++ok;
+      else if (s == IH) ++invalid;
+      else ADD_FAILURE() << "release returned " << status_name(s);
+    }
+    ASSERT_EQ(ok, 1) << "round " << round;
+    ASSERT_EQ(invalid, 3) << "round " << round;
+  }
+}
+
+// ------------------------------------------------------------------ library functions
+
+using Library = ContractTest;
+
+TEST_F(Library, Version) {
+  EXPECT_EQ(dt_version(), static_cast<uint32_t>(DT_VERSION_NUMBER));
+  const char* v = dt_version_string();
+  ASSERT_NE(v, nullptr);
+  std::string expect = std::to_string(DT_VERSION_MAJOR) + "." + std::to_string(DT_VERSION_MINOR) +
+                       "." + std::to_string(DT_VERSION_PATCH);
+  EXPECT_EQ(std::string(v), expect);
+}
+
+TEST_F(Library, StatusStringNamesEveryCodeDistinctly) {
+  std::set<std::string> names;
+  for (dt_status s = 0; s <= 14; ++s) {
+    const char* n = dt_status_string(s);
+    ASSERT_NE(n, nullptr) << s;
+    EXPECT_GT(std::strlen(n), 0u) << s;
+    EXPECT_STRNE(n, "unknown status") << s;
+    EXPECT_TRUE(names.insert(n).second) << "code " << s << " shares its name \"" << n << "\"";
+  }
+  EXPECT_STREQ(dt_status_string(DT_ERR_INVALID_ARGUMENT), "invalid argument");
+  for (dt_status s : {15, 99, -1, INT32_MIN, INT32_MAX}) {
+    const char* n = dt_status_string(s);
+    ASSERT_NE(n, nullptr) << s;
+    EXPECT_STREQ(n, "unknown status") << s;
+  }
+}
+
+TEST_F(Library, LastErrorMessageIsNeverNullAndEmptyOnAFreshThread) {
+  std::string fresh = "unset";
+  bool nonnull = false;
+  std::thread th([&] {
+    const char* m = dt_last_error_message();
+    nonnull = m != nullptr;
+    if (m) fresh = m;
+  });
+  th.join();
+  EXPECT_TRUE(nonnull);
+  EXPECT_EQ(fresh, "") << "no call has failed on a new thread";
+}
+
+TEST_F(Library, SuccessDoesNotClearTheMessageAndTheMessageStaysValid) {
+  EXPECT_EQ(dt_set_num_threads(0), IA);
+  const char* m = dt_last_error_message();
+  ASSERT_NE(m, nullptr);
+  std::string copy = m;
+  ASSERT_FALSE(copy.empty());
+  int32_t n = 0;
+  EXPECT_EQ(dt_num_threads(&n), DT_OK);
+  dt_tensor* t = nullptr;
+  ASSERT_EQ(dt_tensor_zeros(k23, 2, DT_FLOAT32, CPU0, &t), DT_OK);
+  EXPECT_EQ(dt_tensor_release(t), DT_OK);
+  EXPECT_EQ(std::string(m), copy) << "the borrowed message must stay valid across successful calls";
+  EXPECT_EQ(std::string(dt_last_error_message()), copy);
+}
+
+TEST_F(Library, ErrorMessageIsPerThread) {
+  // Two threads fail with different errors at the same time; each reads its own message.
+  dt_tensor* stale = nullptr;
+  ASSERT_EQ(dt_tensor_zeros(k23, 2, DT_FLOAT32, CPU0, &stale), DT_OK);
+  ASSERT_EQ(dt_tensor_release(stale), DT_OK);
+  ASSERT_EQ(dt_device_parse("not-a-device", nullptr), IA);  // the main thread's own message
+  std::string main_msg = dt_last_error_message();
+
+  std::mutex mu;
+  std::condition_variable cv;
+  int failed = 0;
+  auto both_failed = [&] {
+    std::unique_lock<std::mutex> lock(mu);
+    ++failed;
+    cv.notify_all();
+    cv.wait(lock, [&] { return failed == 2; });
+  };
+  for (int round = 0; round < 50; ++round) {
+    failed = 0;
+    dt_status st1 = -1, st2 = -1;
+    std::string m1, m2;
+    std::thread t1([&] {
+      st1 = dt_set_num_threads(-1);
+      both_failed();
+      m1 = dt_last_error_message();
+    });
+    std::thread t2([&] {
+      st2 = dt_tensor_release(stale);
+      both_failed();
+      m2 = dt_last_error_message();
+    });
+    t1.join();
+    t2.join();
+    ASSERT_EQ(st1, IA);
+    ASSERT_EQ(st2, IH);
+    ASSERT_FALSE(m1.empty());
+    ASSERT_FALSE(m2.empty());
+    ASSERT_NE(m1, m2);
+    ASSERT_EQ(lower(m1).find("releas"), std::string::npos) << "thread 1 sees thread 2's message: " << m1;
+    ASSERT_NE(lower(m2).find("releas"), std::string::npos) << "thread 2's message: " << m2;
+  }
+  EXPECT_EQ(std::string(dt_last_error_message()), main_msg) << "other threads changed this thread's message";
+}
+
+TEST_F(Library, LiveHandleCountAndCudaAvailability) {
+  size_t a = dt_live_handle_count(), b = dt_live_handle_count();
+  EXPECT_EQ(a, b);
+  int32_t avail = dt_cuda_is_available();
+  EXPECT_TRUE(avail == 0 || avail == 1) << avail;
+  int32_t state = -1;
+  ASSERT_EQ(dt_cuda_status(&state, nullptr, 0, nullptr), DT_OK);
+  EXPECT_EQ(avail == 1, state == DT_CUDA_AVAILABLE);
+  EXPECT_TRUE(state >= DT_CUDA_AVAILABLE && state <= DT_CUDA_ALL_HIDDEN) << state;
+}
+
+TEST_F(Library, ManualSeedAcceptsEverySeed) {
+  for (uint64_t s : {uint64_t{0}, uint64_t{1}, uint64_t{42}, UINT64_MAX}) EXPECT_EQ(dt_manual_seed(s), DT_OK);
+}
+
+TEST_F(Library, DtypeNames) {
+  std::set<std::string> names;
+  for (dt_dtype t = DT_FLOAT32; t <= DT_BOOL; ++t) {
+    const char* n = dt_dtype_name(t);
+    ASSERT_NE(n, nullptr) << t;
+    EXPECT_TRUE(names.insert(n).second) << n;
+  }
+  EXPECT_STREQ(dt_dtype_name(DT_FLOAT32), "float32");
+  EXPECT_STREQ(dt_dtype_name(DT_BFLOAT16), "bfloat16");
+  EXPECT_STREQ(dt_dtype_name(DT_BOOL), "bool");
+  for (dt_dtype bad : {11, 99, -1, INT32_MIN, INT32_MAX}) EXPECT_EQ(dt_dtype_name(bad), nullptr) << bad;
+}
+
+// ------------------------------------------------------------------ string protocol
+
+struct StringFn {
+  const char* name;
+  std::function<dt_status(char*, size_t, size_t*)> call;
+};
+
+class StringProtocol : public ContractTest, public ::testing::WithParamInterface<StringFn> {};
+
+void PrintTo(const StringFn& s, std::ostream* os) { *os << s.name; }
+
+TEST_P(StringProtocol, BufCapNeeded) {
+  const StringFn& f = GetParam();
+  // Size query: buf NULL, cap 0.
+  size_t needed = 0xABAB;
+  ASSERT_EQ(f.call(nullptr, 0, &needed), DT_OK) << dt_last_error_message();
+  ASSERT_GE(needed, 2u) << "the string should not be empty";
+  ASSERT_LT(needed, 1u << 20);
+  // needed may be NULL.
+  EXPECT_EQ(f.call(nullptr, 0, nullptr), DT_OK);
+  // Exact size: the whole string, NUL-terminated, strlen == needed - 1.
+  std::vector<char> full(needed + 16, '\x7f');
+  size_t n2 = 0;
+  ASSERT_EQ(f.call(full.data(), needed, &n2), DT_OK);
+  EXPECT_EQ(n2, needed);
+  EXPECT_EQ(std::strlen(full.data()), needed - 1);
+  for (size_t i = needed; i < full.size(); ++i) ASSERT_EQ(full[i], '\x7f') << "wrote past cap at " << i;
+  std::string whole(full.data());
+  // Truncation: cap 3 keeps 2 chars and a NUL, needed is the full size, nothing past cap.
+  for (size_t cap : {size_t{1}, size_t{2}, size_t{3}, needed - 1}) {
+    if (cap == 0 || cap >= needed) continue;
+    std::vector<char> small(cap + 16, '\x7f');
+    size_t n3 = 0;
+    ASSERT_EQ(f.call(small.data(), cap, &n3), DT_OK) << "cap " << cap;
+    EXPECT_EQ(n3, needed) << "cap " << cap;
+    EXPECT_EQ(small[cap - 1], '\0') << "cap " << cap << ": no terminating NUL";
+    EXPECT_EQ(std::string(small.data()), whole.substr(0, cap - 1)) << "cap " << cap;
+    for (size_t i = cap; i < small.size(); ++i) ASSERT_EQ(small[i], '\x7f') << "cap " << cap << ": wrote at " << i;
+  }
+  // Larger buffer: same string, needed unchanged.
+  std::vector<char> big(needed + 100, '\x7f');
+  size_t n4 = 0;
+  ASSERT_EQ(f.call(big.data(), big.size(), &n4), DT_OK);
+  EXPECT_EQ(n4, needed);
+  EXPECT_EQ(std::string(big.data()), whole);
+  // buf NULL with cap > 0 is an error that leaves needed alone.
+  size_t n5 = 0xABAB;
+  EXPECT_EQ(f.call(nullptr, 8, &n5), IA);
+  EXPECT_EQ(n5, 0xABABu);
+  EXPECT_STRNE(dt_last_error_message(), "");
+}
+
+const StringFn kStringFns[] = {
+    {"dt_build_info", [](char* b, size_t c, size_t* n) { return dt_build_info(b, c, n); }},
+    {"dt_device_format", [](char* b, size_t c, size_t* n) { return dt_device_format(CPU0, b, c, n); }},
+    {"dt_device_format_cuda1",
+     [](char* b, size_t c, size_t* n) { return dt_device_format(dev(DT_DEVICE_CUDA, 1), b, c, n); }},
+    {"dt_cuda_status", [](char* b, size_t c, size_t* n) {
+       int32_t state = -1;
+       return dt_cuda_status(&state, b, c, n);
+     }},
+    {"dt_device_name", [](char* b, size_t c, size_t* n) { return dt_device_name(CPU0, b, c, n); }},
+    {"dt_tensor_to_string", [](char* b, size_t c, size_t* n) {
+       dt_tensor* t = nullptr;
+       const float v[2] = {1.0f, 2.0f};
+       const int64_t s[] = {2};
+       if (dt_tensor_from_data(v, sizeof v, s, 1, DT_FLOAT32, CPU0, &t) != DT_OK) return dt_status{-999};
+       dt_status st = dt_tensor_to_string(t, b, c, n);
+       dt_tensor_release(t);
+       return st;
+     }},
+};
+
+INSTANTIATE_TEST_SUITE_P(Contract, StringProtocol, ::testing::ValuesIn(kStringFns),
+                         [](const ::testing::TestParamInfo<StringFn>& i) { return std::string(i.param.name); });
+
+TEST_F(Library, DeviceFormatGivesTheDocumentedText) {
+  char buf[32];
+  size_t n = 0;
+  ASSERT_EQ(dt_device_format(CPU0, buf, sizeof buf, &n), DT_OK);
+  EXPECT_STREQ(buf, "cpu:0");
+  EXPECT_EQ(n, 6u);
+  ASSERT_EQ(dt_device_format(dev(DT_DEVICE_CUDA, 1), buf, sizeof buf, &n), DT_OK);
+  EXPECT_STREQ(buf, "cuda:1");
+}
+
+// ------------------------------------------------------------------ buffer protocols
+
+using Buffers = ContractTest;
+
+TEST_F(Buffers, DeviceListsSizeQueryAndSmallCap) {
+  using ListFn = dt_status (*)(dt_device*, size_t, size_t*);
+  for (auto [name, f] : {std::pair<const char*, ListFn>{FN(dt_all_gpus)},
+                         std::pair<const char*, ListFn>{FN(dt_devices_by_free_memory)}}) {
+    SCOPED_TRACE(name);
+    size_t count = 0;
+    ASSERT_EQ(f(nullptr, 0, &count), DT_OK) << dt_last_error_message();
+    ASSERT_GE(count, 1u);
+    std::vector<dt_device> all(count + 2, dt_device{-7, -7});
+    size_t count2 = 0;
+    ASSERT_EQ(f(all.data(), count, &count2), DT_OK);
+    EXPECT_EQ(count2, count);
+    EXPECT_EQ(all[count].type, -7) << "wrote past cap";
+    if (!cuda_usable()) {
+      EXPECT_EQ(count, 1u);
+      EXPECT_EQ(all[0].type, DT_DEVICE_CPU);
+      EXPECT_EQ(all[0].index, 0);
+    }
+  }
+}
+
+TEST_F(Buffers, ChunkAndSplitWithTooSmallCapWriteNothing) {
+  dt_tensor* t = nullptr;
+  ASSERT_EQ(dt_tensor_zeros(k23, 2, DT_FLOAT32, CPU0, &t), DT_OK);
+  using Split = dt_status (*)(const dt_tensor*, int64_t, int64_t, dt_tensor**, size_t, size_t*);
+  for (auto [name, f] : {std::pair<const char*, Split>{FN(dt_chunk)}, std::pair<const char*, Split>{FN(dt_split)}}) {
+    SCOPED_TRACE(name);
+    size_t live = dt_live_handle_count();
+    size_t count = 0;
+    ASSERT_EQ(f(t, 2, 1, nullptr, 0, &count), DT_OK) << dt_last_error_message();
+    EXPECT_EQ(count, 2u);  // [2,3] along dim 1: chunk(2) -> 2+1, split(2) -> 2+1
+    dt_tensor* outs[4];
+    for (auto& o : outs) o = sentinel_tensor();
+    size_t count2 = 0;
+    ASSERT_EQ(f(t, 2, 1, outs, 1, &count2), DT_OK) << dt_last_error_message();
+    EXPECT_EQ(count2, 2u);
+    for (auto& o : outs) EXPECT_EQ(o, sentinel_tensor()) << "cap too small: nothing may be written";
+    EXPECT_EQ(dt_live_handle_count(), live);
+    ASSERT_EQ(f(t, 2, 1, outs, 4, &count2), DT_OK);
+    ASSERT_EQ(count2, 2u);
+    EXPECT_EQ(outs[2], sentinel_tensor());
+    for (size_t i = 0; i < count2; ++i) EXPECT_EQ(dt_tensor_release(outs[i]), DT_OK);
+    EXPECT_EQ(dt_live_handle_count(), live);
+  }
+  EXPECT_EQ(dt_tensor_release(t), DT_OK);
+}
+
+TEST_F(Buffers, ShapeOfA0dTensorAcceptsNullOut) {
+  dt_tensor* t = nullptr;
+  ASSERT_EQ(dt_tensor_zeros(nullptr, 0, DT_FLOAT32, CPU0, &t), DT_OK) << dt_last_error_message();
+  EXPECT_EQ(dt_tensor_shape(t, nullptr, 0), DT_OK) << dt_last_error_message();
+  EXPECT_EQ(dt_tensor_strides(t, nullptr, 0), DT_OK) << dt_last_error_message();
+  EXPECT_EQ(dt_tensor_release(t), DT_OK);
+}
+
+// ------------------------------------------------------------------ extensible structs
+
+using Structs = ContractTest;
+
+TEST_F(Structs, DevicePropertiesWritesNothingPastStructSize) {
+  dt_device_props p;
+  std::memset(static_cast<void*>(&p), 0xAB, sizeof p);
+  p.struct_size = offsetof(dt_device_props, name);  // the smallest valid size
+  ASSERT_EQ(dt_device_properties(CPU0, &p), DT_OK) << dt_last_error_message();
+  EXPECT_EQ(p.device.type, DT_DEVICE_CPU);
+  EXPECT_EQ(p.device.index, 0);
+  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(&p);
+  for (size_t i = offsetof(dt_device_props, name); i < sizeof p; ++i)
+    ASSERT_EQ(bytes[i], 0xAB) << "byte " << i << " past struct_size was written";
+  // The full struct.
+  dt_device_props full;
+  std::memset(static_cast<void*>(&full), 0, sizeof full);
+  full.struct_size = sizeof full;
+  ASSERT_EQ(dt_device_properties(CPU0, &full), DT_OK);
+  EXPECT_GT(std::strlen(full.name), 0u);
+  EXPECT_LT(std::strlen(full.name), sizeof full.name);
+}
+
+TEST_F(Structs, MemoryStatsWritesNothingPastStructSize) {
+  dt_mem_stats s;
+  std::memset(static_cast<void*>(&s), 0xAB, sizeof s);
+  s.struct_size = offsetof(dt_mem_stats, allocated_bytes) + 8;
+  ASSERT_EQ(dt_memory_stats(CPU0, &s), DT_OK) << dt_last_error_message();
+  const unsigned char* bytes = reinterpret_cast<const unsigned char*>(&s);
+  for (size_t i = offsetof(dt_mem_stats, allocated_bytes) + 8; i < sizeof s; ++i)
+    ASSERT_EQ(bytes[i], 0xAB) << "byte " << i << " past struct_size was written";
+}
+
+}  // namespace
