@@ -18,7 +18,8 @@
  *   dt_tensor_release(). A BORROWED result is valid only as long as the caller keeps the
  *   handle it came from. Releasing NULL is a no-op. Using a handle after its last
  *   release, releasing it twice, or passing a handle of another kind yields
- *   DT_ERR_INVALID_HANDLE; it never crashes.
+ *   DT_ERR_INVALID_HANDLE; it never crashes. A NULL handle where a tensor is required
+ *   is DT_ERR_INVALID_ARGUMENT (a NULL pointer like any other).
  *
  * Devices are values (dt_device), never hidden per-thread state. A device whose type is
  *   DT_DEVICE_DEFAULT means "the process default device" (dt_set_default_device) in
@@ -355,7 +356,8 @@ typedef void (*dt_deleter)(void* data, void* context);
  *  memory is released, deleter(data, context) runs once (deleter may be NULL). On
  *  failure the deleter is NOT called and the caller keeps ownership.
  *  Errors: as above, plus DT_ERR_INVALID_ARGUMENT (NULL data with elements, negative
- *  strides), DT_ERR_NOT_SUPPORTED (a non-CPU device). */
+ *  strides), DT_ERR_NOT_SUPPORTED (a device that exists but is not a CPU device; a
+ *  device that does not exist is DT_ERR_INVALID_DEVICE / DT_ERR_DEVICE_UNAVAILABLE). */
 DT_API dt_status dt_tensor_from_blob(void* data, const int64_t* shape, size_t ndim,
                                      const int64_t* strides, dt_dtype dtype, dt_device device,
                                      dt_deleter deleter, void* context, dt_tensor** out);
