@@ -1,0 +1,169 @@
+// devtensor_bench: Google Benchmark cases for devtensor, through the public C API only.
+//
+// The same cases, with the same names and shapes, are in libtorch_bench.cpp and
+// numpy_bench.py; bench/compare runs the three side by side.
+//
+//   add_4              dt_add of two float32[4]; a fresh output each call (created and
+//                      released every iteration, as a user would): per-call overhead
+//   add_16M            dt_add of two float32[16M] (16*2^20), fresh output each call
+//   sum_16M            dt_sum over all dims of float32[16M] (a 0-d result each call)
+//   softmax_4096x1024  dt_softmax(x, dim -1) of float32[4096, 1024]
+//   sgemm_1024         dt_matmul of two float32[1024, 1024]
+//   sgemm_2048         dt_matmul of two float32[2048, 2048]
+//
+// Thread count: --threads=N, else the environment variable DT_BENCH_THREADS, else the
+// library's default (DEVTENSOR_NUM_THREADS or the number of cores); set with
+// dt_set_num_threads before any case runs. Every case reports real (wall) time.
+#include <benchmark/benchmark.h>
+#include <devtensor.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+const dt_device kCpu = {DT_DEVICE_CPU, 0};
+
+// Owns one tensor reference.
+struct Tensor {
+  dt_tensor* t = nullptr;
+  Tensor() = default;
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+  ~Tensor() { dt_tensor_release(t); }
+};
+
+std::string error_text(const char* what, dt_status s) {
+  std::string m = std::string(what) + ": " + dt_status_string(s);
+  const char* detail = dt_last_error_message();
+  if (detail && *detail) m += std::string(" (") + detail + ")";
+  return m;
+}
+
+// Uniform values in [-1, 1) from a fixed LCG, the same on every run; copied into a new
+// CPU float32 tensor with dt_tensor_from_data.
+bool make_input(benchmark::State& state, std::vector<int64_t> shape, uint32_t seed, Tensor& out) {
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  std::vector<float> host(n);
+  uint32_t x = seed * 2654435761u + 12345u;
+  for (size_t i = 0; i < n; ++i) {
+    x = x * 1664525u + 1013904223u;
+    host[i] = static_cast<float>(x >> 8) * (2.0f / 16777216.0f) - 1.0f;
+  }
+  dt_status s = dt_tensor_from_data(host.data(), n * sizeof(float), shape.data(), shape.size(),
+                                    DT_FLOAT32, kCpu, &out.t);
+  if (s != DT_OK) {
+    state.SkipWithError(error_text("dt_tensor_from_data", s).c_str());
+    return false;
+  }
+  return true;
+}
+
+// Runs op once outside the timed loop so a missing op is reported, not timed.
+template <class Op>
+void run_op(benchmark::State& state, const char* name, Op op) {
+  {
+    dt_tensor* out = nullptr;
+    dt_status s = op(&out);
+    if (s != DT_OK) {
+      state.SkipWithError(error_text(name, s).c_str());
+      return;
+    }
+    dt_tensor_release(out);
+  }
+  for (auto _ : state) {
+    dt_tensor* out = nullptr;
+    dt_status s = op(&out);
+    benchmark::DoNotOptimize(out);
+    if (s != DT_OK) {
+      state.SkipWithError(error_text(name, s).c_str());
+      break;
+    }
+    dt_tensor_release(out);
+  }
+}
+
+void BM_add(benchmark::State& state, int64_t n) {
+  Tensor a, b;
+  if (!make_input(state, {n}, 1, a) || !make_input(state, {n}, 2, b)) return;
+  run_op(state, "dt_add", [&](dt_tensor** out) { return dt_add(a.t, b.t, out); });
+  state.SetBytesProcessed(state.iterations() * n * 3 * int64_t(sizeof(float)));
+}
+
+void BM_sum(benchmark::State& state, int64_t n) {
+  Tensor a;
+  if (!make_input(state, {n}, 3, a)) return;
+  run_op(state, "dt_sum", [&](dt_tensor** out) { return dt_sum(a.t, nullptr, 0, 0, out); });
+  state.SetBytesProcessed(state.iterations() * n * int64_t(sizeof(float)));
+}
+
+void BM_softmax(benchmark::State& state, int64_t rows, int64_t cols) {
+  Tensor a;
+  if (!make_input(state, {rows, cols}, 4, a)) return;
+  run_op(state, "dt_softmax", [&](dt_tensor** out) { return dt_softmax(a.t, -1, out); });
+  state.SetBytesProcessed(state.iterations() * rows * cols * 2 * int64_t(sizeof(float)));
+}
+
+void BM_sgemm(benchmark::State& state, int64_t n) {
+  Tensor a, b;
+  if (!make_input(state, {n, n}, 5, a) || !make_input(state, {n, n}, 6, b)) return;
+  run_op(state, "dt_matmul", [&](dt_tensor** out) { return dt_matmul(a.t, b.t, out); });
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * n * n * n * 1e-9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
+}
+
+int parse_threads(int* argc, char** argv) {
+  int threads = 0;
+  int w = 1;
+  for (int i = 1; i < *argc; ++i) {
+    if (std::strncmp(argv[i], "--threads=", 10) == 0) {
+      threads = std::atoi(argv[i] + 10);
+    } else {
+      argv[w++] = argv[i];
+    }
+  }
+  *argc = w;
+  if (threads == 0) {
+    const char* env = std::getenv("DT_BENCH_THREADS");
+    if (env && *env) threads = std::atoi(env);
+  }
+  return threads;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = parse_threads(&argc, argv);
+  if (threads > 0) {
+    dt_status s = dt_set_num_threads(threads);
+    if (s != DT_OK) {
+      std::fprintf(stderr, "devtensor_bench: %s\n", error_text("dt_set_num_threads", s).c_str());
+      return 2;
+    }
+  }
+  int32_t used = 0;
+  if (dt_num_threads(&used) == DT_OK) {
+    benchmark::AddCustomContext("devtensor_threads", std::to_string(used));
+  }
+  benchmark::AddCustomContext("devtensor_version", dt_version_string());
+
+  const int64_t k16M = int64_t(16) << 20;
+  benchmark::RegisterBenchmark("add_4", BM_add, int64_t(4))->UseRealTime()->Unit(benchmark::kNanosecond);
+  benchmark::RegisterBenchmark("add_16M", BM_add, k16M)->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("sum_16M", BM_sum, k16M)->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("softmax_4096x1024", BM_softmax, int64_t(4096), int64_t(1024))
+      ->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("sgemm_1024", BM_sgemm, int64_t(1024))->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("sgemm_2048", BM_sgemm, int64_t(2048))->UseRealTime()->Unit(benchmark::kMillisecond);
+
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
