@@ -23,6 +23,14 @@ int32_t initial_threads() {
 }
 
 std::atomic<int32_t> g_threads{0};
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
 // Set on pool workers: a parallel_for inside a job runs inline instead of deadlocking.
 thread_local bool t_in_worker = false;
 
@@ -45,6 +53,7 @@ class Pool {
       std::lock_guard<std::mutex> lock(mu_);
       job_ = &job;
       ++generation_;
+      published_.store(generation_, std::memory_order_release);
     }
     cv_.notify_all();
     work(job);
@@ -76,6 +85,10 @@ class Pool {
     t_in_worker = true;
     uint64_t seen = 0;
     while (true) {
+      // Spin briefly before sleeping: back-to-back parallel ops (a training step) then
+      // start in microseconds instead of waiting for the scheduler to wake us.
+      for (int spin = 0; spin < kSpinIterations && published_.load(std::memory_order_acquire) == seen; ++spin)
+        cpu_relax();
       Job* job = nullptr;
       {
         std::unique_lock<std::mutex> lock(mu_);
@@ -114,6 +127,8 @@ class Pool {
   std::vector<std::thread> workers_;
   Job* job_ = nullptr;
   uint64_t generation_ = 0;
+  std::atomic<uint64_t> published_{0};  // generation_, readable without the lock
+  static constexpr int kSpinIterations = 4000;  // roughly 50-100 microseconds
 };
 
 Pool& pool() {

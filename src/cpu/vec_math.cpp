@@ -9,14 +9,22 @@ namespace dt::cpu {
   double exp_sum_f32(const float* x, int64_t n, float shift, float* y); \
   void scale_f32(float* y, int64_t n, float s);                        \
   }
-DT_DECLARE(avx2)
 DT_DECLARE(base)
+#ifndef DT_NO_AVX2_COPY
+DT_DECLARE(avx2)
+#else
+namespace avx2 = base;  // no AVX2 copy on this architecture
+#endif
 #undef DT_DECLARE
 
 namespace {
 bool use_avx2() {
+#ifndef DT_NO_AVX2_COPY
   static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return yes;
+#else
+  return false;
+#endif
 }
 }  // namespace
 

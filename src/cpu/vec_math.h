@@ -5,11 +5,12 @@
 
 namespace dt::cpu {
 
-// Sum of n floats: 32 float lanes per 4096-element block, blocks combined in double.
+// Sum of n floats: 64 float lanes per 4096-element block, blocks combined in double.
 double sum_f32(const float* x, int64_t n);
 // Largest of n floats (n >= 1); NaN if any is NaN.
 float max_f32(const float* x, int64_t n);
-// sum(exp(x - shift)), also storing exp(x - shift) into y when y is not null.
+// sum(exp(x - shift)), also storing exp(x - shift) into y when y is not null. shift must
+// be >= every x (softmax passes the row's max), so every exponent is <= 0.
 double exp_sum_f32(const float* x, int64_t n, float shift, float* y);
 void scale_f32(float* y, int64_t n, float s);
 
