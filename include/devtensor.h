@@ -525,11 +525,15 @@ DT_API dt_status dt_sub_(dt_tensor* self, const dt_tensor* other);
 DT_API dt_status dt_mul_(dt_tensor* self, const dt_tensor* other);
 DT_API dt_status dt_div_(dt_tensor* self, const dt_tensor* other);
 DT_API dt_status dt_pow_(dt_tensor* self, const dt_tensor* other);
+DT_API dt_status dt_maximum_(dt_tensor* self, const dt_tensor* other);
+DT_API dt_status dt_minimum_(dt_tensor* self, const dt_tensor* other);
 DT_API dt_status dt_add_scalar_(dt_tensor* self, double other);
 DT_API dt_status dt_sub_scalar_(dt_tensor* self, double other);
 DT_API dt_status dt_mul_scalar_(dt_tensor* self, double other);
 DT_API dt_status dt_div_scalar_(dt_tensor* self, double other);
 DT_API dt_status dt_pow_scalar_(dt_tensor* self, double other);
+DT_API dt_status dt_maximum_scalar_(dt_tensor* self, double other);
+DT_API dt_status dt_minimum_scalar_(dt_tensor* self, double other);
 
 /** Comparisons: a bool tensor. */
 DT_API dt_status dt_eq(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);

@@ -931,7 +931,8 @@ void add_elementwise_cases(Table& T) {
   // In-place: failures must leave self unchanged (checked for every row).
   using Ip = dt_status (*)(dt_tensor*, const dt_tensor*);
   const std::pair<const char*, Ip> ips[] = {
-      {FN(dt_add_)}, {FN(dt_sub_)}, {FN(dt_mul_)}, {FN(dt_div_)}, {FN(dt_pow_)}};
+      {FN(dt_add_)}, {FN(dt_sub_)}, {FN(dt_mul_)}, {FN(dt_div_)}, {FN(dt_pow_)},
+      {FN(dt_maximum_)}, {FN(dt_minimum_)}};
   for (auto [name, f] : ips) {
     T.handles(name, "self", [f = f](Ctx& x, const dt_tensor* t) { return f(const_cast<dt_tensor*>(t), x.b); });
     T.handles(name, "other", [f = f](Ctx& x, const dt_tensor* t) { return f(x.a, t); });
@@ -951,7 +952,8 @@ void add_elementwise_cases(Table& T) {
   using IpS = dt_status (*)(dt_tensor*, double);
   const std::pair<const char*, IpS> ipss[] = {{FN(dt_add_scalar_)}, {FN(dt_sub_scalar_)},
                                               {FN(dt_mul_scalar_)}, {FN(dt_div_scalar_)},
-                                              {FN(dt_pow_scalar_)}};
+                                              {FN(dt_pow_scalar_)}, {FN(dt_maximum_scalar_)},
+                                              {FN(dt_minimum_scalar_)}};
   for (auto [name, f] : ipss) {
     T.handles(name, "self", [f = f](Ctx&, const dt_tensor* t) { return f(const_cast<dt_tensor*>(t), 2.0); });
     T.add(name, "2.5_into_int32_self", {TM}, [f = f](Ctx& x) { return f(x.i32, 2.5); });

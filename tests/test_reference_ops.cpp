@@ -413,7 +413,8 @@ const std::map<std::string, ScalarOp>& ScalarOps() {
 const std::map<std::string, InplaceBin>& InplaceBinOps() {
   static const std::map<std::string, InplaceBin> m = {
       {"dt_add_", dt_add_}, {"dt_sub_", dt_sub_}, {"dt_mul_", dt_mul_},
-      {"dt_div_", dt_div_}, {"dt_pow_", dt_pow_}};
+      {"dt_div_", dt_div_}, {"dt_pow_", dt_pow_}, {"dt_maximum_", dt_maximum_},
+      {"dt_minimum_", dt_minimum_}};
   return m;
 }
 
@@ -421,7 +422,8 @@ const std::map<std::string, InplaceScalar>& InplaceScalarOps() {
   static const std::map<std::string, InplaceScalar> m = {
       {"dt_add_scalar_", dt_add_scalar_}, {"dt_sub_scalar_", dt_sub_scalar_},
       {"dt_mul_scalar_", dt_mul_scalar_}, {"dt_div_scalar_", dt_div_scalar_},
-      {"dt_pow_scalar_", dt_pow_scalar_}};
+      {"dt_pow_scalar_", dt_pow_scalar_}, {"dt_maximum_scalar_", dt_maximum_scalar_},
+      {"dt_minimum_scalar_", dt_minimum_scalar_}};
   return m;
 }
 

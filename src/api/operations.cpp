@@ -114,6 +114,8 @@ DT_INPLACE(sub, Sub)
 DT_INPLACE(mul, Mul)
 DT_INPLACE(div, Div)
 DT_INPLACE(pow, Pow)
+DT_INPLACE(maximum, Maximum)
+DT_INPLACE(minimum, Minimum)
 #undef DT_INPLACE
 
 DT_API dt_status dt_where(const dt_tensor* cond, const dt_tensor* a, const dt_tensor* b, dt_tensor** out) {

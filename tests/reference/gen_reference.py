@@ -527,11 +527,28 @@ def gen_scalar():
 
 # ----------------------------------------------------------------------------- in place
 
-INPLACE = {"dt_add_": "add_", "dt_sub_": "sub_", "dt_mul_": "mul_", "dt_div_": "div_", "dt_pow_": "pow_"}
+INPLACE = {"dt_add_": "add_", "dt_sub_": "sub_", "dt_mul_": "mul_", "dt_div_": "div_", "dt_pow_": "pow_",
+           "dt_maximum_": "maximum_", "dt_minimum_": "minimum_"}
+
+
+def minmax_inplace(method, self_t, other):
+    """PyTorch has no Tensor.maximum_/minimum_: apply its in-place rules to torch.maximum
+    (the broadcast shape must be self's, the result type must cast to self's dtype)."""
+    fn = torch.maximum if method == "maximum_" else torch.minimum
+    shape = torch.broadcast_shapes(self_t.shape, other.shape)
+    if tuple(shape) != tuple(self_t.shape):
+        raise RuntimeError(f"output with shape {list(self_t.shape)} doesn't match the broadcast shape {list(shape)}")
+    rt = torch.result_type(self_t, other)
+    if not torch.can_cast(rt, self_t.dtype):
+        raise RuntimeError(f"result type {rt} can't be cast to the desired output type {self_t.dtype}")
+    self_t.copy_(fn(self_t.to(rt), other.to(rt)))
+    return self_t
 
 
 def ip(method):
     def f(self_t, other):
+        if method in ("maximum_", "minimum_"):
+            return minmax_inplace(method, self_t, other)
         getattr(self_t, method)(other)
         return self_t
     return f
@@ -541,6 +558,9 @@ def ips(method, s):
     sp = scalar_py(s)
 
     def f(self_t):
+        if method in ("maximum_", "minimum_"):
+            rt = torch.result_type(self_t, sp)
+            return minmax_inplace(method, self_t, torch.tensor(sp, dtype=rt))
         getattr(self_t, method)(sp)
         return self_t
     return f
