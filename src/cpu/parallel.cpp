@@ -46,9 +46,10 @@ class Pool {
     Job job;
     job.fn = &f;
     job.n = n;
-    job.chunks = std::min<int64_t>(threads, (n + grain - 1) / grain);
-    job.pending = job.chunks;
-    job.max_workers = static_cast<int32_t>(job.chunks - 1);
+    // A few chunks per thread, so a worker that wakes late costs only a small piece.
+    job.chunks = std::min<int64_t>(int64_t{threads} * kChunksPerThread, (n + grain - 1) / grain);
+    job.pending.store(job.chunks, std::memory_order_relaxed);
+    job.max_workers = static_cast<int32_t>(std::min<int64_t>(threads - 1, job.chunks - 1));
     {
       std::lock_guard<std::mutex> lock(mu_);
       job_ = &job;
@@ -57,8 +58,12 @@ class Pool {
     }
     cv_.notify_all();
     work(job);
+    auto done = [&] {
+      return job.pending.load(std::memory_order_acquire) == 0 && job.joined.load(std::memory_order_acquire) == 0;
+    };
+    for (int spin = 0; spin < kSpinIterations && !done(); ++spin) cpu_relax();
     std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [&] { return job.pending == 0 && job.joined == 0; });
+    done_cv_.wait(lock, done);
     job_ = nullptr;
     if (job.error) std::rethrow_exception(job.error);
   }
@@ -68,8 +73,8 @@ class Pool {
     const std::function<void(int64_t, int64_t)>* fn = nullptr;
     int64_t n = 0, chunks = 0;
     std::atomic<int64_t> next{0};
-    int64_t pending = 0;      // chunks not finished (under mu_)
-    int32_t joined = 0;       // workers inside the job (under mu_)
+    std::atomic<int64_t> pending{0};  // chunks not finished
+    std::atomic<int32_t> joined{0};   // workers inside the job (changed under mu_)
     int32_t max_workers = 0;
     std::exception_ptr error;  // first failure (under mu_)
   };
@@ -94,30 +99,31 @@ class Pool {
         std::unique_lock<std::mutex> lock(mu_);
         cv_.wait(lock, [&] { return generation_ != seen; });
         seen = generation_;
-        if (!job_ || job_->joined >= job_->max_workers) continue;
+        if (!job_ || job_->joined.load(std::memory_order_relaxed) >= job_->max_workers) continue;
         job = job_;
-        ++job->joined;
+        job->joined.fetch_add(1, std::memory_order_relaxed);
       }
       work(*job);
       std::lock_guard<std::mutex> lock(mu_);
-      if (--job->joined == 0 && job->pending == 0) done_cv_.notify_all();
+      if (job->joined.fetch_sub(1, std::memory_order_acq_rel) == 1) done_cv_.notify_all();
     }
   }
 
   void work(Job& job) {
     while (true) {
-      int64_t c = job.next.fetch_add(1);
+      int64_t c = job.next.fetch_add(1, std::memory_order_relaxed);
       if (c >= job.chunks) return;
       int64_t begin = job.n * c / job.chunks, end = job.n * (c + 1) / job.chunks;
-      std::exception_ptr error;
       try {
         (*job.fn)(begin, end);
       } catch (...) {
-        error = std::current_exception();
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!job.error) job.error = std::current_exception();
       }
-      std::lock_guard<std::mutex> lock(mu_);
-      if (error && !job.error) job.error = error;
-      if (--job.pending == 0 && job.joined == 0) done_cv_.notify_all();
+      if (job.pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard<std::mutex> lock(mu_);  // pairs with the waiter's predicate check
+        done_cv_.notify_all();
+      }
     }
   }
 
@@ -129,6 +135,7 @@ class Pool {
   uint64_t generation_ = 0;
   std::atomic<uint64_t> published_{0};  // generation_, readable without the lock
   static constexpr int kSpinIterations = 4000;  // roughly 50-100 microseconds
+  static constexpr int64_t kChunksPerThread = 4;
 };
 
 Pool& pool() {
