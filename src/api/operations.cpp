@@ -60,7 +60,7 @@ std::vector<Tensor> tensor_list(const char* fn, const dt_tensor* const* tensors,
   return v;
 }
 // Writes pieces as new handles into outs when they fit (all or nothing).
-void write_pieces(const char* fn, std::vector<Tensor> pieces, dt_tensor** outs, size_t cap, size_t* count) {
+void write_pieces(std::vector<Tensor> pieces, dt_tensor** outs, size_t cap, size_t* count) {
   if (pieces.size() <= cap) {
     std::vector<dt_tensor*> handles;
     handles.reserve(pieces.size());
@@ -73,7 +73,6 @@ void write_pieces(const char* fn, std::vector<Tensor> pieces, dt_tensor** outs, 
     for (size_t i = 0; i < handles.size(); ++i) outs[i] = handles[i];
   }
   *count = pieces.size();
-  (void)fn;
 }
 
 }  // namespace
@@ -203,7 +202,7 @@ DT_API dt_status dt_chunk(const dt_tensor* t, int64_t chunks, int64_t dim, dt_te
   return guard([&] {
     require(count, "dt_chunk", "count");
     if (!outs && cap > 0) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_chunk: outs is NULL but cap is ", cap));
-    write_pieces("dt_chunk", ops::chunk(tensor_arg(t, "dt_chunk", "t"), chunks, dim), outs, cap, count);
+    write_pieces(ops::chunk(tensor_arg(t, "dt_chunk", "t"), chunks, dim), outs, cap, count);
   });
 }
 DT_API dt_status dt_split(const dt_tensor* t, int64_t split_size, int64_t dim, dt_tensor** outs, size_t cap,
@@ -211,7 +210,7 @@ DT_API dt_status dt_split(const dt_tensor* t, int64_t split_size, int64_t dim, d
   return guard([&] {
     require(count, "dt_split", "count");
     if (!outs && cap > 0) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_split: outs is NULL but cap is ", cap));
-    write_pieces("dt_split", ops::split(tensor_arg(t, "dt_split", "t"), split_size, dim), outs, cap, count);
+    write_pieces(ops::split(tensor_arg(t, "dt_split", "t"), split_size, dim), outs, cap, count);
   });
 }
 

@@ -12,7 +12,7 @@ const Status& status() {
   return s;
 }
 
-size_t device_count() { return status().state == DT_CUDA_AVAILABLE ? 0 : 0; }
+size_t device_count() { return 0; }  // no CUDA backend in this build yet
 
 void require_available() {
   const Status& s = status();

@@ -12,7 +12,7 @@ namespace {
 // Host tensors this small keep their bytes inside the Storage object: one allocation
 // instead of two for the tiny tensors of scalar-heavy code.
 constexpr size_t kInlineBytes = 64;
-constexpr size_t kInlineOffset = (sizeof(void*) * 8 + 63) / 64 * 64;
+constexpr size_t kInlineOffset = 64;  // the Storage record, then its bytes on a 64-byte boundary
 }  // namespace
 
 Ref<Storage> Storage::allocate(Device device, size_t nbytes, size_t prefix_bytes, void** prefix) {

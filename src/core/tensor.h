@@ -65,8 +65,6 @@ class Tensor {
  public:
   Tensor() = default;
   explicit Tensor(Ref<TensorImpl> impl) : impl_(std::move(impl)) {}
-  // Borrows an existing body (adds a reference).
-  static Tensor from_impl(TensorImpl* p) { p->ref(); return Tensor(Ref<TensorImpl>::adopt(p)); }
 
   // A fresh contiguous tensor (uninitialised).
   static Tensor empty(const Dims& shape, DType dtype, Device device);

@@ -105,10 +105,9 @@ void CpuBackend::unary(UnaryOp op, const Tensor& out, const Tensor& a) {
                                   std::is_same<F, fn::Relu>::value;
       if constexpr (is_float_like<T> || (integer_ok && !std::is_same<T, bool>::value)) {
         unary_loop<T>(out, a, f, costly ? kGrainCostly : kGrainCheap);
-      } else if constexpr (std::is_same<T, bool>::value && (std::is_same<F, fn::Abs>::value || std::is_same<F, fn::Relu>::value)) {
-        unary_loop<T>(out, a, [](bool v) { return v; }, kGrainCheap);
       }
-      // other combinations are refused by the front end
+      // other combinations (bool inputs, integer inputs of float-only ops) never get here:
+      // the front end refuses or converts them
     });
   });
 }
