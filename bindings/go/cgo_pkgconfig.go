@@ -1,0 +1,9 @@
+//go:build !devtensor_nopkgconfig
+
+package devtensor
+
+// By default the compiler and linker flags come from pkg-config (devtensor.pc, which
+// adds an rpath). Set PKG_CONFIG_PATH to <prefix>/lib/pkgconfig for a private install.
+
+// #cgo pkg-config: devtensor
+import "C"

@@ -1,0 +1,19 @@
+// Package devtensor is the Go binding of devtensor, an embeddable tensor runtime: it
+// allocates tensors, moves them between the CPU and GPUs, and runs tensor operations
+// through devtensor's C ABI (include/devtensor.h).
+//
+// Every fallible function returns (T, error). Errors are *Error values whose Code can
+// be matched with errors.Is:
+//
+//	c, err := a.Add(b)
+//	if errors.Is(err, devtensor.ErrDeviceMismatch) { ... }
+//
+// Each call into C and the fetch of its thread-local error message happen inside one
+// cgo call, so the message is the right one even when the goroutine moves to another
+// OS thread. Tensors hold C memory (possibly GPU memory): Close them (defer t.Close(),
+// or a Scope); a finalizer is only a safety net.
+//
+// Build: the package finds libdevtensor with pkg-config (PKG_CONFIG_PATH); with the
+// build tag devtensor_nopkgconfig it links -ldevtensor and takes paths from
+// CGO_CFLAGS / CGO_LDFLAGS.
+package devtensor

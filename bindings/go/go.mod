@@ -1,0 +1,3 @@
+module github.com/devtensor/devtensor/bindings/go
+
+go 1.19

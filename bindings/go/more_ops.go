@@ -1,0 +1,122 @@
+package devtensor
+
+// #include "shim.h"
+import "C"
+
+import "runtime"
+
+func (t *Tensor) like(op string, kind C.int) (*Tensor, error) {
+	h, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_like(kind, h)
+	runtime.KeepAlive(t)
+	return takeTensor(op, r)
+}
+
+// EmptyLike etc. return a new tensor with t's shape, dtype and device.
+func (t *Tensor) EmptyLike() (*Tensor, error) { return t.like("Tensor.EmptyLike", C.GDT_L_EMPTY) }
+func (t *Tensor) ZerosLike() (*Tensor, error) { return t.like("Tensor.ZerosLike", C.GDT_L_ZEROS) }
+func (t *Tensor) OnesLike() (*Tensor, error)  { return t.like("Tensor.OnesLike", C.GDT_L_ONES) }
+func (t *Tensor) RandLike() (*Tensor, error)  { return t.like("Tensor.RandLike", C.GDT_L_RAND) }
+func (t *Tensor) RandnLike() (*Tensor, error) { return t.like("Tensor.RandnLike", C.GDT_L_RANDN) }
+
+// FullLike returns a tensor like t filled with value.
+func (t *Tensor) FullLike(value float64) (*Tensor, error) {
+	h, err := t.handle("Tensor.FullLike")
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_full_like(h, C.double(value))
+	runtime.KeepAlive(t)
+	return takeTensor("Tensor.FullLike", r)
+}
+
+func join(op string, stack C.int, ts []*Tensor, dim int64) (*Tensor, error) {
+	hs := make([]C.uintptr_t, len(ts))
+	for i, t := range ts {
+		h, err := t.handle(op)
+		if err != nil {
+			return nil, err
+		}
+		hs[i] = h
+	}
+	var p *C.uintptr_t
+	if len(hs) > 0 {
+		p = &hs[0]
+	}
+	r := C.gdt_join(stack, p, C.size_t(len(hs)), C.int64_t(dim))
+	runtime.KeepAlive(ts)
+	runtime.KeepAlive(hs)
+	return takeTensor(op, r)
+}
+
+// Cat concatenates tensors along dim.
+func Cat(ts []*Tensor, dim int64) (*Tensor, error) { return join("Cat", 0, ts, dim) }
+
+// Stack stacks tensors of one shape along a new dimension dim.
+func Stack(ts []*Tensor, dim int64) (*Tensor, error) { return join("Stack", 1, ts, dim) }
+
+func (t *Tensor) split(op string, bySize C.int, k, dim int64) ([]*Tensor, error) {
+	h, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	var n C.size_t
+	r := C.gdt_split(bySize, h, C.int64_t(k), C.int64_t(dim), nil, 0, &n)
+	if err := resErr(op, r); err != nil {
+		runtime.KeepAlive(t)
+		return nil, err
+	}
+	if n == 0 {
+		runtime.KeepAlive(t)
+		return []*Tensor{}, nil
+	}
+	hs := make([]C.uintptr_t, int(n))
+	r = C.gdt_split(bySize, h, C.int64_t(k), C.int64_t(dim), &hs[0], n, &n)
+	runtime.KeepAlive(t)
+	if err := resErr(op, r); err != nil {
+		return nil, err
+	}
+	out := make([]*Tensor, len(hs))
+	for i, x := range hs {
+		out[i] = wrap(x)
+	}
+	return out, nil
+}
+
+// Chunk splits t into views along dim, as torch.chunk. Close every piece.
+func (t *Tensor) Chunk(chunks, dim int64) ([]*Tensor, error) {
+	return t.split("Tensor.Chunk", 0, chunks, dim)
+}
+
+// Split splits t into views of splitSize along dim, as torch.split. Close every piece.
+func (t *Tensor) Split(splitSize, dim int64) ([]*Tensor, error) {
+	return t.split("Tensor.Split", 1, splitSize, dim)
+}
+
+// IndexSelect returns the elements at the indices (a 1-d integer tensor) along dim.
+func (t *Tensor) IndexSelect(dim int64, index *Tensor) (*Tensor, error) {
+	return t.index("Tensor.IndexSelect", 0, dim, index)
+}
+
+// Gather is torch.gather along dim.
+func (t *Tensor) Gather(dim int64, index *Tensor) (*Tensor, error) {
+	return t.index("Tensor.Gather", 1, dim, index)
+}
+
+func (t *Tensor) index(op string, gather C.int, dim int64, index *Tensor) (*Tensor, error) {
+	h, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	ih, err := index.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_index(gather, h, C.int64_t(dim), ih)
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(index)
+	return takeTensor(op, r)
+}

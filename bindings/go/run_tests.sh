@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# bindings/go/run_tests.sh [PREFIX]: vet and test the Go binding against an installed
+# devtensor (cmake --install build/release --prefix PREFIX). PREFIX defaults to
+# $DEVTENSOR_PREFIX; without either, PKG_CONFIG_PATH must already find devtensor.pc.
+# Runs: go vet; go test -race with GODEBUG=cgocheck=2 (pkg-config build); go test with
+# the devtensor_nopkgconfig tag (CGO_CFLAGS/CGO_LDFLAGS build). No module proxy.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")"
+prefix=${1:-${DEVTENSOR_PREFIX:-}}
+if [[ -n $prefix ]]; then
+  prefix=$(cd "$prefix" && pwd)
+  export PKG_CONFIG_PATH=$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+fi
+export GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local
+command -v go >/dev/null || { echo "go not found (apt-get install -y golang-go)"; exit 1; }
+go version
+echo "+ go vet ./..."
+go vet ./...
+echo "+ GODEBUG=cgocheck=2 go test -race -count=1 ./..."
+GODEBUG=cgocheck=2 go test -race -count=1 ./...
+if [[ -n $prefix ]]; then
+  echo "+ go test -tags devtensor_nopkgconfig (CGO_CFLAGS/CGO_LDFLAGS from $prefix)"
+  env -u PKG_CONFIG_PATH CGO_CFLAGS="-I$prefix/include" \
+    CGO_LDFLAGS="-L$prefix/lib -Wl,-rpath,$prefix/lib" \
+    go test -count=1 -tags devtensor_nopkgconfig ./...
+fi

@@ -1,0 +1,61 @@
+package devtensor
+
+import "sync"
+
+// Scope closes every Tensor made through it, for loops that allocate (on the GPU
+// especially) and should not wait for the garbage collector:
+//
+//	s := devtensor.NewScope()
+//	defer s.Close()
+//	c, err := s.Track(a.Add(b))
+//
+// A Scope is safe for concurrent use.
+type Scope struct {
+	mu      sync.Mutex
+	tensors []*Tensor
+	closed  bool
+}
+
+// NewScope returns an empty Scope.
+func NewScope() *Scope { return &Scope{} }
+
+// Track registers t (when err is nil) to be closed with the Scope and returns its
+// arguments, so that a call can be wrapped: s.Track(a.Add(b)). Tracking on a closed
+// Scope closes t and returns ErrClosed.
+func (s *Scope) Track(t *Tensor, err error) (*Tensor, error) {
+	if err != nil || t == nil {
+		return t, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		_ = t.Close()
+		return nil, &Error{Code: ErrClosed, Op: "Scope.Track", Msg: "scope is closed"}
+	}
+	s.tensors = append(s.tensors, t)
+	return t, nil
+}
+
+// Len returns the number of Tensors the Scope holds.
+func (s *Scope) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.tensors)
+}
+
+// Close closes every tracked Tensor (newest first) and returns the first error.
+// Closing twice is a no-op.
+func (s *Scope) Close() error {
+	s.mu.Lock()
+	ts := s.tensors
+	s.tensors = nil
+	s.closed = true
+	s.mu.Unlock()
+	var first error
+	for i := len(ts) - 1; i >= 0; i-- {
+		if err := ts[i].Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

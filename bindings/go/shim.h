@@ -1,0 +1,355 @@
+/* shim.h: small C helpers for the cgo binding. Each helper makes ONE devtensor call and,
+ * when it fails, copies dt_last_error_message() before returning, so the call and the
+ * fetch of its thread-local message happen inside a single cgo call (a goroutine may move
+ * to another OS thread between two cgo calls). The message copy is malloc'd; the Go side
+ * frees it. Nothing here keeps a Go pointer past the call. */
+#ifndef DEVTENSOR_GO_SHIM_H
+#define DEVTENSOR_GO_SHIM_H
+#include <stdlib.h>
+#include <string.h>
+#include <devtensor.h>
+
+/* status + message */
+typedef struct { dt_status st; char* msg; } gdt_res;
+/* status + message + new tensor reference */
+/* Tensor handles cross into Go as uintptr_t: they are C memory, and an integer needs no
+ * cgo pointer check. */
+typedef struct { dt_status st; char* msg; uintptr_t t; } gdt_tres;
+/* status + message + malloc'd string */
+typedef struct { dt_status st; char* msg; char* s; } gdt_sres;
+
+static inline char* gdt_errmsg(dt_status st) {
+  if (st == DT_OK) return NULL;
+  const char* m = dt_last_error_message();
+  return strdup(m ? m : "");
+}
+static inline gdt_res gdt_r(dt_status st) { gdt_res r; r.st = st; r.msg = gdt_errmsg(st); return r; }
+static inline gdt_tres gdt_tr(dt_status st, dt_tensor* t) {
+  gdt_tres r; r.st = st; r.msg = gdt_errmsg(st); r.t = st == DT_OK ? (uintptr_t)t : 0; return r;
+}
+static inline gdt_res gdt_fail(dt_status st, const char* m) { gdt_res r; r.st = st; r.msg = strdup(m); return r; }
+
+/* ---- library */
+/* For the finalizer: no message to fetch. */
+static inline void gdt_release_quiet(uintptr_t t) { dt_tensor_release((dt_tensor*)t); }
+static inline gdt_res gdt_release(uintptr_t t_h) {
+  dt_tensor* t = (dt_tensor*)t_h; return gdt_r(dt_tensor_release(t)); }
+
+/* ---- strings: kind selects the function. */
+enum { GDT_S_DEVICE_FORMAT, GDT_S_DEVICE_NAME, GDT_S_TENSOR, GDT_S_CUDA_STATUS, GDT_S_BUILD_INFO };
+static inline dt_status gdt_str_call(int kind, dt_device d, const dt_tensor* t, int32_t* state,
+                                     char* buf, size_t cap, size_t* need) {
+  switch (kind) {
+    case GDT_S_DEVICE_FORMAT: return dt_device_format(d, buf, cap, need);
+    case GDT_S_DEVICE_NAME: return dt_device_name(d, buf, cap, need);
+    case GDT_S_TENSOR: return dt_tensor_to_string(t, buf, cap, need);
+    case GDT_S_CUDA_STATUS: return dt_cuda_status(state, buf, cap, need);
+    case GDT_S_BUILD_INFO: return dt_build_info(buf, cap, need);
+  }
+  return DT_ERR_INVALID_ARGUMENT;
+}
+static inline gdt_sres gdt_string(int kind, dt_device d, uintptr_t t_h, int32_t* state) {
+  const dt_tensor* t = (const dt_tensor*)t_h;
+  gdt_sres r = {DT_OK, NULL, NULL};
+  size_t cap = 256, need = 0;
+  for (int tries = 0; tries < 4; ++tries) {
+    char* buf = (char*)malloc(cap);
+    if (!buf) { r.st = DT_ERR_OUT_OF_MEMORY; r.msg = strdup("out of memory"); return r; }
+    r.st = gdt_str_call(kind, d, t, state, buf, cap, &need);
+    if (r.st != DT_OK) { free(buf); r.msg = gdt_errmsg(r.st); return r; }
+    if (need <= cap) { r.s = buf; return r; }
+    free(buf);
+    cap = need;
+  }
+  r.st = DT_ERR_INTERNAL; r.msg = strdup("string kept growing");
+  return r;
+}
+
+/* ---- devices */
+static inline gdt_res gdt_device_parse(const char* s, dt_device* out) { return gdt_r(dt_device_parse(s, out)); }
+static inline gdt_res gdt_device_count(int32_t type, size_t* out) { return gdt_r(dt_device_count(type, out)); }
+static inline gdt_res gdt_device_memory(dt_device d, uint64_t* f, uint64_t* t) { return gdt_r(dt_device_memory(d, f, t)); }
+static inline gdt_res gdt_device_properties(dt_device d, dt_device_props* p) {
+  p->struct_size = sizeof(dt_device_props);
+  return gdt_r(dt_device_properties(d, p));
+}
+static inline gdt_res gdt_try_gpu(int32_t i, dt_device* out) { return gdt_r(dt_try_gpu(i, out)); }
+static inline gdt_res gdt_devlist(int by_free, dt_device* out, size_t cap, size_t* count) {
+  return gdt_r(by_free ? dt_devices_by_free_memory(out, cap, count) : dt_all_gpus(out, cap, count));
+}
+static inline gdt_res gdt_synchronize(dt_device d) { return gdt_r(dt_synchronize(d)); }
+static inline gdt_res gdt_manual_seed(uint64_t s) { return gdt_r(dt_manual_seed(s)); }
+static inline gdt_res gdt_set_default_device(dt_device d) { return gdt_r(dt_set_default_device(d)); }
+static inline gdt_res gdt_default_device(dt_device* d) { return gdt_r(dt_default_device(d)); }
+
+static inline gdt_res gdt_device_manual_seed(dt_device d, uint64_t s) { return gdt_r(dt_device_manual_seed(d, s)); }
+static inline gdt_res gdt_set_default_dtype(dt_dtype t) { return gdt_r(dt_set_default_dtype(t)); }
+static inline gdt_res gdt_default_dtype(dt_dtype* t) { return gdt_r(dt_default_dtype(t)); }
+static inline gdt_res gdt_set_num_threads(int32_t n) { return gdt_r(dt_set_num_threads(n)); }
+static inline gdt_res gdt_num_threads(int32_t* n) { return gdt_r(dt_num_threads(n)); }
+static inline gdt_res gdt_empty_cache(dt_device d) { return gdt_r(dt_empty_cache(d)); }
+static inline gdt_res gdt_memory_stats(dt_device d, dt_mem_stats* s) {
+  s->struct_size = sizeof(dt_mem_stats);
+  return gdt_r(dt_memory_stats(d, s));
+}
+
+/* ---- constructors */
+enum { GDT_C_EMPTY, GDT_C_ZEROS, GDT_C_ONES, GDT_C_RAND, GDT_C_RANDN };
+static inline gdt_tres gdt_construct(int kind, const int64_t* shape, size_t ndim, dt_dtype dt, dt_device d) {
+  dt_tensor* t = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
+  switch (kind) {
+    case GDT_C_EMPTY: st = dt_tensor_empty(shape, ndim, dt, d, &t); break;
+    case GDT_C_ZEROS: st = dt_tensor_zeros(shape, ndim, dt, d, &t); break;
+    case GDT_C_ONES: st = dt_tensor_ones(shape, ndim, dt, d, &t); break;
+    case GDT_C_RAND: st = dt_tensor_rand(shape, ndim, dt, d, &t); break;
+    case GDT_C_RANDN: st = dt_tensor_randn(shape, ndim, dt, d, &t); break;
+  }
+  return gdt_tr(st, t);
+}
+static inline gdt_tres gdt_full(const int64_t* shape, size_t ndim, double v, dt_dtype dt, dt_device d) {
+  dt_tensor* t = NULL; dt_status st = dt_tensor_full(shape, ndim, v, dt, d, &t); return gdt_tr(st, t);
+}
+static inline gdt_tres gdt_arange(double a, double b, double s, dt_dtype dt, dt_device d) {
+  dt_tensor* t = NULL; dt_status st = dt_tensor_arange(a, b, s, dt, d, &t); return gdt_tr(st, t);
+}
+static inline gdt_tres gdt_from_data(const void* data, size_t nbytes, const int64_t* shape, size_t ndim,
+                                     dt_dtype dt, dt_device d) {
+  dt_tensor* t = NULL; dt_status st = dt_tensor_from_data(data, nbytes, shape, ndim, dt, d, &t);
+  return gdt_tr(st, t);
+}
+
+/* ---- queries: one call returns everything the Go Tensor needs to describe itself */
+static inline gdt_res gdt_ndim(uintptr_t t_h, size_t* out) {
+  const dt_tensor* t = (const dt_tensor*)t_h; return gdt_r(dt_tensor_ndim(t, out)); }
+static inline gdt_res gdt_shape(uintptr_t t_h, int64_t* out, size_t cap) {
+  const dt_tensor* t = (const dt_tensor*)t_h; return gdt_r(dt_tensor_shape(t, out, cap)); }
+static inline gdt_res gdt_strides(uintptr_t t_h, int64_t* out, size_t cap) {
+  return gdt_r(dt_tensor_strides((const dt_tensor*)t_h, out, cap)); }
+static inline gdt_res gdt_dtype(uintptr_t t_h, dt_dtype* out) {
+  const dt_tensor* t = (const dt_tensor*)t_h; return gdt_r(dt_tensor_dtype(t, out)); }
+static inline gdt_res gdt_device(uintptr_t t_h, dt_device* out) {
+  const dt_tensor* t = (const dt_tensor*)t_h; return gdt_r(dt_tensor_device(t, out)); }
+static inline gdt_res gdt_numel(uintptr_t t_h, size_t* out) {
+  const dt_tensor* t = (const dt_tensor*)t_h; return gdt_r(dt_tensor_numel(t, out)); }
+static inline gdt_res gdt_nbytes(uintptr_t t_h, size_t* out) {
+  const dt_tensor* t = (const dt_tensor*)t_h; return gdt_r(dt_tensor_nbytes(t, out)); }
+static inline gdt_res gdt_is_contiguous(uintptr_t t_h, int32_t* out) {
+  const dt_tensor* t = (const dt_tensor*)t_h; return gdt_r(dt_tensor_is_contiguous(t, out)); }
+static inline gdt_res gdt_shares_storage(uintptr_t a_h, uintptr_t b_h, int32_t* out) {
+  const dt_tensor* a = (const dt_tensor*)a_h; const dt_tensor* b = (const dt_tensor*)b_h;
+  return gdt_r(dt_tensor_shares_storage(a, b, out));
+}
+static inline gdt_res gdt_item(uintptr_t t_h, double* out) {
+  const dt_tensor* t = (const dt_tensor*)t_h; return gdt_r(dt_tensor_item(t, out)); }
+static inline gdt_res gdt_copy_to_host(uintptr_t t_h, void* dst, size_t n) {
+  const dt_tensor* t = (const dt_tensor*)t_h; return gdt_r(dt_tensor_copy_to_host(t, dst, n)); }
+static inline gdt_res gdt_copy_from_host(uintptr_t t_h, const void* src, size_t n) {
+  dt_tensor* t = (dt_tensor*)t_h; return gdt_r(dt_tensor_copy_from_host(t, src, n)); }
+static inline gdt_tres gdt_to(uintptr_t t_h, dt_device d, dt_dtype dt, uint32_t flags) {
+  const dt_tensor* t = (const dt_tensor*)t_h;
+  dt_tensor* o = NULL; dt_status st = dt_tensor_to(t, d, dt, flags, &o); return gdt_tr(st, o);
+}
+
+/* ---- binary ops (op codes mirror the Go constants) */
+enum { GDT_ADD, GDT_SUB, GDT_MUL, GDT_DIV, GDT_POW, GDT_MAXIMUM, GDT_MINIMUM,
+       GDT_EQ, GDT_NE, GDT_LT, GDT_LE, GDT_GT, GDT_GE, GDT_MATMUL };
+static inline gdt_tres gdt_binary(int op, uintptr_t a_h, uintptr_t b_h) {
+  const dt_tensor* a = (const dt_tensor*)a_h; const dt_tensor* b = (const dt_tensor*)b_h;
+  dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
+  switch (op) {
+    case GDT_ADD: st = dt_add(a, b, &o); break;
+    case GDT_SUB: st = dt_sub(a, b, &o); break;
+    case GDT_MUL: st = dt_mul(a, b, &o); break;
+    case GDT_DIV: st = dt_div(a, b, &o); break;
+    case GDT_POW: st = dt_pow(a, b, &o); break;
+    case GDT_MAXIMUM: st = dt_maximum(a, b, &o); break;
+    case GDT_MINIMUM: st = dt_minimum(a, b, &o); break;
+    case GDT_EQ: st = dt_eq(a, b, &o); break;
+    case GDT_NE: st = dt_ne(a, b, &o); break;
+    case GDT_LT: st = dt_lt(a, b, &o); break;
+    case GDT_LE: st = dt_le(a, b, &o); break;
+    case GDT_GT: st = dt_gt(a, b, &o); break;
+    case GDT_GE: st = dt_ge(a, b, &o); break;
+    case GDT_MATMUL: st = dt_matmul(a, b, &o); break;
+  }
+  return gdt_tr(st, o);
+}
+static inline gdt_tres gdt_scalar(int op, uintptr_t a_h, double b) {
+  const dt_tensor* a = (const dt_tensor*)a_h;
+  dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
+  switch (op) {
+    case GDT_ADD: st = dt_add_scalar(a, b, &o); break;
+    case GDT_SUB: st = dt_sub_scalar(a, b, &o); break;
+    case GDT_MUL: st = dt_mul_scalar(a, b, &o); break;
+    case GDT_DIV: st = dt_div_scalar(a, b, &o); break;
+    case GDT_POW: st = dt_pow_scalar(a, b, &o); break;
+    case GDT_MAXIMUM: st = dt_maximum_scalar(a, b, &o); break;
+    case GDT_MINIMUM: st = dt_minimum_scalar(a, b, &o); break;
+    case GDT_EQ: st = dt_eq_scalar(a, b, &o); break;
+    case GDT_NE: st = dt_ne_scalar(a, b, &o); break;
+    case GDT_LT: st = dt_lt_scalar(a, b, &o); break;
+    case GDT_LE: st = dt_le_scalar(a, b, &o); break;
+    case GDT_GT: st = dt_gt_scalar(a, b, &o); break;
+    case GDT_GE: st = dt_ge_scalar(a, b, &o); break;
+  }
+  return gdt_tr(st, o);
+}
+static inline gdt_res gdt_inplace(int op, uintptr_t a_h, uintptr_t b_h) {
+  dt_tensor* a = (dt_tensor*)a_h; const dt_tensor* b = (const dt_tensor*)b_h;
+  switch (op) {
+    case GDT_ADD: return gdt_r(dt_add_(a, b));
+    case GDT_SUB: return gdt_r(dt_sub_(a, b));
+    case GDT_MUL: return gdt_r(dt_mul_(a, b));
+    case GDT_DIV: return gdt_r(dt_div_(a, b));
+    case GDT_POW: return gdt_r(dt_pow_(a, b));
+    case GDT_MAXIMUM: return gdt_r(dt_maximum_(a, b));
+    case GDT_MINIMUM: return gdt_r(dt_minimum_(a, b));
+  }
+  return gdt_fail(DT_ERR_INVALID_ARGUMENT, "unknown in-place op");
+}
+static inline gdt_res gdt_inplace_scalar(int op, uintptr_t a_h, double b) {
+  dt_tensor* a = (dt_tensor*)a_h;
+  switch (op) {
+    case GDT_ADD: return gdt_r(dt_add_scalar_(a, b));
+    case GDT_SUB: return gdt_r(dt_sub_scalar_(a, b));
+    case GDT_MUL: return gdt_r(dt_mul_scalar_(a, b));
+    case GDT_DIV: return gdt_r(dt_div_scalar_(a, b));
+    case GDT_POW: return gdt_r(dt_pow_scalar_(a, b));
+    case GDT_MAXIMUM: return gdt_r(dt_maximum_scalar_(a, b));
+    case GDT_MINIMUM: return gdt_r(dt_minimum_scalar_(a, b));
+  }
+  return gdt_fail(DT_ERR_INVALID_ARGUMENT, "unknown in-place op");
+}
+static inline gdt_tres gdt_where(uintptr_t c_h, uintptr_t a_h, uintptr_t b_h) {
+  const dt_tensor* c = (const dt_tensor*)c_h; const dt_tensor* a = (const dt_tensor*)a_h; const dt_tensor* b = (const dt_tensor*)b_h;
+  dt_tensor* o = NULL; dt_status st = dt_where(c, a, b, &o); return gdt_tr(st, o);
+}
+
+/* ---- unary ops */
+enum { GDT_NEG, GDT_ABS, GDT_EXP, GDT_LOG, GDT_SQRT, GDT_RSQRT, GDT_SIN, GDT_COS, GDT_RELU,
+       GDT_SIGMOID, GDT_TANH, GDT_GELU, GDT_SILU, GDT_CONTIGUOUS };
+static inline gdt_tres gdt_unary(int op, uintptr_t a_h) {
+  const dt_tensor* a = (const dt_tensor*)a_h;
+  dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
+  switch (op) {
+    case GDT_NEG: st = dt_neg(a, &o); break;
+    case GDT_ABS: st = dt_abs(a, &o); break;
+    case GDT_EXP: st = dt_exp(a, &o); break;
+    case GDT_LOG: st = dt_log(a, &o); break;
+    case GDT_SQRT: st = dt_sqrt(a, &o); break;
+    case GDT_RSQRT: st = dt_rsqrt(a, &o); break;
+    case GDT_SIN: st = dt_sin(a, &o); break;
+    case GDT_COS: st = dt_cos(a, &o); break;
+    case GDT_RELU: st = dt_relu(a, &o); break;
+    case GDT_SIGMOID: st = dt_sigmoid(a, &o); break;
+    case GDT_TANH: st = dt_tanh(a, &o); break;
+    case GDT_GELU: st = dt_gelu(a, &o); break;
+    case GDT_SILU: st = dt_silu(a, &o); break;
+    case GDT_CONTIGUOUS: st = dt_contiguous(a, &o); break;
+  }
+  return gdt_tr(st, o);
+}
+
+/* ---- reductions */
+enum { GDT_SUM, GDT_MEAN, GDT_MAX, GDT_MIN, GDT_ARGMAX, GDT_ARGMIN };
+static inline gdt_tres gdt_reduce(int op, uintptr_t a_h, const int64_t* dims, size_t n, int32_t keep) {
+  const dt_tensor* a = (const dt_tensor*)a_h;
+  dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
+  switch (op) {
+    case GDT_SUM: st = dt_sum(a, dims, n, keep, &o); break;
+    case GDT_MEAN: st = dt_mean(a, dims, n, keep, &o); break;
+    case GDT_MAX: st = dt_max(a, dims, n, keep, &o); break;
+    case GDT_MIN: st = dt_min(a, dims, n, keep, &o); break;
+    case GDT_ARGMAX: st = dt_argmax(a, dims, n, keep, &o); break;
+    case GDT_ARGMIN: st = dt_argmin(a, dims, n, keep, &o); break;
+  }
+  return gdt_tr(st, o);
+}
+static inline gdt_tres gdt_softmax(int log, uintptr_t a_h, int64_t dim) {
+  const dt_tensor* a = (const dt_tensor*)a_h;
+  dt_tensor* o = NULL;
+  dt_status st = log ? dt_log_softmax(a, dim, &o) : dt_softmax(a, dim, &o);
+  return gdt_tr(st, o);
+}
+
+/* ---- views */
+enum { GDT_V_RESHAPE, GDT_V_VIEW, GDT_V_PERMUTE, GDT_V_SQUEEZE, GDT_V_EXPAND };
+static inline gdt_tres gdt_shapeview(int op, uintptr_t a_h, const int64_t* s, size_t n) {
+  const dt_tensor* a = (const dt_tensor*)a_h;
+  dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
+  switch (op) {
+    case GDT_V_RESHAPE: st = dt_reshape(a, s, n, &o); break;
+    case GDT_V_VIEW: st = dt_view(a, s, n, &o); break;
+    case GDT_V_PERMUTE: st = dt_permute(a, s, n, &o); break;
+    case GDT_V_SQUEEZE: st = dt_squeeze(a, s, n, &o); break;
+    case GDT_V_EXPAND: st = dt_expand(a, s, n, &o); break;
+  }
+  return gdt_tr(st, o);
+}
+enum { GDT_V_TRANSPOSE, GDT_V_NARROW, GDT_V_UNSQUEEZE, GDT_V_FLATTEN };
+static inline gdt_tres gdt_dimview(int op, uintptr_t a_h, int64_t x, int64_t y, int64_t z) {
+  const dt_tensor* a = (const dt_tensor*)a_h;
+  dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
+  switch (op) {
+    case GDT_V_TRANSPOSE: st = dt_transpose(a, x, y, &o); break;
+    case GDT_V_NARROW: st = dt_narrow(a, x, y, z, &o); break;
+    case GDT_V_UNSQUEEZE: st = dt_unsqueeze(a, x, &o); break;
+    case GDT_V_FLATTEN: st = dt_flatten(a, x, y, &o); break;
+  }
+  return gdt_tr(st, o);
+}
+
+/* ---- like-constructors */
+enum { GDT_L_EMPTY, GDT_L_ZEROS, GDT_L_ONES, GDT_L_RAND, GDT_L_RANDN };
+static inline gdt_tres gdt_like(int kind, uintptr_t src_h) {
+  const dt_tensor* src = (const dt_tensor*)src_h;
+  dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
+  switch (kind) {
+    case GDT_L_EMPTY: st = dt_empty_like(src, &o); break;
+    case GDT_L_ZEROS: st = dt_zeros_like(src, &o); break;
+    case GDT_L_ONES: st = dt_ones_like(src, &o); break;
+    case GDT_L_RAND: st = dt_rand_like(src, &o); break;
+    case GDT_L_RANDN: st = dt_randn_like(src, &o); break;
+  }
+  return gdt_tr(st, o);
+}
+static inline gdt_tres gdt_full_like(uintptr_t src_h, double v) {
+  dt_tensor* o = NULL; dt_status st = dt_full_like((const dt_tensor*)src_h, v, &o); return gdt_tr(st, o);
+}
+
+/* ---- joining and indexing: hs is an array of n handles (Go memory holding integers,
+ * read during the call only). */
+static inline gdt_tres gdt_join(int stack, const uintptr_t* hs, size_t n, int64_t dim) {
+  dt_tensor* o = NULL;
+  dt_status st = stack ? dt_stack((const dt_tensor* const*)hs, n, dim, &o)
+                       : dt_cat((const dt_tensor* const*)hs, n, dim, &o);
+  return gdt_tr(st, o);
+}
+/* Splits into at most cap pieces written to outs (as handles); *count gets the number. */
+static inline gdt_res gdt_split(int by_size, uintptr_t t_h, int64_t k, int64_t dim,
+                                uintptr_t* outs, size_t cap, size_t* count) {
+  const dt_tensor* t = (const dt_tensor*)t_h;
+  dt_status st = by_size ? dt_split(t, k, dim, (dt_tensor**)outs, cap, count)
+                         : dt_chunk(t, k, dim, (dt_tensor**)outs, cap, count);
+  return gdt_r(st);
+}
+static inline gdt_tres gdt_index(int gather, uintptr_t t_h, int64_t dim, uintptr_t idx_h) {
+  dt_tensor* o = NULL;
+  dt_status st = gather ? dt_gather((const dt_tensor*)t_h, dim, (const dt_tensor*)idx_h, &o)
+                        : dt_index_select((const dt_tensor*)t_h, dim, (const dt_tensor*)idx_h, &o);
+  return gdt_tr(st, o);
+}
+
+/* ---- benchmark helper: the pure-C cost of n tiny adds (dt_add + dt_tensor_release). */
+static inline gdt_res gdt_bench_add(uintptr_t a_h, uintptr_t b_h, long n) {
+  const dt_tensor* a = (const dt_tensor*)a_h; const dt_tensor* b = (const dt_tensor*)b_h;
+  for (long i = 0; i < n; ++i) {
+    dt_tensor* o = NULL;
+    dt_status st = dt_add(a, b, &o);
+    if (st != DT_OK) return gdt_r(st);
+    dt_tensor_release(o);
+  }
+  return gdt_r(DT_OK);
+}
+
+#endif

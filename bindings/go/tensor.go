@@ -1,0 +1,433 @@
+package devtensor
+
+// #include "shim.h"
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"unsafe"
+)
+
+// Tensor owns one reference to a devtensor tensor (dt_tensor*). Close it when done
+// (defer t.Close()); a finalizer releases a forgotten one, but only as a safety net —
+// GPU memory should not wait for the garbage collector. Using a Tensor after Close
+// returns ErrClosed.
+//
+// Distinct Tensors may be used from different goroutines concurrently, and one Tensor
+// may be read concurrently; Close must not race with other use of the same Tensor.
+type Tensor struct {
+	h C.uintptr_t // the dt_tensor* (C memory), 0 once closed
+}
+
+func wrap(h C.uintptr_t) *Tensor {
+	t := &Tensor{h: h}
+	runtime.SetFinalizer(t, (*Tensor).finalize)
+	return t
+}
+
+func (t *Tensor) finalize() {
+	if t.h != 0 {
+		C.gdt_release_quiet(t.h)
+		t.h = 0
+	}
+}
+
+// Close releases the Tensor's reference. Closing twice (or a nil Tensor) is a no-op.
+func (t *Tensor) Close() error {
+	if t == nil || t.h == 0 {
+		return nil
+	}
+	h := t.h
+	t.h = 0
+	runtime.SetFinalizer(t, nil)
+	return resErr("Tensor.Close", C.gdt_release(h))
+}
+
+// handle returns the C handle or an error for a nil or closed Tensor.
+func (t *Tensor) handle(op string) (C.uintptr_t, error) {
+	if t == nil {
+		return 0, &Error{Code: ErrInvalidArgument, Op: op, Msg: "nil tensor"}
+	}
+	if t.h == 0 {
+		return 0, closedErr(op)
+	}
+	return t.h, nil
+}
+
+func takeTensor(op string, r C.gdt_tres) (*Tensor, error) {
+	if err := mkerr(op, r.st, r.msg); err != nil {
+		return nil, err
+	}
+	return wrap(r.t), nil
+}
+
+// sameHandle reports whether a and b hold the same C handle (aliasing).
+func sameHandle(a, b *Tensor) bool { return a != nil && b != nil && a.h != 0 && a.h == b.h }
+
+func shapeArg(shape []int64) (*C.int64_t, C.size_t) {
+	if len(shape) == 0 {
+		return nil, 0
+	}
+	return (*C.int64_t)(unsafe.Pointer(&shape[0])), C.size_t(len(shape))
+}
+
+// ---------------------------------------------------------------- constructors
+
+func construct(op string, kind C.int, shape []int64, dtype DType, device Device) (*Tensor, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	p, n := shapeArg(shape)
+	r := C.gdt_construct(kind, p, n, C.dt_dtype(dtype), device.c())
+	runtime.KeepAlive(shape)
+	return takeTensor(op, r)
+}
+
+// Empty returns a tensor with uninitialised contents. dtype and device may be
+// DefaultDType and DefaultDevice.
+func Empty(shape []int64, dtype DType, device Device) (*Tensor, error) {
+	return construct("Empty", C.GDT_C_EMPTY, shape, dtype, device)
+}
+
+// Zeros returns a tensor of zeros.
+func Zeros(shape []int64, dtype DType, device Device) (*Tensor, error) {
+	return construct("Zeros", C.GDT_C_ZEROS, shape, dtype, device)
+}
+
+// Ones returns a tensor of ones.
+func Ones(shape []int64, dtype DType, device Device) (*Tensor, error) {
+	return construct("Ones", C.GDT_C_ONES, shape, dtype, device)
+}
+
+// Rand returns uniform values in [0, 1) (Philox; the same on every device for a seed).
+func Rand(shape []int64, dtype DType, device Device) (*Tensor, error) {
+	return construct("Rand", C.GDT_C_RAND, shape, dtype, device)
+}
+
+// Randn returns standard normal values.
+func Randn(shape []int64, dtype DType, device Device) (*Tensor, error) {
+	return construct("Randn", C.GDT_C_RANDN, shape, dtype, device)
+}
+
+// Full returns a tensor whose every element is value.
+func Full(shape []int64, value float64, dtype DType, device Device) (*Tensor, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	p, n := shapeArg(shape)
+	r := C.gdt_full(p, n, C.double(value), C.dt_dtype(dtype), device.c())
+	runtime.KeepAlive(shape)
+	return takeTensor("Full", r)
+}
+
+// Arange returns [start, start+step, ...) below end, as torch.arange.
+func Arange(start, end, step float64, dtype DType, device Device) (*Tensor, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	return takeTensor("Arange", C.gdt_arange(C.double(start), C.double(end), C.double(step),
+		C.dt_dtype(dtype), device.c()))
+}
+
+// FromSlice returns a new tensor holding a COPY of data, with the given shape (nil
+// means the 1-d shape [len(data)]; an empty non-nil shape is a 0-d tensor). The dtype
+// follows T (float32 -> Float32, ...). C keeps no pointer to data after the call.
+func FromSlice[T Element](data []T, shape []int64, device Device) (*Tensor, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	if shape == nil {
+		shape = []int64{int64(len(data))}
+	}
+	var z T
+	var dp unsafe.Pointer
+	if len(data) > 0 {
+		dp = unsafe.Pointer(&data[0])
+	}
+	p, n := shapeArg(shape)
+	r := C.gdt_from_data(dp, C.size_t(uintptr(len(data))*unsafe.Sizeof(z)), p, n,
+		C.dt_dtype(DTypeOf[T]()), device.c())
+	runtime.KeepAlive(data)
+	runtime.KeepAlive(shape)
+	return takeTensor("FromSlice", r)
+}
+
+// ToSlice copies the elements of t, in row-major order, into a new Go slice. T must
+// match t's dtype (ErrDTypeMismatch otherwise; convert with ToDType first). Works for
+// any layout and device.
+func ToSlice[T Element](t *Tensor) ([]T, error) {
+	const op = "ToSlice"
+	dt, err := t.DType()
+	if err != nil {
+		return nil, err
+	}
+	if want := DTypeOf[T](); dt != want {
+		return nil, &Error{Code: ErrDTypeMismatch, Op: op,
+			Msg: fmt.Sprintf("tensor has dtype %v, the Go slice element type needs %v", dt, want)}
+	}
+	n, err := t.Numel()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, n)
+	var z T
+	var dp unsafe.Pointer
+	if n > 0 {
+		dp = unsafe.Pointer(&out[0])
+	}
+	h, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_copy_to_host(h, dp, C.size_t(uintptr(n)*unsafe.Sizeof(z)))
+	runtime.KeepAlive(t)
+	if err := resErr(op, r); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// CopyFromSlice copies data (row-major, T matching t's dtype) into t, in place.
+func CopyFromSlice[T Element](t *Tensor, data []T) error {
+	const op = "CopyFromSlice"
+	h, err := t.handle(op)
+	if err != nil {
+		return err
+	}
+	var z T
+	var dp unsafe.Pointer
+	if len(data) > 0 {
+		dp = unsafe.Pointer(&data[0])
+	}
+	dt, err := t.DType()
+	if err != nil {
+		return err
+	}
+	if want := DTypeOf[T](); dt != want {
+		return &Error{Code: ErrDTypeMismatch, Op: op,
+			Msg: fmt.Sprintf("tensor has dtype %v, the Go slice element type needs %v", dt, want)}
+	}
+	r := C.gdt_copy_from_host(h, dp, C.size_t(uintptr(len(data))*unsafe.Sizeof(z)))
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(data)
+	return resErr(op, r)
+}
+
+// ---------------------------------------------------------------- like-constructors
+
+// ZerosLike etc. could come here; the Go API composes them from Shape/DType/Device.
+
+// ---------------------------------------------------------------- queries
+
+// Shape returns the dimensions.
+func (t *Tensor) Shape() ([]int64, error) {
+	const op = "Tensor.Shape"
+	h, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	var buf [C.DT_MAX_DIMS]C.int64_t
+	var nd C.size_t
+	r := C.gdt_ndim(h, &nd)
+	if err := resErr(op, r); err != nil {
+		runtime.KeepAlive(t)
+		return nil, err
+	}
+	r = C.gdt_shape(h, &buf[0], C.size_t(len(buf)))
+	runtime.KeepAlive(t)
+	if err := resErr(op, r); err != nil {
+		return nil, err
+	}
+	out := make([]int64, int(nd))
+	for i := range out {
+		out[i] = int64(buf[i])
+	}
+	return out, nil
+}
+
+// Strides returns the strides, in elements.
+func (t *Tensor) Strides() ([]int64, error) {
+	const op = "Tensor.Strides"
+	n, err := t.Dim()
+	if err != nil {
+		return nil, err
+	}
+	h, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	var buf [C.DT_MAX_DIMS]C.int64_t
+	r := C.gdt_strides(h, &buf[0], C.size_t(len(buf)))
+	runtime.KeepAlive(t)
+	if err := resErr(op, r); err != nil {
+		return nil, err
+	}
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = int64(buf[i])
+	}
+	return out, nil
+}
+
+// Dim returns the number of dimensions.
+func (t *Tensor) Dim() (int, error) {
+	const op = "Tensor.Dim"
+	h, err := t.handle(op)
+	if err != nil {
+		return 0, err
+	}
+	var nd C.size_t
+	r := C.gdt_ndim(h, &nd)
+	runtime.KeepAlive(t)
+	return int(nd), resErr(op, r)
+}
+
+// DType returns the element type.
+func (t *Tensor) DType() (DType, error) {
+	const op = "Tensor.DType"
+	h, err := t.handle(op)
+	if err != nil {
+		return 0, err
+	}
+	var d C.dt_dtype
+	r := C.gdt_dtype(h, &d)
+	runtime.KeepAlive(t)
+	return DType(d), resErr(op, r)
+}
+
+// Device returns the device the tensor's memory is on.
+func (t *Tensor) Device() (Device, error) {
+	const op = "Tensor.Device"
+	h, err := t.handle(op)
+	if err != nil {
+		return Device{}, err
+	}
+	var d C.dt_device
+	r := C.gdt_device(h, &d)
+	runtime.KeepAlive(t)
+	if err := resErr(op, r); err != nil {
+		return Device{}, err
+	}
+	return goDevice(d), nil
+}
+
+// Numel returns the number of elements (1 for a 0-d tensor).
+func (t *Tensor) Numel() (int, error) {
+	const op = "Tensor.Numel"
+	h, err := t.handle(op)
+	if err != nil {
+		return 0, err
+	}
+	var n C.size_t
+	r := C.gdt_numel(h, &n)
+	runtime.KeepAlive(t)
+	return int(n), resErr(op, r)
+}
+
+// IsContiguous reports whether the elements are contiguous in row-major order.
+func (t *Tensor) IsContiguous() (bool, error) {
+	const op = "Tensor.IsContiguous"
+	h, err := t.handle(op)
+	if err != nil {
+		return false, err
+	}
+	var v C.int32_t
+	r := C.gdt_is_contiguous(h, &v)
+	runtime.KeepAlive(t)
+	return v != 0, resErr(op, r)
+}
+
+// SharesStorage reports whether t and o share storage (one is a view of the other, or
+// they are the same tensor).
+func (t *Tensor) SharesStorage(o *Tensor) (bool, error) {
+	const op = "Tensor.SharesStorage"
+	h, err := t.handle(op)
+	if err != nil {
+		return false, err
+	}
+	oh, err := o.handle(op)
+	if err != nil {
+		return false, err
+	}
+	var v C.int32_t
+	r := C.gdt_shares_storage(h, oh, &v)
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(o)
+	return v != 0, resErr(op, r)
+}
+
+// Item returns the value of a one-element tensor.
+func (t *Tensor) Item() (float64, error) {
+	const op = "Tensor.Item"
+	h, err := t.handle(op)
+	if err != nil {
+		return 0, err
+	}
+	var v C.double
+	r := C.gdt_item(h, &v)
+	runtime.KeepAlive(t)
+	return float64(v), resErr(op, r)
+}
+
+// String returns PyTorch's printed form, e.g. "tensor([1., 2.])" or
+// "tensor([1., 2.], device='cuda:0')". A closed tensor prints as "tensor(<closed>)".
+func (t *Tensor) String() string {
+	h, err := t.handle("Tensor.String")
+	if err != nil {
+		return "tensor(<closed>)"
+	}
+	r := C.gdt_string(C.GDT_S_TENSOR, C.dt_device{}, h, nil)
+	runtime.KeepAlive(t)
+	s, err := takeString("Tensor.String", r)
+	if err != nil {
+		return fmt.Sprintf("tensor(<%v>)", err)
+	}
+	return s
+}
+
+// ---------------------------------------------------------------- moving
+
+const (
+	toNonBlocking = C.DT_TO_NON_BLOCKING
+	toCopy        = C.DT_TO_COPY
+)
+
+func (t *Tensor) to(op string, d Device, dt DType, flags C.uint32_t) (*Tensor, error) {
+	h, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_to(h, d.c(), C.dt_dtype(dt), flags)
+	runtime.KeepAlive(t)
+	return takeTensor(op, r)
+}
+
+// To returns t on device as a NEW Tensor, leaving t alone (PyTorch's Tensor.to). When
+// the device does not change, the result is another reference to t itself (close both).
+func (t *Tensor) To(device Device) (*Tensor, error) {
+	return t.to("Tensor.To", device, DefaultDType, 0)
+}
+
+// ToDType returns t converted to dtype (aliasing t when it already has it).
+func (t *Tensor) ToDType(dtype DType) (*Tensor, error) {
+	return t.to("Tensor.ToDType", DefaultDevice, dtype, 0)
+}
+
+// ToDeviceDType converts device and dtype at once. copy forces a fresh copy;
+// nonBlocking allows an asynchronous device copy.
+func (t *Tensor) ToDeviceDType(device Device, dtype DType, copy, nonBlocking bool) (*Tensor, error) {
+	var f C.uint32_t
+	if copy {
+		f |= toCopy
+	}
+	if nonBlocking {
+		f |= toNonBlocking
+	}
+	return t.to("Tensor.ToDeviceDType", device, dtype, f)
+}
+
+// Clone returns a fresh copy of t on the same device.
+func (t *Tensor) Clone() (*Tensor, error) {
+	return t.to("Tensor.Clone", DefaultDevice, DefaultDType, toCopy)
+}
