@@ -51,10 +51,11 @@ Dims contiguous_strides(const Dims& shape) {
 }
 
 TensorImpl* TensorImpl::create(Ref<Storage> storage, DType dtype, const Dims& shape, const Dims& strides,
-                               int64_t offset) {
-  void* block = std::malloc(sizeof(TensorImpl));
+                               int64_t offset, void* place) {
+  void* block = place ? place : std::malloc(sizeof(TensorImpl));
   if (!block) fail(DT_ERR_OUT_OF_MEMORY, "out of memory allocating a tensor record");
   TensorImpl* t = new (block) TensorImpl();
+  t->in_storage_block = place != nullptr;
   t->storage = std::move(storage);
   t->dtype = dtype;
   t->shape = shape;
@@ -84,21 +85,9 @@ Tensor Tensor::empty(const Dims& shape, DType dtype, Device device) {
   size_t bytes;
   if (__builtin_mul_overflow(static_cast<uint64_t>(n), dtype_size(dtype), &bytes))
     fail(DT_ERR_INVALID_ARGUMENT, cat("shape ", dims_str(shape), " needs more bytes than fit in memory"));
-  void* body = nullptr;
+  void* body = nullptr;  // set when the tensor body fits in the storage's block
   Ref<Storage> st = Storage::allocate(device, bytes, sizeof(TensorImpl), &body);
-  TensorImpl* t = body ? new (body) TensorImpl() : nullptr;
-  if (!t) {
-    void* block = std::malloc(sizeof(TensorImpl));
-    if (!block) fail(DT_ERR_OUT_OF_MEMORY, "out of memory allocating a tensor record");
-    t = new (block) TensorImpl();
-  }
-  t->in_storage_block = body != nullptr;
-  t->storage = std::move(st);
-  t->dtype = dtype;
-  t->shape = shape;
-  t->strides = contiguous_strides(shape);
-  t->numel = n;
-  t->contiguous = true;
+  TensorImpl* t = TensorImpl::create(std::move(st), dtype, shape, contiguous_strides(shape), 0, body);
   return Tensor(Ref<TensorImpl>::adopt(t));
 }
 

@@ -42,8 +42,10 @@ Dims contiguous_strides(const Dims& shape);
 
 class TensorImpl : public RefCounted {
  public:
+  // A new body with one reference, in malloc'd memory, or constructed at `place` (memory
+  // inside the storage's own block, which then owns it: see destroy).
   static TensorImpl* create(Ref<Storage> storage, DType dtype, const Dims& shape, const Dims& strides,
-                            int64_t offset);
+                            int64_t offset, void* place = nullptr);
   static void destroy(TensorImpl* t);
 
   Ref<Storage> storage;
@@ -56,7 +58,6 @@ class TensorImpl : public RefCounted {
   bool in_storage_block = false;  // this body lives in its storage's block (tiny tensors)
 
  private:
-  friend class Tensor;
   TensorImpl() = default;
   ~TensorImpl() = default;
 };
