@@ -275,6 +275,16 @@ DT_API dt_status dt_manual_seed(uint64_t seed);
  *  Errors: DT_ERR_INVALID_ARGUMENT, DT_ERR_INVALID_DEVICE, DT_ERR_DEVICE_UNAVAILABLE. */
 DT_API dt_status dt_device_manual_seed(dt_device device, uint64_t seed);
 
+/** Whether float32 matrix products on CUDA may use TensorFloat-32 tensor cores (faster,
+ *  about 10 bits of mantissa), as torch.backends.cuda.matmul.allow_tf32. Off by default,
+ *  as in PyTorch. Process-wide; takes effect for products started after the call. The
+ *  CPU ignores it. Never fails for 0 or 1; other values are DT_ERR_INVALID_ARGUMENT. */
+DT_API dt_status dt_set_allow_tf32(int32_t allow);
+
+/** *out = 1 if TF32 is allowed (see dt_set_allow_tf32), else 0.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL). */
+DT_API dt_status dt_allow_tf32(int32_t* out);
+
 /** Allocator statistics of a device, filled by dt_memory_stats() (struct named apart from
  *  the function, as dt_device_props). Fill struct_size before the call. */
 typedef struct dt_mem_stats {
@@ -362,6 +372,24 @@ DT_API dt_status dt_tensor_from_blob(void* data, const int64_t* shape, size_t nd
                                      const int64_t* strides, dt_dtype dtype, dt_device device,
                                      dt_deleter deleter, void* context, dt_tensor** out);
 
+/** An uninitialised CPU tensor (cpu:0) in page-locked ("pinned") host memory, which
+ *  CUDA copies can read and write asynchronously (see DT_TO_NON_BLOCKING). Pinned memory
+ *  comes from the CUDA driver, so it needs a usable CUDA backend.
+ *  Errors: as dt_tensor_empty, plus DT_ERR_DEVICE_UNAVAILABLE (no usable CUDA, with the
+ *  reason). */
+DT_API dt_status dt_tensor_empty_pinned(const int64_t* shape, size_t ndim, dt_dtype dtype,
+                                        dt_tensor** out);
+
+/** A CPU tensor with t's values in pinned memory, as torch.Tensor.pin_memory(): a NEW
+ *  reference to t itself when t is already pinned, else a contiguous copy.
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out), DT_ERR_NOT_SUPPORTED
+ *  (t is not a CPU tensor), DT_ERR_DEVICE_UNAVAILABLE, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_tensor_pin_memory(const dt_tensor* t, dt_tensor** out);
+
+/** *out = 1 if t's memory is pinned host memory, else 0. Errors: DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_INVALID_ARGUMENT (NULL out). */
+DT_API dt_status dt_tensor_is_pinned(const dt_tensor* t, int32_t* out);
+
 /** Adds a reference to t. Errors: DT_ERR_INVALID_ARGUMENT (NULL), DT_ERR_INVALID_HANDLE. */
 DT_API dt_status dt_tensor_retain(dt_tensor* t);
 
@@ -424,7 +452,10 @@ DT_API const char* dt_dtype_name(dt_dtype dtype);
  *  PyTorch's Tensor.to: a NEW reference to a new tensor, leaving t alone; when neither
  *  changes and DT_TO_COPY is not set, the result is another reference to t itself
  *  (*out == t). Casts follow PyTorch (float to int truncates toward zero; nonzero is
- *  true). DT_TO_NON_BLOCKING allows an asynchronous device copy; it is always safe.
+ *  true). DT_TO_NON_BLOCKING lets a copy from pinned host memory to a GPU return before
+ *  it ends (later work on that device is ordered after it; the source must not be
+ *  modified until then, as in PyTorch); a copy to the host always waits for the device,
+ *  so reading the result is always safe.
  *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out, unknown dtype or
  *  flags), DT_ERR_INVALID_DEVICE, DT_ERR_DEVICE_UNAVAILABLE, DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_tensor_to(const dt_tensor* t, dt_device device, dt_dtype dtype,

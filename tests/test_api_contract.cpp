@@ -555,6 +555,16 @@ void add_device_cases(Table& T) {
         .post = dtype_unchanged;
   }
   T.add("dt_default_dtype", "out=NULL", {IA}, [](Ctx&) { return dt_default_dtype(nullptr); });
+  // dt_set_allow_tf32 / dt_allow_tf32: only 0 and 1, and a refused value changes nothing.
+  for (int32_t bad : {2, -1, INT32_MAX, INT32_MIN}) {
+    T.add("dt_set_allow_tf32", "allow=" + std::to_string(bad), {IA}, [bad](Ctx&) { return dt_set_allow_tf32(bad); })
+        .post = [](Ctx&) {
+      int32_t on = -5;
+      EXPECT_EQ(dt_allow_tf32(&on), DT_OK);
+      EXPECT_EQ(on, 0) << "a failed dt_set_allow_tf32 changed the setting";
+    };
+  }
+  T.add("dt_allow_tf32", "out=NULL", {IA}, [](Ctx&) { return dt_allow_tf32(nullptr); });
   // Per-device functions.
   T.devices("dt_synchronize", [](Ctx&, dt_device d) { return dt_synchronize(d); });
   T.devices("dt_device_manual_seed", [](Ctx&, dt_device d) { return dt_device_manual_seed(d, 42); });
@@ -588,6 +598,21 @@ void add_constructor_cases(Table& T) {
             [f = f, t](Ctx& x) { return f(k23, 2, t, CPU0, &x.o.t); });
     }
   }
+  // dt_tensor_empty_pinned: the constructor rows that do not involve a device.
+  T.add("dt_tensor_empty_pinned", "out=NULL", {IA}, [](Ctx&) { return dt_tensor_empty_pinned(k23, 2, DT_FLOAT32, nullptr); });
+  T.add("dt_tensor_empty_pinned", "shape=NULL_ndim=2", {IA},
+        [](Ctx& x) { return dt_tensor_empty_pinned(nullptr, 2, DT_FLOAT32, &x.o.t); });
+  T.add("dt_tensor_empty_pinned", "negative_dimension", {IA},
+        [](Ctx& x) { return dt_tensor_empty_pinned(kNeg, 2, DT_FLOAT32, &x.o.t); });
+  T.add("dt_tensor_empty_pinned", "ndim=17", {IA},
+        [](Ctx& x) { return dt_tensor_empty_pinned(k23, DT_MAX_DIMS + 1, DT_FLOAT32, &x.o.t); });
+  T.add("dt_tensor_empty_pinned", "dtype=99", {IA}, [](Ctx& x) { return dt_tensor_empty_pinned(k23, 2, 99, &x.o.t); });
+  T.add("dt_tensor_empty_pinned", "without_cuda", {DU},
+        [](Ctx& x) { return dt_tensor_empty_pinned(k23, 2, DT_FLOAT32, &x.o.t); })
+      .needs = Needs::NoCuda;
+  T.add("dt_tensor_empty_pinned", "2^60_elements", {OOM, IA},
+        [](Ctx& x) { return dt_tensor_empty_pinned(kHuge, 2, DT_FLOAT32, &x.o.t); })
+      .needs = Needs::Cuda;
   T.ctor("dt_tensor_full", [](Ctx&, const int64_t* s, size_t n, dt_dtype t, dt_device d,
                               dt_tensor** o) { return dt_tensor_full(s, n, 1.5, t, d, o); });
   // dt_tensor_arange
@@ -750,6 +775,14 @@ void add_move_cases(Table& T) {
   }
   T.devices("dt_tensor_to",
             [](Ctx& x, dt_device d) { return dt_tensor_to(x.a, d, DT_DTYPE_DEFAULT, 0, &x.o.t); });
+
+  // dt_tensor_pin_memory / dt_tensor_is_pinned
+  T.handles("dt_tensor_pin_memory", "t", [](Ctx& x, const dt_tensor* t) { return dt_tensor_pin_memory(t, &x.o.t); });
+  T.add("dt_tensor_pin_memory", "out=NULL", {IA}, [](Ctx& x) { return dt_tensor_pin_memory(x.a, nullptr); });
+  T.add("dt_tensor_pin_memory", "without_cuda", {DU}, [](Ctx& x) { return dt_tensor_pin_memory(x.a, &x.o.t); })
+      .needs = Needs::NoCuda;
+  T.handles("dt_tensor_is_pinned", "t", [](Ctx& x, const dt_tensor* t) { return dt_tensor_is_pinned(t, &x.o.i32); });
+  T.add("dt_tensor_is_pinned", "out=NULL", {IA}, [](Ctx& x) { return dt_tensor_is_pinned(x.a, nullptr); });
 
   // dt_tensor_copy_to_host (dst = o.bytes, must stay untouched on failure)
   T.handles("dt_tensor_copy_to_host", "t",

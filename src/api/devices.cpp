@@ -8,6 +8,7 @@
 #include "core/allocator.h"
 #include "core/context.h"
 #include "core/cuda_loader.h"
+#include "core/cuda_proxy.h"
 #include "core/generator.h"
 #include "core/backend.h"
 
@@ -37,7 +38,7 @@ void memory_of(Device d, uint64_t* free_b, uint64_t* total_b) {
     host_memory(free_b, total_b);
     return;
   }
-  fail(DT_ERR_DEVICE_UNAVAILABLE, "CUDA memory queries need the CUDA plugin");
+  cuda::memory_info(d.index, free_b, total_b);
 }
 
 }  // namespace
@@ -92,7 +93,15 @@ DT_API dt_status dt_device_name(dt_device device, char* buf, size_t cap, size_t*
     check_string_buffer(buf, cap, "dt_device_name");
     Device d = Device::from_c(device);
     check_device(d);
-    write_string(cpu_model_name(), buf, cap, needed);
+    if (d.is_cpu()) {
+      write_string(cpu_model_name(), buf, cap, needed);
+      return;
+    }
+    dt_device_props p;
+    std::memset(&p, 0, sizeof p);
+    p.struct_size = sizeof p;
+    cuda::device_properties(d.index, &p);
+    write_string(p.name, buf, cap, needed);
   });
 }
 
@@ -119,11 +128,18 @@ DT_API dt_status dt_device_properties(dt_device device, dt_device_props* props) 
     std::memset(&p, 0, sizeof p);
     p.struct_size = props->struct_size;
     p.device = d.to_c();
-    std::string name = cpu_model_name();
-    std::strncpy(p.name, name.c_str(), sizeof p.name - 1);
-    memory_of(d, &p.free_memory, &p.total_memory);
-    p.multiprocessor_count = host_core_count();
-    p.physical_index = d.index;
+    if (d.is_cpu()) {
+      std::string name = cpu_model_name();
+      std::strncpy(p.name, name.c_str(), sizeof p.name - 1);
+      memory_of(d, &p.free_memory, &p.total_memory);
+      p.multiprocessor_count = host_core_count();
+      p.physical_index = d.index;
+    } else {
+      cuda::device_properties(d.index, &p);
+      p.struct_size = props->struct_size;
+      p.device = d.to_c();
+      p.name[sizeof p.name - 1] = '\0';
+    }
     // Copy only what the caller's struct holds.
     size_t n = std::min(props->struct_size, sizeof p);
     std::memcpy(props, &p, n);
@@ -188,6 +204,17 @@ DT_API dt_status dt_set_default_dtype(dt_dtype dtype) {
 
 DT_API dt_status dt_default_dtype(dt_dtype* out) {
   return guard([&] { *require(out, "dt_default_dtype", "out") = static_cast<dt_dtype>(default_dtype()); });
+}
+
+DT_API dt_status dt_set_allow_tf32(int32_t allow) {
+  return guard([&] {
+    if (allow != 0 && allow != 1) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_set_allow_tf32: expected 0 or 1 but got ", allow));
+    set_allow_tf32(allow == 1);
+  });
+}
+
+DT_API dt_status dt_allow_tf32(int32_t* out) {
+  return guard([&] { *require(out, "dt_allow_tf32", "out") = allow_tf32() ? 1 : 0; });
 }
 
 DT_API dt_status dt_synchronize(dt_device device) {

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "api/shim.h"
+#include "core/cuda_proxy.h"
 #include "core/context.h"
 #include "core/format.h"
 #include "ops/ops.h"
@@ -66,6 +67,33 @@ extern "C" {
 DT_API dt_status dt_tensor_empty(const int64_t* shape, size_t ndim, dt_dtype dtype, dt_device device, dt_tensor** out) {
   return construct("dt_tensor_empty", shape, ndim, dtype, device, out, make_empty);
 }
+DT_API dt_status dt_tensor_empty_pinned(const int64_t* shape, size_t ndim, dt_dtype dtype, dt_tensor** out) {
+  return construct("dt_tensor_empty_pinned", shape, ndim, dtype, dt_device{DT_DEVICE_CPU, 0}, out,
+                   [](const Dims& s, DType t, Device) { return ops::empty_pinned(s, t); });
+}
+
+DT_API dt_status dt_tensor_pin_memory(const dt_tensor* t, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_tensor_pin_memory", "out");
+    Borrowed x_ref = tensor_arg(t, "dt_tensor_pin_memory", "t");
+    const Tensor& x = x_ref;
+    Tensor result = ops::pin_memory(x);
+    if (result.impl() == x.impl()) {
+      handle_retain(t, HandleKind::Tensor);  // already pinned: the same handle, as PyTorch
+      *out = const_cast<dt_tensor*>(t);
+      return;
+    }
+    *out = new_handle(std::move(result));
+  });
+}
+
+DT_API dt_status dt_tensor_is_pinned(const dt_tensor* t, int32_t* out) {
+  return guard([&] {
+    require(out, "dt_tensor_is_pinned", "out");
+    *out = cuda::is_pinned(tensor_arg(t, "dt_tensor_is_pinned", "t")) ? 1 : 0;
+  });
+}
+
 DT_API dt_status dt_tensor_zeros(const int64_t* shape, size_t ndim, dt_dtype dtype, dt_device device, dt_tensor** out) {
   return construct("dt_tensor_zeros", shape, ndim, dtype, device, out, make_zeros);
 }
@@ -281,7 +309,7 @@ DT_API dt_status dt_tensor_to(const dt_tensor* t, dt_device device, dt_dtype dty
       *out = const_cast<dt_tensor*>(t);
       return;
     }
-    Tensor result = ops::to(x, d, ty, force);
+    Tensor result = ops::to(x, d, ty, force, (flags & DT_TO_NON_BLOCKING) != 0);
     *out = new_handle(std::move(result));
   });
 }

@@ -1,10 +1,13 @@
 // The core's view of the CUDA backend. The core never links CUDA: the backend is the
-// plugin libdevtensor-cuda.so, loaded on first use (issue #3). Until it is built, these
-// report why CUDA is unavailable.
+// plugin libdevtensor-cuda.so, dlopened on first use (next to libdevtensor.so, or the
+// file DEVTENSOR_CUDA_PLUGIN names) and reached only through its dtp_api table
+// (core/plugin_abi.h). When it cannot be used, status() says exactly why.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "core/plugin_abi.h"
 
 namespace dt::cuda {
 
@@ -13,8 +16,13 @@ struct Status {
   std::string reason;  // a sentence for users
 };
 
-const Status& status();          // computed once
-size_t device_count();           // 0 unless available
-void require_available();        // throws DEVICE_UNAVAILABLE with the reason
+const Status& status();    // loads and probes the plugin once, thread-safely
+size_t device_count();     // 0 unless available
+void require_available();  // throws DEVICE_UNAVAILABLE with the reason
+// The plugin's table; throws DEVICE_UNAVAILABLE with the reason when CUDA is unusable.
+const dtp_api& api();
+
+// Throws the plugin's error (code and message) unless code is DT_OK.
+void check(int32_t code, const dtp_error& err);
 
 }  // namespace dt::cuda

@@ -31,7 +31,10 @@ Ref<Storage> Storage::allocate(Device device, size_t nbytes, size_t prefix_bytes
     if (prefix) *prefix = block;
     return Ref<Storage>::adopt(s);
   }
-  Allocator& alloc = allocator_for(device);
+  return allocate_from(allocator_for(device), device, nbytes);
+}
+
+Ref<Storage> Storage::allocate_from(Allocator& alloc, Device device, size_t nbytes) {
   void* data = alloc.allocate(nbytes);
   void* block = std::malloc(sizeof(Storage));
   if (!block) {

@@ -20,6 +20,8 @@ class Storage : public RefCounted {
   // caller places there (a tensor body); it lives as long as the storage. Otherwise
   // *prefix is set to null.
   static Ref<Storage> allocate(Device device, size_t nbytes, size_t prefix_bytes = 0, void** prefix = nullptr);
+  // Memory from a given allocator (pinned host memory), never inline.
+  static Ref<Storage> allocate_from(Allocator& alloc, Device device, size_t nbytes);
   // Caller-owned host memory; deleter(data, ctx) runs when the storage dies.
   static Ref<Storage> borrow(Device device, void* data, size_t nbytes, dt_deleter deleter, void* ctx);
   static void destroy(Storage* s);
@@ -33,6 +35,7 @@ class Storage : public RefCounted {
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  Allocator* allocator() const { return allocator_; }  // null: inline or borrowed
 
  private:
   Storage() = default;

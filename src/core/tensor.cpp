@@ -80,11 +80,23 @@ void TensorImpl::destroy(TensorImpl* t) {
   std::free(t);
 }
 
-Tensor Tensor::empty(const Dims& shape, DType dtype, Device device) {
+namespace {
+size_t checked_nbytes(const Dims& shape, DType dtype) {
   int64_t n = numel_of(shape);
   size_t bytes;
   if (__builtin_mul_overflow(static_cast<uint64_t>(n), dtype_size(dtype), &bytes))
     fail(DT_ERR_INVALID_ARGUMENT, cat("shape ", dims_str(shape), " needs more bytes than fit in memory"));
+  return bytes;
+}
+}  // namespace
+
+Tensor Tensor::empty_from(Allocator& alloc, const Dims& shape, DType dtype, Device device) {
+  Ref<Storage> st = Storage::allocate_from(alloc, device, checked_nbytes(shape, dtype));
+  return Tensor(Ref<TensorImpl>::adopt(TensorImpl::create(std::move(st), dtype, shape, contiguous_strides(shape), 0)));
+}
+
+Tensor Tensor::empty(const Dims& shape, DType dtype, Device device) {
+  size_t bytes = checked_nbytes(shape, dtype);
   void* body = nullptr;  // set when the tensor body fits in the storage's block
   Ref<Storage> st = Storage::allocate(device, bytes, sizeof(TensorImpl), &body);
   TensorImpl* t = TensorImpl::create(std::move(st), dtype, shape, contiguous_strides(shape), 0, body);

@@ -69,6 +69,8 @@ class Tensor {
 
   // A fresh contiguous tensor (uninitialised).
   static Tensor empty(const Dims& shape, DType dtype, Device device);
+  // The same from a given allocator (pinned host memory).
+  static Tensor empty_from(Allocator& alloc, const Dims& shape, DType dtype, Device device);
   // A view of this tensor's storage with other geometry.
   Tensor view_as(const Dims& shape, const Dims& strides, int64_t offset) const;
 

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "core/allocator.h"
+#include "core/cuda_proxy.h"
 #include "core/device.h"
 #include "core/error.h"
 
@@ -139,7 +140,7 @@ Allocator& host_allocator() {
 
 Allocator& allocator_for(Device d) {
   if (d.is_cpu()) return host_allocator();
-  fail(DT_ERR_DEVICE_UNAVAILABLE, cat("no allocator for ", device_str(d)));
+  return cuda::device_allocator(d.index);  // throws DEVICE_UNAVAILABLE with the reason
 }
 
 }  // namespace dt

@@ -4,6 +4,7 @@
 
 #include "core/backend.h"
 #include "core/context.h"
+#include "core/cuda_proxy.h"
 #include "core/error.h"
 #include "core/generator.h"
 #include "ops/ops.h"
@@ -74,31 +75,56 @@ Tensor from_host(const void* data, size_t nbytes, const Dims& shape, DType dtype
   return t;
 }
 
-void copy_(const Tensor& dst, const Tensor& src) {
+void copy_(const Tensor& dst, const Tensor& src, bool non_blocking) {
   if (dst.numel() == 0) return;
-  if (dst.device() == src.device()) {
+  // One device, or two logical CPU devices (they share host memory): the backend's copy.
+  if (dst.device() == src.device() || (dst.device().is_cpu() && src.device().is_cpu())) {
     backend_for(dst.device()).copy(dst, src);
     return;
   }
-  // Across devices: stage through a contiguous host tensor (the CUDA plugin will add
-  // direct paths).
-  Tensor host_src = src.device().is_cpu() ? src : to(src, Device{DT_DEVICE_CPU, 0}, src.dtype(), false);
-  if (dst.device().is_cpu()) {
-    backend_for(dst.device()).copy(dst, host_src);
+  // Host to GPU: the plugin reads one contiguous host block of dst's shape.
+  if (src.device().is_cpu()) {
+    Tensor host = src;
+    if (src.shape() != dst.shape() || !src.is_contiguous()) {
+      host = Tensor::empty(dst.shape(), src.dtype(), src.device());
+      backend_for(src.device()).copy(host, src);
+      non_blocking = false;  // the staging block dies when this returns
+    }
+    cuda::copy_between_devices(dst, host, non_blocking);
     return;
   }
-  fail(DT_ERR_NOT_SUPPORTED, cat("copy from ", device_str(src.device()), " to ", device_str(dst.device()),
-                                 " is not supported yet"));
+  // GPU to host: the plugin writes one contiguous host block (and always waits for it).
+  if (dst.device().is_cpu()) {
+    if (dst.is_contiguous()) {
+      cuda::copy_between_devices(dst, src, false);
+      return;
+    }
+    Tensor host = Tensor::empty(dst.shape(), dst.dtype(), Device{DT_DEVICE_CPU, 0});
+    cuda::copy_between_devices(host, src, false);
+    backend_for(dst.device()).copy(dst, host);
+    return;
+  }
+  cuda::copy_between_devices(dst, src, non_blocking);  // GPU to GPU
 }
 
-Tensor to(const Tensor& t, Device device, DType dtype, bool force_copy) {
+Tensor to(const Tensor& t, Device device, DType dtype, bool force_copy, bool non_blocking) {
   if (!force_copy && device == t.device() && dtype == t.dtype()) return t;
   Tensor out = Tensor::empty(t.shape(), dtype, device);
-  if (t.device().is_cpu() && device.is_cpu()) {
-    if (out.numel() > 0) backend_for(device).copy(out, t);  // logical CPU devices share host memory
-    return out;
-  }
-  copy_(out, t);
+  copy_(out, t, non_blocking);
+  return out;
+}
+
+Tensor empty_pinned(const Dims& shape, DType dtype) {
+  return Tensor::empty_from(cuda::pinned_allocator(), shape, dtype, Device{DT_DEVICE_CPU, 0});
+}
+
+Tensor pin_memory(const Tensor& t) {
+  if (!t.device().is_cpu())
+    fail(DT_ERR_NOT_SUPPORTED, cat("pin_memory: only CPU tensors can be pinned, but the tensor is on ",
+                                   device_str(t.device())));
+  if (cuda::is_pinned(t)) return t;
+  Tensor out = empty_pinned(t.shape(), t.dtype());
+  if (out.numel() > 0) backend_for(t.device()).copy(out, t);
   return out;
 }
 

@@ -49,11 +49,13 @@ struct Pow {
     if constexpr (std::is_same<T, bool>::value) {
       return a || !b;  // x**0 == 1, 1**y == 1, 0**1 == 0
     } else if constexpr (std::is_integral<T>::value) {
-      if (b < 0) {
-        // integer base to a negative power: 1 and -1 are exact, others truncate to 0
-        if (a == 1) return 1;
-        if (a == T(-1)) return (b & 1) ? T(-1) : T(1);
-        return 0;
+      if constexpr (std::is_signed<T>::value) {
+        if (b < 0) {
+          // integer base to a negative power: 1 and -1 are exact, others truncate to 0
+          if (a == 1) return 1;
+          if (a == T(-1)) return (b & 1) ? T(-1) : T(1);
+          return 0;
+        }
       }
       T result = 1, base = a;
       using U = uns_t<T>;

@@ -16,10 +16,14 @@ Tensor arange(double start, double end, double step, dt_dtype dtype, Device devi
 Tensor random(const Dims& shape, RandomDist dist, DType dtype, Device device, const char* op);
 Tensor from_host(const void* data, size_t nbytes, const Dims& shape, DType dtype, Device device);
 // t on device with dtype; returns t itself when nothing changes and !force_copy.
-Tensor to(const Tensor& t, Device device, DType dtype, bool force_copy);
+// non_blocking: a copy from pinned host memory to a GPU may return before it ends.
+Tensor to(const Tensor& t, Device device, DType dtype, bool force_copy, bool non_blocking = false);
+// Page-locked host memory (needs the CUDA backend).
+Tensor empty_pinned(const Dims& shape, DType dtype);
+Tensor pin_memory(const Tensor& t);  // t itself when already pinned
 void copy_to_host(const Tensor& t, void* dst, size_t nbytes);
 void copy_from_host(const Tensor& t, const void* src, size_t nbytes);
-void copy_(const Tensor& dst, const Tensor& src);  // dst = src, broadcast and cast
+void copy_(const Tensor& dst, const Tensor& src, bool non_blocking = false);  // dst = src, broadcast and cast
 Tensor contiguous(const Tensor& t);
 Tensor scalar_tensor(double v, Device device);  // a "wrapped number" for promotion
 

@@ -28,6 +28,14 @@ class T {
   T(const T&) = delete;
   T& operator=(const T&) = delete;
   T(T&& o) noexcept : t_(o.t_) { o.t_ = nullptr; }
+  T& operator=(T&& o) noexcept {
+    if (this != &o) {
+      dt_tensor_release(t_);
+      t_ = o.t_;
+      o.t_ = nullptr;
+    }
+    return *this;
+  }
   ~T() { dt_tensor_release(t_); }
   dt_tensor** out() { dt_tensor_release(t_); t_ = nullptr; return &t_; }
   dt_tensor* get() const { return t_; }

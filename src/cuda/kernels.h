@@ -1,0 +1,28 @@
+// The kernels of the CUDA plugin, one family per file (binary.cu, unary.cu, copy.cu,
+// factory.cu, reduce.cu, softmax.cu, matmul.cu, index.cu). Each takes checked
+// descriptors (the core's front end validated devices, shapes and dtypes) and queues
+// work on devtensor's stream for the output's device; failures throw Failure.
+#pragma once
+#include <cstdint>
+
+#include "core/plugin_abi.h"
+
+namespace dt::cudap {
+
+void binary(int32_t op, const dtp_tensor& out, const dtp_tensor& a, const dtp_tensor& b);
+void unary(int32_t op, const dtp_tensor& out, const dtp_tensor& a);
+void where(const dtp_tensor& out, const dtp_tensor& cond, const dtp_tensor& a, const dtp_tensor& b);
+// Same-device copy with dtype conversion and broadcasting.
+void copy_on_device(const dtp_tensor& dst, const dtp_tensor& src);
+// Any direction (host<->device, device<->device); see dtp_api::copy.
+void copy(const dtp_tensor& dst, const dtp_tensor& src, bool non_blocking);
+void fill(const dtp_tensor& dst, double value);
+void arange(const dtp_tensor& dst, double start, double step);
+void random(const dtp_tensor& dst, int32_t dist, uint64_t seed, uint64_t offset);
+void reduce(int32_t op, const dtp_tensor& out, const dtp_tensor& in, uint32_t mask);
+void softmax(const dtp_tensor& out, const dtp_tensor& in, int32_t dim, bool log);
+void matmul(const dtp_tensor& out, const dtp_tensor& a, const dtp_tensor& b, bool allow_tf32);
+void index_select(const dtp_tensor& out, const dtp_tensor& in, int32_t dim, const dtp_tensor& index);
+void gather(const dtp_tensor& out, const dtp_tensor& in, int32_t dim, const dtp_tensor& index);
+
+}  // namespace dt::cudap

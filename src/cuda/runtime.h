@@ -1,0 +1,50 @@
+// The CUDA plugin's runtime layer: the failure type every plugin function may throw
+// (entry.cpp turns it into a dtp_error; nothing is thrown across the plugin boundary),
+// CUDA error translation, the device guard, the per-device stream and the "lost" flag.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+
+#include "devtensor.h"
+
+namespace dt::cudap {
+
+struct Failure {
+  int32_t code;  // dt_status
+  std::string message;
+};
+
+[[noreturn]] void raise(int32_t code, std::string message);
+
+// Throws unless e == cudaSuccess: out of memory is DT_ERR_OUT_OF_MEMORY (the device stays
+// usable); a sticky error (illegal address, launch failure, ...) marks the device lost
+// and is DT_ERR_DEVICE_LOST; anything else is DT_ERR_BACKEND. The message names the CUDA
+// call (`what`), the device and CUDA's own text.
+void check(cudaError_t e, int device, const char* what);
+
+// After a kernel launch: the launch error, and with DEVTENSOR_LAUNCH_BLOCKING=1 the
+// error of the kernel itself (the stream is synchronised).
+void check_launch(int device, const char* kernel);
+
+// Refuses work on a device marked lost (DT_ERR_DEVICE_LOST).
+void require_alive(int device);
+
+int device_count();        // visible devices, after probe
+cudaStream_t stream(int device);  // devtensor's stream for the device (created once)
+
+// Makes `device` current for the scope and restores the caller's device after.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+  bool changed_ = false;
+};
+
+}  // namespace dt::cudap

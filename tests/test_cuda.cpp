@@ -1,0 +1,266 @@
+// CUDA behaviours beyond the op-by-op reference (test_reference_ops runs every op on
+// cuda:0 too): device identity, memory statistics and the stream-ordered pool, pinned
+// memory and non-blocking copies, bit-identical random numbers, strided and cross-dtype
+// copies, cuBLAS products in every float dtype, large reductions, out-of-memory
+// recovery. Every test is SKIPPED, with dt_cuda_status's reason, where CUDA is unusable.
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "support/dt_test.h"
+
+namespace {
+
+const dt_device kCuda{DT_DEVICE_CUDA, 0};
+
+class Cuda : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!dt_cuda_is_available()) {
+      int32_t state = 0;
+      char buf[512] = "";
+      size_t need = 0;
+      dt_cuda_status(&state, buf, sizeof buf, &need);
+      GTEST_SKIP() << "CUDA is not available: " << buf;
+    }
+    live_ = dt_live_handle_count();
+  }
+  void TearDown() override {
+    if (dt_cuda_is_available()) EXPECT_EQ(dt_live_handle_count(), live_) << "leaked handles";
+  }
+  size_t live_ = 0;
+};
+
+T host_tensor(const std::vector<float>& v, std::vector<int64_t> shape) {
+  T t;
+  EXPECT_EQ(dt_tensor_from_data(v.data(), v.size() * sizeof(float), shape.data(), shape.size(), DT_FLOAT32, cpu(),
+                                t.out()),
+            DT_OK)
+      << dt_last_error_message();
+  return t;
+}
+
+T moved(dt_tensor* t, dt_device d, dt_dtype dtype = DT_DTYPE_DEFAULT, uint32_t flags = 0) {
+  T r;
+  EXPECT_EQ(dt_tensor_to(t, d, dtype, flags, r.out()), DT_OK) << dt_last_error_message();
+  return r;
+}
+
+std::vector<float> iota(size_t n, float scale = 1.0f) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = std::sin(static_cast<float>(i) * 0.37f) * scale;
+  return v;
+}
+
+double max_rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (a[i] - b[i]) * static_cast<double>(a[i] - b[i]);
+    den += b[i] * static_cast<double>(b[i]);
+  }
+  return std::sqrt(num / (den > 0 ? den : 1));
+}
+
+TEST_F(Cuda, PropertiesIdentifyTheDevice) {
+  dt_device_props p;
+  p.struct_size = sizeof p;
+  DT_ASSERT_OK(dt_device_properties(kCuda, &p));
+  EXPECT_GT(std::strlen(p.name), 0u);
+  EXPECT_GE(p.compute_capability_major, 7);
+  EXPECT_GT(p.multiprocessor_count, 0);
+  EXPECT_EQ(std::string(p.uuid).rfind("GPU-", 0), 0u) << p.uuid;
+  EXPECT_GT(std::strlen(p.pci_bus_id), 0u);
+  EXPECT_GT(p.total_memory, 0u);
+  EXPECT_LE(p.free_memory, p.total_memory);
+  char name[256];
+  size_t need = 0;
+  DT_ASSERT_OK(dt_device_name(kCuda, name, sizeof name, &need));
+  EXPECT_STREQ(name, p.name);
+  size_t n = 0;
+  DT_ASSERT_OK(dt_device_count(DT_DEVICE_CUDA, &n));
+  ASSERT_GE(n, 1u);
+  dt_device beyond{DT_DEVICE_CUDA, static_cast<int32_t>(n)};
+  DT_EXPECT_STATUS(dt_device_properties(beyond, &p), DT_ERR_INVALID_DEVICE);
+  std::string want = "invalid device ordinal: cuda:" + std::to_string(n) + " requested, " + std::to_string(n) +
+                     " CUDA device" + (n == 1 ? "" : "s") + " visible";
+  EXPECT_NE(std::string(dt_last_error_message()).find(want), std::string::npos) << dt_last_error_message();
+  dt_device d;
+  DT_ASSERT_OK(dt_try_gpu(0, &d));
+  EXPECT_EQ(d.type, DT_DEVICE_CUDA);
+}
+
+TEST_F(Cuda, SteadyStateLoopMakesNoDriverAllocation) {
+  const int64_t shape[] = {1 << 20};
+  dt_mem_stats before, after;
+  before.struct_size = after.struct_size = sizeof before;
+  {
+    T warm;
+    DT_ASSERT_OK(dt_tensor_empty(shape, 1, DT_FLOAT32, kCuda, warm.out()));
+  }
+  DT_ASSERT_OK(dt_memory_stats(kCuda, &before));
+  for (int i = 0; i < 100; ++i) {
+    T t;
+    DT_ASSERT_OK(dt_tensor_empty(shape, 1, DT_FLOAT32, kCuda, t.out()));
+  }
+  DT_ASSERT_OK(dt_memory_stats(kCuda, &after));
+  EXPECT_EQ(after.allocation_count, before.allocation_count + 100);
+  EXPECT_EQ(after.system_allocation_count, before.system_allocation_count);
+  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes);
+  T held;
+  DT_ASSERT_OK(dt_tensor_empty(shape, 1, DT_FLOAT32, kCuda, held.out()));
+  DT_ASSERT_OK(dt_memory_stats(kCuda, &after));
+  EXPECT_EQ(after.allocated_bytes, before.allocated_bytes + (4u << 20));
+  EXPECT_GE(after.peak_allocated_bytes, after.allocated_bytes);
+  EXPECT_GE(after.reserved_bytes, after.allocated_bytes);
+  DT_ASSERT_OK(dt_empty_cache(kCuda));
+}
+
+TEST_F(Cuda, OutOfMemoryIsAnErrorAndTheDeviceStaysUsable) {
+  const int64_t huge[] = {int64_t{1} << 46};  // 256 TiB of float32
+  dt_tensor* out = nullptr;
+  DT_EXPECT_STATUS(dt_tensor_empty(huge, 1, DT_FLOAT32, kCuda, &out), DT_ERR_OUT_OF_MEMORY);
+  EXPECT_NE(std::string(dt_last_error_message()).find("out of memory"), std::string::npos) << dt_last_error_message();
+  EXPECT_EQ(out, nullptr);
+  T a = moved(host_tensor({1, 2, 3}, {3}), kCuda);
+  T b;
+  DT_ASSERT_OK(dt_add(a, a, b.out()));
+  EXPECT_EQ(values<float>(b), (std::vector<float>{2, 4, 6}));
+}
+
+TEST_F(Cuda, RandIsBitIdenticalToTheCpuAndRandnWithinTwoUlp) {
+  const int64_t shape[] = {1000, 3};
+  for (dt_dtype dtype : {DT_FLOAT32, DT_FLOAT64, DT_FLOAT16, DT_BFLOAT16}) {
+    T on_cpu, on_gpu, back;
+    DT_ASSERT_OK(dt_manual_seed(1234));
+    DT_ASSERT_OK(dt_tensor_rand(shape, 2, dtype, cpu(), on_cpu.out()));
+    DT_ASSERT_OK(dt_tensor_rand(shape, 2, dtype, kCuda, on_gpu.out()));
+    back = moved(on_gpu, cpu());
+    size_t nbytes = 0;
+    DT_ASSERT_OK(dt_tensor_nbytes(on_cpu, &nbytes));
+    std::vector<unsigned char> x(nbytes), y(nbytes);
+    DT_ASSERT_OK(dt_tensor_copy_to_host(on_cpu, x.data(), nbytes));
+    DT_ASSERT_OK(dt_tensor_copy_to_host(back, y.data(), nbytes));
+    EXPECT_EQ(x, y) << "rand differs between cpu and cuda:0 for dtype " << dt_dtype_name(dtype);
+  }
+  T n_cpu, n_gpu;
+  DT_ASSERT_OK(dt_manual_seed(99));
+  DT_ASSERT_OK(dt_tensor_randn(shape, 2, DT_FLOAT32, cpu(), n_cpu.out()));
+  DT_ASSERT_OK(dt_tensor_randn(shape, 2, DT_FLOAT32, kCuda, n_gpu.out()));
+  std::vector<float> a = values<float>(n_cpu), b = values<float>(n_gpu);
+  for (size_t i = 0; i < a.size(); ++i) {
+    int32_t ia, ib;
+    std::memcpy(&ia, &a[i], 4);
+    std::memcpy(&ib, &b[i], 4);
+    EXPECT_LE(std::abs(static_cast<int64_t>(ia) - ib), 2) << "element " << i << ": " << a[i] << " vs " << b[i];
+  }
+}
+
+TEST_F(Cuda, CopiesEveryWayAndEveryLayout) {
+  std::vector<float> v = iota(6 * 5);
+  T host = host_tensor(v, {6, 5});
+  T transposed;
+  DT_ASSERT_OK(dt_transpose(host, 0, 1, transposed.out()));
+  // strided host -> device, device -> strided, device -> device with a cast
+  T gpu_t = moved(transposed, kCuda);
+  std::vector<float> want = values<float>(transposed);
+  EXPECT_EQ(values<float>(gpu_t), want);
+  T gpu = moved(host, kCuda);
+  T gpu_view;
+  DT_ASSERT_OK(dt_transpose(gpu, 0, 1, gpu_view.out()));
+  EXPECT_EQ(values<float>(gpu_view), want);
+  T as_double = moved(gpu_view, kCuda, DT_FLOAT64);
+  std::vector<double> d = values<double>(as_double);
+  for (size_t i = 0; i < d.size(); ++i) EXPECT_EQ(d[i], static_cast<double>(want[i]));
+  T as_int = moved(gpu, cpu(), DT_INT32);
+  std::vector<int32_t> ints = values<int32_t>(as_int);
+  for (size_t i = 0; i < ints.size(); ++i) EXPECT_EQ(ints[i], static_cast<int32_t>(v[i]));
+  // copy_from_host into a strided device view
+  std::vector<float> fresh = iota(30, 3.0f);
+  DT_ASSERT_OK(dt_tensor_copy_from_host(gpu_view, fresh.data(), fresh.size() * sizeof(float)));
+  EXPECT_EQ(values<float>(gpu_view), fresh);
+}
+
+TEST_F(Cuda, PinnedMemoryAndNonBlockingCopies) {
+  const int64_t shape[] = {1 << 16};
+  T pinned;
+  DT_ASSERT_OK(dt_tensor_empty_pinned(shape, 1, DT_FLOAT32, pinned.out()));
+  int32_t is_pinned = 0;
+  DT_ASSERT_OK(dt_tensor_is_pinned(pinned, &is_pinned));
+  EXPECT_EQ(is_pinned, 1);
+  void* p = nullptr;
+  DT_ASSERT_OK(dt_tensor_data_ptr(pinned, &p));
+  std::vector<float> v = iota(1 << 16);
+  std::memcpy(p, v.data(), v.size() * sizeof(float));
+  T again;
+  DT_ASSERT_OK(dt_tensor_pin_memory(pinned, again.out()));
+  EXPECT_EQ(again.get(), pinned.get());  // already pinned: the same tensor
+  T gpu = moved(pinned, kCuda, DT_DTYPE_DEFAULT, DT_TO_NON_BLOCKING);
+  T doubled;
+  DT_ASSERT_OK(dt_mul(gpu, gpu, doubled.out()));  // ordered after the copy on the stream
+  T back = moved(doubled, cpu(), DT_DTYPE_DEFAULT, DT_TO_NON_BLOCKING);  // waits: safe to read
+  std::vector<float> got = values<float>(back);
+  for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(got[i], v[i] * v[i]) << i;
+  T pageable = host_tensor(v, {1 << 16});
+  T pinned_copy;
+  DT_ASSERT_OK(dt_tensor_pin_memory(pageable, pinned_copy.out()));
+  DT_ASSERT_OK(dt_tensor_is_pinned(pinned_copy, &is_pinned));
+  EXPECT_EQ(is_pinned, 1);
+  EXPECT_EQ(values<float>(pinned_copy), v);
+}
+
+TEST_F(Cuda, MatmulInEveryFloatDtypeMatchesTheCpu) {
+  const int64_t M = 67, K = 129, N = 33;
+  T a = host_tensor(iota(M * K), {M, K});
+  T b = host_tensor(iota(K * N, 0.5f), {K, N});
+  T ref;
+  DT_ASSERT_OK(dt_matmul(a, b, ref.out()));
+  std::vector<float> want = values<float>(ref);
+  struct Case {
+    dt_dtype dtype;
+    int tf32;
+    double tol;
+  };
+  for (Case c : {Case{DT_FLOAT32, 0, 1e-6}, Case{DT_FLOAT32, 1, 5e-3}, Case{DT_FLOAT64, 0, 1e-6},
+                 Case{DT_FLOAT16, 0, 5e-3}, Case{DT_BFLOAT16, 0, 3e-2}}) {
+    DT_ASSERT_OK(dt_set_allow_tf32(c.tf32));
+    T ga = moved(a, kCuda, c.dtype), gb = moved(b, kCuda, c.dtype), gc, out;
+    DT_ASSERT_OK(dt_matmul(ga, gb, gc.out()));
+    out = moved(gc, cpu(), DT_FLOAT32);
+    EXPECT_LT(max_rel_diff(values<float>(out), want), c.tol) << dt_dtype_name(c.dtype) << " tf32=" << c.tf32;
+  }
+  DT_ASSERT_OK(dt_set_allow_tf32(0));
+  // transposed operands and a batch
+  T at, gat, gbt, prod;
+  DT_ASSERT_OK(dt_transpose(a, 0, 1, at.out()));
+  gat = moved(at, kCuda);
+  DT_ASSERT_OK(dt_transpose(gat, 0, 1, gbt.out()));  // a again, read through a transposed view
+  T gb = moved(b, kCuda);
+  DT_ASSERT_OK(dt_matmul(gbt, gb, prod.out()));
+  EXPECT_LT(max_rel_diff(values<float>(prod), want), 1e-6);
+}
+
+TEST_F(Cuda, LargeReductionsAndSoftmaxMatchTheCpu) {
+  std::vector<float> v = iota(3 * 100003);
+  v[12345] = 7.5f;  // the max, once
+  T host = host_tensor(v, {3, 100003});
+  T gpu = moved(host, kCuda);
+  T s_cpu, s_gpu, m_gpu;
+  DT_ASSERT_OK(dt_sum(host, nullptr, 0, 0, s_cpu.out()));
+  DT_ASSERT_OK(dt_sum(gpu, nullptr, 0, 0, s_gpu.out()));
+  double a = 0, b = 0;
+  DT_ASSERT_OK(dt_tensor_item(s_cpu, &a));
+  DT_ASSERT_OK(dt_tensor_item(s_gpu, &b));
+  EXPECT_NEAR(a, b, 1e-3 * (1 + std::fabs(a)));
+  DT_ASSERT_OK(dt_argmax(gpu, nullptr, 0, 0, m_gpu.out()));
+  DT_ASSERT_OK(dt_tensor_item(m_gpu, &b));
+  EXPECT_EQ(b, 12345.0);
+  for (int64_t dim : {0, 1}) {
+    T sm_cpu, sm_gpu;
+    DT_ASSERT_OK(dt_softmax(host, dim, sm_cpu.out()));
+    DT_ASSERT_OK(dt_softmax(gpu, dim, sm_gpu.out()));
+    EXPECT_LT(max_rel_diff(values<float>(sm_gpu), values<float>(sm_cpu)), 1e-5) << "dim " << dim;
+  }
+}
+
+}  // namespace
