@@ -83,10 +83,10 @@ void host_to_device(const dtp_tensor& dst, const dtp_tensor& src, bool non_block
     check(cudaMemcpyAsync(staged.get(), src.data, nbytes(src), cudaMemcpyHostToDevice, s), dev, "copy to device");
     copy_on_device(dst, contiguous_like(src, staged.get(), src.dtype, dev));
   }
-  // From pageable memory the driver has taken its own copy of the bytes before
-  // returning; from pinned memory it reads the caller's buffer later, so wait unless
-  // the caller asked not to.
-  if (src.pinned && !non_blocking) check(cudaStreamSynchronize(s), dev, "copy to device");
+  // Only a non-blocking copy from our pinned memory may still be reading the caller's
+  // buffer when this returns. Any other copy waits, as PyTorch's does: memory from
+  // from_blob may be page-locked by someone else, and then the driver reads it late.
+  if (!(src.pinned && non_blocking)) check(cudaStreamSynchronize(s), dev, "copy to device");
 }
 
 void device_to_host(const dtp_tensor& dst, const dtp_tensor& src) {

@@ -100,7 +100,11 @@ void device_deallocate(int device, void* p, size_t nbytes) noexcept {
   if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
   if (previous != device) (void)cudaSetDevice(device);
   // Stream-ordered: the block is reused only after the work queued before it finishes.
-  if (cudaFreeAsync(p, stream(device)) != cudaSuccess) (void)cudaGetLastError();
+  // (The stream exists: the block was allocated on it.)
+  try {
+    if (cudaFreeAsync(p, stream(device)) != cudaSuccess) (void)cudaGetLastError();
+  } catch (const Failure&) {
+  }
   if (previous >= 0 && previous != device) (void)cudaSetDevice(previous);
 }
 

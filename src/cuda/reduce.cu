@@ -196,7 +196,7 @@ __device__ typename R::Acc block_combine(const R& r, typename R::Acc mine, typen
 template <typename T, typename R>
 __global__ void reduce_blocks(ReduceGeometry g, const T* in, void* out, int32_t out_dtype, R r, int64_t chunks,
                               int64_t chunk_len, typename R::Acc* partials) {
-  extern __shared__ unsigned char smem_raw[];
+  extern __shared__ __align__(16) unsigned char smem_raw[];
   auto* smem = reinterpret_cast<typename R::Acc*>(smem_raw);
   for (int64_t item = blockIdx.x; item < g.outputs * chunks; item += gridDim.x) {
     const int64_t o = item / chunks, c = item % chunks;
@@ -219,7 +219,7 @@ __global__ void reduce_blocks(ReduceGeometry g, const T* in, void* out, int32_t 
 template <typename R>
 __global__ void combine_partials(ReduceGeometry g, void* out, int32_t out_dtype, R r, int64_t chunks,
                                  const typename R::Acc* partials) {
-  extern __shared__ unsigned char smem_raw[];
+  extern __shared__ __align__(16) unsigned char smem_raw[];
   auto* smem = reinterpret_cast<typename R::Acc*>(smem_raw);
   for (int64_t o = blockIdx.x; o < g.outputs; o += gridDim.x) {
     int64_t in_off, out_off;

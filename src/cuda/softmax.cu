@@ -44,7 +44,7 @@ __device__ M block_all(M v, M* scratch) {
 template <typename T, bool Cached>
 __global__ void softmax_rows(const T* x, T* y, int64_t rows, int64_t n, bool log) {
   using M = opmath_t<T>;
-  extern __shared__ unsigned char smem_raw[];
+  extern __shared__ __align__(16) unsigned char smem_raw[];
   __shared__ M scratch[32];
   __shared__ int any_nan;
   M* cache = reinterpret_cast<M*>(smem_raw);
