@@ -98,6 +98,12 @@ typedef int32_t dt_status;
 
 /** A tensor: a typed, strided view of storage on one device. Opaque, reference-counted. */
 typedef struct dt_tensor dt_tensor;
+/** A neural-network module (layer, container or loss). Opaque, reference-counted. */
+typedef struct dt_module dt_module;
+/** An optimizer over a set of parameter tensors. Opaque, reference-counted. */
+typedef struct dt_optimizer dt_optimizer;
+/** An ordered map from names to tensors (a PyTorch state_dict). Opaque, reference-counted. */
+typedef struct dt_state_dict dt_state_dict;
 
 /* -------------------------------------------------------------------- devices, dtypes */
 

@@ -185,6 +185,9 @@ Table& Table::table_for_cache() { return table(); }
 const char* handle_kind_name(HandleKind k) {
   switch (k) {
     case HandleKind::Tensor: return "tensor";
+    case HandleKind::Module: return "module";
+    case HandleKind::Optimizer: return "optimizer";
+    case HandleKind::StateDict: return "state dict";
   }
   return "unknown";
 }

@@ -9,7 +9,7 @@
 
 namespace dt {
 
-enum class HandleKind : uint32_t { Tensor = 1 };
+enum class HandleKind : uint32_t { Tensor = 1, Module = 2, Optimizer = 3, StateDict = 4 };
 const char* handle_kind_name(HandleKind k);
 
 using HandleDestroy = void (*)(void* object);
