@@ -10,6 +10,9 @@
 //   softmax_4096x1024  dt_softmax(x, dim -1) of float32[4096, 1024]
 //   sgemm_1024         dt_matmul of two float32[1024, 1024]
 //   sgemm_2048         dt_matmul of two float32[2048, 2048]
+//   train_mlp_784_256_10  one training step (zero_grad, forward, cross-entropy, backward,
+//                      SGD step) of Linear(784,256)-ReLU-Linear(256,10) at batch 64
+//   train_linear16_256 the same for 16 x (Linear(256,256)+ReLU) at batch 128 (256 classes)
 //
 // Thread count: --threads=N, else the environment variable DT_BENCH_THREADS, else the
 // library's default (DEVTENSOR_NUM_THREADS or the number of cores); set with
@@ -117,6 +120,78 @@ void BM_sgemm(benchmark::State& state, int64_t n) {
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// One training step per iteration, through modules, autograd and an optimizer.
+void BM_train(benchmark::State& state, std::vector<int64_t> widths, int64_t batch) {
+  std::vector<dt_module*> layers;
+  dt_module *model = nullptr, *loss_fn = nullptr;
+  dt_optimizer* opt = nullptr;
+  std::vector<dt_tensor*> params;
+  Tensor x, y;
+  auto cleanup = [&] {
+    for (dt_tensor* p : params) dt_tensor_release(p);
+    dt_optimizer_release(opt);
+    dt_module_release(loss_fn);
+    dt_module_release(model);
+    for (dt_module* m : layers) dt_module_release(m);
+  };
+  auto fail = [&](const char* what, dt_status s) {
+    state.SkipWithError(error_text(what, s).c_str());
+    cleanup();
+  };
+  dt_status s = dt_manual_seed(0);
+  for (size_t i = 0; s == DT_OK && i + 1 < widths.size(); ++i) {
+    dt_module* m = nullptr;
+    s = dt_linear_new(widths[i], widths[i + 1], 1, DT_FLOAT32, kCpu, &m);
+    if (s == DT_OK) layers.push_back(m);
+    // ReLU after every Linear but the last of the MLP; after every one in the stack
+    if (s == DT_OK && (i + 2 < widths.size() || widths.size() > 3)) {
+      s = dt_relu_new(&m);
+      if (s == DT_OK) layers.push_back(m);
+    }
+  }
+  if (s == DT_OK) s = dt_sequential_new(layers.data(), layers.size(), &model);
+  if (s == DT_OK) s = dt_cross_entropy_loss_new(nullptr, DT_REDUCTION_MEAN, -100, 0.0, &loss_fn);
+  size_t n = 0;
+  if (s == DT_OK) s = dt_module_parameter_count(model, &n);
+  for (size_t i = 0; s == DT_OK && i < n; ++i) {
+    dt_tensor* p = nullptr;
+    s = dt_module_parameter(model, i, nullptr, 0, nullptr, &p);
+    if (s == DT_OK) params.push_back(p);
+  }
+  if (s == DT_OK) s = dt_sgd_new(params.data(), params.size(), 0.01, 0, 0, 0, 0, &opt);
+  if (s != DT_OK) return fail("building the model", s);
+  if (!make_input(state, {batch, widths.front()}, 7, x)) return cleanup();
+  std::vector<int64_t> labels(static_cast<size_t>(batch));
+  for (int64_t i = 0; i < batch; ++i) labels[static_cast<size_t>(i)] = (i * 7 + 3) % widths.back();
+  s = dt_tensor_from_data(labels.data(), labels.size() * 8, &batch, 1, DT_INT64, kCpu, &y.t);
+  if (s != DT_OK) return fail("labels", s);
+  auto step = [&]() -> dt_status {
+    dt_tensor *logits = nullptr, *loss = nullptr;
+    const dt_tensor* in[2] = {x.t, nullptr};
+    dt_status st = dt_optimizer_zero_grad(opt);
+    if (st == DT_OK) st = dt_module_forward(model, in, 1, &logits);
+    in[0] = logits;
+    in[1] = y.t;
+    if (st == DT_OK) st = dt_module_forward(loss_fn, in, 2, &loss);
+    if (st == DT_OK) st = dt_backward(loss, nullptr);
+    if (st == DT_OK) st = dt_optimizer_step(opt);
+    dt_tensor_release(logits);
+    dt_tensor_release(loss);
+    return st;
+  };
+  if ((s = step()) != DT_OK) return fail("training step", s);
+  for (auto _ : state) {
+    if ((s = step()) != DT_OK) {
+      state.SkipWithError(error_text("training step", s).c_str());
+      break;
+    }
+  }
+  double flops = 0;  // forward, then backward's two products per layer
+  for (size_t i = 0; i + 1 < widths.size(); ++i) flops += 6.0 * batch * widths[i] * widths[i + 1];
+  state.counters["GFLOPS"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  cleanup();
+}
+
 int parse_threads(int* argc, char** argv) {
   int threads = 0;
   int w = 1;
@@ -160,6 +235,10 @@ int main(int argc, char** argv) {
       ->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("sgemm_1024", BM_sgemm, int64_t(1024))->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("sgemm_2048", BM_sgemm, int64_t(2048))->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("train_mlp_784_256_10", BM_train, std::vector<int64_t>{784, 256, 10}, int64_t(64))
+      ->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("train_linear16_256", BM_train, std::vector<int64_t>(17, 256), int64_t(128))
+      ->UseRealTime()->Unit(benchmark::kMillisecond);
 
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

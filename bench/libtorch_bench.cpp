@@ -5,7 +5,8 @@
 // Thread count: --threads=N, else DT_BENCH_THREADS, else libtorch's default; applied with
 // at::set_num_threads. libtorch's GEMM runs on OpenBLAS, whose thread count is read from
 // OPENBLAS_NUM_THREADS when the library loads: bench/compare sets it to the same count.
-// Every case runs under torch::NoGradGuard and reports real (wall) time.
+// Every op case runs under torch::NoGradGuard (the training cases need autograd) and
+// reports real (wall) time.
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
@@ -65,6 +66,32 @@ void BM_sgemm(benchmark::State& state, int64_t n) {
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// One training step per iteration (with autograd, so outside NoGradGuard).
+void BM_train(benchmark::State& state, std::vector<int64_t> widths, int64_t batch) {
+  torch::manual_seed(0);
+  torch::nn::Sequential model;
+  for (size_t i = 0; i + 1 < widths.size(); ++i) {
+    model->push_back(torch::nn::Linear(widths[i], widths[i + 1]));
+    if (i + 2 < widths.size() || widths.size() > 3) model->push_back(torch::nn::ReLU());
+  }
+  torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(0.01));
+  auto x = make_input({batch, widths.front()}, 7);
+  std::vector<int64_t> labels(static_cast<size_t>(batch));
+  for (int64_t i = 0; i < batch; ++i) labels[static_cast<size_t>(i)] = (i * 7 + 3) % widths.back();
+  auto y = torch::tensor(labels, torch::kInt64);
+  auto step = [&] {
+    opt.zero_grad();
+    auto loss = torch::nn::functional::cross_entropy(model->forward(x), y);
+    loss.backward();
+    opt.step();
+  };
+  step();
+  for (auto _ : state) step();
+  double flops = 0;
+  for (size_t i = 0; i + 1 < widths.size(); ++i) flops += 6.0 * batch * widths[i] * widths[i + 1];
+  state.counters["GFLOPS"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 int parse_threads(int* argc, char** argv) {
   int threads = 0;
   int w = 1;
@@ -99,6 +126,10 @@ int main(int argc, char** argv) {
       ->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("sgemm_1024", BM_sgemm, int64_t(1024))->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("sgemm_2048", BM_sgemm, int64_t(2048))->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("train_mlp_784_256_10", BM_train, std::vector<int64_t>{784, 256, 10}, int64_t(64))
+      ->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("train_linear16_256", BM_train, std::vector<int64_t>(17, 256), int64_t(128))
+      ->UseRealTime()->Unit(benchmark::kMillisecond);
 
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -678,6 +678,275 @@ DT_API dt_status dt_index_select(const dt_tensor* t, int64_t dim, const dt_tenso
 DT_API dt_status dt_gather(const dt_tensor* t, int64_t dim, const dt_tensor* index,
                            dt_tensor** out);
 
+/* ------------------------------------------------------------------------ autograd
+ *
+ * Reverse-mode differentiation, as PyTorch's. A floating tensor marked with
+ * dt_tensor_set_requires_grad is a leaf; every differentiable op on it (while grad mode
+ * is on) records how to differentiate its result, whose grad_fn names the backward
+ * function as PyTorch does ("MulBackward0"). dt_backward runs the recorded graph on the
+ * tensors' own device and ADDS each leaf's gradient into its .grad. Saved values are
+ * held by the graph until its last result is released. In-place ops on a tensor that
+ * requires grad are DT_ERR_NOT_SUPPORTED while grad mode is on.
+ * THREADING: grad mode is process-wide (not per thread), so a goroutine or task that
+ * moves between threads sees one setting; graphs may be built and run from several
+ * threads at once, and gradients accumulate into a shared leaf under a lock.
+ */
+
+/** Marks t (a leaf of a floating dtype) as requiring grad (1) or not (0).
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (flag not 0/1; clearing the
+ *  flag of a non-leaf), DT_ERR_DTYPE_MISMATCH (an integer or bool tensor). */
+DT_API dt_status dt_tensor_set_requires_grad(dt_tensor* t, int32_t requires_grad);
+/** *out = 1 if t requires grad (a marked leaf or the result of an op on one), else 0.
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out). */
+DT_API dt_status dt_tensor_requires_grad(const dt_tensor* t, int32_t* out);
+/** *out = 1 if t has no grad_fn (created by the user, not recorded by an op), else 0.
+ *  Errors: as dt_tensor_requires_grad. */
+DT_API dt_status dt_tensor_is_leaf(const dt_tensor* t, int32_t* out);
+/** *out = a NEW reference to t's accumulated gradient, or NULL (with DT_OK) when there
+ *  is none yet. Errors: as dt_tensor_requires_grad. */
+DT_API dt_status dt_tensor_grad(const dt_tensor* t, dt_tensor** out);
+/** Drops t's accumulated gradient (as `t.grad = None`). Errors: DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_tensor_clear_grad(dt_tensor* t);
+/** The name of the backward function that produced t ("AddmmBackward0"), or "" for a
+ *  leaf. String protocol as dt_tensor_to_string. Errors: DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_INVALID_ARGUMENT. */
+DT_API dt_status dt_tensor_grad_fn_name(const dt_tensor* t, char* buf, size_t cap, size_t* needed);
+/** A NEW tensor sharing t's memory, outside any graph (requires_grad 0).
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out). */
+DT_API dt_status dt_tensor_detach(const dt_tensor* t, dt_tensor** out);
+/** Computes the gradient of t with respect to every leaf in its graph and adds it to
+ *  their .grad. grad is the gradient of t (its shape; NULL for a one-element t, meaning
+ *  1). Runs with grad mode off. Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT
+ *  (t does not require grad; NULL grad for a t of more than one element),
+ *  DT_ERR_SHAPE_MISMATCH, DT_ERR_DEVICE_MISMATCH (grad's shape or device is not t's),
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_backward(const dt_tensor* t, const dt_tensor* grad);
+/** Turns grad mode on (1, the initial state) or off (0, for inference: nothing is
+ *  recorded). Process-wide. Errors: DT_ERR_INVALID_ARGUMENT (not 0/1). */
+DT_API dt_status dt_set_grad_enabled(int32_t enabled);
+/** *out = 1 when grad mode is on. Errors: DT_ERR_INVALID_ARGUMENT (NULL). */
+DT_API dt_status dt_grad_enabled(int32_t* out);
+
+/* ------------------------------------------------------------------------- modules
+ *
+ * Layers, containers and losses as torch.nn, behind dt_module handles (reference-counted:
+ * dt_module_retain / dt_module_release). Constructors return a NEW reference. Parameters
+ * are leaves that require grad, initialised as PyTorch does (Linear: uniform in
+ * +-1/sqrt(in_features) for weight and bias) from the device's Philox generator, so
+ * dt_manual_seed makes them reproducible. Parameters and buffers carry PyTorch's
+ * state_dict names ("0.weight", "2.bias", "weight" for a loss's class weights).
+ * THREADING: a module may run forward from several threads at once; dt_module_to,
+ * dt_module_train/eval and loading must not overlap other uses of the same module.
+ */
+
+/** Loss reductions, as PyTorch's reduction="none" | "mean" | "sum". */
+#define DT_REDUCTION_NONE 0
+#define DT_REDUCTION_MEAN 1
+#define DT_REDUCTION_SUM  2
+
+/** Linear(in_features, out_features, bias): y = x @ weight^T + bias, weight
+ *  [out_features, in_features], created with dtype (floating) on device.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out, negative sizes, bias not 0/1),
+ *  DT_ERR_DTYPE_MISMATCH, DT_ERR_INVALID_DEVICE, DT_ERR_DEVICE_UNAVAILABLE,
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_linear_new(int64_t in_features, int64_t out_features, int32_t bias, dt_dtype dtype,
+                               dt_device device, dt_module** out);
+/** Sequential(modules...): applies them in order; child i is named "i". Takes its own
+ *  reference to each module (the caller keeps and releases its own).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out, modules NULL with n > 0),
+ *  DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_sequential_new(dt_module* const* modules, size_t n, dt_module** out);
+/** Activations without parameters. Errors: DT_ERR_INVALID_ARGUMENT (NULL out). */
+DT_API dt_status dt_relu_new(dt_module** out);
+DT_API dt_status dt_sigmoid_new(dt_module** out);
+DT_API dt_status dt_tanh_new(dt_module** out);
+DT_API dt_status dt_gelu_new(dt_module** out);
+/** Softmax / LogSoftmax along dim. Errors: as dt_relu_new. */
+DT_API dt_status dt_softmax_new(int64_t dim, dt_module** out);
+DT_API dt_status dt_log_softmax_new(int64_t dim, dt_module** out);
+/** Dropout(p): in training mode zeroes each element with probability p (Philox) and
+ *  scales the rest by 1/(1-p); the identity in eval mode. Errors: DT_ERR_INVALID_ARGUMENT
+ *  (NULL out, p outside [0, 1]). */
+DT_API dt_status dt_dropout_new(double p, dt_module** out);
+/** Flatten(start_dim, end_dim), as torch.nn.Flatten (PyTorch's defaults are 1 and -1).
+ *  Errors: as dt_relu_new. */
+DT_API dt_status dt_flatten_new(int64_t start_dim, int64_t end_dim, dt_module** out);
+/** CrossEntropyLoss: forward(input [N, C] logits, target [N] class indices). weight
+ *  (NULL, or a 1-d floating tensor of C class weights, COPIED into the buffer "weight"),
+ *  reduction DT_REDUCTION_*, targets equal to ignore_index are skipped (PyTorch's
+ *  default is -100), label_smoothing in [0, 1]. Errors: DT_ERR_INVALID_ARGUMENT,
+ *  DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_cross_entropy_loss_new(const dt_tensor* weight, int32_t reduction, int64_t ignore_index,
+                                           double label_smoothing, dt_module** out);
+/** NLLLoss: forward(input [N, C] log-probabilities, target [N]); arguments as above. */
+DT_API dt_status dt_nll_loss_new(const dt_tensor* weight, int32_t reduction, int64_t ignore_index, dt_module** out);
+/** MSELoss: forward(input, target of the same shape). Errors: as dt_relu_new, plus an
+ *  unknown reduction. */
+DT_API dt_status dt_mse_loss_new(int32_t reduction, dt_module** out);
+
+/** Adds a reference. Errors: DT_ERR_INVALID_ARGUMENT (NULL), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_module_retain(dt_module* m);
+/** Drops a reference (NULL is a no-op). Errors: DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_module_release(dt_module* m);
+/** Runs the module: n inputs (1, or 2 for losses: input and target); *out is a NEW
+ *  reference, recorded by autograd when grad mode is on.
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out or inputs, wrong
+ *  count, a target class out of range), DT_ERR_DEVICE_MISMATCH ("module parameters are
+ *  on cuda:0 but the input is on cpu"), DT_ERR_SHAPE_MISMATCH (naming both shapes),
+ *  DT_ERR_DTYPE_MISMATCH, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_module_forward(dt_module* m, const dt_tensor* const* inputs, size_t n, dt_tensor** out);
+/** Moves every parameter, gradient and buffer to device IN PLACE: tensor handles the
+ *  caller holds stay valid and see the moved data. All or nothing: on failure nothing
+ *  moved. Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_DEVICE,
+ *  DT_ERR_DEVICE_UNAVAILABLE, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_module_to(dt_module* m, dt_device device);
+/** The device of the module's first parameter or buffer (cpu:0 when it has none).
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL). */
+DT_API dt_status dt_module_device(const dt_module* m, dt_device* out);
+/** Training (dropout active) or evaluation mode, for the module and its children.
+ *  Errors: DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_module_train(dt_module* m);
+DT_API dt_status dt_module_eval(dt_module* m);
+/** Number of parameters (recursively). Errors: DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_INVALID_ARGUMENT (NULL). */
+DT_API dt_status dt_module_parameter_count(const dt_module* m, size_t* out);
+/** Parameter i: its state_dict name (string protocol, buf may be NULL with cap 0) and,
+ *  when tensor is not NULL, a NEW reference to the parameter itself (writes through it
+ *  change the module). Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (i out of
+ *  range, buf NULL with cap > 0). */
+DT_API dt_status dt_module_parameter(const dt_module* m, size_t i, char* buf, size_t cap, size_t* needed,
+                                     dt_tensor** tensor);
+/** The same for buffers (a loss's class weights). */
+DT_API dt_status dt_module_buffer_count(const dt_module* m, size_t* out);
+DT_API dt_status dt_module_buffer(const dt_module* m, size_t i, char* buf, size_t cap, size_t* needed,
+                                  dt_tensor** tensor);
+
+/** A NEW state dict whose entries are the module's parameters then buffers, by their
+ *  state_dict names, SHARED with the module (writes through them change it).
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out). */
+DT_API dt_status dt_module_state_dict(const dt_module* m, dt_state_dict** out);
+/** Copies every tensor of sd into the module's parameter or buffer of the same name
+ *  (converting dtype and device), as load_state_dict(strict=True). All or nothing.
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (a missing or unexpected key, a
+ *  wrong shape: the message names the key), DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_module_load_state_dict(dt_module* m, const dt_state_dict* sd);
+/** Saves the module's state dict as a safetensors file (dt_safetensors_save).
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL or empty path),
+ *  DT_ERR_IO. */
+DT_API dt_status dt_module_save(const dt_module* m, const char* path);
+/** Loads a safetensors file into the module: every check of dt_safetensors_load, then
+ *  every key as dt_module_load_state_dict. A bad file is DT_ERR_FORMAT naming what is
+ *  wrong (a missing key, a wrong shape, ...), and the module is left unchanged.
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT, DT_ERR_IO, DT_ERR_FORMAT,
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_module_load(dt_module* m, const char* path);
+
+/* ---------------------------------------------------------------------- optimizers */
+
+/** SGD over n parameter tensors (each retained), as torch.optim.SGD.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out or params, a negative lr / momentum /
+ *  weight_decay, nesterov without momentum or with dampening), DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_DTYPE_MISMATCH (a non-floating parameter). */
+DT_API dt_status dt_sgd_new(const dt_tensor* const* params, size_t n, double lr, double momentum, double dampening,
+                            double weight_decay, int32_t nesterov, dt_optimizer** out);
+/** Adam (decoupled 0) or AdamW (decoupled 1), as torch.optim.Adam / AdamW.
+ *  Errors: as dt_sgd_new (betas in [0, 1), eps >= 0). */
+DT_API dt_status dt_adam_new(const dt_tensor* const* params, size_t n, double lr, double beta1, double beta2,
+                             double eps, double weight_decay, int32_t decoupled, dt_optimizer** out);
+/** One update of every parameter that has a gradient, in place on its device.
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_DEVICE_MISMATCH, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_optimizer_step(dt_optimizer* opt);
+/** Drops every parameter's gradient (PyTorch's zero_grad(set_to_none=True)).
+ *  Errors: DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_optimizer_zero_grad(dt_optimizer* opt);
+/** Reference counting, as for modules. */
+DT_API dt_status dt_optimizer_retain(dt_optimizer* opt);
+DT_API dt_status dt_optimizer_release(dt_optimizer* opt);
+
+/* ---------------------------------------------------------------- state dicts, safetensors
+ * A dt_state_dict is an ordered map from UTF-8 names to tensors, as PyTorch's state_dict:
+ * names are unique and keep the order in which they were first set. It holds references
+ * to its tensors (they are shared, not copied). It is released with
+ * dt_state_dict_release; the handle rules of dt_tensor apply (a released, foreign or
+ * wrong-kind handle is DT_ERR_INVALID_HANDLE). A state dict may be used from several
+ * threads at once: each call sees it before or after a concurrent dt_state_dict_set,
+ * never in between.
+ */
+
+/** Creates an empty state dict. *out is a NEW reference.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out), DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_state_dict_new(dt_state_dict** out);
+
+/** Adds a reference to sd. Errors: DT_ERR_INVALID_ARGUMENT (NULL), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_state_dict_retain(dt_state_dict* sd);
+
+/** Drops a reference; the last one releases the state dict's references to its tensors.
+ *  NULL is a no-op. Errors: DT_ERR_INVALID_HANDLE (already released, or not a state dict). */
+DT_API dt_status dt_state_dict_release(dt_state_dict* sd);
+
+/** The number of entries. Errors: DT_ERR_INVALID_ARGUMENT (NULL), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_state_dict_count(const dt_state_dict* sd, size_t* out);
+
+/** The name of entry i (0 <= i < count), with the string protocol (buf, cap, needed).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL sd, buf NULL with cap > 0, i out of range),
+ *  DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_state_dict_name(const dt_state_dict* sd, size_t i, char* buf, size_t cap,
+                                    size_t* needed);
+
+/** The tensor of entry i: *out is a NEW reference to the tensor the state dict holds (the
+ *  same data, not a copy). Errors: DT_ERR_INVALID_ARGUMENT (NULL, i out of range),
+ *  DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_state_dict_get(const dt_state_dict* sd, size_t i, dt_tensor** out);
+
+/** The tensor named name (NUL-terminated UTF-8): *out is a NEW reference.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, or no entry has that name; the message names
+ *  it), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_state_dict_find(const dt_state_dict* sd, const char* name, dt_tensor** out);
+
+/** Maps name to t: the state dict takes its own reference to t (the caller keeps its
+ *  own). A new name is appended; an existing name keeps its position and its old tensor
+ *  reference is dropped. Errors: DT_ERR_INVALID_ARGUMENT (NULL, a name that is not valid
+ *  UTF-8), DT_ERR_INVALID_HANDLE (sd or t), DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_state_dict_set(dt_state_dict* sd, const char* name, const dt_tensor* t);
+
+/** Writes sd to path in the safetensors format (https://github.com/huggingface/safetensors):
+ *  the tensors in the state dict's order, each as contiguous row-major little-endian
+ *  bytes whatever its device and strides (a device tensor is copied to the host first),
+ *  no __metadata__. The file is written beside path under a temporary name and renamed
+ *  onto path at the end, so a failed save leaves no partial file (and an existing file
+ *  at path is replaced only by a complete one).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, empty path, an entry named "__metadata__",
+ *  which the format reserves), DT_ERR_INVALID_HANDLE, DT_ERR_IO (the file cannot be
+ *  created or written; the message has the path and the system's reason),
+ *  DT_ERR_NOT_SUPPORTED (a big-endian host), DT_ERR_OUT_OF_MEMORY, and the errors of
+ *  copying a device tensor to the host. */
+DT_API dt_status dt_safetensors_save(const dt_state_dict* sd, const char* path);
+
+/** Reads the safetensors file at path into a NEW state dict (*out) whose tensors are on
+ *  device (DT_DEVICE_DEFAULT: the process default device), named in the order of their
+ *  data offsets (for a file dt_safetensors_save wrote, the order of the saved dict).
+ *  The whole file is validated before any tensor is made: the header length (at most
+ *  100,000,000 bytes, as the reference implementation), the JSON (valid UTF-8, an
+ *  object, no duplicate key; "__metadata__", if present, an object of strings, ignored),
+ *  every entry (exactly dtype, shape, data_offsets; a known dtype; a shape of
+ *  non-negative integers whose element count does not overflow; offsets inside the data
+ *  buffer whose byte count matches shape and dtype), the offsets tiling the data buffer
+ *  exactly (no overlap, no hole, nothing after the last tensor) and BOOL bytes being 0
+ *  or 1. A failure creates nothing.
+ *  On a CPU device the tensors share a private memory mapping of the file instead of
+ *  copying it (a tensor whose offset is not a multiple of its element size is copied);
+ *  writing to them changes the tensors, never the file. The mapping lives until the last
+ *  of those tensors is released; as with any mapping, truncating the file while it is
+ *  mapped makes later reads of the tensors fault. For another device the data is copied
+ *  to it.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, empty path), DT_ERR_INVALID_DEVICE,
+ *  DT_ERR_DEVICE_UNAVAILABLE, DT_ERR_IO (cannot open, read or map the file, or it is not
+ *  a regular file), DT_ERR_FORMAT (the file breaks the format; the message names the file
+ *  and what is wrong), DT_ERR_NOT_SUPPORTED (a valid file holding a dtype devtensor lacks
+ *  - U16, U32, U64, F8_E4M3, F8_E5M2 - or more than DT_MAX_DIMS dimensions; a big-endian
+ *  host), DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_safetensors_load(const char* path, dt_device device, dt_state_dict** out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1143,6 +1143,426 @@ void add_join_index_cases(Table& T) {
   T.add("dt_gather", "index_ndim_differs", {IA, SM}, [](Ctx& x) { return dt_gather(x.a, 0, x.idx, &x.o.t); });
 }
 
+// ---- state dicts and safetensors files (dt_state_dict_*, dt_safetensors_*)
+
+// A temporary directory holding a valid safetensors file (one F32 [1] tensor "w") and a
+// malformed one, made once and removed at exit.
+struct ContractFiles {
+  std::string dir, valid, bad, missing_dir;
+  ContractFiles() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/dt_contract_XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    if (!mkdtemp(buf.data())) return;
+    dir = buf.data();
+    valid = dir + "/valid.safetensors";
+    bad = dir + "/bad.safetensors";
+    missing_dir = dir + "/no/such/dir/x.safetensors";
+    std::string header = R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
+    header.append((8 - header.size() % 8) % 8, ' ');
+    std::string file(8, '\0');
+    for (int i = 0; i < 8; ++i) file[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+    file += header + std::string("\0\0\x80\x3f", 4);
+    std::ofstream(valid, std::ios::binary) << file;
+    std::ofstream(bad, std::ios::binary) << file.substr(0, 20);  // truncated header
+  }
+  ~ContractFiles() {
+    std::remove(valid.c_str());
+    std::remove(bad.c_str());
+    std::remove(dir.c_str());
+  }
+};
+const ContractFiles& contract_files() {
+  static const ContractFiles files;
+  return files;
+}
+
+// A state dict holding x.a as "w", released after the call.
+struct LiveStateDict {
+  dt_state_dict* p = nullptr;
+  explicit LiveStateDict(Ctx& x) {
+    if (dt_state_dict_new(&p) == DT_OK) dt_state_dict_set(p, "w", x.a);
+  }
+  ~LiveStateDict() { dt_state_dict_release(p); }
+};
+
+void add_state_dict_cases(Table& T) {
+  using SDCall = std::function<dt_status(Ctx&, dt_state_dict*)>;
+  // A state-dict argument replaced in turn by each bad handle, a tensor handle included.
+  auto sd_handles = [&T](const std::string& fn, SDCall call, bool with_null = true) {
+    if (with_null)
+      T.add(fn, "sd=NULL", {IA, IH}, [call](Ctx& x) { return call(x, nullptr); }).group = "NULL state dict handle";
+    T.add(fn, "sd=released", {IH}, [call](Ctx& x) {
+       dt_state_dict* s = nullptr;
+       if (dt_state_dict_new(&s) != DT_OK || dt_state_dict_release(s) != DT_OK) return dt_status{-999};
+       return call(x, s);
+     }).msg_has = "releas";
+    T.add(fn, "sd=stack_int", {IH},
+          [call](Ctx& x) { return call(x, reinterpret_cast<dt_state_dict*>(x.foreign_stack)); });
+    T.add(fn, "sd=malloc_block", {IH},
+          [call](Ctx& x) { return call(x, reinterpret_cast<dt_state_dict*>(x.foreign_heap)); });
+    T.add(fn, "sd=small_integer", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_state_dict*>(x.small)); });
+    T.add(fn, "sd=tensor_handle", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_state_dict*>(x.a)); })
+        .msg_has = "state dict";
+  };
+  auto sd_out = [](Ctx& x) { return reinterpret_cast<dt_state_dict**>(&x.o.ptr); };
+
+  T.add("dt_state_dict_new", "out=NULL", {IA}, [](Ctx&) { return dt_state_dict_new(nullptr); });
+  sd_handles("dt_state_dict_retain", [](Ctx&, dt_state_dict* s) { return dt_state_dict_retain(s); });
+  sd_handles("dt_state_dict_release", [](Ctx&, dt_state_dict* s) { return dt_state_dict_release(s); }, false);
+
+  sd_handles("dt_state_dict_count", [](Ctx& x, dt_state_dict* s) { return dt_state_dict_count(s, &x.o.sz); });
+  T.add("dt_state_dict_count", "out=NULL", {IA}, [](Ctx& x) { return dt_state_dict_count(LiveStateDict(x).p, nullptr); });
+
+  const std::string nm = "dt_state_dict_name";
+  sd_handles(nm, [](Ctx& x, dt_state_dict* s) { return dt_state_dict_name(s, 0, x.o.buf, sizeof x.o.buf, &x.o.sz); });
+  for (size_t i : {size_t{1}, SIZE_MAX})
+    T.add(nm, "i=" + std::to_string(i), {IA}, [i](Ctx& x) {
+       return dt_state_dict_name(LiveStateDict(x).p, i, x.o.buf, sizeof x.o.buf, &x.o.sz);
+     }).msg_has = "out of range";
+  T.add(nm, "buf=NULL_cap=8", {IA}, [](Ctx& x) { return dt_state_dict_name(LiveStateDict(x).p, 0, nullptr, 8, &x.o.sz); });
+
+  sd_handles("dt_state_dict_get", [](Ctx& x, dt_state_dict* s) { return dt_state_dict_get(s, 0, &x.o.t); });
+  T.add("dt_state_dict_get", "i=1", {IA}, [](Ctx& x) { return dt_state_dict_get(LiveStateDict(x).p, 1, &x.o.t); })
+      .msg_has = "out of range";
+  T.add("dt_state_dict_get", "out=NULL", {IA}, [](Ctx& x) { return dt_state_dict_get(LiveStateDict(x).p, 0, nullptr); });
+
+  const std::string fd = "dt_state_dict_find";
+  sd_handles(fd, [](Ctx& x, dt_state_dict* s) { return dt_state_dict_find(s, "w", &x.o.t); });
+  T.add(fd, "name=NULL", {IA}, [](Ctx& x) { return dt_state_dict_find(LiveStateDict(x).p, nullptr, &x.o.t); });
+  T.add(fd, "out=NULL", {IA}, [](Ctx& x) { return dt_state_dict_find(LiveStateDict(x).p, "w", nullptr); });
+  T.add(fd, "absent_name", {IA}, [](Ctx& x) { return dt_state_dict_find(LiveStateDict(x).p, "no.such.key", &x.o.t); })
+      .msg_has = "no.such.key";
+
+  const std::string st = "dt_state_dict_set";
+  sd_handles(st, [](Ctx& x, dt_state_dict* s) { return dt_state_dict_set(s, "w", x.a); });
+  T.handles(st, "t", [](Ctx& x, const dt_tensor* t) { return dt_state_dict_set(LiveStateDict(x).p, "w", t); });
+  T.add(st, "t=state_dict_handle", {IH}, [](Ctx& x) {
+     LiveStateDict s(x);
+     return dt_state_dict_set(s.p, "w", reinterpret_cast<const dt_tensor*>(s.p));
+   }).msg_has = "tensor";
+  T.add(st, "name=NULL", {IA}, [](Ctx& x) { return dt_state_dict_set(LiveStateDict(x).p, nullptr, x.a); });
+  T.add(st, "name_not_utf8", {IA}, [](Ctx& x) { return dt_state_dict_set(LiveStateDict(x).p, "w\xff", x.a); })
+      .msg_has = "UTF-8";
+
+  const std::string sv = "dt_safetensors_save";
+  sd_handles(sv, [](Ctx&, dt_state_dict* s) {
+    return dt_safetensors_save(s, (contract_files().dir + "/never_written.safetensors").c_str());
+  });
+  T.add(sv, "path=NULL", {IA}, [](Ctx& x) { return dt_safetensors_save(LiveStateDict(x).p, nullptr); });
+  T.add(sv, "path=empty", {IA}, [](Ctx& x) { return dt_safetensors_save(LiveStateDict(x).p, ""); });
+  T.add(sv, "path_in_missing_directory", {DT_ERR_IO},
+        [](Ctx& x) { return dt_safetensors_save(LiveStateDict(x).p, contract_files().missing_dir.c_str()); })
+      .msg_has = "no/such/dir";
+
+  const std::string ld = "dt_safetensors_load";
+  T.add(ld, "out=NULL", {IA}, [](Ctx&) { return dt_safetensors_load(contract_files().valid.c_str(), CPU0, nullptr); });
+  T.add(ld, "path=NULL", {IA}, [sd_out](Ctx& x) { return dt_safetensors_load(nullptr, CPU0, sd_out(x)); });
+  T.add(ld, "path=empty", {IA}, [sd_out](Ctx& x) { return dt_safetensors_load("", CPU0, sd_out(x)); });
+  T.add(ld, "missing_file", {DT_ERR_IO}, [sd_out](Ctx& x) {
+     return dt_safetensors_load(contract_files().missing_dir.c_str(), CPU0, sd_out(x));
+   }).msg_has = "no/such/dir";
+  T.add(ld, "truncated_file", {DT_ERR_FORMAT}, [sd_out](Ctx& x) {
+     return dt_safetensors_load(contract_files().bad.c_str(), CPU0, sd_out(x));
+   }).msg_has = "bad.safetensors";
+  T.devices(ld, [sd_out](Ctx& x, dt_device d) { return dt_safetensors_load(contract_files().valid.c_str(), d, sd_out(x)); });
+}
+
+// A Linear(3, 2) on cpu:0 and a cross-entropy loss, released after the call.
+struct LiveModule {
+  dt_module* lin = nullptr;
+  dt_module* loss = nullptr;
+  explicit LiveModule(Ctx&) {
+    dt_linear_new(3, 2, 1, DT_FLOAT32, CPU0, &lin);
+    dt_cross_entropy_loss_new(nullptr, DT_REDUCTION_MEAN, -100, 0, &loss);
+  }
+  ~LiveModule() {
+    dt_module_release(lin);
+    dt_module_release(loss);
+  }
+};
+
+// An SGD optimizer over x.a, released after the call.
+struct LiveOptimizer {
+  dt_optimizer* p = nullptr;
+  explicit LiveOptimizer(Ctx& x) {
+    const dt_tensor* params[] = {x.a};
+    dt_sgd_new(params, 1, 0.1, 0, 0, 0, 0, &p);
+  }
+  ~LiveOptimizer() { dt_optimizer_release(p); }
+};
+
+void add_autograd_cases(Table& T) {
+  T.handles("dt_tensor_set_requires_grad", "t",
+            [](Ctx&, const dt_tensor* t) { return dt_tensor_set_requires_grad(const_cast<dt_tensor*>(t), 1); });
+  for (int32_t bad : {2, -1})
+    T.add("dt_tensor_set_requires_grad", "flag=" + std::to_string(bad), {IA},
+          [bad](Ctx& x) { return dt_tensor_set_requires_grad(x.a, bad); });
+  T.add("dt_tensor_set_requires_grad", "integer_tensor", {TM}, [](Ctx& x) { return dt_tensor_set_requires_grad(x.i32, 1); })
+      .msg_has = "floating";
+  T.add("dt_tensor_set_requires_grad", "bool_tensor", {TM}, [](Ctx& x) { return dt_tensor_set_requires_grad(x.bl, 1); });
+  T.handles("dt_tensor_requires_grad", "t", [](Ctx& x, const dt_tensor* t) { return dt_tensor_requires_grad(t, &x.o.i32); });
+  T.add("dt_tensor_requires_grad", "out=NULL", {IA}, [](Ctx& x) { return dt_tensor_requires_grad(x.a, nullptr); });
+  T.handles("dt_tensor_is_leaf", "t", [](Ctx& x, const dt_tensor* t) { return dt_tensor_is_leaf(t, &x.o.i32); });
+  T.add("dt_tensor_is_leaf", "out=NULL", {IA}, [](Ctx& x) { return dt_tensor_is_leaf(x.a, nullptr); });
+  T.handles("dt_tensor_grad", "t", [](Ctx& x, const dt_tensor* t) { return dt_tensor_grad(t, &x.o.t); });
+  T.add("dt_tensor_grad", "out=NULL", {IA}, [](Ctx& x) { return dt_tensor_grad(x.a, nullptr); });
+  T.handles("dt_tensor_clear_grad", "t", [](Ctx&, const dt_tensor* t) { return dt_tensor_clear_grad(const_cast<dt_tensor*>(t)); });
+  T.handles("dt_tensor_grad_fn_name", "t",
+            [](Ctx& x, const dt_tensor* t) { return dt_tensor_grad_fn_name(t, x.o.buf, sizeof x.o.buf, &x.o.sz); });
+  T.add("dt_tensor_grad_fn_name", "buf=NULL_cap=8", {IA},
+        [](Ctx& x) { return dt_tensor_grad_fn_name(x.a, nullptr, 8, &x.o.sz); });
+  T.handles("dt_tensor_detach", "t", [](Ctx& x, const dt_tensor* t) { return dt_tensor_detach(t, &x.o.t); });
+  T.add("dt_tensor_detach", "out=NULL", {IA}, [](Ctx& x) { return dt_tensor_detach(x.a, nullptr); });
+  T.handles("dt_backward", "t", [](Ctx&, const dt_tensor* t) { return dt_backward(t, nullptr); });
+  T.add("dt_backward", "t_does_not_require_grad", {IA}, [](Ctx& x) { return dt_backward(x.s0, nullptr); })
+      .msg_has = "does not require grad";
+  T.add("dt_backward", "grad=released", {IH}, [](Ctx& x) { return dt_backward(x.s0, x.stale); });
+  for (int32_t bad : {2, -1})
+    T.add("dt_set_grad_enabled", "enabled=" + std::to_string(bad), {IA}, [bad](Ctx&) { return dt_set_grad_enabled(bad); });
+  T.add("dt_grad_enabled", "out=NULL", {IA}, [](Ctx&) { return dt_grad_enabled(nullptr); });
+}
+
+void add_module_cases(Table& T) {
+  using MCall = std::function<dt_status(Ctx&, dt_module*)>;
+  // A module argument replaced in turn by each bad handle, a tensor handle included.
+  auto mod_handles = [&T](const std::string& fn, MCall call, bool with_null = true) {
+    if (with_null)
+      T.add(fn, "m=NULL", {IA, IH}, [call](Ctx& x) { return call(x, nullptr); }).group = "NULL module handle";
+    T.add(fn, "m=released", {IH}, [call](Ctx& x) {
+       dt_module* m = nullptr;
+       if (dt_relu_new(&m) != DT_OK || dt_module_release(m) != DT_OK) return dt_status{-999};
+       return call(x, m);
+     }).msg_has = "releas";
+    T.add(fn, "m=stack_int", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_module*>(x.foreign_stack)); });
+    T.add(fn, "m=malloc_block", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_module*>(x.foreign_heap)); });
+    T.add(fn, "m=small_integer", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_module*>(x.small)); });
+    T.add(fn, "m=tensor_handle", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_module*>(x.a)); })
+        .msg_has = "module";
+  };
+  auto mod_out = [](Ctx& x) { return reinterpret_cast<dt_module**>(&x.o.ptr); };
+
+  // Constructors: out=NULL for each, then their own bad arguments.
+  T.add("dt_linear_new", "out=NULL", {IA}, [](Ctx&) { return dt_linear_new(3, 2, 1, DT_FLOAT32, CPU0, nullptr); });
+  T.add("dt_linear_new", "in_features=-1", {IA}, [mod_out](Ctx& x) { return dt_linear_new(-1, 2, 1, DT_FLOAT32, CPU0, mod_out(x)); });
+  T.add("dt_linear_new", "bias=2", {IA}, [mod_out](Ctx& x) { return dt_linear_new(3, 2, 2, DT_FLOAT32, CPU0, mod_out(x)); });
+  T.add("dt_linear_new", "dtype=int32", {TM}, [mod_out](Ctx& x) { return dt_linear_new(3, 2, 1, DT_INT32, CPU0, mod_out(x)); });
+  T.add("dt_linear_new", "dtype=99", {IA}, [mod_out](Ctx& x) { return dt_linear_new(3, 2, 1, 99, CPU0, mod_out(x)); });
+  T.add("dt_linear_new", "huge", {OOM, IA},
+        [mod_out](Ctx& x) { return dt_linear_new(int64_t{1} << 31, int64_t{1} << 31, 1, DT_FLOAT32, CPU0, mod_out(x)); });
+  T.devices("dt_linear_new", [mod_out](Ctx& x, dt_device d) { return dt_linear_new(3, 2, 1, DT_FLOAT32, d, mod_out(x)); });
+  T.add("dt_sequential_new", "out=NULL", {IA}, [](Ctx&) { return dt_sequential_new(nullptr, 0, nullptr); });
+  T.add("dt_sequential_new", "modules=NULL_n=2", {IA}, [mod_out](Ctx& x) { return dt_sequential_new(nullptr, 2, mod_out(x)); });
+  mod_handles("dt_sequential_new", [mod_out](Ctx& x, dt_module* m) {
+    dt_module* parts[] = {m};
+    return dt_sequential_new(parts, 1, mod_out(x));
+  });
+  using Simple = dt_status (*)(dt_module**);
+  for (auto [name, f] : {std::pair<const char*, Simple>{FN(dt_relu_new)}, std::pair<const char*, Simple>{FN(dt_sigmoid_new)},
+                         std::pair<const char*, Simple>{FN(dt_tanh_new)}, std::pair<const char*, Simple>{FN(dt_gelu_new)}})
+    T.add(name, "out=NULL", {IA}, [f = f](Ctx&) { return f(nullptr); });
+  T.add("dt_softmax_new", "out=NULL", {IA}, [](Ctx&) { return dt_softmax_new(1, nullptr); });
+  T.add("dt_log_softmax_new", "out=NULL", {IA}, [](Ctx&) { return dt_log_softmax_new(1, nullptr); });
+  T.add("dt_flatten_new", "out=NULL", {IA}, [](Ctx&) { return dt_flatten_new(1, -1, nullptr); });
+  T.add("dt_dropout_new", "out=NULL", {IA}, [](Ctx&) { return dt_dropout_new(0.5, nullptr); });
+  for (double p : {-0.1, 1.5, std::numeric_limits<double>::quiet_NaN()})
+    T.add("dt_dropout_new", "p=" + std::to_string(p), {IA}, [mod_out, p](Ctx& x) { return dt_dropout_new(p, mod_out(x)); });
+  const std::string ce = "dt_cross_entropy_loss_new";
+  T.add(ce, "out=NULL", {IA}, [](Ctx&) { return dt_cross_entropy_loss_new(nullptr, 1, -100, 0, nullptr); });
+  T.add(ce, "reduction=3", {IA}, [mod_out](Ctx& x) { return dt_cross_entropy_loss_new(nullptr, 3, -100, 0, mod_out(x)); });
+  T.add(ce, "label_smoothing=2", {IA}, [mod_out](Ctx& x) { return dt_cross_entropy_loss_new(nullptr, 1, -100, 2, mod_out(x)); });
+  T.add(ce, "weight=int32", {IA}, [mod_out](Ctx& x) { return dt_cross_entropy_loss_new(x.i32, 1, -100, 0, mod_out(x)); });
+  T.add(ce, "weight=2d", {IA}, [mod_out](Ctx& x) { return dt_cross_entropy_loss_new(x.a, 1, -100, 0, mod_out(x)); });
+  T.handles(ce, "weight", [mod_out](Ctx& x, const dt_tensor* w) { return dt_cross_entropy_loss_new(w, 1, -100, 0, mod_out(x)); },
+            /*with_null=*/false);
+  const std::string nl = "dt_nll_loss_new";
+  T.add(nl, "out=NULL", {IA}, [](Ctx&) { return dt_nll_loss_new(nullptr, 1, -100, nullptr); });
+  T.add(nl, "reduction=-1", {IA}, [mod_out](Ctx& x) { return dt_nll_loss_new(nullptr, -1, -100, mod_out(x)); });
+  T.handles(nl, "weight", [mod_out](Ctx& x, const dt_tensor* w) { return dt_nll_loss_new(w, 1, -100, mod_out(x)); },
+            /*with_null=*/false);
+  T.add("dt_mse_loss_new", "out=NULL", {IA}, [](Ctx&) { return dt_mse_loss_new(1, nullptr); });
+  T.add("dt_mse_loss_new", "reduction=9", {IA}, [mod_out](Ctx& x) { return dt_mse_loss_new(9, mod_out(x)); });
+
+  mod_handles("dt_module_retain", [](Ctx&, dt_module* m) { return dt_module_retain(m); });
+  mod_handles("dt_module_release", [](Ctx&, dt_module* m) { return dt_module_release(m); }, false);
+  const std::string fw = "dt_module_forward";
+  mod_handles(fw, [](Ctx& x, dt_module* m) {
+    const dt_tensor* in[] = {x.a};
+    return dt_module_forward(m, in, 1, &x.o.t);
+  });
+  T.handles(fw, "inputs[0]", [](Ctx& x, const dt_tensor* t) {
+    LiveModule l(x);
+    const dt_tensor* in[] = {t};
+    return dt_module_forward(l.lin, in, 1, &x.o.t);
+  });
+  T.add(fw, "out=NULL", {IA}, [](Ctx& x) {
+    LiveModule l(x);
+    const dt_tensor* in[] = {x.a};
+    return dt_module_forward(l.lin, in, 1, nullptr);
+  });
+  T.add(fw, "inputs=NULL", {IA}, [](Ctx& x) { return dt_module_forward(LiveModule(x).lin, nullptr, 1, &x.o.t); });
+  T.add(fw, "n=2_for_linear", {IA}, [](Ctx& x) {
+    LiveModule l(x);
+    const dt_tensor* in[] = {x.a, x.a};
+    return dt_module_forward(l.lin, in, 2, &x.o.t);
+  });
+  T.add(fw, "features_mismatch", {SM}, [](Ctx& x) {
+    LiveModule l(x);
+    const dt_tensor* in[] = {x.v4};
+    return dt_module_forward(l.lin, in, 1, &x.o.t);
+  }).msg_has = "[4]";
+  T.add(fw, "input_on_cpu1", {DM}, [](Ctx& x) {
+    LiveModule l(x);
+    const dt_tensor* in[] = {x.a1};
+    return dt_module_forward(l.lin, in, 1, &x.o.t);
+  }).msg_has = "module parameters are on cpu:0 but the input is on cpu:1";
+  T.cases.back().needs = Needs::TwoCpus;
+  T.add(fw, "loss_float_target", {TM}, [](Ctx& x) {
+    LiveModule l(x);
+    const dt_tensor* in[] = {x.a, x.b};
+    return dt_module_forward(l.loss, in, 2, &x.o.t);
+  });
+  T.add(fw, "loss_target_out_of_range", {IA}, [](Ctx& x) {
+    LiveModule l(x);
+    const int64_t classes[] = {0, 7}, n = 2;
+    dt_tensor* target = nullptr;
+    if (dt_tensor_from_data(classes, sizeof classes, &n, 1, DT_INT64, CPU0, &target) != DT_OK) return dt_status{-999};
+    const dt_tensor* in[] = {x.a, target};
+    dt_status st = dt_module_forward(l.loss, in, 2, &x.o.t);
+    dt_tensor_release(target);
+    return st;
+  }).msg_has = "target 7 is out of bounds";
+  T.add(fw, "loss_target_shape", {SM}, [](Ctx& x) {
+    LiveModule l(x);
+    const dt_tensor* in[] = {x.a, x.gidx};
+    return dt_module_forward(l.loss, in, 2, &x.o.t);
+  });
+  mod_handles("dt_module_to", [](Ctx&, dt_module* m) { return dt_module_to(m, CPU0); });
+  T.devices("dt_module_to", [](Ctx& x, dt_device d) { return dt_module_to(LiveModule(x).lin, d); });
+  mod_handles("dt_module_device", [](Ctx& x, dt_module* m) { return dt_module_device(m, &x.o.dev); });
+  T.add("dt_module_device", "out=NULL", {IA}, [](Ctx& x) { return dt_module_device(LiveModule(x).lin, nullptr); });
+  mod_handles("dt_module_train", [](Ctx&, dt_module* m) { return dt_module_train(m); });
+  mod_handles("dt_module_eval", [](Ctx&, dt_module* m) { return dt_module_eval(m); });
+  for (const char* fn : {"dt_module_parameter_count", "dt_module_buffer_count"}) {
+    const bool params = std::string(fn) == "dt_module_parameter_count";
+    mod_handles(fn, [params](Ctx& x, dt_module* m) {
+      return params ? dt_module_parameter_count(m, &x.o.sz) : dt_module_buffer_count(m, &x.o.sz);
+    });
+    T.add(fn, "out=NULL", {IA}, [params](Ctx& x) {
+      LiveModule l(x);
+      return params ? dt_module_parameter_count(l.lin, nullptr) : dt_module_buffer_count(l.lin, nullptr);
+    });
+  }
+  for (const char* fn : {"dt_module_parameter", "dt_module_buffer"}) {
+    const bool params = std::string(fn) == "dt_module_parameter";
+    auto call = [params](dt_module* m, size_t i, char* buf, size_t cap, size_t* need, dt_tensor** t) {
+      return params ? dt_module_parameter(m, i, buf, cap, need, t) : dt_module_buffer(m, i, buf, cap, need, t);
+    };
+    mod_handles(fn, [call](Ctx& x, dt_module* m) { return call(m, 0, x.o.buf, sizeof x.o.buf, &x.o.sz, &x.o.t); });
+    T.add(fn, "i=out_of_range", {IA}, [call](Ctx& x) {
+      LiveModule l(x);
+      return call(l.lin, 5, x.o.buf, sizeof x.o.buf, &x.o.sz, &x.o.t);
+    }).msg_has = "out of range";
+    T.add(fn, "buf=NULL_cap=8", {IA}, [call](Ctx& x) {
+      LiveModule l(x);
+      return call(l.lin, 0, nullptr, 8, &x.o.sz, &x.o.t);
+    });
+  }
+
+  mod_handles("dt_module_state_dict", [](Ctx& x, dt_module* m) {
+    return dt_module_state_dict(m, reinterpret_cast<dt_state_dict**>(&x.o.ptr));
+  });
+  T.add("dt_module_state_dict", "out=NULL", {IA}, [](Ctx& x) { return dt_module_state_dict(LiveModule(x).lin, nullptr); });
+  mod_handles("dt_module_load_state_dict", [](Ctx& x, dt_module* m) {
+    LiveStateDict sd(x);
+    return dt_module_load_state_dict(m, sd.p);
+  });
+  T.add("dt_module_load_state_dict", "sd=NULL", {IA}, [](Ctx& x) { return dt_module_load_state_dict(LiveModule(x).lin, nullptr); });
+  T.add("dt_module_load_state_dict", "missing_keys", {IA}, [](Ctx& x) {
+    LiveModule l(x);
+    LiveStateDict sd(x);  // holds "w" only
+    return dt_module_load_state_dict(l.lin, sd.p);
+  }).msg_has = "missing key";
+  mod_handles("dt_module_save", [](Ctx&, dt_module* m) {
+    return dt_module_save(m, (contract_files().dir + "/module_never_written.safetensors").c_str());
+  });
+  T.add("dt_module_save", "path=NULL", {IA}, [](Ctx& x) { return dt_module_save(LiveModule(x).lin, nullptr); });
+  T.add("dt_module_save", "path=empty", {IA}, [](Ctx& x) { return dt_module_save(LiveModule(x).lin, ""); });
+  T.add("dt_module_save", "path_in_missing_directory", {DT_ERR_IO},
+        [](Ctx& x) { return dt_module_save(LiveModule(x).lin, contract_files().missing_dir.c_str()); });
+  mod_handles("dt_module_load", [](Ctx&, dt_module* m) { return dt_module_load(m, contract_files().valid.c_str()); });
+  T.add("dt_module_load", "path=NULL", {IA}, [](Ctx& x) { return dt_module_load(LiveModule(x).lin, nullptr); });
+  T.add("dt_module_load", "missing_file", {DT_ERR_IO},
+        [](Ctx& x) { return dt_module_load(LiveModule(x).lin, contract_files().missing_dir.c_str()); });
+  T.add("dt_module_load", "truncated_file", {DT_ERR_FORMAT},
+        [](Ctx& x) { return dt_module_load(LiveModule(x).lin, contract_files().bad.c_str()); });
+  T.add("dt_module_load", "keys_of_another_model", {DT_ERR_FORMAT},
+        [](Ctx& x) { return dt_module_load(LiveModule(x).lin, contract_files().valid.c_str()); })
+      .msg_has = "key";
+
+  // Optimizers.
+  using OCall = std::function<dt_status(Ctx&, dt_optimizer*)>;
+  auto opt_handles = [&T](const std::string& fn, OCall call, bool with_null = true) {
+    if (with_null)
+      T.add(fn, "opt=NULL", {IA, IH}, [call](Ctx& x) { return call(x, nullptr); }).group = "NULL optimizer handle";
+    T.add(fn, "opt=released", {IH}, [call](Ctx& x) {
+       LiveOptimizer o(x);
+       dt_optimizer* p = o.p;
+       dt_optimizer_release(p);
+       o.p = nullptr;
+       return call(x, p);
+     }).msg_has = "releas";
+    T.add(fn, "opt=stack_int", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_optimizer*>(x.foreign_stack)); });
+    T.add(fn, "opt=tensor_handle", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_optimizer*>(x.a)); })
+        .msg_has = "optimizer";
+  };
+  auto opt_out = [](Ctx& x) { return reinterpret_cast<dt_optimizer**>(&x.o.ptr); };
+  T.add("dt_sgd_new", "out=NULL", {IA}, [](Ctx& x) {
+    const dt_tensor* p[] = {x.a};
+    return dt_sgd_new(p, 1, 0.1, 0, 0, 0, 0, nullptr);
+  });
+  T.add("dt_sgd_new", "params=NULL_n=1", {IA}, [opt_out](Ctx& x) { return dt_sgd_new(nullptr, 1, 0.1, 0, 0, 0, 0, opt_out(x)); });
+  T.handles("dt_sgd_new", "params[0]", [opt_out](Ctx& x, const dt_tensor* t) {
+    const dt_tensor* p[] = {t};
+    return dt_sgd_new(p, 1, 0.1, 0, 0, 0, 0, opt_out(x));
+  });
+  struct S { const char* what; double lr, mom, damp, wd; int32_t nest; dt_status code; };
+  for (const S& c : {S{"lr=-1", -1, 0, 0, 0, 0, IA}, S{"momentum=-1", 0.1, -1, 0, 0, 0, IA},
+                     S{"weight_decay=-1", 0.1, 0, 0, -1, 0, IA}, S{"nesterov_without_momentum", 0.1, 0, 0, 0, 1, IA},
+                     S{"nesterov=2", 0.1, 0.9, 0, 0, 2, IA}}) {
+    T.add("dt_sgd_new", c.what, {c.code}, [opt_out, c](Ctx& x) {
+      const dt_tensor* p[] = {x.a};
+      return dt_sgd_new(p, 1, c.lr, c.mom, c.damp, c.wd, c.nest, opt_out(x));
+    });
+  }
+  T.add("dt_sgd_new", "integer_param", {TM}, [opt_out](Ctx& x) {
+    const dt_tensor* p[] = {x.i32};
+    return dt_sgd_new(p, 1, 0.1, 0, 0, 0, 0, opt_out(x));
+  });
+  T.add("dt_adam_new", "out=NULL", {IA}, [](Ctx& x) {
+    const dt_tensor* p[] = {x.a};
+    return dt_adam_new(p, 1, 1e-3, 0.9, 0.999, 1e-8, 0, 0, nullptr);
+  });
+  T.handles("dt_adam_new", "params[0]", [opt_out](Ctx& x, const dt_tensor* t) {
+    const dt_tensor* p[] = {t};
+    return dt_adam_new(p, 1, 1e-3, 0.9, 0.999, 1e-8, 0, 0, opt_out(x));
+  });
+  struct A { const char* what; double lr, b1, b2, eps, wd; int32_t dec; };
+  for (const A& c : {A{"lr=-1", -1, 0.9, 0.999, 1e-8, 0, 0}, A{"beta1=1", 1e-3, 1, 0.999, 1e-8, 0, 0},
+                     A{"beta2=-0.5", 1e-3, 0.9, -0.5, 1e-8, 0, 0}, A{"eps=-1", 1e-3, 0.9, 0.999, -1, 0, 0},
+                     A{"decoupled=3", 1e-3, 0.9, 0.999, 1e-8, 0, 3}}) {
+    T.add("dt_adam_new", c.what, {IA}, [opt_out, c](Ctx& x) {
+      const dt_tensor* p[] = {x.a};
+      return dt_adam_new(p, 1, c.lr, c.b1, c.b2, c.eps, c.wd, c.dec, opt_out(x));
+    });
+  }
+  opt_handles("dt_optimizer_step", [](Ctx&, dt_optimizer* o) { return dt_optimizer_step(o); });
+  opt_handles("dt_optimizer_zero_grad", [](Ctx&, dt_optimizer* o) { return dt_optimizer_zero_grad(o); });
+  opt_handles("dt_optimizer_retain", [](Ctx&, dt_optimizer* o) { return dt_optimizer_retain(o); });
+  opt_handles("dt_optimizer_release", [](Ctx&, dt_optimizer* o) { return dt_optimizer_release(o); }, false);
+}
+
 const std::vector<Case>& all_cases() {
   static const std::vector<Case> cases = [] {
     Table T;
@@ -1155,6 +1575,9 @@ const std::vector<Case>& all_cases() {
     add_elementwise_cases(T);
     add_reduction_cases(T);
     add_join_index_cases(T);
+    add_state_dict_cases(T);
+    add_autograd_cases(T);
+    add_module_cases(T);
     return T.cases;
   }();
   return cases;

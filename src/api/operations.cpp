@@ -2,6 +2,7 @@
 #include <vector>
 
 #include "api/shim.h"
+#include "nn/functions.h"
 #include "ops/ops.h"
 
 using namespace dt;
@@ -16,29 +17,29 @@ dt_status binary_entry(const char* fn, BinaryOp op, const dt_tensor* a, const dt
     const Tensor& x = x_ref;
     Borrowed y_ref = tensor_arg(b, fn, "b");
     const Tensor& y = y_ref;
-    *out = new_handle(ops::binary(op, x, y));
+    *out = new_handle(ag::binary(op, x, y));
   });
 }
 dt_status scalar_entry(const char* fn, BinaryOp op, const dt_tensor* a, double b, dt_tensor** out) {
   return guard([&] {
     require(out, fn, "out");
-    *out = new_handle(ops::binary_scalar(op, tensor_arg(a, fn, "a"), b));
+    *out = new_handle(ag::binary_scalar(op, tensor_arg(a, fn, "a"), b));
   });
 }
 dt_status inplace_entry(const char* fn, BinaryOp op, dt_tensor* self, const dt_tensor* other) {
   return guard([&] {
     Borrowed s_ref = tensor_arg(self, fn, "self");
     const Tensor& s = s_ref;
-    ops::binary_(op, s, tensor_arg(other, fn, "other"));
+    ag::binary_(op, s, tensor_arg(other, fn, "other"));
   });
 }
 dt_status inplace_scalar_entry(const char* fn, BinaryOp op, dt_tensor* self, double other) {
-  return guard([&] { ops::binary_scalar_(op, tensor_arg(self, fn, "self"), other); });
+  return guard([&] { ag::binary_scalar_(op, tensor_arg(self, fn, "self"), other); });
 }
 dt_status unary_entry(const char* fn, UnaryOp op, const dt_tensor* a, dt_tensor** out) {
   return guard([&] {
     require(out, fn, "out");
-    *out = new_handle(ops::unary(op, tensor_arg(a, fn, "a")));
+    *out = new_handle(ag::unary(op, tensor_arg(a, fn, "a")));
   });
 }
 dt_status reduce_entry(const char* fn, ReduceOp op, const dt_tensor* a, const int64_t* dims, size_t ndims,
@@ -48,7 +49,7 @@ dt_status reduce_entry(const char* fn, ReduceOp op, const dt_tensor* a, const in
     Borrowed x_ref = tensor_arg(a, fn, "a");
     const Tensor& x = x_ref;
     if (ndims > 0 && !dims) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": dims is NULL but ndims is ", ndims));
-    *out = new_handle(ops::reduce(op, x, dims, ndims, keepdim != 0));
+    *out = new_handle(ag::reduce(op, x, dims, ndims, keepdim != 0));
   });
 }
 std::vector<Tensor> tensor_list(const char* fn, const dt_tensor* const* tensors, size_t n) {
@@ -126,7 +127,7 @@ DT_API dt_status dt_where(const dt_tensor* cond, const dt_tensor* a, const dt_te
     const Tensor& x = x_ref;
     Borrowed y_ref = tensor_arg(b, "dt_where", "b");
     const Tensor& y = y_ref;
-    *out = new_handle(ops::where(c, x, y));
+    *out = new_handle(ag::where(c, x, y));
   });
 }
 
@@ -163,13 +164,13 @@ DT_REDUCE(argmin, ArgMin)
 DT_API dt_status dt_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out) {
   return guard([&] {
     require(out, "dt_softmax", "out");
-    *out = new_handle(ops::softmax(tensor_arg(a, "dt_softmax", "a"), dim, false));
+    *out = new_handle(ag::softmax(tensor_arg(a, "dt_softmax", "a"), dim, false));
   });
 }
 DT_API dt_status dt_log_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out) {
   return guard([&] {
     require(out, "dt_log_softmax", "out");
-    *out = new_handle(ops::softmax(tensor_arg(a, "dt_log_softmax", "a"), dim, true));
+    *out = new_handle(ag::softmax(tensor_arg(a, "dt_log_softmax", "a"), dim, true));
   });
 }
 
@@ -180,20 +181,20 @@ DT_API dt_status dt_matmul(const dt_tensor* a, const dt_tensor* b, dt_tensor** o
     const Tensor& x = x_ref;
     Borrowed y_ref = tensor_arg(b, "dt_matmul", "b");
     const Tensor& y = y_ref;
-    *out = new_handle(ops::matmul(x, y));
+    *out = new_handle(ag::matmul(x, y));
   });
 }
 
 DT_API dt_status dt_cat(const dt_tensor* const* tensors, size_t n, int64_t dim, dt_tensor** out) {
   return guard([&] {
     require(out, "dt_cat", "out");
-    *out = new_handle(ops::cat_tensors(tensor_list("dt_cat", tensors, n), dim));
+    *out = new_handle(ag::cat_tensors(tensor_list("dt_cat", tensors, n), dim));
   });
 }
 DT_API dt_status dt_stack(const dt_tensor* const* tensors, size_t n, int64_t dim, dt_tensor** out) {
   return guard([&] {
     require(out, "dt_stack", "out");
-    *out = new_handle(ops::stack(tensor_list("dt_stack", tensors, n), dim));
+    *out = new_handle(ag::stack(tensor_list("dt_stack", tensors, n), dim));
   });
 }
 
@@ -202,7 +203,7 @@ DT_API dt_status dt_chunk(const dt_tensor* t, int64_t chunks, int64_t dim, dt_te
   return guard([&] {
     require(count, "dt_chunk", "count");
     if (!outs && cap > 0) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_chunk: outs is NULL but cap is ", cap));
-    write_pieces(ops::chunk(tensor_arg(t, "dt_chunk", "t"), chunks, dim), outs, cap, count);
+    write_pieces(ag::chunk(tensor_arg(t, "dt_chunk", "t"), chunks, dim), outs, cap, count);
   });
 }
 DT_API dt_status dt_split(const dt_tensor* t, int64_t split_size, int64_t dim, dt_tensor** outs, size_t cap,
@@ -210,7 +211,7 @@ DT_API dt_status dt_split(const dt_tensor* t, int64_t split_size, int64_t dim, d
   return guard([&] {
     require(count, "dt_split", "count");
     if (!outs && cap > 0) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_split: outs is NULL but cap is ", cap));
-    write_pieces(ops::split(tensor_arg(t, "dt_split", "t"), split_size, dim), outs, cap, count);
+    write_pieces(ag::split(tensor_arg(t, "dt_split", "t"), split_size, dim), outs, cap, count);
   });
 }
 
@@ -221,7 +222,7 @@ DT_API dt_status dt_index_select(const dt_tensor* t, int64_t dim, const dt_tenso
     const Tensor& x = x_ref;
     Borrowed i_ref = tensor_arg(index, "dt_index_select", "index");
     const Tensor& i = i_ref;
-    *out = new_handle(ops::index_select(x, dim, i));
+    *out = new_handle(ag::index_select(x, dim, i));
   });
 }
 DT_API dt_status dt_gather(const dt_tensor* t, int64_t dim, const dt_tensor* index, dt_tensor** out) {
@@ -231,7 +232,7 @@ DT_API dt_status dt_gather(const dt_tensor* t, int64_t dim, const dt_tensor* ind
     const Tensor& x = x_ref;
     Borrowed i_ref = tensor_arg(index, "dt_gather", "index");
     const Tensor& i = i_ref;
-    *out = new_handle(ops::gather(x, dim, i));
+    *out = new_handle(ag::gather(x, dim, i));
   });
 }
 

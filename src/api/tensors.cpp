@@ -6,6 +6,7 @@
 #include "core/cuda_proxy.h"
 #include "core/context.h"
 #include "core/format.h"
+#include "nn/functions.h"
 #include "ops/ops.h"
 
 using namespace dt;
@@ -309,7 +310,7 @@ DT_API dt_status dt_tensor_to(const dt_tensor* t, dt_device device, dt_dtype dty
       *out = const_cast<dt_tensor*>(t);
       return;
     }
-    Tensor result = ops::to(x, d, ty, force, (flags & DT_TO_NON_BLOCKING) != 0);
+    Tensor result = ag::to(x, d, ty, force, (flags & DT_TO_NON_BLOCKING) != 0);
     *out = new_handle(std::move(result));
   });
 }

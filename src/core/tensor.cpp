@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <new>
 
+#include "core/autograd_meta.h"
 #include "core/error.h"
 
 namespace dt {
@@ -69,6 +70,8 @@ TensorImpl* TensorImpl::create(Ref<Storage> storage, DType dtype, const Dims& sh
 }
 
 void TensorImpl::destroy(TensorImpl* t) {
+  delete t->autograd;
+  t->autograd = nullptr;
   if (t->in_storage_block) {
     // The memory belongs to the storage's block: end this object, then drop the
     // storage reference, which frees the block if it was the last.

@@ -40,6 +40,8 @@ std::string dims_str(const Dims& d);  // "[2, 3]"
 int64_t numel_of(const Dims& shape);   // throws INVALID_ARGUMENT on overflow / negative
 Dims contiguous_strides(const Dims& shape);
 
+struct AutogradMeta;  // core/autograd_meta.h
+
 class TensorImpl : public RefCounted {
  public:
   // A new body with one reference, in malloc'd memory, or constructed at `place` (memory
@@ -56,6 +58,7 @@ class TensorImpl : public RefCounted {
   DType dtype = DType::Float32;
   bool contiguous = true;  // computed once at creation (geometry never changes)
   bool in_storage_block = false;  // this body lives in its storage's block (tiny tensors)
+  AutogradMeta* autograd = nullptr;  // owned; set only for tensors autograd tracks
 
  private:
   TensorImpl() = default;

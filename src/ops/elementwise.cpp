@@ -13,7 +13,7 @@ const char* op_name(BinaryOp op) {
 }
 const char* op_name(UnaryOp op) {
   static const char* names[] = {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin",
-                                "cos", "relu", "sigmoid", "tanh", "gelu", "silu"};
+                                "cos", "relu", "sigmoid", "tanh", "gelu", "silu", "gelu_backward"};
   return names[static_cast<int>(op)];
 }
 

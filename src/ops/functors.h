@@ -112,6 +112,10 @@ struct Tanh { template <typename T> DT_HD T operator()(T a) const { return std::
 struct Gelu { template <typename T> DT_HD T operator()(T a) const {
   return T(0.5) * a * (T(1) + std::erf(a * T(0.70710678118654752440))); } };
 struct Silu { template <typename T> DT_HD T operator()(T a) const { return a / (T(1) + std::exp(-a)); } };
+// d gelu(a) / da = Phi(a) + a * phi(a), for autograd.
+struct GeluGrad { template <typename T> DT_HD T operator()(T a) const {
+  return T(0.5) * (T(1) + std::erf(a * T(0.70710678118654752440))) +
+         a * T(0.39894228040143267794) * std::exp(T(-0.5) * a * a); } };
 
 // Maps an op enum to its functor type: visit_binary(op, [&](auto f) { ... }).
 template <typename V> DT_HD decltype(auto) visit_binary(BinaryOp op, V&& v) {
@@ -152,6 +156,7 @@ template <typename V> DT_HD decltype(auto) visit_unary(UnaryOp op, V&& v) {
     case UnaryOp::Sigmoid: return v(Sigmoid{});
     case UnaryOp::Tanh: return v(Tanh{});
     case UnaryOp::Gelu: return v(Gelu{});
+    case UnaryOp::GeluGrad: return v(GeluGrad{});
     default: break;
   }
   return v(Silu{});

@@ -5,7 +5,8 @@
 namespace dt {
 
 enum class BinaryOp { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge };
-enum class UnaryOp { Neg, Abs, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Relu, Sigmoid, Tanh, Gelu, Silu };
+// GeluGrad (d gelu / dx) exists for autograd; no public function maps to it.
+enum class UnaryOp { Neg, Abs, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Relu, Sigmoid, Tanh, Gelu, Silu, GeluGrad };
 enum class ReduceOp { Sum, Mean, Max, Min, ArgMax, ArgMin };
 enum class RandomDist { Uniform, Normal };
 

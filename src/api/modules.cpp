@@ -1,0 +1,299 @@
+// Module and optimizer entry points.
+#include <vector>
+
+#include "api/objects.h"
+#include "api/shim.h"
+#include "api/state_dicts.h"
+#include "io/safetensors_io.h"
+#include "nn/module_state.h"
+#include "core/context.h"
+#include "nn/layers.h"
+#include "nn/losses.h"
+#include "nn/optim.h"
+
+using namespace dt;
+using namespace dt::api;
+
+namespace {
+
+nn::Module* module_arg(const dt_module* m, const char* fn) {
+  return object_arg<nn::Module, HandleKind::Module>(m, fn, "m");
+}
+nn::Optimizer* optimizer_arg(const dt_optimizer* o, const char* fn) {
+  return object_arg<nn::Optimizer, HandleKind::Optimizer>(o, fn, "opt");
+}
+
+// Wraps a freshly made module (one reference) in a handle written to *out.
+template <typename Make>
+dt_status make_module(const char* fn, dt_module** out, Make make) {
+  return guard([&] {
+    require(out, fn, "out");
+    nn::Module* m = make();
+    *out = static_cast<dt_module*>(new_object_handle<nn::Module, HandleKind::Module>(m));
+  });
+}
+
+nn::Reduction reduction_arg(int32_t r, const char* fn) {
+  if (r != DT_REDUCTION_NONE && r != DT_REDUCTION_MEAN && r != DT_REDUCTION_SUM)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": unknown reduction ", r, " (DT_REDUCTION_NONE, _MEAN or _SUM)"));
+  return static_cast<nn::Reduction>(r);
+}
+
+Tensor optional_tensor(const dt_tensor* t, const char* fn, const char* param) {
+  if (!t) return Tensor();
+  Borrowed b = tensor_arg(t, fn, param);
+  return b;  // a counted copy
+}
+
+std::vector<Tensor> params_arg(const dt_tensor* const* params, size_t n, const char* fn) {
+  if (n > 0 && !params) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": params is NULL but n is ", n));
+  std::vector<Tensor> v;
+  for (size_t i = 0; i < n; ++i) {
+    Borrowed b = tensor_arg(params[i], fn, "params[i]");
+    v.push_back(b);
+  }
+  return v;
+}
+
+dt_status named_entry(const dt_module* m, size_t i, char* buf, size_t cap, size_t* needed, dt_tensor** tensor,
+                      bool params, const char* fn) {
+  return guard([&] {
+    check_string_buffer(buf, cap, fn);
+    nn::Module* mod = module_arg(m, fn);
+    nn::Named all = params ? mod->parameters() : mod->buffers();
+    if (i >= all.size())
+      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": index ", i, " is out of range (the module has ", all.size(), ")"));
+    dt_tensor* h = tensor ? new_handle(all[i].second) : nullptr;
+    write_string(all[i].first, buf, cap, needed);
+    if (tensor) *tensor = h;
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+DT_API dt_status dt_linear_new(int64_t in_features, int64_t out_features, int32_t bias, dt_dtype dtype,
+                               dt_device device, dt_module** out) {
+  return make_module("dt_linear_new", out, [&] {
+    if (bias != 0 && bias != 1) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_linear_new: bias must be 0 or 1, got ", bias));
+    return nn::new_linear(in_features, out_features, bias == 1, resolve_dtype(dtype), resolve_device(device));
+  });
+}
+
+DT_API dt_status dt_sequential_new(dt_module* const* modules, size_t n, dt_module** out) {
+  return make_module("dt_sequential_new", out, [&] {
+    if (n > 0 && !modules) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_sequential_new: modules is NULL but n is ", n));
+    std::vector<Ref<nn::Module>> children;
+    for (size_t i = 0; i < n; ++i) {
+      nn::Module* c = module_arg(modules[i], "dt_sequential_new");
+      c->ref();
+      children.push_back(Ref<nn::Module>::adopt(c));
+    }
+    return nn::new_sequential(children);
+  });
+}
+
+DT_API dt_status dt_relu_new(dt_module** out) {
+  return make_module("dt_relu_new", out, [] { return nn::new_activation(UnaryOp::Relu); });
+}
+DT_API dt_status dt_sigmoid_new(dt_module** out) {
+  return make_module("dt_sigmoid_new", out, [] { return nn::new_activation(UnaryOp::Sigmoid); });
+}
+DT_API dt_status dt_tanh_new(dt_module** out) {
+  return make_module("dt_tanh_new", out, [] { return nn::new_activation(UnaryOp::Tanh); });
+}
+DT_API dt_status dt_gelu_new(dt_module** out) {
+  return make_module("dt_gelu_new", out, [] { return nn::new_activation(UnaryOp::Gelu); });
+}
+DT_API dt_status dt_softmax_new(int64_t dim, dt_module** out) {
+  return make_module("dt_softmax_new", out, [&] { return nn::new_softmax(dim, false); });
+}
+DT_API dt_status dt_log_softmax_new(int64_t dim, dt_module** out) {
+  return make_module("dt_log_softmax_new", out, [&] { return nn::new_softmax(dim, true); });
+}
+DT_API dt_status dt_dropout_new(double p, dt_module** out) {
+  return make_module("dt_dropout_new", out, [&] { return nn::new_dropout(p); });
+}
+DT_API dt_status dt_flatten_new(int64_t start_dim, int64_t end_dim, dt_module** out) {
+  return make_module("dt_flatten_new", out, [&] { return nn::new_flatten(start_dim, end_dim); });
+}
+
+DT_API dt_status dt_cross_entropy_loss_new(const dt_tensor* weight, int32_t reduction, int64_t ignore_index,
+                                           double label_smoothing, dt_module** out) {
+  const char* fn = "dt_cross_entropy_loss_new";
+  return make_module(fn, out, [&] {
+    return nn::new_cross_entropy(optional_tensor(weight, fn, "weight"), reduction_arg(reduction, fn), ignore_index,
+                                 label_smoothing);
+  });
+}
+
+DT_API dt_status dt_nll_loss_new(const dt_tensor* weight, int32_t reduction, int64_t ignore_index, dt_module** out) {
+  const char* fn = "dt_nll_loss_new";
+  return make_module(fn, out, [&] {
+    return nn::new_nll(optional_tensor(weight, fn, "weight"), reduction_arg(reduction, fn), ignore_index);
+  });
+}
+
+DT_API dt_status dt_mse_loss_new(int32_t reduction, dt_module** out) {
+  return make_module("dt_mse_loss_new", out, [&] { return nn::new_mse(reduction_arg(reduction, "dt_mse_loss_new")); });
+}
+
+DT_API dt_status dt_module_retain(dt_module* m) {
+  return guard([&] {
+    if (!m) fail(DT_ERR_INVALID_ARGUMENT, "dt_module_retain: m is NULL");
+    handle_retain(m, HandleKind::Module);
+  });
+}
+
+DT_API dt_status dt_module_release(dt_module* m) {
+  return guard([&] {
+    if (m) handle_release(m, HandleKind::Module);
+  });
+}
+
+DT_API dt_status dt_module_forward(dt_module* m, const dt_tensor* const* inputs, size_t n, dt_tensor** out) {
+  return guard([&] {
+    const char* fn = "dt_module_forward";
+    require(out, fn, "out");
+    nn::Module* mod = module_arg(m, fn);
+    if (n > 0 && !inputs) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": inputs is NULL but n is ", n));
+    if (n != mod->arity())
+      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", mod->kind(), " takes ", mod->arity(), " input",
+                                        mod->arity() == 1 ? "" : "s (input, target)", " but ", n, " were given"));
+    std::vector<Tensor> in;
+    for (size_t i = 0; i < n; ++i) {
+      Borrowed b = tensor_arg(inputs[i], fn, "inputs[i]");
+      in.push_back(b);
+    }
+    *out = new_handle(mod->forward(in));
+  });
+}
+
+DT_API dt_status dt_module_to(dt_module* m, dt_device device) {
+  return guard([&] {
+    nn::Module* mod = module_arg(m, "dt_module_to");
+    Device d = Device::from_c(device);
+    check_device(d);
+    mod->to(d);
+  });
+}
+
+DT_API dt_status dt_module_device(const dt_module* m, dt_device* out) {
+  return guard([&] {
+    require(out, "dt_module_device", "out");
+    *out = module_arg(m, "dt_module_device")->device().to_c();
+  });
+}
+
+DT_API dt_status dt_module_train(dt_module* m) {
+  return guard([&] { module_arg(m, "dt_module_train")->train(true); });
+}
+DT_API dt_status dt_module_eval(dt_module* m) {
+  return guard([&] { module_arg(m, "dt_module_eval")->train(false); });
+}
+
+DT_API dt_status dt_module_parameter_count(const dt_module* m, size_t* out) {
+  return guard([&] {
+    require(out, "dt_module_parameter_count", "out");
+    *out = module_arg(m, "dt_module_parameter_count")->parameters().size();
+  });
+}
+DT_API dt_status dt_module_parameter(const dt_module* m, size_t i, char* buf, size_t cap, size_t* needed,
+                                     dt_tensor** tensor) {
+  return named_entry(m, i, buf, cap, needed, tensor, true, "dt_module_parameter");
+}
+DT_API dt_status dt_module_buffer_count(const dt_module* m, size_t* out) {
+  return guard([&] {
+    require(out, "dt_module_buffer_count", "out");
+    *out = module_arg(m, "dt_module_buffer_count")->buffers().size();
+  });
+}
+DT_API dt_status dt_module_buffer(const dt_module* m, size_t i, char* buf, size_t cap, size_t* needed,
+                                  dt_tensor** tensor) {
+  return named_entry(m, i, buf, cap, needed, tensor, false, "dt_module_buffer");
+}
+
+DT_API dt_status dt_module_state_dict(const dt_module* m, dt_state_dict** out) {
+  return guard([&] {
+    require(out, "dt_module_state_dict", "out");
+    *out = new_state_dict_handle(nn::state_dict(*module_arg(m, "dt_module_state_dict")));
+  });
+}
+
+DT_API dt_status dt_module_load_state_dict(dt_module* m, const dt_state_dict* sd) {
+  return guard([&] {
+    const char* fn = "dt_module_load_state_dict";
+    nn::Module* mod = module_arg(m, fn);
+    nn::load_state_dict(*mod, state_dict_arg(sd, fn, "sd"), DT_ERR_INVALID_ARGUMENT, fn);
+  });
+}
+
+namespace {
+std::string path_arg(const char* path, const char* fn) {
+  if (!path) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": path is NULL"));
+  if (!*path) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": path is empty"));
+  return path;
+}
+}  // namespace
+
+DT_API dt_status dt_module_save(const dt_module* m, const char* path) {
+  return guard([&] {
+    const char* fn = "dt_module_save";
+    nn::Module* mod = module_arg(m, fn);
+    io::save_safetensors(*nn::state_dict(*mod), path_arg(path, fn), fn);
+  });
+}
+
+DT_API dt_status dt_module_load(dt_module* m, const char* path) {
+  return guard([&] {
+    const char* fn = "dt_module_load";
+    nn::Module* mod = module_arg(m, fn);
+    std::string p = path_arg(path, fn);
+    std::unique_ptr<io::StateDict> sd = io::load_safetensors(p, Device{DT_DEVICE_CPU, 0}, fn);
+    nn::load_state_dict(*mod, *sd, DT_ERR_FORMAT, cat(fn, ": ", p).c_str());
+  });
+}
+
+DT_API dt_status dt_sgd_new(const dt_tensor* const* params, size_t n, double lr, double momentum, double dampening,
+                            double weight_decay, int32_t nesterov, dt_optimizer** out) {
+  return guard([&] {
+    const char* fn = "dt_sgd_new";
+    require(out, fn, "out");
+    if (nesterov != 0 && nesterov != 1) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": nesterov must be 0 or 1, got ", nesterov));
+    nn::Optimizer* o = nn::new_sgd(params_arg(params, n, fn), {lr, momentum, dampening, weight_decay, nesterov == 1});
+    *out = static_cast<dt_optimizer*>(new_object_handle<nn::Optimizer, HandleKind::Optimizer>(o));
+  });
+}
+
+DT_API dt_status dt_adam_new(const dt_tensor* const* params, size_t n, double lr, double beta1, double beta2,
+                             double eps, double weight_decay, int32_t decoupled, dt_optimizer** out) {
+  return guard([&] {
+    const char* fn = "dt_adam_new";
+    require(out, fn, "out");
+    if (decoupled != 0 && decoupled != 1) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": decoupled must be 0 or 1, got ", decoupled));
+    nn::Optimizer* o =
+        nn::new_adam(params_arg(params, n, fn), {lr, beta1, beta2, eps, weight_decay, decoupled == 1});
+    *out = static_cast<dt_optimizer*>(new_object_handle<nn::Optimizer, HandleKind::Optimizer>(o));
+  });
+}
+
+DT_API dt_status dt_optimizer_step(dt_optimizer* opt) {
+  return guard([&] { optimizer_arg(opt, "dt_optimizer_step")->step(); });
+}
+DT_API dt_status dt_optimizer_zero_grad(dt_optimizer* opt) {
+  return guard([&] { optimizer_arg(opt, "dt_optimizer_zero_grad")->zero_grad(); });
+}
+DT_API dt_status dt_optimizer_retain(dt_optimizer* opt) {
+  return guard([&] {
+    if (!opt) fail(DT_ERR_INVALID_ARGUMENT, "dt_optimizer_retain: opt is NULL");
+    handle_retain(opt, HandleKind::Optimizer);
+  });
+}
+DT_API dt_status dt_optimizer_release(dt_optimizer* opt) {
+  return guard([&] {
+    if (opt) handle_release(opt, HandleKind::Optimizer);
+  });
+}
+
+}  // extern "C"

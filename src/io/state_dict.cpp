@@ -1,0 +1,79 @@
+#include "io/state_dict.h"
+
+#include "core/error.h"
+
+namespace dt::io {
+
+bool valid_utf8(const std::string& s) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  size_t n = s.size(), i = 0;
+  while (i < n) {
+    unsigned c = p[i];
+    if (c < 0x80) { ++i; continue; }
+    size_t len;
+    uint32_t cp, min;
+    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; min = 0x80; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; min = 0x800; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; min = 0x10000; }
+    else return false;
+    if (n - i < len) return false;
+    for (size_t k = 1; k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
+size_t StateDict::size() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_.size();
+}
+
+namespace {
+[[noreturn]] void out_of_range(const char* fn, size_t i, size_t n) {
+  fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": index ", i, " is out of range for a state dict of ", n,
+                                    n == 1 ? " entry" : " entries"));
+}
+}  // namespace
+
+std::string StateDict::name(size_t i, const char* fn) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (i >= entries_.size()) out_of_range(fn, i, entries_.size());
+  return entries_[i].first;
+}
+
+Tensor StateDict::at(size_t i, const char* fn) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (i >= entries_.size()) out_of_range(fn, i, entries_.size());
+  return entries_[i].second;
+}
+
+Tensor StateDict::find(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = index_.find(name);
+  return it == index_.end() ? Tensor() : entries_[it->second].second;
+}
+
+void StateDict::set(const std::string& name, Tensor t) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = index_.find(name);
+  if (it != index_.end()) {
+    entries_[it->second].second = std::move(t);
+    return;
+  }
+  // Everything that can throw comes before the index changes; the last step only moves.
+  Entry e(name, std::move(t));
+  entries_.reserve(entries_.size() + 1);
+  index_.emplace(name, entries_.size());
+  entries_.push_back(std::move(e));
+}
+
+std::vector<StateDict::Entry> StateDict::entries() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return entries_;
+}
+
+}  // namespace dt::io

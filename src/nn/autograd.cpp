@@ -1,0 +1,191 @@
+#include "nn/autograd.h"
+
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "core/error.h"
+#include "ops/ops.h"
+
+namespace dt::ag {
+namespace {
+
+std::atomic<bool> g_grad_enabled{true};
+
+AutogradMeta& meta(const Tensor& t) {
+  TensorImpl* impl = t.impl();
+  if (!impl->autograd) impl->autograd = new AutogradMeta();
+  return *impl->autograd;
+}
+
+// The sink of a leaf's gradient: adds it to the leaf's .grad.
+class AccumulateGrad final : public Node {
+ public:
+  explicit AccumulateGrad(Tensor leaf) : leaf_(std::move(leaf)) {}
+  const char* name() const override { return "AccumulateGrad"; }
+  std::vector<Tensor> apply(const Tensor& g) override {
+    static std::mutex mu;  // leaves may be shared by graphs running on several threads
+    std::lock_guard<std::mutex> lock(mu);
+    AutogradMeta& m = meta(leaf_);
+    Tensor add = g;
+    if (add.shape() != leaf_.shape()) add = ops::reshape(add, leaf_.shape(), false);
+    if (!m.grad.defined()) {
+      // Keep a tensor of our own: the incoming one may be shared with the graph.
+      m.grad = ops::to(add, leaf_.device(), leaf_.dtype(), true);
+    } else {
+      m.grad = ops::binary(BinaryOp::Add, m.grad, add);
+    }
+    return {};
+  }
+
+ private:
+  Tensor leaf_;
+};
+
+Edge edge_to(const Tensor& input) {
+  Edge e;
+  e.dtype = input.dtype();
+  AutogradMeta* m = input.impl()->autograd;
+  if (!m) return e;
+  if (m->grad_fn) e.fn = m->grad_fn;
+  else if (m->requires_grad) e.fn = Ref<Node>::adopt(new AccumulateGrad(input));
+  return e;
+}
+
+}  // namespace
+
+bool grad_enabled() { return g_grad_enabled.load(std::memory_order_relaxed); }
+void set_grad_enabled(bool enabled) { g_grad_enabled.store(enabled, std::memory_order_relaxed); }
+
+bool requires_grad(const Tensor& t) {
+  const AutogradMeta* m = t.impl()->autograd;
+  return m && (m->requires_grad || m->grad_fn);
+}
+
+void set_requires_grad(const Tensor& t, bool on) {
+  if (!on) {
+    if (t.impl()->autograd && t.impl()->autograd->grad_fn)
+      fail(DT_ERR_INVALID_ARGUMENT,
+           "set_requires_grad: you can only change requires_grad flags of leaf variables (this tensor has grad_fn " +
+               std::string(t.impl()->autograd->grad_fn->name()) + "); use dt_tensor_detach");
+    if (t.impl()->autograd) t.impl()->autograd->requires_grad = false;
+    return;
+  }
+  if (!is_floating(t.dtype()))
+    fail(DT_ERR_DTYPE_MISMATCH, cat("set_requires_grad: only tensors of floating point dtype can require gradients, got ",
+                                    dtype_name(t.dtype())));
+  meta(t).requires_grad = true;
+}
+
+Tensor grad(const Tensor& t) {
+  const AutogradMeta* m = t.impl()->autograd;
+  return m ? m->grad : Tensor();
+}
+
+void set_grad(const Tensor& t, Tensor g) {
+  if (!g.defined() && !t.impl()->autograd) return;
+  meta(t).grad = std::move(g);
+}
+
+Node* grad_fn(const Tensor& t) {
+  const AutogradMeta* m = t.impl()->autograd;
+  return m ? m->grad_fn.get() : nullptr;
+}
+
+bool is_leaf(const Tensor& t) { return grad_fn(t) == nullptr; }
+
+bool should_record(std::initializer_list<const Tensor*> inputs) {
+  if (!grad_enabled()) return false;
+  for (const Tensor* t : inputs)
+    if (t && t->defined() && requires_grad(*t)) return true;
+  return false;
+}
+
+void record(Tensor& out, Node* node, std::initializer_list<const Tensor*> inputs) {
+  record(out, node, std::vector<const Tensor*>(inputs));
+}
+
+void record(Tensor& out, Node* node, const std::vector<const Tensor*>& inputs) {
+  Ref<Node> owned = Ref<Node>::adopt(node);
+  for (const Tensor* t : inputs) {
+    if (t && t->defined() && t->impl() == out.impl()) {
+      out = out.view_as(out.shape(), out.strides(), out.offset());
+      break;
+    }
+  }
+  node->next.reserve(inputs.size());
+  for (const Tensor* t : inputs) node->next.push_back(t && t->defined() ? edge_to(*t) : Edge{});
+  AutogradMeta& m = meta(out);
+  m.grad_fn = std::move(owned);
+  m.requires_grad = true;
+}
+
+void backward(const Tensor& root, const Tensor& grad_output) {
+  if (!requires_grad(root))
+    fail(DT_ERR_INVALID_ARGUMENT, "backward: element 0 of tensors does not require grad and does not have a grad_fn");
+  Tensor g = grad_output;
+  if (!g.defined()) {
+    if (root.numel() != 1)
+      fail(DT_ERR_INVALID_ARGUMENT, cat("backward: grad can be implicitly created only for scalar outputs (the "
+                                        "output has shape ", dims_str(root.shape()), "); pass a gradient"));
+    g = ops::full(root.shape(), 1.0, root.dtype(), root.device());
+  } else {
+    if (g.shape() != root.shape())
+      fail(DT_ERR_SHAPE_MISMATCH, cat("backward: the gradient has shape ", dims_str(g.shape()),
+                                      " but the output has shape ", dims_str(root.shape())));
+    ops::check_same_device("backward", root, g);
+    if (g.dtype() != root.dtype()) g = ops::to(g, root.device(), root.dtype(), false);
+  }
+  // The graph is walked with grad mode off: backward formulas are not recorded.
+  struct ModeGuard {
+    bool saved = grad_enabled();
+    ModeGuard() { set_grad_enabled(false); }
+    ~ModeGuard() { set_grad_enabled(saved); }
+  } mode;
+  Ref<Node> start = root.impl()->autograd->grad_fn;
+  if (!start) start = edge_to(root).fn;  // a leaf: its AccumulateGrad
+  // Count, for every node reachable from start, the edges that lead to it.
+  std::unordered_map<Node*, int> deps;
+  std::vector<Node*> stack{start.get()};
+  deps[start.get()] = 0;
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    for (const Edge& e : n->next) {
+      if (!e.fn) continue;
+      auto [it, fresh] = deps.try_emplace(e.fn.get(), 0);
+      ++it->second;
+      if (fresh) stack.push_back(e.fn.get());
+    }
+  }
+  // Run nodes whose every consumer has run, summing the gradients that reach each one.
+  std::unordered_map<Node*, Tensor> pending;
+  pending[start.get()] = g;
+  std::vector<Node*> ready{start.get()};
+  while (!ready.empty()) {
+    Node* n = ready.back();
+    ready.pop_back();
+    auto found = pending.find(n);
+    Tensor in = found == pending.end() ? Tensor() : std::move(found->second);
+    if (found != pending.end()) pending.erase(found);
+    // A node no gradient reached still releases its inputs' dependency counts.
+    std::vector<Tensor> grads = in.defined() ? n->apply(in) : std::vector<Tensor>();
+    for (size_t i = 0; i < n->next.size(); ++i) {
+      const Edge& e = n->next[i];
+      if (!e.fn) continue;
+      Node* target = e.fn.get();
+      if (i < grads.size() && grads[i].defined()) {
+        Tensor gi = grads[i];
+        if (gi.dtype() != e.dtype) gi = ops::to(gi, gi.device(), e.dtype, false);
+        Tensor& acc = pending[target];
+        acc = acc.defined() ? ops::binary(BinaryOp::Add, acc, gi) : gi;
+      }
+      if (--deps[target] == 0) ready.push_back(target);
+    }
+  }
+}
+
+Tensor detach(const Tensor& t) { return t.view_as(t.shape(), t.strides(), t.offset()); }
+
+}  // namespace dt::ag

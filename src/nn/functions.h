@@ -1,0 +1,46 @@
+// The differentiable front ends: each computes its op through src/ops (same rules, same
+// errors) and, when autograd must track it (nn/autograd.h), records a node with the
+// op's backward formula and PyTorch's name for it. The C shim calls these.
+#pragma once
+#include <vector>
+
+#include "core/tensor.h"
+#include "ops/op_kinds.h"
+
+namespace dt::ag {
+
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
+Tensor binary_scalar(BinaryOp op, const Tensor& a, double b);
+// In-place ops refuse tensors autograd tracks (their saved values would go stale).
+void binary_(BinaryOp op, const Tensor& self, const Tensor& other);
+void binary_scalar_(BinaryOp op, const Tensor& self, double other);
+Tensor unary(UnaryOp op, const Tensor& a);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+
+Tensor reduce(ReduceOp op, const Tensor& a, const int64_t* dims, size_t ndims, bool keepdim);
+Tensor softmax(const Tensor& a, int64_t dim, bool log);
+Tensor matmul(const Tensor& a, const Tensor& b);
+// x @ w^T + bias (bias may be undefined), as torch.nn.functional.linear.
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias);
+
+Tensor to(const Tensor& t, Device device, DType dtype, bool force_copy, bool non_blocking = false);
+Tensor contiguous(const Tensor& t);
+Tensor reshape(const Tensor& t, const Dims& shape, bool must_view);
+Tensor transpose(const Tensor& t, int64_t d0, int64_t d1);
+Tensor permute(const Tensor& t, const Dims& dims);
+Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length);
+Tensor squeeze(const Tensor& t, const int64_t* dims, size_t ndims);
+Tensor unsqueeze(const Tensor& t, int64_t dim);
+Tensor expand(const Tensor& t, const Dims& shape);
+Tensor flatten(const Tensor& t, int64_t start, int64_t end);
+Tensor cat_tensors(const std::vector<Tensor>& ts, int64_t dim);
+Tensor stack(const std::vector<Tensor>& ts, int64_t dim);
+std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim);
+std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim);
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
+
+// g summed over the dims broadcasting added or stretched, back to `shape`.
+Tensor sum_to(const Tensor& g, const Dims& shape);
+
+}  // namespace dt::ag

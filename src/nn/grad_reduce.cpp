@@ -1,0 +1,95 @@
+// Differentiable reductions and softmax: the gradient of a reduction is spread back over
+// the reduced dims (evenly over ties for amax/amin, as PyTorch).
+#include "core/error.h"
+#include "nn/autograd.h"
+#include "nn/functions.h"
+#include "nn/node.h"
+#include "ops/ops.h"
+
+namespace dt::ag {
+namespace {
+
+// a's shape with the reduced dims set to 1 (all dims when ndims == 0), and the count of
+// elements each output reduces.
+Dims kept_shape(const Tensor& a, const int64_t* dims, size_t ndims, int64_t* count) {
+  Dims k = a.shape();
+  *count = 1;
+  if (ndims == 0) {
+    for (int d = 0; d < k.size(); ++d) {
+      *count *= k[d];
+      k[d] = 1;
+    }
+    return k;
+  }
+  for (size_t i = 0; i < ndims; ++i) {
+    int d = wrap_dim(dims[i], a.ndim(), "reduce");
+    if (a.ndim() == 0) continue;
+    if (k[d] != 1 || a.size(d) == 1) *count *= a.size(d);
+    k[d] = 1;
+  }
+  return k;
+}
+
+}  // namespace
+
+Tensor reduce(ReduceOp op, const Tensor& a, const int64_t* dims, size_t ndims, bool keepdim) {
+  Tensor out = ops::reduce(op, a, dims, ndims, keepdim);
+  if (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin || !should_record({&a})) return out;
+  int64_t count = 1;
+  const Dims k = kept_shape(a, dims, ndims, &count);
+  const Dims as = a.shape();
+  using G = std::vector<Tensor>;
+  Node* node = nullptr;
+  switch (op) {
+    case ReduceOp::Sum:
+      node = make_node(ndims == 0 ? "SumBackward0" : "SumBackward1", [k, as](const Tensor& g) {
+        return G{ops::expand(ops::reshape(g, k, false), as)};
+      });
+      break;
+    case ReduceOp::Mean:
+      node = make_node(ndims == 0 ? "MeanBackward0" : "MeanBackward1", [k, as, count](const Tensor& g) {
+        Tensor scaled = ops::binary_scalar(BinaryOp::Div, ops::reshape(g, k, false), static_cast<double>(count));
+        return G{ops::expand(scaled, as)};
+      });
+      break;
+    case ReduceOp::Max:
+    case ReduceOp::Min: {
+      Tensor x = detach(a), o = detach(out);
+      std::vector<int64_t> dv(dims, dims + ndims);
+      node = make_node(op == ReduceOp::Max ? "AmaxBackward0" : "AminBackward0", [x, o, k, dv](const Tensor& g) {
+        Tensor mask = ops::to(ops::binary(BinaryOp::Eq, x, ops::reshape(o, k, false)), x.device(), g.dtype(), false);
+        Tensor ties = ops::reduce(ReduceOp::Sum, mask, dv.data(), dv.size(), true);
+        return G{ops::binary(BinaryOp::Mul, mask, ops::binary(BinaryOp::Div, ops::reshape(g, k, false), ties))};
+      });
+      break;
+    }
+    default:
+      return out;
+  }
+  record(out, node, {&a});
+  return out;
+}
+
+Tensor softmax(const Tensor& a, int64_t dim, bool log) {
+  Tensor out = ops::softmax(a, dim, log);
+  if (!should_record({&a})) return out;
+  Tensor o = detach(out);
+  using G = std::vector<Tensor>;
+  Node* node;
+  if (log) {
+    node = make_node("LogSoftmaxBackward0", [o, dim](const Tensor& g) {
+      Tensor total = ops::reduce(ReduceOp::Sum, g, &dim, 1, true);
+      return G{ops::binary(BinaryOp::Sub, g, ops::binary(BinaryOp::Mul, ops::unary(UnaryOp::Exp, o), total))};
+    });
+  } else {
+    node = make_node("SoftmaxBackward0", [o, dim](const Tensor& g) {
+      Tensor go = ops::binary(BinaryOp::Mul, g, o);
+      Tensor total = ops::reduce(ReduceOp::Sum, go, &dim, 1, true);
+      return G{ops::binary(BinaryOp::Sub, go, ops::binary(BinaryOp::Mul, o, total))};
+    });
+  }
+  record(out, node, {&a});
+  return out;
+}
+
+}  // namespace dt::ag

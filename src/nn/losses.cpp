@@ -1,0 +1,200 @@
+// The losses are compositions of differentiable ops (log_softmax, a one-hot selection of
+// the target classes, weighted sums), so their gradients come from autograd and run on
+// the input's device like any other op.
+#include "nn/losses.h"
+
+#include <vector>
+
+#include "core/error.h"
+#include "nn/autograd.h"
+#include "nn/functions.h"
+#include "ops/ops.h"
+
+namespace dt::nn {
+namespace {
+
+void check_two(const Module& m, const std::vector<Tensor>& in) {
+  if (in.size() != 2) fail(DT_ERR_INVALID_ARGUMENT, cat(m.kind(), ": expected (input, target) but got ", in.size(), " inputs"));
+}
+
+Tensor reduce_all(ReduceOp op, const Tensor& t) { return ag::reduce(op, t, nullptr, 0, false); }
+
+// Checks (input [N, C] or [C], target [N] or []) and every class index, which must lie
+// in [0, C) unless it is ignore_index. Returns C.
+int64_t check_classes(const Module& m, const Tensor& input, const Tensor& target, int64_t ignore_index) {
+  check_input_device(m, input);
+  ops::check_same_device(m.kind(), input, target);
+  if (!is_floating(input.dtype()))
+    fail(DT_ERR_DTYPE_MISMATCH, cat(m.kind(), ": expected a floating input but got ", dtype_name(input.dtype())));
+  if (target.dtype() != DType::Int64 && target.dtype() != DType::Int32 && target.dtype() != DType::UInt8 &&
+      target.dtype() != DType::Int16 && target.dtype() != DType::Int8)
+    fail(DT_ERR_DTYPE_MISMATCH, cat(m.kind(), ": expected class indices of an integer dtype as the target but got ",
+                                    dtype_name(target.dtype())));
+  const bool batched = input.ndim() == 2;
+  if (!(batched || input.ndim() == 1) || target.ndim() != (batched ? 1 : 0) ||
+      (batched && target.size(0) != input.size(0)))
+    fail(DT_ERR_SHAPE_MISMATCH, cat(m.kind(), ": expected input [N, C] with target [N] (or input [C] with a 0-d target), "
+                                              "got input ", dims_str(input.shape()), " and target ", dims_str(target.shape())));
+  const int64_t classes = input.size(input.ndim() - 1);
+  Tensor host = ops::to(target, Device{DT_DEVICE_CPU, 0}, DType::Int64, false);
+  host = ops::contiguous(host);
+  const int64_t* p = host.data_as<int64_t>();
+  for (int64_t i = 0; i < host.numel(); ++i)
+    if (p[i] != ignore_index && (p[i] < 0 || p[i] >= classes))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(m.kind(), ": target ", p[i], " is out of bounds for ", classes, " classes"));
+  return classes;
+}
+
+// Negative log-likelihood of log-probabilities logp [N, C] at class indices target [N],
+// weighted; *sample_weight gets each sample's weight (0 where ignored).
+Tensor nll(const Tensor& logp, const Tensor& target, const Tensor& weight, int64_t ignore_index, Tensor* sample_weight) {
+  const Device d = logp.device();
+  const DType dt = logp.dtype();
+  Tensor lp = logp.ndim() == 1 ? ag::unsqueeze(logp, 0) : logp;
+  Tensor tg = ops::reshape(ops::to(target, d, DType::Int64, false), Dims{-1, 1}, false);
+  const int64_t classes = lp.size(1);
+  Tensor positions = ops::reshape(ops::arange(0, static_cast<double>(classes), 1, DT_INT64, d), Dims{1, classes}, false);
+  Tensor chosen = ops::to(ops::binary(BinaryOp::Eq, tg, positions), d, dt, false);  // one-hot [N, C]
+  Tensor valid = ops::to(ops::binary_scalar(BinaryOp::Ne, tg, static_cast<double>(ignore_index)), d, dt, false);
+  chosen = ops::binary(BinaryOp::Mul, chosen, valid);
+  if (weight.defined()) chosen = ops::binary(BinaryOp::Mul, chosen, ops::to(weight, d, dt, false));
+  int64_t class_dim = 1;
+  *sample_weight = ops::reduce(ReduceOp::Sum, chosen, &class_dim, 1, false);
+  Tensor picked = ag::reduce(ReduceOp::Sum, ag::binary(BinaryOp::Mul, lp, chosen), &class_dim, 1, false);
+  Tensor loss = ag::unary(UnaryOp::Neg, picked);
+  return logp.ndim() == 1 ? ag::reshape(loss, Dims{}, false) : loss;
+}
+
+Tensor reduce_nll(const Tensor& per_sample, const Tensor& sample_weight, Reduction r) {
+  switch (r) {
+    case Reduction::None: return per_sample;
+    case Reduction::Sum: return reduce_all(ReduceOp::Sum, per_sample);
+    case Reduction::Mean: break;
+  }
+  return ag::binary(BinaryOp::Div, reduce_all(ReduceOp::Sum, per_sample), ops::reduce(ReduceOp::Sum, sample_weight, nullptr, 0, false));
+}
+
+class NLLLoss : public Module {
+ public:
+  NLLLoss(const Tensor& weight, Reduction r, int64_t ignore_index) : reduction_(r), ignore_index_(ignore_index) {
+    if (weight.defined()) {
+      Tensor w = new_parameter(weight.shape(), weight.dtype(), weight.device());
+      ops::copy_(w, weight);
+      buffers_.emplace_back("weight", w);
+    }
+  }
+  const char* kind() const override { return "NLLLoss"; }
+  size_t arity() const override { return 2; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    check_two(*this, in);
+    check_weight(check_classes(*this, in[0], in[1], ignore_index_));
+    Tensor sw;
+    Tensor per_sample = nll(in[0], in[1], weight(), ignore_index_, &sw);
+    return reduce_nll(per_sample, sw, reduction_);
+  }
+
+ protected:
+  Tensor weight() const { return buffers_.empty() ? Tensor() : buffers_[0].second; }
+  void check_weight(int64_t classes) const {
+    Tensor w = weight();
+    if (w.defined() && (w.ndim() != 1 || w.size(0) != classes))
+      fail(DT_ERR_SHAPE_MISMATCH, cat(kind(), ": the class weight has shape ", dims_str(w.shape()), " but the input has ",
+                                      classes, " classes"));
+  }
+  Reduction reduction_;
+  int64_t ignore_index_;
+};
+
+class CrossEntropyLoss final : public NLLLoss {
+ public:
+  CrossEntropyLoss(const Tensor& weight, Reduction r, int64_t ignore_index, double smoothing)
+      : NLLLoss(weight, r, ignore_index), smoothing_(smoothing) {}
+  const char* kind() const override { return "CrossEntropyLoss"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    check_two(*this, in);
+    const int64_t classes = check_classes(*this, in[0], in[1], ignore_index_);
+    check_weight(classes);
+    const int64_t class_dim = in[0].ndim() - 1;
+    Tensor logp = ag::softmax(in[0], class_dim, true);
+    Tensor sw;
+    Tensor loss = reduce_nll(nll(logp, in[1], weight(), ignore_index_, &sw), sw, reduction_);
+    if (smoothing_ == 0) return loss;
+    // PyTorch's label smoothing: (1 - e) * nll + e / C * smooth, where smooth is the
+    // (weighted) sum of -logp over the classes, zero for ignored samples.
+    const Device d = logp.device();
+    Tensor weighted = weight().defined() ? ag::binary(BinaryOp::Mul, logp, ops::to(weight(), d, logp.dtype(), false)) : logp;
+    int64_t cd = class_dim;
+    Tensor smooth = ag::unary(UnaryOp::Neg, ag::reduce(ReduceOp::Sum, weighted, &cd, 1, false));
+    Tensor valid = ops::to(ops::binary_scalar(BinaryOp::Ne, ops::to(in[1], d, DType::Int64, false),
+                                              static_cast<double>(ignore_index_)),
+                           d, logp.dtype(), false);
+    smooth = ag::binary(BinaryOp::Mul, smooth, valid);
+    Tensor reduced;
+    switch (reduction_) {
+      case Reduction::None: reduced = smooth; break;
+      case Reduction::Sum: reduced = reduce_all(ReduceOp::Sum, smooth); break;
+      case Reduction::Mean:  // over the weights of the samples kept (their count when unweighted)
+        reduced = ag::binary(BinaryOp::Div, reduce_all(ReduceOp::Sum, smooth), ops::reduce(ReduceOp::Sum, sw, nullptr, 0, false));
+        break;
+    }
+    return ag::binary(BinaryOp::Add, ag::binary_scalar(BinaryOp::Mul, loss, 1.0 - smoothing_),
+                      ag::binary_scalar(BinaryOp::Mul, reduced, smoothing_ / static_cast<double>(classes)));
+  }
+
+ private:
+  double smoothing_;
+};
+
+class MSELoss final : public Module {
+ public:
+  explicit MSELoss(Reduction r) : reduction_(r) {}
+  const char* kind() const override { return "MSELoss"; }
+  size_t arity() const override { return 2; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    check_two(*this, in);
+    ops::check_same_device("MSELoss", in[0], in[1]);
+    if (in[0].shape() != in[1].shape())
+      fail(DT_ERR_SHAPE_MISMATCH, cat("MSELoss: the input has shape ", dims_str(in[0].shape()), " but the target has shape ",
+                                      dims_str(in[1].shape())));
+    Tensor diff = ag::binary(BinaryOp::Sub, in[0], in[1]);
+    Tensor sq = ag::binary(BinaryOp::Mul, diff, diff);
+    switch (reduction_) {
+      case Reduction::None: return sq;
+      case Reduction::Sum: return reduce_all(ReduceOp::Sum, sq);
+      case Reduction::Mean: break;
+    }
+    return reduce_all(ReduceOp::Mean, sq);
+  }
+
+ private:
+  Reduction reduction_;
+};
+
+void check_common(Reduction r, const Tensor& weight, const char* kind) {
+  if (r != Reduction::None && r != Reduction::Mean && r != Reduction::Sum)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(kind, ": unknown reduction ", static_cast<int>(r), " (0 none, 1 mean, 2 sum)"));
+  if (weight.defined() && (!is_floating(weight.dtype()) || weight.ndim() != 1))
+    fail(DT_ERR_INVALID_ARGUMENT, cat(kind, ": the class weight must be a 1-d floating tensor, got ",
+                                      dtype_name(weight.dtype()), " of shape ", dims_str(weight.shape())));
+}
+
+}  // namespace
+
+Module* new_cross_entropy(const Tensor& weight, Reduction r, int64_t ignore_index, double label_smoothing) {
+  check_common(r, weight, "CrossEntropyLoss");
+  if (!(label_smoothing >= 0 && label_smoothing <= 1))
+    fail(DT_ERR_INVALID_ARGUMENT, cat("CrossEntropyLoss: label_smoothing must be in [0, 1], got ", label_smoothing));
+  return new CrossEntropyLoss(weight, r, ignore_index, label_smoothing);
+}
+
+Module* new_nll(const Tensor& weight, Reduction r, int64_t ignore_index) {
+  check_common(r, weight, "NLLLoss");
+  return new NLLLoss(weight, r, ignore_index);
+}
+
+Module* new_mse(Reduction r) {
+  check_common(r, Tensor(), "MSELoss");
+  return new MSELoss(r);
+}
+
+}  // namespace dt::nn

@@ -1,0 +1,85 @@
+#include "nn/module.h"
+
+#include "core/allocator.h"
+#include "core/error.h"
+#include "nn/autograd.h"
+#include "ops/ops.h"
+
+namespace dt::nn {
+
+void Module::collect(const std::string& prefix, bool params, Named* out) const {
+  for (const auto& [name, t] : params ? params_ : buffers_) out->emplace_back(prefix + name, t);
+  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", params, out);
+}
+
+Named Module::parameters() const {
+  Named out;
+  collect("", true, &out);
+  return out;
+}
+
+Named Module::buffers() const {
+  Named out;
+  collect("", false, &out);
+  return out;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [name, child] : children_) child->train(on);
+}
+
+void Module::to(Device device) {
+  // Copy everything first, then swap: a failure (out of memory) leaves the module as it was.
+  Named all = parameters();
+  Named bufs = buffers();
+  all.insert(all.end(), bufs.begin(), bufs.end());
+  std::vector<Tensor> moved, moved_grads;
+  for (const auto& [name, t] : all) {
+    moved.push_back(ops::to(t, device, t.dtype(), false));
+    Tensor g = ag::grad(t);
+    moved_grads.push_back(g.defined() ? ops::to(g, device, g.dtype(), false) : Tensor());
+  }
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (moved[i].impl() != all[i].second.impl()) assign_in_place(all[i].second, moved[i]);
+    if (moved_grads[i].defined()) ag::set_grad(all[i].second, moved_grads[i]);
+  }
+}
+
+Device Module::device() const {
+  Named p = parameters();
+  if (!p.empty()) return p[0].second.device();
+  Named b = buffers();
+  if (!b.empty()) return b[0].second.device();
+  return Device{DT_DEVICE_CPU, 0};
+}
+
+Tensor new_parameter(const Dims& shape, DType dtype, Device device) {
+  return Tensor::empty_from(allocator_for(device), shape, dtype, device);
+}
+
+void assign_in_place(const Tensor& t, const Tensor& moved) {
+  TensorImpl* impl = t.impl();
+  if (impl->in_storage_block)
+    fail(DT_ERR_INTERNAL, "a module tensor lives inside its storage block and cannot be moved in place");
+  impl->storage = moved.impl()->storage;
+  impl->strides = moved.strides();
+  impl->offset = moved.offset();
+  impl->contiguous = moved.is_contiguous();
+}
+
+void check_input_device(const Module& m, const Tensor& input) {
+  Named p = m.parameters();
+  const char* what = "parameters";
+  if (p.empty()) {
+    p = m.buffers();
+    what = "buffers";
+  }
+  if (p.empty()) return;
+  Device d = p[0].second.device();
+  if (d != input.device())
+    fail(DT_ERR_DEVICE_MISMATCH, cat(m.kind(), ": module ", what, " are on ", device_str(d), " but the input is on ",
+                                     device_str(input.device())));
+}
+
+}  // namespace dt::nn

@@ -1,0 +1,55 @@
+// Modules: layers, containers and losses with named parameters and buffers, as
+// torch.nn. A module owns its tensors; parameters are leaves that require grad.
+// to() moves every parameter and buffer IN PLACE (the tensor bodies the caller may hold
+// keep pointing at the moved data), as module.to(device) does in PyTorch.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/refcounted.h"
+#include "core/tensor.h"
+
+namespace dt::nn {
+
+using Named = std::vector<std::pair<std::string, Tensor>>;
+
+class Module : public RefCounted {
+ public:
+  virtual ~Module() = default;
+  static void destroy(Module* m) { delete m; }
+
+  virtual const char* kind() const = 0;  // "Linear", as PyTorch's class name
+  // The number of inputs forward takes (1, or 2 for losses).
+  virtual size_t arity() const { return 1; }
+  virtual Tensor forward(const std::vector<Tensor>& inputs) = 0;
+
+  // Parameters / buffers of this module and its children, with state_dict names.
+  Named parameters() const;
+  Named buffers() const;
+  void train(bool on);  // recursive
+  bool training() const { return training_; }
+  // Moves every parameter, gradient and buffer to device, in place.
+  void to(Device device);
+  // The device of the first parameter or buffer (cpu:0 when there is none).
+  Device device() const;
+
+ protected:
+  Named params_, buffers_;
+  std::vector<std::pair<std::string, Ref<Module>>> children_;
+  bool training_ = true;
+
+ private:
+  void collect(const std::string& prefix, bool params, Named* out) const;
+};
+
+// A tensor for a parameter or buffer: its own storage (never the inline block of tiny
+// tensors), so that to() can swap the storage under it.
+Tensor new_parameter(const Dims& shape, DType dtype, Device device);
+// Replaces t's storage and layout with those of moved (same shape), in place.
+void assign_in_place(const Tensor& t, const Tensor& moved);
+
+// "module parameters are on cuda:0 but the input is on cpu" unless they match.
+void check_input_device(const Module& m, const Tensor& input);
+
+}  // namespace dt::nn

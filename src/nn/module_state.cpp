@@ -1,0 +1,45 @@
+#include "nn/module_state.h"
+
+#include <set>
+#include <vector>
+
+#include "core/error.h"
+#include "ops/ops.h"
+
+namespace dt::nn {
+
+std::unique_ptr<io::StateDict> state_dict(const Module& m) {
+  auto sd = std::make_unique<io::StateDict>();
+  for (const auto& [name, t] : m.parameters()) sd->set(name, t);
+  for (const auto& [name, t] : m.buffers()) sd->set(name, t);
+  return sd;
+}
+
+void load_state_dict(Module& m, const io::StateDict& sd, dt_status code, const char* fn) {
+  Named mine = m.parameters();
+  Named bufs = m.buffers();
+  mine.insert(mine.end(), bufs.begin(), bufs.end());
+  std::set<std::string> expected;
+  std::vector<Tensor> sources;
+  for (const auto& [name, t] : mine) {
+    expected.insert(name);
+    Tensor src = sd.find(name);
+    if (!src.defined()) fail(code, cat(fn, ": missing key \"", name, "\" (", m.kind(), " has it)"));
+    if (src.shape() != t.shape())
+      fail(code, cat(fn, ": wrong shape for \"", name, "\": the state has ", dims_str(src.shape()),
+                     " but the module has ", dims_str(t.shape())));
+    if (!is_floating(src.dtype()) && is_floating(t.dtype()) && src.dtype() != DType::Int64 && src.dtype() != DType::Int32)
+      fail(code, cat(fn, ": \"", name, "\" holds ", dtype_name(src.dtype()), " but the module's tensor is ",
+                     dtype_name(t.dtype())));
+    sources.push_back(src);
+  }
+  for (const auto& [name, t] : sd.entries())
+    if (!expected.count(name)) fail(code, cat(fn, ": unexpected key \"", name, "\" (", m.kind(), " has no such tensor)"));
+  // Everything checked: copy (into staging first, so a failure halfway changes nothing).
+  std::vector<Tensor> staged;
+  for (size_t i = 0; i < mine.size(); ++i)
+    staged.push_back(ops::to(sources[i], mine[i].second.device(), mine[i].second.dtype(), true));
+  for (size_t i = 0; i < mine.size(); ++i) ops::copy_(mine[i].second, staged[i]);
+}
+
+}  // namespace dt::nn

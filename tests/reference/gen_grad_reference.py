@@ -1,0 +1,247 @@
+#!/usr/bin/env python3
+"""Generates tests/reference/grad_cases.json: PyTorch autograd references for devtensor.
+
+Regenerate (Debian's interpreter has torch and numpy):
+
+    /usr/bin/python3 tests/reference/gen_grad_reference.py
+
+Deterministic: each case's data come from a numpy generator seeded with a CRC32 of its id.
+tests/test_autograd.cpp runs every case on every device.
+
+Each case applies one op of the C API (same "op"/"params"/"inputs" format as
+gen_reference.py's cases; inputs marked "requires_grad" are leaves, made on the CPU and
+then moved and viewed) and reduces its result(s) to a scalar with fixed random weights:
+loss = sum_k sum(out_k * weights[k]). Recorded:
+
+  grads     per input: its gradient {"dtype","shape","values"}, or null
+  grad_fn   PyTorch's name of the result's backward function (torch 1.13), when devtensor
+            promises the same name
+  params.reuse  the op gets its one input twice (a graph that uses a leaf twice)
+  fd        true when a central finite difference of the loss must also agree (float64
+            inputs away from kinks and ties)
+"""
+import json
+import os
+import zlib
+
+import numpy as np
+import torch
+
+torch.set_default_dtype(torch.float32)
+
+CASES = []
+IDS = set()
+NAMES = {torch.float32: "float32", torch.float64: "float64"}
+
+
+def rng_for(cid):
+    return np.random.default_rng(zlib.crc32(cid.encode()))
+
+
+def enc_tensor(t):
+    t = t.detach()
+    return {"dtype": NAMES[t.dtype], "shape": list(t.shape),
+            "values": [float(v) for v in t.reshape(-1).tolist()]}
+
+
+def make_input(rng, shape, dtype=torch.float64, low=-2.0, high=2.0, values=None, views=(), grad=True):
+    if values is None:
+        data = rng.uniform(low, high, size=shape)
+    else:
+        data = np.array(values, dtype=np.float64).reshape(shape)
+    base = torch.tensor(data, dtype=dtype)
+    spec = {"dtype": NAMES[dtype], "shape": list(shape),
+            "data": [float(v) for v in base.reshape(-1).tolist()],
+            "views": [list(v) for v in views], "requires_grad": grad}
+    return spec, base
+
+
+def apply_views(t, views):
+    for v in views:
+        if v[0] == "transpose":
+            t = t.transpose(v[1], v[2])
+        elif v[0] == "permute":
+            t = t.permute(*v[1])
+        elif v[0] == "narrow":
+            t = t.narrow(v[1], v[2], v[3])
+        elif v[0] == "expand":
+            t = t.expand(*v[1])
+    return t
+
+
+def add(cid, op, fn, inputs, params=None, grad_fn=True, fd=True, int_inputs=()):
+    """inputs: list of (spec, base) from make_input; fn(list of viewed tensors) -> tensor or list."""
+    assert cid not in IDS, cid
+    IDS.add(cid)
+    rng = rng_for(cid + "/w")
+    leaves, viewed = [], []
+    for spec, base in inputs:
+        leaf = base.clone().requires_grad_(spec["requires_grad"])
+        leaves.append(leaf)
+        viewed.append(apply_views(leaf, spec["views"]))
+    outs = fn(viewed)
+    out_list = outs if isinstance(outs, (list, tuple)) else [outs]
+    weights, loss = [], 0
+    for o in out_list:
+        w = torch.tensor(rng.uniform(-1, 1, size=tuple(o.shape)), dtype=o.dtype)
+        weights.append({"dtype": NAMES[o.dtype], "shape": list(o.shape),
+                        "data": [float(v) for v in w.reshape(-1).tolist()], "views": []})
+        loss = loss + (o * w).sum()
+    loss.backward()
+    case = {"id": cid, "op": op, "params": params or {},
+            "inputs": [spec for spec, _ in inputs], "weights": weights,
+            "grads": [enc_tensor(l.grad) if l.grad is not None else None for l in leaves],
+            "fd": bool(fd) and all(spec["dtype"] == "float64" for spec, _ in inputs if spec["requires_grad"])}
+    if grad_fn and out_list[0].grad_fn is not None:
+        case["grad_fn"] = type(out_list[0].grad_fn).__name__
+    CASES.append(case)
+
+
+def R(cid):
+    return rng_for(cid)
+
+
+# ----------------------------------------------------------------------------- elementwise
+
+BIN = {"dt_add": torch.add, "dt_sub": torch.sub, "dt_mul": torch.mul, "dt_div": torch.div,
+       "dt_maximum": torch.maximum, "dt_minimum": torch.minimum}
+for op, f in BIN.items():
+    for sa, sb, tag in [((2, 3), (2, 3), "same"), ((2, 3), (3,), "bcast_row"), ((4, 1), (1, 3), "outer"),
+                        ((2, 3), (), "scalar_tensor")]:
+        cid = f"{op}_{tag}"
+        r = R(cid)
+        lo = 0.5 if op == "dt_div" else -2.0
+        add(cid, op, lambda v, f=f: f(v[0], v[1]), [make_input(r, sa), make_input(r, sb, low=lo)])
+# maximum / minimum ties split the gradient in half
+for op, f in [("dt_maximum", torch.maximum), ("dt_minimum", torch.minimum)]:
+    cid = f"{op}_ties"
+    r = R(cid)
+    add(cid, op, lambda v, f=f: f(v[0], v[1]),
+        [make_input(r, (4,), values=[1, 2, 3, 4]), make_input(r, (4,), values=[1, 5, 3, 0])], fd=False)
+cid = "dt_pow_tensor"
+r = R(cid)
+add(cid, "dt_pow", lambda v: torch.pow(v[0], v[1]),
+    [make_input(r, (2, 3), low=0.5, high=2.0), make_input(r, (2, 3), low=-1.5, high=2.0)])
+cid = "dt_mul_float32"
+r = R(cid)
+add(cid, "dt_mul", lambda v: v[0] * v[1], [make_input(r, (3, 2), dtype=torch.float32),
+                                          make_input(r, (3, 2), dtype=torch.float32)])
+cid = "dt_add_mixed_float32_float64"
+r = R(cid)
+add(cid, "dt_add", lambda v: v[0] + v[1], [make_input(r, (3,), dtype=torch.float32), make_input(r, (3,))])
+
+SCALAR = {"dt_add_scalar": lambda t, s: t + s, "dt_sub_scalar": lambda t, s: t - s,
+          "dt_mul_scalar": lambda t, s: t * s, "dt_div_scalar": lambda t, s: t / s,
+          "dt_pow_scalar": lambda t, s: torch.pow(t, s)}
+for op, f in SCALAR.items():
+    s = 2.5 if op != "dt_pow_scalar" else 3.0
+    cid = f"{op}"
+    r = R(cid)
+    lo = 0.5 if op == "dt_pow_scalar" else -2.0
+    add(cid, op, lambda v, f=f, s=s: f(v[0], s), [make_input(r, (2, 3), low=lo)], params={"scalar": s})
+
+UN = {"dt_neg": torch.neg, "dt_abs": torch.abs, "dt_exp": torch.exp, "dt_log": torch.log,
+      "dt_sqrt": torch.sqrt, "dt_rsqrt": torch.rsqrt, "dt_sin": torch.sin, "dt_cos": torch.cos,
+      "dt_relu": torch.relu, "dt_sigmoid": torch.sigmoid, "dt_tanh": torch.tanh,
+      "dt_gelu": torch.nn.functional.gelu, "dt_silu": torch.nn.functional.silu}
+POSITIVE = {"dt_log", "dt_sqrt", "dt_rsqrt"}
+for op, f in UN.items():
+    cid = f"{op}"
+    r = R(cid)
+    lo = 0.3 if op in POSITIVE else -2.0
+    add(cid, op, lambda v, f=f: f(v[0]), [make_input(r, (3, 4), low=lo)])
+
+cid = "dt_where"
+r = R(cid)
+cond_spec = {"dtype": "bool", "shape": [2, 3], "data": [1, 0, 1, 0, 0, 1], "views": [], "requires_grad": False}
+cond = torch.tensor([[True, False, True], [False, False, True]])
+add(cid, "dt_where", lambda v: torch.where(v[0], v[1], v[2]),
+    [(cond_spec, cond), make_input(r, (2, 3)), make_input(r, (3,))])
+
+# ----------------------------------------------------------------------------- reductions
+
+for op, f in [("dt_sum", torch.sum), ("dt_mean", torch.mean)]:
+    for dims, keep in [([], 0), ([1], 0), ([0, 2], 1), ([-1], 1)]:
+        cid = f"{op}_dims{'_'.join(str(d) for d in dims) or 'all'}_keep{keep}".replace("-", "m")
+        r = R(cid)
+        fn = (lambda v, f=f: f(v[0])) if not dims else (lambda v, f=f, d=dims, k=keep: f(v[0], dim=d, keepdim=bool(k)))
+        add(cid, op, fn, [make_input(r, (2, 3, 4))], params={"dims": dims, "keepdim": keep})
+for op, f in [("dt_max", torch.amax), ("dt_min", torch.amin)]:
+    cid = f"{op}_dim1"
+    r = R(cid)
+    add(cid, op, lambda v, f=f: f(v[0], dim=1), [make_input(r, (3, 4))], params={"dims": [1], "keepdim": 0})
+    cid = f"{op}_all_ties"
+    r = R(cid)
+    vals = [1, 3, 3, 0, -2, 3] if op == "dt_max" else [1, -2, 3, 0, -2, 3]
+    add(cid, op, lambda v, f=f: f(v[0]), [make_input(r, (2, 3), values=vals)], params={"dims": [], "keepdim": 0},
+        fd=False)
+
+for op, log in [("dt_softmax", False), ("dt_log_softmax", True)]:
+    for dim in [1, 0, -1]:
+        cid = f"{op}_dim{dim}".replace("-", "m")
+        r = R(cid)
+        f = torch.log_softmax if log else torch.softmax
+        add(cid, op, lambda v, f=f, d=dim: f(v[0], d), [make_input(r, (3, 5))], params={"dim": dim})
+
+# ----------------------------------------------------------------------------- matmul
+
+for sa, sb in [((3, 4), (4, 2)), ((4,), (4, 2)), ((3, 4), (4,)), ((4,), (4,)), ((2, 3, 4), (2, 4, 5)),
+               ((2, 3, 4), (4, 5)), ((3, 4), (2, 4, 5)), ((2, 1, 3, 4), (3, 4, 2)), ((2, 3, 4), (4,))]:
+    cid = "dt_matmul_" + "x".join(map(str, sa)) + "_" + "x".join(map(str, sb))
+    r = R(cid)
+    add(cid, "dt_matmul", lambda v: torch.matmul(v[0], v[1]), [make_input(r, sa), make_input(r, sb)],
+        grad_fn=len(sa) == 2 and len(sb) == 2)  # other shapes: torch names its internal decomposition
+cid = "dt_matmul_transposed"
+r = R(cid)
+add(cid, "dt_matmul", lambda v: torch.matmul(v[0], v[1]),
+    [make_input(r, (4, 3), views=[["transpose", 0, 1]]), make_input(r, (2, 4), views=[["transpose", 0, 1]])])
+
+# ----------------------------------------------------------------------------- views and joins
+
+r = R("views")
+add("dt_reshape", "dt_reshape", lambda v: v[0].reshape(4, 3), [make_input(r, (2, 6))], params={"shape": [4, 3]})
+add("dt_reshape_noncontig", "dt_reshape", lambda v: v[0].reshape(6), [make_input(r, (3, 2), views=[["transpose", 0, 1]])],
+    params={"shape": [6]}, grad_fn=False)
+add("dt_view", "dt_view", lambda v: v[0].view(3, 2, 2), [make_input(r, (2, 6))], params={"shape": [3, 2, 2]})
+add("dt_transpose", "dt_transpose", lambda v: v[0].transpose(0, 2), [make_input(r, (2, 3, 4))],
+    params={"dim0": 0, "dim1": 2})
+add("dt_permute", "dt_permute", lambda v: v[0].permute(2, 0, 1), [make_input(r, (2, 3, 4))], params={"dims": [2, 0, 1]})
+add("dt_narrow", "dt_narrow", lambda v: v[0].narrow(1, 1, 2), [make_input(r, (3, 4))],
+    params={"dim": 1, "start": 1, "length": 2})
+add("dt_squeeze", "dt_squeeze", lambda v: v[0].squeeze(1), [make_input(r, (3, 1, 2))], params={"dims": [1]})
+add("dt_squeeze_all", "dt_squeeze", lambda v: v[0].squeeze(), [make_input(r, (1, 3, 1))], params={"dims": []})
+add("dt_unsqueeze", "dt_unsqueeze", lambda v: v[0].unsqueeze(1), [make_input(r, (3, 2))], params={"dim": 1})
+add("dt_expand", "dt_expand", lambda v: v[0].expand(2, 3, 4), [make_input(r, (3, 1))], params={"shape": [2, 3, 4]})
+add("dt_flatten", "dt_flatten", lambda v: v[0].flatten(1, 2), [make_input(r, (2, 3, 4))],
+    params={"start_dim": 1, "end_dim": 2})
+add("dt_contiguous", "dt_contiguous", lambda v: v[0].contiguous(), [make_input(r, (3, 2), views=[["transpose", 0, 1]])])
+add("dt_tensor_to_float32", "dt_tensor_to", lambda v: v[0].to(torch.float32), [make_input(r, (2, 3))],
+    params={"dtype": "float32"}, fd=False)
+add("dt_cat", "dt_cat", lambda v: torch.cat(v, 1), [make_input(r, (2, 3)), make_input(r, (2, 1)), make_input(r, (2, 2))],
+    params={"dim": 1})
+add("dt_stack", "dt_stack", lambda v: torch.stack(v, 1), [make_input(r, (2, 3)), make_input(r, (2, 3))],
+    params={"dim": 1})
+add("dt_chunk", "dt_chunk", lambda v: list(torch.chunk(v[0], 3, 1)), [make_input(r, (2, 5))],
+    params={"chunks": 3, "dim": 1}, grad_fn=False)
+add("dt_split", "dt_split", lambda v: list(torch.split(v[0], 2, 0)), [make_input(r, (5, 2))],
+    params={"split_size": 2, "dim": 0}, grad_fn=False)
+idx_spec = {"dtype": "int64", "shape": [4], "data": [2, 0, 2, 1], "views": [], "requires_grad": False}
+add("dt_index_select", "dt_index_select", lambda v: torch.index_select(v[0], 1, v[1]),
+    [make_input(r, (2, 3)), (idx_spec, torch.tensor([2, 0, 2, 1]))], params={"dim": 1})
+gidx = [[0, 2, 2], [1, 1, 0]]
+gidx_spec = {"dtype": "int64", "shape": [2, 3], "data": sum(gidx, []), "views": [], "requires_grad": False}
+add("dt_gather", "dt_gather", lambda v: torch.gather(v[0], 1, v[1]),
+    [make_input(r, (2, 4)), (gidx_spec, torch.tensor(gidx))], params={"dim": 1})
+gidx2 = [[0, 2]]
+gidx2_spec = {"dtype": "int64", "shape": [1, 2], "data": [0, 2], "views": [], "requires_grad": False}
+add("dt_gather_smaller_index", "dt_gather", lambda v: torch.gather(v[0], 1, v[1]),
+    [make_input(r, (2, 4)), (gidx2_spec, torch.tensor(gidx2))], params={"dim": 1})
+# a graph that reuses an input: gradients from both uses add up
+add("reuse_mul_self", "dt_mul", lambda v: v[0] * v[0], [make_input(r, (3,))], params={"reuse": True})
+
+out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "grad_cases.json")
+with open(out, "w") as fh:
+    json.dump({"generator": "tests/reference/gen_grad_reference.py", "torch": torch.__version__,
+               "cases": CASES}, fh, indent=None, separators=(",", ":"))
+    fh.write("\n")
+print(f"{len(CASES)} cases -> {out}")

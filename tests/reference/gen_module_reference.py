@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Generates tests/reference/module_cases.json: PyTorch references for devtensor's modules.
+
+Regenerate (Debian's interpreter has torch and numpy):
+
+    /usr/bin/python3 tests/reference/gen_module_reference.py
+
+Deterministic (numpy generators with fixed seeds). tests/test_modules.cpp reads it.
+
+  losses    {"id", "loss": "cross_entropy" | "nll" | "mse", "reduction": 0 none | 1 mean
+            | 2 sum, "ignore_index", "label_smoothing", "weight" (list or null), "input"
+            {"shape", "data"}, "target" {"shape", "data", "dtype"}, "expected" (list of
+            loss values, row-major), "input_grad" (gradient of sum(loss) w.r.t. input)}
+  training  {"id", "optimizer": "sgd" | "adam" | "adamw", "options", "layers" (the
+            Linear sizes of Linear-ReLU-...-Linear), "weights" (a safetensors file under
+            tests/reference/safetensors/ with the initial state_dict, which the test loads
+            with dt_module_load), "x", "y", "losses" (cross-entropy per step, before the
+            step)}
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+torch.set_default_dtype(torch.float32)
+torch.set_num_threads(1)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from gen_safetensors import serialize  # noqa: E402  (the repo's own writer of the format)
+
+
+def flat(t):
+    return [float(v) for v in t.detach().reshape(-1).tolist()]
+
+
+LOSSES = []
+rng = np.random.default_rng(7)
+N, C = 6, 4
+for loss in ["cross_entropy", "nll", "mse"]:
+    for reduction, rname in [(0, "none"), (1, "mean"), (2, "sum")]:
+        for weighted in ([False, True] if loss != "mse" else [False]):
+            for ignore, smooth in ([(-100, 0.0), (2, 0.0), (-100, 0.2), (1, 0.1)] if loss == "cross_entropy"
+                                   else [(-100, 0.0), (2, 0.0)] if loss == "nll" else [(-100, 0.0)]):
+                cid = f"{loss}_{rname}_{'w' if weighted else 'nw'}_ign{ignore}_ls{smooth}".replace("-", "m").replace(".", "p")
+                x = torch.tensor(rng.uniform(-2, 2, size=(N, C)), dtype=torch.float64, requires_grad=True)
+                w = torch.tensor(rng.uniform(0.2, 2, size=(C,)), dtype=torch.float64) if weighted else None
+                if loss == "mse":
+                    target = torch.tensor(rng.uniform(-1, 1, size=(N, C)), dtype=torch.float64)
+                    m = nn.MSELoss(reduction=rname)
+                    tspec = {"shape": [N, C], "data": flat(target), "dtype": "float64"}
+                    inp = x
+                else:
+                    target = torch.tensor(rng.integers(0, C, size=(N,)), dtype=torch.int64)
+                    target[0] = 2  # so ignore_index 2 really skips a sample
+                    tspec = {"shape": [N], "data": [int(v) for v in target.tolist()], "dtype": "int64"}
+                    if loss == "cross_entropy":
+                        m = nn.CrossEntropyLoss(weight=w, reduction=rname, ignore_index=ignore, label_smoothing=smooth)
+                        inp = x
+                    else:
+                        m = nn.NLLLoss(weight=w, reduction=rname, ignore_index=ignore)
+                        inp = torch.log_softmax(x, 1)
+                out = m(inp, target)
+                out.sum().backward()
+                LOSSES.append({"id": cid, "loss": loss, "reduction": reduction, "ignore_index": ignore,
+                               "label_smoothing": smooth, "weight": flat(w) if w is not None else None,
+                               "input": {"shape": [N, C], "data": flat(x)}, "log_softmax_input": loss == "nll",
+                               "target": tspec, "expected": flat(out), "input_grad": flat(x.grad)})
+
+TRAINING = []
+for opt_name, options in [("sgd", {"lr": 0.1, "momentum": 0.9, "dampening": 0.0, "weight_decay": 1e-4, "nesterov": 1}),
+                          ("adam", {"lr": 0.01, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0}),
+                          ("adamw", {"lr": 0.01, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.01})]:
+    torch.manual_seed(3)
+    layers = [8, 16, 3]
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
+    weights = "safetensors/mlp_init.safetensors"  # torch.manual_seed(3): the same for every run
+    with open(os.path.join(HERE, weights), "wb") as fh:
+        fh.write(serialize(list(model.state_dict().items())))
+    g = np.random.default_rng(11)
+    x = torch.tensor(g.uniform(-1, 1, size=(32, 8)), dtype=torch.float32)
+    y = torch.tensor(g.integers(0, 3, size=(32,)), dtype=torch.int64)
+    if opt_name == "sgd":
+        opt = torch.optim.SGD(model.parameters(), lr=options["lr"], momentum=options["momentum"],
+                              dampening=options["dampening"], weight_decay=options["weight_decay"],
+                              nesterov=bool(options["nesterov"]))
+    elif opt_name == "adam":
+        opt = torch.optim.Adam(model.parameters(), lr=options["lr"], betas=(options["beta1"], options["beta2"]),
+                               eps=options["eps"], weight_decay=options["weight_decay"])
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=options["lr"], betas=(options["beta1"], options["beta2"]),
+                                eps=options["eps"], weight_decay=options["weight_decay"])
+    lossf = nn.CrossEntropyLoss()
+    losses = []
+    for step in range(100):
+        opt.zero_grad()
+        loss = lossf(model(x), y)
+        losses.append(float(loss))
+        loss.backward()
+        opt.step()
+    TRAINING.append({"id": f"mlp_{opt_name}", "optimizer": opt_name, "options": options, "layers": layers,
+                     "weights": weights, "x": {"shape": [32, 8], "data": flat(x)},
+                     "y": [int(v) for v in y.tolist()], "losses": losses})
+
+out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "module_cases.json")
+with open(out, "w") as fh:
+    json.dump({"generator": "tests/reference/gen_module_reference.py", "torch": torch.__version__,
+               "losses": LOSSES, "training": TRAINING}, fh, separators=(",", ":"))
+    fh.write("\n")
+print(f"{len(LOSSES)} loss cases, {len(TRAINING)} training runs -> {out}")

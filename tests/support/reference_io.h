@@ -1,0 +1,515 @@
+// The shared half of the PyTorch reference tests (test_reference_ops, test_autograd):
+// handles, dtype encodings, reading and comparing tensors, building a case's inputs on a
+// device, and calling an op of the C API by its name with a case's parameters.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "devtensor.h"
+
+namespace {
+
+using json = nlohmann::json;
+
+// ------------------------------------------------------------------------ handles
+
+// Owns one reference.
+class Ref {
+ public:
+  Ref() = default;
+  explicit Ref(dt_tensor* p) : p_(p) {}
+  Ref(const Ref&) = delete;
+  Ref& operator=(const Ref&) = delete;
+  Ref(Ref&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  Ref& operator=(Ref&& o) noexcept {
+    if (this != &o) {
+      reset();
+      p_ = o.p_;
+      o.p_ = nullptr;
+    }
+    return *this;
+  }
+  ~Ref() { reset(); }
+  void reset() {
+    if (p_) dt_tensor_release(p_);
+    p_ = nullptr;
+  }
+  dt_tensor* get() const { return p_; }
+
+ private:
+  dt_tensor* p_ = nullptr;
+};
+
+// A recognisable value an out-parameter must still hold after a failing call.
+dt_tensor* Sentinel() {
+  static int anchor;
+  return reinterpret_cast<dt_tensor*>(&anchor);
+}
+
+std::string Err(dt_status st) {
+  std::ostringstream os;
+  os << "status " << st << " (" << dt_status_string(st) << "): " << dt_last_error_message();
+  return os.str();
+}
+
+// ------------------------------------------------------------------------ dtypes
+
+dt_dtype DtypeOf(const std::string& name) {
+  static const std::map<std::string, dt_dtype> m = {
+      {"float32", DT_FLOAT32}, {"float64", DT_FLOAT64}, {"float16", DT_FLOAT16},
+      {"bfloat16", DT_BFLOAT16}, {"int8", DT_INT8},     {"int16", DT_INT16},
+      {"int32", DT_INT32},     {"int64", DT_INT64},     {"uint8", DT_UINT8},
+      {"bool", DT_BOOL}};
+  auto it = m.find(name);
+  if (it == m.end()) throw std::runtime_error("unknown dtype in case file: " + name);
+  return it->second;
+}
+
+std::string DtypeName(dt_dtype d) {
+  const char* n = dt_dtype_name(d);
+  return n ? n : ("<dtype " + std::to_string(d) + ">");
+}
+
+size_t ElemSize(dt_dtype d) {
+  switch (d) {
+    case DT_FLOAT64: case DT_INT64: return 8;
+    case DT_FLOAT32: case DT_INT32: return 4;
+    case DT_FLOAT16: case DT_BFLOAT16: case DT_INT16: return 2;
+    default: return 1;
+  }
+}
+
+bool IsFloating(dt_dtype d) {
+  return d == DT_FLOAT32 || d == DT_FLOAT64 || d == DT_FLOAT16 || d == DT_BFLOAT16;
+}
+
+uint32_t FloatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+float BitsFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// float -> IEEE binary16, round to nearest even (the case data are exactly representable,
+// so any correct rounding gives the same bits; this one is complete anyway).
+uint16_t FloatToHalf(float f) {
+  uint32_t x = FloatBits(f);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  uint32_t absx = x & 0x7fffffffu;
+  if (absx > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
+  if (absx < 0x38800000u) {  // subnormal half or zero
+    float a = BitsFloat(absx);
+    // scale so that the half subnormal unit (2^-24) becomes 1, then round to even
+    float scaled = a * 16777216.0f;
+    uint32_t m = static_cast<uint32_t>(std::nearbyint(scaled));
+    return static_cast<uint16_t>(sign | m);
+  }
+  uint32_t exp = ((absx >> 23) - 127 + 15);
+  uint32_t mant = absx & 0x7fffffu;
+  uint32_t h = (exp << 10) | (mant >> 13);
+  uint32_t rest = mant & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) h += 1;
+  return static_cast<uint16_t>(sign | h);
+}
+
+float HalfToFloat(uint16_t h) {
+  uint32_t sign = (static_cast<uint32_t>(h) & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  if (exp == 0) {
+    float v = std::ldexp(static_cast<float>(mant), -24);
+    return sign ? -v : v;
+  }
+  if (exp == 31) return BitsFloat(sign | 0x7f800000u | (mant << 13));
+  return BitsFloat(sign | ((exp - 15 + 127) << 23) | (mant << 13));
+}
+
+uint16_t FloatToBf16(float f) {
+  uint32_t x = FloatBits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  uint32_t lsb = (x >> 16) & 1u;
+  x += 0x7fffu + lsb;
+  return static_cast<uint16_t>(x >> 16);
+}
+
+float Bf16ToFloat(uint16_t b) { return BitsFloat(static_cast<uint32_t>(b) << 16); }
+
+double JsonNumber(const json& v) {
+  if (v.is_string()) {
+    const std::string s = v.get<std::string>();
+    if (s == "nan") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "inf") return std::numeric_limits<double>::infinity();
+    if (s == "-inf") return -std::numeric_limits<double>::infinity();
+    throw std::runtime_error("bad number string in case file: " + s);
+  }
+  if (v.is_boolean()) return v.get<bool>() ? 1.0 : 0.0;
+  return v.get<double>();
+}
+
+int64_t JsonInt(const json& v) {
+  if (v.is_number_integer()) return v.get<int64_t>();
+  return static_cast<int64_t>(JsonNumber(v));
+}
+
+std::vector<uint8_t> Encode(const json& values, dt_dtype dt) {
+  const size_t es = ElemSize(dt);
+  std::vector<uint8_t> out(values.size() * es);
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint8_t* p = out.data() + i * es;
+    const json& v = values[i];
+    switch (dt) {
+      case DT_FLOAT32: { float f = static_cast<float>(JsonNumber(v)); std::memcpy(p, &f, 4); break; }
+      case DT_FLOAT64: { double d = JsonNumber(v); std::memcpy(p, &d, 8); break; }
+      case DT_FLOAT16: { uint16_t h = FloatToHalf(static_cast<float>(JsonNumber(v))); std::memcpy(p, &h, 2); break; }
+      case DT_BFLOAT16: { uint16_t h = FloatToBf16(static_cast<float>(JsonNumber(v))); std::memcpy(p, &h, 2); break; }
+      case DT_INT8: { int8_t x = static_cast<int8_t>(JsonInt(v)); std::memcpy(p, &x, 1); break; }
+      case DT_INT16: { int16_t x = static_cast<int16_t>(JsonInt(v)); std::memcpy(p, &x, 2); break; }
+      case DT_INT32: { int32_t x = static_cast<int32_t>(JsonInt(v)); std::memcpy(p, &x, 4); break; }
+      case DT_INT64: { int64_t x = JsonInt(v); std::memcpy(p, &x, 8); break; }
+      case DT_UINT8: { uint8_t x = static_cast<uint8_t>(JsonInt(v)); std::memcpy(p, &x, 1); break; }
+      case DT_BOOL: { uint8_t x = JsonInt(v) != 0 ? 1 : 0; std::memcpy(p, &x, 1); break; }
+      default: throw std::runtime_error("bad dtype");
+    }
+  }
+  return out;
+}
+
+double DecodeOne(const uint8_t* p, dt_dtype dt) {
+  switch (dt) {
+    case DT_FLOAT32: { float f; std::memcpy(&f, p, 4); return f; }
+    case DT_FLOAT64: { double d; std::memcpy(&d, p, 8); return d; }
+    case DT_FLOAT16: { uint16_t h; std::memcpy(&h, p, 2); return HalfToFloat(h); }
+    case DT_BFLOAT16: { uint16_t h; std::memcpy(&h, p, 2); return Bf16ToFloat(h); }
+    case DT_INT8: { int8_t x; std::memcpy(&x, p, 1); return x; }
+    case DT_INT16: { int16_t x; std::memcpy(&x, p, 2); return x; }
+    case DT_INT32: { int32_t x; std::memcpy(&x, p, 4); return x; }
+    case DT_INT64: { int64_t x; std::memcpy(&x, p, 8); return static_cast<double>(x); }
+    case DT_UINT8: { return *p; }
+    case DT_BOOL: { return *p; }
+    default: return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+std::vector<int64_t> Ints(const json& a) {
+  std::vector<int64_t> v;
+  for (const auto& x : a) v.push_back(x.get<int64_t>());
+  return v;
+}
+
+std::string Str(const std::vector<int64_t>& v) {
+  std::ostringstream os;
+  os << "[";
+  for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  os << "]";
+  return os.str();
+}
+
+// ------------------------------------------------------------------------ tensor I/O
+
+struct Info {
+  dt_dtype dtype = DT_DTYPE_DEFAULT;
+  std::vector<int64_t> shape, strides;
+  std::vector<double> values;
+  std::vector<uint8_t> bytes;
+  dt_device device{0, 0};
+};
+
+// Reads everything about t; false (with a gtest failure) if a query fails.
+bool Read(const dt_tensor* t, Info* info) {
+  size_t ndim = 0, nbytes = 0;
+  dt_status st;
+  if ((st = dt_tensor_ndim(t, &ndim)) != DT_OK) { ADD_FAILURE() << "dt_tensor_ndim: " << Err(st); return false; }
+  info->shape.assign(ndim, 0);
+  info->strides.assign(ndim, 0);
+  if ((st = dt_tensor_shape(t, info->shape.data(), ndim)) != DT_OK) { ADD_FAILURE() << "dt_tensor_shape: " << Err(st); return false; }
+  if ((st = dt_tensor_strides(t, info->strides.data(), ndim)) != DT_OK) { ADD_FAILURE() << "dt_tensor_strides: " << Err(st); return false; }
+  if ((st = dt_tensor_dtype(t, &info->dtype)) != DT_OK) { ADD_FAILURE() << "dt_tensor_dtype: " << Err(st); return false; }
+  if ((st = dt_tensor_device(t, &info->device)) != DT_OK) { ADD_FAILURE() << "dt_tensor_device: " << Err(st); return false; }
+  if ((st = dt_tensor_nbytes(t, &nbytes)) != DT_OK) { ADD_FAILURE() << "dt_tensor_nbytes: " << Err(st); return false; }
+  int64_t numel = 1;
+  for (int64_t d : info->shape) numel *= d;
+  const size_t es = ElemSize(info->dtype);
+  if (nbytes != static_cast<size_t>(numel) * es) {
+    ADD_FAILURE() << "dt_tensor_nbytes " << nbytes << " != numel " << numel << " * " << es;
+    return false;
+  }
+  info->bytes.assign(nbytes, 0);
+  if ((st = dt_tensor_copy_to_host(t, info->bytes.data(), nbytes)) != DT_OK) {
+    ADD_FAILURE() << "dt_tensor_copy_to_host: " << Err(st);
+    return false;
+  }
+  info->values.resize(static_cast<size_t>(numel));
+  for (int64_t i = 0; i < numel; ++i) info->values[i] = DecodeOne(info->bytes.data() + i * es, info->dtype);
+  return true;
+}
+
+struct Tol {
+  double rtol, atol;
+};
+
+Tol TolFor(dt_dtype d) {
+  switch (d) {
+    case DT_FLOAT64: return {1e-10, 1e-12};
+    case DT_FLOAT32: return {1e-5, 1e-6};
+    case DT_FLOAT16: return {1e-3, 1e-3};
+    case DT_BFLOAT16: return {1e-2, 1e-2};
+    default: return {0, 0};
+  }
+}
+
+// Compares t with an expected {"dtype","shape","values",["strides"]} object.
+void Compare(const json& exp, const dt_tensor* t, double atol_scale, const dt_device& device,
+             const std::string& what) {
+  SCOPED_TRACE(what);
+  Info got;
+  if (!Read(t, &got)) return;
+  const dt_dtype edt = DtypeOf(exp.at("dtype").get<std::string>());
+  const std::vector<int64_t> eshape = Ints(exp.at("shape"));
+  EXPECT_EQ(DtypeName(got.dtype), DtypeName(edt)) << "result dtype differs from PyTorch's";
+  EXPECT_EQ(Str(got.shape), Str(eshape)) << "result shape differs from PyTorch's";
+  EXPECT_TRUE(got.device.type == device.type && got.device.index == device.index)
+      << "result on device {" << got.device.type << "," << got.device.index << "}, expected {"
+      << device.type << "," << device.index << "}";
+  if (got.dtype != edt || got.shape != eshape) return;
+  int64_t numel = 1;
+  for (int64_t d : eshape) numel *= d;
+  if (exp.contains("strides") && numel > 0) {
+    // Strides of dimensions of size 0 or 1 do not affect the layout, and PyTorch itself
+    // ignores them (is_contiguous); compare the others exactly.
+    const std::vector<int64_t> es = Ints(exp.at("strides"));
+    bool same = true;
+    for (size_t i = 0; i < eshape.size(); ++i)
+      if (eshape[i] > 1 && es[i] != got.strides[i]) same = false;
+    EXPECT_TRUE(same) << "strides " << Str(got.strides) << ", PyTorch has " << Str(es)
+                      << " (dims of size <= 1 ignored)";
+  }
+  const json& ev = exp.at("values");
+  if (static_cast<int64_t>(ev.size()) != numel) {
+    ADD_FAILURE() << "case file: " << ev.size() << " values for numel " << numel;
+    return;
+  }
+  Tol tol = TolFor(edt);
+  tol.atol *= atol_scale;
+  int shown = 0, bad = 0;
+  std::ostringstream msg;
+  for (int64_t i = 0; i < numel; ++i) {
+    const double e = JsonNumber(ev[i]);
+    const double g = got.values[i];
+    bool ok;
+    if (std::isnan(e)) {
+      ok = std::isnan(g);
+    } else if (std::isinf(e)) {
+      ok = g == e;
+    } else if (!IsFloating(edt)) {
+      ok = g == e;
+    } else {
+      ok = std::isfinite(g) && std::fabs(g - e) <= tol.atol + tol.rtol * std::fabs(e);
+    }
+    if (!ok) {
+      ++bad;
+      if (shown++ < 8) {
+        msg.precision(17);
+        msg << "\n  [" << i << "] got " << g << ", PyTorch " << e;
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0) << bad << " of " << numel << " values differ (rtol " << tol.rtol
+                    << ", atol " << tol.atol << ")" << msg.str();
+}
+
+// ------------------------------------------------------------------------ ops
+
+using Unary = dt_status (*)(const dt_tensor*, dt_tensor**);
+using Binary = dt_status (*)(const dt_tensor*, const dt_tensor*, dt_tensor**);
+using ScalarOp = dt_status (*)(const dt_tensor*, double, dt_tensor**);
+using InplaceBin = dt_status (*)(dt_tensor*, const dt_tensor*);
+using InplaceScalar = dt_status (*)(dt_tensor*, double);
+using Reduce = dt_status (*)(const dt_tensor*, const int64_t*, size_t, int32_t, dt_tensor**);
+using SoftmaxFn = dt_status (*)(const dt_tensor*, int64_t, dt_tensor**);
+
+const std::map<std::string, Unary>& UnaryOps() {
+  static const std::map<std::string, Unary> m = {
+      {"dt_neg", dt_neg},   {"dt_abs", dt_abs},     {"dt_exp", dt_exp},         {"dt_log", dt_log},
+      {"dt_sqrt", dt_sqrt}, {"dt_rsqrt", dt_rsqrt}, {"dt_sin", dt_sin},         {"dt_cos", dt_cos},
+      {"dt_relu", dt_relu}, {"dt_sigmoid", dt_sigmoid}, {"dt_tanh", dt_tanh}, {"dt_gelu", dt_gelu},
+      {"dt_silu", dt_silu}, {"dt_contiguous", dt_contiguous}};
+  return m;
+}
+
+const std::map<std::string, Binary>& BinaryOps() {
+  static const std::map<std::string, Binary> m = {
+      {"dt_add", dt_add}, {"dt_sub", dt_sub}, {"dt_mul", dt_mul}, {"dt_div", dt_div},
+      {"dt_pow", dt_pow}, {"dt_maximum", dt_maximum}, {"dt_minimum", dt_minimum},
+      {"dt_eq", dt_eq},   {"dt_ne", dt_ne},   {"dt_lt", dt_lt},   {"dt_le", dt_le},
+      {"dt_gt", dt_gt},   {"dt_ge", dt_ge},   {"dt_matmul", dt_matmul}};
+  return m;
+}
+
+const std::map<std::string, ScalarOp>& ScalarOps() {
+  static const std::map<std::string, ScalarOp> m = {
+      {"dt_add_scalar", dt_add_scalar}, {"dt_sub_scalar", dt_sub_scalar},
+      {"dt_mul_scalar", dt_mul_scalar}, {"dt_div_scalar", dt_div_scalar},
+      {"dt_pow_scalar", dt_pow_scalar}, {"dt_maximum_scalar", dt_maximum_scalar},
+      {"dt_minimum_scalar", dt_minimum_scalar}, {"dt_eq_scalar", dt_eq_scalar},
+      {"dt_ne_scalar", dt_ne_scalar},   {"dt_lt_scalar", dt_lt_scalar},
+      {"dt_le_scalar", dt_le_scalar},   {"dt_gt_scalar", dt_gt_scalar},
+      {"dt_ge_scalar", dt_ge_scalar}};
+  return m;
+}
+
+const std::map<std::string, InplaceBin>& InplaceBinOps() {
+  static const std::map<std::string, InplaceBin> m = {
+      {"dt_add_", dt_add_}, {"dt_sub_", dt_sub_}, {"dt_mul_", dt_mul_},
+      {"dt_div_", dt_div_}, {"dt_pow_", dt_pow_}, {"dt_maximum_", dt_maximum_},
+      {"dt_minimum_", dt_minimum_}};
+  return m;
+}
+
+const std::map<std::string, InplaceScalar>& InplaceScalarOps() {
+  static const std::map<std::string, InplaceScalar> m = {
+      {"dt_add_scalar_", dt_add_scalar_}, {"dt_sub_scalar_", dt_sub_scalar_},
+      {"dt_mul_scalar_", dt_mul_scalar_}, {"dt_div_scalar_", dt_div_scalar_},
+      {"dt_pow_scalar_", dt_pow_scalar_}, {"dt_maximum_scalar_", dt_maximum_scalar_},
+      {"dt_minimum_scalar_", dt_minimum_scalar_}};
+  return m;
+}
+
+const std::map<std::string, Reduce>& ReduceOps() {
+  static const std::map<std::string, Reduce> m = {
+      {"dt_sum", dt_sum}, {"dt_mean", dt_mean}, {"dt_max", dt_max},
+      {"dt_min", dt_min}, {"dt_argmax", dt_argmax}, {"dt_argmin", dt_argmin}};
+  return m;
+}
+
+const std::map<std::string, SoftmaxFn>& SoftmaxOps() {
+  static const std::map<std::string, SoftmaxFn> m = {
+      {"dt_softmax", dt_softmax}, {"dt_log_softmax", dt_log_softmax}};
+  return m;
+}
+
+// Builds input i: data on the CPU, moved to device, then the view steps. With `leaf`,
+// the CPU tensor is marked requires_grad first and *leaf gets a reference to it, so the
+// gradient flows back through the move and the views to it.
+bool MakeInput(const json& spec, const dt_device& device, Ref* out, Ref* leaf = nullptr) {
+  const dt_dtype dt = DtypeOf(spec.at("dtype").get<std::string>());
+  const std::vector<int64_t> shape = Ints(spec.at("shape"));
+  const std::vector<uint8_t> bytes = Encode(spec.at("data"), dt);
+  const dt_device cpu{DT_DEVICE_CPU, 0};
+  dt_tensor* raw = nullptr;
+  dt_status st = dt_tensor_from_data(bytes.empty() ? nullptr : bytes.data(), bytes.size(),
+                                     shape.empty() ? nullptr : shape.data(), shape.size(), dt,
+                                     cpu, &raw);
+  if (st != DT_OK) { ADD_FAILURE() << "dt_tensor_from_data: " << Err(st); return false; }
+  Ref cur(raw);
+  if (leaf) {
+    st = dt_tensor_set_requires_grad(raw, 1);
+    if (st != DT_OK) { ADD_FAILURE() << "dt_tensor_set_requires_grad: " << Err(st); return false; }
+    dt_tensor_retain(raw);
+    *leaf = Ref(raw);
+  }
+  if (device.type != DT_DEVICE_CPU) {
+    st = dt_tensor_to(cur.get(), device, DT_DTYPE_DEFAULT, 0, &raw);
+    if (st != DT_OK) { ADD_FAILURE() << "dt_tensor_to(device): " << Err(st); return false; }
+    cur = Ref(raw);
+  }
+  for (const auto& step : spec.at("views")) {
+    const std::string kind = step.at(0).get<std::string>();
+    if (kind == "transpose") {
+      st = dt_transpose(cur.get(), step.at(1).get<int64_t>(), step.at(2).get<int64_t>(), &raw);
+    } else if (kind == "permute") {
+      std::vector<int64_t> d = Ints(step.at(1));
+      st = dt_permute(cur.get(), d.empty() ? nullptr : d.data(), d.size(), &raw);
+    } else if (kind == "narrow") {
+      st = dt_narrow(cur.get(), step.at(1).get<int64_t>(), step.at(2).get<int64_t>(),
+                     step.at(3).get<int64_t>(), &raw);
+    } else if (kind == "expand") {
+      std::vector<int64_t> s = Ints(step.at(1));
+      st = dt_expand(cur.get(), s.empty() ? nullptr : s.data(), s.size(), &raw);
+    } else {
+      ADD_FAILURE() << "case file: unknown view step " << kind;
+      return false;
+    }
+    if (st != DT_OK) {
+      ADD_FAILURE() << "input view step " << step.dump() << " failed: " << Err(st);
+      return false;
+    }
+    cur = Ref(raw);
+  }
+  *out = std::move(cur);
+  return true;
+}
+
+// Calls the single-result op named by a case (every op but in-place ones and
+// chunk/split) on inputs `in`; *known is false for a name it does not know.
+inline dt_status CallSingle(const std::string& op, const json& params, const std::vector<Ref>& in, dt_tensor** out,
+                            bool* known) {
+  auto I = [&](size_t i) { return in.at(i).get(); };
+  dt_status st = DT_OK;
+  *known = true;
+  if (UnaryOps().count(op)) {
+    st = UnaryOps().at(op)(I(0), out);
+  } else if (BinaryOps().count(op)) {
+    st = BinaryOps().at(op)(I(0), I(1), out);
+  } else if (ScalarOps().count(op)) {
+    st = ScalarOps().at(op)(I(0), JsonNumber(params.at("scalar")), out);
+  } else if (ReduceOps().count(op)) {
+    std::vector<int64_t> dims = Ints(params.at("dims"));
+    st = ReduceOps().at(op)(I(0), dims.empty() ? nullptr : dims.data(), dims.size(),
+                            params.at("keepdim").get<int32_t>(), out);
+  } else if (SoftmaxOps().count(op)) {
+    st = SoftmaxOps().at(op)(I(0), params.at("dim").get<int64_t>(), out);
+  } else if (op == "dt_where") {
+    st = dt_where(I(0), I(1), I(2), out);
+  } else if (op == "dt_tensor_to") {
+    st = dt_tensor_to(I(0), dt_device{DT_DEVICE_DEFAULT, 0},
+                      DtypeOf(params.at("dtype").get<std::string>()), 0, out);
+  } else if (op == "dt_cat" || op == "dt_stack") {
+    std::vector<const dt_tensor*> ts;
+    for (auto& r : in) ts.push_back(r.get());
+    const int64_t dim = params.at("dim").get<int64_t>();
+    st = op == "dt_cat" ? dt_cat(ts.data(), ts.size(), dim, out)
+                        : dt_stack(ts.data(), ts.size(), dim, out);
+  } else if (op == "dt_index_select") {
+    st = dt_index_select(I(0), params.at("dim").get<int64_t>(), I(1), out);
+  } else if (op == "dt_gather") {
+    st = dt_gather(I(0), params.at("dim").get<int64_t>(), I(1), out);
+  } else if (op == "dt_transpose") {
+    st = dt_transpose(I(0), params.at("dim0").get<int64_t>(), params.at("dim1").get<int64_t>(), out);
+  } else if (op == "dt_permute" || op == "dt_squeeze" || op == "dt_reshape" || op == "dt_view" ||
+             op == "dt_expand") {
+    std::vector<int64_t> v = Ints(params.at(op == "dt_permute" || op == "dt_squeeze" ? "dims" : "shape"));
+    const int64_t* p = v.empty() ? nullptr : v.data();
+    if (op == "dt_permute") st = dt_permute(I(0), p, v.size(), out);
+    else if (op == "dt_squeeze") st = dt_squeeze(I(0), p, v.size(), out);
+    else if (op == "dt_reshape") st = dt_reshape(I(0), p, v.size(), out);
+    else if (op == "dt_view") st = dt_view(I(0), p, v.size(), out);
+    else st = dt_expand(I(0), p, v.size(), out);
+  } else if (op == "dt_narrow") {
+    st = dt_narrow(I(0), params.at("dim").get<int64_t>(), params.at("start").get<int64_t>(),
+                   params.at("length").get<int64_t>(), out);
+  } else if (op == "dt_unsqueeze") {
+    st = dt_unsqueeze(I(0), params.at("dim").get<int64_t>(), out);
+  } else if (op == "dt_flatten") {
+    st = dt_flatten(I(0), params.at("start_dim").get<int64_t>(), params.at("end_dim").get<int64_t>(), out);
+  } else {
+    *known = false;
+  }
+  return st;
+}
+
+}  // namespace

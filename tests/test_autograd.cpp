@@ -1,0 +1,296 @@
+// Autograd against PyTorch: every case in tests/reference/grad_cases.json (made by
+// tests/reference/gen_grad_reference.py) runs an op on leaves that require grad, reduces
+// its result(s) with fixed weights to a scalar loss, runs dt_backward and compares each
+// leaf's gradient with PyTorch's, and the result's grad_fn name. Float64 cases are also
+// checked against a central finite difference of the loss (on the CPU). Each case runs
+// on every device (cuda:0 SKIPPED with the reason where CUDA is unusable): leaves are
+// made on the CPU and moved, so on a GPU the gradient also flows back across devices.
+// Below the reference cases: the autograd behaviours of the C API (errors, accumulation,
+// grad mode, detach, in-place refusal).
+#include <cmath>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "support/dt_test.h"
+#include "support/reference_io.h"
+
+namespace {
+
+const json& GradCases() {
+  static const json cases = [] {
+    std::ifstream in(std::string(DT_TEST_DATA_DIR) + "/reference/grad_cases.json");
+    if (!in) return json::array();
+    return json::parse(in).at("cases");
+  }();
+  return cases;
+}
+
+// The loss of a case: its op on inputs built from `inputs` (leaves in *leaves when given),
+// each result times its weights, summed. Returns an undefined Ref on failure.
+Ref Loss(const json& c, const json& inputs, const dt_device& device, std::vector<Ref>* leaves, std::string* out_grad_fn) {
+  const std::string op = c.at("op").get<std::string>();
+  const json& params = c.at("params");
+  std::vector<Ref> in;
+  for (const auto& spec : inputs) {
+    Ref r, leaf;
+    const bool wants = spec.value("requires_grad", false) && leaves;
+    if (!MakeInput(spec, device, &r, wants ? &leaf : nullptr)) return Ref();
+    if (leaves) leaves->push_back(std::move(leaf));
+    in.push_back(std::move(r));
+  }
+  if (params.value("reuse", false)) {
+    dt_tensor_retain(in[0].get());
+    in.push_back(Ref(in[0].get()));
+  }
+  std::vector<Ref> outs;
+  if (op == "dt_chunk" || op == "dt_split") {
+    const int64_t dim = params.at("dim").get<int64_t>();
+    dt_tensor* raw[16];
+    size_t count = 0;
+    dt_status st = op == "dt_chunk" ? dt_chunk(in[0].get(), params.at("chunks").get<int64_t>(), dim, raw, 16, &count)
+                                    : dt_split(in[0].get(), params.at("split_size").get<int64_t>(), dim, raw, 16, &count);
+    EXPECT_EQ(st, DT_OK) << Err(st);
+    if (st != DT_OK) return Ref();
+    for (size_t i = 0; i < count; ++i) outs.emplace_back(raw[i]);
+  } else {
+    dt_tensor* out = nullptr;
+    bool known = true;
+    dt_status st = CallSingle(op, params, in, &out, &known);
+    EXPECT_TRUE(known) << "unknown op " << op;
+    EXPECT_EQ(st, DT_OK) << Err(st);
+    if (st != DT_OK || !known) return Ref();
+    outs.emplace_back(out);
+  }
+  if (out_grad_fn) {
+    char name[64] = "";
+    size_t need = 0;
+    EXPECT_EQ(dt_tensor_grad_fn_name(outs[0].get(), name, sizeof name, &need), DT_OK);
+    *out_grad_fn = name;
+  }
+  Ref loss;
+  const json& weights = c.at("weights");
+  for (size_t k = 0; k < outs.size(); ++k) {
+    Ref w, prod, s, total;
+    if (!MakeInput(weights.at(k), device, &w)) return Ref();
+    dt_tensor* raw = nullptr;
+    if (dt_mul(outs[k].get(), w.get(), &raw) != DT_OK) { ADD_FAILURE() << "dt_mul: " << dt_last_error_message(); return Ref(); }
+    prod = Ref(raw);
+    if (dt_sum(prod.get(), nullptr, 0, 0, &raw) != DT_OK) { ADD_FAILURE() << "dt_sum: " << dt_last_error_message(); return Ref(); }
+    s = Ref(raw);
+    if (!loss.get()) {
+      loss = std::move(s);
+      continue;
+    }
+    if (dt_add(loss.get(), s.get(), &raw) != DT_OK) { ADD_FAILURE() << "dt_add: " << dt_last_error_message(); return Ref(); }
+    loss = Ref(raw);
+  }
+  return loss;
+}
+
+double Item(const Ref& t) {
+  double v = NAN;
+  EXPECT_EQ(dt_tensor_item(t.get(), &v), DT_OK) << dt_last_error_message();
+  return v;
+}
+
+void CheckFiniteDifference(const json& c, const std::vector<Ref>& leaves) {
+  const dt_device cpu0{DT_DEVICE_CPU, 0};
+  const json& inputs = c.at("inputs");
+  ASSERT_EQ(dt_set_grad_enabled(0), DT_OK);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].value("requires_grad", false)) continue;
+    dt_tensor* graw = nullptr;
+    ASSERT_EQ(dt_tensor_grad(leaves[i].get(), &graw), DT_OK);
+    ASSERT_NE(graw, nullptr);
+    Ref grad(graw);
+    std::vector<double> analytic = values<double>(grad.get());
+    const size_t n = inputs[i].at("data").size();
+    ASSERT_EQ(analytic.size(), n);
+    for (size_t j = 0; j < n; ++j) {
+      const double h = 1e-6;
+      json plus = inputs, minus = inputs;
+      const double x = JsonNumber(inputs[i]["data"][j]);
+      plus[i]["data"][j] = x + h;
+      minus[i]["data"][j] = x - h;
+      Ref lp = Loss(c, plus, cpu0, nullptr, nullptr), lm = Loss(c, minus, cpu0, nullptr, nullptr);
+      ASSERT_TRUE(lp.get() && lm.get());
+      const double numeric = (Item(lp) - Item(lm)) / (2 * h);
+      EXPECT_NEAR(analytic[j], numeric, 1e-6 * (1 + std::fabs(numeric)))
+          << "input " << i << " element " << j << ": autograd vs finite difference";
+    }
+  }
+  ASSERT_EQ(dt_set_grad_enabled(1), DT_OK);
+}
+
+void RunGradCase(const json& c, const dt_device& device) {
+  std::vector<Ref> leaves;
+  std::string grad_fn;
+  Ref loss = Loss(c, c.at("inputs"), device, &leaves, &grad_fn);
+  ASSERT_TRUE(loss.get()) << "the forward pass failed";
+  if (c.contains("grad_fn")) EXPECT_EQ(grad_fn, c.at("grad_fn").get<std::string>()) << "grad_fn name";
+  ASSERT_EQ(dt_backward(loss.get(), nullptr), DT_OK) << dt_last_error_message();
+  const json& grads = c.at("grads");
+  const dt_device cpu0{DT_DEVICE_CPU, 0};
+  for (size_t i = 0; i < grads.size(); ++i) {
+    if (grads[i].is_null()) continue;
+    dt_tensor* raw = nullptr;
+    ASSERT_EQ(dt_tensor_grad(leaves.at(i).get(), &raw), DT_OK);
+    ASSERT_NE(raw, nullptr) << "input " << i << " got no gradient";
+    Ref g(raw);
+    // leaves live on the CPU (see the file comment); accumulation adds O(n) terms
+    Compare(grads[i], g.get(), 8.0, cpu0, "gradient of input " + std::to_string(i));
+  }
+  if (c.value("fd", false) && device.type == DT_DEVICE_CPU) CheckFiniteDifference(c, leaves);
+}
+
+struct GradParam {
+  size_t index;
+  int64_t device_type;
+};
+
+void PrintTo(const GradParam& p, std::ostream* os) {
+  *os << "case " << GradCases().at(p.index).at("id").get<std::string>() << " on "
+      << (p.device_type == DT_DEVICE_CPU ? "cpu:0" : "cuda:0");
+}
+
+std::vector<GradParam> AllGradParams() {
+  std::vector<GradParam> v;
+  for (size_t i = 0; i < GradCases().size(); ++i) {
+    v.push_back({i, DT_DEVICE_CPU});
+    v.push_back({i, DT_DEVICE_CUDA});
+  }
+  return v;
+}
+
+std::string GradParamName(const ::testing::TestParamInfo<GradParam>& info) {
+  return GradCases().at(info.param.index).at("id").get<std::string>() +
+         (info.param.device_type == DT_DEVICE_CPU ? "_cpu0" : "_cuda0");
+}
+
+class Grad : public ::testing::TestWithParam<GradParam> {};
+
+TEST_P(Grad, MatchesPyTorch) {
+  const GradParam p = GetParam();
+  const json& c = GradCases().at(p.index);
+  const dt_device device{static_cast<int32_t>(p.device_type), 0};
+  if (p.device_type == DT_DEVICE_CUDA && !dt_cuda_is_available()) {
+    int32_t state = -1;
+    char buf[512] = {0};
+    size_t needed = 0;
+    dt_cuda_status(&state, buf, sizeof buf, &needed);
+    GTEST_SKIP() << "CUDA unavailable: " << buf;
+  }
+  SCOPED_TRACE("case " + c.at("id").get<std::string>());
+  const size_t live = dt_live_handle_count();
+  RunGradCase(c, device);
+  EXPECT_EQ(dt_live_handle_count(), live) << "the case leaked handles";
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, Grad, ::testing::ValuesIn(AllGradParams()), GradParamName);
+
+TEST(GradFile, Loads) {
+  EXPECT_GT(GradCases().size(), 50u) << "regenerate: /usr/bin/python3 tests/reference/gen_grad_reference.py";
+}
+
+// ------------------------------------------------------------------ C API behaviours
+
+class Autograd : public ::testing::Test {
+ protected:
+  void SetUp() override { live_ = dt_live_handle_count(); }
+  void TearDown() override { EXPECT_EQ(dt_live_handle_count(), live_) << "leaked handles"; }
+  size_t live_ = 0;
+};
+
+T vec(std::vector<float> v) {
+  T t;
+  const int64_t n = static_cast<int64_t>(v.size());
+  EXPECT_EQ(dt_tensor_from_data(v.data(), v.size() * 4, &n, 1, DT_FLOAT32, cpu(), t.out()), DT_OK);
+  return t;
+}
+
+TEST_F(Autograd, GradientsAccumulateAcrossBackwardCalls) {
+  T x = vec({1, 2, 3});
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
+  for (int i = 0; i < 2; ++i) {
+    T y, s;
+    DT_ASSERT_OK(dt_mul(x, x, y.out()));
+    DT_ASSERT_OK(dt_sum(y, nullptr, 0, 0, s.out()));
+    DT_ASSERT_OK(dt_backward(s, nullptr));
+  }
+  T g;
+  DT_ASSERT_OK(dt_tensor_grad(x, g.out()));
+  EXPECT_EQ(values<float>(g), (std::vector<float>{4, 8, 12}));  // 2 * (2x)
+  DT_ASSERT_OK(dt_tensor_clear_grad(x));
+  dt_tensor* none = reinterpret_cast<dt_tensor*>(1);
+  DT_ASSERT_OK(dt_tensor_grad(x, &none));
+  EXPECT_EQ(none, nullptr);
+}
+
+TEST_F(Autograd, LeavesNamesAndDetach) {
+  T x = vec({1, 2}), y, d;
+  int32_t v = -1;
+  DT_ASSERT_OK(dt_tensor_requires_grad(x, &v));
+  EXPECT_EQ(v, 0);
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
+  DT_ASSERT_OK(dt_exp(x, y.out()));
+  char name[64];
+  size_t need = 0;
+  DT_ASSERT_OK(dt_tensor_grad_fn_name(y, name, sizeof name, &need));
+  EXPECT_STREQ(name, "ExpBackward0");
+  DT_ASSERT_OK(dt_tensor_grad_fn_name(x, name, sizeof name, &need));
+  EXPECT_STREQ(name, "");
+  DT_ASSERT_OK(dt_tensor_is_leaf(y, &v));
+  EXPECT_EQ(v, 0);
+  DT_ASSERT_OK(dt_tensor_requires_grad(y, &v));
+  EXPECT_EQ(v, 1);
+  DT_EXPECT_STATUS(dt_tensor_set_requires_grad(y, 0), DT_ERR_INVALID_ARGUMENT);
+  DT_ASSERT_OK(dt_tensor_detach(y, d.out()));
+  DT_ASSERT_OK(dt_tensor_requires_grad(d, &v));
+  EXPECT_EQ(v, 0);
+  int32_t shared = 0;
+  DT_ASSERT_OK(dt_tensor_shares_storage(d, y, &shared));
+  EXPECT_EQ(shared, 1);
+}
+
+TEST_F(Autograd, BackwardErrorsSayWhy) {
+  T x = vec({1, 2}), y;
+  DT_EXPECT_STATUS(dt_backward(x, nullptr), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("does not require grad"), std::string::npos);
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
+  DT_ASSERT_OK(dt_mul_scalar(x, 3, y.out()));
+  DT_EXPECT_STATUS(dt_backward(y, nullptr), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("scalar outputs"), std::string::npos);
+  T wrong = vec({1, 1, 1});
+  DT_EXPECT_STATUS(dt_backward(y, wrong), DT_ERR_SHAPE_MISMATCH);
+  T ones = vec({1, 1});
+  DT_ASSERT_OK(dt_backward(y, ones));
+  T g;
+  DT_ASSERT_OK(dt_tensor_grad(x, g.out()));
+  EXPECT_EQ(values<float>(g), (std::vector<float>{3, 3}));
+  int64_t n = 2;
+  T ints;
+  DT_ASSERT_OK(dt_tensor_zeros(&n, 1, DT_INT64, cpu(), ints.out()));
+  DT_EXPECT_STATUS(dt_tensor_set_requires_grad(ints, 1), DT_ERR_DTYPE_MISMATCH);
+  DT_EXPECT_STATUS(dt_tensor_set_requires_grad(x, 2), DT_ERR_INVALID_ARGUMENT);
+}
+
+TEST_F(Autograd, NoGradModeRecordsNothingAndInPlaceIsRefusedWhileTracking) {
+  T x = vec({1, 2}), y, z;
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
+  DT_EXPECT_STATUS(dt_add_scalar_(x, 1), DT_ERR_NOT_SUPPORTED);
+  DT_ASSERT_OK(dt_set_grad_enabled(0));
+  int32_t on = 1;
+  DT_ASSERT_OK(dt_grad_enabled(&on));
+  EXPECT_EQ(on, 0);
+  DT_ASSERT_OK(dt_mul(x, x, y.out()));
+  int32_t v = 1;
+  DT_ASSERT_OK(dt_tensor_requires_grad(y, &v));
+  EXPECT_EQ(v, 0);
+  DT_ASSERT_OK(dt_add_scalar_(x, 1));  // an optimizer's update, in no-grad mode
+  DT_ASSERT_OK(dt_set_grad_enabled(1));
+  EXPECT_EQ(values<float>(x), (std::vector<float>{2, 3}));
+  DT_EXPECT_STATUS(dt_set_grad_enabled(5), DT_ERR_INVALID_ARGUMENT);
+}
+
+}  // namespace

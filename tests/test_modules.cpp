@@ -1,0 +1,419 @@
+// Modules, losses and optimizers through the C API: PyTorch's initialisation bounds and
+// state_dict names, in-place dt_module_to (handles keep seeing the moved data, a loss's
+// weight buffer moves too), the device- and shape-mismatch messages, every loss against
+// PyTorch (values and input gradients, tests/reference/module_cases.json from
+// gen_module_reference.py), and 100-step training curves of SGD, Adam and AdamW that
+// must follow PyTorch's within 1e-4 relative from the same initial weights and data.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/dt_test.h"
+
+namespace {
+
+using json = nlohmann::json;
+
+// Two logical CPU devices, before the library reads the variable.
+const bool kDevicesSet = [] { return setenv("DEVTENSOR_CPU_DEVICES", "2", 1) == 0; }();
+
+const json& Cases() {
+  static const json j = [] {
+    std::ifstream in(std::string(DT_TEST_DATA_DIR) + "/reference/module_cases.json");
+    return in ? json::parse(in) : json::object();
+  }();
+  return j;
+}
+
+class M {  // owns one module reference
+ public:
+  M() = default;
+  explicit M(dt_module* m) : m_(m) {}
+  M(const M&) = delete;
+  M& operator=(const M&) = delete;
+  ~M() { dt_module_release(m_); }
+  dt_module** out() { return &m_; }
+  operator dt_module*() const { return m_; }
+
+ private:
+  dt_module* m_ = nullptr;
+};
+
+class Modules : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(kDevicesSet);
+    live_ = dt_live_handle_count();
+  }
+  void TearDown() override { EXPECT_EQ(dt_live_handle_count(), live_) << "leaked handles"; }
+  size_t live_ = 0;
+};
+
+T tensor(const std::vector<double>& v, std::vector<int64_t> shape, dt_dtype dtype = DT_FLOAT64, dt_device d = cpu()) {
+  T f64, out;
+  EXPECT_EQ(dt_tensor_from_data(v.data(), v.size() * 8, shape.data(), shape.size(), DT_FLOAT64, d, f64.out()), DT_OK);
+  EXPECT_EQ(dt_tensor_to(f64, d, dtype, DT_TO_COPY, out.out()), DT_OK);
+  return out;
+}
+
+std::vector<double> doubles(const json& a) { return a.get<std::vector<double>>(); }
+std::vector<int64_t> ints(const json& a) { return a.get<std::vector<int64_t>>(); }
+
+std::string param_name(dt_module* m, size_t i, dt_tensor** t = nullptr) {
+  char buf[64];
+  size_t need = 0;
+  EXPECT_EQ(dt_module_parameter(m, i, buf, sizeof buf, &need, t), DT_OK) << dt_last_error_message();
+  return buf;
+}
+
+TEST_F(Modules, LinearFollowsPyTorchInitAndNames) {
+  M lin, relu, lin2, seq;
+  DT_ASSERT_OK(dt_manual_seed(5));
+  DT_ASSERT_OK(dt_linear_new(16, 4, 1, DT_FLOAT32, cpu(), lin.out()));
+  DT_ASSERT_OK(dt_relu_new(relu.out()));
+  DT_ASSERT_OK(dt_linear_new(4, 2, 0, DT_FLOAT32, cpu(), lin2.out()));
+  dt_module* parts[] = {lin, relu, lin2};
+  DT_ASSERT_OK(dt_sequential_new(parts, 3, seq.out()));
+  size_t n = 0;
+  DT_ASSERT_OK(dt_module_parameter_count(seq, &n));
+  ASSERT_EQ(n, 3u);
+  dt_tensor* w = nullptr;
+  EXPECT_EQ(param_name(seq, 0, &w), "0.weight");
+  EXPECT_EQ(param_name(seq, 1), "0.bias");
+  EXPECT_EQ(param_name(seq, 2), "2.weight");
+  T weight(w);
+  EXPECT_EQ(shape_of(weight), (std::vector<int64_t>{4, 16}));
+  std::vector<float> v = values<float>(weight);
+  float lo = 1, hi = -1;
+  for (float x : v) {
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+  }
+  EXPECT_GE(lo, -0.25f);  // 1/sqrt(16)
+  EXPECT_LT(hi, 0.25f);
+  EXPECT_LT(lo, -0.15f);  // and it spreads over the range
+  EXPECT_GT(hi, 0.15f);
+  int32_t rg = 0;
+  DT_ASSERT_OK(dt_tensor_requires_grad(weight, &rg));
+  EXPECT_EQ(rg, 1);
+  DT_EXPECT_STATUS(dt_module_parameter(seq, 3, nullptr, 0, nullptr, nullptr), DT_ERR_INVALID_ARGUMENT);
+}
+
+TEST_F(Modules, ModuleToMovesParametersAndBuffersInPlace) {
+  M lin, loss;
+  DT_ASSERT_OK(dt_linear_new(3, 2, 1, DT_FLOAT32, cpu(0), lin.out()));
+  T w0;
+  param_name(lin, 0, w0.out());
+  std::vector<float> before = values<float>(w0);
+  DT_ASSERT_OK(dt_module_to(lin, cpu(1)));
+  dt_device d;
+  DT_ASSERT_OK(dt_tensor_device(w0, &d));  // the handle taken before the move
+  EXPECT_EQ(d.index, 1);
+  EXPECT_EQ(values<float>(w0), before);
+  DT_ASSERT_OK(dt_module_device(lin, &d));
+  EXPECT_EQ(d.index, 1);
+  T weight = tensor({1, 2, 3}, {3}, DT_FLOAT32);
+  DT_ASSERT_OK(dt_cross_entropy_loss_new(weight, DT_REDUCTION_MEAN, -100, 0, loss.out()));
+  DT_ASSERT_OK(dt_module_to(loss, cpu(1)));
+  size_t nb = 0;
+  DT_ASSERT_OK(dt_module_buffer_count(loss, &nb));
+  ASSERT_EQ(nb, 1u);
+  T buf;
+  char name[32];
+  size_t need = 0;
+  DT_ASSERT_OK(dt_module_buffer(loss, 0, name, sizeof name, &need, buf.out()));
+  EXPECT_STREQ(name, "weight");
+  DT_ASSERT_OK(dt_tensor_device(buf, &d));
+  EXPECT_EQ(d.index, 1);
+  DT_ASSERT_OK(dt_tensor_device(weight, &d));
+  EXPECT_EQ(d.index, 0) << "the caller's weight tensor was copied, not moved";
+}
+
+TEST_F(Modules, MismatchesAreNamed) {
+  M lin;
+  DT_ASSERT_OK(dt_linear_new(4, 3, 1, DT_FLOAT32, cpu(1), lin.out()));
+  T x = tensor(std::vector<double>(8, 0.5), {2, 4}, DT_FLOAT32, cpu(0));
+  dt_tensor* out = nullptr;
+  const dt_tensor* in[] = {x};
+  DT_EXPECT_STATUS(dt_module_forward(lin, in, 1, &out), DT_ERR_DEVICE_MISMATCH);
+  EXPECT_NE(std::string(dt_last_error_message()).find("module parameters are on cpu:1 but the input is on cpu:0"),
+            std::string::npos)
+      << dt_last_error_message();
+  DT_ASSERT_OK(dt_module_to(lin, cpu(0)));
+  T bad = tensor(std::vector<double>(10, 0.5), {2, 5}, DT_FLOAT32);
+  const dt_tensor* in2[] = {bad};
+  DT_EXPECT_STATUS(dt_module_forward(lin, in2, 1, &out), DT_ERR_SHAPE_MISMATCH);
+  std::string msg = dt_last_error_message();
+  EXPECT_NE(msg.find("[2, 5]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[3, 4]"), std::string::npos) << msg;
+  EXPECT_EQ(out, nullptr);
+  DT_EXPECT_STATUS(dt_module_forward(lin, in, 2, &out), DT_ERR_INVALID_ARGUMENT);
+}
+
+TEST_F(Modules, LossesMatchPyTorch) {
+  ASSERT_TRUE(Cases().contains("losses")) << "regenerate tests/reference/module_cases.json";
+  for (const json& c : Cases().at("losses")) {
+    SCOPED_TRACE(c.at("id").get<std::string>());
+    const std::string kind = c.at("loss").get<std::string>();
+    M loss;
+    T weight;
+    if (!c.at("weight").is_null()) weight = tensor(doubles(c.at("weight")), {static_cast<int64_t>(c.at("weight").size())});
+    const int32_t red = c.at("reduction").get<int32_t>();
+    const int64_t ignore = c.at("ignore_index").get<int64_t>();
+    if (kind == "cross_entropy")
+      DT_ASSERT_OK(dt_cross_entropy_loss_new(weight.get(), red, ignore, c.at("label_smoothing").get<double>(), loss.out()));
+    else if (kind == "nll")
+      DT_ASSERT_OK(dt_nll_loss_new(weight.get(), red, ignore, loss.out()));
+    else
+      DT_ASSERT_OK(dt_mse_loss_new(red, loss.out()));
+    T x = tensor(doubles(c.at("input").at("data")), ints(c.at("input").at("shape")));
+    DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
+    T input;
+    if (c.at("log_softmax_input").get<bool>()) {
+      DT_ASSERT_OK(dt_log_softmax(x, 1, input.out()));
+    } else {
+      DT_ASSERT_OK(dt_tensor_retain(x));
+      input = T(x.get());
+    }
+    const json& tg = c.at("target");
+    T target;
+    if (tg.at("dtype") == "int64") {
+      std::vector<int64_t> t = ints(tg.at("data"));
+      std::vector<int64_t> shape = ints(tg.at("shape"));
+      DT_ASSERT_OK(dt_tensor_from_data(t.data(), t.size() * 8, shape.data(), shape.size(), DT_INT64, cpu(), target.out()));
+    } else {
+      target = tensor(doubles(tg.at("data")), ints(tg.at("shape")));
+    }
+    const dt_tensor* args[] = {input, target};
+    T out, total;
+    DT_ASSERT_OK(dt_module_forward(loss, args, 2, out.out()));
+    std::vector<double> got = values<double>(out), want = doubles(c.at("expected"));
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-10 * (1 + std::fabs(want[i]))) << i;
+    DT_ASSERT_OK(dt_sum(out, nullptr, 0, 0, total.out()));
+    DT_ASSERT_OK(dt_backward(total, nullptr));
+    T g;
+    DT_ASSERT_OK(dt_tensor_grad(x, g.out()));
+    std::vector<double> gg = values<double>(g), gw = doubles(c.at("input_grad"));
+    for (size_t i = 0; i < gg.size(); ++i) EXPECT_NEAR(gg[i], gw[i], 1e-10 * (1 + std::fabs(gw[i]))) << "grad " << i;
+  }
+}
+
+TEST_F(Modules, LossErrors) {
+  M ce;
+  DT_ASSERT_OK(dt_cross_entropy_loss_new(nullptr, DT_REDUCTION_MEAN, -100, 0, ce.out()));
+  T x = tensor(std::vector<double>(6, 0.1), {2, 3});
+  int64_t bad[] = {0, 3};
+  const int64_t n = 2;
+  T t;
+  DT_ASSERT_OK(dt_tensor_from_data(bad, sizeof bad, &n, 1, DT_INT64, cpu(), t.out()));
+  const dt_tensor* args[] = {x, t};
+  dt_tensor* out = nullptr;
+  DT_EXPECT_STATUS(dt_module_forward(ce, args, 2, &out), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("target 3 is out of bounds"), std::string::npos);
+  const dt_tensor* one[] = {x};
+  DT_EXPECT_STATUS(dt_module_forward(ce, one, 1, &out), DT_ERR_INVALID_ARGUMENT);
+  dt_module* m = nullptr;
+  DT_EXPECT_STATUS(dt_cross_entropy_loss_new(nullptr, 7, -100, 0, &m), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_cross_entropy_loss_new(nullptr, 1, -100, 1.5, &m), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(m, nullptr);
+}
+
+std::vector<unsigned char> raw_of(dt_tensor* t) {
+  size_t n = 0;
+  EXPECT_EQ(dt_tensor_nbytes(t, &n), DT_OK);
+  std::vector<unsigned char> v(n);
+  EXPECT_EQ(dt_tensor_copy_to_host(t, v.data(), n), DT_OK);
+  return v;
+}
+
+// Every parameter's bytes, in order.
+std::vector<std::vector<unsigned char>> snapshot(dt_module* m) {
+  size_t n = 0;
+  EXPECT_EQ(dt_module_parameter_count(m, &n), DT_OK);
+  std::vector<std::vector<unsigned char>> all;
+  for (size_t i = 0; i < n; ++i) {
+    T p;
+    param_name(m, i, p.out());
+    all.push_back(raw_of(p));
+  }
+  return all;
+}
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/dt-modules-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::system(("rm -rf '" + path + "'").c_str()); }
+  std::string file(const std::string& name) const { return path + "/" + name; }
+};
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// A safetensors file with the given JSON header and `data_bytes` zero bytes of data.
+std::string safetensors_bytes(const std::string& header, size_t data_bytes) {
+  std::string h = header;
+  while (h.size() % 8) h += ' ';
+  std::string out(8, '\0');
+  uint64_t n = h.size();
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  return out + h + std::string(data_bytes, '\0');
+}
+
+TEST_F(Modules, SaveLoadRoundTripIsBitExact) {
+  TempDir dir;
+  M a, b;
+  DT_ASSERT_OK(dt_manual_seed(1));
+  DT_ASSERT_OK(dt_linear_new(5, 3, 1, DT_FLOAT32, cpu(), a.out()));
+  DT_ASSERT_OK(dt_manual_seed(2));
+  DT_ASSERT_OK(dt_linear_new(5, 3, 1, DT_FLOAT32, cpu(), b.out()));
+  ASSERT_NE(snapshot(a), snapshot(b));
+  const std::string f = dir.file("linear.safetensors");
+  DT_ASSERT_OK(dt_module_save(a, f.c_str()));
+  DT_ASSERT_OK(dt_module_load(b, f.c_str()));
+  EXPECT_EQ(snapshot(a), snapshot(b));
+  dt_state_dict* sd = nullptr;
+  DT_ASSERT_OK(dt_module_state_dict(a, &sd));
+  size_t n = 0;
+  DT_ASSERT_OK(dt_state_dict_count(sd, &n));
+  EXPECT_EQ(n, 2u);
+  DT_ASSERT_OK(dt_module_load_state_dict(b, sd));
+  DT_ASSERT_OK(dt_state_dict_release(sd));
+}
+
+TEST_F(Modules, BadFilesFailWithTheirOwnMessageAndChangeNothing) {
+  TempDir dir;
+  M lin;
+  DT_ASSERT_OK(dt_linear_new(3, 2, 1, DT_FLOAT32, cpu(), lin.out()));
+  const auto before = snapshot(lin);
+  const std::string good = dir.file("good.safetensors");
+  DT_ASSERT_OK(dt_module_save(lin, good.c_str()));
+  const std::string bytes = read_file(good);
+  M wide, nobias;
+  DT_ASSERT_OK(dt_linear_new(3, 4, 1, DT_FLOAT32, cpu(), wide.out()));
+  DT_ASSERT_OK(dt_linear_new(3, 2, 0, DT_FLOAT32, cpu(), nobias.out()));
+  const std::string wrong_shape = dir.file("wide.safetensors"), missing = dir.file("nobias.safetensors");
+  DT_ASSERT_OK(dt_module_save(wide, wrong_shape.c_str()));
+  DT_ASSERT_OK(dt_module_save(nobias, missing.c_str()));
+  std::string huge = bytes;
+  huge[5] = '\x7f';  // a header length far beyond the file
+  struct Bad {
+    const char* name;
+    std::string contents;  // empty: an existing file
+    std::string path;
+    const char* message;
+  };
+  const std::vector<Bad> cases = {
+      {"truncated", bytes.substr(0, bytes.size() - 4), "", "buffer"},
+      {"oversized_header", huge, "", "header"},
+      {"overlapping_offsets",
+       safetensors_bytes(R"({"weight":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]},)"
+                         R"("bias":{"dtype":"F32","shape":[2],"data_offsets":[16,24]}})",
+                         24),
+       "", "overlap"},
+      {"wrong_shape", "", wrong_shape, "wrong shape for \"weight\""},
+      {"missing_key", "", missing, "missing key \"bias\""},
+  };
+  for (const Bad& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string path = c.path;
+    if (path.empty()) {
+      path = dir.file(std::string(c.name) + ".safetensors");
+      write_file(path, c.contents);
+    }
+    DT_EXPECT_STATUS(dt_module_load(lin, path.c_str()), DT_ERR_FORMAT);
+    std::string msg = dt_last_error_message();
+    EXPECT_NE(msg.find(c.message), std::string::npos) << msg;
+    EXPECT_NE(msg.find(path), std::string::npos) << "the message names the file: " << msg;
+    EXPECT_EQ(snapshot(lin), before) << "a failed load changed the module";
+  }
+}
+
+// A fresh Sequential(Linear, ReLU, ..., Linear) with a reference run's initial weights.
+void build_mlp(const json& run, M* seq) {
+  const std::vector<int64_t> layers = ints(run.at("layers"));
+  std::vector<M> parts(2 * layers.size() - 3);
+  std::vector<dt_module*> raw;
+  for (size_t i = 0; i + 1 < layers.size(); ++i) {
+    ASSERT_EQ(dt_linear_new(layers[i], layers[i + 1], 1, DT_FLOAT32, cpu(), parts[2 * i].out()), DT_OK);
+    raw.push_back(parts[2 * i]);
+    if (i + 2 < layers.size()) {
+      ASSERT_EQ(dt_relu_new(parts[2 * i + 1].out()), DT_OK);
+      raw.push_back(parts[2 * i + 1]);
+    }
+  }
+  ASSERT_EQ(dt_sequential_new(raw.data(), raw.size(), seq->out()), DT_OK);
+  // PyTorch's initial weights, exchanged through a safetensors file
+  const std::string weights = std::string(DT_TEST_DATA_DIR) + "/reference/" + run.at("weights").get<std::string>();
+  ASSERT_EQ(dt_module_load(*seq, weights.c_str()), DT_OK) << dt_last_error_message();
+}
+
+TEST_F(Modules, TrainingCurvesFollowPyTorch) {
+  ASSERT_TRUE(Cases().contains("training"));
+  for (const json& run : Cases().at("training")) {
+    SCOPED_TRACE(run.at("id").get<std::string>());
+    M seq, loss;
+    build_mlp(run, &seq);
+    DT_ASSERT_OK(dt_cross_entropy_loss_new(nullptr, DT_REDUCTION_MEAN, -100, 0, loss.out()));
+    T x = tensor(doubles(run.at("x").at("data")), ints(run.at("x").at("shape")), DT_FLOAT32);
+    std::vector<int64_t> yv = ints(run.at("y"));
+    const int64_t n = static_cast<int64_t>(yv.size());
+    T y;
+    DT_ASSERT_OK(dt_tensor_from_data(yv.data(), yv.size() * 8, &n, 1, DT_INT64, cpu(), y.out()));
+    size_t np = 0;
+    DT_ASSERT_OK(dt_module_parameter_count(seq, &np));
+    std::vector<T> params(np);
+    std::vector<const dt_tensor*> raw;
+    for (size_t i = 0; i < np; ++i) {
+      param_name(seq, i, params[i].out());
+      raw.push_back(params[i]);
+    }
+    const json& o = run.at("options");
+    dt_optimizer* opt = nullptr;
+    const std::string kind = run.at("optimizer").get<std::string>();
+    if (kind == "sgd")
+      DT_ASSERT_OK(dt_sgd_new(raw.data(), raw.size(), o.at("lr"), o.at("momentum"), o.at("dampening"),
+                              o.at("weight_decay"), o.at("nesterov").get<int32_t>(), &opt));
+    else
+      DT_ASSERT_OK(dt_adam_new(raw.data(), raw.size(), o.at("lr"), o.at("beta1"), o.at("beta2"), o.at("eps"),
+                               o.at("weight_decay"), kind == "adamw" ? 1 : 0, &opt));
+    const std::vector<double> want = doubles(run.at("losses"));
+    double worst = 0;
+    for (size_t step = 0; step < want.size(); ++step) {
+      DT_ASSERT_OK(dt_optimizer_zero_grad(opt));
+      T logits, l;
+      const dt_tensor* in[] = {x};
+      DT_ASSERT_OK(dt_module_forward(seq, in, 1, logits.out()));
+      const dt_tensor* args[] = {logits, y};
+      DT_ASSERT_OK(dt_module_forward(loss, args, 2, l.out()));
+      double v = 0;
+      DT_ASSERT_OK(dt_tensor_item(l, &v));
+      worst = std::max(worst, std::fabs(v - want[step]) / std::fabs(want[step]));
+      EXPECT_NEAR(v, want[step], 1e-4 * std::fabs(want[step])) << "step " << step;
+      DT_ASSERT_OK(dt_backward(l, nullptr));
+      DT_ASSERT_OK(dt_optimizer_step(opt));
+    }
+    std::printf("%s: %zu steps, loss %.6f -> %.6f, largest relative difference from PyTorch %.2e\n",
+                kind.c_str(), want.size(), want.front(), want.back(), worst);
+    DT_ASSERT_OK(dt_optimizer_release(opt));
+  }
+}
+
+}  // namespace
