@@ -716,7 +716,7 @@ DT_API dt_status dt_tensor_grad_fn_name(const dt_tensor* t, char* buf, size_t ca
 DT_API dt_status dt_tensor_detach(const dt_tensor* t, dt_tensor** out);
 /** Computes the gradient of t with respect to every leaf in its graph and adds it to
  *  their .grad. grad is the gradient of t (its shape; NULL for a one-element t, meaning
- *  1). Runs with grad mode off. Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT
+ *  1). Nothing the backward pass computes is recorded. Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT
  *  (t does not require grad; NULL grad for a t of more than one element),
  *  DT_ERR_SHAPE_MISMATCH, DT_ERR_DEVICE_MISMATCH (grad's shape or device is not t's),
  *  DT_ERR_OUT_OF_MEMORY. */

@@ -137,12 +137,8 @@ void backward(const Tensor& root, const Tensor& grad_output) {
     ops::check_same_device("backward", root, g);
     if (g.dtype() != root.dtype()) g = ops::to(g, root.device(), root.dtype(), false);
   }
-  // The graph is walked with grad mode off: backward formulas are not recorded.
-  struct ModeGuard {
-    bool saved = grad_enabled();
-    ModeGuard() { set_grad_enabled(false); }
-    ~ModeGuard() { set_grad_enabled(saved); }
-  } mode;
+  // Backward formulas call src/ops directly, so nothing they compute is recorded; grad
+  // mode (process-wide) is left alone for the threads still running forward passes.
   Ref<Node> start = root.impl()->autograd->grad_fn;
   if (!start) start = edge_to(root).fn;  // a leaf: its AccumulateGrad
   // Count, for every node reachable from start, the edges that lead to it.
