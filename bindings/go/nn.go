@@ -1,0 +1,275 @@
+package devtensor
+
+// #include "nn_shim.h"
+import "C"
+
+import (
+	"runtime"
+	"unsafe"
+)
+
+// Reduction of a loss, as PyTorch's reduction="none" | "mean" | "sum".
+type Reduction int32
+
+const (
+	ReductionNone Reduction = C.DT_REDUCTION_NONE
+	ReductionMean Reduction = C.DT_REDUCTION_MEAN
+	ReductionSum  Reduction = C.DT_REDUCTION_SUM
+)
+
+// Module owns one reference to a devtensor module (a layer, container or loss). Close it
+// when done; a finalizer is only a safety net. Forward may run from several goroutines
+// at once; To, Train, Eval and Load must not overlap other use of the same module.
+type Module struct {
+	h C.uintptr_t
+}
+
+func wrapModule(h C.uintptr_t) *Module {
+	m := &Module{h: h}
+	runtime.SetFinalizer(m, func(m *Module) {
+		if m.h != 0 {
+			C.gdt_module_release_quiet(m.h)
+		}
+	})
+	return m
+}
+
+func takeModule(op string, r C.gdt_hres) (*Module, error) {
+	if err := mkerr(op, r.st, r.msg); err != nil {
+		return nil, err
+	}
+	return wrapModule(r.h), nil
+}
+
+func (m *Module) handle(op string) (C.uintptr_t, error) {
+	if m == nil {
+		return 0, &Error{Code: ErrInvalidArgument, Op: op, Msg: "nil module"}
+	}
+	if m.h == 0 {
+		return 0, &Error{Code: ErrClosed, Op: op, Msg: "use of a closed module"}
+	}
+	return m.h, nil
+}
+
+// Close releases the module; closing twice is fine.
+func (m *Module) Close() error {
+	if m == nil || m.h == 0 {
+		return nil
+	}
+	h := m.h
+	m.h = 0
+	runtime.SetFinalizer(m, nil)
+	return resErr("Module.Close", C.gdt_module_release(h))
+}
+
+// Linear is torch.nn.Linear(in, out, bias) with weights of dtype on device, initialised
+// as PyTorch does from the device's Philox generator.
+func Linear(in, out int64, bias bool, dtype DType, device Device) (*Module, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	b := C.int32_t(0)
+	if bias {
+		b = 1
+	}
+	return takeModule("Linear", C.gdt_linear(C.int64_t(in), C.int64_t(out), b, C.dt_dtype(dtype), device.c()))
+}
+
+func simpleModule(op string, kind C.int, a, b int64, p float64) (*Module, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	return takeModule(op, C.gdt_simple_module(kind, C.int64_t(a), C.int64_t(b), C.double(p)))
+}
+
+// ReLU, Sigmoid, Tanh and GELU are the activations of torch.nn.
+func ReLU() (*Module, error)    { return simpleModule("ReLU", C.GDT_M_RELU, 0, 0, 0) }
+func Sigmoid() (*Module, error) { return simpleModule("Sigmoid", C.GDT_M_SIGMOID, 0, 0, 0) }
+func Tanh() (*Module, error)    { return simpleModule("Tanh", C.GDT_M_TANH, 0, 0, 0) }
+func GELU() (*Module, error)    { return simpleModule("GELU", C.GDT_M_GELU, 0, 0, 0) }
+
+// Softmax and LogSoftmax along dim.
+func Softmax(dim int64) (*Module, error)    { return simpleModule("Softmax", C.GDT_M_SOFTMAX, dim, 0, 0) }
+func LogSoftmax(dim int64) (*Module, error) { return simpleModule("LogSoftmax", C.GDT_M_LOG_SOFTMAX, dim, 0, 0) }
+
+// Flatten(startDim, endDim), as torch.nn.Flatten.
+func Flatten(startDim, endDim int64) (*Module, error) {
+	return simpleModule("Flatten", C.GDT_M_FLATTEN, startDim, endDim, 0)
+}
+
+// Dropout(p): active in training mode only.
+func Dropout(p float64) (*Module, error) { return simpleModule("Dropout", C.GDT_M_DROPOUT, 0, 0, p) }
+
+// MSELoss with a reduction; Forward takes (input, target).
+func MSELoss(r Reduction) (*Module, error) { return simpleModule("MSELoss", C.GDT_M_MSE, int64(r), 0, 0) }
+
+// CrossEntropyLoss(weight or nil, reduction, ignoreIndex, labelSmoothing); Forward takes
+// (logits [N, C], class indices [N]). The weight is copied into the loss's buffer.
+func CrossEntropyLoss(weight *Tensor, r Reduction, ignoreIndex int64, labelSmoothing float64) (*Module, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	var w C.uintptr_t
+	if weight != nil {
+		var err error
+		if w, err = weight.handle("CrossEntropyLoss"); err != nil {
+			return nil, err
+		}
+	}
+	res := C.gdt_cross_entropy(w, C.int32_t(r), C.int64_t(ignoreIndex), C.double(labelSmoothing))
+	runtime.KeepAlive(weight)
+	return takeModule("CrossEntropyLoss", res)
+}
+
+// NLLLoss(weight or nil, reduction, ignoreIndex); Forward takes (log-probabilities, target).
+func NLLLoss(weight *Tensor, r Reduction, ignoreIndex int64) (*Module, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	var w C.uintptr_t
+	if weight != nil {
+		var err error
+		if w, err = weight.handle("NLLLoss"); err != nil {
+			return nil, err
+		}
+	}
+	res := C.gdt_nll(w, C.int32_t(r), C.int64_t(ignoreIndex))
+	runtime.KeepAlive(weight)
+	return takeModule("NLLLoss", res)
+}
+
+// Sequential chains modules; child i is named "i" in parameter names. It takes its own
+// references: the caller still closes the modules it passed.
+func Sequential(modules ...*Module) (*Module, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	hs := make([]C.uintptr_t, len(modules))
+	for i, m := range modules {
+		h, err := m.handle("Sequential")
+		if err != nil {
+			return nil, err
+		}
+		hs[i] = h
+	}
+	var p *C.uintptr_t
+	if len(hs) > 0 {
+		p = &hs[0]
+	}
+	r := C.gdt_sequential(p, C.size_t(len(hs)))
+	runtime.KeepAlive(modules)
+	runtime.KeepAlive(hs)
+	return takeModule("Sequential", r)
+}
+
+// Forward runs the module on its inputs (one, or input and target for a loss).
+func (m *Module) Forward(inputs ...*Tensor) (*Tensor, error) {
+	h, err := m.handle("Module.Forward")
+	if err != nil {
+		return nil, err
+	}
+	hs := make([]C.uintptr_t, len(inputs))
+	for i, t := range inputs {
+		if hs[i], err = t.handle("Module.Forward"); err != nil {
+			return nil, err
+		}
+	}
+	var p *C.uintptr_t
+	if len(hs) > 0 {
+		p = &hs[0]
+	}
+	r := C.gdt_forward(h, p, C.size_t(len(hs)))
+	runtime.KeepAlive(m)
+	runtime.KeepAlive(inputs)
+	runtime.KeepAlive(hs)
+	return takeTensor("Module.Forward", r)
+}
+
+// To moves every parameter and buffer to device in place: Tensors already taken from the
+// module follow the move.
+func (m *Module) To(device Device) error {
+	h, err := m.handle("Module.To")
+	if err != nil {
+		return err
+	}
+	r := C.gdt_module_to(h, device.c())
+	runtime.KeepAlive(m)
+	return resErr("Module.To", r)
+}
+
+// Train and Eval set the mode of the module and its children (Dropout is active in
+// training mode only).
+func (m *Module) Train() error { return m.mode("Module.Train", 1) }
+func (m *Module) Eval() error  { return m.mode("Module.Eval", 0) }
+
+func (m *Module) mode(op string, train C.int) error {
+	h, err := m.handle(op)
+	if err != nil {
+		return err
+	}
+	r := C.gdt_module_mode(h, train)
+	runtime.KeepAlive(m)
+	return resErr(op, r)
+}
+
+// Named is a parameter or buffer with its state_dict name.
+type Named struct {
+	Name   string
+	Tensor *Tensor
+}
+
+func (m *Module) named(op string, buffers C.int) ([]Named, error) {
+	h, err := m.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	cnt := C.gdt_named_count(h, buffers)
+	if err := mkerr(op, cnt.st, cnt.msg); err != nil {
+		return nil, err
+	}
+	out := make([]Named, 0, int(cnt.n))
+	for i := 0; i < int(cnt.n); i++ {
+		r := C.gdt_named(h, C.size_t(i), buffers)
+		if err := mkerr(op, r.st, r.msg); err != nil {
+			for _, n := range out {
+				n.Tensor.Close()
+			}
+			return nil, err
+		}
+		name := C.GoString(r.name)
+		C.free(unsafe.Pointer(r.name))
+		out = append(out, Named{Name: name, Tensor: wrap(r.t)})
+	}
+	runtime.KeepAlive(m)
+	return out, nil
+}
+
+// Parameters returns the module's parameters (new Tensors sharing the module's data;
+// close them when done).
+func (m *Module) Parameters() ([]Named, error) { return m.named("Module.Parameters", 0) }
+
+// Buffers returns the module's buffers (a loss's class weights), as Parameters.
+func (m *Module) Buffers() ([]Named, error) { return m.named("Module.Buffers", 1) }
+
+// Save writes the module's state dict as a safetensors file.
+func (m *Module) Save(path string) error { return m.file("Module.Save", path, false) }
+
+// Load reads a safetensors file into the module; a bad file leaves it unchanged.
+func (m *Module) Load(path string) error { return m.file("Module.Load", path, true) }
+
+func (m *Module) file(op, path string, load bool) error {
+	h, err := m.handle(op)
+	if err != nil {
+		return err
+	}
+	cs := C.CString(path)
+	defer C.free(unsafe.Pointer(cs))
+	var r C.gdt_res
+	if load {
+		r = C.gdt_module_load(h, cs)
+	} else {
+		r = C.gdt_module_save(h, cs)
+	}
+	runtime.KeepAlive(m)
+	return resErr(op, r)
+}
