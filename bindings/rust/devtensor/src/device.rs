@@ -1,0 +1,378 @@
+//! Devices as values: `Device::Cpu(0)` is `cpu:0`, `Device::Cuda(1)` is `cuda:1`.
+use crate::error::{check, Error, ErrorCode, Result};
+use crate::{check_version, read_string};
+use devtensor_sys as ffi;
+use std::ffi::{CStr, CString};
+use std::fmt;
+use std::str::FromStr;
+
+/// A device: a CPU device or a CUDA GPU, by logical ordinal.
+///
+/// `Cpu` carries an index, like `Cuda`, instead of being a bare `Cpu` (as in tch) plus
+/// some `CpuN(u32)` for the others: devtensor has several *logical* CPU devices
+/// (`DEVTENSOR_CPU_DEVICES=N` gives `cpu:0` … `cpu:N-1`, as JAX does, so device-mismatch
+/// rules and data parallelism are tested for real without a GPU), and they are devices
+/// like any other — `cpu:0 + cpu:1` is a device mismatch. With one variant per device
+/// type every device has exactly one value, so `==` and `Hash` agree with the C value
+/// (a separate `Cpu` and `CpuN(0)` would be two spellings of `cpu:0`), and `Cpu(_)`
+/// matches every CPU device. [`Device::CPU`] is the usual `cpu:0`.
+///
+/// Parse and print as PyTorch does: `"cpu"`, `"cpu:1"`, `"cuda"` (= `cuda:0`), `"cuda:1"`.
+///
+/// ```
+/// use devtensor::Device;
+/// let d: Device = "cuda:1".parse().unwrap();
+/// assert_eq!(d, Device::Cuda(1));
+/// assert_eq!(d.to_string(), "cuda:1");
+/// assert_eq!("cpu".parse::<Device>().unwrap(), Device::CPU);
+/// assert!("gpu".parse::<Device>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Device {
+    /// A CPU device: `cpu:0` is the host; `cpu:1`… exist with `DEVTENSOR_CPU_DEVICES`.
+    Cpu(u32),
+    /// A CUDA GPU, by logical ordinal (after `CUDA_VISIBLE_DEVICES`).
+    Cuda(u32),
+}
+
+/// A device type, for [`Device::count`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceKind {
+    /// CPU devices (1, or `DEVTENSOR_CPU_DEVICES`).
+    Cpu,
+    /// CUDA GPUs.
+    Cuda,
+}
+
+/// What `Device::properties` reports (`dt_device_props`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceProperties {
+    /// The device described.
+    pub device: Device,
+    /// CPU model or GPU name.
+    pub name: String,
+    /// Total memory in bytes.
+    pub total_memory: u64,
+    /// Free memory in bytes at the time of the call.
+    pub free_memory: u64,
+    /// CUDA compute capability (major, minor); (0, 0) for a CPU.
+    pub compute_capability: (i32, i32),
+    /// CUDA: multiprocessors; CPU: logical cores.
+    pub multiprocessor_count: i32,
+    /// CUDA: the ordinal before `CUDA_VISIBLE_DEVICES`; CPU: the index.
+    pub physical_index: i32,
+    /// CUDA: `"GPU-xxxxxxxx-..."`; CPU: `""`.
+    pub uuid: String,
+    /// CUDA: `"0000:3b:00.0"`; CPU: `""`.
+    pub pci_bus_id: String,
+}
+
+fn cstr_field(buf: &[std::os::raw::c_char]) -> String {
+    let bytes: Vec<u8> = buf
+        .iter()
+        .take_while(|&&c| c != 0)
+        .map(|&c| c as u8)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+impl Device {
+    /// `cpu:0`, the host.
+    pub const CPU: Device = Device::Cpu(0);
+
+    pub(crate) fn to_raw(self) -> ffi::dt_device {
+        match self {
+            Device::Cpu(i) => ffi::dt_device {
+                type_: ffi::DT_DEVICE_CPU,
+                index: i as i32,
+            },
+            Device::Cuda(i) => ffi::dt_device {
+                type_: ffi::DT_DEVICE_CUDA,
+                index: i as i32,
+            },
+        }
+    }
+
+    pub(crate) fn from_raw(d: ffi::dt_device) -> Result<Device> {
+        match (d.type_, u32::try_from(d.index)) {
+            (ffi::DT_DEVICE_CPU, Ok(i)) => Ok(Device::Cpu(i)),
+            (ffi::DT_DEVICE_CUDA, Ok(i)) => Ok(Device::Cuda(i)),
+            _ => Err(Error::new(
+                ErrorCode::InvalidDevice,
+                format!(
+                    "unknown device {{type {}, index {}}} from the library",
+                    d.type_, d.index
+                ),
+            )),
+        }
+    }
+
+    /// The kind of device.
+    pub fn kind(self) -> DeviceKind {
+        match self {
+            Device::Cpu(_) => DeviceKind::Cpu,
+            Device::Cuda(_) => DeviceKind::Cuda,
+        }
+    }
+
+    /// The ordinal within its kind.
+    pub fn index(self) -> u32 {
+        match self {
+            Device::Cpu(i) | Device::Cuda(i) => i,
+        }
+    }
+
+    /// `true` for a CUDA device.
+    pub fn is_cuda(self) -> bool {
+        matches!(self, Device::Cuda(_))
+    }
+
+    /// `cuda:0` when a CUDA device can be used, else `cpu:0` (tch's
+    /// `Device::cuda_if_available`).
+    pub fn cuda_if_available() -> Device {
+        if Device::cuda_is_available() {
+            Device::Cuda(0)
+        } else {
+            Device::CPU
+        }
+    }
+
+    /// Whether at least one CUDA device can be used (`dt_cuda_is_available`).
+    pub fn cuda_is_available() -> bool {
+        check_version().is_ok() && unsafe { ffi::dt_cuda_is_available() } == 1
+    }
+
+    /// Why CUDA can or cannot be used: `(true, "...")` when it can, else `(false,
+    /// reason)` — not built, plugin missing, no driver, no device, all hidden
+    /// (`dt_cuda_status`).
+    pub fn cuda_status() -> Result<(bool, String)> {
+        check_version()?;
+        let mut state = 0i32;
+        let text = read_string(|b, c, n| unsafe { ffi::dt_cuda_status(&mut state, b, c, n) })?;
+        Ok((state == ffi::DT_CUDA_AVAILABLE, text))
+    }
+
+    /// `cuda:i` if that GPU exists, else `cpu:0` (d2l's `try_gpu`).
+    pub fn try_gpu(i: u32) -> Device {
+        let mut d = Device::CPU.to_raw();
+        if check_version().is_ok()
+            && i32::try_from(i).is_ok()
+            && unsafe { ffi::dt_try_gpu(i as i32, &mut d) } == ffi::DT_OK
+        {
+            Device::from_raw(d).unwrap_or(Device::CPU)
+        } else {
+            Device::CPU
+        }
+    }
+
+    /// Every usable GPU, or `[cpu:0]` when there is none (d2l's `try_all_gpus`).
+    pub fn all_gpus() -> Result<Vec<Device>> {
+        check_version()?;
+        device_list(|o, c, n| unsafe { ffi::dt_all_gpus(o, c, n) })
+    }
+
+    /// Every usable GPU ordered by free memory, most free first, or `[cpu:0]`.
+    pub fn by_free_memory() -> Result<Vec<Device>> {
+        check_version()?;
+        device_list(|o, c, n| unsafe { ffi::dt_devices_by_free_memory(o, c, n) })
+    }
+
+    /// The number of devices of a kind (`dt_device_count`); 0 CUDA devices without CUDA.
+    pub fn count(kind: DeviceKind) -> Result<usize> {
+        check_version()?;
+        let t = match kind {
+            DeviceKind::Cpu => ffi::DT_DEVICE_CPU,
+            DeviceKind::Cuda => ffi::DT_DEVICE_CUDA,
+        };
+        let mut n = 0usize;
+        check(unsafe { ffi::dt_device_count(t, &mut n) })?;
+        Ok(n)
+    }
+
+    /// The process-wide default device (`dt_default_device`), initially `cpu:0`.
+    pub fn default_device() -> Result<Device> {
+        check_version()?;
+        let mut d = Device::CPU.to_raw();
+        check(unsafe { ffi::dt_default_device(&mut d) })?;
+        Device::from_raw(d)
+    }
+
+    /// Sets the process-wide default device (`dt_set_default_device`).
+    pub fn set_default(self) -> Result<()> {
+        check_version()?;
+        check(unsafe { ffi::dt_set_default_device(self.to_raw()) })
+    }
+
+    /// CPU model or GPU name. Fails with `InvalidDevice` / `DeviceUnavailable` for a
+    /// device that does not exist or cannot be used.
+    pub fn name(self) -> Result<String> {
+        check_version()?;
+        read_string(|b, c, n| unsafe { ffi::dt_device_name(self.to_raw(), b, c, n) })
+    }
+
+    /// `(free, total)` memory in bytes (for CPU devices, the system's).
+    pub fn memory(self) -> Result<(u64, u64)> {
+        check_version()?;
+        let (mut free, mut total) = (0u64, 0u64);
+        check(unsafe { ffi::dt_device_memory(self.to_raw(), &mut free, &mut total) })?;
+        Ok((free, total))
+    }
+
+    /// Name, memory, compute capability, UUID, PCI bus id (`dt_device_properties`).
+    pub fn properties(self) -> Result<DeviceProperties> {
+        check_version()?;
+        // SAFETY: a plain C struct of integers and char arrays; all-zero is valid.
+        let mut p: ffi::dt_device_props = unsafe { std::mem::zeroed() };
+        p.struct_size = std::mem::size_of::<ffi::dt_device_props>();
+        check(unsafe { ffi::dt_device_properties(self.to_raw(), &mut p) })?;
+        Ok(DeviceProperties {
+            device: Device::from_raw(p.device)?,
+            name: cstr_field(&p.name),
+            total_memory: p.total_memory,
+            free_memory: p.free_memory,
+            compute_capability: (p.compute_capability_major, p.compute_capability_minor),
+            multiprocessor_count: p.multiprocessor_count,
+            physical_index: p.physical_index,
+            uuid: cstr_field(&p.uuid),
+            pci_bus_id: cstr_field(&p.pci_bus_id),
+        })
+    }
+
+    /// Waits for all work queued on the device (`dt_synchronize`).
+    pub fn synchronize(self) -> Result<()> {
+        check_version()?;
+        check(unsafe { ffi::dt_synchronize(self.to_raw()) })
+    }
+
+    /// Seeds this device's random generator (`dt_device_manual_seed`).
+    pub fn manual_seed(self, seed: u64) -> Result<()> {
+        check_version()?;
+        check(unsafe { ffi::dt_device_manual_seed(self.to_raw(), seed) })
+    }
+}
+
+fn device_list(
+    call: impl Fn(*mut ffi::dt_device, usize, *mut usize) -> ffi::dt_status,
+) -> Result<Vec<Device>> {
+    loop {
+        let mut n = 0usize;
+        check(call(std::ptr::null_mut(), 0, &mut n))?;
+        let mut v = vec![Device::CPU.to_raw(); n];
+        let mut m = 0usize;
+        check(call(v.as_mut_ptr(), v.len(), &mut m))?;
+        if m <= n {
+            v.truncate(m);
+            return v.into_iter().map(Device::from_raw).collect();
+        }
+        // A device appeared between the calls: ask again.
+    }
+}
+
+impl Default for Device {
+    /// `cpu:0`.
+    fn default() -> Device {
+        Device::CPU
+    }
+}
+
+impl fmt::Display for Device {
+    /// `cpu:0`, `cuda:1` (`dt_device_format`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut buf = [0 as std::os::raw::c_char; 32];
+        let mut needed = 0usize;
+        // SAFETY: buf is 32 bytes; the string protocol never writes more than cap.
+        let st = unsafe {
+            ffi::dt_device_format(self.to_raw(), buf.as_mut_ptr(), buf.len(), &mut needed)
+        };
+        if st == ffi::DT_OK && needed <= buf.len() {
+            // SAFETY: NUL-terminated within buf on success.
+            f.write_str(&unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy())
+        } else {
+            match self {
+                Device::Cpu(i) => write!(f, "cpu:{i}"),
+                Device::Cuda(i) => write!(f, "cuda:{i}"),
+            }
+        }
+    }
+}
+
+impl FromStr for Device {
+    type Err = Error;
+    /// `"cpu"`, `"cpu:1"`, `"cuda"`, `"cuda:1"` (`dt_device_parse`).
+    fn from_str(s: &str) -> Result<Device> {
+        check_version()?;
+        let c = CString::new(s).map_err(|_| {
+            Error::new(
+                ErrorCode::InvalidArgument,
+                format!("invalid device string {s:?}: NUL byte"),
+            )
+        })?;
+        let mut d = Device::CPU.to_raw();
+        check(unsafe { ffi::dt_device_parse(c.as_ptr(), &mut d) })?;
+        Device::from_raw(d)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::leak_checked;
+
+    #[test]
+    fn parse_display_roundtrip() {
+        leak_checked(|| {
+            for (text, dev, shown) in [
+                ("cpu", Device::CPU, "cpu:0"),
+                ("cpu:1", Device::Cpu(1), "cpu:1"),
+                ("cuda", Device::Cuda(0), "cuda:0"),
+                ("cuda:1", Device::Cuda(1), "cuda:1"),
+            ] {
+                let d: Device = text.parse().unwrap();
+                assert_eq!(d, dev, "{text}");
+                assert_eq!(d.to_string(), shown);
+                assert_eq!(d.to_string().parse::<Device>().unwrap(), d);
+            }
+            for bad in ["gpu", "cuda:-1", "", "cpu:x", "cu\0da"] {
+                let e = bad.parse::<Device>().unwrap_err();
+                assert_eq!(e.code, ErrorCode::InvalidArgument, "{bad:?}: {e}");
+                assert!(!e.message.is_empty());
+            }
+        });
+    }
+
+    #[test]
+    fn handles_kinds_and_queries() {
+        leak_checked(|| {
+            assert_eq!(Device::CPU.kind(), DeviceKind::Cpu);
+            assert_eq!(Device::Cuda(3).index(), 3);
+            assert!(Device::count(DeviceKind::Cpu).unwrap() >= 1);
+            let gpus = Device::all_gpus().unwrap();
+            let best = Device::cuda_if_available();
+            if Device::cuda_is_available() {
+                assert_eq!(best, Device::Cuda(0));
+                assert_eq!(gpus.len(), Device::count(DeviceKind::Cuda).unwrap());
+                assert_eq!(Device::try_gpu(0), Device::Cuda(0));
+            } else {
+                assert_eq!(best, Device::CPU);
+                assert_eq!(gpus, vec![Device::CPU]);
+                assert_eq!(Device::try_gpu(0), Device::CPU);
+                assert_eq!(Device::count(DeviceKind::Cuda).unwrap(), 0);
+                let (ok, why) = Device::cuda_status().unwrap();
+                assert!(!ok && !why.is_empty());
+            }
+            assert_eq!(Device::try_gpu(1000), Device::CPU);
+            assert!(!Device::CPU.name().unwrap().is_empty());
+            let (free, total) = Device::CPU.memory().unwrap();
+            assert!(total > 0 && free <= total);
+            let p = Device::CPU.properties().unwrap();
+            assert_eq!(p.device, Device::CPU);
+            assert!(p.multiprocessor_count >= 1);
+            assert_eq!(Device::by_free_memory().unwrap()[0], best);
+            assert_eq!(Device::default_device().unwrap(), Device::CPU);
+            assert_eq!(
+                Device::Cpu(99).name().unwrap_err().code,
+                ErrorCode::InvalidDevice
+            );
+        });
+    }
+}

@@ -1,0 +1,143 @@
+//! Element types.
+use crate::error::{Error, ErrorCode, Result};
+use devtensor_sys as ffi;
+use std::ffi::CStr;
+use std::fmt;
+
+/// The dtype of a tensor's elements (PyTorch's names: `Float32` is `torch.float32`).
+/// `#[non_exhaustive]`: the library may add dtypes.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DType {
+    /// `torch.float32`
+    Float32,
+    /// `torch.float64`
+    Float64,
+    /// `torch.float16` (IEEE half)
+    Float16,
+    /// `torch.bfloat16`
+    BFloat16,
+    /// `torch.int8`
+    Int8,
+    /// `torch.int16`
+    Int16,
+    /// `torch.int32`
+    Int32,
+    /// `torch.int64`
+    Int64,
+    /// `torch.uint8`
+    UInt8,
+    /// `torch.bool`
+    Bool,
+}
+
+impl DType {
+    pub(crate) fn to_raw(self) -> ffi::dt_dtype {
+        match self {
+            DType::Float32 => ffi::DT_FLOAT32,
+            DType::Float64 => ffi::DT_FLOAT64,
+            DType::Float16 => ffi::DT_FLOAT16,
+            DType::BFloat16 => ffi::DT_BFLOAT16,
+            DType::Int8 => ffi::DT_INT8,
+            DType::Int16 => ffi::DT_INT16,
+            DType::Int32 => ffi::DT_INT32,
+            DType::Int64 => ffi::DT_INT64,
+            DType::UInt8 => ffi::DT_UINT8,
+            DType::Bool => ffi::DT_BOOL,
+        }
+    }
+
+    pub(crate) fn from_raw(d: ffi::dt_dtype) -> Result<DType> {
+        Ok(match d {
+            ffi::DT_FLOAT32 => DType::Float32,
+            ffi::DT_FLOAT64 => DType::Float64,
+            ffi::DT_FLOAT16 => DType::Float16,
+            ffi::DT_BFLOAT16 => DType::BFloat16,
+            ffi::DT_INT8 => DType::Int8,
+            ffi::DT_INT16 => DType::Int16,
+            ffi::DT_INT32 => DType::Int32,
+            ffi::DT_INT64 => DType::Int64,
+            ffi::DT_UINT8 => DType::UInt8,
+            ffi::DT_BOOL => DType::Bool,
+            other => {
+                return Err(Error::new(
+                    ErrorCode::DtypeMismatch,
+                    format!("dtype code {other} is unknown to these bindings"),
+                ))
+            }
+        })
+    }
+
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            DType::Float64 | DType::Int64 => 8,
+            DType::Float32 | DType::Int32 => 4,
+            DType::Float16 | DType::BFloat16 | DType::Int16 => 2,
+            DType::Int8 | DType::UInt8 | DType::Bool => 1,
+        }
+    }
+
+    /// `true` for the floating dtypes.
+    pub fn is_floating_point(self) -> bool {
+        matches!(
+            self,
+            DType::Float32 | DType::Float64 | DType::Float16 | DType::BFloat16
+        )
+    }
+}
+
+impl fmt::Display for DType {
+    /// PyTorch's name without `torch.`: `float32`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // SAFETY: static storage, never NULL.
+        let s = unsafe { CStr::from_ptr(ffi::dt_dtype_name(self.to_raw())) };
+        f.write_str(&s.to_string_lossy())
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A Rust type that is the element type of a dtype: `f32 f64 i8 i16 i32 i64 u8 bool`.
+/// Sealed: the binding relies on the layouts matching, so no other type can implement it.
+pub trait Element: sealed::Sealed + Copy + Send + Sync + 'static {
+    /// The dtype whose elements this type holds.
+    const DTYPE: DType;
+    #[doc(hidden)]
+    /// Copies `n` elements out with `dt_tensor_copy_to_host` (`Tensor::to_vec` checks
+    /// the dtype first).
+    fn copy_out(t: &crate::Tensor, n: usize) -> Result<Vec<Self>> {
+        let mut v: Vec<Self> = Vec::with_capacity(n);
+        let nbytes = n * std::mem::size_of::<Self>();
+        // SAFETY: v has room for n elements = nbytes bytes, and the library writes
+        // exactly nbytes (any other size is refused before anything is written). Every
+        // bit pattern is a valid Self for all the types but bool, which overrides this.
+        crate::error::check(unsafe {
+            ffi::dt_tensor_copy_to_host(t.as_ptr(), v.as_mut_ptr().cast(), nbytes)
+        })?;
+        unsafe { v.set_len(n) };
+        Ok(v)
+    }
+}
+
+macro_rules! element {
+    ($($t:ty => $d:ident),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t { const DTYPE: DType = DType::$d; }
+    )*};
+}
+element!(f32 => Float32, f64 => Float64, i8 => Int8, i16 => Int16, i32 => Int32,
+         i64 => Int64, u8 => UInt8);
+
+impl sealed::Sealed for bool {}
+impl Element for bool {
+    const DTYPE: DType = DType::Bool;
+    /// Reads bytes and maps nonzero to `true`, so a byte other than 0/1 (memory a caller
+    /// shared through the C API) can never become an invalid `bool`.
+    fn copy_out(t: &crate::Tensor, n: usize) -> Result<Vec<bool>> {
+        let bytes = u8::copy_out(t, n)?;
+        Ok(bytes.into_iter().map(|b| b != 0).collect())
+    }
+}

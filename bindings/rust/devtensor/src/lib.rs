@@ -1,0 +1,207 @@
+//! devtensor: tensors on the CPU and on CUDA GPUs, with PyTorch's device semantics,
+//! through devtensor's stable C ABI (`include/devtensor.h`; raw bindings in
+//! `devtensor-sys`).
+//!
+//! ```
+//! use devtensor::{DType, Device, Tensor};
+//!
+//! # fn main() -> devtensor::Result<()> {
+//! let dev = Device::cuda_if_available();          // cuda:0 if there is one, else cpu:0
+//! let a = Tensor::from_slice(&[1.0f32, 2.0, 3.0], &[3], Device::CPU)?;
+//! let b = a.to(dev)?;                             // a new tensor; `a` is untouched
+//! let c = (&b + &b)?;                             // operators on references
+//! assert_eq!(c.to(Device::CPU)?.to_vec::<f32>()?, vec![2.0, 4.0, 6.0]);
+//! println!("{c}");                                // tensor([2., 4., 6.]) (PyTorch's format)
+//! assert_eq!(Tensor::zeros(&[2, 2], DType::Float64, Device::CPU)?.shape(), vec![2, 2]);
+//! # Ok(()) }
+//! ```
+//!
+//! * Every fallible call returns [`Result`]; an [`Error`] has an [`ErrorCode`] and the
+//!   library's message (`"add: expected device cpu:0 but got device cpu:1"`).
+//! * [`Tensor`] is a reference-counted handle: `clone()` is a cheap retain,
+//!   [`Tensor::deep_copy`] copies the data; dropping releases and never panics.
+//! * [`Tensor::to`] returns a new tensor and leaves the source alone; when nothing
+//!   changes it returns another handle to the same tensor, as PyTorch returns `self`.
+//! * Operands of one operation must share a device; mixing is [`ErrorCode::DeviceMismatch`].
+//! * The first call checks that the loaded library is not older than the header the
+//!   bindings were generated from ([`check_version`]).
+//!
+//! Modules, losses, autograd and optimizers are in [`nn`].
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+mod device;
+mod dtype;
+mod error;
+pub mod nn;
+mod ops;
+mod tensor;
+
+pub use device::{Device, DeviceKind, DeviceProperties};
+pub use dtype::{DType, Element};
+pub use error::{Error, ErrorCode, Result};
+pub use tensor::Tensor;
+
+/// The raw FFI crate, for what the safe API does not cover yet.
+pub use devtensor_sys as sys;
+
+use devtensor_sys as ffi;
+use std::ffi::CStr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Once;
+
+static VERSION_ONCE: Once = Once::new();
+static LIB_VERSION: AtomicU32 = AtomicU32::new(0);
+
+fn version_string(v: u32) -> String {
+    format!("{}.{}.{}", v / 1_000_000, v / 1_000 % 1_000, v % 1_000)
+}
+
+/// Checks, once per process, that the loaded `libdevtensor` is usable by these bindings:
+/// the same major version and not older than the header they were generated from
+/// ([`sys::HEADER_VERSION`]). Every constructor calls it; calling it directly is only
+/// needed to fail early. The error names both versions.
+pub fn check_version() -> Result<()> {
+    VERSION_ONCE.call_once(|| {
+        // SAFETY: no arguments, never fails.
+        LIB_VERSION.store(unsafe { ffi::dt_version() }, Ordering::Release);
+    });
+    match version_error(LIB_VERSION.load(Ordering::Acquire), ffi::HEADER_VERSION) {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The error for a library of version `lib` under bindings generated from header `hdr`
+/// (`DT_VERSION_NUMBER` encoding), or `None` when they fit.
+fn version_error(lib: u32, hdr: u32) -> Option<Error> {
+    if lib >= hdr && lib / 1_000_000 == hdr / 1_000_000 {
+        return None;
+    }
+    Some(Error::new(
+        ErrorCode::Version,
+        format!(
+            "libdevtensor {} is loaded but these bindings were generated from devtensor.h {}: \
+             install libdevtensor {} or newer (same major version)",
+            version_string(lib),
+            version_string(hdr),
+            version_string(hdr)
+        ),
+    ))
+}
+
+/// The loaded library's version, `"MAJOR.MINOR.PATCH"` (`dt_version_string`).
+pub fn version() -> String {
+    // SAFETY: static storage, never NULL.
+    unsafe { CStr::from_ptr(ffi::dt_version_string()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A description of the build: version, backends, BLAS, compiler (`dt_build_info`).
+pub fn build_info() -> Result<String> {
+    read_string(|buf, cap, needed| unsafe { ffi::dt_build_info(buf, cap, needed) })
+}
+
+/// The number of live handles of every kind in the process (`dt_live_handle_count`): a
+/// test that ends with the count it started with has leaked none.
+pub fn live_handle_count() -> usize {
+    // SAFETY: no arguments.
+    unsafe { ffi::dt_live_handle_count() }
+}
+
+/// Seeds the random generators of every device (`dt_manual_seed`).
+pub fn manual_seed(seed: u64) -> Result<()> {
+    check_version()?;
+    error::check(unsafe { ffi::dt_manual_seed(seed) })
+}
+
+/// Sets the number of CPU threads large operations use (`dt_set_num_threads`).
+pub fn set_num_threads(n: i32) -> Result<()> {
+    check_version()?;
+    error::check(unsafe { ffi::dt_set_num_threads(n) })
+}
+
+/// Turns autograd recording on or off, process-wide (`dt_set_grad_enabled`).
+pub fn set_grad_enabled(enabled: bool) -> Result<()> {
+    error::check(unsafe { ffi::dt_set_grad_enabled(enabled as i32) })
+}
+
+/// Whether autograd records operations (`dt_grad_enabled`).
+pub fn grad_enabled() -> Result<bool> {
+    let mut v = 0i32;
+    error::check(unsafe { ffi::dt_grad_enabled(&mut v) })?;
+    Ok(v != 0)
+}
+
+/// Runs `f` with grad mode off, restoring the previous mode afterwards (even on panic).
+/// Grad mode is process-wide (see the header), so this affects other threads too.
+pub fn no_grad<R>(f: impl FnOnce() -> R) -> Result<R> {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let _ = set_grad_enabled(self.0);
+        }
+    }
+    let prev = grad_enabled()?;
+    set_grad_enabled(false)?;
+    let _restore = Restore(prev);
+    Ok(f())
+}
+
+/// The string protocol of the header: ask for the size, then fill.
+pub(crate) fn read_string(
+    mut call: impl FnMut(*mut std::os::raw::c_char, usize, *mut usize) -> ffi::dt_status,
+) -> Result<String> {
+    let mut buf = vec![0u8; 256];
+    loop {
+        let mut needed = 0usize;
+        error::check(call(buf.as_mut_ptr().cast(), buf.len(), &mut needed))?;
+        if needed <= buf.len() {
+            let end = needed.saturating_sub(1);
+            buf.truncate(end);
+            return Ok(String::from_utf8_lossy(&buf).into_owned());
+        }
+        buf = vec![0u8; needed];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_check() {
+        check_version().unwrap();
+        assert!(version_error(1_002_003, 1_002_003).is_none());
+        assert!(version_error(1_003_000, 1_002_003).is_none()); // newer minor: fine
+        let e = version_error(1_001_009, 1_002_003).unwrap(); // older: refused
+        assert_eq!(e.code, ErrorCode::Version);
+        assert!(
+            e.message.contains("libdevtensor 1.1.9") && e.message.contains("devtensor.h 1.2.3"),
+            "{e}"
+        );
+        assert!(version_error(2_000_000, 1_002_003).is_some()); // another major: refused
+        assert_eq!(version(), version_string(unsafe { ffi::dt_version() }));
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    use std::sync::{Mutex, MutexGuard};
+
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    /// Runs a test body alone (tests of one binary run on several threads, and the handle
+    /// count is process-wide) and checks that it leaves no handle behind.
+    pub fn leak_checked(f: impl FnOnce()) {
+        let _g: MutexGuard<'_, ()> = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let before = crate::live_handle_count();
+        f();
+        assert_eq!(
+            crate::live_handle_count(),
+            before,
+            "the test leaked handles"
+        );
+    }
+}

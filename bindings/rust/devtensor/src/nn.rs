@@ -1,0 +1,508 @@
+//! Modules, losses and optimizers, as `torch.nn` / `torch.optim`, over `dt_module` and
+//! `dt_optimizer` handles.
+//!
+//! ```
+//! use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+//! use devtensor::{DType, Device, Tensor};
+//!
+//! # fn main() -> devtensor::Result<()> {
+//! let dev = Device::cuda_if_available();
+//! let model = Sequential::new()
+//!     .add(Module::linear(4, 8, true, DType::Float32, Device::CPU)?)
+//!     .add(Module::relu()?)
+//!     .add(Module::linear(8, 3, true, DType::Float32, Device::CPU)?)
+//!     .build()?;
+//! model.to(dev)?;                                   // in place, like PyTorch
+//! let loss_fn = Module::cross_entropy_loss(None, Reduction::Mean, -100, 0.0)?;
+//! let mut opt = Optimizer::sgd(&model.parameters()?, 0.1, 0.0, 0.0, 0.0, false)?;
+//! let x = Tensor::randn(&[5, 4], DType::Float32, dev)?;
+//! let y = Tensor::from_slice(&[0i64, 1, 2, 0, 1], &[5], Device::CPU)?.to(dev)?;
+//! let loss = loss_fn.loss(&model.forward(&x)?, &y)?;
+//! opt.zero_grad()?;
+//! loss.backward()?;
+//! opt.step()?;
+//! # Ok(()) }
+//! ```
+//!
+//! THREADING. `Module` and `Optimizer` are neither `Send` nor `Sync`: the header allows
+//! forward from several threads but says `dt_module_to`, train/eval and loading must
+//! not overlap any other use of the same module, and `clone()` (a retain) lets several
+//! Rust values reach one module, so `&mut self` could not rule the overlap out. Keeping
+//! every handle to a module on one thread does. (Parameter *tensors* are ordinary
+//! `Tensor`s; do not read them from another thread while the module moves or steps.)
+use crate::error::{check, Error, ErrorCode, Result};
+use crate::{check_version, read_string, DType, Device, Tensor};
+use devtensor_sys as ffi;
+use std::ffi::CString;
+use std::marker::PhantomData;
+use std::path::Path;
+use std::ptr::NonNull;
+
+/// Loss reduction, as PyTorch's `reduction=`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reduction {
+    /// One loss per sample.
+    None,
+    /// The mean (PyTorch's default).
+    Mean,
+    /// The sum.
+    Sum,
+}
+
+impl Reduction {
+    fn raw(self) -> i32 {
+        match self {
+            Reduction::None => ffi::DT_REDUCTION_NONE,
+            Reduction::Mean => ffi::DT_REDUCTION_MEAN,
+            Reduction::Sum => ffi::DT_REDUCTION_SUM,
+        }
+    }
+}
+
+/// A layer, container or loss (`dt_module`). `clone()` is a retain (the same module);
+/// dropping releases and never panics.
+pub struct Module {
+    ptr: NonNull<ffi::dt_module>,
+    _not_send: PhantomData<*const ()>,
+}
+
+fn new_module(call: impl FnOnce(*mut *mut ffi::dt_module) -> ffi::dt_status) -> Result<Module> {
+    check_version()?;
+    let mut out: *mut ffi::dt_module = std::ptr::null_mut();
+    check(call(&mut out))?;
+    NonNull::new(out)
+        .map(|ptr| Module {
+            ptr,
+            _not_send: PhantomData,
+        })
+        .ok_or_else(|| {
+            Error::new(
+                ErrorCode::Internal,
+                "the library returned success and a NULL module",
+            )
+        })
+}
+
+fn path_arg(path: &Path) -> Result<CString> {
+    let s = path.to_str().ok_or_else(|| {
+        Error::new(
+            ErrorCode::InvalidArgument,
+            format!("path {} is not UTF-8", path.display()),
+        )
+    })?;
+    CString::new(s).map_err(|_| Error::new(ErrorCode::InvalidArgument, "path holds a NUL byte"))
+}
+
+impl Module {
+    fn raw(&self) -> *mut ffi::dt_module {
+        self.ptr.as_ptr()
+    }
+
+    /// `Linear(in, out, bias)` on `device`, initialised as PyTorch does.
+    pub fn linear(
+        in_features: i64,
+        out_features: i64,
+        bias: bool,
+        dtype: DType,
+        device: Device,
+    ) -> Result<Module> {
+        new_module(|o| unsafe {
+            ffi::dt_linear_new(
+                in_features,
+                out_features,
+                bias as i32,
+                dtype.to_raw(),
+                device.to_raw(),
+                o,
+            )
+        })
+    }
+    /// `ReLU`.
+    pub fn relu() -> Result<Module> {
+        new_module(|o| unsafe { ffi::dt_relu_new(o) })
+    }
+    /// `Sigmoid`.
+    pub fn sigmoid() -> Result<Module> {
+        new_module(|o| unsafe { ffi::dt_sigmoid_new(o) })
+    }
+    /// `Tanh`.
+    pub fn tanh() -> Result<Module> {
+        new_module(|o| unsafe { ffi::dt_tanh_new(o) })
+    }
+    /// `GELU`.
+    pub fn gelu() -> Result<Module> {
+        new_module(|o| unsafe { ffi::dt_gelu_new(o) })
+    }
+    /// `Softmax(dim)`.
+    pub fn softmax(dim: i64) -> Result<Module> {
+        new_module(|o| unsafe { ffi::dt_softmax_new(dim, o) })
+    }
+    /// `LogSoftmax(dim)`.
+    pub fn log_softmax(dim: i64) -> Result<Module> {
+        new_module(|o| unsafe { ffi::dt_log_softmax_new(dim, o) })
+    }
+    /// `Dropout(p)`.
+    pub fn dropout(p: f64) -> Result<Module> {
+        new_module(|o| unsafe { ffi::dt_dropout_new(p, o) })
+    }
+    /// `Flatten(start_dim, end_dim)` (PyTorch's defaults: 1, -1).
+    pub fn flatten(start_dim: i64, end_dim: i64) -> Result<Module> {
+        new_module(|o| unsafe { ffi::dt_flatten_new(start_dim, end_dim, o) })
+    }
+    /// `CrossEntropyLoss(weight, reduction, ignore_index, label_smoothing)`; the class
+    /// weights are copied into the buffer `"weight"`.
+    pub fn cross_entropy_loss(
+        weight: Option<&Tensor>,
+        reduction: Reduction,
+        ignore_index: i64,
+        label_smoothing: f64,
+    ) -> Result<Module> {
+        let w = weight.map_or(std::ptr::null(), |t| t.as_ptr() as *const ffi::dt_tensor);
+        new_module(|o| unsafe {
+            ffi::dt_cross_entropy_loss_new(w, reduction.raw(), ignore_index, label_smoothing, o)
+        })
+    }
+    /// `NLLLoss(weight, reduction, ignore_index)`.
+    pub fn nll_loss(
+        weight: Option<&Tensor>,
+        reduction: Reduction,
+        ignore_index: i64,
+    ) -> Result<Module> {
+        let w = weight.map_or(std::ptr::null(), |t| t.as_ptr() as *const ffi::dt_tensor);
+        new_module(|o| unsafe { ffi::dt_nll_loss_new(w, reduction.raw(), ignore_index, o) })
+    }
+    /// `MSELoss(reduction)`.
+    pub fn mse_loss(reduction: Reduction) -> Result<Module> {
+        new_module(|o| unsafe { ffi::dt_mse_loss_new(reduction.raw(), o) })
+    }
+
+    /// Runs the module on its inputs (one, or input and target for a loss).
+    pub fn forward_many(&self, inputs: &[&Tensor]) -> Result<Tensor> {
+        let h: Vec<*const ffi::dt_tensor> = inputs.iter().map(|t| t.as_ptr() as *const _).collect();
+        Tensor::from_out(|o| unsafe { ffi::dt_module_forward(self.raw(), h.as_ptr(), h.len(), o) })
+    }
+    /// Runs a layer or container on one input. A module on another device than the input
+    /// is `DeviceMismatch` ("module parameters are on cuda:0 but the input is on cpu").
+    pub fn forward(&self, input: &Tensor) -> Result<Tensor> {
+        self.forward_many(&[input])
+    }
+    /// Runs a loss on `(input, target)`.
+    pub fn loss(&self, input: &Tensor, target: &Tensor) -> Result<Tensor> {
+        self.forward_many(&[input, target])
+    }
+
+    /// Moves every parameter, gradient and buffer to `device` IN PLACE (and returns
+    /// nothing new: handles to parameters follow the move). All or nothing.
+    pub fn to(&self, device: Device) -> Result<()> {
+        check(unsafe { ffi::dt_module_to(self.raw(), device.to_raw()) })
+    }
+    /// The device of the first parameter or buffer (`cpu:0` when there is none).
+    pub fn device(&self) -> Result<Device> {
+        let mut d = Device::CPU.to_raw();
+        check(unsafe { ffi::dt_module_device(self.raw(), &mut d) })?;
+        Device::from_raw(d)
+    }
+    /// Training mode (dropout active), recursively.
+    pub fn train(&self) -> Result<()> {
+        check(unsafe { ffi::dt_module_train(self.raw()) })
+    }
+    /// Evaluation mode, recursively.
+    pub fn eval(&self) -> Result<()> {
+        check(unsafe { ffi::dt_module_eval(self.raw()) })
+    }
+
+    fn named(
+        &self,
+        count: unsafe extern "C" fn(*const ffi::dt_module, *mut usize) -> ffi::dt_status,
+        get: unsafe extern "C" fn(
+            *const ffi::dt_module,
+            usize,
+            *mut std::os::raw::c_char,
+            usize,
+            *mut usize,
+            *mut *mut ffi::dt_tensor,
+        ) -> ffi::dt_status,
+    ) -> Result<Vec<(String, Tensor)>> {
+        let mut n = 0usize;
+        check(unsafe { count(self.raw(), &mut n) })?;
+        (0..n)
+            .map(|i| {
+                let name = read_string(|b, c, nd| unsafe {
+                    get(self.raw(), i, b, c, nd, std::ptr::null_mut())
+                })?;
+                let t = Tensor::from_out(|o| unsafe {
+                    get(
+                        self.raw(),
+                        i,
+                        std::ptr::null_mut(),
+                        0,
+                        std::ptr::null_mut(),
+                        o,
+                    )
+                })?;
+                Ok((name, t))
+            })
+            .collect()
+    }
+
+    /// Parameters with their state_dict names (`"0.weight"`), shared with the module.
+    pub fn named_parameters(&self) -> Result<Vec<(String, Tensor)>> {
+        self.named(ffi::dt_module_parameter_count, ffi::dt_module_parameter)
+    }
+    /// The parameters (shared with the module).
+    pub fn parameters(&self) -> Result<Vec<Tensor>> {
+        Ok(self
+            .named_parameters()?
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect())
+    }
+    /// Buffers with their state_dict names (a loss's `"weight"`).
+    pub fn named_buffers(&self) -> Result<Vec<(String, Tensor)>> {
+        self.named(ffi::dt_module_buffer_count, ffi::dt_module_buffer)
+    }
+
+    /// Saves the state dict as a safetensors file with PyTorch's key names.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        let p = path_arg(path.as_ref())?;
+        check(unsafe { ffi::dt_module_save(self.raw(), p.as_ptr()) })
+    }
+    /// Loads a safetensors file (e.g. written by PyTorch) into the module, all or nothing.
+    pub fn load(&self, path: impl AsRef<Path>) -> Result<()> {
+        let p = path_arg(path.as_ref())?;
+        check(unsafe { ffi::dt_module_load(self.raw(), p.as_ptr()) })
+    }
+}
+
+impl Clone for Module {
+    /// Another reference to the same module (`dt_module_retain`).
+    fn clone(&self) -> Module {
+        // SAFETY: live handle; retain cannot fail for it.
+        let _ = unsafe { ffi::dt_module_retain(self.raw()) };
+        Module {
+            ptr: self.ptr,
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        // SAFETY: we own one reference. Never panics.
+        let _ = unsafe { ffi::dt_module_release(self.raw()) };
+    }
+}
+
+impl std::fmt::Debug for Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut n = 0usize;
+        unsafe { ffi::dt_module_parameter_count(self.raw(), &mut n) };
+        match self.device() {
+            Ok(d) => write!(f, "Module[{n} parameters, {d}]"),
+            Err(_) => write!(f, "Module[{n} parameters]"),
+        }
+    }
+}
+
+/// Builds a `Sequential` container: child `i` is named `"i"`, as in PyTorch.
+#[derive(Default)]
+pub struct Sequential {
+    children: Vec<Module>,
+}
+
+impl Sequential {
+    /// An empty builder.
+    pub fn new() -> Sequential {
+        Sequential {
+            children: Vec::new(),
+        }
+    }
+    /// Appends a module (the container keeps its own reference).
+    #[allow(clippy::should_implement_trait)]
+    pub fn add(mut self, m: Module) -> Sequential {
+        self.children.push(m);
+        self
+    }
+    /// The container.
+    pub fn build(self) -> Result<Module> {
+        let h: Vec<*mut ffi::dt_module> = self.children.iter().map(|m| m.raw()).collect();
+        new_module(|o| unsafe { ffi::dt_sequential_new(h.as_ptr(), h.len(), o) })
+    }
+}
+
+/// An optimizer over a set of parameters (`dt_optimizer`): SGD, Adam, AdamW.
+pub struct Optimizer {
+    ptr: NonNull<ffi::dt_optimizer>,
+    _not_send: PhantomData<*const ()>,
+}
+
+fn new_opt(call: impl FnOnce(*mut *mut ffi::dt_optimizer) -> ffi::dt_status) -> Result<Optimizer> {
+    check_version()?;
+    let mut out: *mut ffi::dt_optimizer = std::ptr::null_mut();
+    check(call(&mut out))?;
+    NonNull::new(out)
+        .map(|ptr| Optimizer {
+            ptr,
+            _not_send: PhantomData,
+        })
+        .ok_or_else(|| {
+            Error::new(
+                ErrorCode::Internal,
+                "the library returned success and a NULL optimizer",
+            )
+        })
+}
+
+impl Optimizer {
+    /// `torch.optim.SGD(params, lr, momentum, dampening, weight_decay, nesterov)`.
+    pub fn sgd(
+        params: &[Tensor],
+        lr: f64,
+        momentum: f64,
+        dampening: f64,
+        weight_decay: f64,
+        nesterov: bool,
+    ) -> Result<Optimizer> {
+        let h: Vec<*const ffi::dt_tensor> = params.iter().map(|t| t.as_ptr() as *const _).collect();
+        new_opt(|o| unsafe {
+            ffi::dt_sgd_new(
+                h.as_ptr(),
+                h.len(),
+                lr,
+                momentum,
+                dampening,
+                weight_decay,
+                nesterov as i32,
+                o,
+            )
+        })
+    }
+    /// `torch.optim.Adam` (`decoupled == false`) or `AdamW` (`true`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn adam(
+        params: &[Tensor],
+        lr: f64,
+        betas: (f64, f64),
+        eps: f64,
+        weight_decay: f64,
+        decoupled: bool,
+    ) -> Result<Optimizer> {
+        let h: Vec<*const ffi::dt_tensor> = params.iter().map(|t| t.as_ptr() as *const _).collect();
+        new_opt(|o| unsafe {
+            ffi::dt_adam_new(
+                h.as_ptr(),
+                h.len(),
+                lr,
+                betas.0,
+                betas.1,
+                eps,
+                weight_decay,
+                decoupled as i32,
+                o,
+            )
+        })
+    }
+    /// One update of every parameter that has a gradient.
+    pub fn step(&mut self) -> Result<()> {
+        check(unsafe { ffi::dt_optimizer_step(self.ptr.as_ptr()) })
+    }
+    /// Drops every parameter's gradient (`zero_grad(set_to_none=True)`).
+    pub fn zero_grad(&mut self) -> Result<()> {
+        check(unsafe { ffi::dt_optimizer_zero_grad(self.ptr.as_ptr()) })
+    }
+}
+
+impl Clone for Optimizer {
+    /// Another reference to the same optimizer.
+    fn clone(&self) -> Optimizer {
+        let _ = unsafe { ffi::dt_optimizer_retain(self.ptr.as_ptr()) };
+        Optimizer {
+            ptr: self.ptr,
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Drop for Optimizer {
+    fn drop(&mut self) {
+        let _ = unsafe { ffi::dt_optimizer_release(self.ptr.as_ptr()) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::leak_checked;
+
+    #[test]
+    fn sequential_names_to_in_place_and_training() {
+        leak_checked(|| {
+            crate::manual_seed(0).unwrap();
+            let model = Sequential::new()
+                .add(Module::linear(2, 8, true, DType::Float32, Device::CPU).unwrap())
+                .add(Module::tanh().unwrap())
+                .add(Module::linear(8, 2, true, DType::Float32, Device::CPU).unwrap())
+                .build()
+                .unwrap();
+            let names: Vec<String> = model
+                .named_parameters()
+                .unwrap()
+                .into_iter()
+                .map(|(n, _)| n)
+                .collect();
+            assert_eq!(names, ["0.weight", "0.bias", "2.weight", "2.bias"]);
+            let p0 = model.parameters().unwrap().remove(0);
+            model.to(Device::CPU).unwrap();
+            assert_eq!(model.device().unwrap(), Device::CPU);
+            assert_eq!(p0.device(), Device::CPU);
+            // XOR-like toy problem: the loss must fall.
+            let x = Tensor::from_slice(&[0f32, 0., 0., 1., 1., 0., 1., 1.], &[4, 2], Device::CPU)
+                .unwrap();
+            let y = Tensor::from_slice(&[0i64, 1, 1, 0], &[4], Device::CPU).unwrap();
+            let loss_fn = Module::cross_entropy_loss(None, Reduction::Mean, -100, 0.0).unwrap();
+            let mut opt = Optimizer::adam(
+                &model.parameters().unwrap(),
+                0.05,
+                (0.9, 0.999),
+                1e-8,
+                0.0,
+                false,
+            )
+            .unwrap();
+            let mut first = None;
+            let mut last = 0.0;
+            for _ in 0..200 {
+                let loss = loss_fn.loss(&model.forward(&x).unwrap(), &y).unwrap();
+                opt.zero_grad().unwrap();
+                loss.backward().unwrap();
+                opt.step().unwrap();
+                last = loss.item().unwrap();
+                first.get_or_insert(last);
+            }
+            assert!(last < first.unwrap() * 0.2, "loss {first:?} -> {last}");
+            assert!(p0.grad().unwrap().is_some());
+            let bad = Tensor::from_slice(&[0i64, 1, 7, 0], &[4], Device::CPU).unwrap();
+            let e = loss_fn.loss(&model.forward(&x).unwrap(), &bad).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
+        });
+    }
+
+    #[test]
+    fn save_and_load() {
+        leak_checked(|| {
+            let dir = std::env::temp_dir().join(format!("devtensor-rust-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("lin.safetensors");
+            let a = Module::linear(3, 2, true, DType::Float32, Device::CPU).unwrap();
+            let b = Module::linear(3, 2, true, DType::Float32, Device::CPU).unwrap();
+            a.save(&path).unwrap();
+            b.load(&path).unwrap();
+            let wa = a.parameters().unwrap()[0].to_vec::<f32>().unwrap();
+            let wb = b.parameters().unwrap()[0].to_vec::<f32>().unwrap();
+            assert_eq!(wa, wb);
+            let e = b.load(dir.join("missing.safetensors")).unwrap_err();
+            assert_eq!(e.code, ErrorCode::Io, "{e}");
+            std::fs::remove_dir_all(&dir).unwrap();
+        });
+    }
+}

@@ -1,0 +1,523 @@
+//! `Tensor`: a reference-counted handle to a devtensor tensor.
+use crate::error::{check, Error, ErrorCode, Result};
+use crate::{check_version, read_string, DType, Device, Element};
+use devtensor_sys as ffi;
+use std::fmt;
+use std::ptr::NonNull;
+
+/// An n-dimensional array on one device.
+///
+/// A `Tensor` owns one reference to a `dt_tensor` handle. `clone()` adds a reference
+/// (`dt_tensor_retain`: cheap, the clone is the *same* tensor — a view, in PyTorch's
+/// terms); [`Tensor::deep_copy`] copies the data. Dropping releases the reference and
+/// never panics.
+///
+/// No method here writes into an existing tensor's data (there are no in-place ops in
+/// this API yet), so every `Tensor` method takes `&self`.
+pub struct Tensor {
+    ptr: NonNull<ffi::dt_tensor>,
+}
+
+// SAFETY: include/devtensor.h, THREADING: "Every function is safe to call from any
+// thread at any time. Distinct tensors may be used concurrently from different threads;
+// one tensor may be read concurrently from many threads. [...] reference counts and
+// handle checks are atomic." A Tensor is only a handle; moving it to another thread
+// (Send) and calling its `&self` methods from several threads at once (Sync) are
+// exactly the uses that paragraph allows. The racy case it names — concurrent in-place
+// writes to one tensor's data — cannot happen through this API, which exposes no
+// in-place operation, and a handle cannot be released while another thread uses it,
+// because release happens only in Drop, which needs ownership.
+unsafe impl Send for Tensor {}
+unsafe impl Sync for Tensor {}
+
+impl Tensor {
+    /// Wraps a NEW reference written by a C call.
+    pub(crate) fn from_out(
+        call: impl FnOnce(*mut *mut ffi::dt_tensor) -> ffi::dt_status,
+    ) -> Result<Tensor> {
+        let mut out: *mut ffi::dt_tensor = std::ptr::null_mut();
+        check(call(&mut out))?;
+        NonNull::new(out).map(|ptr| Tensor { ptr }).ok_or_else(|| {
+            Error::new(
+                ErrorCode::Internal,
+                "the library returned success and a NULL tensor",
+            )
+        })
+    }
+
+    /// Takes ownership of a NEW reference (NULL → `None`).
+    pub(crate) fn from_owned_ptr(p: *mut ffi::dt_tensor) -> Option<Tensor> {
+        NonNull::new(p).map(|ptr| Tensor { ptr })
+    }
+
+    /// The handle, borrowed for the duration of `&self` (crate-private: the tests compare
+    /// handles to check aliasing).
+    #[inline]
+    pub(crate) fn as_ptr(&self) -> *mut ffi::dt_tensor {
+        self.ptr.as_ptr()
+    }
+
+    // ---------------------------------------------------------------- constructors
+
+    fn factory(
+        shape: &[i64],
+        call: impl FnOnce(*const i64, usize, *mut *mut ffi::dt_tensor) -> ffi::dt_status,
+    ) -> Result<Tensor> {
+        check_version()?;
+        Tensor::from_out(|out| call(shape.as_ptr(), shape.len(), out))
+    }
+
+    /// Uninitialised contents (`dt_tensor_empty`).
+    pub fn empty(shape: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
+        Tensor::factory(shape, |s, n, o| unsafe {
+            ffi::dt_tensor_empty(s, n, dtype.to_raw(), device.to_raw(), o)
+        })
+    }
+
+    /// All zeros.
+    ///
+    /// ```
+    /// use devtensor::{DType, Device, Tensor};
+    /// let t = Tensor::zeros(&[2, 3], DType::Float32, Device::CPU).unwrap();
+    /// assert_eq!(t.to_string(), "tensor([[0., 0., 0.],\n        [0., 0., 0.]])");
+    /// ```
+    pub fn zeros(shape: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
+        Tensor::factory(shape, |s, n, o| unsafe {
+            ffi::dt_tensor_zeros(s, n, dtype.to_raw(), device.to_raw(), o)
+        })
+    }
+
+    /// All ones.
+    pub fn ones(shape: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
+        Tensor::factory(shape, |s, n, o| unsafe {
+            ffi::dt_tensor_ones(s, n, dtype.to_raw(), device.to_raw(), o)
+        })
+    }
+
+    /// Every element `value`, cast to `dtype`.
+    pub fn full(shape: &[i64], value: f64, dtype: DType, device: Device) -> Result<Tensor> {
+        Tensor::factory(shape, |s, n, o| unsafe {
+            ffi::dt_tensor_full(s, n, value, dtype.to_raw(), device.to_raw(), o)
+        })
+    }
+
+    /// Uniform in [0, 1) from the device's Philox generator: the same values on every
+    /// device for one seed ([`crate::manual_seed`]). `dtype` must be floating.
+    pub fn rand(shape: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
+        Tensor::factory(shape, |s, n, o| unsafe {
+            ffi::dt_tensor_rand(s, n, dtype.to_raw(), device.to_raw(), o)
+        })
+    }
+
+    /// Standard normal values (see [`Tensor::rand`]).
+    pub fn randn(shape: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
+        Tensor::factory(shape, |s, n, o| unsafe {
+            ffi::dt_tensor_randn(s, n, dtype.to_raw(), device.to_raw(), o)
+        })
+    }
+
+    /// `[start, start+step, ...)` below `end`, as `torch.arange`.
+    ///
+    /// ```
+    /// use devtensor::{DType, Device, Tensor};
+    /// let t = Tensor::arange(0.0, 4.0, 1.0, DType::Int64, Device::CPU).unwrap();
+    /// assert_eq!(t.to_vec::<i64>().unwrap(), vec![0, 1, 2, 3]);
+    /// ```
+    pub fn arange(start: f64, end: f64, step: f64, dtype: DType, device: Device) -> Result<Tensor> {
+        check_version()?;
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_tensor_arange(start, end, step, dtype.to_raw(), device.to_raw(), o)
+        })
+    }
+
+    /// A tensor of `shape` on `device` holding a copy of `data` (row-major); the dtype is
+    /// `T`'s. `data.len()` must equal the number of elements.
+    ///
+    /// ```
+    /// use devtensor::{Device, Tensor};
+    /// let t = Tensor::from_slice(&[1i32, 2, 3, 4], &[2, 2], Device::CPU).unwrap();
+    /// assert_eq!(t.shape(), vec![2, 2]);
+    /// assert_eq!(t.to_vec::<i32>().unwrap(), vec![1, 2, 3, 4]);
+    /// ```
+    pub fn from_slice<T: Element>(data: &[T], shape: &[i64], device: Device) -> Result<Tensor> {
+        check_version()?;
+        let nbytes = std::mem::size_of_val(data);
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_tensor_from_data(
+                data.as_ptr().cast(),
+                nbytes,
+                shape.as_ptr(),
+                shape.len(),
+                T::DTYPE.to_raw(),
+                device.to_raw(),
+                o,
+            )
+        })
+    }
+
+    /// As [`Tensor::from_slice`], consuming a `Vec` (the data is still copied: the
+    /// library owns its memory).
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[i64], device: Device) -> Result<Tensor> {
+        Tensor::from_slice(&data, shape, device)
+    }
+
+    /// A 0-d tensor holding `value`.
+    pub fn scalar<T: Element>(value: T, device: Device) -> Result<Tensor> {
+        Tensor::from_slice(&[value], &[], device)
+    }
+
+    /// Zeros / ones / `value` with this tensor's shape, dtype and device.
+    pub fn zeros_like(&self) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_zeros_like(self.as_ptr(), o) })
+    }
+    /// See [`Tensor::zeros_like`].
+    pub fn ones_like(&self) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_ones_like(self.as_ptr(), o) })
+    }
+    /// See [`Tensor::zeros_like`].
+    pub fn full_like(&self, value: f64) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_full_like(self.as_ptr(), value, o) })
+    }
+
+    // ---------------------------------------------------------------- metadata
+
+    /// The number of dimensions.
+    pub fn ndim(&self) -> usize {
+        let mut n = 0usize;
+        // SAFETY: a live handle; cannot fail with a valid out pointer.
+        unsafe { ffi::dt_tensor_ndim(self.as_ptr(), &mut n) };
+        n
+    }
+
+    /// The sizes of the dimensions.
+    pub fn shape(&self) -> Vec<i64> {
+        let mut s = vec![0i64; self.ndim()];
+        // SAFETY: s has room for ndim sizes.
+        unsafe { ffi::dt_tensor_shape(self.as_ptr(), s.as_mut_ptr(), s.len()) };
+        s
+    }
+
+    /// The strides, in elements.
+    pub fn strides(&self) -> Vec<i64> {
+        let mut s = vec![0i64; self.ndim()];
+        // SAFETY: s has room for ndim strides.
+        unsafe { ffi::dt_tensor_strides(self.as_ptr(), s.as_mut_ptr(), s.len()) };
+        s
+    }
+
+    /// The number of elements.
+    pub fn numel(&self) -> usize {
+        let mut n = 0usize;
+        unsafe { ffi::dt_tensor_numel(self.as_ptr(), &mut n) };
+        n
+    }
+
+    /// The element type. (Panics only if the library reports a dtype newer than these
+    /// bindings know, which the version check rules out; use [`Tensor::try_dtype`] to
+    /// get an `Err` instead.)
+    pub fn dtype(&self) -> DType {
+        self.try_dtype().expect("a dtype unknown to these bindings")
+    }
+
+    /// The element type, or an error for a dtype unknown to these bindings.
+    pub fn try_dtype(&self) -> Result<DType> {
+        let mut d = 0;
+        check(unsafe { ffi::dt_tensor_dtype(self.as_ptr(), &mut d) })?;
+        DType::from_raw(d)
+    }
+
+    /// The device the tensor lives on.
+    pub fn device(&self) -> Device {
+        let mut d = Device::CPU.to_raw();
+        unsafe { ffi::dt_tensor_device(self.as_ptr(), &mut d) };
+        Device::from_raw(d).unwrap_or(Device::CPU)
+    }
+
+    /// Whether the elements are laid out contiguously in row-major order.
+    pub fn is_contiguous(&self) -> bool {
+        let mut v = 0i32;
+        unsafe { ffi::dt_tensor_is_contiguous(self.as_ptr(), &mut v) };
+        v != 0
+    }
+
+    /// Whether the two tensors share storage (one is a view of the other, or both of one).
+    pub fn shares_storage(&self, other: &Tensor) -> bool {
+        let mut v = 0i32;
+        unsafe { ffi::dt_tensor_shares_storage(self.as_ptr(), other.as_ptr(), &mut v) };
+        v != 0
+    }
+
+    // ---------------------------------------------------------------- moving, reading
+
+    fn to_raw(&self, device: ffi::dt_device, dtype: ffi::dt_dtype, flags: u32) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_tensor_to(self.as_ptr(), device, dtype, flags, o) })
+    }
+
+    /// This tensor on `device`: a NEW tensor, leaving `self` alone. When `self` is
+    /// already there, the result is another handle to the same tensor (PyTorch returns
+    /// `self`).
+    ///
+    /// ```
+    /// use devtensor::{Device, Tensor};
+    /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU).unwrap();
+    /// let b = a.to(Device::cuda_if_available()).unwrap();
+    /// assert_eq!(b.device(), Device::cuda_if_available());
+    /// assert_eq!(a.device(), Device::CPU);
+    /// ```
+    pub fn to(&self, device: Device) -> Result<Tensor> {
+        self.to_raw(device.to_raw(), ffi::DT_DTYPE_DEFAULT, 0)
+    }
+
+    /// This tensor converted to `dtype` (PyTorch's casts; aliases when unchanged).
+    pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
+        let keep = ffi::dt_device {
+            type_: ffi::DT_DEVICE_DEFAULT,
+            index: 0,
+        };
+        self.to_raw(keep, dtype.to_raw(), 0)
+    }
+
+    /// Device and dtype at once.
+    pub fn to_device_dtype(&self, device: Device, dtype: DType) -> Result<Tensor> {
+        self.to_raw(device.to_raw(), dtype.to_raw(), 0)
+    }
+
+    /// A copy with its own storage (same device and dtype), never an alias.
+    pub fn deep_copy(&self) -> Result<Tensor> {
+        let keep = ffi::dt_device {
+            type_: ffi::DT_DEVICE_DEFAULT,
+            index: 0,
+        };
+        self.to_raw(keep, ffi::DT_DTYPE_DEFAULT, ffi::DT_TO_COPY as u32)
+    }
+
+    /// The elements in row-major order, copied to a `Vec` (from any device and layout).
+    /// `T` must be the tensor's element type: asking for `f64` from a `float32` tensor is
+    /// `DtypeMismatch` (convert with [`Tensor::to_dtype`] first).
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        let dt = self.try_dtype()?;
+        if dt != T::DTYPE {
+            return Err(Error::new(
+                ErrorCode::DtypeMismatch,
+                format!(
+                    "to_vec::<{}>() needs a {} tensor but the tensor is {}",
+                    std::any::type_name::<T>(),
+                    T::DTYPE,
+                    dt
+                ),
+            ));
+        }
+        T::copy_out(self, self.numel())
+    }
+
+    /// The value of a one-element tensor, as `f64`.
+    pub fn item(&self) -> Result<f64> {
+        let mut v = 0f64;
+        check(unsafe { ffi::dt_tensor_item(self.as_ptr(), &mut v) })?;
+        Ok(v)
+    }
+
+    // ---------------------------------------------------------------- autograd
+
+    /// Marks a floating leaf as requiring grad (or not).
+    pub fn set_requires_grad(&self, requires_grad: bool) -> Result<()> {
+        check(unsafe { ffi::dt_tensor_set_requires_grad(self.as_ptr(), requires_grad as i32) })
+    }
+
+    /// Whether autograd tracks this tensor.
+    pub fn requires_grad(&self) -> bool {
+        let mut v = 0i32;
+        unsafe { ffi::dt_tensor_requires_grad(self.as_ptr(), &mut v) };
+        v != 0
+    }
+
+    /// The accumulated gradient, if any.
+    pub fn grad(&self) -> Result<Option<Tensor>> {
+        let mut out: *mut ffi::dt_tensor = std::ptr::null_mut();
+        check(unsafe { ffi::dt_tensor_grad(self.as_ptr(), &mut out) })?;
+        Ok(Tensor::from_owned_ptr(out))
+    }
+
+    /// Drops the accumulated gradient (`t.grad = None`).
+    pub fn clear_grad(&self) -> Result<()> {
+        check(unsafe { ffi::dt_tensor_clear_grad(self.as_ptr()) })
+    }
+
+    /// The backward function's name (`"MulBackward0"`), `""` for a leaf.
+    pub fn grad_fn_name(&self) -> Result<String> {
+        read_string(|b, c, n| unsafe { ffi::dt_tensor_grad_fn_name(self.as_ptr(), b, c, n) })
+    }
+
+    /// A tensor sharing this one's memory, outside any graph.
+    pub fn detach(&self) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_tensor_detach(self.as_ptr(), o) })
+    }
+
+    /// Back-propagates from this one-element tensor (`loss.backward()`), adding into
+    /// every leaf's `.grad`.
+    pub fn backward(&self) -> Result<()> {
+        check(unsafe { ffi::dt_backward(self.as_ptr(), std::ptr::null()) })
+    }
+
+    /// Back-propagates with `grad` as the gradient of this tensor.
+    pub fn backward_with(&self, grad: &Tensor) -> Result<()> {
+        check(unsafe { ffi::dt_backward(self.as_ptr(), grad.as_ptr()) })
+    }
+}
+
+impl Clone for Tensor {
+    /// Another reference to the same tensor (`dt_tensor_retain`), not a copy.
+    fn clone(&self) -> Tensor {
+        // SAFETY: self holds a reference, so the handle is live; retain then cannot fail
+        // (the only errors are NULL and a dead handle).
+        let st = unsafe { ffi::dt_tensor_retain(self.as_ptr()) };
+        debug_assert_eq!(st, ffi::DT_OK);
+        Tensor { ptr: self.ptr }
+    }
+}
+
+impl Drop for Tensor {
+    fn drop(&mut self) {
+        // Never panics: a failure (impossible for a handle we own) is ignored.
+        // SAFETY: we own exactly one reference.
+        let _ = unsafe { ffi::dt_tensor_release(self.as_ptr()) };
+    }
+}
+
+impl fmt::Display for Tensor {
+    /// PyTorch's printed form (`dt_tensor_to_string`): `tensor([1., 2., 3.])`, with
+    /// `device='cuda:0'` on a GPU. Reads the elements (copies them from the device).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match read_string(|b, c, n| unsafe { ffi::dt_tensor_to_string(self.as_ptr(), b, c, n) }) {
+            Ok(s) => f.write_str(&s),
+            Err(e) => write!(f, "<tensor: {e}>"),
+        }
+    }
+}
+
+impl fmt::Debug for Tensor {
+    /// Shape, dtype and device only: never touches the device's memory.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dtype = match self.try_dtype() {
+            Ok(d) => d.to_string(),
+            Err(_) => "?".to_string(),
+        };
+        write!(
+            f,
+            "Tensor[{:?}, {}, {}]",
+            self.shape(),
+            dtype,
+            self.device()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::leak_checked;
+
+    #[test]
+    fn to_returns_new_tensor_or_alias() {
+        leak_checked(|| {
+            let a = Tensor::from_slice(&[1.0f32, 2.0, 3.0], &[3], Device::CPU).unwrap();
+            // Nothing changes: the same handle (PyTorch returns self).
+            let same = a.to(Device::CPU).unwrap();
+            assert_eq!(same.as_ptr(), a.as_ptr());
+            let same2 = a.to_dtype(DType::Float32).unwrap();
+            assert_eq!(same2.as_ptr(), a.as_ptr());
+            // A change: a new tensor, the source untouched.
+            let d = a.to_dtype(DType::Float64).unwrap();
+            assert_ne!(d.as_ptr(), a.as_ptr());
+            assert!(!d.shares_storage(&a));
+            assert_eq!(d.dtype(), DType::Float64);
+            assert_eq!(a.dtype(), DType::Float32);
+            assert_eq!(d.to_vec::<f64>().unwrap(), vec![1.0, 2.0, 3.0]);
+            // deep_copy never aliases.
+            let c = a.deep_copy().unwrap();
+            assert_ne!(c.as_ptr(), a.as_ptr());
+            assert!(!c.shares_storage(&a));
+            // clone is a retain: the same handle.
+            let r = a.clone();
+            assert_eq!(r.as_ptr(), a.as_ptr());
+        });
+    }
+
+    #[test]
+    fn cuda_unavailable_is_an_error() {
+        if Device::cuda_is_available() {
+            println!("skipped: CUDA is available here, so cuda:0 is not unavailable");
+            return;
+        }
+        leak_checked(|| {
+            let a = Tensor::zeros(&[2], DType::Float32, Device::CPU).unwrap();
+            let e = a.to(Device::Cuda(0)).unwrap_err();
+            assert_eq!(e.code, ErrorCode::DeviceUnavailable, "{e}");
+            assert!(!e.message.is_empty());
+            let e = Tensor::zeros(&[2], DType::Float32, Device::Cuda(0)).unwrap_err();
+            assert_eq!(e.code, ErrorCode::DeviceUnavailable, "{e}");
+        });
+    }
+
+    #[test]
+    fn display_and_debug() {
+        leak_checked(|| {
+            let a = Tensor::from_slice(&[1.0f32, 2.0, 3.0], &[3], Device::CPU).unwrap();
+            assert_eq!(a.to_string(), "tensor([1., 2., 3.])");
+            assert_eq!(format!("{a:?}"), "Tensor[[3], float32, cpu:0]");
+            let b = Tensor::from_slice(&[1.5f64, -2.0], &[2], Device::CPU).unwrap();
+            assert_eq!(
+                b.to_string(),
+                "tensor([ 1.5000, -2.0000], dtype=torch.float64)"
+            );
+            let i = Tensor::from_slice(&[true, false], &[2], Device::CPU).unwrap();
+            assert_eq!(i.to_string(), "tensor([ True, False])");
+        });
+    }
+
+    #[test]
+    fn element_types_round_trip() {
+        leak_checked(|| {
+            fn rt<T: Element + PartialEq + std::fmt::Debug>(v: &[T]) {
+                let t = Tensor::from_slice(v, &[v.len() as i64], Device::CPU).unwrap();
+                assert_eq!(t.dtype(), T::DTYPE);
+                assert_eq!(t.to_vec::<T>().unwrap(), v);
+                let t2 = Tensor::from_vec(v.to_vec(), &[v.len() as i64], Device::CPU).unwrap();
+                assert_eq!(t2.to_vec::<T>().unwrap(), v);
+            }
+            rt(&[1.5f32, -2.0]);
+            rt(&[1.5f64, -2.0]);
+            rt(&[1i8, -2]);
+            rt(&[1i16, -2]);
+            rt(&[1i32, -2]);
+            rt(&[1i64, -2]);
+            rt(&[1u8, 255]);
+            rt(&[true, false]);
+            let t = Tensor::from_slice(&[1.0f32], &[1], Device::CPU).unwrap();
+            let e = t.to_vec::<f64>().unwrap_err();
+            assert_eq!(e.code, ErrorCode::DtypeMismatch);
+            let e = Tensor::from_slice(&[1.0f32, 2.0], &[3], Device::CPU).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
+            let s = Tensor::scalar(2.5f64, Device::CPU).unwrap();
+            assert_eq!(s.shape(), Vec::<i64>::new());
+            assert_eq!(s.item().unwrap(), 2.5);
+        });
+    }
+
+    #[test]
+    fn send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Tensor>();
+        leak_checked(|| {
+            let a = Tensor::ones(&[4], DType::Float32, Device::CPU).unwrap();
+            std::thread::scope(|s| {
+                for _ in 0..4 {
+                    s.spawn(|| {
+                        let b = (&a + &a).unwrap();
+                        assert_eq!(b.to_vec::<f32>().unwrap(), vec![2.0; 4]);
+                    });
+                }
+            });
+        });
+    }
+}

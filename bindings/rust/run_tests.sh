@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# bindings/rust/run_tests.sh [PREFIX]: build and test the Rust bindings against an
+# installed devtensor (cmake --install build/release --prefix PREFIX). PREFIX defaults to
+# $DEVTENSOR_PREFIX; without either, PKG_CONFIG_PATH (or DEVTENSOR_LIB_DIR) must already
+# find the library. No crate registry is used: every cargo command runs --offline.
+# Runs: the bindgen check (committed bindings == what bindgen makes of the header now,
+# when bindgen is installed); cargo test (unit tests, tests/, doctests, bindgen's layout
+# tests); cargo run --example devices; the check that Cargo.lock names only workspace
+# crates. CARGO_TARGET_DIR defaults to build/rust-target in the repository.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$here"
+prefix=${1:-${DEVTENSOR_PREFIX:-}}
+if [[ -n $prefix ]]; then
+  prefix=$(cd "$prefix" && pwd)
+  export PKG_CONFIG_PATH=$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+fi
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/build/rust-target}
+export CARGO_NET_OFFLINE=true
+jobs=${CARGO_BUILD_JOBS:-2}
+command -v cargo >/dev/null || { echo "cargo not found (https://rustup.rs, or apt-get install -y cargo)"; exit 1; }
+cargo --version
+
+# The committed src/bindings.rs must be what bindgen makes of include/devtensor.h now.
+# Skipped (with the reason) when bindgen is absent or is another version than the one
+# that generated the committed file (versions format differently).
+bindgen_check() {
+  local committed=devtensor-sys/src/bindings.rs tmp want have
+  if ! command -v bindgen >/dev/null; then
+    echo "SKIP bindgen check: bindgen is not installed (apt-get install -y bindgen)"
+    return 0
+  fi
+  want=$(sed -n '1s/.*rust-bindgen \([0-9.]*\).*/\1/p' "$committed")
+  have=$(bindgen --version | awk '{print $2}')
+  if [[ $want != "$have" ]]; then
+    echo "SKIP bindgen check: $committed was made by bindgen $want, this is bindgen $have"
+    return 0
+  fi
+  tmp=$(mktemp --suffix=.rs)
+  "$root/script/gen-bindings" "$tmp"
+  if ! diff -u "$committed" "$tmp"; then
+    rm -f "$tmp"
+    echo "FAIL: $committed is stale; run script/gen-bindings and commit it"
+    return 1
+  fi
+  rm -f "$tmp"
+  echo "bindgen check: $committed matches include/devtensor.h (bindgen $have)"
+}
+
+# Cargo.lock may name only the workspace's crates, and none may come from a registry.
+lock_check() {
+  local names
+  names=$(sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.lock | sort | tr '\n' ' ')
+  if [[ $names != "devtensor devtensor-sys " ]] || grep -q '^source = ' Cargo.lock; then
+    echo "FAIL: Cargo.lock names crates from outside the workspace: $names"
+    return 1
+  fi
+  echo "Cargo.lock: only workspace crates ($names)"
+}
+
+echo "+ bindgen check"
+bindgen_check
+echo "+ cargo test --offline --locked"
+cargo test --offline --locked -j "$jobs"
+echo "+ cargo run --offline --example devices (DEVTENSOR_CPU_DEVICES=2)"
+DEVTENSOR_CPU_DEVICES=2 cargo run --offline --locked -j "$jobs" -q --example devices
+echo "+ Cargo.lock check"
+lock_check
