@@ -5,7 +5,7 @@
 # find the library. No crate registry is used: every cargo command runs --offline.
 # Runs: the bindgen check (committed bindings == what bindgen makes of the header now,
 # when bindgen is installed); cargo test (unit tests, tests/, doctests, bindgen's layout
-# tests); cargo run --example devices; the check that Cargo.lock names only workspace
+# tests); cargo run --example devices and --example train_digits; the check that Cargo.lock names only workspace
 # crates. CARGO_TARGET_DIR defaults to build/rust-target in the repository.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -65,5 +65,7 @@ echo "+ cargo test --offline --locked"
 cargo test --offline --locked -j "$jobs"
 echo "+ cargo run --offline --example devices (DEVTENSOR_CPU_DEVICES=2)"
 DEVTENSOR_CPU_DEVICES=2 cargo run --offline --locked -j "$jobs" -q --example devices
+echo "+ cargo run --offline --example train_digits (must reach 95%)"
+cargo run --offline --locked -j "$jobs" -q --release --example train_digits
 echo "+ Cargo.lock check"
 lock_check
