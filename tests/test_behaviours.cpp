@@ -397,3 +397,33 @@ TEST_F(Behaviours, ErrorMessagesArePerThread) {
   EXPECT_NE(m1.find("gpu"), std::string::npos) << m1;
   EXPECT_NE(m2.find("-5"), std::string::npos) << m2;
 }
+
+// Regressions of the bugs fuzzing found (fuzz/regressions/fuzz_ops/ replays the inputs).
+namespace {
+TEST(FuzzRegressions, SizeArithmeticAndIntegerWrapping) {
+  // int16 multiplication wraps as PyTorch's does (it overflowed int before: UB)
+  const int16_t v[] = {-3510};
+  const int64_t one = 1;
+  T a, p;
+  DT_ASSERT_OK(dt_tensor_from_data(v, sizeof v, &one, 1, DT_INT16, cpu(), a.out()));
+  DT_ASSERT_OK(dt_mul(a, a, p.out()));
+  EXPECT_EQ(values<int16_t>(p), std::vector<int16_t>{-668});  // 12320100 mod 2^16
+  // an allocation no machine can serve fails instead of looping forever
+  const int64_t huge = INT64_MAX;
+  dt_tensor* out = nullptr;
+  DT_EXPECT_STATUS(dt_tensor_empty(&huge, 1, DT_INT16, cpu(), &out), DT_ERR_OUT_OF_MEMORY);
+  // views whose element count overflows are refused
+  const int64_t ones[] = {1, 1}, big[] = {INT64_MAX, 2};
+  T small;
+  DT_ASSERT_OK(dt_tensor_zeros(ones, 2, DT_FLOAT32, cpu(), small.out()));
+  DT_EXPECT_STATUS(dt_expand(small, big, 2, &out), DT_ERR_INVALID_ARGUMENT);
+  // cat whose size along the dim overflows is refused
+  const int64_t zero = 0, wide[] = {INT64_MAX, 0};
+  T empty, x;
+  DT_ASSERT_OK(dt_tensor_zeros(&zero, 1, DT_FLOAT32, cpu(), empty.out()));
+  DT_ASSERT_OK(dt_reshape(empty, wide, 2, x.out()));
+  const dt_tensor* both[] = {x, x};
+  DT_EXPECT_STATUS(dt_cat(both, 2, 0, &out), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(out, nullptr);
+}
+}  // namespace

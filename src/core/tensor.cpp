@@ -31,12 +31,16 @@ std::string dims_str(const Dims& d) {
 }
 
 int64_t numel_of(const Dims& shape) {
-  int64_t n = 1;
+  bool empty = false;
   for (int i = 0; i < shape.n; ++i) {
     if (shape.v[i] < 0) fail(DT_ERR_INVALID_ARGUMENT, cat("negative dimension ", shape.v[i], " in shape ", dims_str(shape)));
-    if (__builtin_mul_overflow(n, shape.v[i], &n))
-      fail(DT_ERR_INVALID_ARGUMENT, cat("shape ", dims_str(shape), " has too many elements"));
+    empty = empty || shape.v[i] == 0;
   }
+  if (empty) return 0;  // however large the other dims
+  int64_t n = 1;
+  for (int i = 0; i < shape.n; ++i)
+    if (__builtin_mul_overflow(n, shape.v[i], &n))
+      fail(DT_ERR_INVALID_ARGUMENT, cat("shape ", dims_str(shape), " has more elements than fit in int64"));
   return n;
 }
 
@@ -53,6 +57,9 @@ Dims contiguous_strides(const Dims& shape) {
 
 TensorImpl* TensorImpl::create(Ref<Storage> storage, DType dtype, const Dims& shape, const Dims& strides,
                                int64_t offset, void* place) {
+  // Checked before anything is allocated: views (expand, reshape) come here without
+  // passing through a constructor's checks, and their sizes may overflow.
+  const int64_t numel = numel_of(shape);
   void* block = place ? place : std::malloc(sizeof(TensorImpl));
   if (!block) fail(DT_ERR_OUT_OF_MEMORY, "out of memory allocating a tensor record");
   TensorImpl* t = new (block) TensorImpl();
@@ -62,9 +69,7 @@ TensorImpl* TensorImpl::create(Ref<Storage> storage, DType dtype, const Dims& sh
   t->shape = shape;
   t->strides = strides;
   t->offset = offset;
-  int64_t n = 1;
-  for (int i = 0; i < shape.n; ++i) n *= shape.v[i];
-  t->numel = n;
+  t->numel = numel;
   t->contiguous = compute_contiguous(shape, strides);
   return t;
 }

@@ -32,6 +32,9 @@ class HostAllocator final : public Allocator {
  public:
   void* allocate(size_t nbytes) override {
     if (nbytes == 0) nbytes = 1;
+    // No machine has this much, and round_large's power of two would overflow above it.
+    if (nbytes > (size_t{1} << 56))
+      fail(DT_ERR_OUT_OF_MEMORY, cat("out of memory: cannot allocate ", nbytes, " bytes on cpu"));
     void* p = nullptr;
     if (nbytes < kLargeBlock) {
       if (posix_memalign(&p, kAlignment, nbytes) != 0) p = nullptr;

@@ -27,9 +27,14 @@ template <typename T> DT_HD T wrap_sub(T a, T b) {
   else return a - b;
 }
 template <typename T> DT_HD T wrap_mul(T a, T b) {
-  if constexpr (std::is_integral<T>::value && !std::is_same<T, bool>::value)
-    return static_cast<T>(static_cast<uns_t<T>>(a) * static_cast<uns_t<T>>(b));
-  else return a * b;
+  if constexpr (std::is_integral<T>::value && !std::is_same<T, bool>::value) {
+    // at least `unsigned`: uint16_t operands would be promoted to (signed) int, and
+    // 65535 * 65535 overflows it
+    using U = typename std::common_type<uns_t<T>, unsigned>::type;
+    return static_cast<T>(static_cast<U>(static_cast<uns_t<T>>(a)) * static_cast<U>(static_cast<uns_t<T>>(b)));
+  } else {
+    return a * b;
+  }
 }
 
 template <typename T> DT_HD bool is_nan(T v) {

@@ -232,7 +232,8 @@ Tensor cat_tensors(const std::vector<Tensor>& ts, int64_t dim) {
       if (k != d && t.size(k) != ref->size(k))
         fail(DT_ERR_SHAPE_MISMATCH, cat("cat: sizes of tensors must match except in dimension ", d, ": expected size ",
                                         ref->size(k), " but got size ", t.size(k), " for tensor ", i, " in dimension ", k));
-    total += t.size(d);
+    if (__builtin_add_overflow(total, t.size(d), &total))
+      fail(DT_ERR_INVALID_ARGUMENT, cat("cat: the result would have more than 2^63 - 1 elements along dimension ", d));
   }
   Dims sh = ref->shape();
   sh.v[d] = total;
