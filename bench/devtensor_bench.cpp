@@ -27,25 +27,14 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
+
 namespace {
 
 const dt_device kCpu = {DT_DEVICE_CPU, 0};
 
-// Owns one tensor reference.
-struct Tensor {
-  dt_tensor* t = nullptr;
-  Tensor() = default;
-  Tensor(const Tensor&) = delete;
-  Tensor& operator=(const Tensor&) = delete;
-  ~Tensor() { dt_tensor_release(t); }
-};
-
-std::string error_text(const char* what, dt_status s) {
-  std::string m = std::string(what) + ": " + dt_status_string(s);
-  const char* detail = dt_last_error_message();
-  if (detail && *detail) m += std::string(" (") + detail + ")";
-  return m;
-}
+using bench::error_text;
+using bench::Tensor;
 
 // Uniform values in [-1, 1) from a fixed LCG, the same on every run; copied into a new
 // CPU float32 tensor with dt_tensor_from_data.

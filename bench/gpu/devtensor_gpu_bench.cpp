@@ -55,26 +55,15 @@
 #include <string>
 #include <vector>
 
+#include "../bench_util.h"
+
 namespace {
 
 const dt_device kCpu = {DT_DEVICE_CPU, 0};
 const dt_device kCuda = {DT_DEVICE_CUDA, 0};
 
-// Owns one tensor reference.
-struct Tensor {
-  dt_tensor* t = nullptr;
-  Tensor() = default;
-  Tensor(const Tensor&) = delete;
-  Tensor& operator=(const Tensor&) = delete;
-  ~Tensor() { dt_tensor_release(t); }
-};
-
-std::string error_text(const char* what, dt_status s) {
-  std::string m = std::string(what) + ": " + dt_status_string(s);
-  const char* detail = dt_last_error_message();
-  if (detail && *detail) m += std::string(" (") + detail + ")";
-  return m;
-}
+using bench::error_text;
+using bench::Tensor;
 
 // Reports a failed setup call on state; returns whether s is DT_OK.
 bool ok(benchmark::State& state, const char* what, dt_status s) {

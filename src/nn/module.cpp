@@ -46,12 +46,18 @@ void Module::to(Device device) {
   }
 }
 
+const Tensor* Module::first(bool params) const {
+  const Named& own = params ? params_ : buffers_;
+  if (!own.empty()) return &own[0].second;
+  for (const auto& [name, child] : children_)
+    if (const Tensor* t = child->first(params)) return t;
+  return nullptr;
+}
+
 Device Module::device() const {
-  Named p = parameters();
-  if (!p.empty()) return p[0].second.device();
-  Named b = buffers();
-  if (!b.empty()) return b[0].second.device();
-  return Device{DT_DEVICE_CPU, 0};
+  const Tensor* t = first(true);
+  if (!t) t = first(false);
+  return t ? t->device() : Device{DT_DEVICE_CPU, 0};
 }
 
 Tensor new_parameter(const Dims& shape, DType dtype, Device device) {
@@ -69,14 +75,14 @@ void assign_in_place(const Tensor& t, const Tensor& moved) {
 }
 
 void check_input_device(const Module& m, const Tensor& input) {
-  Named p = m.parameters();
+  const Tensor* t = m.first(true);
   const char* what = "parameters";
-  if (p.empty()) {
-    p = m.buffers();
+  if (!t) {
+    t = m.first(false);
     what = "buffers";
   }
-  if (p.empty()) return;
-  Device d = p[0].second.device();
+  if (!t) return;
+  Device d = t->device();
   if (d != input.device())
     fail(DT_ERR_DEVICE_MISMATCH, cat(m.kind(), ": module ", what, " are on ", device_str(d), " but the input is on ",
                                      device_str(input.device())));

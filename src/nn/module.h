@@ -33,6 +33,9 @@ class Module : public RefCounted {
   void to(Device device);
   // The device of the first parameter or buffer (cpu:0 when there is none).
   Device device() const;
+  // The first parameter (params) or buffer, depth first, or null: what forward checks
+  // an input's device against, found without building the named lists.
+  const Tensor* first(bool params) const;
 
  protected:
   Named params_, buffers_;
