@@ -2,10 +2,10 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/philox.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/loops.h"
 #include "ops/cast.h"
+#include "ops/random_value.h"
 
 namespace dt::cpu {
 
@@ -62,38 +62,9 @@ namespace {
 // Element i of a random tensor reads Philox block i/per_block; see the header's promise.
 template <typename T>
 void random_fill(T* o, int64_t numel, RandomDist dist, uint64_t seed, uint64_t offset) {
-  constexpr bool wide = std::is_same<T, double>::value;
   parallel_for(numel, kGrainCostly, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      if (dist == RandomDist::Uniform) {
-        if constexpr (wide) {
-          Philox4 r = philox_block(seed, offset, static_cast<uint64_t>(i) / 2);
-          int k = static_cast<int>(i % 2) * 2;
-          o[i] = uniform_double(r.v[k], r.v[k + 1]);
-        } else {
-          Philox4 r = philox_block(seed, offset, static_cast<uint64_t>(i) / 4);
-          float u = uniform_float(r.v[i % 4]);
-          if constexpr (is_reduced_float<T>::value) {
-            // keep only the bits the type holds so rounding can never reach 1.0
-            constexpr int bits = std::is_same<T, float16>::value ? 11 : 8;
-            u = static_cast<float>(r.v[i % 4] >> (32 - bits)) / static_cast<float>(1u << bits);
-          }
-          o[i] = T(u);
-        }
-      } else {
-        if constexpr (wide) {
-          Philox4 r = philox_block(seed, offset, static_cast<uint64_t>(i));
-          double u1 = 1.0 - uniform_double(r.v[0], r.v[1]);  // (0, 1]
-          double u2 = uniform_double(r.v[2], r.v[3]);
-          o[i] = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-        } else {
-          Philox4 r = philox_block(seed, offset, static_cast<uint64_t>(i) / 2);
-          int k = static_cast<int>(i % 2) * 2;
-          float u1 = 1.0f - uniform_float(r.v[k]);
-          float u2 = uniform_float(r.v[k + 1]);
-          o[i] = T(std::sqrt(-2.0f * std::log(u1)) * std::cos(6.2831853071795865f * u2));
-        }
-      }
+      o[i] = random_value<T>(i, dist == RandomDist::Uniform, seed, offset);
     }
   });
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "cuda/runtime.h"
 
@@ -17,6 +18,68 @@ struct DeviceMemory {
 };
 
 DeviceMemory g_memory[64];
+
+// Small blocks (up to 1 MiB) that devtensor frees stay on a per-device free list by size
+// class (512-byte steps) and are handed out again with no CUDA call: a tiny op's allocate
+// and free then cost a lock and a vector pop/push instead of two driver calls, which is
+// most of a tiny op's host time. Reuse needs no event because every devtensor kernel on
+// a device runs in order on the device's one stream, the same assumption the pool's own
+// stream-ordered reuse makes. At most 64 MiB per device is kept; empty_cache and the
+// out-of-memory retry give the blocks back to the pool.
+constexpr size_t kSmallStep = 512;
+constexpr size_t kSmallMax = size_t(1) << 20;
+constexpr uint64_t kSmallCacheCap = uint64_t(64) << 20;
+
+struct SmallBlocks {
+  std::mutex mu;
+  std::vector<void*> free[kSmallMax / kSmallStep];  // free[c]: blocks of (c + 1) * 512 bytes
+  uint64_t bytes = 0;                               // held in the lists
+};
+
+SmallBlocks g_small[64];
+
+size_t small_class(size_t nbytes) { return (nbytes + kSmallStep - 1) / kSmallStep - 1; }
+
+void* take_small(int device, size_t cls) {
+  SmallBlocks& c = g_small[device];
+  std::lock_guard<std::mutex> lock(c.mu);
+  std::vector<void*>& list = c.free[cls];
+  if (list.empty()) return nullptr;
+  void* p = list.back();
+  list.pop_back();
+  c.bytes -= (cls + 1) * kSmallStep;
+  return p;
+}
+
+bool keep_small(int device, void* p, size_t cls) noexcept {
+  SmallBlocks& c = g_small[device];
+  std::lock_guard<std::mutex> lock(c.mu);
+  const uint64_t size = (cls + 1) * kSmallStep;
+  if (c.bytes + size > kSmallCacheCap) return false;
+  try {
+    c.free[cls].push_back(p);
+  } catch (const std::bad_alloc&) {
+    return false;
+  }
+  c.bytes += size;
+  return true;
+}
+
+// Gives every cached small block back to the pool (stream-ordered). The device is current.
+void release_small(int device) {
+  std::vector<void*> blocks;
+  {
+    SmallBlocks& c = g_small[device];
+    std::lock_guard<std::mutex> lock(c.mu);
+    for (std::vector<void*>& list : c.free) {
+      blocks.insert(blocks.end(), list.begin(), list.end());
+      list.clear();
+      list.shrink_to_fit();
+    }
+    c.bytes = 0;
+  }
+  for (void* p : blocks) check(cudaFreeAsync(p, stream(device)), device, "cudaFreeAsync");
+}
 
 std::string mib(uint64_t bytes) {
   char buf[32];
@@ -52,20 +115,38 @@ DeviceMemory& memory(int device) {
   return m;
 }
 
+void count_allocation(DeviceMemory& m, size_t nbytes) {
+  uint64_t now = m.allocated.fetch_add(nbytes) + nbytes;
+  uint64_t peak = m.peak.load();
+  while (now > peak && !m.peak.compare_exchange_weak(peak, now)) {
+  }
+  m.count.fetch_add(1);
+}
+
 }  // namespace
 
 void* device_allocate(int device, size_t nbytes) {
   require_alive(device);
   if (nbytes == 0) return nullptr;
-  DeviceGuard guard(device);
   DeviceMemory& m = memory(device);
+  const bool small = nbytes <= kSmallMax;
+  if (small) {
+    if (void* p = take_small(device, small_class(nbytes))) {
+      count_allocation(m, nbytes);
+      return p;
+    }
+  }
+  const size_t request = small ? (small_class(nbytes) + 1) * kSmallStep : nbytes;
+  DeviceGuard guard(device);
   void* p = nullptr;
-  cudaError_t e = cudaMallocFromPoolAsync(&p, nbytes, m.pool, stream(device));
+  cudaError_t e = cudaMallocFromPoolAsync(&p, request, m.pool, stream(device));
   if (e == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
-    // Blocks freed on the stream but not yet reusable: wait for them, then retry once.
+    // Cached small blocks, and blocks freed on the stream but not yet reusable: give
+    // them back, wait for them, then retry once.
+    release_small(device);
     check(cudaStreamSynchronize(stream(device)), device, "cudaStreamSynchronize");
-    e = cudaMallocFromPoolAsync(&p, nbytes, m.pool, stream(device));
+    e = cudaMallocFromPoolAsync(&p, request, m.pool, stream(device));
   }
   if (e == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
@@ -78,11 +159,7 @@ void* device_allocate(int device, size_t nbytes) {
                                     " reserved (dt_empty_cache returns unused reserved memory)");
   }
   check(e, device, "cudaMallocFromPoolAsync");
-  uint64_t now = m.allocated.fetch_add(nbytes) + nbytes;
-  uint64_t peak = m.peak.load();
-  while (now > peak && !m.peak.compare_exchange_weak(peak, now)) {
-  }
-  m.count.fetch_add(1);
+  count_allocation(m, nbytes);
   // The pool grew: this allocation went to the driver.
   uint64_t r = reserved(m.pool), seen = m.reserved_seen.load();
   if (r > seen) {
@@ -96,6 +173,7 @@ void device_deallocate(int device, void* p, size_t nbytes) noexcept {
   if (!p) return;
   DeviceMemory& m = g_memory[device];
   m.allocated.fetch_sub(nbytes);
+  if (nbytes <= kSmallMax && keep_small(device, p, small_class(nbytes))) return;
   int previous = -1;
   if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
   if (previous != device) (void)cudaSetDevice(device);
@@ -122,6 +200,7 @@ void empty_cache(int device) {
   require_alive(device);
   DeviceGuard guard(device);
   DeviceMemory& m = memory(device);
+  release_small(device);
   check(cudaStreamSynchronize(stream(device)), device, "cudaStreamSynchronize");
   check(cudaMemPoolTrimTo(m.pool, 0), device, "cudaMemPoolTrimTo");
   m.reserved_seen.store(reserved(m.pool));
