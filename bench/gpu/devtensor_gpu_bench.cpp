@@ -50,6 +50,7 @@
 #include <devtensor.h>
 
 #include <cstdint>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -216,6 +217,69 @@ void BM_add(benchmark::State& state, int64_t n, int64_t batch) {
   tidy();
 }
 
+// Diagnostics, devtensor only (bench/gpu/run does not run them; script/gpu-session
+// does): the parts of add_4_launch, read against bench/gpu/cuda_floor's CUDA figures.
+//   diag_empty_4        dt_tensor_empty(cuda float32[4]) and its release: allocation, handle
+//   diag_add_4_inplace  dt_add_(a, b) on cuda float32[4]: the launch path, no allocation
+//   diag_add_4_inplace_issue  the same, timing only the host issuing 256 calls (time per
+//                       batch; the counter issue_ns_per_call is per call)
+//   diag_add_4_cpu      dt_add of two cpu float32[4]: the device-independent part
+void BM_diag_empty(benchmark::State& state) {
+  const int64_t n = 4;
+  run_loop(state, "dt_tensor_empty", 256, [&] {
+    return call_release([&](dt_tensor** out) { return dt_tensor_empty(&n, 1, DT_FLOAT32, kCuda, out); });
+  });
+  tidy();
+}
+
+void BM_diag_add_inplace(benchmark::State& state) {
+  Tensor a, b;
+  if (!seed(state, 104) || !make_rand(state, {4}, DT_FLOAT32, kCuda, a) ||
+      !make_rand(state, {4}, DT_FLOAT32, kCuda, b)) {
+    return;
+  }
+  run_loop(state, "dt_add_", 256, [&] { return dt_add_(a.t, b.t); });
+  tidy();
+}
+
+// The host's share alone: the clock stops after 256 calls are queued, before the
+// synchronisation (if this is below diag_add_4_inplace, the GPU sets the pace).
+void BM_diag_add_issue(benchmark::State& state) {
+  Tensor a, b;
+  if (!seed(state, 104) || !make_rand(state, {4}, DT_FLOAT32, kCuda, a) ||
+      !make_rand(state, {4}, DT_FLOAT32, kCuda, b)) {
+    return;
+  }
+  for (auto _ : state) {
+    if (!ok(state, "dt_synchronize", dt_synchronize(kCuda))) break;
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 256; ++i) {
+      if (dt_add_(a.t, b.t) != DT_OK) break;
+    }
+    auto t1 = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(t1 - t0).count();
+    state.SetIterationTime(seconds);  // per batch of 256: Google Benchmark sizes runs by it
+    state.counters["issue_ns_per_call"] = seconds / 256 * 1e9;
+  }
+  (void)dt_synchronize(kCuda);
+  tidy();
+}
+
+void BM_diag_add_cpu(benchmark::State& state) {
+  Tensor a, b;
+  if (!seed(state, 104) || !make_rand(state, {4}, DT_FLOAT32, kCpu, a) ||
+      !make_rand(state, {4}, DT_FLOAT32, kCpu, b)) {
+    return;
+  }
+  for (auto _ : state) {
+    dt_status s = call_release([&](dt_tensor** out) { return dt_add(a.t, b.t, out); });
+    if (s != DT_OK) {
+      state.SkipWithError(error_text("dt_add", s).c_str());
+      break;
+    }
+  }
+}
+
 // Resets TF32 to off when a case that turned it on ends, whichever way it ends.
 struct Tf32Scope {
   bool on = false;
@@ -344,6 +408,10 @@ int main(int argc, char** argv) {
       ->UseRealTime()->Unit(ms);
   benchmark::RegisterBenchmark("add_4_launch", BM_add, int64_t(4), int64_t(256))
       ->UseRealTime()->Unit(us);
+  benchmark::RegisterBenchmark("diag_empty_4", BM_diag_empty)->UseRealTime()->Unit(us);
+  benchmark::RegisterBenchmark("diag_add_4_inplace", BM_diag_add_inplace)->UseRealTime()->Unit(us);
+  benchmark::RegisterBenchmark("diag_add_4_inplace_issue", BM_diag_add_issue)->UseManualTime()->Unit(us);
+  benchmark::RegisterBenchmark("diag_add_4_cpu", BM_diag_add_cpu)->UseRealTime()->Unit(us);
   benchmark::RegisterBenchmark("mlp_fwd_784_256_10", BM_mlp, int64_t(64), int64_t(784),
                                int64_t(256), int64_t(10), int64_t(64))
       ->UseRealTime()->Unit(us);
