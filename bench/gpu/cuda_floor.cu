@@ -25,6 +25,8 @@
   } while (0)
 
 __global__ void empty_kernel() {}
+// cuda_floor_big.cu: a kernel like add4 in a module of 1024 kernels.
+cudaError_t launch_from_big_module(int which, cudaStream_t s, float* o, const float* a, const float* b);
 __global__ void add4(int64_t n, float* o, const float* a, bool as, const float* b, bool bs) {
   int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
   if (i < n) o[i] = a[as ? 0 : i] + b[bs ? 0 : i];
@@ -106,6 +108,8 @@ int main() {
       std::exit(1);
     }
   });
+  double launch_big = per_call_ns(s, [&] { CHECK(launch_from_big_module(7, s, o, a, b)); });
+  double launch_big_issue = issue_ns(s, [&] { CHECK(launch_from_big_module(7, s, o, a, b)); });
   double alloc_free = per_call_ns(s, [&] {
     void* p = nullptr;
     CHECK(cudaMallocFromPoolAsync(&p, 16, pool, s));
@@ -131,6 +135,8 @@ int main() {
   std::printf("  add kernel launch (6 arguments)          %7.0f ns\n", launch_add);
   std::printf("  add kernel launch, issue only            %7.0f ns\n", launch_issue);
   std::printf("  add kernel launch, cuLaunchKernel         %7.0f ns\n", launch_driver);
+  std::printf("  add launch, kernel of a 1024-kernel module %5.0f ns\n", launch_big);
+  std::printf("  the same, issue only                     %7.0f ns\n", launch_big_issue);
   std::printf("  cudaMallocFromPoolAsync + cudaFreeAsync  %7.0f ns\n", alloc_free);
   std::printf("  cudaMemPoolGetAttribute                  %7.0f ns\n", attr);
   std::printf("  cudaGetDevice                            %7.0f ns\n", get_device);
