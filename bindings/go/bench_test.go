@@ -29,6 +29,11 @@ func BenchmarkAdd4(b *testing.B) {
 			}
 		}
 	})
+	b.Run("CgoNoop", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			cgoNoop(i)
+		}
+	})
 	b.Run("C", func(b *testing.B) {
 		if err := benchCAdd(x, y, b.N); err != nil {
 			b.Fatal(err)

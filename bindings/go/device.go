@@ -109,6 +109,7 @@ func (d Device) Name() (string, error) {
 
 // Memory returns free and total memory in bytes.
 func (d Device) Memory() (free, total uint64, err error) {
+	ReleasePending()
 	var f, t C.uint64_t
 	if err := resErr("Device.Memory", C.gdt_device_memory(d.c(), &f, &t)); err != nil {
 		return 0, 0, err
@@ -151,7 +152,10 @@ func (d Device) Properties() (DeviceProperties, error) {
 }
 
 // Synchronize waits for all work queued on the device.
-func (d Device) Synchronize() error { return resErr("Device.Synchronize", C.gdt_synchronize(d.c())) }
+func (d Device) Synchronize() error {
+	ReleasePending()
+	return resErr("Device.Synchronize", C.gdt_synchronize(d.c()))
+}
 
 // TryGPU returns cuda:i if that GPU exists, else cpu:0.
 func TryGPU(i int) (Device, error) {
@@ -225,6 +229,7 @@ type MemoryStats struct {
 
 // MemoryStats returns the device allocator's statistics.
 func (d Device) MemoryStats() (MemoryStats, error) {
+	ReleasePending()
 	var s C.dt_mem_stats
 	if err := resErr("Device.MemoryStats", C.gdt_memory_stats(d.c(), &s)); err != nil {
 		return MemoryStats{}, err
@@ -235,7 +240,10 @@ func (d Device) MemoryStats() (MemoryStats, error) {
 }
 
 // EmptyCache returns the device allocator's cached, unused blocks to the system.
-func (d Device) EmptyCache() error { return resErr("Device.EmptyCache", C.gdt_empty_cache(d.c())) }
+func (d Device) EmptyCache() error {
+	ReleasePending()
+	return resErr("Device.EmptyCache", C.gdt_empty_cache(d.c()))
+}
 
 // SetDefaultDType sets the process-wide default (floating) dtype.
 func SetDefaultDType(t DType) error {

@@ -92,7 +92,10 @@ func closedErr(op string) error {
 
 // LiveHandles returns the number of live handles of every kind in the process
 // (dt_live_handle_count). A test that ends with the count it started with leaked none.
-func LiveHandles() int { return int(C.dt_live_handle_count()) }
+func LiveHandles() int {
+	ReleasePending()
+	return int(C.dt_live_handle_count())
+}
 
 // HeaderVersion is the DT_VERSION_NUMBER of the header this package was built against.
 const HeaderVersion = uint32(C.DT_VERSION_NUMBER)

@@ -57,5 +57,6 @@ func (s *Scope) Close() error {
 			first = err
 		}
 	}
+	ReleasePending()
 	return first
 }

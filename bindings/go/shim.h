@@ -14,7 +14,7 @@ typedef struct { dt_status st; char* msg; } gdt_res;
 /* status + message + new tensor reference */
 /* Tensor handles cross into Go as uintptr_t: they are C memory, and an integer needs no
  * cgo pointer check. */
-typedef struct { dt_status st; char* msg; uintptr_t t; } gdt_tres;
+typedef struct { dt_status st; char* msg; uintptr_t t; uint64_t nbytes; } gdt_tres;
 /* status + message + malloc'd string */
 typedef struct { dt_status st; char* msg; char* s; } gdt_sres;
 
@@ -25,13 +25,20 @@ static inline char* gdt_errmsg(dt_status st) {
 }
 static inline gdt_res gdt_r(dt_status st) { gdt_res r; r.st = st; r.msg = gdt_errmsg(st); return r; }
 static inline gdt_tres gdt_tr(dt_status st, dt_tensor* t) {
-  gdt_tres r; r.st = st; r.msg = gdt_errmsg(st); r.t = st == DT_OK ? (uintptr_t)t : 0; return r;
+  gdt_tres r; r.st = st; r.msg = gdt_errmsg(st); r.t = st == DT_OK ? (uintptr_t)t : 0; r.nbytes = 0;
+  if (st == DT_OK) { size_t n = 0; if (dt_tensor_nbytes(t, &n) == DT_OK) r.nbytes = n; }
+  return r;
 }
 static inline gdt_res gdt_fail(dt_status st, const char* m) { gdt_res r; r.st = st; r.msg = strdup(m); return r; }
 
 /* ---- library */
 /* For the finalizer: no message to fetch. */
 static inline void gdt_release_quiet(uintptr_t t) { dt_tensor_release((dt_tensor*)t); }
+/* The queue of Tensor.Close (lifetime.go): hs is Go memory holding no Go pointer, read
+ * only during the call. */
+static inline void gdt_release_many(const uintptr_t* hs, size_t n) {
+  for (size_t i = 0; i < n; ++i) dt_tensor_release((dt_tensor*)hs[i]);
+}
 static inline gdt_res gdt_release(uintptr_t t_h) {
   dt_tensor* t = (dt_tensor*)t_h; return gdt_r(dt_tensor_release(t)); }
 

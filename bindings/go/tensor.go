@@ -11,36 +11,33 @@ import (
 
 // Tensor owns one reference to a devtensor tensor (dt_tensor*). Close it when done
 // (defer t.Close()); a finalizer releases a forgotten one, but only as a safety net —
-// GPU memory should not wait for the garbage collector. Using a Tensor after Close
+// GPU memory should not wait for the garbage collector (lifetime.go: one finalizer per
+// 64 Tensors, released once all 64 are unreachable). Using a Tensor after Close
 // returns ErrClosed.
 //
 // Distinct Tensors may be used from different goroutines concurrently, and one Tensor
 // may be read concurrently; Close must not race with other use of the same Tensor.
 type Tensor struct {
-	h C.uintptr_t // the dt_tensor* (C memory), 0 once closed
+	h     C.uintptr_t // the dt_tensor* (C memory), 0 once closed
+	small bool        // under smallTensorBytes: Close may queue its release
 }
 
-func wrap(h C.uintptr_t) *Tensor {
-	t := &Tensor{h: h}
-	runtime.SetFinalizer(t, (*Tensor).finalize)
-	return t
-}
-
-func (t *Tensor) finalize() {
-	if t.h != 0 {
-		C.gdt_release_quiet(t.h)
-		t.h = 0
-	}
-}
+// wrap takes a handle of unknown size: Close releases it at once.
+func wrap(h C.uintptr_t) *Tensor { return newTensor(h, false) }
 
 // Close releases the Tensor's reference. Closing twice (or a nil Tensor) is a no-op.
+// A tensor under 64 KiB is queued and released with the next 63 (one cgo call for 64
+// closes), or sooner by anything that reports or frees memory; see ReleasePending.
 func (t *Tensor) Close() error {
 	if t == nil || t.h == 0 {
 		return nil
 	}
 	h := t.h
 	t.h = 0
-	runtime.SetFinalizer(t, nil)
+	if t.small {
+		releaseLater(h)
+		return nil
+	}
 	return resErr("Tensor.Close", C.gdt_release(h))
 }
 
@@ -59,7 +56,7 @@ func takeTensor(op string, r C.gdt_tres) (*Tensor, error) {
 	if err := mkerr(op, r.st, r.msg); err != nil {
 		return nil, err
 	}
-	return wrap(r.t), nil
+	return newTensor(r.t, r.nbytes < smallTensorBytes), nil
 }
 
 // sameHandle reports whether a and b hold the same C handle (aliasing).
