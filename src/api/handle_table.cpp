@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/fault_injection.h"
 #include "devtensor.h"
 
 namespace dt {
@@ -193,6 +194,7 @@ const char* handle_kind_name(HandleKind k) {
 }
 
 void* handle_create(HandleKind kind, void* object, HandleDestroy destroy) {
+  if (fault::allocation_fails()) fail(DT_ERR_OUT_OF_MEMORY, cat("out of memory allocating a ", handle_kind_name(kind), " handle"));
   return table().create(kind, object, destroy);
 }
 void* handle_resolve(const void* handle, HandleKind kind, const char* what) {

@@ -8,6 +8,7 @@
 #include "core/context.h"
 #include "core/cuda_loader.h"
 #include "core/error.h"
+#include "core/fault_injection.h"
 #include "core/storage.h"
 #include "ops/op_kinds.h"
 
@@ -108,6 +109,8 @@ class DeviceAllocator final : public Allocator {
   explicit DeviceAllocator(int32_t ordinal) : ordinal_(ordinal) {}
   void* allocate(size_t nbytes) override {
     void* p = nullptr;
+    if (fault::allocation_fails())
+      fail(DT_ERR_OUT_OF_MEMORY, cat("out of memory on cuda:", ordinal_, " (injected fault)"));
     call([&](const dtp_api& a, dtp_error* e) { return a.allocate(ordinal_, nbytes, &p, e); });
     return p;
   }

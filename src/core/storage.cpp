@@ -5,6 +5,7 @@
 
 #include "core/allocator.h"
 #include "core/error.h"
+#include "core/fault_injection.h"
 
 namespace dt {
 
@@ -20,7 +21,7 @@ Ref<Storage> Storage::allocate(Device device, size_t nbytes, size_t prefix_bytes
   if (device.is_cpu() && nbytes <= kInlineBytes) {
     static_assert(sizeof(Storage) <= kInlineOffset, "inline offset too small");
     size_t head = prefix ? (prefix_bytes + 63) / 64 * 64 : 0;
-    void* block = std::malloc(head + kInlineOffset + kInlineBytes);
+    void* block = fault::allocation_fails() ? nullptr : std::malloc(head + kInlineOffset + kInlineBytes);
     if (!block) fail(DT_ERR_OUT_OF_MEMORY, cat("out of memory allocating ", nbytes, " bytes on cpu"));
     char* base = static_cast<char*>(block) + head;
     Storage* s = new (base) Storage();
@@ -36,7 +37,7 @@ Ref<Storage> Storage::allocate(Device device, size_t nbytes, size_t prefix_bytes
 
 Ref<Storage> Storage::allocate_from(Allocator& alloc, Device device, size_t nbytes) {
   void* data = alloc.allocate(nbytes);
-  void* block = std::malloc(sizeof(Storage));
+  void* block = fault::allocation_fails() ? nullptr : std::malloc(sizeof(Storage));
   if (!block) {
     alloc.deallocate(data, nbytes);
     fail(DT_ERR_OUT_OF_MEMORY, "out of memory allocating a storage record");
@@ -50,7 +51,7 @@ Ref<Storage> Storage::allocate_from(Allocator& alloc, Device device, size_t nbyt
 }
 
 Ref<Storage> Storage::borrow(Device device, void* data, size_t nbytes, dt_deleter deleter, void* ctx) {
-  void* block = std::malloc(sizeof(Storage));
+  void* block = fault::allocation_fails() ? nullptr : std::malloc(sizeof(Storage));
   if (!block) fail(DT_ERR_OUT_OF_MEMORY, "out of memory allocating a storage record");
   Storage* s = new (block) Storage();
   s->data_ = data;

@@ -5,6 +5,7 @@
 
 #include "core/autograd_meta.h"
 #include "core/error.h"
+#include "core/fault_injection.h"
 
 namespace dt {
 
@@ -60,7 +61,7 @@ TensorImpl* TensorImpl::create(Ref<Storage> storage, DType dtype, const Dims& sh
   // Checked before anything is allocated: views (expand, reshape) come here without
   // passing through a constructor's checks, and their sizes may overflow.
   const int64_t numel = numel_of(shape);
-  void* block = place ? place : std::malloc(sizeof(TensorImpl));
+  void* block = place ? place : (fault::allocation_fails() ? nullptr : std::malloc(sizeof(TensorImpl)));
   if (!block) fail(DT_ERR_OUT_OF_MEMORY, "out of memory allocating a tensor record");
   TensorImpl* t = new (block) TensorImpl();
   t->in_storage_block = place != nullptr;

@@ -13,6 +13,7 @@
 #include "core/cuda_proxy.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "core/fault_injection.h"
 
 namespace dt {
 namespace {
@@ -37,7 +38,7 @@ class HostAllocator final : public Allocator {
       fail(DT_ERR_OUT_OF_MEMORY, cat("out of memory: cannot allocate ", nbytes, " bytes on cpu"));
     void* p = nullptr;
     if (nbytes < kLargeBlock) {
-      if (posix_memalign(&p, kAlignment, nbytes) != 0) p = nullptr;
+      if (fault::allocation_fails() || posix_memalign(&p, kAlignment, nbytes) != 0) p = nullptr;
       if (!p) oom(nbytes);
       count(nbytes, nbytes, true);
       return p;
@@ -54,7 +55,7 @@ class HostAllocator final : public Allocator {
     }
     bool fresh = p == nullptr;
     if (fresh) {
-      if (posix_memalign(&p, 4096, size) != 0) p = nullptr;
+      if (fault::allocation_fails() || posix_memalign(&p, 4096, size) != 0) p = nullptr;
       if (!p) {
         empty_cache();  // give cached blocks back and retry once
         if (posix_memalign(&p, 4096, size) != 0) p = nullptr;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/fault_injection.h"
 #include "io/safetensors_format.h"
 #include "ops/ops.h"
 
@@ -130,7 +131,7 @@ class Mapping : public RefCounted {
   static Ref<Mapping> create(int fd, size_t len, const char* fn, const std::string& path) {
     void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) io_error(fn, "map", path, errno);
-    Mapping* m = new (std::nothrow) Mapping(p, len);
+    Mapping* m = fault::allocation_fails() ? nullptr : new (std::nothrow) Mapping(p, len);
     if (!m) {
       ::munmap(p, len);
       fail(DT_ERR_OUT_OF_MEMORY, "out of memory allocating a file mapping record");

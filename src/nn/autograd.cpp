@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/fault_injection.h"
 #include "ops/ops.h"
 
 namespace dt::ag {
@@ -15,7 +16,10 @@ std::atomic<bool> g_grad_enabled{true};
 
 AutogradMeta& meta(const Tensor& t) {
   TensorImpl* impl = t.impl();
-  if (!impl->autograd) impl->autograd = new AutogradMeta();
+  if (!impl->autograd) {
+    if (fault::allocation_fails()) throw std::bad_alloc();
+    impl->autograd = new AutogradMeta();
+  }
   return *impl->autograd;
 }
 
@@ -108,6 +112,7 @@ void record(Tensor& out, Node* node, std::initializer_list<const Tensor*> inputs
 
 void record(Tensor& out, Node* node, const std::vector<const Tensor*>& inputs) {
   Ref<Node> owned = Ref<Node>::adopt(node);
+  if (fault::allocation_fails()) throw std::bad_alloc();  // the node's edges
   for (const Tensor* t : inputs) {
     if (t && t->defined() && t->impl() == out.impl()) {
       out = out.view_as(out.shape(), out.strides(), out.offset());
