@@ -949,6 +949,33 @@ DT_API dt_status dt_safetensors_save(const dt_state_dict* sd, const char* path);
  *  host), DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_safetensors_load(const char* path, dt_device device, dt_state_dict** out);
 
+/* ---------------------------------------------------------------------- DLPack
+ * Zero-copy exchange with PyTorch, NumPy, CuPy, JAX... through DLPack's DLManagedTensor
+ * (include <dlpack/dlpack.h>, DLPack 0.6 or later, to read its fields). Devices: CPU
+ * (kDLCPU, and kDLCUDAHost on import) and CUDA (kDLCUDA). Dtypes: every devtensor dtype;
+ * bool travels as DLPack 0.8's code 6, as PyTorch writes it. Strides are in elements. */
+struct DLManagedTensor;
+
+/** A NEW DLManagedTensor viewing t: the same memory (data is t's first element,
+ *  byte_offset 0), shape, strides and device. It holds a reference to t's storage until
+ *  its deleter is called; the caller (or the framework it is handed to) calls
+ *  (*out)->deleter(*out) exactly once. A CUDA tensor's pending work is finished first, so
+ *  a consumer on another stream reads complete data. Writes through either side are seen
+ *  by the other. Thread-safe. Errors: DT_ERR_INVALID_ARGUMENT (NULL out),
+ *  DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY; *out is untouched on failure. */
+DT_API dt_status dt_tensor_to_dlpack(const dt_tensor* t, struct DLManagedTensor** out);
+
+/** A NEW tensor over managed's memory, without copying. On success devtensor owns
+ *  managed: its deleter is called exactly once, when the last tensor or view using that
+ *  memory is released (the producer's memory stays alive until then). On failure
+ *  managed is untouched and its deleter is NOT called: it stays the caller's.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL managed or out, ndim outside 0..DT_MAX_DIMS, a
+ *  NULL shape or data, a negative size, a layout whose extent overflows),
+ *  DT_ERR_NOT_SUPPORTED (a dtype devtensor lacks, lanes != 1, a device type other than
+ *  CPU, CUDA host or CUDA, a negative stride), DT_ERR_INVALID_DEVICE or
+ *  DT_ERR_DEVICE_UNAVAILABLE (a CUDA device that is not there), DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_tensor_from_dlpack(struct DLManagedTensor* managed, dt_tensor** out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

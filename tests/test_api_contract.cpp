@@ -757,6 +757,16 @@ void add_query_cases(Table& T) {
 }
 
 void add_move_cases(Table& T) {
+  // DLPack (tests/test_dlpack.cpp has the behaviours; these are the argument checks).
+  T.handles("dt_tensor_to_dlpack", "t", [](Ctx& x, const dt_tensor* t) {
+    return dt_tensor_to_dlpack(t, reinterpret_cast<DLManagedTensor**>(&x.o.ptr));
+  });
+  T.add("dt_tensor_to_dlpack", "out=NULL", {IA}, [](Ctx& x) { return dt_tensor_to_dlpack(x.a, nullptr); });
+  T.add("dt_tensor_from_dlpack", "managed=NULL", {IA}, [](Ctx& x) { return dt_tensor_from_dlpack(nullptr, &x.o.t); });
+  T.add("dt_tensor_from_dlpack", "out=NULL", {IA}, [](Ctx&) {
+    return dt_tensor_from_dlpack(reinterpret_cast<DLManagedTensor*>(0x1000), nullptr);
+  });
+
   // dt_tensor_to
   T.handles("dt_tensor_to", "t", [](Ctx& x, const dt_tensor* t) {
     return dt_tensor_to(t, CPU0, DT_FLOAT64, 0, &x.o.t);

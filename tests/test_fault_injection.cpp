@@ -1,11 +1,12 @@
 // The allocation fault-injection sweep (SQLite's method, src/core/fault_injection.h): a
-// workload that touches tensors, views, ops, dtype and device moves, printing, modules,
+// workload that touches tensors, views, ops, dtype and device moves, DLPack, printing, modules,
 // autograd, an optimizer and safetensors save/load runs once per N with the Nth
 // allocation failing (transiently, then persistently), N = 1, 2, ... until a run passes
 // without reaching N. Every run must end in success or DT_ERR_OUT_OF_MEMORY, leave no
 // live handle behind, and leave the library usable (the workload then passes untouched).
 // Leaks are LSan's to find: the ASan build runs this test too. On a machine with a GPU
 // the workload also runs on cuda:0, so device allocations fail as well.
+#include <dlpack/dlpack.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -50,6 +51,15 @@ dt_status workload(dt_device dev, const char* path) {
   STEP(dt_tensor_zeros(big_shape, 2, DT_FLOAT32, dev, big.out()));
   STEP(dt_tensor_to(cat_out, dt_device{DT_DEVICE_CPU, 0}, DT_FLOAT16, 0, half.out()));
   STEP(dt_tensor_to(half, dev, DT_FLOAT32, DT_TO_COPY, moved.out()));
+  // DLPack out and back in: on a failed import the managed tensor is still ours.
+  DLManagedTensor* managed = nullptr;
+  STEP(dt_tensor_to_dlpack(moved, &managed));
+  T imported;
+  dt_status st = dt_tensor_from_dlpack(managed, imported.out());
+  if (st != DT_OK) {
+    managed->deleter(managed);
+    return st;
+  }
   char text[512];
   size_t need = 0;
   STEP(dt_tensor_to_string(s, text, sizeof text, &need));

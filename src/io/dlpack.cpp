@@ -1,0 +1,157 @@
+#include "io/dlpack.h"
+
+#include <new>
+
+#include "core/backend.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "core/fault_injection.h"
+#include "core/storage.h"
+
+namespace dt::io {
+namespace {
+
+// DLPack 0.8's code for bool (PyTorch exports bool tensors with it); the 0.6 header has
+// no name for it.
+constexpr uint8_t kDLBoolCode = 6;
+
+DLDataType dl_dtype(DType t) {
+  DLDataType d;
+  d.lanes = 1;
+  d.bits = static_cast<uint8_t>(dtype_size(t) * 8);
+  switch (t) {
+    case DType::Bool: d.code = kDLBoolCode; break;
+    case DType::UInt8: d.code = kDLUInt; break;
+    case DType::Int8:
+    case DType::Int16:
+    case DType::Int32:
+    case DType::Int64: d.code = kDLInt; break;
+    case DType::BFloat16: d.code = kDLBfloat; break;
+    default: d.code = kDLFloat; break;  // float16/32/64
+  }
+  return d;
+}
+
+// Our dtype for a DLPack one; NOT_SUPPORTED for what we lack.
+DType from_dl_dtype(DLDataType d, const char* fn) {
+  if (d.lanes != 1)
+    fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": vector dtypes (lanes = ", d.lanes, ") are not supported"));
+  switch (d.code) {
+    case kDLInt:
+      if (d.bits == 8) return DType::Int8;
+      if (d.bits == 16) return DType::Int16;
+      if (d.bits == 32) return DType::Int32;
+      if (d.bits == 64) return DType::Int64;
+      break;
+    case kDLUInt:
+      if (d.bits == 8) return DType::UInt8;
+      break;
+    case kDLFloat:
+      if (d.bits == 16) return DType::Float16;
+      if (d.bits == 32) return DType::Float32;
+      if (d.bits == 64) return DType::Float64;
+      break;
+    case kDLBfloat:
+      if (d.bits == 16) return DType::BFloat16;
+      break;
+    case kDLBoolCode:
+      if (d.bits == 8) return DType::Bool;
+      break;
+    default:
+      break;
+  }
+  fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": DLPack dtype (code ", static_cast<int>(d.code), ", bits ",
+                                 static_cast<int>(d.bits), ") has no devtensor dtype"));
+}
+
+Device from_dl_device(DLDevice d, const char* fn) {
+  switch (d.device_type) {
+    case kDLCPU:
+    case kDLCUDAHost:  // page-locked host memory is host memory
+      return Device{DT_DEVICE_CPU, 0};
+    case kDLCUDA:
+      if (d.device_id < 0) fail(DT_ERR_INVALID_DEVICE, cat(fn, ": negative CUDA device id ", d.device_id));
+      return resolve_device(dt_device{DT_DEVICE_CUDA, d.device_id});  // checks it exists
+    default:
+      fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": DLPack device type ", static_cast<int>(d.device_type),
+                                     " is not a device devtensor has (CPU 1, CUDA 2 and CUDA host 3 are)"));
+  }
+}
+
+// What an exported DLManagedTensor carries: the tensor reference that keeps the storage
+// alive, and the shape and strides its DLTensor points at.
+struct Export {
+  DLManagedTensor managed;
+  Tensor keep;
+  int64_t shape[kMaxDims];
+  int64_t strides[kMaxDims];
+};
+
+void delete_export(DLManagedTensor* self) {
+  delete static_cast<Export*>(self->manager_ctx);
+}
+
+// The storage deleter of an import: hands the memory back to its producer, once.
+void release_import(void*, void* ctx) {
+  auto* managed = static_cast<DLManagedTensor*>(ctx);
+  if (managed->deleter) managed->deleter(managed);
+}
+
+}  // namespace
+
+DLManagedTensor* to_dlpack(const Tensor& t) {
+  if (!t.device().is_cpu()) backend_for(t.device()).synchronize(t.device());
+  Export* e = fault::allocation_fails() ? nullptr : new (std::nothrow) Export();
+  if (!e) fail(DT_ERR_OUT_OF_MEMORY, "to_dlpack: out of memory");
+  e->keep = t;
+  for (int i = 0; i < t.ndim(); ++i) {
+    e->shape[i] = t.size(i);
+    e->strides[i] = t.stride(i);
+  }
+  DLTensor& d = e->managed.dl_tensor;
+  d.data = t.data();
+  d.device.device_type = t.device().is_cpu() ? kDLCPU : kDLCUDA;
+  d.device.device_id = t.device().is_cpu() ? 0 : t.device().index;
+  d.ndim = t.ndim();
+  d.dtype = dl_dtype(t.dtype());
+  d.shape = e->shape;
+  d.strides = e->strides;
+  d.byte_offset = 0;
+  e->managed.manager_ctx = e;
+  e->managed.deleter = delete_export;
+  return &e->managed;
+}
+
+Tensor from_dlpack(DLManagedTensor* managed, const char* fn) {
+  const DLTensor& d = managed->dl_tensor;
+  if (d.ndim < 0 || d.ndim > kMaxDims)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ndim ", d.ndim, " is outside 0..", kMaxDims));
+  if (d.ndim > 0 && !d.shape) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": shape is NULL with ndim ", d.ndim));
+  DType dtype = from_dl_dtype(d.dtype, fn);
+  Device device = from_dl_device(d.device, fn);
+  Dims shape(d.shape, d.ndim);
+  for (int i = 0; i < d.ndim; ++i)
+    if (d.shape[i] < 0) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": negative size ", d.shape[i], " in dim ", i));
+  const int64_t numel = numel_of(shape);  // checks overflow
+  Dims strides = d.strides ? Dims(d.strides, d.ndim) : contiguous_strides(shape);
+  // The extent the layout reaches, in elements, with every product checked.
+  int64_t span = numel == 0 ? 0 : 1;
+  for (int i = 0; i < d.ndim && numel > 0; ++i) {
+    if (strides.v[i] < 0)
+      fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": negative stride ", strides.v[i], " in dim ", i, " is not supported"));
+    int64_t reach = 0;
+    if (__builtin_mul_overflow(shape.v[i] - 1, strides.v[i], &reach) || __builtin_add_overflow(span, reach, &span))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": the strides reach past any addressable memory"));
+  }
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(span, static_cast<int64_t>(dtype_size(dtype)), &bytes))
+    fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": the strides reach past any addressable memory"));
+  if (!d.data && numel > 0) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": data is NULL"));
+  char* base = static_cast<char*>(d.data) + d.byte_offset;
+  Ref<Storage> storage = Storage::borrow(device, base, static_cast<size_t>(bytes), nullptr, nullptr);
+  return Tensor(Ref<TensorImpl>::adopt(TensorImpl::create(storage, dtype, shape, strides, 0)));
+}
+
+void adopt_dlpack(Storage* storage, DLManagedTensor* managed) { storage->set_deleter(release_import, managed); }
+
+}  // namespace dt::io
