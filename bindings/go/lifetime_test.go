@@ -56,3 +56,30 @@ func TestCloseReleasesLargeTensorsAtOnce(t *testing.T) {
 		t.Fatalf("live %d after closing a 64 KiB tensor, want %d", got, start)
 	}
 }
+
+// A DLPack round trip shares memory, and the export's memory outlives the original Tensor.
+func TestDLPackRoundTrip(t *testing.T) {
+	noLeaks(t)
+	x := must(FromSlice([]float32{1, 2, 3, 4}, []int64{2, 2}, CPU))
+	p, err := x.ToDLPack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := FromDLPack(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := y.AddScalarInPlace(10); err != nil {
+		t.Fatal(err)
+	}
+	if got := must(ToSlice[float32](x)); got[0] != 11 || got[3] != 14 {
+		t.Fatalf("a write through the import is not seen: %v", got)
+	}
+	_ = x.Close()
+	if got := must(ToSlice[float32](y)); got[1] != 12 {
+		t.Fatalf("the import lost its memory when the original closed: %v", got)
+	}
+	_ = y.Close()
+	_, err = FromDLPack(nil)
+	wantCode(t, err, ErrInvalidArgument)
+}

@@ -152,6 +152,18 @@ static inline gdt_res gdt_copy_to_host(uintptr_t t_h, void* dst, size_t n) {
   const dt_tensor* t = (const dt_tensor*)t_h; return gdt_r(dt_tensor_copy_to_host(t, dst, n)); }
 static inline gdt_res gdt_copy_from_host(uintptr_t t_h, const void* src, size_t n) {
   dt_tensor* t = (dt_tensor*)t_h; return gdt_r(dt_tensor_copy_from_host(t, src, n)); }
+/* DLPack: DLManagedTensor pointers are C memory, passed as void*. */
+typedef struct { dt_status st; char* msg; void* p; } gdt_dlres;
+static inline gdt_dlres gdt_to_dlpack(uintptr_t t_h) {
+  struct DLManagedTensor* m = NULL;
+  dt_status st = dt_tensor_to_dlpack((const dt_tensor*)t_h, &m);
+  gdt_dlres r; r.st = st; r.msg = gdt_errmsg(st); r.p = m; return r;
+}
+static inline gdt_tres gdt_from_dlpack(void* m) {
+  dt_tensor* o = NULL;
+  dt_status st = dt_tensor_from_dlpack((struct DLManagedTensor*)m, &o);
+  return gdt_tr(st, o);
+}
 static inline gdt_tres gdt_to(uintptr_t t_h, dt_device d, dt_dtype dt, uint32_t flags) {
   const dt_tensor* t = (const dt_tensor*)t_h;
   dt_tensor* o = NULL; dt_status st = dt_tensor_to(t, d, dt, flags, &o); return gdt_tr(st, o);
