@@ -1442,3 +1442,17 @@ extern "C" {
         out: *mut *mut dt_state_dict,
     ) -> dt_status;
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct DLManagedTensor {
+    _unused: [u8; 0],
+}
+extern "C" {
+    pub fn dt_tensor_to_dlpack(t: *const dt_tensor, out: *mut *mut DLManagedTensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_tensor_from_dlpack(
+        managed: *mut DLManagedTensor,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}

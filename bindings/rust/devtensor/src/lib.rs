@@ -31,6 +31,7 @@
 #![warn(missing_docs)]
 
 mod device;
+mod dlpack;
 mod dtype;
 mod error;
 pub mod nn;
