@@ -1,0 +1,169 @@
+/*
+ * fuzz_dlpack.c — libFuzzer target for dt_tensor_from_dlpack (DLPack import).
+ *
+ * The input describes a DLManagedTensor: ndim (0..20, so past DT_MAX_DIMS too), dtype
+ * code/bits/lanes, device type and id, byte offset, and per dimension a size and a stride
+ * (signed, any magnitude; a flag byte may make strides NULL, meaning row-major). When the
+ * layout's extent is small (at most 1 MiB) the data is a heap block of exactly that many
+ * bytes, so ASan sees any read past what the producer described; otherwise the data
+ * pointer is a tiny block and the tensor is never read. Properties:
+ *   - an import succeeds or fails with a status and a message, and *out stays untouched
+ *     on failure;
+ *   - a refused import never calls the deleter; an accepted one calls it exactly once,
+ *     when the tensor (and a view of it) are released;
+ *   - an accepted tensor whose extent was backed is read to its last byte (a copy to host
+ *     and a sum), and a transposed view of it too;
+ *   - no handle is left.
+ * Any violated property aborts with a message naming it (a crash for libFuzzer).
+ */
+#include <devtensor.h>
+#include <dlpack/dlpack.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REQUIRE(cond, ...)                                                                  \
+  do {                                                                                      \
+    if (!(cond)) {                                                                          \
+      fprintf(stderr, "fuzz_dlpack: property violated: %s\n  ", #cond);                    \
+      fprintf(stderr, __VA_ARGS__);                                                         \
+      fprintf(stderr, "\n  last error: \"%s\"\n", dt_last_error_message());                \
+      abort();                                                                              \
+    }                                                                                       \
+  } while (0)
+
+typedef struct {
+  const uint8_t* p;
+  size_t n;
+} Bytes;
+
+static uint64_t take(Bytes* b, size_t k) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < k; ++i) {
+    v |= (uint64_t)(b->n ? *b->p : 0) << (8 * i);
+    if (b->n) {
+      ++b->p;
+      --b->n;
+    }
+  }
+  return v;
+}
+
+static int g_deleted;
+static void count_delete(DLManagedTensor* self) {
+  (void)self;
+  ++g_deleted;
+}
+
+/* Small values most of the time, any value sometimes. */
+static int64_t dim_value(Bytes* b) {
+  uint8_t kind = (uint8_t)take(b, 1);
+  if (kind < 200) return (int64_t)(kind % 9) - 1; /* -1..7 */
+  return (int64_t)take(b, 8);
+}
+
+/* The layout's extent in bytes, or -1 when it is not small and valid. */
+static int64_t small_extent(const DLTensor* d) {
+  int64_t elem = (d->dtype.bits + 7) / 8;
+  if (elem <= 0) return -1;
+  int64_t span = 1;
+  for (int i = 0; i < d->ndim; ++i) {
+    int64_t size = d->shape[i];
+    if (size < 0) return -1;
+    if (size == 0) return 0;
+  }
+  for (int i = 0; i < d->ndim; ++i) {
+    int64_t stride = d->strides ? d->strides[i] : 0;
+    if (!d->strides) {
+      stride = 1;
+      for (int j = i + 1; j < d->ndim; ++j) {
+        if (__builtin_mul_overflow(stride, d->shape[j], &stride)) return -1;
+      }
+    }
+    if (stride < 0) return -1;
+    int64_t reach;
+    if (__builtin_mul_overflow(d->shape[i] - 1, stride, &reach) || __builtin_add_overflow(span, reach, &span))
+      return -1;
+  }
+  int64_t bytes;
+  if (__builtin_mul_overflow(span, elem, &bytes) || bytes > (1 << 20)) return -1;
+  return bytes;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  Bytes b = {data, size};
+  int64_t shape[20], strides[20];
+  DLManagedTensor m;
+  memset(&m, 0, sizeof m);
+  DLTensor* d = &m.dl_tensor;
+  d->ndim = (int32_t)(take(&b, 1) % 21);
+  uint8_t codes[] = {kDLInt, kDLUInt, kDLFloat, kDLBfloat, 6, kDLComplex, kDLOpaqueHandle};
+  d->dtype.code = codes[take(&b, 1) % sizeof codes];
+  uint8_t bits[] = {8, 16, 32, 64, 1, 12, 128};
+  d->dtype.bits = bits[take(&b, 1) % sizeof bits];
+  d->dtype.lanes = (uint16_t)(take(&b, 1) < 240 ? 1 : take(&b, 2));
+  int32_t devices[] = {kDLCPU, kDLCPU, kDLCUDAHost, kDLCUDA, kDLVulkan, 0, -3};
+  d->device.device_type = devices[take(&b, 1) % (sizeof devices / sizeof devices[0])];
+  d->device.device_id = (int32_t)((int8_t)take(&b, 1));
+  uint8_t flags = (uint8_t)take(&b, 1);
+  d->byte_offset = (flags & 1) ? take(&b, 1) * 2 : 0;
+  for (int i = 0; i < d->ndim; ++i) {
+    shape[i] = dim_value(&b);
+    strides[i] = dim_value(&b);
+  }
+  d->shape = (flags & 2) && d->ndim > 0 ? NULL : shape;
+  d->strides = (flags & 4) ? NULL : strides;
+
+  int64_t extent = d->shape ? small_extent(d) : -1;
+  size_t block_bytes = extent >= 0 ? (size_t)extent + d->byte_offset : 16;
+  unsigned char* block = (unsigned char*)malloc(block_bytes ? block_bytes : 1);
+  REQUIRE(block != NULL, "malloc");
+  memset(block, 0x3c, block_bytes);
+  d->data = (flags & 8) ? NULL : block;
+  m.deleter = count_delete;
+  g_deleted = 0;
+
+  const size_t live = dt_live_handle_count();
+  dt_tensor* sentinel = (dt_tensor*)(uintptr_t)0x5a5a;
+  dt_tensor* t = sentinel;
+  dt_status st = dt_tensor_from_dlpack(&m, &t);
+  if (st != DT_OK) {
+    REQUIRE(t == sentinel, "*out written on failure (status %d)", (int)st);
+    REQUIRE(dt_last_error_message()[0] != '\0', "a failure without a message");
+    REQUIRE(g_deleted == 0, "a refused import called the deleter");
+  } else {
+    REQUIRE(g_deleted == 0, "the deleter ran while the tensor lives");
+    if (extent >= 0 && d->data) {
+      size_t nbytes = 0;
+      REQUIRE(dt_tensor_nbytes(t, &nbytes) == DT_OK, "nbytes");
+      void* host = malloc(nbytes ? nbytes : 1);
+      REQUIRE(host != NULL, "malloc");
+      REQUIRE(dt_tensor_copy_to_host(t, host, nbytes) == DT_OK, "copy_to_host of an accepted import");
+      free(host);
+      size_t ndim = 0;
+      REQUIRE(dt_tensor_ndim(t, &ndim) == DT_OK, "ndim");
+      if (ndim >= 2) {
+        dt_tensor* v = NULL;
+        REQUIRE(dt_transpose(t, 0, 1, &v) == DT_OK, "transpose");
+        dt_tensor_release(t);
+        t = v;
+        REQUIRE(g_deleted == 0, "the deleter ran while a view lives");
+      }
+      dt_tensor* s = NULL;
+      dt_dtype dtype;
+      REQUIRE(dt_tensor_dtype(t, &dtype) == DT_OK, "dtype");
+      if (dtype != DT_BOOL) {
+        st = dt_sum(t, NULL, 0, 0, &s);
+        REQUIRE(st == DT_OK, "sum of an accepted import: %d", (int)st);
+        dt_tensor_release(s);
+      }
+    }
+    dt_tensor_release(t);
+    REQUIRE(g_deleted == 1, "the deleter ran %d times after the last release", g_deleted);
+  }
+  free(block);
+  REQUIRE(dt_live_handle_count() == live, "handles leaked");
+  return 0;
+}
