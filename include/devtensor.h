@@ -375,7 +375,8 @@ typedef void (*dt_deleter)(void* data, void* context);
  *  failure the deleter is NOT called and the caller keeps ownership.
  *  Errors: as above, plus DT_ERR_INVALID_ARGUMENT (NULL data with elements, negative
  *  strides), DT_ERR_NOT_SUPPORTED (a device that exists but is not a CPU device; a
- *  device that does not exist is DT_ERR_INVALID_DEVICE / DT_ERR_DEVICE_UNAVAILABLE). */
+ *  device that does not exist is DT_ERR_INVALID_DEVICE / DT_ERR_DEVICE_UNAVAILABLE; data
+ *  not aligned to the element size). */
 DT_API dt_status dt_tensor_from_blob(void* data, const int64_t* shape, size_t ndim,
                                      const int64_t* strides, dt_dtype dtype, dt_device device,
                                      dt_deleter deleter, void* context, dt_tensor** out);
@@ -972,7 +973,8 @@ DT_API dt_status dt_tensor_to_dlpack(const dt_tensor* t, struct DLManagedTensor*
  *  Errors: DT_ERR_INVALID_ARGUMENT (NULL managed or out, ndim outside 0..DT_MAX_DIMS, a
  *  NULL shape or data, a negative size, a layout whose extent overflows),
  *  DT_ERR_NOT_SUPPORTED (a dtype devtensor lacks, lanes != 1, a device type other than
- *  CPU, CUDA host or CUDA, a negative stride), DT_ERR_INVALID_DEVICE or
+ *  CPU, CUDA host or CUDA, a negative stride, data + byte_offset not aligned to the
+ *  element size), DT_ERR_INVALID_DEVICE or
  *  DT_ERR_DEVICE_UNAVAILABLE (a CUDA device that is not there), DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_tensor_from_dlpack(struct DLManagedTensor* managed, dt_tensor** out);
 

@@ -669,6 +669,10 @@ void add_constructor_cases(Table& T) {
     return dt_tensor_from_blob(x.host, k23, 2, strides, DT_FLOAT32, CPU0, counting_deleter,
                                &x.deleter_calls, &x.o.t);
   });
+  T.add("dt_tensor_from_blob", "misaligned_data", {NS}, [](Ctx& x) {
+    return dt_tensor_from_blob(reinterpret_cast<char*>(x.host) + 1, k23, 2, nullptr, DT_FLOAT32, CPU0,
+                               counting_deleter, &x.deleter_calls, &x.o.t);
+  });
   T.add("dt_tensor_from_blob", "stride=INT64_MIN", {IA}, [](Ctx& x) {
     const int64_t strides[] = {I64MIN, 1};
     return dt_tensor_from_blob(x.host, k23, 2, strides, DT_FLOAT32, CPU0, counting_deleter,

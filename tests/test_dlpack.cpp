@@ -206,6 +206,8 @@ TEST_F(Dlpack, RefusedImportsLeaveTheProducerAlone) {
       {"ndim -1", [](Producer& p) { p.managed.dl_tensor.ndim = -1; }, DT_ERR_INVALID_ARGUMENT},
       {"NULL shape", [](Producer& p) { p.managed.dl_tensor.shape = nullptr; }, DT_ERR_INVALID_ARGUMENT},
       {"NULL data", [](Producer& p) { p.managed.dl_tensor.data = nullptr; }, DT_ERR_INVALID_ARGUMENT},
+      {"byte_offset not a multiple of the element size (found by fuzzing)",
+       [](Producer& p) { p.managed.dl_tensor.byte_offset = 2; }, DT_ERR_NOT_SUPPORTED},
       {"overflowing stride",
        [](Producer& p) { p.strides[0] = INT64_MAX / 2; p.strides[1] = 1; p.managed.dl_tensor.strides = p.strides; },
        DT_ERR_INVALID_ARGUMENT},

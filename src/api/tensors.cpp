@@ -154,6 +154,9 @@ DT_API dt_status dt_tensor_from_blob(void* data, const int64_t* shape, size_t nd
       if (n > 0) span += (s.v[i] - 1) * st.v[i];
     }
     if (!data && n > 0) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": data is NULL"));
+    if (n > 0 && reinterpret_cast<uintptr_t>(data) % dtype_size(t) != 0)
+      fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": data (", data, ") is not aligned to the ", dtype_size(t),
+                                     "-byte elements of ", dtype_name(t)));
     size_t bytes = static_cast<size_t>(span) * dtype_size(t);
     // Build everything that can fail before taking ownership of the caller's memory.
     Ref<Storage> storage = Storage::borrow(d, data, bytes, nullptr, nullptr);

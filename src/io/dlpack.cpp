@@ -148,6 +148,12 @@ Tensor from_dlpack(DLManagedTensor* managed, const char* fn) {
     fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": the strides reach past any addressable memory"));
   if (!d.data && numel > 0) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": data is NULL"));
   char* base = static_cast<char*>(d.data) + d.byte_offset;
+  // Every kernel reads whole elements: a misaligned start (a byte offset that is not a
+  // multiple of the element size, found by fuzzing) would be undefined behaviour.
+  if (numel > 0 && reinterpret_cast<uintptr_t>(base) % dtype_size(dtype) != 0)
+    fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": data + byte_offset (", static_cast<const void*>(base),
+                                   ") is not aligned to the ", dtype_size(dtype), "-byte elements of ",
+                                   dtype_name(dtype), "; copy it to aligned memory first"));
   Ref<Storage> storage = Storage::borrow(device, base, static_cast<size_t>(bytes), nullptr, nullptr);
   return Tensor(Ref<TensorImpl>::adopt(TensorImpl::create(storage, dtype, shape, strides, 0)));
 }
