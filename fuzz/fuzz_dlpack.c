@@ -120,7 +120,8 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t block_bytes = extent >= 0 ? (size_t)extent + d->byte_offset : 16;
   unsigned char* block = (unsigned char*)malloc(block_bytes ? block_bytes : 1);
   REQUIRE(block != NULL, "malloc");
-  memset(block, 0x3c, block_bytes);
+  /* Valid values of every dtype: bool elements must hold 0 or 1 (as for any producer). */
+  memset(block, d->dtype.code == 6 ? 0x01 : 0x3c, block_bytes);
   d->data = (flags & 8) ? NULL : block;
   m.deleter = count_delete;
   g_deleted = 0;
@@ -135,9 +136,10 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     REQUIRE(g_deleted == 0, "a refused import called the deleter");
   } else {
     REQUIRE(g_deleted == 0, "the deleter ran while the tensor lives");
-    if (extent >= 0 && d->data) {
-      size_t nbytes = 0;
-      REQUIRE(dt_tensor_nbytes(t, &nbytes) == DT_OK, "nbytes");
+    size_t nbytes = 0;
+    REQUIRE(dt_tensor_nbytes(t, &nbytes) == DT_OK, "nbytes");
+    /* Zero strides can make a huge tensor of a tiny extent: read only modest ones. */
+    if (extent >= 0 && d->data && nbytes <= (16u << 20)) {
       void* host = malloc(nbytes ? nbytes : 1);
       REQUIRE(host != NULL, "malloc");
       REQUIRE(dt_tensor_copy_to_host(t, host, nbytes) == DT_OK, "copy_to_host of an accepted import");

@@ -187,6 +187,22 @@ TEST_F(Dlpack, StridesAndByteOffsetAreHonoured) {
   EXPECT_EQ(p.deleted, 1);
 }
 
+// Found by fuzzing: an empty tensor's other dims may be huge; their product must not
+// overflow when strides and contiguity are computed.
+TEST_F(Dlpack, EmptyImportWithHugeOtherDims) {
+  Producer p({}, {INT64_MAX / 2, 5, 0});
+  T t;
+  DT_ASSERT_OK(dt_tensor_from_dlpack(&p.managed, t.out()));
+  size_t n = 1;
+  DT_ASSERT_OK(dt_tensor_numel(t, &n));
+  EXPECT_EQ(n, 0u);
+  int32_t contiguous = 0;
+  DT_ASSERT_OK(dt_tensor_is_contiguous(t, &contiguous));
+  EXPECT_EQ(contiguous, 1);
+  t = T();
+  EXPECT_EQ(p.deleted, 1);
+}
+
 TEST_F(Dlpack, RefusedImportsLeaveTheProducerAlone) {
   struct Bad {
     const char* what;

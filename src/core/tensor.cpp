@@ -51,7 +51,9 @@ Dims contiguous_strides(const Dims& shape) {
   int64_t acc = 1;
   for (int i = shape.n - 1; i >= 0; --i) {
     s.v[i] = acc;
-    acc *= shape.v[i] > 1 ? shape.v[i] : 1;
+    // Only an empty tensor (a zero dim elsewhere) can overflow here, and it addresses no
+    // element: saturate rather than overflow (found by fuzzing DLPack imports).
+    if (__builtin_mul_overflow(acc, shape.v[i] > 1 ? shape.v[i] : 1, &acc)) acc = INT64_MAX;
   }
   return s;
 }
@@ -117,10 +119,13 @@ Tensor Tensor::view_as(const Dims& shape, const Dims& strides, int64_t offset) c
 }
 
 bool compute_contiguous(const Dims& sh, const Dims& st) {
+  // An empty tensor is contiguous. Checked first: its other dims may be huge, and their
+  // product may overflow (a non-empty shape's product fits, numel_of checked it).
+  for (int i = 0; i < sh.n; ++i)
+    if (sh.v[i] == 0) return true;
   int64_t expected = 1;
   for (int i = sh.n - 1; i >= 0; --i) {
     if (sh.v[i] == 1) continue;
-    if (sh.v[i] == 0) return true;
     if (st.v[i] != expected) return false;
     expected *= sh.v[i];
   }

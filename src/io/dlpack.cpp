@@ -1,5 +1,6 @@
 #include "io/dlpack.h"
 
+#include <cstring>
 #include <new>
 
 #include "core/backend.h"
@@ -64,8 +65,13 @@ DType from_dl_dtype(DLDataType d, const char* fn) {
                                  static_cast<int>(d.bits), ") has no devtensor dtype"));
 }
 
-Device from_dl_device(DLDevice d, const char* fn) {
-  switch (d.device_type) {
+Device from_dl_device(const DLDevice& d, const char* fn) {
+  // The producer may have written any value: read the enum's bytes as an integer, since
+  // loading an out-of-range value as DLDeviceType is undefined (found by fuzzing).
+  int32_t type = 0;
+  static_assert(sizeof d.device_type == sizeof type, "DLDeviceType is 32 bits");
+  std::memcpy(&type, &d.device_type, sizeof type);
+  switch (type) {
     case kDLCPU:
     case kDLCUDAHost:  // page-locked host memory is host memory
       return Device{DT_DEVICE_CPU, 0};
@@ -73,7 +79,7 @@ Device from_dl_device(DLDevice d, const char* fn) {
       if (d.device_id < 0) fail(DT_ERR_INVALID_DEVICE, cat(fn, ": negative CUDA device id ", d.device_id));
       return resolve_device(dt_device{DT_DEVICE_CUDA, d.device_id});  // checks it exists
     default:
-      fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": DLPack device type ", static_cast<int>(d.device_type),
+      fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": DLPack device type ", type,
                                      " is not a device devtensor has (CPU 1, CUDA 2 and CUDA host 3 are)"));
   }
 }
@@ -147,7 +153,8 @@ Tensor from_dlpack(DLManagedTensor* managed, const char* fn) {
   if (__builtin_mul_overflow(span, static_cast<int64_t>(dtype_size(dtype)), &bytes))
     fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": the strides reach past any addressable memory"));
   if (!d.data && numel > 0) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": data is NULL"));
-  char* base = static_cast<char*>(d.data) + d.byte_offset;
+  // (No arithmetic on a NULL pointer: an empty tensor may come with no data at all.)
+  char* base = d.data ? static_cast<char*>(d.data) + d.byte_offset : nullptr;
   // Every kernel reads whole elements: a misaligned start (a byte offset that is not a
   // multiple of the element size, found by fuzzing) would be undefined behaviour.
   if (numel > 0 && reinterpret_cast<uintptr_t>(base) % dtype_size(dtype) != 0)
