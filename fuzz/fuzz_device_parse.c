@@ -20,15 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define REQUIRE(cond, ...)                                                                  \
-  do {                                                                                      \
-    if (!(cond)) {                                                                          \
-      fprintf(stderr, "fuzz_device_parse: property violated: %s\n  ", #cond);              \
-      fprintf(stderr, __VA_ARGS__);                                                         \
-      fprintf(stderr, "\n  last error: \"%s\"\n", dt_last_error_message());                \
-      abort();                                                                              \
-    }                                                                                       \
-  } while (0)
+#define FUZZ_NAME "fuzz_device_parse"
+#include "fuzz_require.h"
 
 /* A failed call: a documented nonzero status and a message. */
 static void require_clean_failure(dt_status st, const char* what) {

@@ -24,15 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define REQUIRE(cond, ...)                                                                  \
-  do {                                                                                      \
-    if (!(cond)) {                                                                          \
-      fprintf(stderr, "fuzz_dlpack: property violated: %s\n  ", #cond);                    \
-      fprintf(stderr, __VA_ARGS__);                                                         \
-      fprintf(stderr, "\n  last error: \"%s\"\n", dt_last_error_message());                \
-      abort();                                                                              \
-    }                                                                                       \
-  } while (0)
+#define FUZZ_NAME "fuzz_dlpack"
+#include "fuzz_require.h"
 
 typedef struct {
   const uint8_t* p;

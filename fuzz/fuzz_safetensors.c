@@ -22,15 +22,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define REQUIRE(cond, ...)                                                                  \
-  do {                                                                                      \
-    if (!(cond)) {                                                                          \
-      fprintf(stderr, "fuzz_safetensors: property violated: %s\n  ", #cond);               \
-      fprintf(stderr, __VA_ARGS__);                                                         \
-      fprintf(stderr, "\n  last error: \"%s\"\n", dt_last_error_message());                \
-      abort();                                                                              \
-    }                                                                                       \
-  } while (0)
+#define FUZZ_NAME "fuzz_safetensors"
+#include "fuzz_require.h"
 
 static int g_fd = -1;
 static char g_path[64];

@@ -141,26 +141,17 @@ DT_API dt_status dt_tensor_from_blob(void* data, const int64_t* shape, size_t nd
     const char* fn = "dt_tensor_from_blob";
     require(out, fn, "out");
     Dims s = dims_arg(shape, ndim, fn, "shape");
-    int64_t n = numel_of(s);
+    numel_of(s);  // the shape is checked before the dtype and the device
     DType t = resolve_dtype(dtype);
     Device d = resolve_device(device);
     if (!d.is_cpu())
       fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": only host memory can be borrowed, but the device is ", device_str(d)));
     Dims st = strides ? Dims(strides, ndim) : contiguous_strides(s);
-    // The extent the layout touches, to size the storage record.
-    int64_t span = n == 0 ? 0 : 1;
-    for (int i = 0; i < st.n; ++i) {
+    for (int i = 0; i < st.n; ++i)
       if (st.v[i] < 0) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": negative stride ", st.v[i], " is not supported"));
-      if (n > 0) span += (s.v[i] - 1) * st.v[i];
-    }
-    if (!data && n > 0) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": data is NULL"));
-    if (n > 0 && reinterpret_cast<uintptr_t>(data) % dtype_size(t) != 0)
-      fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": data (", data, ") is not aligned to the ", dtype_size(t),
-                                     "-byte elements of ", dtype_name(t)));
-    size_t bytes = static_cast<size_t>(span) * dtype_size(t);
     // Build everything that can fail before taking ownership of the caller's memory.
-    Ref<Storage> storage = Storage::borrow(d, data, bytes, nullptr, nullptr);
-    Tensor result(Ref<TensorImpl>::adopt(TensorImpl::create(storage, t, s, st, 0)));
+    Tensor result = borrow_tensor(fn, data, d, t, s, st);
+    Storage* storage = result.storage();
     dt_tensor* h = new_handle(std::move(result));
     // Cannot fail from here on: now the deleter belongs to the storage.
     storage->set_deleter(deleter, context);

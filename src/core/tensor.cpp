@@ -132,6 +132,30 @@ bool compute_contiguous(const Dims& sh, const Dims& st) {
   return true;
 }
 
+Tensor borrow_tensor(const char* fn, void* data, Device device, DType dtype, const Dims& shape, const Dims& strides) {
+  const int64_t numel = numel_of(shape);
+  const int64_t itemsize = static_cast<int64_t>(dtype_size(dtype));
+  int64_t span = numel == 0 ? 0 : 1;  // elements from the first to the furthest reached
+  for (int i = 0; i < shape.n && numel > 0; ++i) {
+    int64_t reach = 0;
+    if (__builtin_mul_overflow(shape.v[i] - 1, strides.v[i], &reach) || __builtin_add_overflow(span, reach, &span))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": the strides reach past any addressable memory"));
+  }
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(span, itemsize, &bytes))
+    fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": the strides reach past any addressable memory"));
+  if (numel > 0) {
+    if (!data) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": data is NULL"));
+    // Every kernel reads whole elements: a misaligned start would be undefined behaviour
+    // (found by fuzzing DLPack imports with odd byte offsets).
+    if (reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(itemsize) != 0)
+      fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": data (", data, ") is not aligned to the ", itemsize, "-byte elements of ",
+                                     dtype_name(dtype), "; copy it to aligned memory first"));
+  }
+  Ref<Storage> storage = Storage::borrow(device, data, static_cast<size_t>(bytes), nullptr, nullptr);
+  return Tensor(Ref<TensorImpl>::adopt(TensorImpl::create(std::move(storage), dtype, shape, strides, 0)));
+}
+
 int wrap_dim(int64_t dim, int ndim, const char* op) {
   int64_t n = ndim == 0 ? 1 : ndim;  // a 0-d tensor accepts dim 0 and -1, as PyTorch
   if (dim < -n || dim >= n)

@@ -106,6 +106,14 @@ class Tensor {
 
 bool compute_contiguous(const Dims& shape, const Dims& strides);
 
+// A tensor over memory someone else owns (dt_tensor_from_blob, DLPack imports). Checks
+// that data is non-NULL and aligned to the element size when there are elements, and
+// sizes the borrowing storage by the extent the layout reaches, every product checked
+// (INVALID_ARGUMENT on overflow). Strides must be non-negative: callers refuse negative
+// ones with their own status. The storage has no deleter yet; the caller hands it over
+// once nothing else can fail. `fn` names the caller in messages.
+Tensor borrow_tensor(const char* fn, void* data, Device device, DType dtype, const Dims& shape, const Dims& strides);
+
 // Normalises a possibly negative dimension against ndim (throws INVALID_ARGUMENT).
 int wrap_dim(int64_t dim, int ndim, const char* op);
 

@@ -138,31 +138,14 @@ Tensor from_dlpack(DLManagedTensor* managed, const char* fn) {
   Dims shape(d.shape, d.ndim);
   for (int i = 0; i < d.ndim; ++i)
     if (d.shape[i] < 0) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": negative size ", d.shape[i], " in dim ", i));
-  const int64_t numel = numel_of(shape);  // checks overflow
+  const bool empty = numel_of(shape) == 0;  // checks overflow; an empty tensor's strides are never used
   Dims strides = d.strides ? Dims(d.strides, d.ndim) : contiguous_strides(shape);
-  // The extent the layout reaches, in elements, with every product checked.
-  int64_t span = numel == 0 ? 0 : 1;
-  for (int i = 0; i < d.ndim && numel > 0; ++i) {
+  for (int i = 0; i < d.ndim && !empty; ++i)
     if (strides.v[i] < 0)
       fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": negative stride ", strides.v[i], " in dim ", i, " is not supported"));
-    int64_t reach = 0;
-    if (__builtin_mul_overflow(shape.v[i] - 1, strides.v[i], &reach) || __builtin_add_overflow(span, reach, &span))
-      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": the strides reach past any addressable memory"));
-  }
-  int64_t bytes = 0;
-  if (__builtin_mul_overflow(span, static_cast<int64_t>(dtype_size(dtype)), &bytes))
-    fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": the strides reach past any addressable memory"));
-  if (!d.data && numel > 0) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": data is NULL"));
   // (No arithmetic on a NULL pointer: an empty tensor may come with no data at all.)
   char* base = d.data ? static_cast<char*>(d.data) + d.byte_offset : nullptr;
-  // Every kernel reads whole elements: a misaligned start (a byte offset that is not a
-  // multiple of the element size, found by fuzzing) would be undefined behaviour.
-  if (numel > 0 && reinterpret_cast<uintptr_t>(base) % dtype_size(dtype) != 0)
-    fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": data + byte_offset (", static_cast<const void*>(base),
-                                   ") is not aligned to the ", dtype_size(dtype), "-byte elements of ",
-                                   dtype_name(dtype), "; copy it to aligned memory first"));
-  Ref<Storage> storage = Storage::borrow(device, base, static_cast<size_t>(bytes), nullptr, nullptr);
-  return Tensor(Ref<TensorImpl>::adopt(TensorImpl::create(storage, dtype, shape, strides, 0)));
+  return borrow_tensor(fn, base, device, dtype, shape, strides);
 }
 
 void adopt_dlpack(Storage* storage, DLManagedTensor* managed) { storage->set_deleter(release_import, managed); }
