@@ -786,6 +786,31 @@ DT_API dt_status dt_nll_loss_new(const dt_tensor* weight, int32_t reduction, int
 /** MSELoss: forward(input, target of the same shape). Errors: as dt_relu_new, plus an
  *  unknown reduction. */
 DT_API dt_status dt_mse_loss_new(int32_t reduction, dt_module** out);
+/** DataParallel(module, device_ids, output_device), as torch.nn.DataParallel. forward
+ *  splits every input along dim 0 into torch.chunk's pieces (ceil(N / n) rows each, the
+ *  last one smaller; a batch of fewer than n rows uses fewer devices), runs a replica of
+ *  the module on each device_ids[k] concurrently (one thread per device), and gathers
+ *  the outputs along dim 0 on output_device (0-d outputs, such as losses, become a
+ *  vector of one value per piece). The module itself serves device_ids[0], where its
+ *  parameters and buffers must be when forward runs: otherwise DT_ERR_DEVICE_MISMATCH,
+ *  "module must have its parameters and buffers on device cpu:1 (device_ids[0]) but
+ *  found one of them on device: cpu:0". backward sums the replicas' gradients into the
+ *  module's parameters. The replicas are copied again only after the module's
+ *  parameters, buffers or training mode changed through devtensor (an optimizer step,
+ *  an in-place op, loading, dt_module_to, dt_tensor_data_ptr handing out a pointer),
+ *  not on every forward; writes through a data pointer obtained before the last forward
+ *  are not seen.
+ *  The parameters and buffers are the module's, named "module." + their names (as
+ *  PyTorch's); dt_module_to, train and eval act on the module. Nesting is refused.
+ *  device_ids: n distinct devices, CPU, CUDA or a mix; n = 0 (device_ids may then be
+ *  NULL) means every device of the type the module is on. output_device:
+ *  {DT_DEVICE_DEFAULT, 0} for device_ids[0]. Takes its own reference to module.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out, device_ids NULL with n > 0, a device
+ *  listed twice, a DataParallel as module), DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_DEVICE
+ *  (an ordinal that does not exist; the message names device_ids[i]),
+ *  DT_ERR_DEVICE_UNAVAILABLE. Threading: as any module. */
+DT_API dt_status dt_data_parallel_new(dt_module* module, const dt_device* device_ids, size_t n,
+                                      dt_device output_device, dt_module** out);
 
 /** Adds a reference. Errors: DT_ERR_INVALID_ARGUMENT (NULL), DT_ERR_INVALID_HANDLE. */
 DT_API dt_status dt_module_retain(dt_module* m);

@@ -1398,6 +1398,35 @@ void add_module_cases(Table& T) {
   T.add("dt_mse_loss_new", "out=NULL", {IA}, [](Ctx&) { return dt_mse_loss_new(1, nullptr); });
   T.add("dt_mse_loss_new", "reduction=9", {IA}, [mod_out](Ctx& x) { return dt_mse_loss_new(9, mod_out(x)); });
 
+  const std::string dp = "dt_data_parallel_new";
+  const dt_device kDefaultDevice{DT_DEVICE_DEFAULT, 0};
+  T.add(dp, "out=NULL", {IA}, [kDefaultDevice](Ctx& x) {
+    LiveModule l(x);
+    return dt_data_parallel_new(l.lin, nullptr, 0, kDefaultDevice, nullptr);
+  });
+  T.add(dp, "device_ids=NULL_n=2", {IA}, [mod_out, kDefaultDevice](Ctx& x) {
+    LiveModule l(x);
+    return dt_data_parallel_new(l.lin, nullptr, 2, kDefaultDevice, mod_out(x));
+  });
+  T.add(dp, "device_ids=cpu:0,cpu:0", {IA}, [mod_out, kDefaultDevice](Ctx& x) {
+    LiveModule l(x);
+    const dt_device ids[2] = {CPU0, CPU0};
+    return dt_data_parallel_new(l.lin, ids, 2, kDefaultDevice, mod_out(x));
+  }).msg_has = "appears twice";
+  mod_handles(dp, [mod_out, kDefaultDevice](Ctx& x, dt_module* m) {
+    return dt_data_parallel_new(m, nullptr, 0, kDefaultDevice, mod_out(x));
+  });
+  T.devices(dp, [mod_out, kDefaultDevice](Ctx& x, dt_device d) {
+    LiveModule l(x);
+    const dt_device ids[2] = {CPU0, d};
+    return dt_data_parallel_new(l.lin, ids, 2, kDefaultDevice, mod_out(x));
+  });
+  T.add(dp, "output_device=cpu:5", {ID}, [mod_out](Ctx& x) {
+    LiveModule l(x);
+    const dt_device ids[1] = {CPU0};
+    return dt_data_parallel_new(l.lin, ids, 1, dt_device{DT_DEVICE_CPU, 5}, mod_out(x));
+  }).msg_has = "output_device";
+
   mod_handles("dt_module_retain", [](Ctx&, dt_module* m) { return dt_module_retain(m); });
   mod_handles("dt_module_release", [](Ctx&, dt_module* m) { return dt_module_release(m); }, false);
   const std::string fw = "dt_module_forward";

@@ -7,6 +7,7 @@
 #include "io/safetensors_io.h"
 #include "nn/module_state.h"
 #include "core/context.h"
+#include "nn/data_parallel.h"
 #include "nn/layers.h"
 #include "nn/losses.h"
 #include "nn/optim.h"
@@ -137,6 +138,25 @@ DT_API dt_status dt_nll_loss_new(const dt_tensor* weight, int32_t reduction, int
 
 DT_API dt_status dt_mse_loss_new(int32_t reduction, dt_module** out) {
   return make_module("dt_mse_loss_new", out, [&] { return nn::new_mse(reduction_arg(reduction, "dt_mse_loss_new")); });
+}
+
+DT_API dt_status dt_data_parallel_new(dt_module* module, const dt_device* device_ids, size_t n,
+                                      dt_device output_device, dt_module** out) {
+  return make_module("dt_data_parallel_new", out, [&] {
+    const char* fn = "dt_data_parallel_new";
+    nn::Module* inner = module_arg(module, fn);
+    if (n > 0 && !device_ids) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": device_ids is NULL but n is ", n));
+    // DT_DEVICE_DEFAULT entries mean the process default device; new_data_parallel checks
+    // every entry, naming it in its message.
+    auto device_of = [](dt_device d) { return d.type == DT_DEVICE_DEFAULT ? default_device() : Device::from_c(d); };
+    std::vector<Device> devices;
+    for (size_t i = 0; i < n; ++i) devices.push_back(device_of(device_ids[i]));
+    const Device output = device_of(output_device);
+    inner->ref();
+    Ref<nn::Module> owned = Ref<nn::Module>::adopt(inner);
+    return nn::new_data_parallel(owned, std::move(devices),
+                                 output_device.type == DT_DEVICE_DEFAULT ? nullptr : &output);
+  });
 }
 
 DT_API dt_status dt_module_retain(dt_module* m) {

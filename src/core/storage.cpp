@@ -13,13 +13,18 @@ namespace {
 // Host tensors this small keep their bytes inside the Storage object: one allocation
 // instead of two for the tiny tensors of scalar-heavy code.
 constexpr size_t kInlineBytes = 64;
-constexpr size_t kInlineOffset = 64;  // the Storage record, then its bytes on a 64-byte boundary
+// The Storage record, then its bytes on the next 64-byte boundary.
+constexpr size_t kInlineOffset = (sizeof(Storage) + 63) / 64 * 64;
 }  // namespace
+
+uint64_t Storage::next_version() {
+  static std::atomic<uint64_t> counter{0};
+  return counter.fetch_add(1, std::memory_order_relaxed) + 1;
+}
 
 Ref<Storage> Storage::allocate(Device device, size_t nbytes, size_t prefix_bytes, void** prefix) {
   if (prefix) *prefix = nullptr;
   if (device.is_cpu() && nbytes <= kInlineBytes) {
-    static_assert(sizeof(Storage) <= kInlineOffset, "inline offset too small");
     size_t head = prefix ? (prefix_bytes + 63) / 64 * 64 : 0;
     void* block = fault::allocation_fails() ? nullptr : std::malloc(head + kInlineOffset + kInlineBytes);
     if (!block) fail(DT_ERR_OUT_OF_MEMORY, cat("out of memory allocating ", nbytes, " bytes on cpu"));

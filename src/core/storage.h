@@ -2,6 +2,7 @@
 // recorded with it: a backend allocator, or a caller's deleter (from_blob).
 #pragma once
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 
 #include "core/device.h"
@@ -32,6 +33,13 @@ class Storage : public RefCounted {
     deleter_ = deleter;
     deleter_ctx_ = ctx;
   }
+  // A number, unique in the process, that changes whenever the data may have changed:
+  // set when the storage is made and renewed by every in-place write (copy_, add_, a
+  // writable data pointer handed out). DataParallel compares it to know when its
+  // replicas are stale, as PyTorch's version counter. Writes through a data pointer
+  // obtained earlier, or to borrowed memory by its owner, are not seen.
+  uint64_t version() const { return version_.load(std::memory_order_acquire); }
+  void note_write() { version_.store(next_version(), std::memory_order_release); }
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
@@ -39,6 +47,8 @@ class Storage : public RefCounted {
 
  private:
   Storage() = default;
+  static uint64_t next_version();
+  std::atomic<uint64_t> version_{next_version()};
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Device device_;

@@ -24,6 +24,7 @@ void init_uniform(const Tensor& t, double bound) {
 
 class Linear final : public Module {
  public:
+  Module* clone() const override { return new Linear(*this); }
   Linear(int64_t in, int64_t out, bool bias, DType dtype, Device device) : in_(in), out_(out) {
     // PyTorch's reset_parameters: kaiming_uniform_(a=sqrt(5)) gives bound 1/sqrt(in) for
     // the weight; the bias is uniform in the same bound.
@@ -56,6 +57,7 @@ class Linear final : public Module {
 
 class Sequential final : public Module {
  public:
+  Module* clone() const override { return new Sequential(*this); }
   explicit Sequential(const std::vector<Ref<Module>>& modules) {
     for (size_t i = 0; i < modules.size(); ++i) children_.emplace_back(std::to_string(i), modules[i]);
   }
@@ -69,6 +71,7 @@ class Sequential final : public Module {
 
 class Activation final : public Module {
  public:
+  Module* clone() const override { return new Activation(*this); }
   explicit Activation(UnaryOp op) : op_(op) {}
   const char* kind() const override {
     switch (op_) {
@@ -86,6 +89,7 @@ class Activation final : public Module {
 
 class Softmax final : public Module {
  public:
+  Module* clone() const override { return new Softmax(*this); }
   Softmax(int64_t dim, bool log) : dim_(dim), log_(log) {}
   const char* kind() const override { return log_ ? "LogSoftmax" : "Softmax"; }
   Tensor forward(const std::vector<Tensor>& in) override { return ag::softmax(only_input(*this, in), dim_, log_); }
@@ -97,6 +101,7 @@ class Softmax final : public Module {
 
 class Dropout final : public Module {
  public:
+  Module* clone() const override { return new Dropout(*this); }
   explicit Dropout(double p) : p_(p) {}
   const char* kind() const override { return "Dropout"; }
   Tensor forward(const std::vector<Tensor>& in) override {
@@ -118,6 +123,7 @@ class Dropout final : public Module {
 
 class Flatten final : public Module {
  public:
+  Module* clone() const override { return new Flatten(*this); }
   Flatten(int64_t start, int64_t end) : start_(start), end_(end) {}
   const char* kind() const override { return "Flatten"; }
   Tensor forward(const std::vector<Tensor>& in) override { return ag::flatten(only_input(*this, in), start_, end_); }

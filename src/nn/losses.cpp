@@ -76,6 +76,7 @@ Tensor reduce_nll(const Tensor& per_sample, const Tensor& sample_weight, Reducti
 
 class NLLLoss : public Module {
  public:
+  Module* clone() const override { return new NLLLoss(*this); }
   NLLLoss(const Tensor& weight, Reduction r, int64_t ignore_index) : reduction_(r), ignore_index_(ignore_index) {
     if (weight.defined()) {
       Tensor w = new_parameter(weight.shape(), weight.dtype(), weight.device());
@@ -107,6 +108,7 @@ class NLLLoss : public Module {
 
 class CrossEntropyLoss final : public NLLLoss {
  public:
+  Module* clone() const override { return new CrossEntropyLoss(*this); }
   CrossEntropyLoss(const Tensor& weight, Reduction r, int64_t ignore_index, double smoothing)
       : NLLLoss(weight, r, ignore_index), smoothing_(smoothing) {}
   const char* kind() const override { return "CrossEntropyLoss"; }
@@ -147,6 +149,7 @@ class CrossEntropyLoss final : public NLLLoss {
 
 class MSELoss final : public Module {
  public:
+  Module* clone() const override { return new MSELoss(*this); }
   explicit MSELoss(Reduction r) : reduction_(r) {}
   const char* kind() const override { return "MSELoss"; }
   size_t arity() const override { return 2; }

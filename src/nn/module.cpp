@@ -3,6 +3,7 @@
 #include "core/allocator.h"
 #include "core/error.h"
 #include "nn/autograd.h"
+#include "nn/functions.h"
 #include "ops/ops.h"
 
 namespace dt::nn {
@@ -58,6 +59,26 @@ Device Module::device() const {
   const Tensor* t = first(true);
   if (!t) t = first(false);
   return t ? t->device() : Device{DT_DEVICE_CPU, 0};
+}
+
+Module::Module(const Module& o)
+    : RefCounted(), params_(o.params_), buffers_(o.buffers_), children_(o.children_), training_(o.training_) {}
+
+Module* Module::clone() const { fail(DT_ERR_NOT_SUPPORTED, cat(kind(), " cannot be replicated")); }
+
+Ref<Module> Module::replicate(Device device) const {
+  Ref<Module> r = Ref<Module>::adopt(clone());
+  for (auto& [name, t] : r->params_) t = ag::to(t, device, t.dtype(), true);
+  for (auto& [name, t] : r->buffers_) t = ops::to(t, device, t.dtype(), true);
+  for (auto& [name, child] : r->children_) child = child->replicate(device);
+  return r;
+}
+
+void Module::stamp(std::vector<uint64_t>* out) const {
+  out->push_back(training_ ? 1 : 0);
+  for (const auto& [name, t] : params_) out->push_back(t.storage()->version());
+  for (const auto& [name, t] : buffers_) out->push_back(t.storage()->version());
+  for (const auto& [name, child] : children_) child->stamp(out);
 }
 
 Tensor new_parameter(const Dims& shape, DType dtype, Device device) {

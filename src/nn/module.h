@@ -37,7 +37,25 @@ class Module : public RefCounted {
   // an input's device against, found without building the named lists.
   const Tensor* first(bool params) const;
 
+  // A copy of this module and its children on `device` for DataParallel: the same kind,
+  // settings and training flag; its parameters are autograd-tracked copies of this
+  // module's (when grad mode is on), so gradients flowing into the replica's parameters
+  // reach this module's .grad; buffers are plain copies.
+  Ref<Module> replicate(Device device) const;
+  // Appends what a replica depends on: every parameter's and buffer's storage version
+  // (core/storage.h) and every training flag, depth first. Equal stamps: a replica made
+  // at the first is still current at the second.
+  void stamp(std::vector<uint64_t>* out) const;
+
  protected:
+  Module() = default;
+  // Shares o's tensors and children; clone()'s callers replace them.
+  Module(const Module& o);
+  // A new module of the same kind and settings sharing this one's tensors and children
+  // (replicate() replaces them). Modules that cannot be replicated keep this default,
+  // which fails with DT_ERR_NOT_SUPPORTED.
+  virtual Module* clone() const;
+
   Named params_, buffers_;
   std::vector<std::pair<std::string, Ref<Module>>> children_;
   bool training_ = true;
