@@ -1,8 +1,11 @@
 /* train_digits: an MLP (64-128-10) learns the UCI handwritten digits on the best device
  * there is, through the C API only: devices, tensors, modules, autograd, an optimizer.
  *
- *   train_digits [path/to/digits.csv.gz] [epochs]
+ *   train_digits [path/to/digits.csv.gz] [epochs] [devices]
  *
+ * devices, a comma-separated list such as "cpu:0,cpu:1" or "cuda:0,cuda:1", trains
+ * through DataParallel over them (the data and the model on the first); the curve is
+ * the one-device curve up to float rounding.
  * Fixed split (a seeded shuffle: 1437 training and 360 test images) and fixed seeds, so
  * every run prints the same curve on a given device. Prints the device, the mean
  * training loss per epoch and the test accuracy; exits 1 on any error, 2 when the
@@ -84,9 +87,28 @@ static void shuffle(int64_t* idx, int64_t n, uint64_t* state) {
   }
 }
 
+/* Parses "cpu:0,cpu:1" into devices; returns their count, 0 on a bad list. */
+static size_t parse_devices(const char* list, dt_device* devices, size_t cap) {
+  char name[32];
+  size_t n = 0;
+  while (*list && n < cap) {
+    size_t len = strcspn(list, ",");
+    if (len == 0 || len >= sizeof name) return 0;
+    memcpy(name, list, len);
+    name[len] = '\0';
+    if (check(dt_device_parse(name, &devices[n]), name)) return 0;
+    ++n;
+    list += len;
+    if (*list == ',') ++list;
+  }
+  return *list ? 0 : n;
+}
+
 int main(int argc, char** argv) {
-  const char* path = argc > 1 ? argv[1] : DT_DIGITS_PATH;
+  const char* path = argc > 1 && argv[1][0] ? argv[1] : DT_DIGITS_PATH; /* "" for the default */
   int epochs = argc > 2 ? atoi(argv[2]) : 30;
+  dt_device replicas[8];
+  size_t nreplicas = 0;
   static float pixels[ROWS * PIXELS];
   static int64_t labels[ROWS];
   static float xs[ROWS * PIXELS];
@@ -98,7 +120,8 @@ int main(int argc, char** argv) {
   size_t need = 0;
   int rc = 1, epoch, i;
   double accuracy = 0;
-  dt_module *l1 = NULL, *act = NULL, *l2 = NULL, *model = NULL, *loss_fn = NULL;
+  dt_module *l1 = NULL, *act = NULL, *l2 = NULL, *model = NULL, *loss_fn = NULL, *parallel = NULL;
+  dt_module* runner = NULL; /* what forward runs: the model, or the DataParallel around it */
   dt_tensor *x_train = NULL, *y_train = NULL, *x_test = NULL, *y_test = NULL;
   dt_tensor* params[4] = {NULL, NULL, NULL, NULL};
   dt_optimizer* opt = NULL;
@@ -111,9 +134,19 @@ int main(int argc, char** argv) {
     ys[i] = labels[order[i]];
   }
 
-  CHECK(dt_try_gpu(0, &device));
+  if (argc > 3) {
+    nreplicas = parse_devices(argv[3], replicas, sizeof replicas / sizeof replicas[0]);
+    if (nreplicas == 0) {
+      fprintf(stderr, "train_digits: bad device list \"%s\" (expected e.g. cpu:0,cpu:1)\n", argv[3]);
+      return 1;
+    }
+    device = replicas[0];
+  } else {
+    CHECK(dt_try_gpu(0, &device));
+  }
   CHECK(dt_device_format(device, name, sizeof name, &need));
   printf("device: %s\n", name);
+  if (nreplicas) printf("DataParallel over %s\n", argv[3]);
   {
     const int64_t train_x[2] = {TRAIN, PIXELS}, test_x[2] = {ROWS - TRAIN, PIXELS};
     const int64_t train_y[1] = {TRAIN}, test_y[1] = {ROWS - TRAIN};
@@ -134,6 +167,12 @@ int main(int argc, char** argv) {
     layers[1] = act;
     layers[2] = l2;
     CHECK(dt_sequential_new(layers, 3, &model));
+  }
+  runner = model;
+  if (nreplicas) {
+    const dt_device default_device = {DT_DEVICE_DEFAULT, 0};
+    CHECK(dt_data_parallel_new(model, replicas, nreplicas, default_device, &parallel));
+    runner = parallel;
   }
   CHECK(dt_cross_entropy_loss_new(NULL, DT_REDUCTION_MEAN, -100, 0.0, &loss_fn));
   CHECK(dt_module_parameter_count(model, &nparams));
@@ -159,7 +198,7 @@ int main(int argc, char** argv) {
       if (st == DT_OK) st = dt_narrow(ye, 0, start, len, &yb);
       if (st == DT_OK) st = dt_optimizer_zero_grad(opt);
       in[0] = xb;
-      if (st == DT_OK) st = dt_module_forward(model, in, 1, &logits);
+      if (st == DT_OK) st = dt_module_forward(runner, in, 1, &logits);
       in[0] = logits;
       in[1] = yb;
       if (st == DT_OK) st = dt_module_forward(loss_fn, in, 2, &loss);
@@ -191,7 +230,7 @@ int main(int argc, char** argv) {
     dt_status st = dt_module_eval(model);
     if (st == DT_OK) st = dt_set_grad_enabled(0);
     in[0] = x_test;
-    if (st == DT_OK) st = dt_module_forward(model, in, 1, &logits);
+    if (st == DT_OK) st = dt_module_forward(runner, in, 1, &logits);
     if (st == DT_OK) st = dt_argmax(logits, &class_dim, 1, 0, &pred);
     if (st == DT_OK) st = dt_eq(pred, y_test, &hit);
     if (st == DT_OK) st = dt_sum(hit, NULL, 0, 0, &hits);
@@ -211,6 +250,7 @@ fail:
   for (i = 0; i < 4; ++i) dt_tensor_release(params[i]);
   dt_optimizer_release(opt);
   dt_module_release(loss_fn);
+  dt_module_release(parallel);
   dt_module_release(model);
   dt_module_release(l2);
   dt_module_release(act);
