@@ -115,10 +115,13 @@ StepResult train_step(dt_module* model, dt_module* params_of, int64_t rows) {
   return r;
 }
 
-void expect_close(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+// Within float32 rounding: tol absolute plus tol relative (cuBLAS and OpenBLAS may sum a
+// row in different orders, hence the GPU test's looser tol).
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, const std::string& what,
+                  double tol = 2e-6) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i)
-    EXPECT_NEAR(got[i], want[i], 2e-6 + 2e-6 * std::fabs(want[i])) << what << " [" << i << "]";
+    EXPECT_NEAR(got[i], want[i], tol + tol * std::fabs(want[i])) << what << " [" << i << "]";
 }
 
 dt_device four[4] = {cpu(0), cpu(1), cpu(2), cpu(3)};
@@ -280,6 +283,45 @@ TEST_F(DataParallel, RefusesBadDeviceLists) {
   ASSERT_EQ(dt_cross_entropy_loss_new(nullptr, DT_REDUCTION_SUM, -100, 0.0, ce.out()), DT_OK);
   ASSERT_EQ(dt_data_parallel_new(ce, nullptr, 0, kDefault, dp_loss.out()), DT_OK);
   EXPECT_EQ(shape_of(forward(dp_loss, {x, y})), (std::vector<int64_t>{4})) << "one loss per CPU device";
+}
+
+// On a GPU: over [cuda:0] alone and over the mixed [cuda:0, cpu:1] (a CPU replica beside the
+// GPU one), outputs and gradients equal the plain module's on cuda:0. Skipped without one.
+TEST_F(DataParallel, OnAGpuAloneAndMixedWithACpuDevice) {
+  size_t gpus = 0;
+  ASSERT_EQ(dt_device_count(DT_DEVICE_CUDA, &gpus), DT_OK);
+  if (gpus == 0) GTEST_SKIP() << "no GPU";
+  const dt_device gpu{DT_DEVICE_CUDA, 0};
+  const dt_device alone[1] = {gpu};
+  const dt_device mixed[2] = {gpu, cpu(1)};
+  for (const dt_device* ids : {alone, mixed}) {
+    const size_t n = ids == alone ? 1 : 2;
+    SCOPED_TRACE(n == 1 ? "[cuda:0]" : "[cuda:0, cpu:1]");
+    for (int64_t rows : {8, 5}) {
+      M model, dp;
+      make_mlp(gpu, &model);
+      ASSERT_EQ(dt_data_parallel_new(model, ids, n, kDefault, dp.out()), DT_OK) << dt_last_error_message();
+      // train_step's data is on cpu:0 (DataParallel copies the pieces over); the plain
+      // run gets the same values made on cuda:0.
+      StepResult split = train_step(dp, model, rows);
+      EXPECT_EQ(split.out_device.type, DT_DEVICE_CUDA) << "gathered on device_ids[0]";
+      T x = input(rows, 5, gpu);
+      T y = labels(rows, gpu);
+      M ce;
+      ASSERT_EQ(dt_cross_entropy_loss_new(nullptr, DT_REDUCTION_MEAN, -100, 0.0, ce.out()), DT_OK);
+      T out = forward(model, {x});
+      T loss = forward(ce, {out, y});
+      ASSERT_EQ(dt_backward(loss, nullptr), DT_OK) << dt_last_error_message();
+      expect_close(split.out, values<float>(out), "output", 1e-5);
+      T w, gw, gx;
+      ASSERT_EQ(dt_module_parameter(model, 0, nullptr, 0, nullptr, w.out()), DT_OK);
+      ASSERT_EQ(dt_tensor_grad(w, gw.out()), DT_OK);
+      ASSERT_NE(gw.get(), nullptr);
+      expect_close(split.grads[0], values<float>(gw), "weight gradient", 1e-5);
+      ASSERT_EQ(dt_tensor_grad(x, gx.out()), DT_OK);
+      expect_close(split.grads.back(), values<float>(gx), "input gradient", 1e-5);
+    }
+  }
 }
 
 TEST_F(DataParallel, CudaDevicesWithoutAGpuAreUnavailable) {
