@@ -97,7 +97,9 @@ StepResult train_step(dt_module* model, dt_module* params_of, int64_t rows) {
   r.out_shape = shape_of(out);
   EXPECT_EQ(dt_tensor_device(out, &r.out_device), DT_OK);
   r.out = values<float>(out);
-  T loss = forward(ce, {out, y});
+  T y_there;  // the labels where the output was gathered (cuda:0 in the GPU test)
+  EXPECT_EQ(dt_tensor_to(y, r.out_device, DT_INT64, 0, y_there.out()), DT_OK) << dt_last_error_message();
+  T loss = forward(ce, {out, y_there});
   EXPECT_EQ(dt_tensor_item(loss, &r.loss), DT_OK);
   EXPECT_EQ(dt_backward(loss, nullptr), DT_OK) << dt_last_error_message();
   size_t n = 0;

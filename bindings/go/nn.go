@@ -162,6 +162,47 @@ func Sequential(modules ...*Module) (*Module, error) {
 	return takeModule("Sequential", r)
 }
 
+// DataParallel wraps m as torch.nn.DataParallel(m, deviceIDs, outputDevice): Forward
+// splits every input along dim 0 into torch.chunk's pieces (ceil(N/n) rows each, the
+// last one smaller; fewer than n rows use fewer devices), runs a replica of m on each
+// device at once (one thread per device) and gathers the outputs along dim 0 on
+// outputDevice (0-d outputs, such as losses, become one value per piece). Backward sums
+// the replicas' gradients into m's parameters. deviceIDs are distinct devices; nil or
+// empty means every device of the type m is on. outputDevice DefaultDevice means
+// deviceIDs[0].
+//
+// m serves deviceIDs[0] and must have its parameters and buffers there when Forward
+// runs, otherwise Forward fails with ErrDeviceMismatch ("... on device cpu:0
+// (device_ids[0]) but found one of them on device: cpu:1"). Errors at construction:
+// ErrInvalidDevice for an ordinal that does not exist (the message names
+// device_ids[i]), ErrInvalidArgument for a device listed twice or m itself a
+// DataParallel, ErrDeviceUnavailable, ErrClosed for a closed m.
+//
+// The result's parameters are m's, named "module." + their names; To, Train and Eval
+// act on m. It holds its own reference to m: the caller still closes m. Threading: as
+// any Module.
+func DataParallel(m *Module, deviceIDs []Device, outputDevice Device) (*Module, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	h, err := m.handle("DataParallel")
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]C.dt_device, len(deviceIDs))
+	for i, d := range deviceIDs {
+		ids[i] = d.c()
+	}
+	var p *C.dt_device
+	if len(ids) > 0 {
+		p = &ids[0]
+	}
+	r := C.gdt_data_parallel(h, p, C.size_t(len(ids)), outputDevice.c())
+	runtime.KeepAlive(m)
+	runtime.KeepAlive(ids)
+	return takeModule("DataParallel", r)
+}
+
 // Forward runs the module on its inputs (one, or input and target for a loss).
 func (m *Module) Forward(inputs ...*Tensor) (*Tensor, error) {
 	h, err := m.handle("Module.Forward")

@@ -74,6 +74,11 @@ static inline gdt_hres gdt_sequential(const uintptr_t* ms, size_t n) {
   dt_module* m = NULL;
   dt_status st = dt_sequential_new((dt_module* const*)ms, n, &m);
   return gdt_hr(st, m); }
+/* ids: Go memory holding n dt_device values (integers only), read during the call */
+static inline gdt_hres gdt_data_parallel(uintptr_t mod, const dt_device* ids, size_t n, dt_device out) {
+  dt_module* m = NULL;
+  dt_status st = dt_data_parallel_new((dt_module*)mod, ids, n, out, &m);
+  return gdt_hr(st, m); }
 static inline gdt_hres gdt_cross_entropy(uintptr_t w, int32_t red, int64_t ignore, double smoothing) {
   dt_module* m = NULL;
   dt_status st = dt_cross_entropy_loss_new((const dt_tensor*)w, red, ignore, smoothing, &m);

@@ -1287,6 +1287,15 @@ extern "C" {
     pub fn dt_mse_loss_new(reduction: i32, out: *mut *mut dt_module) -> dt_status;
 }
 extern "C" {
+    pub fn dt_data_parallel_new(
+        module: *mut dt_module,
+        device_ids: *const dt_device,
+        n: usize,
+        output_device: dt_device,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_module_retain(m: *mut dt_module) -> dt_status;
 }
 extern "C" {

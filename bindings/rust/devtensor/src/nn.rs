@@ -175,6 +175,80 @@ impl Module {
     pub fn mse_loss(reduction: Reduction) -> Result<Module> {
         new_module(|o| unsafe { ffi::dt_mse_loss_new(reduction.raw(), o) })
     }
+    /// `DataParallel(module, device_ids, output_device)`, as `torch.nn.DataParallel`
+    /// (`dt_data_parallel_new`).
+    ///
+    /// `forward` splits every input along dim 0 into `torch.chunk`'s pieces (`ceil(N / n)`
+    /// rows each, the last one smaller; a batch of fewer than `n` rows uses fewer
+    /// devices), runs a replica of `module` on each `device_ids[k]` concurrently (one
+    /// library thread per device) and gathers the outputs along dim 0 on
+    /// `output_device` (0-d outputs, such as losses, become one value per piece).
+    /// `backward` sums the replicas' gradients into `module`'s own parameters, so an
+    /// [`Optimizer`] over `module.parameters()` trains it as usual.
+    ///
+    /// * `device_ids`: distinct devices (CPU, CUDA or a mix); `&[]` means every device of
+    ///   the kind `module` is on. `module` itself serves `device_ids[0]`, where its
+    ///   parameters and buffers must be whenever `forward` runs.
+    /// * `output_device`: where outputs are gathered; `None` means `device_ids[0]`.
+    ///
+    /// The result is a `Module` like any other: its parameters and buffers are
+    /// `module`'s, named `"module." + name` (as in PyTorch); [`Module::to`],
+    /// [`Module::train`] and [`Module::eval`] act on `module`. Replicas are copied again
+    /// only after `module`'s parameters, buffers or training mode changed through
+    /// devtensor (an optimizer step, loading, `to`), not on every forward.
+    ///
+    /// Ownership: the DataParallel holds its own reference to `module`, so `module` may
+    /// be dropped first; `module` stays usable on its own and shares its parameters
+    /// with the DataParallel. Threading: as any `Module` (not `Send`/`Sync`, see
+    /// [`nn`](crate::nn)); the per-device threads are the library's and are joined
+    /// before `forward` returns.
+    ///
+    /// Errors: `InvalidDevice` for an ordinal that does not exist (the message names
+    /// `device_ids[i]`), `InvalidArgument` for a device listed twice or a DataParallel
+    /// as `module` (no nesting), `DeviceUnavailable` (e.g. CUDA without a GPU). A
+    /// `module` that is not on `device_ids[0]` is reported by `forward`, not here:
+    /// `DeviceMismatch`, `"module must have its parameters and buffers on device cpu:0
+    /// (device_ids[0]) but found one of them on device: cpu:1"`.
+    ///
+    /// ```
+    /// use devtensor::nn::Module;
+    /// use devtensor::{DType, Device, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// // Two logical CPU devices; the library reads this once, before its first call.
+    /// std::env::set_var("DEVTENSOR_CPU_DEVICES", "2");
+    /// let model = Module::linear(5, 3, true, DType::Float32, Device::Cpu(0))?;
+    /// let dp = Module::data_parallel(&model, &[Device::Cpu(0), Device::Cpu(1)], None)?;
+    /// let x = Tensor::randn(&[5, 5], DType::Float32, Device::Cpu(0))?;
+    /// let y = dp.forward(&x)?;            // rows 0..3 on cpu:0, 3..5 on cpu:1
+    /// assert_eq!((y.shape(), y.device()), (vec![5, 3], Device::Cpu(0)));
+    /// y.sum(&[], false)?.backward()?;     // gradients land in model's parameters
+    /// assert!(model.parameters()?[0].grad()?.is_some());
+    /// # Ok(()) }
+    /// ```
+    pub fn data_parallel(
+        module: &Module,
+        device_ids: &[Device],
+        output_device: Option<Device>,
+    ) -> Result<Module> {
+        let ids: Vec<ffi::dt_device> = device_ids.iter().map(|d| d.to_raw()).collect();
+        // n = 0 takes NULL (every device of the module's kind).
+        let ids_ptr = if ids.is_empty() {
+            std::ptr::null()
+        } else {
+            ids.as_ptr()
+        };
+        let output = output_device.map_or(
+            ffi::dt_device {
+                type_: ffi::DT_DEVICE_DEFAULT,
+                index: 0,
+            },
+            Device::to_raw,
+        );
+        new_module(|o| unsafe {
+            ffi::dt_data_parallel_new(module.raw(), ids_ptr, ids.len(), output, o)
+        })
+    }
 
     /// Runs the module on its inputs (one, or input and target for a loss).
     pub fn forward_many(&self, inputs: &[&Tensor]) -> Result<Tensor> {

@@ -1,7 +1,8 @@
-//! Behaviours that need two logical CPU devices. `DEVTENSOR_CPU_DEVICES` is read once, at
-//! the library's first use, so this test binary sets it before any call and runs its
-//! tests one at a time (the live-handle count is process-wide).
-use devtensor::nn::Module;
+//! Behaviours that need two logical CPU devices: device mismatches, moving modules, and
+//! DataParallel over cpu:0 and cpu:1. `DEVTENSOR_CPU_DEVICES` is read once, at the
+//! library's first use, so this test binary sets it before any call and runs its tests
+//! one at a time (the live-handle count is process-wide).
+use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
 use devtensor::{live_handle_count, DType, Device, DeviceKind, ErrorCode, Tensor};
 use std::sync::{Mutex, Once};
 
@@ -79,5 +80,205 @@ fn module_to_moves_in_place() {
         assert_eq!(w.to_vec::<f32>().unwrap(), before);
         assert_eq!(lin.device().unwrap(), Device::Cpu(1));
         assert_eq!(lin.forward(&x1).unwrap().shape(), vec![1, 2]);
+    });
+}
+
+/// What one forward and backward gives: the output, then the gradients of every
+/// parameter of `params_of` (in order) and of the input.
+struct Step {
+    out: Vec<f32>,
+    param_grads: Vec<Vec<f32>>,
+    input_grad: Vec<f32>,
+}
+
+/// A fixed `[rows, 5]` input that requires grad (no random numbers: both runs see it).
+fn input(rows: i64) -> Tensor {
+    let xs: Vec<f32> = (0..rows * 5)
+        .map(|i| (0.7 * i as f64 + 0.2).sin() as f32)
+        .collect();
+    let x = Tensor::from_vec(xs, &[rows, 5], Device::Cpu(0)).unwrap();
+    x.set_requires_grad(true).unwrap();
+    x
+}
+
+/// Reads every gradient after `loss.backward()` on `out`, then clears the parameters'.
+fn finish(out: &Tensor, loss: &Tensor, x: &Tensor, params_of: &Module) -> Step {
+    loss.backward().unwrap();
+    let params = params_of.parameters().unwrap();
+    let param_grads = params
+        .iter()
+        .map(|p| {
+            let g = p.grad().unwrap().expect("a parameter without a gradient");
+            assert_eq!(g.device(), p.device());
+            g.to_vec::<f32>().unwrap()
+        })
+        .collect();
+    for p in &params {
+        p.clear_grad().unwrap();
+    }
+    Step {
+        out: out.to_vec::<f32>().unwrap(),
+        param_grads,
+        input_grad: x.grad().unwrap().unwrap().to_vec::<f32>().unwrap(),
+    }
+}
+
+/// loss = sum(m(x) * c) for a fixed c.
+fn weighted_sum_step(m: &Module, params_of: &Module, rows: i64) -> Step {
+    let x = input(rows);
+    let cs: Vec<f32> = (0..rows * 3).map(|i| (1 + i % 5) as f32).collect();
+    let c = Tensor::from_vec(cs, &[rows, 3], Device::Cpu(0)).unwrap();
+    let out = m.forward(&x).unwrap();
+    assert_eq!(out.shape(), vec![rows, 3]);
+    assert_eq!(out.device(), Device::Cpu(0));
+    let loss = (&out * &c).unwrap().sum(&[], false).unwrap();
+    finish(&out, &loss, &x, params_of)
+}
+
+fn assert_close(what: &str, got: &[f32], want: &[f32]) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= 1e-5, "{what}[{i}]: {g} vs {w}");
+    }
+}
+
+fn assert_same(rows: i64, split: &Step, plain: &Step) {
+    assert_close(&format!("{rows} rows: output"), &split.out, &plain.out);
+    assert_eq!(split.param_grads.len(), plain.param_grads.len());
+    for (k, (g, w)) in split.param_grads.iter().zip(&plain.param_grads).enumerate() {
+        assert_close(&format!("{rows} rows: parameter {k} grad"), g, w);
+    }
+    assert_close(
+        &format!("{rows} rows: input grad"),
+        &split.input_grad,
+        &plain.input_grad,
+    );
+}
+
+#[test]
+fn data_parallel_matches_the_plain_module() {
+    with_two_cpus(|| {
+        devtensor::manual_seed(7).unwrap();
+        let lin = Module::linear(5, 3, true, DType::Float32, Device::Cpu(0)).unwrap();
+        let dp = Module::data_parallel(&lin, &[Device::Cpu(0), Device::Cpu(1)], None).unwrap();
+        // The DataParallel's parameters are the module's, under PyTorch's names.
+        let names: Vec<String> = dp
+            .named_parameters()
+            .unwrap()
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(names, ["module.weight", "module.bias"]);
+        assert!(dp.parameters().unwrap()[0].shares_storage(&lin.parameters().unwrap()[0]));
+        // Even (2 + 2), uneven (torch.chunk: 3 + 2) and a 1-row batch (cpu:0 alone).
+        for rows in [4, 5, 1] {
+            let plain = weighted_sum_step(&lin, &lin, rows);
+            let split = weighted_sum_step(&dp, &lin, rows);
+            assert_same(rows, &split, &plain);
+        }
+        // An optimizer step on the module is seen by the next forward (replicas remade).
+        let mut opt =
+            Optimizer::sgd(&lin.parameters().unwrap(), 0.1, 0.0, 0.0, 0.0, false).unwrap();
+        let x = input(5);
+        lin.forward(&x)
+            .unwrap()
+            .sum(&[], false)
+            .unwrap()
+            .backward()
+            .unwrap();
+        opt.step().unwrap();
+        opt.zero_grad().unwrap();
+        let plain = weighted_sum_step(&lin, &lin, 5);
+        let split = weighted_sum_step(&dp, &lin, 5);
+        assert_same(5, &split, &plain);
+        // `&[]` is every CPU device; `output_device` gathers elsewhere.
+        let all = Module::data_parallel(&lin, &[], Some(Device::Cpu(1))).unwrap();
+        let y = all.forward(&input(4)).unwrap();
+        assert_eq!(y.device(), Device::Cpu(1));
+        assert_close(
+            "all devices, on cpu:1",
+            &y.to_vec::<f32>().unwrap(),
+            &plain.out[..12],
+        );
+        // The DataParallel keeps its own reference: it works after the module is dropped.
+        drop(lin);
+        assert_eq!(dp.forward(&input(3)).unwrap().shape(), vec![3, 3]);
+    });
+}
+
+#[test]
+fn data_parallel_sequential_with_cross_entropy() {
+    with_two_cpus(|| {
+        devtensor::manual_seed(11).unwrap();
+        let model = Sequential::new()
+            .add(Module::linear(5, 4, true, DType::Float32, Device::Cpu(0)).unwrap())
+            .add(Module::tanh().unwrap())
+            .add(Module::linear(4, 3, true, DType::Float32, Device::Cpu(0)).unwrap())
+            .build()
+            .unwrap();
+        let dp = Module::data_parallel(&model, &[Device::Cpu(0), Device::Cpu(1)], None).unwrap();
+        let loss_fn = Module::cross_entropy_loss(None, Reduction::Mean, -100, 0.0).unwrap();
+        for rows in [4i64, 5, 1] {
+            let run = |m: &Module| {
+                let x = input(rows);
+                let labels: Vec<i64> = (0..rows).map(|i| i % 3).collect();
+                let y = Tensor::from_vec(labels, &[rows], Device::Cpu(0)).unwrap();
+                let out = m.forward(&x).unwrap();
+                let loss = loss_fn.loss(&out, &y).unwrap();
+                finish(&out, &loss, &x, &model)
+            };
+            let plain = run(&model);
+            let split = run(&dp);
+            assert_eq!(plain.param_grads.len(), 4);
+            assert_same(rows, &split, &plain);
+        }
+    });
+}
+
+#[test]
+fn data_parallel_module_not_on_device_ids_0() {
+    with_two_cpus(|| {
+        let lin = Module::linear(5, 3, true, DType::Float32, Device::Cpu(1)).unwrap();
+        // Construction succeeds; the parameters' device is checked when forward runs.
+        let dp = Module::data_parallel(&lin, &[Device::Cpu(0), Device::Cpu(1)], None).unwrap();
+        let x = Tensor::zeros(&[2, 5], DType::Float32, Device::Cpu(0)).unwrap();
+        let e = dp.forward(&x).unwrap_err();
+        assert_eq!(e.code, ErrorCode::DeviceMismatch, "{e}");
+        assert!(
+            e.message.contains("device_ids[0]"),
+            "message: {}",
+            e.message
+        );
+        assert!(
+            e.message.contains(
+                "module must have its parameters and buffers on device cpu:0 (device_ids[0]) \
+                 but found one of them on device: cpu:1"
+            ),
+            "message: {}",
+            e.message
+        );
+        // `to` on the DataParallel moves the module, which fixes it.
+        dp.to(Device::Cpu(0)).unwrap();
+        assert_eq!(lin.device().unwrap(), Device::Cpu(0));
+        assert_eq!(dp.forward(&x).unwrap().shape(), vec![2, 3]);
+    });
+}
+
+#[test]
+fn data_parallel_invalid_device_lists() {
+    with_two_cpus(|| {
+        let lin = Module::linear(5, 3, true, DType::Float32, Device::Cpu(0)).unwrap();
+        let e = Module::data_parallel(&lin, &[Device::Cpu(0), Device::Cpu(5)], None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidDevice, "{e}");
+        assert!(
+            e.message.contains("device_ids[1]"),
+            "message: {}",
+            e.message
+        );
+        let e = Module::data_parallel(&lin, &[Device::Cpu(1), Device::Cpu(1)], None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
+        let dp = Module::data_parallel(&lin, &[Device::Cpu(0), Device::Cpu(1)], None).unwrap();
+        let e = Module::data_parallel(&dp, &[Device::Cpu(0), Device::Cpu(1)], None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
     });
 }
