@@ -4,7 +4,7 @@
  * The input describes a DLManagedTensor: ndim (0..20, so past DT_MAX_DIMS too), dtype
  * code/bits/lanes, device type and id, byte offset, and per dimension a size and a stride
  * (signed, any magnitude; a flag byte may make strides NULL, meaning row-major). When the
- * layout's extent is small (at most 1 MiB) the data is a heap block of exactly that many
+ * layout's extent is small (at most 256 KiB) the data is a heap block of exactly that many
  * bytes, so ASan sees any read past what the producer described; otherwise the data
  * pointer is a tiny block and the tensor is never read. Properties:
  *   - an import succeeds or fails with a status and a message, and *out stays untouched
@@ -14,6 +14,10 @@
  *   - an accepted tensor whose extent was backed is read to its last byte (a copy to host
  *     and a sum), and a transposed view of it too;
  *   - no handle is left.
+ * A flag byte also picks DLPack 1.x's versioned struct (dt_tensor_from_dlpack_versioned),
+ * with a major version (only 1 may be accepted) and the read-only and is-copied flags:
+ *   - a read-only import reports itself read-only, and an in-place add to it fails and
+ *     leaves the producer's bytes as they were.
  * Any violated property aborts with a message naming it (a crash for libFuzzer).
  */
 #include <devtensor.h>
@@ -44,8 +48,27 @@ static uint64_t take(Bytes* b, size_t k) {
   return v;
 }
 
+/* DLPack 1.0's versioned struct as its dlpack.h declares it (Debian's header is 0.6). */
+typedef struct {
+  uint32_t major;
+  uint32_t minor;
+} DLPackVersion;
+struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned* self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+};
+#define READ_ONLY_FLAG 1u
+#define IS_COPIED_FLAG 2u
+
 static int g_deleted;
 static void count_delete(DLManagedTensor* self) {
+  (void)self;
+  ++g_deleted;
+}
+static void count_delete_versioned(struct DLManagedTensorVersioned* self) {
   (void)self;
   ++g_deleted;
 }
@@ -56,6 +79,10 @@ static int64_t dim_value(Bytes* b) {
   if (kind < 200) return (int64_t)(kind % 9) - 1; /* -1..7 */
   return (int64_t)take(b, 8);
 }
+
+/* The most bytes an input's tensor is backed by, and read: at -O0 under ASan a strided
+ * copy of 16 MiB took up to 27 s (libFuzzer's -timeout is 10 s), so inputs stay small. */
+enum { kMaxBacked = 256 << 10 };
 
 /* The layout's extent in bytes, or -1 when it is not small and valid. */
 static int64_t small_extent(const DLTensor* d) {
@@ -81,7 +108,7 @@ static int64_t small_extent(const DLTensor* d) {
       return -1;
   }
   int64_t bytes;
-  if (__builtin_mul_overflow(span, elem, &bytes) || bytes > (1 << 20)) return -1;
+  if (__builtin_mul_overflow(span, elem, &bytes) || bytes > kMaxBacked) return -1;
   return bytes;
 }
 
@@ -89,8 +116,12 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Bytes b = {data, size};
   int64_t shape[20], strides[20];
   DLManagedTensor m;
+  struct DLManagedTensorVersioned mv;
   memset(&m, 0, sizeof m);
-  DLTensor* d = &m.dl_tensor;
+  memset(&mv, 0, sizeof mv);
+  DLTensor dl;
+  memset(&dl, 0, sizeof dl);
+  DLTensor* d = &dl;
   d->ndim = (int32_t)(take(&b, 1) % 21);
   uint8_t codes[] = {kDLInt, kDLUInt, kDLFloat, kDLBfloat, 6, kDLComplex, kDLOpaqueHandle};
   d->dtype.code = codes[take(&b, 1) % sizeof codes];
@@ -108,13 +139,30 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   d->shape = (flags & 2) && d->ndim > 0 ? NULL : shape;
   d->strides = (flags & 4) ? NULL : strides;
+  /* Last, so that inputs written before the versioned struct existed mean what they did:
+   * the kind of struct, then its version and flags. */
+  const uint8_t kind = (uint8_t)take(&b, 1);
+  const int versioned = kind & 1;
+  const int read_only = versioned && (kind & 2);
+  if (versioned) {
+    mv.version.major = (kind & 4) ? (uint32_t)take(&b, 1) % 4 : 1;
+    mv.version.minor = (uint32_t)take(&b, 1);
+    mv.flags = (read_only ? READ_ONLY_FLAG : 0) | ((kind & 8) ? IS_COPIED_FLAG : 0);
+    mv.deleter = count_delete_versioned;
+    mv.dl_tensor = dl;
+    d = &mv.dl_tensor;
+  } else {
+    m.dl_tensor = dl;
+    d = &m.dl_tensor;
+  }
 
   int64_t extent = d->shape ? small_extent(d) : -1;
   size_t block_bytes = extent >= 0 ? (size_t)extent + d->byte_offset : 16;
   unsigned char* block = (unsigned char*)malloc(block_bytes ? block_bytes : 1);
   REQUIRE(block != NULL, "malloc");
   /* Valid values of every dtype: bool elements must hold 0 or 1 (as for any producer). */
-  memset(block, d->dtype.code == 6 ? 0x01 : 0x3c, block_bytes);
+  const unsigned char fill = d->dtype.code == 6 ? 0x01 : 0x3c;
+  memset(block, fill, block_bytes);
   d->data = (flags & 8) ? NULL : block;
   m.deleter = count_delete;
   g_deleted = 0;
@@ -122,7 +170,9 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t live = dt_live_handle_count();
   dt_tensor* sentinel = (dt_tensor*)(uintptr_t)0x5a5a;
   dt_tensor* t = sentinel;
-  dt_status st = dt_tensor_from_dlpack(&m, &t);
+  dt_status st = versioned ? dt_tensor_from_dlpack_versioned(&mv, &t) : dt_tensor_from_dlpack(&m, &t);
+  if (versioned && mv.version.major != 1)
+    REQUIRE(st == DT_ERR_NOT_SUPPORTED, "major version %u accepted (status %d)", mv.version.major, (int)st);
   if (st != DT_OK) {
     REQUIRE(t == sentinel, "*out written on failure (status %d)", (int)st);
     REQUIRE(dt_last_error_message()[0] != '\0', "a failure without a message");
@@ -131,8 +181,15 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     REQUIRE(g_deleted == 0, "the deleter ran while the tensor lives");
     size_t nbytes = 0;
     REQUIRE(dt_tensor_nbytes(t, &nbytes) == DT_OK, "nbytes");
+    int32_t ro = -1;
+    REQUIRE(dt_tensor_is_read_only(t, &ro) == DT_OK && ro == read_only, "read-only is %d, want %d", ro, read_only);
+    if (read_only && nbytes > 0) {
+      REQUIRE(dt_add_scalar_(t, 1.0) != DT_OK, "an in-place add to a read-only import succeeded");
+      for (size_t i = 0; i < block_bytes && d->data; ++i)
+        REQUIRE(block[i] == fill, "a refused write changed the producer's byte %zu", i);
+    }
     /* Zero strides can make a huge tensor of a tiny extent: read only modest ones. */
-    if (extent >= 0 && d->data && nbytes <= (16u << 20)) {
+    if (extent >= 0 && d->data && nbytes <= kMaxBacked) {
       void* host = malloc(nbytes ? nbytes : 1);
       REQUIRE(host != NULL, "malloc");
       REQUIRE(dt_tensor_copy_to_host(t, host, nbytes) == DT_OK, "copy_to_host of an accepted import");

@@ -483,7 +483,8 @@ DT_API dt_status dt_tensor_copy_from_host(dt_tensor* t, const void* src, size_t 
 /** *out = the address of t's first element, which for a CPU tensor is the LIVE memory:
  *  writes through it are seen by the tensor and its views, and the reverse. BORROWED:
  *  valid while a reference to t (or a view of its storage) is held. Strides apply.
- *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL),
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL; a read-only tensor,
+ *  see DLPack below: read it with dt_tensor_copy_to_host),
  *  DT_ERR_NOT_SUPPORTED (a device tensor cannot be viewed as host memory; copy it). */
 DT_API dt_status dt_tensor_data_ptr(const dt_tensor* t, void** out);
 
@@ -977,10 +978,19 @@ DT_API dt_status dt_safetensors_load(const char* path, dt_device device, dt_stat
 
 /* ---------------------------------------------------------------------- DLPack
  * Zero-copy exchange with PyTorch, NumPy, CuPy, JAX... through DLPack's DLManagedTensor
- * (include <dlpack/dlpack.h>, DLPack 0.6 or later, to read its fields). Devices: CPU
- * (kDLCPU, and kDLCUDAHost on import) and CUDA (kDLCUDA). Dtypes: every devtensor dtype;
- * bool travels as DLPack 0.8's code 6, as PyTorch writes it. Strides are in elements. */
+ * (include <dlpack/dlpack.h>, DLPack 0.6 or later, to read its fields) and DLPack 1.x's
+ * DLManagedTensorVersioned (dlpack.h 1.0 or later declares it; its flags say whether the
+ * data is read-only). Devices: CPU (kDLCPU, and kDLCUDAHost on import) and CUDA
+ * (kDLCUDA). Dtypes: every devtensor dtype; bool travels as DLPack 0.8's code 6, as
+ * PyTorch writes it. Strides are in elements.
+ * READ-ONLY TENSORS: a versioned import flagged DLPACK_FLAG_BITMASK_READ_ONLY gives a
+ * tensor whose memory devtensor never writes: in-place ops (dt_add_ and friends, an
+ * optimizer step), dt_tensor_copy_from_host and dt_tensor_data_ptr on it or on any view
+ * of it fail with DT_ERR_INVALID_ARGUMENT ("the tensor is read-only");
+ * out-of-place ops and dt_tensor_to read it freely, and dt_tensor_to with DT_TO_COPY
+ * makes a writable copy. */
 struct DLManagedTensor;
+struct DLManagedTensorVersioned;
 
 /** A NEW DLManagedTensor viewing t: the same memory (data is t's first element,
  *  byte_offset 0), shape, strides and device. It holds a reference to t's storage until
@@ -1002,6 +1012,24 @@ DT_API dt_status dt_tensor_to_dlpack(const dt_tensor* t, struct DLManagedTensor*
  *  element size), DT_ERR_INVALID_DEVICE or
  *  DT_ERR_DEVICE_UNAVAILABLE (a CUDA device that is not there), DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_tensor_from_dlpack(struct DLManagedTensor* managed, dt_tensor** out);
+
+/** dt_tensor_to_dlpack as a DLPack 1.0 DLManagedTensorVersioned: version {1, 0}, flags
+ *  DLPACK_FLAG_BITMASK_READ_ONLY when t is read-only (else 0; never IS_COPIED, as nothing
+ *  is copied). dt_tensor_to_dlpack refuses a read-only tensor (DT_ERR_NOT_SUPPORTED),
+ *  since its struct cannot carry the flag; this one carries it. Errors: as
+ *  dt_tensor_to_dlpack. */
+DT_API dt_status dt_tensor_to_dlpack_versioned(const dt_tensor* t, struct DLManagedTensorVersioned** out);
+
+/** dt_tensor_from_dlpack for a DLManagedTensorVersioned, with the same ownership rules.
+ *  Only major version 1 is accepted (DT_ERR_NOT_SUPPORTED naming the version otherwise;
+ *  nothing past the version field is read). DLPACK_FLAG_BITMASK_READ_ONLY makes the
+ *  tensor read-only (see above); IS_COPIED changes nothing. Errors: as
+ *  dt_tensor_from_dlpack, plus the major version. */
+DT_API dt_status dt_tensor_from_dlpack_versioned(struct DLManagedTensorVersioned* managed, dt_tensor** out);
+
+/** *out = 1 when t's memory is read-only (a versioned DLPack import flagged so, or a view
+ *  of one), else 0. Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out). */
+DT_API dt_status dt_tensor_is_read_only(const dt_tensor* t, int32_t* out);
 
 #ifdef __cplusplus
 } /* extern "C" */

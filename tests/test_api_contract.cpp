@@ -770,6 +770,18 @@ void add_move_cases(Table& T) {
   T.add("dt_tensor_from_dlpack", "out=NULL", {IA}, [](Ctx&) {
     return dt_tensor_from_dlpack(reinterpret_cast<DLManagedTensor*>(0x1000), nullptr);
   });
+  T.handles("dt_tensor_to_dlpack_versioned", "t", [](Ctx& x, const dt_tensor* t) {
+    return dt_tensor_to_dlpack_versioned(t, reinterpret_cast<DLManagedTensorVersioned**>(&x.o.ptr));
+  });
+  T.add("dt_tensor_to_dlpack_versioned", "out=NULL", {IA},
+        [](Ctx& x) { return dt_tensor_to_dlpack_versioned(x.a, nullptr); });
+  T.add("dt_tensor_from_dlpack_versioned", "managed=NULL", {IA},
+        [](Ctx& x) { return dt_tensor_from_dlpack_versioned(nullptr, &x.o.t); });
+  T.add("dt_tensor_from_dlpack_versioned", "out=NULL", {IA}, [](Ctx&) {
+    return dt_tensor_from_dlpack_versioned(reinterpret_cast<DLManagedTensorVersioned*>(0x1000), nullptr);
+  });
+  T.handles("dt_tensor_is_read_only", "t", [](Ctx& x, const dt_tensor* t) { return dt_tensor_is_read_only(t, &x.o.i32); });
+  T.add("dt_tensor_is_read_only", "out=NULL", {IA}, [](Ctx& x) { return dt_tensor_is_read_only(x.a, nullptr); });
 
   // dt_tensor_to
   T.handles("dt_tensor_to", "t", [](Ctx& x, const dt_tensor* t) {

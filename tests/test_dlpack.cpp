@@ -4,6 +4,7 @@
 // round trips with PyTorch and NumPy are tests/dlpack/test_dlpack_torch.py.
 #include <dlpack/dlpack.h>
 
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -263,6 +264,159 @@ TEST_F(Dlpack, CudaTensorsExportWithTheirDevice) {
   EXPECT_EQ(d.type, DT_DEVICE_CUDA);
   DT_ASSERT_OK(dt_add_scalar_(back, 2));
   EXPECT_EQ(read_floats(g), (std::vector<float>{3, 3, 3, 3, 3}));
+}
+
+}  // namespace
+
+// ---- DLPack 1.x: the versioned struct and its read-only flag.
+
+// DLPack 1.0's versioned struct as its dlpack.h declares it (Debian's header is 0.6 and
+// lacks it): this is what a consumer built against DLPack 1.x hands us.
+struct DLPackVersion {
+  uint32_t major;
+  uint32_t minor;
+};
+struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensorVersioned* self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+};
+
+namespace {
+
+constexpr uint64_t kReadOnly = 1;  // DLPACK_FLAG_BITMASK_READ_ONLY
+constexpr uint64_t kIsCopied = 2;  // DLPACK_FLAG_BITMASK_IS_COPIED
+
+// A versioned producer's 2x3 float tensor with a counted deleter.
+struct VersionedProducer {
+  DLManagedTensorVersioned managed{};
+  std::vector<float> data{1, 2, 3, 4, 5, 6};
+  int64_t shape[2] = {2, 3};
+  int deleted = 0;
+
+  explicit VersionedProducer(uint64_t flags, uint32_t major = 1) {
+    managed.version = DLPackVersion{major, 0};
+    managed.flags = flags;
+    DLTensor& d = managed.dl_tensor;
+    d.data = data.data();
+    d.device = DLDevice{kDLCPU, 0};
+    d.ndim = 2;
+    d.dtype = DLDataType{kDLFloat, 32, 1};
+    d.shape = shape;
+    d.strides = nullptr;
+    d.byte_offset = 0;
+    managed.manager_ctx = this;
+    managed.deleter = [](DLManagedTensorVersioned* self) {
+      ++static_cast<VersionedProducer*>(self->manager_ctx)->deleted;
+    };
+  }
+};
+
+bool message_has(const char* what) { return std::strstr(dt_last_error_message(), what) != nullptr; }
+
+TEST_F(Dlpack, VersionedExportCarriesVersionOneAndNoFlags) {
+  T a;
+  DT_ASSERT_OK(dt_tensor_arange(0, 6, 1, DT_FLOAT32, cpu(), a.out()));
+  DLManagedTensorVersioned* m = nullptr;
+  DT_ASSERT_OK(dt_tensor_to_dlpack_versioned(a, &m));
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->version.major, 1u);
+  EXPECT_EQ(m->version.minor, 0u);
+  EXPECT_EQ(m->flags, 0u) << "writable, and not a copy";
+  void* ptr = nullptr;
+  DT_ASSERT_OK(dt_tensor_data_ptr(a, &ptr));
+  EXPECT_EQ(m->dl_tensor.data, ptr);
+  EXPECT_EQ(m->dl_tensor.ndim, 1);
+  EXPECT_EQ(m->dl_tensor.shape[0], 6);
+  a = T();  // the export alone keeps the memory alive (ASan checks the read)
+  EXPECT_EQ(static_cast<const float*>(m->dl_tensor.data)[5], 5.0f);
+  m->deleter(m);
+}
+
+TEST_F(Dlpack, VersionedImportIsZeroCopyAndDeletesOnce) {
+  VersionedProducer p(kIsCopied);  // IS_COPIED changes nothing for us
+  T t;
+  DT_ASSERT_OK(dt_tensor_from_dlpack_versioned(&p.managed, t.out()));
+  int32_t ro = -1;
+  DT_ASSERT_OK(dt_tensor_is_read_only(t, &ro));
+  EXPECT_EQ(ro, 0);
+  void* ptr = nullptr;
+  DT_ASSERT_OK(dt_tensor_data_ptr(t, &ptr));
+  EXPECT_EQ(ptr, p.data.data());
+  DT_ASSERT_OK(dt_add_scalar_(t, 10));
+  EXPECT_EQ(p.data[5], 16.0f) << "devtensor's write lands in the producer's memory";
+  EXPECT_EQ(p.deleted, 0);
+  t = T();
+  EXPECT_EQ(p.deleted, 1);
+}
+
+TEST_F(Dlpack, ReadOnlyImportRefusesEveryWrite) {
+  VersionedProducer p(kReadOnly);
+  T t;
+  DT_ASSERT_OK(dt_tensor_from_dlpack_versioned(&p.managed, t.out()));
+  int32_t ro = 0;
+  DT_ASSERT_OK(dt_tensor_is_read_only(t, &ro));
+  EXPECT_EQ(ro, 1);
+  // Every way to write is refused, naming the op, and the producer's data stays as it was.
+  DT_EXPECT_STATUS(dt_add_scalar_(t, 1), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(message_has("add_: the tensor is read-only")) << dt_last_error_message();
+  T ones;
+  const int64_t shape[2] = {2, 3};
+  DT_ASSERT_OK(dt_tensor_ones(shape, 2, DT_FLOAT32, cpu(), ones.out()));
+  DT_EXPECT_STATUS(dt_mul_(t, ones), DT_ERR_INVALID_ARGUMENT);
+  const float src[6] = {0, 0, 0, 0, 0, 0};
+  DT_EXPECT_STATUS(dt_tensor_copy_from_host(t, src, sizeof src), DT_ERR_INVALID_ARGUMENT);
+  void* ptr = &ro;
+  DT_EXPECT_STATUS(dt_tensor_data_ptr(t, &ptr), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(ptr, static_cast<void*>(&ro)) << "the out-parameter is untouched on failure";
+  T view;
+  DT_ASSERT_OK(dt_transpose(t, 0, 1, view.out()));
+  DT_ASSERT_OK(dt_tensor_is_read_only(view, &ro));
+  EXPECT_EQ(ro, 1) << "a view shares the read-only memory";
+  DT_EXPECT_STATUS(dt_sub_scalar_(view, 1), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(p.data, (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  // Reading is free; results and copies are ordinary writable tensors.
+  T sum, copy;
+  DT_ASSERT_OK(dt_add(t, ones, sum.out()));
+  EXPECT_EQ(read_floats(sum), (std::vector<float>{2, 3, 4, 5, 6, 7}));
+  DT_ASSERT_OK(dt_tensor_to(t, cpu(), DT_FLOAT32, DT_TO_COPY, copy.out()));
+  DT_ASSERT_OK(dt_tensor_is_read_only(copy, &ro));
+  EXPECT_EQ(ro, 0);
+  DT_ASSERT_OK(dt_add_scalar_(copy, 1));
+  // It leaves only as a versioned export that says read-only; the unversioned struct
+  // cannot say so (as NumPy refuses a read-only array's unversioned export).
+  DLManagedTensor* legacy = nullptr;
+  DT_EXPECT_STATUS(dt_tensor_to_dlpack(t, &legacy), DT_ERR_NOT_SUPPORTED);
+  EXPECT_TRUE(message_has("dt_tensor_to_dlpack_versioned")) << dt_last_error_message();
+  EXPECT_EQ(legacy, nullptr);
+  DLManagedTensorVersioned* out = nullptr;
+  DT_ASSERT_OK(dt_tensor_to_dlpack_versioned(view, &out));
+  EXPECT_EQ(out->flags, kReadOnly);
+  T again;
+  DT_ASSERT_OK(dt_tensor_from_dlpack_versioned(out, again.out()));  // owns out now
+  DT_ASSERT_OK(dt_tensor_is_read_only(again, &ro));
+  EXPECT_EQ(ro, 1);
+  // The producer's deleter runs once, after the last of them goes.
+  t = T();
+  view = T();
+  EXPECT_EQ(p.deleted, 0);
+  again = T();
+  EXPECT_EQ(p.deleted, 1);
+}
+
+TEST_F(Dlpack, VersionedImportRefusesAnotherMajorVersion) {
+  VersionedProducer p(0, /*major=*/2);
+  dt_tensor* t = nullptr;
+  DT_EXPECT_STATUS(dt_tensor_from_dlpack_versioned(&p.managed, &t), DT_ERR_NOT_SUPPORTED);
+  EXPECT_TRUE(message_has("major version 2")) << dt_last_error_message();
+  EXPECT_EQ(t, nullptr);
+  EXPECT_EQ(p.deleted, 0) << "a refused import leaves the producer's deleter alone";
+  DT_EXPECT_STATUS(dt_tensor_from_dlpack_versioned(nullptr, &t), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_tensor_from_dlpack_versioned(&p.managed, nullptr), DT_ERR_INVALID_ARGUMENT);
+  int32_t ro = 0;
+  DT_EXPECT_STATUS(dt_tensor_is_read_only(nullptr, &ro), DT_ERR_INVALID_ARGUMENT);
 }
 
 }  // namespace

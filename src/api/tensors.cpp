@@ -325,7 +325,7 @@ DT_API dt_status dt_tensor_data_ptr(const dt_tensor* t, void** out) {
     if (!x.device().is_cpu())
       fail(DT_ERR_NOT_SUPPORTED, cat("dt_tensor_data_ptr: a tensor on ", device_str(x.device()),
                                      " cannot be viewed as host memory; copy it with dt_tensor_to or dt_tensor_copy_to_host"));
-    x.storage()->note_write();  // the caller may write through it (core/storage.h)
+    x.storage()->begin_write("dt_tensor_data_ptr");  // the caller may write through it (core/storage.h)
     *out = x.data();
   });
 }

@@ -22,6 +22,13 @@ uint64_t Storage::next_version() {
   return counter.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
+void Storage::begin_write(const char* op) {
+  if (read_only_)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": the tensor is read-only (its producer exported it through DLPack as "
+                                          "read-only); write to a copy (dt_tensor_to with DT_TO_COPY)"));
+  version_.store(next_version(), std::memory_order_release);
+}
+
 Ref<Storage> Storage::allocate(Device device, size_t nbytes, size_t prefix_bytes, void** prefix) {
   if (prefix) *prefix = nullptr;
   if (device.is_cpu() && nbytes <= kInlineBytes) {

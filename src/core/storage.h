@@ -39,7 +39,12 @@ class Storage : public RefCounted {
   // replicas are stale, as PyTorch's version counter. Writes through a data pointer
   // obtained earlier, or to borrowed memory by its owner, are not seen.
   uint64_t version() const { return version_.load(std::memory_order_acquire); }
-  void note_write() { version_.store(next_version(), std::memory_order_release); }
+  // Every in-place write calls this first, naming itself (op: "add_"): it refuses a
+  // read-only storage (DT_ERR_INVALID_ARGUMENT) and renews the version.
+  void begin_write(const char* op);
+  // Read-only storage (a DLPack import the producer marked so): every write is refused.
+  void set_read_only() { read_only_ = true; }
+  bool read_only() const { return read_only_; }
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
@@ -49,6 +54,7 @@ class Storage : public RefCounted {
   Storage() = default;
   static uint64_t next_version();
   std::atomic<uint64_t> version_{next_version()};
+  bool read_only_ = false;
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Device device_;

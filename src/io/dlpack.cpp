@@ -84,30 +84,26 @@ Device from_dl_device(const DLDevice& d, const char* fn) {
   }
 }
 
-// What an exported DLManagedTensor carries: the tensor reference that keeps the storage
-// alive, and the shape and strides its DLTensor points at.
+// What an exported DLManagedTensor(Versioned) carries: the tensor reference that keeps
+// the storage alive, and the shape and strides its DLTensor points at.
+template <typename Managed>
 struct Export {
-  DLManagedTensor managed;
+  Managed managed;
   Tensor keep;
   int64_t shape[kMaxDims];
   int64_t strides[kMaxDims];
 };
 
-void delete_export(DLManagedTensor* self) {
-  delete static_cast<Export*>(self->manager_ctx);
+template <typename Managed>
+void delete_export(Managed* self) {
+  delete static_cast<Export<Managed>*>(self->manager_ctx);
 }
 
-// The storage deleter of an import: hands the memory back to its producer, once.
-void release_import(void*, void* ctx) {
-  auto* managed = static_cast<DLManagedTensor*>(ctx);
-  if (managed->deleter) managed->deleter(managed);
-}
-
-}  // namespace
-
-DLManagedTensor* to_dlpack(const Tensor& t) {
+// A new Managed viewing t: the fields both DLPack generations share.
+template <typename Managed>
+Managed* export_as(const Tensor& t) {
   if (!t.device().is_cpu()) backend_for(t.device()).synchronize(t.device());
-  Export* e = fault::allocation_fails() ? nullptr : new (std::nothrow) Export();
+  auto* e = fault::allocation_fails() ? nullptr : new (std::nothrow) Export<Managed>();
   if (!e) fail(DT_ERR_OUT_OF_MEMORY, "to_dlpack: out of memory");
   e->keep = t;
   for (int i = 0; i < t.ndim(); ++i) {
@@ -124,12 +120,12 @@ DLManagedTensor* to_dlpack(const Tensor& t) {
   d.strides = e->strides;
   d.byte_offset = 0;
   e->managed.manager_ctx = e;
-  e->managed.deleter = delete_export;
+  e->managed.deleter = delete_export<Managed>;
   return &e->managed;
 }
 
-Tensor from_dlpack(DLManagedTensor* managed, const char* fn) {
-  const DLTensor& d = managed->dl_tensor;
+// A tensor over d's memory, every field checked.
+Tensor import_tensor(const DLTensor& d, const char* fn) {
   if (d.ndim < 0 || d.ndim > kMaxDims)
     fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ndim ", d.ndim, " is outside 0..", kMaxDims));
   if (d.ndim > 0 && !d.shape) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": shape is NULL with ndim ", d.ndim));
@@ -148,6 +144,50 @@ Tensor from_dlpack(DLManagedTensor* managed, const char* fn) {
   return borrow_tensor(fn, base, device, dtype, shape, strides);
 }
 
-void adopt_dlpack(Storage* storage, DLManagedTensor* managed) { storage->set_deleter(release_import, managed); }
+// The storage deleter of an import: hands the memory back to its producer, once.
+template <typename Managed>
+void release_import(void*, void* ctx) {
+  auto* managed = static_cast<Managed*>(ctx);
+  if (managed->deleter) managed->deleter(managed);
+}
+
+}  // namespace
+
+DLManagedTensor* to_dlpack(const Tensor& t) {
+  if (t.storage()->read_only())
+    fail(DT_ERR_NOT_SUPPORTED, "dt_tensor_to_dlpack: the tensor is read-only and an unversioned DLManagedTensor "
+                               "cannot say so (a consumer could write to it); use dt_tensor_to_dlpack_versioned");
+  return export_as<DLManagedTensor>(t);
+}
+
+DLManagedTensorVersioned* to_dlpack_versioned(const Tensor& t) {
+  DLManagedTensorVersioned* m = export_as<DLManagedTensorVersioned>(t);
+  m->version.major = kDLPackMajor;
+  m->version.minor = kDLPackMinor;
+  m->flags = t.storage()->read_only() ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+  return m;
+}
+
+Tensor from_dlpack(DLManagedTensor* managed, const char* fn) { return import_tensor(managed->dl_tensor, fn); }
+
+Tensor from_dlpack_versioned(DLManagedTensorVersioned* managed, const char* fn) {
+  // A major version is a promise about this struct's layout: past the version field,
+  // nothing of another major version may be read.
+  if (managed->version.major != kDLPackMajor)
+    fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": DLPack major version ", managed->version.major, " is not supported (",
+                                   kDLPackMajor, " is)"));
+  Tensor t = import_tensor(managed->dl_tensor, fn);
+  // IS_COPIED (the producer made this copy for us) changes nothing: we own it either way.
+  if (managed->flags & DLPACK_FLAG_BITMASK_READ_ONLY) t.storage()->set_read_only();
+  return t;
+}
+
+void adopt_dlpack(Storage* storage, DLManagedTensor* managed) {
+  storage->set_deleter(release_import<DLManagedTensor>, managed);
+}
+
+void adopt_dlpack(Storage* storage, DLManagedTensorVersioned* managed) {
+  storage->set_deleter(release_import<DLManagedTensorVersioned>, managed);
+}
 
 }  // namespace dt::io

@@ -77,7 +77,7 @@ Tensor from_host(const void* data, size_t nbytes, const Dims& shape, DType dtype
 
 void copy_(const Tensor& dst, const Tensor& src, bool non_blocking) {
   if (dst.numel() == 0) return;
-  dst.storage()->note_write();
+  dst.storage()->begin_write("copy_");
   // One device, or two logical CPU devices (they share host memory): the backend's copy.
   if (dst.device() == src.device() || (dst.device().is_cpu() && src.device().is_cpu())) {
     backend_for(dst.device()).copy(dst, src);
@@ -155,7 +155,7 @@ void copy_from_host(const Tensor& t, const void* src, size_t nbytes) {
     fail(DT_ERR_INVALID_ARGUMENT, cat("copy_from_host: the tensor has ", t.nbytes(), " bytes but the buffer ", nbytes));
   if (nbytes == 0) return;
   if (!src) fail(DT_ERR_INVALID_ARGUMENT, "copy_from_host: src is NULL");
-  t.storage()->note_write();
+  t.storage()->begin_write("copy_from_host");
   if (t.device().is_cpu() && t.is_contiguous()) {
     std::memmove(t.data(), src, nbytes);
     return;
