@@ -673,6 +673,13 @@ void add_constructor_cases(Table& T) {
     return dt_tensor_from_blob(reinterpret_cast<char*>(x.host) + 1, k23, 2, nullptr, DT_FLOAT32, CPU0,
                                counting_deleter, &x.deleter_calls, &x.o.t);
   });
+  T.add("dt_tensor_from_blob", "stride0_bytes_overflow", {IA}, [](Ctx& x) {
+    // INT64_MAX elements fit in int64, but not their 4-byte count (found by fuzz_ops).
+    const int64_t shape[] = {INT64_MAX};
+    const int64_t strides[] = {0};
+    return dt_tensor_from_blob(x.host, shape, 1, strides, DT_FLOAT32, CPU0, counting_deleter,
+                               &x.deleter_calls, &x.o.t);
+  }).msg_has = "more bytes than fit in int64";
   T.add("dt_tensor_from_blob", "stride=INT64_MIN", {IA}, [](Ctx& x) {
     const int64_t strides[] = {I64MIN, 1};
     return dt_tensor_from_blob(x.host, k23, 2, strides, DT_FLOAT32, CPU0, counting_deleter,
@@ -914,6 +921,10 @@ void add_view_cases(Table& T) {
   T.add("dt_expand", "shape=NULL_ndim=2", {IA}, [](Ctx& x) { return dt_expand(x.a, nullptr, 2, &x.o.t); });
   T.add("dt_expand", "non-1_dimension_changes", {SM}, [](Ctx& x) { return dt_expand(x.a, k43, 2, &x.o.t); });
   T.add("dt_expand", "fewer_dimensions", {SM}, [](Ctx& x) { return dt_expand(x.a, k3, 1, &x.o.t); });
+  T.add("dt_expand", "bytes_overflow", {IA}, [](Ctx& x) {
+    const int64_t shape[] = {INT64_MAX};
+    return dt_expand(x.s0, shape, 1, &x.o.t);
+  }).msg_has = "more bytes than fit in int64";
   T.add("dt_expand", "dimension=-2", {IA, SM}, [](Ctx& x) { return dt_expand(x.a, kMinus2, 2, &x.o.t); });
   T.add("dt_expand", "ndim=DT_MAX_DIMS+1", {IA, SM},
         [](Ctx& x) { return dt_expand(x.v3, k17ones, DT_MAX_DIMS + 1, &x.o.t); });

@@ -63,6 +63,13 @@ TensorImpl* TensorImpl::create(Ref<Storage> storage, DType dtype, const Dims& sh
   // Checked before anything is allocated: views (expand, reshape) come here without
   // passing through a constructor's checks, and their sizes may overflow.
   const int64_t numel = numel_of(shape);
+  // Every tensor's byte count must be representable too (dt_tensor_nbytes): a stride-0
+  // view of INT64_MAX float32 elements has a valid count but no byte count (found by
+  // fuzz_ops through dt_tensor_from_blob; dt_expand made the same).
+  int64_t nbytes = 0;
+  if (__builtin_mul_overflow(numel, static_cast<int64_t>(dtype_size(dtype)), &nbytes))
+    fail(DT_ERR_INVALID_ARGUMENT, cat("shape ", dims_str(shape), " of ", dtype_name(dtype),
+                                      " has more bytes than fit in int64"));
   void* block = place ? place : (fault::allocation_fails() ? nullptr : std::malloc(sizeof(TensorImpl)));
   if (!block) fail(DT_ERR_OUT_OF_MEMORY, "out of memory allocating a tensor record");
   TensorImpl* t = new (block) TensorImpl();
