@@ -52,8 +52,9 @@ func dpClose(t *testing.T, want, got []float32, what string) {
 	}
 }
 
-// DataParallel over cpu:0 and cpu:1 gives the plain module's outputs and gradients, for
-// an even batch, an uneven one (torch.chunk: 3 + 2 rows) and a single row.
+// DataParallel over cpu:0..3 gives the plain module's outputs and gradients, for an even
+// batch (8 rows: 2 per device), uneven ones (5 rows: torch.chunk's 2 + 2 + 1; 7 rows:
+// 2 + 2 + 2 + 1) and a single row.
 func TestDataParallelMatchesModule(t *testing.T) {
 	noLeaks(t)
 	if err := ManualSeed(7); err != nil {
@@ -67,7 +68,7 @@ func TestDataParallelMatchesModule(t *testing.T) {
 	defer l2.Close()
 	model := must(Sequential(l1, act, l2))
 	defer model.Close()
-	dp := must(DataParallel(model, []Device{CPU, CPUN(1)}, DefaultDevice))
+	dp := must(DataParallel(model, []Device{CPU, CPUN(1), CPUN(2), CPUN(3)}, DefaultDevice))
 	defer dp.Close()
 	params := must(model.Parameters())
 	dpParams := must(dp.Parameters())
@@ -78,7 +79,7 @@ func TestDataParallelMatchesModule(t *testing.T) {
 			t.Errorf("DataParallel parameter %d is %q, want module.%s", i, dpParams[i].Name, params[i].Name)
 		}
 	}
-	for _, rows := range []int64{4, 5, 1} {
+	for _, rows := range []int64{8, 5, 7, 1} {
 		x := must(Randn([]int64{rows, 5}, Float32, CPU))
 		c := must(Randn([]int64{rows, 3}, Float32, CPU))
 		if err := x.SetRequiresGrad(true); err != nil {
@@ -139,7 +140,7 @@ func TestDataParallelErrors(t *testing.T) {
 	_, err = DataParallel(lin, []Device{CPU, CPU}, DefaultDevice)
 	wantCode(t, err, ErrInvalidArgument)
 
-	dp := must(DataParallel(lin, nil, DefaultDevice)) // cpu:0 and cpu:1
+	dp := must(DataParallel(lin, nil, DefaultDevice)) // cpu:0..3
 	defer dp.Close()
 	_, err = DataParallel(dp, []Device{CPU}, DefaultDevice)
 	wantCode(t, err, ErrInvalidArgument) // nesting

@@ -14,7 +14,7 @@ import (
 func TestMain(m *testing.M) {
 	// Two logical CPU devices, so device-mismatch rules are tested for real. Must be set
 	// before the library first counts devices.
-	os.Setenv("DEVTENSOR_CPU_DEVICES", "2")
+	os.Setenv("DEVTENSOR_CPU_DEVICES", "4")
 	os.Exit(m.Run())
 }
 
@@ -100,8 +100,8 @@ func TestDevicesByHandle(t *testing.T) {
 		}
 	}
 	n := must(DeviceCount(DeviceCPU))
-	if n != 2 {
-		t.Errorf("DEVTENSOR_CPU_DEVICES=2 gives %d CPU devices", n)
+	if n != 4 {
+		t.Errorf("DEVTENSOR_CPU_DEVICES=4 gives %d CPU devices", n)
 	}
 	ncuda := must(DeviceCount(DeviceCUDA))
 	state, why, err := CUDAStatus()

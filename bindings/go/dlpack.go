@@ -10,8 +10,9 @@ import (
 
 // ToDLPack returns a new DLManagedTensor* (as an unsafe.Pointer to C memory) viewing t
 // without a copy, for another framework to import. Whoever ends up holding it calls its
-// deleter exactly once; until then it keeps t's memory alive, even after t.Close. See
-// dt_tensor_to_dlpack.
+// deleter exactly once; until then it keeps t's memory alive, even after t.Close. A
+// read-only tensor (IsReadOnly) fails with ErrNotSupported, since a DLManagedTensor
+// cannot say so: use ToDLPackVersioned. See dt_tensor_to_dlpack.
 func (t *Tensor) ToDLPack() (unsafe.Pointer, error) {
 	h, err := t.handle("Tensor.ToDLPack")
 	if err != nil {
@@ -32,4 +33,65 @@ func (t *Tensor) ToDLPack() (unsafe.Pointer, error) {
 func FromDLPack(managed unsafe.Pointer) (*Tensor, error) {
 	r := C.gdt_from_dlpack(managed)
 	return takeTensor("FromDLPack", r)
+}
+
+// DLPack 1.x flags of a DLManagedTensorVersioned (its flags field), as DLPack's
+// DLPACK_FLAG_BITMASK_READ_ONLY and DLPACK_FLAG_BITMASK_IS_COPIED.
+const (
+	DLPackFlagReadOnly uint64 = 1 << 0 // the consumer must not write the memory
+	DLPackFlagIsCopied uint64 = 1 << 1 // the producer copied the data for this export
+)
+
+// ToDLPackVersioned is ToDLPack for DLPack 1.x: it returns a new
+// DLManagedTensorVersioned* (an unsafe.Pointer to C memory) viewing t without a copy,
+// with version 1.0 and flags DLPackFlagReadOnly when t is read-only (see IsReadOnly),
+// else 0. Ownership is ToDLPack's: whoever ends up holding it calls its deleter exactly
+// once, and until then it keeps t's memory alive, even after t.Close. It is the only way
+// to export a read-only tensor (ToDLPack refuses one with ErrNotSupported). Errors:
+// ErrClosed, ErrInvalidHandle, ErrOutOfMemory. Safe to call from any goroutine. See
+// dt_tensor_to_dlpack_versioned.
+func (t *Tensor) ToDLPackVersioned() (unsafe.Pointer, error) {
+	const op = "Tensor.ToDLPackVersioned"
+	h, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_to_dlpack_versioned(h)
+	runtime.KeepAlive(t)
+	if err := mkerr(op, r.st, r.msg); err != nil {
+		return nil, err
+	}
+	return r.p, nil
+}
+
+// FromDLPackVersioned is FromDLPack for a DLManagedTensorVersioned* (DLPack 1.x) another
+// framework produced: a Tensor over its memory, without a copy. On success devtensor owns
+// managed and calls its deleter once, when the last tensor or view using the memory is
+// released (on the thread of that release: a Close, a flush of the release queue or the
+// finalizer); on failure managed is still the caller's and its deleter has not been
+// called. Only major version 1 is accepted
+// (ErrNotSupported otherwise; nothing past the version is read). With DLPackFlagReadOnly
+// set the Tensor is read-only: in-place ops (AddInPlace, AddScalarInPlace, ...), an
+// optimizer step and CopyFromSlice on it or on its views fail with ErrInvalidArgument
+// ("the tensor is read-only"), while out-of-place ops, ToSlice and To read it; Clone gives
+// a writable copy. Other errors: as FromDLPack (ErrInvalidArgument for nil or a malformed
+// tensor, ErrNotSupported for a dtype, device or layout devtensor lacks, ErrInvalidDevice,
+// ErrDeviceUnavailable, ErrOutOfMemory). See dt_tensor_from_dlpack_versioned.
+func FromDLPackVersioned(managed unsafe.Pointer) (*Tensor, error) {
+	r := C.gdt_from_dlpack_versioned(managed)
+	return takeTensor("FromDLPackVersioned", r)
+}
+
+// IsReadOnly reports whether t's memory is read-only: t (or the tensor it is a view of)
+// came from FromDLPackVersioned with DLPackFlagReadOnly. See dt_tensor_is_read_only.
+func (t *Tensor) IsReadOnly() (bool, error) {
+	const op = "Tensor.IsReadOnly"
+	h, err := t.handle(op)
+	if err != nil {
+		return false, err
+	}
+	var v C.int32_t
+	r := C.gdt_is_read_only(h, &v)
+	runtime.KeepAlive(t)
+	return v != 0, resErr(op, r)
 }

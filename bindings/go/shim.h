@@ -164,6 +164,20 @@ static inline gdt_tres gdt_from_dlpack(void* m) {
   dt_status st = dt_tensor_from_dlpack((struct DLManagedTensor*)m, &o);
   return gdt_tr(st, o);
 }
+/* DLPack 1.x: DLManagedTensorVersioned pointers, the same way (opaque here: only the
+ * tests read its fields, in internal/dlpacktest). */
+static inline gdt_dlres gdt_to_dlpack_versioned(uintptr_t t_h) {
+  struct DLManagedTensorVersioned* m = NULL;
+  dt_status st = dt_tensor_to_dlpack_versioned((const dt_tensor*)t_h, &m);
+  gdt_dlres r; r.st = st; r.msg = gdt_errmsg(st); r.p = m; return r;
+}
+static inline gdt_tres gdt_from_dlpack_versioned(void* m) {
+  dt_tensor* o = NULL;
+  dt_status st = dt_tensor_from_dlpack_versioned((struct DLManagedTensorVersioned*)m, &o);
+  return gdt_tr(st, o);
+}
+static inline gdt_res gdt_is_read_only(uintptr_t t_h, int32_t* out) {
+  const dt_tensor* t = (const dt_tensor*)t_h; return gdt_r(dt_tensor_is_read_only(t, out)); }
 static inline gdt_tres gdt_to(uintptr_t t_h, dt_device d, dt_dtype dt, uint32_t flags) {
   const dt_tensor* t = (const dt_tensor*)t_h;
   dt_tensor* o = NULL; dt_status st = dt_tensor_to(t, d, dt, flags, &o); return gdt_tr(st, o);

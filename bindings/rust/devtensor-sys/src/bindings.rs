@@ -1456,6 +1456,11 @@ extern "C" {
 pub struct DLManagedTensor {
     _unused: [u8; 0],
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct DLManagedTensorVersioned {
+    _unused: [u8; 0],
+}
 extern "C" {
     pub fn dt_tensor_to_dlpack(t: *const dt_tensor, out: *mut *mut DLManagedTensor) -> dt_status;
 }
@@ -1464,4 +1469,19 @@ extern "C" {
         managed: *mut DLManagedTensor,
         out: *mut *mut dt_tensor,
     ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_tensor_to_dlpack_versioned(
+        t: *const dt_tensor,
+        out: *mut *mut DLManagedTensorVersioned,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_tensor_from_dlpack_versioned(
+        managed: *mut DLManagedTensorVersioned,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_tensor_is_read_only(t: *const dt_tensor, out: *mut i32) -> dt_status;
 }

@@ -1,6 +1,13 @@
 //! DLPack: zero-copy exchange with other frameworks through `DLManagedTensor` pointers
-//! (`include/devtensor.h`, "DLPack"). The pointers are raw: a consumer in another library
-//! (or another language) takes them over.
+//! and DLPack 1.x's `DLManagedTensorVersioned` pointers, which carry a version and a
+//! read-only flag (`include/devtensor.h`, "DLPack"). The pointers are raw: a consumer in
+//! another library (or another language) takes them over.
+//!
+//! A versioned import flagged `DLPACK_FLAG_BITMASK_READ_ONLY` gives a read-only tensor
+//! ([`Tensor::is_read_only`]): devtensor never writes its memory. Out-of-place operations
+//! and `to` read it freely (and [`Tensor::deep_copy`] makes a writable copy); in-place
+//! writes through the raw API fail with `InvalidArgument` ("the tensor is read-only"),
+//! and it exports only as a versioned struct, which carries the flag.
 
 use crate::error::{check, Result};
 use crate::ffi;
@@ -10,7 +17,11 @@ impl Tensor {
     /// A new `DLManagedTensor` viewing this tensor's memory, shape, strides and device,
     /// without a copy. It keeps the memory alive (also after this `Tensor` is dropped)
     /// until its deleter is called; whoever ends up holding it must call the deleter
-    /// exactly once (another framework's `from_dlpack` does).
+    /// exactly once (another framework's `from_dlpack` does). A read-only tensor
+    /// ([`Tensor::is_read_only`]) fails with [`ErrorCode::NotSupported`], since this struct
+    /// cannot carry the flag: export it with [`Tensor::to_dlpack_versioned`].
+    ///
+    /// [`ErrorCode::NotSupported`]: crate::ErrorCode::NotSupported
     pub fn to_dlpack(&self) -> Result<*mut ffi::DLManagedTensor> {
         let mut out: *mut ffi::DLManagedTensor = std::ptr::null_mut();
         // SAFETY: a live handle and a valid out-pointer.
@@ -31,27 +42,270 @@ impl Tensor {
         // SAFETY: the caller vouches for managed; out is a valid out-pointer.
         Tensor::from_out(|out| unsafe { ffi::dt_tensor_from_dlpack(managed, out) })
     }
+
+    /// [`Tensor::to_dlpack`] as a DLPack 1.0 `DLManagedTensorVersioned`: version `{1, 0}`,
+    /// and `flags` [`DLPACK_FLAG_BITMASK_READ_ONLY`] when this tensor is read-only (else
+    /// 0). Also exports read-only tensors. Ownership as [`Tensor::to_dlpack`]: the struct
+    /// keeps the memory alive until its deleter is called, which whoever ends up holding
+    /// it must do exactly once.
+    ///
+    /// [`DLPACK_FLAG_BITMASK_READ_ONLY`]: crate::sys::DLPACK_FLAG_BITMASK_READ_ONLY
+    pub fn to_dlpack_versioned(&self) -> Result<*mut ffi::DLManagedTensorVersioned> {
+        let mut out: *mut ffi::DLManagedTensorVersioned = std::ptr::null_mut();
+        // SAFETY: a live handle and a valid out-pointer.
+        check(unsafe { ffi::dt_tensor_to_dlpack_versioned(self.as_ptr(), &mut out) })?;
+        Ok(out)
+    }
+
+    /// [`Tensor::from_dlpack`] for a DLPack 1.x `DLManagedTensorVersioned`, with the same
+    /// ownership: on success the returned tensor owns `managed` and calls its deleter
+    /// once, when the last tensor using the memory is dropped; on error `managed` is
+    /// untouched and still the caller's (its deleter is not called). Only major version 1
+    /// is accepted: another is [`ErrorCode::NotSupported`] (naming the version), and
+    /// nothing past the version is read. With `flags` [`DLPACK_FLAG_BITMASK_READ_ONLY`]
+    /// the tensor, and every view of it, is read-only ([`Tensor::is_read_only`]).
+    ///
+    /// # Safety
+    /// `managed` must be NULL (an error) or point to a valid `DLManagedTensorVersioned`
+    /// whose `dl_tensor` describes memory that stays valid until its deleter runs, and
+    /// nobody else may call that deleter once this returns `Ok`. The deleter may run on
+    /// whichever thread drops the last tensor using the memory. Memory that must not be
+    /// written has to be flagged read-only.
+    ///
+    /// [`ErrorCode::NotSupported`]: crate::ErrorCode::NotSupported
+    /// [`DLPACK_FLAG_BITMASK_READ_ONLY`]: crate::sys::DLPACK_FLAG_BITMASK_READ_ONLY
+    pub unsafe fn from_dlpack_versioned(
+        managed: *mut ffi::DLManagedTensorVersioned,
+    ) -> Result<Tensor> {
+        // SAFETY: the caller vouches for managed; out is a valid out-pointer.
+        Tensor::from_out(|out| unsafe { ffi::dt_tensor_from_dlpack_versioned(managed, out) })
+    }
+
+    /// Whether devtensor must not write this tensor's memory: a versioned DLPack import
+    /// flagged read-only, or a view of one (`dt_tensor_is_read_only`).
+    pub fn is_read_only(&self) -> bool {
+        let mut v = 0i32;
+        // SAFETY: a live handle; cannot fail with a valid out pointer.
+        unsafe { ffi::dt_tensor_is_read_only(self.as_ptr(), &mut v) };
+        v != 0
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::error::check;
+    use crate::ffi;
+    use crate::test_support::leak_checked;
     use crate::{Device, ErrorCode, Tensor};
+    use std::os::raw::c_void;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    const READ_ONLY: u64 = ffi::DLPACK_FLAG_BITMASK_READ_ONLY;
+
+    /// The address of a CPU tensor's first element (`dt_tensor_data_ptr`).
+    fn data_ptr(t: &Tensor) -> crate::Result<*mut c_void> {
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: a live handle and a valid out-pointer.
+        check(unsafe { ffi::dt_tensor_data_ptr(t.as_ptr(), &mut p) })?;
+        Ok(p)
+    }
+
+    /// A `DLManagedTensorVersioned` built and owned by the test, over a float32 matrix the
+    /// test owns too. Its deleter only counts its calls (in `deletes`, which
+    /// `manager_ctx` points to) and frees nothing, so a second call would be counted
+    /// rather than free anything twice. Boxed: `managed` points into it.
+    struct Producer {
+        data: Vec<f32>,
+        shape: [i64; 2],
+        deletes: AtomicUsize,
+        managed: ffi::DLManagedTensorVersioned,
+    }
+
+    unsafe extern "C" fn count_delete(m: *mut ffi::DLManagedTensorVersioned) {
+        // SAFETY: m is a Producer's `managed`, whose manager_ctx points to its counter.
+        let deletes = unsafe { &*((*m).manager_ctx as *const AtomicUsize) };
+        deletes.fetch_add(1, Ordering::SeqCst);
+    }
+
+    impl Producer {
+        fn new(data: Vec<f32>, shape: [i64; 2], major: u32, flags: u64) -> Box<Producer> {
+            assert_eq!(data.len() as i64, shape[0] * shape[1]);
+            let mut p = Box::new(Producer {
+                data,
+                shape,
+                deletes: AtomicUsize::new(0),
+                managed: ffi::DLManagedTensorVersioned {
+                    version: ffi::DLPackVersion { major, minor: 0 },
+                    manager_ctx: std::ptr::null_mut(),
+                    deleter: Some(count_delete),
+                    flags,
+                    dl_tensor: ffi::DLTensor {
+                        data: std::ptr::null_mut(),
+                        device: ffi::DLDevice {
+                            device_type: ffi::DLDeviceType_kDLCPU,
+                            device_id: 0,
+                        },
+                        ndim: 2,
+                        dtype: ffi::DLDataType {
+                            code: ffi::DLDataTypeCode_kDLFloat as u8,
+                            bits: 32,
+                            lanes: 1,
+                        },
+                        shape: std::ptr::null_mut(),
+                        strides: std::ptr::null_mut(), // compact row-major
+                        byte_offset: 0,
+                    },
+                },
+            });
+            // Read-only memory is never written: a pointer to the Vec's buffer will do.
+            p.managed.dl_tensor.data = p.data.as_ptr() as *mut c_void;
+            p.managed.dl_tensor.shape = p.shape.as_mut_ptr();
+            p.managed.manager_ctx = &p.deletes as *const AtomicUsize as *mut c_void;
+            p
+        }
+
+        fn as_ptr(&mut self) -> *mut ffi::DLManagedTensorVersioned {
+            &mut self.managed
+        }
+
+        fn deletes(&self) -> usize {
+            self.deletes.load(Ordering::SeqCst)
+        }
+    }
 
     #[test]
     fn round_trip_keeps_the_memory_alive_after_the_original_is_dropped() {
-        let a = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2], Device::CPU).unwrap();
-        let m = a.to_dlpack().unwrap();
-        // SAFETY: m comes from to_dlpack and is handed over exactly once.
-        let b = unsafe { Tensor::from_dlpack(m) }.unwrap();
-        assert_eq!(b.shape(), vec![2, 2]);
-        drop(a);
-        assert_eq!(b.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+        leak_checked(|| {
+            let a = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2], Device::CPU).unwrap();
+            let m = a.to_dlpack().unwrap();
+            // SAFETY: m comes from to_dlpack and is handed over exactly once.
+            let b = unsafe { Tensor::from_dlpack(m) }.unwrap();
+            assert_eq!(b.shape(), vec![2, 2]);
+            drop(a);
+            assert_eq!(b.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+        });
     }
 
     #[test]
     fn null_is_an_invalid_argument() {
-        // SAFETY: NULL is documented to fail.
-        let err = unsafe { Tensor::from_dlpack(std::ptr::null_mut()) }.unwrap_err();
-        assert_eq!(err.code, ErrorCode::InvalidArgument);
+        leak_checked(|| {
+            // SAFETY: NULL is documented to fail.
+            let err = unsafe { Tensor::from_dlpack(std::ptr::null_mut()) }.unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidArgument);
+            // SAFETY: likewise.
+            let err = unsafe { Tensor::from_dlpack_versioned(std::ptr::null_mut()) }.unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidArgument);
+        });
+    }
+
+    #[test]
+    fn versioned_round_trip_is_version_1_0_unflagged_and_zero_copy() {
+        leak_checked(|| {
+            let a = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2], Device::CPU).unwrap();
+            assert!(!a.is_read_only());
+            let m = a.to_dlpack_versioned().unwrap();
+            // SAFETY: m is a valid struct from to_dlpack_versioned, not handed over yet.
+            let (version, flags, dl) = unsafe { ((*m).version, (*m).flags, (*m).dl_tensor) };
+            assert_eq!((version.major, version.minor), (1, 0));
+            assert_eq!(flags, 0);
+            assert_eq!(dl.ndim, 2);
+            // SAFETY: dl.shape holds ndim sizes while m lives.
+            assert_eq!(unsafe { std::slice::from_raw_parts(dl.shape, 2) }, &[2, 2]);
+            assert_eq!(dl.device.device_type, ffi::DLDeviceType_kDLCPU);
+            assert_eq!(dl.data, data_ptr(&a).unwrap());
+
+            // SAFETY: m comes from to_dlpack_versioned and is handed over exactly once.
+            let b = unsafe { Tensor::from_dlpack_versioned(m) }.unwrap();
+            assert!(!b.is_read_only());
+            assert_eq!(data_ptr(&b).unwrap(), data_ptr(&a).unwrap());
+            // Zero-copy: a write through one is seen by the other.
+            // SAFETY: a live handle.
+            check(unsafe { ffi::dt_add_scalar_(a.as_ptr(), 10.0) }).unwrap();
+            assert_eq!(b.to_vec::<f32>().unwrap(), vec![11.0, 12.0, 13.0, 14.0]);
+            drop(a);
+            assert_eq!(b.to_vec::<f32>().unwrap(), vec![11.0, 12.0, 13.0, 14.0]);
+        });
+    }
+
+    #[test]
+    fn read_only_import_refuses_writes_and_exports_only_versioned() {
+        leak_checked(|| {
+            let values = vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0];
+            let mut p = Producer::new(values.clone(), [2, 3], 1, READ_ONLY);
+            // SAFETY: p outlives every tensor over it (all dropped below); the deleter is
+            // left to devtensor.
+            let t = unsafe { Tensor::from_dlpack_versioned(p.as_ptr()) }.unwrap();
+            assert!(t.is_read_only());
+            assert_eq!(t.shape(), vec![2, 3]);
+            assert_eq!(t.to_vec::<f32>().unwrap(), values);
+            let row = t.narrow(0, 1, 1).unwrap(); // a view is read-only too
+            assert!(row.is_read_only());
+
+            // In-place writes and the data pointer are refused, on the tensor and its view.
+            for x in [&t, &row] {
+                // SAFETY: a live handle.
+                let e = check(unsafe { ffi::dt_add_scalar_(x.as_ptr(), 1.0) }).unwrap_err();
+                assert_eq!(e.code, ErrorCode::InvalidArgument);
+                assert!(e.message.contains("read-only"), "{e}");
+                let e = data_ptr(x).unwrap_err();
+                assert_eq!(e.code, ErrorCode::InvalidArgument);
+                assert!(e.message.contains("read-only"), "{e}");
+            }
+            assert_eq!(p.data, values);
+
+            // Out-of-place ops read it, and give writable tensors; so does deep_copy.
+            let d = (&t * 2.0).unwrap();
+            assert!(!d.is_read_only());
+            assert_eq!(
+                d.to_vec::<f32>().unwrap(),
+                vec![2.0, 4.0, 6.0, 8.0, 10.0, 12.0]
+            );
+            assert_eq!(
+                (&row + &row).unwrap().to_vec::<f32>().unwrap(),
+                vec![8.0, 10.0, 12.0]
+            );
+            let c = t.deep_copy().unwrap();
+            assert!(!c.is_read_only());
+
+            // Only the versioned struct can carry the flag.
+            let e = t.to_dlpack().unwrap_err();
+            assert_eq!(e.code, ErrorCode::NotSupported);
+            let m = t.to_dlpack_versioned().unwrap();
+            // SAFETY: a valid struct from to_dlpack_versioned, not handed over yet.
+            let (version, flags, data) = unsafe { ((*m).version, (*m).flags, (*m).dl_tensor.data) };
+            assert_eq!((version.major, version.minor), (1, 0));
+            assert_eq!(flags & READ_ONLY, READ_ONLY);
+            assert_eq!(data as *const f32, p.data.as_ptr());
+            // SAFETY: m comes from to_dlpack_versioned and is handed over exactly once.
+            let u = unsafe { Tensor::from_dlpack_versioned(m) }.unwrap();
+            assert!(u.is_read_only());
+
+            // The producer's deleter runs once, when the last tensor over its memory goes.
+            drop((t, row, d, c));
+            assert_eq!(p.deletes(), 0);
+            assert_eq!(u.to_vec::<f32>().unwrap(), values);
+            drop(u);
+            assert_eq!(p.deletes(), 1);
+        });
+    }
+
+    #[test]
+    fn major_version_2_is_not_supported_and_stays_the_callers() {
+        leak_checked(|| {
+            let mut p = Producer::new(vec![1.0, 2.0], [1, 2], 2, 0);
+            // SAFETY: a valid struct over live memory; on failure it stays ours.
+            let e = unsafe { Tensor::from_dlpack_versioned(p.as_ptr()) }.unwrap_err();
+            assert_eq!(e.code, ErrorCode::NotSupported);
+            assert!(e.message.contains("version 2"), "{e}");
+            assert_eq!(p.deletes(), 0);
+
+            // Untouched and still the caller's: once it says version 1, it imports.
+            p.managed.version.major = 1;
+            // SAFETY: as above; devtensor calls the deleter when t is dropped.
+            let t = unsafe { Tensor::from_dlpack_versioned(p.as_ptr()) }.unwrap();
+            assert_eq!(t.to_vec::<f32>().unwrap(), vec![1.0, 2.0]);
+            drop(t);
+            assert_eq!(p.deletes(), 1);
+        });
     }
 }

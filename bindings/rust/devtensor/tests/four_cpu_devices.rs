@@ -1,5 +1,5 @@
-//! Behaviours that need two logical CPU devices: device mismatches, moving modules, and
-//! DataParallel over cpu:0 and cpu:1. `DEVTENSOR_CPU_DEVICES` is read once, at the
+//! Behaviours that need several logical CPU devices (four here): device mismatches,
+//! moving modules, and DataParallel over cpu:0..3. `DEVTENSOR_CPU_DEVICES` is read once, at the
 //! library's first use, so this test binary sets it before any call and runs its tests
 //! one at a time (the live-handle count is process-wide).
 use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
@@ -9,8 +9,8 @@ use std::sync::{Mutex, Once};
 static ENV: Once = Once::new();
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn with_two_cpus(f: impl FnOnce()) {
-    ENV.call_once(|| std::env::set_var("DEVTENSOR_CPU_DEVICES", "2"));
+fn with_four_cpus(f: impl FnOnce()) {
+    ENV.call_once(|| std::env::set_var("DEVTENSOR_CPU_DEVICES", "4"));
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let before = live_handle_count();
     f();
@@ -18,12 +18,12 @@ fn with_two_cpus(f: impl FnOnce()) {
 }
 
 #[test]
-fn two_cpu_devices_exist() {
-    with_two_cpus(|| {
-        assert_eq!(Device::count(DeviceKind::Cpu).unwrap(), 2);
-        assert!(!Device::Cpu(1).name().unwrap().is_empty());
+fn four_cpu_devices_exist() {
+    with_four_cpus(|| {
+        assert_eq!(Device::count(DeviceKind::Cpu).unwrap(), 4);
+        assert!(!Device::Cpu(3).name().unwrap().is_empty());
         assert_eq!(
-            Device::Cpu(2).name().unwrap_err().code,
+            Device::Cpu(4).name().unwrap_err().code,
             ErrorCode::InvalidDevice
         );
     });
@@ -31,7 +31,7 @@ fn two_cpu_devices_exist() {
 
 #[test]
 fn mixing_devices_is_a_device_mismatch() {
-    with_two_cpus(|| {
+    with_four_cpus(|| {
         let a = Tensor::from_slice(&[1.0f32, 2.0, 3.0], &[3], Device::Cpu(0)).unwrap();
         let b = Tensor::from_slice(&[1.0f32, 2.0, 3.0], &[3], Device::Cpu(1)).unwrap();
         let e = (&a + &b).unwrap_err();
@@ -67,7 +67,7 @@ fn mixing_devices_is_a_device_mismatch() {
 
 #[test]
 fn module_to_moves_in_place() {
-    with_two_cpus(|| {
+    with_four_cpus(|| {
         let lin = Module::linear(3, 2, true, DType::Float32, Device::Cpu(0)).unwrap();
         let w = lin.parameters().unwrap().remove(0);
         let before = w.to_vec::<f32>().unwrap();
@@ -157,10 +157,10 @@ fn assert_same(rows: i64, split: &Step, plain: &Step) {
 
 #[test]
 fn data_parallel_matches_the_plain_module() {
-    with_two_cpus(|| {
+    with_four_cpus(|| {
         devtensor::manual_seed(7).unwrap();
         let lin = Module::linear(5, 3, true, DType::Float32, Device::Cpu(0)).unwrap();
-        let dp = Module::data_parallel(&lin, &[Device::Cpu(0), Device::Cpu(1)], None).unwrap();
+        let dp = Module::data_parallel(&lin, &[Device::Cpu(0), Device::Cpu(1), Device::Cpu(2), Device::Cpu(3)], None).unwrap();
         // The DataParallel's parameters are the module's, under PyTorch's names.
         let names: Vec<String> = dp
             .named_parameters()
@@ -170,8 +170,9 @@ fn data_parallel_matches_the_plain_module() {
             .collect();
         assert_eq!(names, ["module.weight", "module.bias"]);
         assert!(dp.parameters().unwrap()[0].shares_storage(&lin.parameters().unwrap()[0]));
-        // Even (2 + 2), uneven (torch.chunk: 3 + 2) and a 1-row batch (cpu:0 alone).
-        for rows in [4, 5, 1] {
+        // Even (8 rows: 2 per device), uneven (torch.chunk: 5 = 2 + 2 + 1, 7 = 2 + 2 + 2 + 1)
+        // and a 1-row batch (cpu:0 alone).
+        for rows in [8, 5, 7, 1] {
             let plain = weighted_sum_step(&lin, &lin, rows);
             let split = weighted_sum_step(&dp, &lin, rows);
             assert_same(rows, &split, &plain);
@@ -208,7 +209,7 @@ fn data_parallel_matches_the_plain_module() {
 
 #[test]
 fn data_parallel_sequential_with_cross_entropy() {
-    with_two_cpus(|| {
+    with_four_cpus(|| {
         devtensor::manual_seed(11).unwrap();
         let model = Sequential::new()
             .add(Module::linear(5, 4, true, DType::Float32, Device::Cpu(0)).unwrap())
@@ -216,9 +217,9 @@ fn data_parallel_sequential_with_cross_entropy() {
             .add(Module::linear(4, 3, true, DType::Float32, Device::Cpu(0)).unwrap())
             .build()
             .unwrap();
-        let dp = Module::data_parallel(&model, &[Device::Cpu(0), Device::Cpu(1)], None).unwrap();
+        let dp = Module::data_parallel(&model, &[Device::Cpu(0), Device::Cpu(1), Device::Cpu(2), Device::Cpu(3)], None).unwrap();
         let loss_fn = Module::cross_entropy_loss(None, Reduction::Mean, -100, 0.0).unwrap();
-        for rows in [4i64, 5, 1] {
+        for rows in [8i64, 5, 7, 1] {
             let run = |m: &Module| {
                 let x = input(rows);
                 let labels: Vec<i64> = (0..rows).map(|i| i % 3).collect();
@@ -237,7 +238,7 @@ fn data_parallel_sequential_with_cross_entropy() {
 
 #[test]
 fn data_parallel_module_not_on_device_ids_0() {
-    with_two_cpus(|| {
+    with_four_cpus(|| {
         let lin = Module::linear(5, 3, true, DType::Float32, Device::Cpu(1)).unwrap();
         // Construction succeeds; the parameters' device is checked when forward runs.
         let dp = Module::data_parallel(&lin, &[Device::Cpu(0), Device::Cpu(1)], None).unwrap();
@@ -266,7 +267,7 @@ fn data_parallel_module_not_on_device_ids_0() {
 
 #[test]
 fn data_parallel_invalid_device_lists() {
-    with_two_cpus(|| {
+    with_four_cpus(|| {
         let lin = Module::linear(5, 3, true, DType::Float32, Device::Cpu(0)).unwrap();
         let e = Module::data_parallel(&lin, &[Device::Cpu(0), Device::Cpu(5)], None).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidDevice, "{e}");
