@@ -18,19 +18,6 @@ namespace {
 // Four logical CPU devices, before the library reads the variable.
 const bool kDevicesSet = [] { return setenv("DEVTENSOR_CPU_DEVICES", "4", 1) == 0; }();
 
-class M {  // owns one module reference
- public:
-  M() = default;
-  M(const M&) = delete;
-  M& operator=(const M&) = delete;
-  ~M() { dt_module_release(m_); }
-  dt_module** out() { return &m_; }
-  operator dt_module*() const { return m_; }
-
- private:
-  dt_module* m_ = nullptr;
-};
-
 class DataParallel : public LeakChecked {
  protected:
   void SetUp() override {

@@ -32,20 +32,6 @@ const json& Cases() {
   return j;
 }
 
-class M {  // owns one module reference
- public:
-  M() = default;
-  explicit M(dt_module* m) : m_(m) {}
-  M(const M&) = delete;
-  M& operator=(const M&) = delete;
-  ~M() { dt_module_release(m_); }
-  dt_module** out() { return &m_; }
-  operator dt_module*() const { return m_; }
-
- private:
-  dt_module* m_ = nullptr;
-};
-
 class Modules : public ::testing::Test {
  protected:
   void SetUp() override {

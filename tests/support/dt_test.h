@@ -45,6 +45,21 @@ class T {
   dt_tensor* t_ = nullptr;
 };
 
+// Owns one module reference.
+class M {
+ public:
+  M() = default;
+  explicit M(dt_module* m) : m_(m) {}
+  M(const M&) = delete;
+  M& operator=(const M&) = delete;
+  ~M() { dt_module_release(m_); }
+  dt_module** out() { return &m_; }
+  operator dt_module*() const { return m_; }
+
+ private:
+  dt_module* m_ = nullptr;
+};
+
 inline dt_device cpu(int i = 0) { return dt_device{DT_DEVICE_CPU, i}; }
 
 template <typename V>
