@@ -10,7 +10,8 @@ Checks, on the CPU (and on cuda:0 with --cuda, where both sides have a GPU):
   - devtensor -> PyTorch: torch.utils.dlpack.from_dlpack over dt_tensor_to_dlpack has
     devtensor's data pointer, writes are shared both ways, and the tensor outlives the
     devtensor handle;
-  - NumPy -> devtensor: ndarray.__dlpack__ imports with NumPy's pointer, writes shared.
+  - NumPy -> devtensor: ndarray.__dlpack__ imports with NumPy's pointer, writes shared;
+  - with --cuda and CuPy installed, both directions with CuPy arrays on cuda:0.
 Uses Debian's python3-torch and python3-numpy. Exit status 0 when every check passed,
 1 on a failed check, 77 (ctest's skip) when torch or numpy is missing.
 """
@@ -190,6 +191,41 @@ def numpy_to_devtensor():
     lib.dt_tensor_release(t)
 
 
+def cupy_round_trip():
+    """CuPy <-> devtensor on cuda:0, where CuPy is installed (with --cuda)."""
+    try:
+        import cupy
+    except ImportError:
+        print("skip  cupy: not installed here")
+        return
+    sync = cupy.cuda.Device(0).synchronize  # the whole device: devtensor's stream too
+    a = cupy.arange(12, dtype=cupy.float32).reshape(3, 4)
+    t = import_capsule(a.toDlpack())
+    check(dt_layout(t) == ((3, 4), (4, 1)), "cuda cupy->devtensor: shape and strides")
+    ok(lib.dt_add_scalar_(t, 100.0), "add_")
+    sync()
+    check(float(a[0, 0]) == 100.0, "cuda cupy->devtensor: devtensor's write seen by CuPy")
+    a += 1
+    sync()
+    check(torch.equal(dt_values(t, torch.empty(3, 4)), torch.from_numpy(cupy.asnumpy(a))),
+          "cuda cupy->devtensor: CuPy's write seen by devtensor")
+    lib.dt_tensor_release(t)
+    t = ctypes.c_void_p()
+    ok(lib.dt_tensor_arange(0.0, 6.0, 1.0, DT_FLOAT32, DtDevice(DT_CUDA, 0), ctypes.byref(t)), "arange")
+    m = ctypes.c_void_p()
+    ok(lib.dt_tensor_to_dlpack(t, ctypes.byref(m)), "dt_tensor_to_dlpack")
+    from_capsule = getattr(cupy, "fromDlpack", None) or cupy.from_dlpack
+    y = from_capsule(capsule_new(m, b"dltensor", None))
+    check(cupy.asnumpy(y).tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0], "cuda devtensor->cupy: values")
+    y *= 2
+    sync()
+    check(dt_values(t, torch.empty(6)).tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0],
+          "cuda devtensor->cupy: CuPy's write seen by devtensor")
+    lib.dt_tensor_release(t)
+    check(cupy.asnumpy(y).tolist()[5] == 10.0, "cuda devtensor->cupy: the CuPy array outlives the handle")
+    del y
+
+
 def main():
     live = lib.dt_live_handle_count()
     devices = ["cpu"] + (["cuda"] if "--cuda" in sys.argv else [])
@@ -197,6 +233,8 @@ def main():
         torch_to_devtensor(d)
         devtensor_to_torch(d)
     numpy_to_devtensor()
+    if "--cuda" in sys.argv:
+        cupy_round_trip()
     check(lib.dt_live_handle_count() == live, "no devtensor handle left behind")
     print(f"{len(failures)} failed" if failures else "all passed")
     return 1 if failures else 0
