@@ -662,7 +662,7 @@ DT_API dt_status dt_stack(const dt_tensor* const* tensors, size_t n, int64_t dim
 
 /** Splits t into ceil(size/ceil(size/chunks)) views along dim, as torch.chunk. Writes at
  *  most cap NEW references into outs and the number of pieces into *count; when cap is
- *  too small, nothing is written to outs (call with cap 0 to size).
+ *  too small, nothing is written to outs and no piece is made (call with cap 0 to size).
  *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (chunks < 1, NULL count, outs
  *  NULL with cap > 0, bad dim). */
 DT_API dt_status dt_chunk(const dt_tensor* t, int64_t chunks, int64_t dim, dt_tensor** outs,

@@ -425,5 +425,29 @@ TEST(FuzzRegressions, SizeArithmeticAndIntegerWrapping) {
   const dt_tensor* both[] = {x, x};
   DT_EXPECT_STATUS(dt_cat(both, 2, 0, &out), DT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(out, nullptr);
+  // split and chunk with counts near INT64_MAX: torch.split(5 rows, INT64_MAX) gives one
+  // piece and torch.chunk(5 rows, 2**62) five of one row, and so does chunk with
+  // INT64_MAX here (ceil(5 / INT64_MAX) = 1), where PyTorch's own arithmetic overflows.
+  // fuzz_ops found (size + split_size - 1) / split_size overflowing.
+  T five;
+  const int64_t n5 = 5;
+  DT_ASSERT_OK(dt_tensor_zeros(&n5, 1, DT_FLOAT32, cpu(), five.out()));
+  size_t count = 0;
+  DT_ASSERT_OK(dt_split(five, INT64_MAX, 0, nullptr, 0, &count));
+  EXPECT_EQ(count, 1u);
+  DT_ASSERT_OK(dt_chunk(five, INT64_MAX, 0, nullptr, 0, &count));
+  EXPECT_EQ(count, 5u);
+  // A sizing call makes no piece: an empty dim chunked INT64_MAX ways (PyTorch's rule:
+  // that many empty pieces) and a split of INT64_MAX expanded int8 rows by 2 are counted,
+  // not built (fuzz_ops ran out of memory building them).
+  T empty1, one_byte, rows;
+  DT_ASSERT_OK(dt_tensor_zeros(&zero, 1, DT_FLOAT32, cpu(), empty1.out()));
+  DT_ASSERT_OK(dt_chunk(empty1, INT64_MAX, 0, nullptr, 0, &count));
+  EXPECT_EQ(count, static_cast<size_t>(INT64_MAX));
+  const int64_t single = 1;
+  DT_ASSERT_OK(dt_tensor_zeros(&single, 1, DT_INT8, cpu(), one_byte.out()));
+  DT_ASSERT_OK(dt_expand(one_byte, &huge, 1, rows.out()));
+  DT_ASSERT_OK(dt_split(rows, 2, 0, nullptr, 0, &count));
+  EXPECT_EQ(count, static_cast<size_t>(INT64_MAX / 2 + 1));
 }
 }  // namespace

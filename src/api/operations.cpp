@@ -203,7 +203,14 @@ DT_API dt_status dt_chunk(const dt_tensor* t, int64_t chunks, int64_t dim, dt_te
   return guard([&] {
     require(count, "dt_chunk", "count");
     if (!outs && cap > 0) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_chunk: outs is NULL but cap is ", cap));
-    write_pieces(ag::chunk(tensor_arg(t, "dt_chunk", "t"), chunks, dim), outs, cap, count);
+    Borrowed x = tensor_arg(t, "dt_chunk", "t");
+    // Counted first: a sizing call (or too small a cap) makes no piece at all.
+    const auto n = static_cast<uint64_t>(ops::chunk_pieces(x, chunks, dim));
+    if (n > cap) {
+      *count = n;
+      return;
+    }
+    write_pieces(ag::chunk(x, chunks, dim), outs, cap, count);
   });
 }
 DT_API dt_status dt_split(const dt_tensor* t, int64_t split_size, int64_t dim, dt_tensor** outs, size_t cap,
@@ -211,7 +218,13 @@ DT_API dt_status dt_split(const dt_tensor* t, int64_t split_size, int64_t dim, d
   return guard([&] {
     require(count, "dt_split", "count");
     if (!outs && cap > 0) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_split: outs is NULL but cap is ", cap));
-    write_pieces(ag::split(tensor_arg(t, "dt_split", "t"), split_size, dim), outs, cap, count);
+    Borrowed x = tensor_arg(t, "dt_split", "t");
+    const auto n = static_cast<uint64_t>(ops::split_pieces(x, split_size, dim));
+    if (n > cap) {
+      *count = n;
+      return;
+    }
+    write_pieces(ag::split(x, split_size, dim), outs, cap, count);
   });
 }
 

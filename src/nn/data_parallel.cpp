@@ -94,8 +94,9 @@ Tensor DataParallel::forward(const std::vector<Tensor>& in) {
   const int64_t batch = check_inputs(in);
   // torch.chunk's pieces: ceil(batch / devices) rows each, the last one smaller.
   const auto n = static_cast<int64_t>(devices_.size());
-  const int64_t rows = batch == 0 ? 0 : (batch + n - 1) / n;
-  const size_t count = batch == 0 ? 1 : static_cast<size_t>((batch + rows - 1) / rows);
+  // (Written as 1 + (a - 1) / b: a batch of an expanded tensor may be near INT64_MAX.)
+  const int64_t rows = batch == 0 ? 0 : 1 + (batch - 1) / n;
+  const size_t count = batch == 0 ? 1 : static_cast<size_t>(1 + (batch - 1) / rows);
   std::vector<Ref<Module>> others = replicas(count);
 
   // Scatter (recorded by autograd: a piece's gradient flows back to its rows of the input).

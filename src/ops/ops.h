@@ -55,6 +55,9 @@ Tensor cat_tensors(const std::vector<Tensor>& ts, int64_t dim);
 Tensor stack(const std::vector<Tensor>& ts, int64_t dim);
 std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim);
 std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim);
+// How many pieces chunk / split make (with their argument checks), without making them.
+int64_t chunk_pieces(const Tensor& t, int64_t chunks, int64_t dim);
+int64_t split_pieces(const Tensor& t, int64_t split_size, int64_t dim);
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
 

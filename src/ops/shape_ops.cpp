@@ -262,14 +262,23 @@ Tensor stack(const std::vector<Tensor>& ts, int64_t dim) {
   return cat_tensors(parts, d);
 }
 
-std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim) {
+// ceil(a / b) for a >= 0 and b >= 1, without the overflow of (a + b - 1) / b when b is
+// huge (found by fuzz_ops: split with split_size INT64_MAX).
+static int64_t ceil_div(int64_t a, int64_t b) { return a == 0 ? 0 : 1 + (a - 1) / b; }
+
+int64_t split_pieces(const Tensor& t, int64_t split_size, int64_t dim) {
   if (t.ndim() == 0) fail(DT_ERR_INVALID_ARGUMENT, "split: cannot split a 0-d tensor");
-  int d = wrap_dim(dim, t.ndim(), "split");
-  int64_t size = t.size(d);
+  int64_t size = t.size(wrap_dim(dim, t.ndim(), "split"));
   if (split_size < 0 || (split_size == 0 && size != 0))
     fail(DT_ERR_INVALID_ARGUMENT, cat("split: split_size must be positive (or 0 for an empty dimension), got ", split_size));
+  return split_size == 0 ? 1 : std::max<int64_t>(1, ceil_div(size, split_size));
+}
+
+std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim) {
+  const int64_t pieces = split_pieces(t, split_size, dim);
+  int d = wrap_dim(dim, t.ndim(), "split");
+  int64_t size = t.size(d);
   std::vector<Tensor> out;
-  int64_t pieces = split_size == 0 ? 1 : std::max<int64_t>(1, (size + split_size - 1) / split_size);
   for (int64_t i = 0; i < pieces; ++i) {
     int64_t start = i * split_size;
     out.push_back(narrow(t, d, start, std::min(split_size, size - start)));
@@ -277,13 +286,22 @@ std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim) {
   return out;
 }
 
-std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim) {
+// chunk's split size, or 0 for an empty dimension (then `chunks` empty pieces).
+static int64_t chunk_split_size(const Tensor& t, int64_t chunks, int64_t dim) {
   if (chunks < 1) fail(DT_ERR_INVALID_ARGUMENT, cat("chunk: chunks must be at least 1, got ", chunks));
   if (t.ndim() == 0) fail(DT_ERR_INVALID_ARGUMENT, "chunk: cannot chunk a 0-d tensor");
+  return ceil_div(t.size(wrap_dim(dim, t.ndim(), "chunk")), chunks);
+}
+
+int64_t chunk_pieces(const Tensor& t, int64_t chunks, int64_t dim) {
+  const int64_t split_size = chunk_split_size(t, chunks, dim);
+  return split_size == 0 ? chunks : split_pieces(t, split_size, dim);
+}
+
+std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim) {
+  const int64_t split_size = chunk_split_size(t, chunks, dim);
   int d = wrap_dim(dim, t.ndim(), "chunk");
-  int64_t size = t.size(d);
-  int64_t split_size = (size + chunks - 1) / chunks;
-  if (split_size == 0 && size == 0) {
+  if (split_size == 0) {
     // PyTorch returns `chunks` empty pieces for an empty dimension
     std::vector<Tensor> out;
     for (int64_t i = 0; i < chunks; ++i) out.push_back(narrow(t, d, 0, 0));
