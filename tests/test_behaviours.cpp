@@ -449,5 +449,13 @@ TEST(FuzzRegressions, SizeArithmeticAndIntegerWrapping) {
   DT_ASSERT_OK(dt_expand(one_byte, &huge, 1, rows.out()));
   DT_ASSERT_OK(dt_split(rows, 2, 0, nullptr, 0, &count));
   EXPECT_EQ(count, static_cast<size_t>(INT64_MAX / 2 + 1));
+  // A view whose byte offset overflows int64 is refused (PyTorch keeps such an offset on
+  // an empty view; here Tensor::data() would overflow computing it: found by fuzz_ops).
+  const int64_t wide_empty[] = {0, int64_t{1} << 62};
+  T e2, deep;
+  DT_ASSERT_OK(dt_tensor_zeros(wide_empty, 2, DT_FLOAT32, cpu(), e2.out()));
+  DT_EXPECT_STATUS(dt_narrow(e2, 1, int64_t{1} << 61, 1, deep.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("byte offsets"), std::string::npos) << dt_last_error_message();
+  DT_ASSERT_OK(dt_narrow(e2, 1, int64_t{1} << 59, 1, deep.out()));  // 2^61 bytes: fine
 }
 }  // namespace

@@ -70,6 +70,12 @@ TensorImpl* TensorImpl::create(Ref<Storage> storage, DType dtype, const Dims& sh
   if (__builtin_mul_overflow(numel, static_cast<int64_t>(dtype_size(dtype)), &nbytes))
     fail(DT_ERR_INVALID_ARGUMENT, cat("shape ", dims_str(shape), " of ", dtype_name(dtype),
                                       " has more bytes than fit in int64"));
+  // So must the view's offset in bytes (Tensor::data() computes it): a narrow deep into
+  // an empty tensor with huge other dims reached 3e18 float32 elements (fuzz_ops).
+  int64_t offset_bytes = 0;
+  if (offset < 0 || __builtin_mul_overflow(offset, static_cast<int64_t>(dtype_size(dtype)), &offset_bytes))
+    fail(DT_ERR_INVALID_ARGUMENT, cat("a view at element offset ", offset, " of ", dtype_name(dtype),
+                                      " is outside what int64 byte offsets can address"));
   void* block = place ? place : (fault::allocation_fails() ? nullptr : std::malloc(sizeof(TensorImpl)));
   if (!block) fail(DT_ERR_OUT_OF_MEMORY, "out of memory allocating a tensor record");
   TensorImpl* t = new (block) TensorImpl();
