@@ -22,11 +22,17 @@ uint64_t Storage::next_version() {
   return counter.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
-void Storage::begin_write(const char* op) {
-  if (read_only_)
-    fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": the tensor is read-only (its producer exported it through DLPack as "
-                                          "read-only); write to a copy (dt_tensor_to with DT_TO_COPY)"));
-  version_.store(next_version(), std::memory_order_release);
+uint64_t Storage::version() const {
+  uint64_t v = version_.load(std::memory_order_acquire);
+  if (v != 0) return v;
+  const uint64_t fresh = next_version();
+  // Another thread may assign one first: then both use its number.
+  return version_.compare_exchange_strong(v, fresh, std::memory_order_acq_rel) ? fresh : v;
+}
+
+void Storage::refuse_write(const char* op, const char* suffix) {
+  fail(DT_ERR_INVALID_ARGUMENT, cat(op, suffix, ": the tensor is read-only (its producer exported it through DLPack as "
+                                                "read-only); write to a copy (dt_tensor_to with DT_TO_COPY)"));
 }
 
 Ref<Storage> Storage::allocate(Device device, size_t nbytes, size_t prefix_bytes, void** prefix) {

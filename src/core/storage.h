@@ -33,15 +33,21 @@ class Storage : public RefCounted {
     deleter_ = deleter;
     deleter_ctx_ = ctx;
   }
-  // A number, unique in the process, that changes whenever the data may have changed:
-  // set when the storage is made and renewed by every in-place write (copy_, add_, a
-  // writable data pointer handed out). DataParallel compares it to know when its
-  // replicas are stale, as PyTorch's version counter. Writes through a data pointer
-  // obtained earlier, or to borrowed memory by its owner, are not seen.
-  uint64_t version() const { return version_.load(std::memory_order_acquire); }
-  // Every in-place write calls this first, naming itself (op: "add_"): it refuses a
-  // read-only storage (DT_ERR_INVALID_ARGUMENT) and renews the version.
-  void begin_write(const char* op);
+  // A number, unique in the process, that changes whenever the data may have changed,
+  // as PyTorch's version counter: DataParallel compares it to know when its replicas are
+  // stale. Assigned on first use (most storages are never asked, so making one costs no
+  // shared counter) and renewed by every later in-place write (copy_, add_, a writable
+  // data pointer handed out). A new storage, even at a freed one's address, gets a
+  // number never seen before. Writes through a data pointer obtained earlier, or to
+  // borrowed memory by its owner, are not seen.
+  uint64_t version() const;
+  // Every in-place write calls this first, naming itself (op and suffix: "add", "_"):
+  // it refuses a read-only storage (DT_ERR_INVALID_ARGUMENT) and renews the version if
+  // one was assigned. Builds no string unless it fails.
+  void begin_write(const char* op, const char* suffix = "") {
+    if (read_only_) refuse_write(op, suffix);
+    if (version_.load(std::memory_order_relaxed) != 0) version_.store(next_version(), std::memory_order_release);
+  }
   // Read-only storage (a DLPack import the producer marked so): every write is refused.
   void set_read_only() { read_only_ = true; }
   bool read_only() const { return read_only_; }
@@ -53,7 +59,8 @@ class Storage : public RefCounted {
  private:
   Storage() = default;
   static uint64_t next_version();
-  std::atomic<uint64_t> version_{next_version()};
+  [[noreturn]] static void refuse_write(const char* op, const char* suffix);
+  mutable std::atomic<uint64_t> version_{0};  // 0: none assigned yet
   bool read_only_ = false;
   void* data_ = nullptr;
   size_t nbytes_ = 0;

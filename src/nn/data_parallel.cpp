@@ -1,6 +1,5 @@
 #include "nn/data_parallel.h"
 
-#include <algorithm>
 #include <exception>
 #include <mutex>
 #include <set>
@@ -10,6 +9,7 @@
 #include "core/error.h"
 #include "nn/autograd.h"
 #include "nn/functions.h"
+#include "ops/ops.h"
 
 namespace dt::nn {
 namespace {
@@ -92,21 +92,16 @@ std::vector<Ref<Module>> DataParallel::replicas(size_t count) {
 Tensor DataParallel::forward(const std::vector<Tensor>& in) {
   check_module_device();
   const int64_t batch = check_inputs(in);
-  // torch.chunk's pieces: ceil(batch / devices) rows each, the last one smaller.
+  // torch.chunk's pieces (an empty batch runs whole on devices_[0]).
   const auto n = static_cast<int64_t>(devices_.size());
-  // (Written as 1 + (a - 1) / b: a batch of an expanded tensor may be near INT64_MAX.)
-  const int64_t rows = batch == 0 ? 0 : 1 + (batch - 1) / n;
-  const size_t count = batch == 0 ? 1 : static_cast<size_t>(1 + (batch - 1) / rows);
+  const size_t count = batch == 0 ? 1 : static_cast<size_t>(ops::chunk_pieces(in[0], n, 0));
   std::vector<Ref<Module>> others = replicas(count);
 
   // Scatter (recorded by autograd: a piece's gradient flows back to its rows of the input).
   std::vector<std::vector<Tensor>> inputs(count);
-  for (size_t k = 0; k < count; ++k) {
-    for (const Tensor& x : in) {
-      const int64_t start = static_cast<int64_t>(k) * rows;
-      Tensor piece = count == 1 ? x : ag::narrow(x, 0, start, std::min(rows, batch - start));
-      inputs[k].push_back(ag::to(piece, devices_[k], piece.dtype(), false));
-    }
+  for (const Tensor& x : in) {
+    std::vector<Tensor> pieces = count == 1 ? std::vector<Tensor>{x} : ag::chunk(x, n, 0);
+    for (size_t k = 0; k < count; ++k) inputs[k].push_back(ag::to(pieces[k], devices_[k], pieces[k].dtype(), false));
   }
 
   // One worker per device; the caller's thread serves devices_[0] with the module itself.

@@ -69,7 +69,7 @@ void inplace_impl(BinaryOp op, const Tensor& self, const Tensor& other, bool oth
     fail(DT_ERR_SHAPE_MISMATCH, cat(name, "_: output with shape ", dims_str(self.shape()),
                                     " doesn't match the broadcast shape ", dims_str(shape)));
   if (self.numel() == 0) return;
-  self.storage()->begin_write((std::string(name) + "_").c_str());
+  self.storage()->begin_write(name, "_");
   Backend& be = backend_for(self.device());
   Tensor hs, ho;
   if (compute == self.dtype()) {
