@@ -1,0 +1,117 @@
+// launch_probe: where devtensor's launch of a tiny add loses its microsecond against a bare
+// CUDA launch (bench/gpu/NOTES.md, "Open: add_4_launch"). One process, four ways to put a
+// float32[4] add on a stream, measured in interleaved rounds so that machine drift hits
+// them alike:
+//   bare_small    a 6-argument add kernel, alone in its module (cuda_floor's add4)
+//   shaped_small  a kernel of the plugin's shape (functor, 16-byte packs), small module
+//   shaped_big    the same kernel in a module of 2048 kernels, as large as binary.cu's
+//   devtensor     dt_add_(a, b) on cuda float32[4] through the C ABI (the plugin's kernel)
+// Each figure is the host's issue time per call over 256 calls (clock stopped before the
+// synchronisation); the table gives the median and the minimum over the rounds.
+// Built by script/gpu-pack (nvcc, linked with libdevtensor); run by script/gpu-session.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "devtensor.h"
+#include "launch_probe_kernels.cuh"
+
+#define CHECK(x)                                                                        \
+  do {                                                                                  \
+    cudaError_t e_ = (x);                                                               \
+    if (e_ != cudaSuccess) {                                                            \
+      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                     \
+      std::exit(1);                                                                     \
+    }                                                                                   \
+  } while (0)
+#define DT_CHECK(x)                                                                     \
+  do {                                                                                  \
+    dt_status s_ = (x);                                                                 \
+    if (s_ != DT_OK) {                                                                  \
+      std::fprintf(stderr, "%s: %s\n", #x, dt_last_error_message());                    \
+      std::exit(1);                                                                     \
+    }                                                                                   \
+  } while (0)
+
+__global__ void bare_add4(int64_t n, float* o, const float* a, bool as, const float* b, bool bs) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n) o[i] = a[as ? 0 : i] + b[bs ? 0 : i];
+}
+
+constexpr int kCalls = 256;
+
+template <typename Issue, typename Sync>
+double issue_ns(Issue issue, Sync sync) {
+  sync();
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kCalls; ++i) issue();
+  double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / kCalls;
+  sync();
+  return ns;
+}
+
+int main(int argc, char** argv) {
+  const int rounds = argc > 1 ? std::atoi(argv[1]) : 200;
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    std::fprintf(stderr, "launch_probe: no CUDA device\n");
+    return 3;
+  }
+  CHECK(cudaSetDevice(0));
+  cudaStream_t s;
+  CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  float *a, *b, *o;
+  CHECK(cudaMalloc(&a, 64));
+  CHECK(cudaMalloc(&b, 64));
+  CHECK(cudaMalloc(&o, 64));
+  CHECK(cudaMemset(a, 0, 64));
+  CHECK(cudaMemset(b, 0, 64));
+
+  dt_device cuda0 = {DT_DEVICE_CUDA, 0};
+  const int64_t four = 4;
+  dt_tensor *ta = nullptr, *tb = nullptr;
+  DT_CHECK(dt_tensor_ones(&four, 1, DT_FLOAT32, cuda0, &ta));
+  DT_CHECK(dt_tensor_ones(&four, 1, DT_FLOAT32, cuda0, &tb));
+
+  auto sync_probe = [&] { CHECK(cudaStreamSynchronize(s)); };
+  auto sync_dt = [&] { DT_CHECK(dt_synchronize(cuda0)); };
+  const char* names[] = {"bare_small", "shaped_small", "shaped_big", "devtensor"};
+  std::vector<double> t[4];
+  auto run = [&](int which) {
+    switch (which) {
+      case 0:
+        return issue_ns([&] { bare_add4<<<1, 128, 0, s>>>(4, o, a, false, b, false); CHECK(cudaGetLastError()); }, sync_probe);
+      case 1:
+        return issue_ns([&] {
+          probe_binary_kernel<4><<<1, 256, 0, s>>>(int64_t{4}, o, a, false, b, false, ProbeAdd<0>{});
+          CHECK(cudaGetLastError());
+        }, sync_probe);
+      case 2:
+        return issue_ns([&] { CHECK(launch_probe_big(7, s, o, a, b)); }, sync_probe);
+      default:
+        return issue_ns([&] { DT_CHECK(dt_add_(ta, tb)); }, sync_dt);
+    }
+  };
+  for (int w = 0; w < 4; ++w) run(w);  // warm-up: module loads, first launches
+  for (int r = 0; r < rounds; ++r)
+    for (int k = 0; k < 4; ++k) {
+      int w = (r + k) % 4;  // rotate the order so no case always follows the same one
+      t[w].push_back(run(w));
+    }
+  std::printf("launch_probe: host issue time per call on cuda:0, %d rounds x %d calls\n", rounds, kCalls);
+  std::printf("  %-14s %10s %10s\n", "case", "median ns", "min ns");
+  for (int w = 0; w < 4; ++w) {
+    std::sort(t[w].begin(), t[w].end());
+    std::printf("  %-14s %10.0f %10.0f\n", names[w], t[w][t[w].size() / 2], t[w][0]);
+  }
+  dt_tensor_release(ta);
+  dt_tensor_release(tb);
+  CHECK(cudaFree(a));
+  CHECK(cudaFree(b));
+  CHECK(cudaFree(o));
+  return 0;
+}
