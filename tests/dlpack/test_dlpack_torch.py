@@ -11,7 +11,9 @@ Checks, on the CPU (and on cuda:0 with --cuda, where both sides have a GPU):
     devtensor's data pointer, writes are shared both ways, and the tensor outlives the
     devtensor handle;
   - NumPy -> devtensor: ndarray.__dlpack__ imports with NumPy's pointer, writes shared;
-  - with --cuda and CuPy installed, both directions with CuPy arrays on cuda:0.
+  - with --cuda and CuPy installed, both directions with CuPy arrays on cuda:0 through the
+    DLPack protocol (__dlpack__ / cupy.from_dlpack), with 0.x capsules and 1.x versioned
+    ones where CuPy speaks DLPack 1.x.
 Uses Debian's python3-torch and python3-numpy. Exit status 0 when every check passed,
 1 on a failed check, 77 (ctest's skip) when torch or numpy is missing.
 """
@@ -77,6 +79,11 @@ capsule_set_name.argtypes = [ctypes.py_object, ctypes.c_char_p]
 capsule_new = ctypes.pythonapi.PyCapsule_New
 capsule_new.restype = ctypes.py_object
 capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+capsule_is_valid = ctypes.pythonapi.PyCapsule_IsValid
+capsule_is_valid.restype = ctypes.c_int
+capsule_is_valid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+lib.dt_tensor_from_dlpack_versioned.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+lib.dt_tensor_to_dlpack_versioned.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
 
 failures = []
 
@@ -93,12 +100,42 @@ def ok(status, what):
 
 
 def import_capsule(cap):
-    """dt_tensor_from_dlpack over a 'dltensor' capsule, consumed as the protocol says."""
-    managed = capsule_get(cap, b"dltensor")
+    """dt_tensor_from_dlpack over a 'dltensor' capsule (or dt_tensor_from_dlpack_versioned
+    over a DLPack 1.x 'dltensor_versioned' one), consumed as the protocol says."""
     t = ctypes.c_void_p()
+    if capsule_is_valid(cap, b"dltensor_versioned"):
+        managed = capsule_get(cap, b"dltensor_versioned")
+        ok(lib.dt_tensor_from_dlpack_versioned(managed, ctypes.byref(t)), "dt_tensor_from_dlpack_versioned")
+        capsule_set_name(cap, b"used_dltensor_versioned")  # ours now: the capsule must not delete it
+        return t
+    managed = capsule_get(cap, b"dltensor")
     ok(lib.dt_tensor_from_dlpack(managed, ctypes.byref(t)), "dt_tensor_from_dlpack")
-    capsule_set_name(cap, b"used_dltensor")  # ours now: the capsule must not delete it
+    capsule_set_name(cap, b"used_dltensor")
     return t
+
+
+class DtExport:
+    """A devtensor tensor as a DLPack protocol producer (__dlpack__, __dlpack_device__), so
+    consumers such as cupy.from_dlpack take it: a 'dltensor_versioned' capsule when the
+    consumer asks for DLPack 1.x and versioned is True, a 'dltensor' capsule otherwise.
+    dt_tensor_to_dlpack finishes devtensor's pending work, so any consumer stream is safe."""
+
+    def __init__(self, t, device, versioned):
+        self.t, self.device, self.versioned = t, device, versioned
+        self.kinds = []  # the capsule names handed out
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        m = ctypes.c_void_p()
+        if self.versioned and max_version is not None and max_version[0] >= 1:
+            ok(lib.dt_tensor_to_dlpack_versioned(self.t, ctypes.byref(m)), "dt_tensor_to_dlpack_versioned")
+            self.kinds.append("dltensor_versioned")
+            return capsule_new(m, b"dltensor_versioned", None)
+        ok(lib.dt_tensor_to_dlpack(self.t, ctypes.byref(m)), "dt_tensor_to_dlpack")
+        self.kinds.append("dltensor")
+        return capsule_new(m, b"dltensor", None)
+
+    def __dlpack_device__(self):
+        return self.device
 
 
 def dt_layout(t):
@@ -125,6 +162,8 @@ def dt_values(t, like):
 
 def torch_to_devtensor(device):
     x = torch.arange(12, dtype=torch.float32, device=device).reshape(3, 4)
+    if device == "cuda":
+        torch.cuda.synchronize()  # devtensor's stream does not wait for torch's: finish first
     for name, src in (("contiguous", x), ("transposed", x.t())):
         t = import_capsule(torch.utils.dlpack.to_dlpack(src))
         shape, strides = dt_layout(t)
@@ -192,38 +231,54 @@ def numpy_to_devtensor():
 
 
 def cupy_round_trip():
-    """CuPy <-> devtensor on cuda:0, where CuPy is installed (with --cuda)."""
+    """CuPy <-> devtensor on cuda:0, where CuPy is installed (with --cuda), through the
+    DLPack protocol both ways, with DLPack 0.x capsules and, where CuPy speaks it, 1.x."""
     try:
         import cupy
     except ImportError:
         print("skip  cupy: not installed here")
         return
+    print(f"cupy {cupy.__version__}")
     sync = cupy.cuda.Device(0).synchronize  # the whole device: devtensor's stream too
-    a = cupy.arange(12, dtype=cupy.float32).reshape(3, 4)
-    t = import_capsule(a.toDlpack())
-    check(dt_layout(t) == ((3, 4), (4, 1)), "cuda cupy->devtensor: shape and strides")
-    ok(lib.dt_add_scalar_(t, 100.0), "add_")
-    sync()
-    check(float(a[0, 0]) == 100.0, "cuda cupy->devtensor: devtensor's write seen by CuPy")
-    a += 1
-    sync()
-    check(torch.equal(dt_values(t, torch.empty(3, 4)), torch.from_numpy(cupy.asnumpy(a))),
-          "cuda cupy->devtensor: CuPy's write seen by devtensor")
-    lib.dt_tensor_release(t)
-    t = ctypes.c_void_p()
-    ok(lib.dt_tensor_arange(0.0, 6.0, 1.0, DT_FLOAT32, DtDevice(DT_CUDA, 0), ctypes.byref(t)), "arange")
-    m = ctypes.c_void_p()
-    ok(lib.dt_tensor_to_dlpack(t, ctypes.byref(m)), "dt_tensor_to_dlpack")
-    from_capsule = getattr(cupy, "fromDlpack", None) or cupy.from_dlpack
-    y = from_capsule(capsule_new(m, b"dltensor", None))
-    check(cupy.asnumpy(y).tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0], "cuda devtensor->cupy: values")
-    y *= 2
-    sync()
-    check(dt_values(t, torch.empty(6)).tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0],
-          "cuda devtensor->cupy: CuPy's write seen by devtensor")
-    lib.dt_tensor_release(t)
-    check(cupy.asnumpy(y).tolist()[5] == 10.0, "cuda devtensor->cupy: the CuPy array outlives the handle")
-    del y
+    kinds = [("dltensor", {})]
+    try:
+        cupy.arange(1).__dlpack__(max_version=(1, 0))
+        kinds.append(("dltensor_versioned", {"max_version": (1, 0)}))
+    except TypeError:
+        print(f"skip  cupy {cupy.__version__}: __dlpack__ takes no max_version (DLPack 1.x)")
+    for kind, kwargs in kinds:
+        a = cupy.arange(12, dtype=cupy.float32).reshape(3, 4)
+        sync()  # devtensor's stream does not wait for CuPy's: finish first
+        cap = a.__dlpack__(**kwargs)
+        check(capsule_is_valid(cap, kind.encode()) == 1, f"cuda cupy->devtensor {kind}: CuPy made a '{kind}' capsule")
+        t = import_capsule(cap)
+        check(dt_layout(t) == ((3, 4), (4, 1)), f"cuda cupy->devtensor {kind}: shape and strides")
+        ok(lib.dt_add_scalar_(t, 100.0), "add_")
+        sync()
+        check(float(a[0, 0]) == 100.0, f"cuda cupy->devtensor {kind}: devtensor's write seen by CuPy")
+        a += 1
+        sync()
+        check(torch.equal(dt_values(t, torch.empty(3, 4)), torch.from_numpy(cupy.asnumpy(a))),
+              f"cuda cupy->devtensor {kind}: CuPy's write seen by devtensor")
+        lib.dt_tensor_release(t)
+        check(float(a[2, 3]) == 112.0, f"cuda cupy->devtensor {kind}: the CuPy array outlives the handle")
+    for versioned in (False, True):
+        t = ctypes.c_void_p()
+        ok(lib.dt_tensor_arange(0.0, 6.0, 1.0, DT_FLOAT32, DtDevice(DT_CUDA, 0), ctypes.byref(t)), "arange")
+        producer = DtExport(t, (DT_CUDA, 0), versioned)
+        y = cupy.from_dlpack(producer)
+        kind = producer.kinds[-1] if producer.kinds else "none"
+        check(kind in ("dltensor", "dltensor_versioned"), f"cuda devtensor->cupy: CuPy took a '{kind}' capsule")
+        if versioned and kind == "dltensor":
+            print(f"note  cupy {cupy.__version__}: from_dlpack asked for no DLPack 1.x capsule")
+        check(cupy.asnumpy(y).tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0], f"cuda devtensor->cupy {kind}: values")
+        y *= 2
+        sync()
+        check(dt_values(t, torch.empty(6)).tolist() == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0],
+              f"cuda devtensor->cupy {kind}: CuPy's write seen by devtensor")
+        lib.dt_tensor_release(t)
+        check(cupy.asnumpy(y).tolist()[5] == 10.0, f"cuda devtensor->cupy {kind}: the CuPy array outlives the handle")
+        del y
 
 
 def main():
