@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "cuda/launch.cuh"
 #include "cuda/loops.cuh"
 
 namespace dt::cudap {
@@ -80,10 +81,9 @@ void unary_op(const dtp_tensor& out, const dtp_tensor& a, const char* name, F f)
     constexpr int V = vector_width<O, A>();
     const unsigned blocks = grid_for(dev, (g.numel + V - 1) / V);
     if (aligned(o, V * sizeof(O)) && (xs || aligned(x, V * sizeof(A))))
-      unary_linear_kernel<V><<<blocks, kThreads, 0, stream(dev)>>>(g.numel, o, x, xs, f);
+      launch_kernel<&unary_linear_kernel<V, O, A, F>>(dev, blocks, kThreads, name, g.numel, o, x, xs, f);
     else
-      unary_linear_kernel<1><<<grid_for(dev, g.numel), kThreads, 0, stream(dev)>>>(g.numel, o, x, xs, f);
-    check_launch(dev, name);
+      launch_kernel<&unary_linear_kernel<1, O, A, F>>(dev, grid_for(dev, g.numel), kThreads, name, g.numel, o, x, xs, f);
     return;
   }
   launch(dev, g.numel, name, [=] __device__(int64_t i) {
@@ -107,10 +107,10 @@ void binary_op(const dtp_tensor& out, const dtp_tensor& a, const dtp_tensor& b, 
     constexpr int V = vector_width<O, A, B>();
     const unsigned blocks = grid_for(dev, (g.numel + V - 1) / V);
     if (aligned(o, V * sizeof(O)) && (xs || aligned(x, V * sizeof(A))) && (ys || aligned(y, V * sizeof(B))))
-      binary_linear_kernel<V><<<blocks, kThreads, 0, stream(dev)>>>(g.numel, o, x, xs, y, ys, f);
+      launch_kernel<&binary_linear_kernel<V, O, A, B, F>>(dev, blocks, kThreads, name, g.numel, o, x, xs, y, ys, f);
     else
-      binary_linear_kernel<1><<<grid_for(dev, g.numel), kThreads, 0, stream(dev)>>>(g.numel, o, x, xs, y, ys, f);
-    check_launch(dev, name);
+      launch_kernel<&binary_linear_kernel<1, O, A, B, F>>(dev, grid_for(dev, g.numel), kThreads, name, g.numel, o, x,
+                                                           xs, y, ys, f);
     return;
   }
   launch(dev, g.numel, name, [=] __device__(int64_t i) {

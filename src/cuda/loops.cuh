@@ -1,7 +1,7 @@
 // How CUDA kernels walk tensors: N operands described by dtp_tensor are laid over the
 // output's shape (broadcast inputs get stride 0), adjacent dims are merged where every
 // operand allows it, and each thread turns a linear index into N element offsets.
-// Launches are grid-stride loops on devtensor's stream, checked after each launch.
+// Launches are grid-stride loops on devtensor's stream (launch.cuh), checked after each.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -10,6 +10,7 @@
 
 #include "core/dtype.h"
 #include "core/plugin_abi.h"
+#include "cuda/launch.cuh"
 #include "cuda/runtime.h"
 
 namespace dt::cudap {
@@ -107,8 +108,7 @@ inline unsigned grid_for(int device, int64_t n, int threads = kThreads) {
 template <typename F>
 void launch(int device, int64_t n, const char* name, F f) {
   if (n <= 0) return;
-  grid_stride_kernel<<<grid_for(device, n), kThreads, 0, stream(device)>>>(n, f);
-  check_launch(device, name);
+  launch_kernel<&grid_stride_kernel<F>>(device, grid_for(device, n), kThreads, name, n, f);
 }
 
 // Maps a dtype code to its C++ storage type for kernels: f(T{}).

@@ -1,5 +1,7 @@
 #include "cuda/runtime.h"
 
+#include <cudaTypedefs.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -7,10 +9,6 @@
 #include <vector>
 
 namespace dt::cudap {
-namespace {
-
-}  // namespace
-constexpr int kMaxDevices = 64;
 namespace {
 std::atomic<bool> g_lost[kMaxDevices];
 std::atomic<cudaStream_t> g_streams[kMaxDevices];
@@ -90,12 +88,41 @@ cudaStream_t stream(int device) {
   return s;
 }
 
+namespace {
+
+// A driver function from the runtime (the plugin links no libcuda), or null.
+template <typename Fn>
+Fn driver_function(const char* name, unsigned version) {
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+  if (cudaGetDriverEntryPointByVersion(name, &p, version, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  return reinterpret_cast<Fn>(p);
+}
+
+// Each device's primary context, learnt the first time the device is made current.
+std::atomic<CUcontext> g_contexts[kMaxDevices];
+
+}  // namespace
+
 DeviceGuard::DeviceGuard(int device) {
+  // Fast path: when the thread's current context is already the device's, there is
+  // nothing to set or restore, and asking the driver for it (a thread-local read) costs
+  // less than cudaGetDevice on every op.
+  static const auto get_current = driver_function<PFN_cuCtxGetCurrent_v4000>("cuCtxGetCurrent", 4000);
+  CUcontext known = g_contexts[device].load(std::memory_order_acquire);
+  CUcontext current = nullptr;
+  if (known && get_current && get_current(&current) == CUDA_SUCCESS && current == known) return;
   check(cudaGetDevice(&previous_), device, "cudaGetDevice");
   if (previous_ != device) {
     check(cudaSetDevice(device), device, "cudaSetDevice");
     changed_ = true;
   }
+  if (!known && get_current && get_current(&current) == CUDA_SUCCESS && current)
+    g_contexts[device].store(current, std::memory_order_release);
 }
 
 DeviceGuard::~DeviceGuard() {
@@ -113,6 +140,45 @@ int multiprocessors(int device) {
   check(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device), device, "cudaDeviceGetAttribute");
   cached[device].store(n, std::memory_order_relaxed);
   return n;
+}
+
+}  // namespace dt::cudap
+
+namespace dt::cudap {
+namespace {
+
+// cuLaunchKernel from the runtime (so the plugin links no libcuda: probe.cpp reports a
+// missing driver instead of the plugin failing to load), or null.
+PFN_cuLaunchKernel_v4000 driver_launch() {
+  static const auto fn = driver_function<PFN_cuLaunchKernel_v4000>("cuLaunchKernel", 4000);
+  return fn;
+}
+
+}  // namespace
+
+void launch_raw(const void* kernel, std::atomic<void*>* cache, int device, unsigned grid, unsigned block,
+                void** args, const char* name) {
+  PFN_cuLaunchKernel_v4000 launch = driver_launch();
+  if (!launch) {
+    check(cudaLaunchKernel(kernel, dim3(grid), dim3(block), args, 0, stream(device)), device, name);
+    check_launch(device, name);
+    return;
+  }
+  void* fn = cache[device].load(std::memory_order_acquire);
+  if (!fn) {
+    cudaFunction_t f = nullptr;
+    check(cudaGetFuncBySymbol(&f, kernel), device, name);
+    fn = f;
+    cache[device].store(fn, std::memory_order_release);
+  }
+  CUresult r = launch(static_cast<CUfunction>(fn), grid, 1, 1, block, 1, 1, 0, stream(device), args, nullptr);
+  // The driver's CUresult and the runtime's cudaError_t number the errors a launch can
+  // return alike (out of memory 2, invalid value 1, illegal address 700, launch failure
+  // 719, ...), so check() classifies and names them as for a runtime call.
+  if (r != CUDA_SUCCESS) check(static_cast<cudaError_t>(r), device, name);
+  // The runtime's last error says nothing about a driver launch: only the blocking mode's
+  // synchronisation of check_launch is left to do.
+  if (launch_blocking()) check(cudaStreamSynchronize(stream(device)), device, name);
 }
 
 }  // namespace dt::cudap

@@ -4,6 +4,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -33,6 +34,16 @@ void require_alive(int device);
 
 int device_count();        // visible devices, after probe
 cudaStream_t stream(int device);  // devtensor's stream for the device (created once)
+
+constexpr int kMaxDevices = 64;
+
+// kernel<<<grid, block, 0, stream(device)>>>(*args...) through the driver's
+// cuLaunchKernel, on the CUfunction looked up once per kernel and device (cache: one slot
+// per device, owned by the caller; see launch.cuh). The runtime's launch costs about
+// 0.3 us more host time per call (bench/gpu/NOTES.md, run 7); the runtime is used when the
+// driver's entry point cannot be had. Checks the launch as check_launch does.
+void launch_raw(const void* kernel, std::atomic<void*>* cache, int device, unsigned grid, unsigned block,
+                void** args, const char* name);
 
 // Makes `device` current for the scope and restores the caller's device after.
 class DeviceGuard {
