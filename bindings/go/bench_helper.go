@@ -23,10 +23,27 @@ func benchCAdd(a, b *Tensor, n int) error {
 	return resErr("benchCAdd", r)
 }
 
-// rawAdd does what Tensor.Add + Close do in cgo calls (two of them), without the Go
-// Tensor wrapper and its finalizer: the breakdown of BenchmarkAdd4's overhead.
+// benchCAddInPlace runs n × dt_add_(a, b) inside ONE cgo call: the pure-C cost of a
+// tiny in-place op, for BenchmarkAddInPlace4.
+func benchCAddInPlace(a, b *Tensor, n int) error {
+	ah, err := a.handle("benchCAddInPlace")
+	if err != nil {
+		return err
+	}
+	bh, err := b.handle("benchCAddInPlace")
+	if err != nil {
+		return err
+	}
+	r := C.gdt_bench_add_inplace(ah, bh, C.long(n))
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	return resErr("benchCAddInPlace", r)
+}
+
+// rawAdd does what Tensor.Add + Close did before the release slot, in two cgo calls (add,
+// release), without the Go Tensor wrapper and its finalizer.
 func rawAdd(a, b *Tensor) error {
-	r := C.gdt_binary(C.GDT_ADD, a.h, b.h)
+	r := C.gdt_binary(C.GDT_ADD, a.h, b.h, 0)
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
 	if err := mkerr("rawAdd", r.st, r.msg); err != nil {
@@ -34,6 +51,22 @@ func rawAdd(a, b *Tensor) error {
 	}
 	return resErr("rawAdd", C.gdt_release(r.t))
 }
+
+// rawAddReleasing is Tensor.Add's one cgo call with nothing around it: it releases rel
+// (the previous result) and returns the new sum's handle, as the release slot makes
+// Add + Close do.
+func rawAddReleasing(a, b *Tensor, rel uintptr) (uintptr, error) {
+	r := C.gdt_binary(C.GDT_ADD, a.h, b.h, C.uintptr_t(rel))
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	if err := mkerr("rawAddReleasing", r.st, r.msg); err != nil {
+		return 0, err
+	}
+	return uintptr(r.t), nil
+}
+
+// releaseRaw releases a handle from rawAddReleasing.
+func releaseRaw(h uintptr) { C.gdt_drop(C.uintptr_t(h)) }
 
 // cgoNoop is one cgo call that does nothing: the floor under any binding's per-op cost.
 func cgoNoop(i int) int { return int(C.gdt_bench_noop(C.int(i))) }

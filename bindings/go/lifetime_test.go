@@ -1,8 +1,11 @@
 package devtensor
 
-import "testing"
+import (
+	"sync"
+	"testing"
+)
 
-// Close of a small tensor queues its release; ReleasePending and LiveHandles release it.
+// Close of a small tensor defers its release; ReleasePending and LiveHandles release it.
 func TestCloseQueuesSmallTensors(t *testing.T) {
 	ReleasePending()
 	start := liveHandlesUnflushed()
@@ -14,33 +17,244 @@ func TestCloseQueuesSmallTensors(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := liveHandlesUnflushed(); got != start+1 {
-		t.Fatalf("a 16-byte tensor was released at Close (live %d); it should wait in the queue", got)
+		t.Fatalf("a 16-byte tensor was released at Close (live %d); it should wait in the release slot", got)
 	}
-	_, err := x.Add(x)
+	_, err := x.Add(x) // fails before its cgo call: must leave the slot alone
 	wantCode(t, err, ErrClosed)
+	if got := liveHandlesUnflushed(); got != start+1 {
+		t.Fatalf("live %d after a failed Add, want %d (the slot still holding x)", got, start+1)
+	}
 	ReleasePending()
 	if got := liveHandlesUnflushed(); got != start {
 		t.Fatalf("live %d after ReleasePending, want %d", got, start)
 	}
 }
 
-// The 64th queued Close releases the whole queue in one call.
+// ReleasePending empties the release slot as well as the queue, and LiveHandles too.
+func TestReleasePendingFlushesSlot(t *testing.T) {
+	ReleasePending()
+	if h := atomicSlot(); h != 0 {
+		t.Fatalf("release slot holds %#x after ReleasePending", h)
+	}
+	start := liveHandlesUnflushed()
+	errs := releaseErrors()
+	x := must(Zeros([]int64{4}, Float32, CPU))
+	_ = x.Close()
+	if atomicSlot() == 0 {
+		t.Fatal("Close of a small tensor left the release slot empty")
+	}
+	if got := liveHandlesUnflushed(); got != start+1 {
+		t.Fatalf("live %d with x in the slot, want %d", got, start+1)
+	}
+	ReleasePending()
+	if h := atomicSlot(); h != 0 {
+		t.Fatalf("release slot holds %#x after ReleasePending", h)
+	}
+	if got := liveHandlesUnflushed(); got != start {
+		t.Fatalf("live %d after ReleasePending, want %d", got, start)
+	}
+	y := must(Zeros([]int64{4}, Float32, CPU))
+	_ = y.Close()
+	if got := LiveHandles(); got != start {
+		t.Fatalf("LiveHandles %d with y closed, want %d (it must empty the slot)", got, start)
+	}
+	if n := releaseErrors() - errs; n != 0 {
+		t.Fatalf("%d deferred releases failed", n)
+	}
+}
+
+// The next op that makes a tensor releases the slot's handle in its own cgo call, even
+// when the op itself fails; in-place ops leave the slot alone.
+func TestOpReleasesSlot(t *testing.T) {
+	ReleasePending()
+	start := liveHandlesUnflushed()
+	a := must(Ones([]int64{4}, Float32, CPU))
+	defer a.Close()
+	x := must(Zeros([]int64{4}, Float32, CPU))
+	_ = x.Close()
+	if err := a.AddInPlace(a); err != nil {
+		t.Fatal(err)
+	}
+	if got := liveHandlesUnflushed(); got != start+2 {
+		t.Fatalf("live %d after an in-place op, want %d (x still in the slot)", got, start+2)
+	}
+	z := must(a.Add(a))
+	if got := liveHandlesUnflushed(); got != start+2 { // a, z: x released by Add
+		t.Fatalf("live %d after Add, want %d (x released by it)", got, start+2)
+	}
+	if got := must(ToSlice[float32](z)); got[0] != 4 || got[3] != 4 {
+		t.Fatalf("Add after the slot release: %v, want [4 4 4 4]", got)
+	}
+	_ = z.Close()
+	b := must(Ones([]int64{3}, Float32, CPU))
+	defer b.Close()
+	_, err := a.Add(b) // shapes [4] and [3] do not broadcast: the op fails in C
+	wantCode(t, err, ErrShapeMismatch)
+	if got := liveHandlesUnflushed(); got != start+2 { // a, b: z released by the failed Add
+		t.Fatalf("live %d after a failing Add, want %d (z released by it)", got, start+2)
+	}
+	cond := must(a.Gt(a))
+	defer cond.Close()
+	idx := must(FromSlice([]int64{0, 2}, nil, CPU))
+	defer idx.Close()
+	for _, f := range []func() (*Tensor, error){
+		func() (*Tensor, error) { return a.MulScalar(2) },
+		func() (*Tensor, error) { return a.Neg() },
+		func() (*Tensor, error) { return Where(cond, a, a) },
+		func() (*Tensor, error) { return a.Sum(nil, false) },
+		func() (*Tensor, error) { return a.Softmax(0) },
+		func() (*Tensor, error) { return a.Reshape(2, 2) },
+		func() (*Tensor, error) { return a.Unsqueeze(0) },
+		func() (*Tensor, error) { return a.ZerosLike() },
+		func() (*Tensor, error) { return a.FullLike(1) },
+		func() (*Tensor, error) { return a.IndexSelect(0, idx) },
+	} {
+		x := must(Zeros([]int64{4}, Float32, CPU))
+		_ = x.Close()
+		before := liveHandlesUnflushed()
+		y := must(f())
+		// f made y (+1) and released x (-1).
+		if got := liveHandlesUnflushed(); got != before {
+			t.Fatalf("live %d after the op, want %d (x released by it)", got, before)
+		}
+		_ = y.Close()
+	}
+	ReleasePending()
+	if got := liveHandlesUnflushed(); got != start+4 { // a, b, cond, idx
+		t.Fatalf("live %d at the end, want %d", got, start+4)
+	}
+}
+
+// A closed reference to a tensor still open through another (To to the same device gives
+// the same handle, retained) is released by the next op even when that op reads the
+// other reference: the release drops one reference, and the op reads the tensor after.
+func TestSlotReleaseOfAliasedHandle(t *testing.T) {
+	noLeaks(t)
+	x := must(FromSlice([]float32{1, 2, 3, 4}, nil, CPU))
+	defer x.Close()
+	x2 := must(x.To(CPU))
+	if !sameHandle(x, x2) {
+		t.Skip("To to the same device made a new handle; nothing aliased to test")
+	}
+	_ = x2.Close()
+	if atomicSlot() == 0 {
+		t.Fatal("the closed alias is not in the release slot")
+	}
+	z := must(x.Add(x)) // releases x2's reference, then reads x
+	defer z.Close()
+	if got := must(ToSlice[float32](z)); got[0] != 2 || got[3] != 8 {
+		t.Fatalf("x + x = %v, want [2 4 6 8]", got)
+	}
+	if got := must(ToSlice[float32](x)); got[0] != 1 || got[3] != 4 {
+		t.Fatalf("x = %v after its alias was released, want [1 2 3 4]", got)
+	}
+}
+
+// When Close finds the slot full, the older handle goes to the queue; the 64th queued
+// handle releases the whole queue in one call.
 func TestQueueReleasesWhenFull(t *testing.T) {
 	ReleasePending()
 	start := liveHandlesUnflushed()
-	ts := make([]*Tensor, pendingCap)
+	ts := make([]*Tensor, pendingCap+1)
 	for i := range ts {
 		ts[i] = must(Zeros([]int64{2}, Float32, CPU))
 	}
-	for i := 0; i < pendingCap-1; i++ {
+	// One in the slot and pendingCap-1 queued.
+	for i := 0; i < pendingCap; i++ {
 		_ = ts[i].Close()
 	}
-	if got := liveHandlesUnflushed(); got != start+pendingCap {
-		t.Fatalf("live %d with %d queued, want %d", got, pendingCap-1, start+pendingCap)
+	if got := liveHandlesUnflushed(); got != start+pendingCap+1 {
+		t.Fatalf("live %d with %d closes deferred, want %d", got, pendingCap, start+pendingCap+1)
 	}
-	_ = ts[pendingCap-1].Close()
+	_ = ts[pendingCap].Close() // pushes the slot's handle to the queue: 64 queued
+	if got := liveHandlesUnflushed(); got != start+1 {
+		t.Fatalf("live %d after the %dth Close, want %d (the last in the slot)", got, pendingCap+1, start+1)
+	}
+	ReleasePending()
 	if got := liveHandlesUnflushed(); got != start {
-		t.Fatalf("live %d after the %dth Close, want %d", got, pendingCap, start)
+		t.Fatalf("live %d after ReleasePending, want %d", got, start)
+	}
+}
+
+// releaseErrors, which TestReleaseSlotConcurrent relies on, sees a double release.
+func TestDoubleReleaseIsCounted(t *testing.T) {
+	ReleasePending()
+	errs := releaseErrors()
+	x := must(Zeros([]int64{4}, Float32, CPU))
+	h := x.h
+	_ = x.Close()
+	ReleasePending()
+	enqueue(h) // released already: the library refuses it (generation check)
+	ReleasePending()
+	if n := releaseErrors() - errs; n != 1 {
+		t.Fatalf("releaseErrors counted %d failed releases, want 1", n)
+	}
+}
+
+// Many goroutines closing and making tensors at once: every handle is released exactly
+// once (no release fails, the live count comes back) and no op sees a released input.
+func TestReleaseSlotConcurrent(t *testing.T) {
+	ReleasePending()
+	start := liveHandlesUnflushed()
+	errs := releaseErrors()
+	x := must(Ones([]int64{4}, Float32, CPU))
+	y := must(Ones([]int64{4}, Float32, CPU))
+	const goroutines, iters = 200, 100
+	var wg sync.WaitGroup
+	fail := make(chan error, goroutines)
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < iters; i++ {
+				z, err := x.Add(y)
+				if err != nil {
+					fail <- err
+					return
+				}
+				w, err := z.MulScalar(3)
+				if err != nil {
+					fail <- err
+					return
+				}
+				if (g+i)%2 == 0 { // both orders of Close
+					_ = z.Close()
+				}
+				v, err := ToSlice[float32](w)
+				if err != nil {
+					fail <- err
+					return
+				}
+				if v[0] != 6 || v[3] != 6 {
+					fail <- &Error{Code: ErrInternal, Op: "test", Msg: "wrong sum"}
+					return
+				}
+				_ = w.Close()
+				_ = z.Close() // a no-op when closed above
+				switch (g + i) % 37 {
+				case 0:
+					ReleasePending()
+				case 1:
+					_ = LiveHandles()
+				case 2: // a large tensor is released by Close itself
+					_ = must(Zeros([]int64{smallTensorBytes / 4}, Float32, CPU)).Close()
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(fail)
+	for err := range fail {
+		t.Fatal(err)
+	}
+	_ = x.Close()
+	_ = y.Close()
+	ReleasePending()
+	if got := liveHandlesUnflushed(); got != start {
+		t.Fatalf("live %d after the goroutines and ReleasePending, want %d", got, start)
+	}
+	if n := releaseErrors() - errs; n != 0 {
+		t.Fatalf("%d deferred releases failed (a handle released twice?)", n)
 	}
 }
 

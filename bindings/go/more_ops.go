@@ -10,7 +10,7 @@ func (t *Tensor) like(op string, kind C.int) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := C.gdt_like(kind, h)
+	r := C.gdt_like(kind, h, takeReleaseSlot())
 	runtime.KeepAlive(t)
 	return takeTensor(op, r)
 }
@@ -28,7 +28,7 @@ func (t *Tensor) FullLike(value float64) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := C.gdt_full_like(h, C.double(value))
+	r := C.gdt_full_like(h, C.double(value), takeReleaseSlot())
 	runtime.KeepAlive(t)
 	return takeTensor("Tensor.FullLike", r)
 }
@@ -115,7 +115,7 @@ func (t *Tensor) index(op string, gather C.int, dim int64, index *Tensor) (*Tens
 	if err != nil {
 		return nil, err
 	}
-	r := C.gdt_index(gather, h, C.int64_t(dim), ih)
+	r := C.gdt_index(gather, h, C.int64_t(dim), ih, takeReleaseSlot())
 	runtime.KeepAlive(t)
 	runtime.KeepAlive(index)
 	return takeTensor(op, r)

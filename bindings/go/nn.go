@@ -89,8 +89,10 @@ func Tanh() (*Module, error)    { return simpleModule("Tanh", C.GDT_M_TANH, 0, 0
 func GELU() (*Module, error)    { return simpleModule("GELU", C.GDT_M_GELU, 0, 0, 0) }
 
 // Softmax and LogSoftmax along dim.
-func Softmax(dim int64) (*Module, error)    { return simpleModule("Softmax", C.GDT_M_SOFTMAX, dim, 0, 0) }
-func LogSoftmax(dim int64) (*Module, error) { return simpleModule("LogSoftmax", C.GDT_M_LOG_SOFTMAX, dim, 0, 0) }
+func Softmax(dim int64) (*Module, error) { return simpleModule("Softmax", C.GDT_M_SOFTMAX, dim, 0, 0) }
+func LogSoftmax(dim int64) (*Module, error) {
+	return simpleModule("LogSoftmax", C.GDT_M_LOG_SOFTMAX, dim, 0, 0)
+}
 
 // Flatten(startDim, endDim), as torch.nn.Flatten.
 func Flatten(startDim, endDim int64) (*Module, error) {
@@ -101,7 +103,9 @@ func Flatten(startDim, endDim int64) (*Module, error) {
 func Dropout(p float64) (*Module, error) { return simpleModule("Dropout", C.GDT_M_DROPOUT, 0, 0, p) }
 
 // MSELoss with a reduction; Forward takes (input, target).
-func MSELoss(r Reduction) (*Module, error) { return simpleModule("MSELoss", C.GDT_M_MSE, int64(r), 0, 0) }
+func MSELoss(r Reduction) (*Module, error) {
+	return simpleModule("MSELoss", C.GDT_M_MSE, int64(r), 0, 0)
+}
 
 // CrossEntropyLoss(weight or nil, reduction, ignoreIndex, labelSmoothing); Forward takes
 // (logits [N, C], class indices [N]). The weight is copied into the loss's buffer.

@@ -2,7 +2,9 @@
  * when it fails, copies dt_last_error_message() before returning, so the call and the
  * fetch of its thread-local message happen inside a single cgo call (a goroutine may move
  * to another OS thread between two cgo calls). The message copy is malloc'd; the Go side
- * frees it. Nothing here keeps a Go pointer past the call. */
+ * frees it. Nothing here keeps a Go pointer past the call. The helpers that make a tensor
+ * from tensors take a last argument rel: a closed tensor's handle (or 0) that they
+ * release before their call (gdt_drop; the release slot of lifetime.go). */
 #ifndef DEVTENSOR_GO_SHIM_H
 #define DEVTENSOR_GO_SHIM_H
 #include <stdlib.h>
@@ -32,13 +34,24 @@ static inline gdt_tres gdt_tr(dt_status st, dt_tensor* t) {
 static inline gdt_res gdt_fail(dt_status st, const char* m) { gdt_res r; r.st = st; r.msg = strdup(m); return r; }
 
 /* ---- library */
+/* Releases whose status was not DT_OK (a double release would be one): the deferred
+ * release paths have no caller to report to, so the tests check this count instead.
+ * Defined in lifetime.go's preamble (one definition for every cgo file). */
+extern uint64_t gdt_release_errors;
+static inline void gdt_release_counted(uintptr_t t) {
+  if (dt_tensor_release((dt_tensor*)t) != DT_OK) __atomic_fetch_add(&gdt_release_errors, 1, __ATOMIC_RELAXED);
+}
 /* For the finalizer: no message to fetch. */
-static inline void gdt_release_quiet(uintptr_t t) { dt_tensor_release((dt_tensor*)t); }
+static inline void gdt_release_quiet(uintptr_t t) { gdt_release_counted(t); }
 /* The queue of Tensor.Close (lifetime.go): hs is Go memory holding no Go pointer, read
  * only during the call. */
 static inline void gdt_release_many(const uintptr_t* hs, size_t n) {
-  for (size_t i = 0; i < n; ++i) dt_tensor_release((dt_tensor*)hs[i]);
+  for (size_t i = 0; i < n; ++i) gdt_release_counted(hs[i]);
 }
+/* The release slot of Tensor.Close (lifetime.go): an op that makes a tensor is passed the
+ * slot's handle (0: none) by value and releases it first, in the same cgo call, so the
+ * memory it frees is reused hot by the op's result. */
+static inline void gdt_drop(uintptr_t rel) { if (rel) gdt_release_counted(rel); }
 static inline gdt_res gdt_release(uintptr_t t_h) {
   dt_tensor* t = (dt_tensor*)t_h; return gdt_r(dt_tensor_release(t)); }
 
@@ -186,7 +199,8 @@ static inline gdt_tres gdt_to(uintptr_t t_h, dt_device d, dt_dtype dt, uint32_t 
 /* ---- binary ops (op codes mirror the Go constants) */
 enum { GDT_ADD, GDT_SUB, GDT_MUL, GDT_DIV, GDT_POW, GDT_MAXIMUM, GDT_MINIMUM,
        GDT_EQ, GDT_NE, GDT_LT, GDT_LE, GDT_GT, GDT_GE, GDT_MATMUL };
-static inline gdt_tres gdt_binary(int op, uintptr_t a_h, uintptr_t b_h) {
+static inline gdt_tres gdt_binary(int op, uintptr_t a_h, uintptr_t b_h, uintptr_t rel) {
+  gdt_drop(rel);
   const dt_tensor* a = (const dt_tensor*)a_h; const dt_tensor* b = (const dt_tensor*)b_h;
   dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
   switch (op) {
@@ -207,7 +221,8 @@ static inline gdt_tres gdt_binary(int op, uintptr_t a_h, uintptr_t b_h) {
   }
   return gdt_tr(st, o);
 }
-static inline gdt_tres gdt_scalar(int op, uintptr_t a_h, double b) {
+static inline gdt_tres gdt_scalar(int op, uintptr_t a_h, double b, uintptr_t rel) {
+  gdt_drop(rel);
   const dt_tensor* a = (const dt_tensor*)a_h;
   dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
   switch (op) {
@@ -253,7 +268,8 @@ static inline gdt_res gdt_inplace_scalar(int op, uintptr_t a_h, double b) {
   }
   return gdt_fail(DT_ERR_INVALID_ARGUMENT, "unknown in-place op");
 }
-static inline gdt_tres gdt_where(uintptr_t c_h, uintptr_t a_h, uintptr_t b_h) {
+static inline gdt_tres gdt_where(uintptr_t c_h, uintptr_t a_h, uintptr_t b_h, uintptr_t rel) {
+  gdt_drop(rel);
   const dt_tensor* c = (const dt_tensor*)c_h; const dt_tensor* a = (const dt_tensor*)a_h; const dt_tensor* b = (const dt_tensor*)b_h;
   dt_tensor* o = NULL; dt_status st = dt_where(c, a, b, &o); return gdt_tr(st, o);
 }
@@ -261,7 +277,8 @@ static inline gdt_tres gdt_where(uintptr_t c_h, uintptr_t a_h, uintptr_t b_h) {
 /* ---- unary ops */
 enum { GDT_NEG, GDT_ABS, GDT_EXP, GDT_LOG, GDT_SQRT, GDT_RSQRT, GDT_SIN, GDT_COS, GDT_RELU,
        GDT_SIGMOID, GDT_TANH, GDT_GELU, GDT_SILU, GDT_CONTIGUOUS };
-static inline gdt_tres gdt_unary(int op, uintptr_t a_h) {
+static inline gdt_tres gdt_unary(int op, uintptr_t a_h, uintptr_t rel) {
+  gdt_drop(rel);
   const dt_tensor* a = (const dt_tensor*)a_h;
   dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
   switch (op) {
@@ -285,7 +302,8 @@ static inline gdt_tres gdt_unary(int op, uintptr_t a_h) {
 
 /* ---- reductions */
 enum { GDT_SUM, GDT_MEAN, GDT_MAX, GDT_MIN, GDT_ARGMAX, GDT_ARGMIN };
-static inline gdt_tres gdt_reduce(int op, uintptr_t a_h, const int64_t* dims, size_t n, int32_t keep) {
+static inline gdt_tres gdt_reduce(int op, uintptr_t a_h, const int64_t* dims, size_t n, int32_t keep, uintptr_t rel) {
+  gdt_drop(rel);
   const dt_tensor* a = (const dt_tensor*)a_h;
   dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
   switch (op) {
@@ -298,7 +316,8 @@ static inline gdt_tres gdt_reduce(int op, uintptr_t a_h, const int64_t* dims, si
   }
   return gdt_tr(st, o);
 }
-static inline gdt_tres gdt_softmax(int log, uintptr_t a_h, int64_t dim) {
+static inline gdt_tres gdt_softmax(int log, uintptr_t a_h, int64_t dim, uintptr_t rel) {
+  gdt_drop(rel);
   const dt_tensor* a = (const dt_tensor*)a_h;
   dt_tensor* o = NULL;
   dt_status st = log ? dt_log_softmax(a, dim, &o) : dt_softmax(a, dim, &o);
@@ -307,7 +326,8 @@ static inline gdt_tres gdt_softmax(int log, uintptr_t a_h, int64_t dim) {
 
 /* ---- views */
 enum { GDT_V_RESHAPE, GDT_V_VIEW, GDT_V_PERMUTE, GDT_V_SQUEEZE, GDT_V_EXPAND };
-static inline gdt_tres gdt_shapeview(int op, uintptr_t a_h, const int64_t* s, size_t n) {
+static inline gdt_tres gdt_shapeview(int op, uintptr_t a_h, const int64_t* s, size_t n, uintptr_t rel) {
+  gdt_drop(rel);
   const dt_tensor* a = (const dt_tensor*)a_h;
   dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
   switch (op) {
@@ -320,7 +340,8 @@ static inline gdt_tres gdt_shapeview(int op, uintptr_t a_h, const int64_t* s, si
   return gdt_tr(st, o);
 }
 enum { GDT_V_TRANSPOSE, GDT_V_NARROW, GDT_V_UNSQUEEZE, GDT_V_FLATTEN };
-static inline gdt_tres gdt_dimview(int op, uintptr_t a_h, int64_t x, int64_t y, int64_t z) {
+static inline gdt_tres gdt_dimview(int op, uintptr_t a_h, int64_t x, int64_t y, int64_t z, uintptr_t rel) {
+  gdt_drop(rel);
   const dt_tensor* a = (const dt_tensor*)a_h;
   dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
   switch (op) {
@@ -334,7 +355,8 @@ static inline gdt_tres gdt_dimview(int op, uintptr_t a_h, int64_t x, int64_t y, 
 
 /* ---- like-constructors */
 enum { GDT_L_EMPTY, GDT_L_ZEROS, GDT_L_ONES, GDT_L_RAND, GDT_L_RANDN };
-static inline gdt_tres gdt_like(int kind, uintptr_t src_h) {
+static inline gdt_tres gdt_like(int kind, uintptr_t src_h, uintptr_t rel) {
+  gdt_drop(rel);
   const dt_tensor* src = (const dt_tensor*)src_h;
   dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
   switch (kind) {
@@ -346,7 +368,8 @@ static inline gdt_tres gdt_like(int kind, uintptr_t src_h) {
   }
   return gdt_tr(st, o);
 }
-static inline gdt_tres gdt_full_like(uintptr_t src_h, double v) {
+static inline gdt_tres gdt_full_like(uintptr_t src_h, double v, uintptr_t rel) {
+  gdt_drop(rel);
   dt_tensor* o = NULL; dt_status st = dt_full_like((const dt_tensor*)src_h, v, &o); return gdt_tr(st, o);
 }
 
@@ -366,7 +389,8 @@ static inline gdt_res gdt_split(int by_size, uintptr_t t_h, int64_t k, int64_t d
                          : dt_chunk(t, k, dim, (dt_tensor**)outs, cap, count);
   return gdt_r(st);
 }
-static inline gdt_tres gdt_index(int gather, uintptr_t t_h, int64_t dim, uintptr_t idx_h) {
+static inline gdt_tres gdt_index(int gather, uintptr_t t_h, int64_t dim, uintptr_t idx_h, uintptr_t rel) {
+  gdt_drop(rel);
   dt_tensor* o = NULL;
   dt_status st = gather ? dt_gather((const dt_tensor*)t_h, dim, (const dt_tensor*)idx_h, &o)
                         : dt_index_select((const dt_tensor*)t_h, dim, (const dt_tensor*)idx_h, &o);
@@ -381,6 +405,15 @@ static inline gdt_res gdt_bench_add(uintptr_t a_h, uintptr_t b_h, long n) {
     dt_status st = dt_add(a, b, &o);
     if (st != DT_OK) return gdt_r(st);
     dt_tensor_release(o);
+  }
+  return gdt_r(DT_OK);
+}
+/* ... and of n tiny in-place adds (dt_add_: no tensor made or released). */
+static inline gdt_res gdt_bench_add_inplace(uintptr_t a_h, uintptr_t b_h, long n) {
+  dt_tensor* a = (dt_tensor*)a_h; const dt_tensor* b = (const dt_tensor*)b_h;
+  for (long i = 0; i < n; ++i) {
+    dt_status st = dt_add_(a, b);
+    if (st != DT_OK) return gdt_r(st);
   }
   return gdt_r(DT_OK);
 }

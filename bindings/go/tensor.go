@@ -19,15 +19,16 @@ import (
 // may be read concurrently; Close must not race with other use of the same Tensor.
 type Tensor struct {
 	h     C.uintptr_t // the dt_tensor* (C memory), 0 once closed
-	small bool        // under smallTensorBytes: Close may queue its release
+	small bool        // under smallTensorBytes: Close may defer its release
 }
 
 // wrap takes a handle of unknown size: Close releases it at once.
 func wrap(h C.uintptr_t) *Tensor { return newTensor(h, false) }
 
 // Close releases the Tensor's reference. Closing twice (or a nil Tensor) is a no-op.
-// A tensor under 64 KiB is queued and released with the next 63 (one cgo call for 64
-// closes), or sooner by anything that reports or frees memory; see ReleasePending.
+// A tensor under 64 KiB is released later, without a cgo call of its own: by the next op
+// that makes a tensor (inside that op's cgo call), else with 63 others in one call, or by
+// anything that reports or frees memory; see ReleasePending and lifetime.go.
 func (t *Tensor) Close() error {
 	if t == nil || t.h == 0 {
 		return nil
