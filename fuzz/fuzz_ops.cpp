@@ -399,6 +399,23 @@ class Program {
   }
 
   // An upper bound of the broadcast numel of the tensors (0 if a handle is not valid).
+  // The product of t's sizes with each 0 counted as 1, saturating at 2^62: a bound on what
+  // an op can materialise from t even when t itself is empty (a matmul of [n, 0] by [0, m]
+  // is an [n, m] of zeros, a sum over the 0 of [n, 0] is n zeros), since empty tensors may
+  // carry any sizes.
+  uint64_t extent(const dt_tensor* t) {
+    size_t n = 0;
+    int64_t s[DT_MAX_DIMS];
+    if (t == nullptr || dt_tensor_ndim(t, &n) != DT_OK || dt_tensor_shape(t, s, DT_MAX_DIMS) != DT_OK) return 0;
+    constexpr uint64_t kCap = uint64_t{1} << 62;
+    uint64_t e = 1;
+    for (size_t k = 0; k < n; ++k) {
+      uint64_t d = s[k] > 0 ? static_cast<uint64_t>(s[k]) : 1;
+      e = e > kCap / d ? kCap : e * d;
+    }
+    return e;
+  }
+
   uint64_t broadcast_bound(std::initializer_list<const dt_tensor*> ts) {
     int64_t out[DT_MAX_DIMS + 1] = {};
     size_t nd = 0;
@@ -773,6 +790,7 @@ class Program {
       case 22: case 23: {
         g_op = "reduction";
         dt_tensor* a = tensor();
+        if (extent(a) > kMaxBroadcast) break;  // reducing an empty [n, 0] over dim 1 makes n values
         auto ds = dims(3);
         bool null_dims = ds.empty() && rarely(2);
         if (rarely(64)) {  // dims NULL with ndims > 0
@@ -807,7 +825,10 @@ class Program {
         g_op = "dt_matmul";
         dt_tensor* a = tensor();
         dt_tensor* b = tensor();
-        if (static_cast<uint64_t>(numel(a)) * numel(b) > (uint64_t{1} << 18)) break;
+        // extent, not numel: found by fuzz_ops (regressions/fuzz_ops/matmul-empty-huge-output),
+        // a 4 GiB zero result of empty operands ran the harness out of memory.
+        const uint64_t ea = extent(a), eb = extent(b);
+        if (ea > (uint64_t{1} << 18) || eb > (uint64_t{1} << 18) || ea * eb > (uint64_t{1} << 18)) break;
         produce([&](dt_tensor** o) { return dt_matmul(a, b, o); });
         break;
       }
