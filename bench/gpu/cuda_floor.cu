@@ -15,14 +15,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CHECK(x)                                                                        \
-  do {                                                                                  \
-    cudaError_t e_ = (x);                                                               \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                     \
-      std::exit(1);                                                                     \
-    }                                                                                   \
-  } while (0)
+#include "cuda_check.h"
+
 
 __global__ void empty_kernel() {}
 // cuda_floor_big.cu: a kernel like add4 in a module of 1024 kernels.

@@ -25,17 +25,10 @@
 #include <vector>
 
 #include "core/plugin_abi.h"
+#include "cuda_check.h"
 #include "devtensor.h"
 #include "launch_probe_kernels.cuh"
 
-#define CHECK(x)                                                                        \
-  do {                                                                                  \
-    cudaError_t e_ = (x);                                                               \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                     \
-      std::exit(1);                                                                     \
-    }                                                                                   \
-  } while (0)
 #define DT_CHECK(x)                                                                     \
   do {                                                                                  \
     dt_status s_ = (x);                                                                 \
