@@ -1003,7 +1003,10 @@ DT_API dt_status dt_tensor_to_dlpack(const dt_tensor* t, struct DLManagedTensor*
 
 /** A NEW tensor over managed's memory, without copying. On success devtensor owns
  *  managed: its deleter is called exactly once, when the last tensor or view using that
- *  memory is released (the producer's memory stays alive until then). On failure
+ *  memory is released (the producer's memory stays alive until then). CUDA memory:
+ *  devtensor's stream does not wait for the producer's, so the producer's pending writes
+ *  must be finished first (for example torch.cuda.synchronize(), or a __dlpack__ call
+ *  given a stream the producer then synchronises). On failure
  *  managed is untouched and its deleter is NOT called: it stays the caller's.
  *  Errors: DT_ERR_INVALID_ARGUMENT (NULL managed or out, ndim outside 0..DT_MAX_DIMS, a
  *  NULL shape or data, a negative size, a layout whose extent overflows),
