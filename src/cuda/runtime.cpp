@@ -62,9 +62,16 @@ void check(cudaError_t e, int device, const char* what) {
   raise(DT_ERR_BACKEND, text);
 }
 
+namespace {
+// DEVTENSOR_LAUNCH_BLOCKING=1: wait for the kernel just queued, so its own error names it.
+void sync_if_blocking(int device, const char* kernel) {
+  if (launch_blocking()) check(cudaStreamSynchronize(stream(device)), device, kernel);
+}
+}  // namespace
+
 void check_launch(int device, const char* kernel) {
   check(cudaGetLastError(), device, kernel);
-  if (launch_blocking()) check(cudaStreamSynchronize(stream(device)), device, kernel);
+  sync_if_blocking(device, kernel);
 }
 
 void require_alive(int device) {
@@ -101,6 +108,13 @@ Fn driver_function(const char* name, unsigned version) {
     return nullptr;
   }
   return reinterpret_cast<Fn>(p);
+}
+
+// cuLaunchKernel, through the runtime so that a missing driver is reported by probe.cpp
+// instead of failing the plugin's load; null when the runtime cannot give it.
+PFN_cuLaunchKernel_v4000 driver_launch() {
+  static const auto fn = driver_function<PFN_cuLaunchKernel_v4000>("cuLaunchKernel", 4000);
+  return fn;
 }
 
 // Each device's primary context, learnt the first time the device is made current.
@@ -142,26 +156,12 @@ int multiprocessors(int device) {
   return n;
 }
 
-}  // namespace dt::cudap
-
-namespace dt::cudap {
-namespace {
-
-// cuLaunchKernel from the runtime (so the plugin links no libcuda: probe.cpp reports a
-// missing driver instead of the plugin failing to load), or null.
-PFN_cuLaunchKernel_v4000 driver_launch() {
-  static const auto fn = driver_function<PFN_cuLaunchKernel_v4000>("cuLaunchKernel", 4000);
-  return fn;
-}
-
-}  // namespace
-
 void launch_raw(const void* kernel, std::atomic<void*>* cache, int device, unsigned grid, unsigned block,
                 void** args, const char* name) {
   PFN_cuLaunchKernel_v4000 launch = driver_launch();
   if (!launch) {
     check(cudaLaunchKernel(kernel, dim3(grid), dim3(block), args, 0, stream(device)), device, name);
-    check_launch(device, name);
+    sync_if_blocking(device, name);
     return;
   }
   void* fn = cache[device].load(std::memory_order_acquire);
@@ -176,9 +176,7 @@ void launch_raw(const void* kernel, std::atomic<void*>* cache, int device, unsig
   // return alike (out of memory 2, invalid value 1, illegal address 700, launch failure
   // 719, ...), so check() classifies and names them as for a runtime call.
   if (r != CUDA_SUCCESS) check(static_cast<cudaError_t>(r), device, name);
-  // The runtime's last error says nothing about a driver launch: only the blocking mode's
-  // synchronisation of check_launch is left to do.
-  if (launch_blocking()) check(cudaStreamSynchronize(stream(device)), device, name);
+  sync_if_blocking(device, name);  // (the runtime's last error says nothing of a driver launch)
 }
 
 }  // namespace dt::cudap
