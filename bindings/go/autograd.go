@@ -55,7 +55,7 @@ func (t *Tensor) Grad() (*Tensor, error) {
 	if r.t == 0 {
 		return nil, nil
 	}
-	return wrap(r.t), nil
+	return newTensor(r.t), nil
 }
 
 // ClearGrad drops t's accumulated gradient (t.grad = None).

@@ -2,6 +2,13 @@ package devtensor
 
 // #include "shim.h"
 // static inline int gdt_bench_noop(int x) { return x + 1; }
+// /* Tensor.Add's cgo call without the release slot: rel (the previous result) is passed
+//  * in and released first, as gdt_take_slot would. */
+// static inline gdt_tres gdt_bench_add_releasing(uintptr_t a, uintptr_t b, uintptr_t rel) {
+//   if (rel) gdt_release_counted(rel);
+//   dt_tensor* o = NULL; dt_status st = dt_add((const dt_tensor*)a, (const dt_tensor*)b, &o);
+//   return gdt_tr(st, o);
+// }
 import "C"
 
 import "runtime"
@@ -40,23 +47,11 @@ func benchCAddInPlace(a, b *Tensor, n int) error {
 	return resErr("benchCAddInPlace", r)
 }
 
-// rawAdd does what Tensor.Add + Close did before the release slot, in two cgo calls (add,
-// release), without the Go Tensor wrapper and its finalizer.
-func rawAdd(a, b *Tensor) error {
-	r := C.gdt_binary(C.GDT_ADD, a.h, b.h, 0)
-	runtime.KeepAlive(a)
-	runtime.KeepAlive(b)
-	if err := mkerr("rawAdd", r.st, r.msg); err != nil {
-		return err
-	}
-	return resErr("rawAdd", C.gdt_release(r.t))
-}
-
 // rawAddReleasing is Tensor.Add's one cgo call with nothing around it: it releases rel
 // (the previous result) and returns the new sum's handle, as the release slot makes
 // Add + Close do.
 func rawAddReleasing(a, b *Tensor, rel uintptr) (uintptr, error) {
-	r := C.gdt_binary(C.GDT_ADD, a.h, b.h, C.uintptr_t(rel))
+	r := C.gdt_bench_add_releasing(a.h, b.h, C.uintptr_t(rel))
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
 	if err := mkerr("rawAddReleasing", r.st, r.msg); err != nil {
@@ -66,7 +61,7 @@ func rawAddReleasing(a, b *Tensor, rel uintptr) (uintptr, error) {
 }
 
 // releaseRaw releases a handle from rawAddReleasing.
-func releaseRaw(h uintptr) { C.gdt_drop(C.uintptr_t(h)) }
+func releaseRaw(h uintptr) { C.gdt_release_quiet(C.uintptr_t(h)) }
 
 // cgoNoop is one cgo call that does nothing: the floor under any binding's per-op cost.
 func cgoNoop(i int) int { return int(C.gdt_bench_noop(C.int(i))) }

@@ -67,8 +67,8 @@ func (t *Tensor) ToDLPackVersioned() (unsafe.Pointer, error) {
 // FromDLPackVersioned is FromDLPack for a DLManagedTensorVersioned* (DLPack 1.x) another
 // framework produced: a Tensor over its memory, without a copy. On success devtensor owns
 // managed and calls its deleter once, when the last tensor or view using the memory is
-// released (on the thread of that release: a Close, the next op that makes a tensor
-// (which releases the last small tensor closed), a flush of the release queue or the
+// released (on the thread of that release: the next call that can allocate, which
+// releases the last tensor closed, a later Close, a flush such as ReleasePending, or the
 // finalizer); on failure managed is still the caller's and its deleter has not been
 // called. Only major version 1 is accepted
 // (ErrNotSupported otherwise; nothing past the version is read). With DLPackFlagReadOnly

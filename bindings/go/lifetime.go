@@ -2,15 +2,17 @@ package devtensor
 
 // #include "shim.h"
 // uint64_t gdt_release_errors;
+// uintptr_t gdt_release_slot;
 import "C"
 
 import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
-// The per-op cost of the binding is one cgo call (about 65 ns on a 2-vCPU VM) plus what
+// The per-op cost of the binding is one cgo call (about 45 ns on a 2-vCPU VM) plus what
 // the wrapper adds, and a per-Tensor finalizer alone costs more than the cgo call
 // (runtime.SetFinalizer and clearing it: about 175 ns). Two devices keep a tiny op near
 // the cost of its cgo call:
@@ -19,30 +21,25 @@ import (
 //     runs it once every Tensor of the slab is unreachable, and it releases those still
 //     open: the safety net for a forgotten Close, at 1/64 of a finalizer per Tensor.
 //     (A Tensor kept alive keeps its slab-mates' forgotten handles too, until it dies.)
-//   - Close of a tensor under smallTensorBytes costs no cgo call: it puts the handle in
-//     a one-handle release slot, and the next op that makes a tensor (the elementwise
-//     families, reductions, views: the shims that take a trailing "rel" argument) takes
-//     it out and passes it BY VALUE to its C shim, which releases it just before the op.
-//     So in a loop of z := x.Add(y); z.Close() every op frees the previous result right
-//     before allocating its own, and the allocator hands back the chunk it just freed,
-//     still in cache, as the C loop does. Why: with the 64-handle queue alone, 64 results
-//     were released after 64 ops, which costs 110 ns per add+release in C instead of 85
-//     (the freed chunks are no longer hot), plus the queue's mutex and batch call; Add +
-//     Close went from 242 to 214 ns (medians, 2-vCPU VM, 2026-11-22). A handle is in
-//     exactly one place at a time: the slot, the queue, or the hands of the one op that
-//     swapped it out (atomic swaps), so it is released once and never lost; an op takes
-//     it only once nothing can fail before its cgo call, which always releases it.
-//   - When Close finds the slot full, the older handle goes to the queue, which is
-//     released in one cgo call when 64 have gathered, or before anything that reports or
-//     frees memory (LiveHandles, MemoryStats, EmptyCache, Synchronize, Scope.Close,
-//     ReleasePending), which empty the slot too. Larger tensors are released at once, so
-//     GPU memory never waits; at most 64 × 64 KiB waits in the slot and the queue.
+//   - Close costs no cgo call: it swaps its handle into the release slot, a C global
+//     (gdt_release_slot), and the next cgo call that can allocate (every shim that makes a
+//     tensor, module or optimizer; backward, step, load, Module.To) swaps it out and
+//     releases it first, inside its own call (gdt_take_slot in shim.h). So in a loop of
+//     z := x.Add(y); z.Close() each op frees the previous result right before allocating
+//     its own, and the allocator hands back the chunk it just freed, still in cache, as a
+//     C loop does. When Close finds the slot full, it releases the older handle itself
+//     (one cgo call), so at most ONE closed tensor waits, of any size, and only until the
+//     next such call, the next Close, or anything that reports or frees memory
+//     (LiveHandles, MemoryStats, EmptyCache, Synchronize, Scope.Close, ReleasePending).
+//     A handle is in exactly one place at a time (the slot, or the hands of the one
+//     caller that swapped it out), so it is released once and never lost.
+//
+// Why no size test: deciding "small tensors wait, large ones go at once" took a
+// dt_tensor_nbytes call per op, 10 to 20 ns of the cgo call, and a view's size says
+// nothing of the storage it keeps; letting any one tensor wait, but never past the next
+// allocating call, bounds the waiting memory without it.
 
-const (
-	slabSize         = 64
-	smallTensorBytes = 64 << 10
-	pendingCap       = 64
-)
+const slabSize = 64
 
 type tensorSlab struct {
 	next  int // the next free item
@@ -62,8 +59,8 @@ func (s *tensorSlab) finalize() {
 	}
 }
 
-// newTensor hands out the next Tensor of a slab.
-func newTensor(h C.uintptr_t, small bool) *Tensor {
+// newTensor hands out the next Tensor of a slab, owning handle h.
+func newTensor(h C.uintptr_t) *Tensor {
 	s, _ := slabPool.Get().(*tensorSlab)
 	if s == nil {
 		s = new(tensorSlab)
@@ -74,80 +71,39 @@ func newTensor(h C.uintptr_t, small bool) *Tensor {
 	if s.next < slabSize {
 		slabPool.Put(s)
 	}
-	t.h, t.small = h, small
+	t.h = h
 	return t
 }
 
-var pending struct {
-	mu sync.Mutex
-	h  [pendingCap]C.uintptr_t
-	n  int
-}
+// releaseSlot is gdt_release_slot seen from Go: Go's atomics work on C memory, and Close
+// needs no cgo call to reach it.
+var releaseSlot = (*uintptr)(unsafe.Pointer(&C.gdt_release_slot))
 
-// releaseSlot holds the handle (a C.uintptr_t) of the last small tensor closed, or 0; the
-// next op that makes a tensor releases it (takeReleaseSlot).
-var releaseSlot uintptr
-
-// releaseLater puts a small tensor's handle in the release slot, and the one it held, if
-// any, in the queue.
+// releaseLater puts a closed tensor's handle in the release slot and releases the one it
+// held, if any, now.
 func releaseLater(h C.uintptr_t) {
-	if old := atomic.SwapUintptr(&releaseSlot, uintptr(h)); old != 0 {
-		enqueue(C.uintptr_t(old))
+	if old := atomic.SwapUintptr(releaseSlot, uintptr(h)); old != 0 {
+		C.gdt_release_quiet(C.uintptr_t(old))
 	}
 }
 
-// takeReleaseSlot empties the release slot and returns its handle (0 if none) for the
-// caller's cgo call to release (the shims' rel argument). The caller must make that call:
-// take the slot only once nothing can fail before it. The plain load keeps the atomic
-// swap off ops that find the slot empty.
-func takeReleaseSlot() C.uintptr_t {
-	if atomic.LoadUintptr(&releaseSlot) == 0 {
-		return 0
-	}
-	return C.uintptr_t(atomic.SwapUintptr(&releaseSlot, 0))
-}
-
-// enqueue queues a handle; the 64th releases the lot.
-func enqueue(h C.uintptr_t) {
-	pending.mu.Lock()
-	pending.h[pending.n] = h
-	pending.n++
-	if pending.n == pendingCap {
-		releaseQueued()
-	}
-	pending.mu.Unlock()
-}
-
-// releaseQueued releases the queue in one cgo call. pending.mu is held.
-func releaseQueued() {
-	if pending.n > 0 {
-		C.gdt_release_many(&pending.h[0], C.size_t(pending.n))
-		pending.n = 0
-	}
-}
-
-// ReleasePending releases, now, the tensors whose Close was deferred (see Tensor.Close).
-// The functions that report or free memory call it themselves. (A handle that an op
-// running concurrently in another goroutine has just taken from the release slot is
-// released by that op's cgo call, not here.)
+// ReleasePending releases, now, the tensor whose Close is waiting in the release slot
+// (see Tensor.Close). The functions that report or free memory call it themselves. (A
+// handle that a call running concurrently in another goroutine has just taken from the
+// slot is released by that call, not here.)
 func ReleasePending() {
-	slot := C.uintptr_t(atomic.SwapUintptr(&releaseSlot, 0))
-	pending.mu.Lock()
-	if slot != 0 {
-		pending.h[pending.n] = slot
-		pending.n++
+	if atomic.LoadUintptr(releaseSlot) != 0 {
+		C.gdt_take_slot()
 	}
-	releaseQueued()
-	pending.mu.Unlock()
 }
 
 // releaseErrors counts the deferred releases that failed (a double release would be one);
 // for the tests.
 func releaseErrors() uint64 { return uint64(atomic.LoadUint64((*uint64)(&C.gdt_release_errors))) }
 
-// liveHandlesUnflushed is dt_live_handle_count without releasing the queue first, for
-// tests of the queue itself.
+// liveHandlesUnflushed is dt_live_handle_count without emptying the slot first, for tests
+// of the slot itself.
 func liveHandlesUnflushed() int { return int(C.dt_live_handle_count()) }
 
 // atomicSlot returns the release slot's handle (0: empty), for the tests.
-func atomicSlot() uintptr { return atomic.LoadUintptr(&releaseSlot) }
+func atomicSlot() uintptr { return atomic.LoadUintptr(releaseSlot) }

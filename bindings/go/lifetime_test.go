@@ -1,12 +1,13 @@
 package devtensor
 
 import (
+	"errors"
 	"sync"
 	"testing"
 )
 
-// Close of a small tensor defers its release; ReleasePending and LiveHandles release it.
-func TestCloseQueuesSmallTensors(t *testing.T) {
+// Close defers the release; ReleasePending and LiveHandles release it.
+func TestCloseDefersRelease(t *testing.T) {
 	ReleasePending()
 	start := liveHandlesUnflushed()
 	x := must(Zeros([]int64{4}, Float32, CPU))
@@ -17,7 +18,7 @@ func TestCloseQueuesSmallTensors(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := liveHandlesUnflushed(); got != start+1 {
-		t.Fatalf("a 16-byte tensor was released at Close (live %d); it should wait in the release slot", got)
+		t.Fatalf("the tensor was released at Close (live %d); it should wait in the release slot", got)
 	}
 	_, err := x.Add(x) // fails before its cgo call: must leave the slot alone
 	wantCode(t, err, ErrClosed)
@@ -30,7 +31,7 @@ func TestCloseQueuesSmallTensors(t *testing.T) {
 	}
 }
 
-// ReleasePending empties the release slot as well as the queue, and LiveHandles too.
+// ReleasePending empties the release slot, and LiveHandles too.
 func TestReleasePendingFlushesSlot(t *testing.T) {
 	ReleasePending()
 	if h := atomicSlot(); h != 0 {
@@ -41,7 +42,7 @@ func TestReleasePendingFlushesSlot(t *testing.T) {
 	x := must(Zeros([]int64{4}, Float32, CPU))
 	_ = x.Close()
 	if atomicSlot() == 0 {
-		t.Fatal("Close of a small tensor left the release slot empty")
+		t.Fatal("Close left the release slot empty")
 	}
 	if got := liveHandlesUnflushed(); got != start+1 {
 		t.Fatalf("live %d with x in the slot, want %d", got, start+1)
@@ -63,8 +64,9 @@ func TestReleasePendingFlushesSlot(t *testing.T) {
 	}
 }
 
-// The next op that makes a tensor releases the slot's handle in its own cgo call, even
-// when the op itself fails; in-place ops leave the slot alone.
+// The next call that makes a tensor (an op, a constructor, To, Cat, Detach) releases the
+// slot's handle in its own cgo call, even when the call itself fails; in-place ops leave
+// the slot alone.
 func TestOpReleasesSlot(t *testing.T) {
 	ReleasePending()
 	start := liveHandlesUnflushed()
@@ -108,6 +110,13 @@ func TestOpReleasesSlot(t *testing.T) {
 		func() (*Tensor, error) { return a.ZerosLike() },
 		func() (*Tensor, error) { return a.FullLike(1) },
 		func() (*Tensor, error) { return a.IndexSelect(0, idx) },
+		func() (*Tensor, error) { return Zeros([]int64{2}, Float32, CPU) },
+		func() (*Tensor, error) { return Full([]int64{2}, 7, Float32, CPU) },
+		func() (*Tensor, error) { return Arange(0, 3, 1, Float32, CPU) },
+		func() (*Tensor, error) { return FromSlice([]float32{1, 2}, nil, CPU) },
+		func() (*Tensor, error) { return a.ToDType(Float64) },
+		func() (*Tensor, error) { return Cat([]*Tensor{a, a}, 0) },
+		func() (*Tensor, error) { return a.Detach() },
 	} {
 		x := must(Zeros([]int64{4}, Float32, CPU))
 		_ = x.Close()
@@ -150,29 +159,53 @@ func TestSlotReleaseOfAliasedHandle(t *testing.T) {
 	}
 }
 
-// When Close finds the slot full, the older handle goes to the queue; the 64th queued
-// handle releases the whole queue in one call.
-func TestQueueReleasesWhenFull(t *testing.T) {
+// When Close finds the slot full, it releases the older handle at once: at most one
+// closed tensor waits.
+func TestCloseReleasesTheWaitingTensor(t *testing.T) {
 	ReleasePending()
 	start := liveHandlesUnflushed()
-	ts := make([]*Tensor, pendingCap+1)
+	ts := make([]*Tensor, 5)
 	for i := range ts {
 		ts[i] = must(Zeros([]int64{2}, Float32, CPU))
 	}
-	// One in the slot and pendingCap-1 queued.
-	for i := 0; i < pendingCap; i++ {
-		_ = ts[i].Close()
-	}
-	if got := liveHandlesUnflushed(); got != start+pendingCap+1 {
-		t.Fatalf("live %d with %d closes deferred, want %d", got, pendingCap, start+pendingCap+1)
-	}
-	_ = ts[pendingCap].Close() // pushes the slot's handle to the queue: 64 queued
-	if got := liveHandlesUnflushed(); got != start+1 {
-		t.Fatalf("live %d after the %dth Close, want %d (the last in the slot)", got, pendingCap+1, start+1)
+	for i, x := range ts {
+		_ = x.Close()
+		// ts[i] waits in the slot; the ones closed before it are released.
+		if got, want := liveHandlesUnflushed(), start+len(ts)-i; got != want {
+			t.Fatalf("live %d after closing %d of %d, want %d (one waiting)", got, i+1, len(ts), want)
+		}
 	}
 	ReleasePending()
 	if got := liveHandlesUnflushed(); got != start {
 		t.Fatalf("live %d after ReleasePending, want %d", got, start)
+	}
+}
+
+// A Scope releases everything it tracked in one go, the slot's tensor too.
+func TestScopeCloseReleasesAll(t *testing.T) {
+	ReleasePending()
+	start := liveHandlesUnflushed()
+	x := must(Ones([]int64{3}, Float32, CPU))
+	s := NewScope()
+	a := must(s.Track(x.AddScalar(1)))
+	b := must(s.Track(a.Mul(a)))
+	must(s.Track(b, nil))                              // tracked twice: released once
+	_ = a.Close()                                      // already closed when the Scope closes: skipped
+	_ = x.Close()                                      // waits in the slot (a was released by it)
+	if got := liveHandlesUnflushed(); got != start+2 { // b, and x waiting
+		t.Fatalf("live %d before Scope.Close, want %d", got, start+2)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := liveHandlesUnflushed(); got != start {
+		t.Fatalf("live %d after Scope.Close, want %d", got, start)
+	}
+	if _, err := b.Neg(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("b after Scope.Close: %v, want ErrClosed", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -184,7 +217,7 @@ func TestDoubleReleaseIsCounted(t *testing.T) {
 	h := x.h
 	_ = x.Close()
 	ReleasePending()
-	enqueue(h) // released already: the library refuses it (generation check)
+	releaseLater(h) // released already: the library refuses it (generation check)
 	ReleasePending()
 	if n := releaseErrors() - errs; n != 1 {
 		t.Fatalf("releaseErrors counted %d failed releases, want 1", n)
@@ -236,8 +269,8 @@ func TestReleaseSlotConcurrent(t *testing.T) {
 					ReleasePending()
 				case 1:
 					_ = LiveHandles()
-				case 2: // a large tensor is released by Close itself
-					_ = must(Zeros([]int64{smallTensorBytes / 4}, Float32, CPU)).Close()
+				case 2: // a larger tensor takes the same path
+					_ = must(Zeros([]int64{1 << 14}, Float32, CPU)).Close()
 				}
 			}
 		}(g)
@@ -258,16 +291,38 @@ func TestReleaseSlotConcurrent(t *testing.T) {
 	}
 }
 
-// A tensor of 64 KiB or more is released by Close itself: GPU memory never waits.
-func TestCloseReleasesLargeTensorsAtOnce(t *testing.T) {
+// A large closed tensor waits no longer than a small one: the next call that can
+// allocate releases it before allocating, so a loop that closes one large tensor and
+// makes the next never holds two.
+func TestLargeTensorReleasedBeforeNextAllocation(t *testing.T) {
 	ReleasePending()
 	start := liveHandlesUnflushed()
-	x := must(Zeros([]int64{smallTensorBytes / 4}, Float32, CPU)) // exactly 64 KiB
-	if err := x.Close(); err != nil {
-		t.Fatal(err)
+	const n = 16 << 20 // 64 MiB of float32
+	before := must(CPU.MemoryStats())
+	x := must(Zeros([]int64{n}, Float32, CPU))
+	_ = x.Close()
+	if atomicSlot() == 0 {
+		t.Fatal("the closed tensor is not in the release slot")
 	}
-	if got := liveHandlesUnflushed(); got != start {
-		t.Fatalf("live %d after closing a 64 KiB tensor, want %d", got, start)
+	y := must(Zeros([]int64{n}, Float32, CPU)) // releases x first
+	if atomicSlot() != 0 {
+		t.Fatal("Zeros left the closed tensor in the release slot")
+	}
+	if got := liveHandlesUnflushed(); got != start+1 {
+		t.Fatalf("live %d after Zeros, want %d (x released by it)", got, start+1)
+	}
+	_ = y.Close()
+	if got := LiveHandles(); got != start {
+		t.Fatalf("LiveHandles %d at the end, want %d", got, start)
+	}
+	// Had y been allocated before x's release, the peak would have reached 128 MiB over
+	// what was live before (unless an earlier peak hides it).
+	after := must(CPU.MemoryStats())
+	if both := before.AllocatedBytes + 2*4*n; before.PeakAllocatedBytes >= both {
+		t.Logf("an earlier peak (%d bytes) hides this one; peak not checked", before.PeakAllocatedBytes)
+	} else if after.PeakAllocatedBytes >= both {
+		t.Fatalf("peak %d bytes: x (64 MiB) and y were live at once over %d bytes before",
+			after.PeakAllocatedBytes, before.AllocatedBytes)
 	}
 }
 

@@ -10,7 +10,7 @@ func (t *Tensor) like(op string, kind C.int) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := C.gdt_like(kind, h, takeReleaseSlot())
+	r := C.gdt_like(kind, h)
 	runtime.KeepAlive(t)
 	return takeTensor(op, r)
 }
@@ -28,7 +28,7 @@ func (t *Tensor) FullLike(value float64) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := C.gdt_full_like(h, C.double(value), takeReleaseSlot())
+	r := C.gdt_full_like(h, C.double(value))
 	runtime.KeepAlive(t)
 	return takeTensor("Tensor.FullLike", r)
 }
@@ -81,7 +81,7 @@ func (t *Tensor) split(op string, bySize C.int, k, dim int64) ([]*Tensor, error)
 	}
 	out := make([]*Tensor, len(hs))
 	for i, x := range hs {
-		out[i] = wrap(x)
+		out[i] = newTensor(x)
 	}
 	return out, nil
 }
@@ -115,7 +115,7 @@ func (t *Tensor) index(op string, gather C.int, dim int64, index *Tensor) (*Tens
 	if err != nil {
 		return nil, err
 	}
-	r := C.gdt_index(gather, h, C.int64_t(dim), ih, takeReleaseSlot())
+	r := C.gdt_index(gather, h, C.int64_t(dim), ih)
 	runtime.KeepAlive(t)
 	runtime.KeepAlive(index)
 	return takeTensor(op, r)

@@ -283,7 +283,7 @@ func (m *Module) named(op string, buffers C.int) ([]Named, error) {
 		}
 		name := C.GoString(r.name)
 		C.free(unsafe.Pointer(r.name))
-		out = append(out, Named{Name: name, Tensor: wrap(r.t)})
+		out = append(out, Named{Name: name, Tensor: newTensor(r.t)})
 	}
 	runtime.KeepAlive(m)
 	return out, nil

@@ -1,5 +1,6 @@
 /* nn_shim.h: the cgo helpers for autograd, modules and optimizers, with the same rule as
- * shim.h: one devtensor call per helper, its error message fetched in the same cgo call.
+ * shim.h: one devtensor call per helper, its error message fetched in the same cgo call;
+ * those that can allocate release the release slot's tensor first (gdt_take_slot).
  * Handle arrays passed in are Go memory holding integers only, read during the call. */
 #ifndef DEVTENSOR_GO_NN_SHIM_H
 #define DEVTENSOR_GO_NN_SHIM_H
@@ -22,14 +23,17 @@ static inline gdt_hres gdt_hr(dt_status st, void* h) {
 static inline gdt_res gdt_set_requires_grad(uintptr_t t, int32_t on) {
   return gdt_r(dt_tensor_set_requires_grad((dt_tensor*)t, on)); }
 static inline gdt_res gdt_backward(uintptr_t t, uintptr_t g) {
+  gdt_take_slot();
   return gdt_r(dt_backward((const dt_tensor*)t, (const dt_tensor*)g)); }
 /* r.t is 0 with DT_OK when the tensor has no gradient */
 static inline gdt_tres gdt_grad(uintptr_t t) {
+  gdt_take_slot();
   dt_tensor* g = NULL;
   dt_status st = dt_tensor_grad((const dt_tensor*)t, &g);
   return gdt_tr(st, g); }
 static inline gdt_res gdt_clear_grad(uintptr_t t) { return gdt_r(dt_tensor_clear_grad((dt_tensor*)t)); }
 static inline gdt_tres gdt_detach(uintptr_t t) {
+  gdt_take_slot();
   dt_tensor* o = NULL;
   dt_status st = dt_tensor_detach((const dt_tensor*)t, &o);
   return gdt_tr(st, o); }
@@ -49,12 +53,14 @@ static inline gdt_sres gdt_grad_fn_name(uintptr_t t) {
 static inline void gdt_module_release_quiet(uintptr_t m) { dt_module_release((dt_module*)m); }
 static inline gdt_res gdt_module_release(uintptr_t m) { return gdt_r(dt_module_release((dt_module*)m)); }
 static inline gdt_hres gdt_linear(int64_t in, int64_t out, int32_t bias, dt_dtype dt, dt_device d) {
+  gdt_take_slot();
   dt_module* m = NULL;
   dt_status st = dt_linear_new(in, out, bias, dt, d, &m);
   return gdt_hr(st, m); }
 enum { GDT_M_RELU, GDT_M_SIGMOID, GDT_M_TANH, GDT_M_GELU, GDT_M_SOFTMAX, GDT_M_LOG_SOFTMAX, GDT_M_FLATTEN,
        GDT_M_DROPOUT, GDT_M_MSE };
 static inline gdt_hres gdt_simple_module(int kind, int64_t a, int64_t b, double p) {
+  gdt_take_slot();
   dt_module* m = NULL;
   dt_status st = DT_ERR_INVALID_ARGUMENT;
   switch (kind) {
@@ -71,32 +77,40 @@ static inline gdt_hres gdt_simple_module(int kind, int64_t a, int64_t b, double 
   return gdt_hr(st, m);
 }
 static inline gdt_hres gdt_sequential(const uintptr_t* ms, size_t n) {
+  gdt_take_slot();
   dt_module* m = NULL;
   dt_status st = dt_sequential_new((dt_module* const*)ms, n, &m);
   return gdt_hr(st, m); }
 /* ids: Go memory holding n dt_device values (integers only), read during the call */
 static inline gdt_hres gdt_data_parallel(uintptr_t mod, const dt_device* ids, size_t n, dt_device out) {
+  gdt_take_slot();
   dt_module* m = NULL;
   dt_status st = dt_data_parallel_new((dt_module*)mod, ids, n, out, &m);
   return gdt_hr(st, m); }
 static inline gdt_hres gdt_cross_entropy(uintptr_t w, int32_t red, int64_t ignore, double smoothing) {
+  gdt_take_slot();
   dt_module* m = NULL;
   dt_status st = dt_cross_entropy_loss_new((const dt_tensor*)w, red, ignore, smoothing, &m);
   return gdt_hr(st, m); }
 static inline gdt_hres gdt_nll(uintptr_t w, int32_t red, int64_t ignore) {
+  gdt_take_slot();
   dt_module* m = NULL;
   dt_status st = dt_nll_loss_new((const dt_tensor*)w, red, ignore, &m);
   return gdt_hr(st, m); }
 static inline gdt_tres gdt_forward(uintptr_t m, const uintptr_t* in, size_t n) {
+  gdt_take_slot();
   dt_tensor* o = NULL;
   dt_status st = dt_module_forward((dt_module*)m, (const dt_tensor* const*)in, n, &o);
   return gdt_tr(st, o); }
-static inline gdt_res gdt_module_to(uintptr_t m, dt_device d) { return gdt_r(dt_module_to((dt_module*)m, d)); }
+static inline gdt_res gdt_module_to(uintptr_t m, dt_device d) {
+  gdt_take_slot();
+  return gdt_r(dt_module_to((dt_module*)m, d)); }
 static inline gdt_res gdt_module_mode(uintptr_t m, int train) {
   return gdt_r(train ? dt_module_train((dt_module*)m) : dt_module_eval((dt_module*)m)); }
 static inline gdt_res gdt_module_save(uintptr_t m, const char* path) {
   return gdt_r(dt_module_save((const dt_module*)m, path)); }
 static inline gdt_res gdt_module_load(uintptr_t m, const char* path) {
+  gdt_take_slot();
   return gdt_r(dt_module_load((dt_module*)m, path)); }
 static inline gdt_nres gdt_named_count(uintptr_t m, int buffers) {
   gdt_nres r; r.n = 0;
@@ -125,15 +139,19 @@ static inline void gdt_optimizer_release_quiet(uintptr_t o) { dt_optimizer_relea
 static inline gdt_res gdt_optimizer_release(uintptr_t o) { return gdt_r(dt_optimizer_release((dt_optimizer*)o)); }
 static inline gdt_hres gdt_sgd(const uintptr_t* p, size_t n, double lr, double momentum, double dampening,
                                double wd, int32_t nesterov) {
+  gdt_take_slot();
   dt_optimizer* o = NULL;
   dt_status st = dt_sgd_new((const dt_tensor* const*)p, n, lr, momentum, dampening, wd, nesterov, &o);
   return gdt_hr(st, o); }
 static inline gdt_hres gdt_adam(const uintptr_t* p, size_t n, double lr, double b1, double b2, double eps,
                                 double wd, int32_t decoupled) {
+  gdt_take_slot();
   dt_optimizer* o = NULL;
   dt_status st = dt_adam_new((const dt_tensor* const*)p, n, lr, b1, b2, eps, wd, decoupled, &o);
   return gdt_hr(st, o); }
-static inline gdt_res gdt_optimizer_step(uintptr_t o) { return gdt_r(dt_optimizer_step((dt_optimizer*)o)); }
+static inline gdt_res gdt_optimizer_step(uintptr_t o) {
+  gdt_take_slot();
+  return gdt_r(dt_optimizer_step((dt_optimizer*)o)); }
 static inline gdt_res gdt_optimizer_zero_grad(uintptr_t o) { return gdt_r(dt_optimizer_zero_grad((dt_optimizer*)o)); }
 
 #endif

@@ -18,7 +18,7 @@ func (t *Tensor) binary(op string, code C.int, o *Tensor) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := C.gdt_binary(code, a, b, takeReleaseSlot())
+	r := C.gdt_binary(code, a, b)
 	runtime.KeepAlive(t)
 	runtime.KeepAlive(o)
 	return takeTensor(op, r)
@@ -29,7 +29,7 @@ func (t *Tensor) scalar(op string, code C.int, v float64) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := C.gdt_scalar(code, a, C.double(v), takeReleaseSlot())
+	r := C.gdt_scalar(code, a, C.double(v))
 	runtime.KeepAlive(t)
 	return takeTensor(op, r)
 }
@@ -64,7 +64,7 @@ func (t *Tensor) unary(op string, code C.int) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := C.gdt_unary(code, a, takeReleaseSlot())
+	r := C.gdt_unary(code, a)
 	runtime.KeepAlive(t)
 	return takeTensor(op, r)
 }
@@ -172,7 +172,7 @@ func Where(cond, a, b *Tensor) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := C.gdt_where(ch, ah, bh, takeReleaseSlot())
+	r := C.gdt_where(ch, ah, bh)
 	runtime.KeepAlive(cond)
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
@@ -209,7 +209,7 @@ func (t *Tensor) reduce(op string, code C.int, dims []int64, keepdim bool) (*Ten
 	if keepdim {
 		k = 1
 	}
-	r := C.gdt_reduce(code, a, p, n, k, takeReleaseSlot())
+	r := C.gdt_reduce(code, a, p, n, k)
 	runtime.KeepAlive(t)
 	runtime.KeepAlive(dims)
 	return takeTensor(op, r)
@@ -251,7 +251,7 @@ func (t *Tensor) Softmax(dim int64) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := C.gdt_softmax(0, a, C.int64_t(dim), takeReleaseSlot())
+	r := C.gdt_softmax(0, a, C.int64_t(dim))
 	runtime.KeepAlive(t)
 	return takeTensor("Tensor.Softmax", r)
 }
@@ -262,7 +262,7 @@ func (t *Tensor) LogSoftmax(dim int64) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := C.gdt_softmax(1, a, C.int64_t(dim), takeReleaseSlot())
+	r := C.gdt_softmax(1, a, C.int64_t(dim))
 	runtime.KeepAlive(t)
 	return takeTensor("Tensor.LogSoftmax", r)
 }
@@ -276,7 +276,7 @@ func (t *Tensor) shapeView(op string, code C.int, s []int64) (*Tensor, error) {
 		return nil, err
 	}
 	p, n := shapeArg(s)
-	r := C.gdt_shapeview(code, a, p, n, takeReleaseSlot())
+	r := C.gdt_shapeview(code, a, p, n)
 	runtime.KeepAlive(t)
 	runtime.KeepAlive(s)
 	return takeTensor(op, r)
@@ -287,7 +287,7 @@ func (t *Tensor) dimView(op string, code C.int, x, y, z int64) (*Tensor, error) 
 	if err != nil {
 		return nil, err
 	}
-	r := C.gdt_dimview(code, a, C.int64_t(x), C.int64_t(y), C.int64_t(z), takeReleaseSlot())
+	r := C.gdt_dimview(code, a, C.int64_t(x), C.int64_t(y), C.int64_t(z))
 	runtime.KeepAlive(t)
 	return takeTensor(op, r)
 }

@@ -1,5 +1,8 @@
 package devtensor
 
+// #include "shim.h"
+import "C"
+
 import "sync"
 
 // Scope closes every Tensor made through it, for loops that allocate (on the GPU
@@ -43,20 +46,25 @@ func (s *Scope) Len() int {
 	return len(s.tensors)
 }
 
-// Close closes every tracked Tensor (newest first) and returns the first error.
-// Closing twice is a no-op.
+// Close closes every tracked Tensor and releases them, and the tensor waiting in the
+// release slot, at once: one cgo call for the lot. Closing twice is a no-op; the error
+// is always nil.
 func (s *Scope) Close() error {
 	s.mu.Lock()
 	ts := s.tensors
 	s.tensors = nil
 	s.closed = true
 	s.mu.Unlock()
-	var first error
-	for i := len(ts) - 1; i >= 0; i-- {
-		if err := ts[i].Close(); err != nil && first == nil {
-			first = err
+	hs := make([]C.uintptr_t, 0, len(ts))
+	for i := len(ts) - 1; i >= 0; i-- { // newest first
+		if t := ts[i]; t.h != 0 { // a Tensor tracked twice, or closed already, is skipped
+			hs = append(hs, t.h)
+			t.h = 0
 		}
 	}
+	if len(hs) > 0 {
+		C.gdt_release_many(&hs[0], C.size_t(len(hs)))
+	}
 	ReleasePending()
-	return first
+	return nil
 }

@@ -2,9 +2,10 @@
  * when it fails, copies dt_last_error_message() before returning, so the call and the
  * fetch of its thread-local message happen inside a single cgo call (a goroutine may move
  * to another OS thread between two cgo calls). The message copy is malloc'd; the Go side
- * frees it. Nothing here keeps a Go pointer past the call. The helpers that make a tensor
- * from tensors take a last argument rel: a closed tensor's handle (or 0) that they
- * release before their call (gdt_drop; the release slot of lifetime.go). */
+ * frees it. Nothing here keeps a Go pointer past the call. The helpers that can allocate
+ * (every one that makes a tensor, module or optimizer, and backward, step, load, to)
+ * start with gdt_take_slot(): they release the tensor whose Close is waiting in the
+ * release slot (lifetime.go) before their own call, in the same cgo call. */
 #ifndef DEVTENSOR_GO_SHIM_H
 #define DEVTENSOR_GO_SHIM_H
 #include <stdlib.h>
@@ -16,7 +17,7 @@ typedef struct { dt_status st; char* msg; } gdt_res;
 /* status + message + new tensor reference */
 /* Tensor handles cross into Go as uintptr_t: they are C memory, and an integer needs no
  * cgo pointer check. */
-typedef struct { dt_status st; char* msg; uintptr_t t; uint64_t nbytes; } gdt_tres;
+typedef struct { dt_status st; char* msg; uintptr_t t; } gdt_tres;
 /* status + message + malloc'd string */
 typedef struct { dt_status st; char* msg; char* s; } gdt_sres;
 
@@ -27,9 +28,7 @@ static inline char* gdt_errmsg(dt_status st) {
 }
 static inline gdt_res gdt_r(dt_status st) { gdt_res r; r.st = st; r.msg = gdt_errmsg(st); return r; }
 static inline gdt_tres gdt_tr(dt_status st, dt_tensor* t) {
-  gdt_tres r; r.st = st; r.msg = gdt_errmsg(st); r.t = st == DT_OK ? (uintptr_t)t : 0; r.nbytes = 0;
-  if (st == DT_OK) { size_t n = 0; if (dt_tensor_nbytes(t, &n) == DT_OK) r.nbytes = n; }
-  return r;
+  gdt_tres r; r.st = st; r.msg = gdt_errmsg(st); r.t = st == DT_OK ? (uintptr_t)t : 0; return r;
 }
 static inline gdt_res gdt_fail(dt_status st, const char* m) { gdt_res r; r.st = st; r.msg = strdup(m); return r; }
 
@@ -43,17 +42,20 @@ static inline void gdt_release_counted(uintptr_t t) {
 }
 /* For the finalizer: no message to fetch. */
 static inline void gdt_release_quiet(uintptr_t t) { gdt_release_counted(t); }
-/* The queue of Tensor.Close (lifetime.go): hs is Go memory holding no Go pointer, read
- * only during the call. */
+/* Scope.Close: hs is Go memory holding no Go pointer, read only during the call. */
 static inline void gdt_release_many(const uintptr_t* hs, size_t n) {
   for (size_t i = 0; i < n; ++i) gdt_release_counted(hs[i]);
 }
-/* The release slot of Tensor.Close (lifetime.go): an op that makes a tensor is passed the
- * slot's handle (0: none) by value and releases it first, in the same cgo call, so the
- * memory it frees is reused hot by the op's result. */
-static inline void gdt_drop(uintptr_t rel) { if (rel) gdt_release_counted(rel); }
-static inline gdt_res gdt_release(uintptr_t t_h) {
-  dt_tensor* t = (dt_tensor*)t_h; return gdt_r(dt_tensor_release(t)); }
+/* The release slot of Tensor.Close (lifetime.go): the handle of the last tensor closed, or
+ * 0. Close swaps its handle in from Go (C memory: no cgo call, no pointer check); the
+ * next helper that can allocate swaps it out here and releases it before its own call, so
+ * the memory it frees is reused hot by that call's result. Defined in lifetime.go. */
+extern uintptr_t gdt_release_slot;
+static inline void gdt_take_slot(void) {
+  if (__atomic_load_n(&gdt_release_slot, __ATOMIC_RELAXED) == 0) return; /* no locked op when empty */
+  uintptr_t h = __atomic_exchange_n(&gdt_release_slot, 0, __ATOMIC_ACQ_REL);
+  if (h) gdt_release_counted(h);
+}
 
 /* ---- strings: kind selects the function. */
 enum { GDT_S_DEVICE_FORMAT, GDT_S_DEVICE_NAME, GDT_S_TENSOR, GDT_S_CUDA_STATUS, GDT_S_BUILD_INFO };
@@ -116,6 +118,7 @@ static inline gdt_res gdt_memory_stats(dt_device d, dt_mem_stats* s) {
 /* ---- constructors */
 enum { GDT_C_EMPTY, GDT_C_ZEROS, GDT_C_ONES, GDT_C_RAND, GDT_C_RANDN };
 static inline gdt_tres gdt_construct(int kind, const int64_t* shape, size_t ndim, dt_dtype dt, dt_device d) {
+  gdt_take_slot();
   dt_tensor* t = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
   switch (kind) {
     case GDT_C_EMPTY: st = dt_tensor_empty(shape, ndim, dt, d, &t); break;
@@ -127,13 +130,16 @@ static inline gdt_tres gdt_construct(int kind, const int64_t* shape, size_t ndim
   return gdt_tr(st, t);
 }
 static inline gdt_tres gdt_full(const int64_t* shape, size_t ndim, double v, dt_dtype dt, dt_device d) {
+  gdt_take_slot();
   dt_tensor* t = NULL; dt_status st = dt_tensor_full(shape, ndim, v, dt, d, &t); return gdt_tr(st, t);
 }
 static inline gdt_tres gdt_arange(double a, double b, double s, dt_dtype dt, dt_device d) {
+  gdt_take_slot();
   dt_tensor* t = NULL; dt_status st = dt_tensor_arange(a, b, s, dt, d, &t); return gdt_tr(st, t);
 }
 static inline gdt_tres gdt_from_data(const void* data, size_t nbytes, const int64_t* shape, size_t ndim,
                                      dt_dtype dt, dt_device d) {
+  gdt_take_slot();
   dt_tensor* t = NULL; dt_status st = dt_tensor_from_data(data, nbytes, shape, ndim, dt, d, &t);
   return gdt_tr(st, t);
 }
@@ -173,6 +179,7 @@ static inline gdt_dlres gdt_to_dlpack(uintptr_t t_h) {
   gdt_dlres r; r.st = st; r.msg = gdt_errmsg(st); r.p = m; return r;
 }
 static inline gdt_tres gdt_from_dlpack(void* m) {
+  gdt_take_slot();
   dt_tensor* o = NULL;
   dt_status st = dt_tensor_from_dlpack((struct DLManagedTensor*)m, &o);
   return gdt_tr(st, o);
@@ -185,6 +192,7 @@ static inline gdt_dlres gdt_to_dlpack_versioned(uintptr_t t_h) {
   gdt_dlres r; r.st = st; r.msg = gdt_errmsg(st); r.p = m; return r;
 }
 static inline gdt_tres gdt_from_dlpack_versioned(void* m) {
+  gdt_take_slot();
   dt_tensor* o = NULL;
   dt_status st = dt_tensor_from_dlpack_versioned((struct DLManagedTensorVersioned*)m, &o);
   return gdt_tr(st, o);
@@ -192,6 +200,7 @@ static inline gdt_tres gdt_from_dlpack_versioned(void* m) {
 static inline gdt_res gdt_is_read_only(uintptr_t t_h, int32_t* out) {
   const dt_tensor* t = (const dt_tensor*)t_h; return gdt_r(dt_tensor_is_read_only(t, out)); }
 static inline gdt_tres gdt_to(uintptr_t t_h, dt_device d, dt_dtype dt, uint32_t flags) {
+  gdt_take_slot();
   const dt_tensor* t = (const dt_tensor*)t_h;
   dt_tensor* o = NULL; dt_status st = dt_tensor_to(t, d, dt, flags, &o); return gdt_tr(st, o);
 }
@@ -199,8 +208,8 @@ static inline gdt_tres gdt_to(uintptr_t t_h, dt_device d, dt_dtype dt, uint32_t 
 /* ---- binary ops (op codes mirror the Go constants) */
 enum { GDT_ADD, GDT_SUB, GDT_MUL, GDT_DIV, GDT_POW, GDT_MAXIMUM, GDT_MINIMUM,
        GDT_EQ, GDT_NE, GDT_LT, GDT_LE, GDT_GT, GDT_GE, GDT_MATMUL };
-static inline gdt_tres gdt_binary(int op, uintptr_t a_h, uintptr_t b_h, uintptr_t rel) {
-  gdt_drop(rel);
+static inline gdt_tres gdt_binary(int op, uintptr_t a_h, uintptr_t b_h) {
+  gdt_take_slot();
   const dt_tensor* a = (const dt_tensor*)a_h; const dt_tensor* b = (const dt_tensor*)b_h;
   dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
   switch (op) {
@@ -221,8 +230,8 @@ static inline gdt_tres gdt_binary(int op, uintptr_t a_h, uintptr_t b_h, uintptr_
   }
   return gdt_tr(st, o);
 }
-static inline gdt_tres gdt_scalar(int op, uintptr_t a_h, double b, uintptr_t rel) {
-  gdt_drop(rel);
+static inline gdt_tres gdt_scalar(int op, uintptr_t a_h, double b) {
+  gdt_take_slot();
   const dt_tensor* a = (const dt_tensor*)a_h;
   dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
   switch (op) {
@@ -268,8 +277,8 @@ static inline gdt_res gdt_inplace_scalar(int op, uintptr_t a_h, double b) {
   }
   return gdt_fail(DT_ERR_INVALID_ARGUMENT, "unknown in-place op");
 }
-static inline gdt_tres gdt_where(uintptr_t c_h, uintptr_t a_h, uintptr_t b_h, uintptr_t rel) {
-  gdt_drop(rel);
+static inline gdt_tres gdt_where(uintptr_t c_h, uintptr_t a_h, uintptr_t b_h) {
+  gdt_take_slot();
   const dt_tensor* c = (const dt_tensor*)c_h; const dt_tensor* a = (const dt_tensor*)a_h; const dt_tensor* b = (const dt_tensor*)b_h;
   dt_tensor* o = NULL; dt_status st = dt_where(c, a, b, &o); return gdt_tr(st, o);
 }
@@ -277,8 +286,8 @@ static inline gdt_tres gdt_where(uintptr_t c_h, uintptr_t a_h, uintptr_t b_h, ui
 /* ---- unary ops */
 enum { GDT_NEG, GDT_ABS, GDT_EXP, GDT_LOG, GDT_SQRT, GDT_RSQRT, GDT_SIN, GDT_COS, GDT_RELU,
        GDT_SIGMOID, GDT_TANH, GDT_GELU, GDT_SILU, GDT_CONTIGUOUS };
-static inline gdt_tres gdt_unary(int op, uintptr_t a_h, uintptr_t rel) {
-  gdt_drop(rel);
+static inline gdt_tres gdt_unary(int op, uintptr_t a_h) {
+  gdt_take_slot();
   const dt_tensor* a = (const dt_tensor*)a_h;
   dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
   switch (op) {
@@ -302,8 +311,8 @@ static inline gdt_tres gdt_unary(int op, uintptr_t a_h, uintptr_t rel) {
 
 /* ---- reductions */
 enum { GDT_SUM, GDT_MEAN, GDT_MAX, GDT_MIN, GDT_ARGMAX, GDT_ARGMIN };
-static inline gdt_tres gdt_reduce(int op, uintptr_t a_h, const int64_t* dims, size_t n, int32_t keep, uintptr_t rel) {
-  gdt_drop(rel);
+static inline gdt_tres gdt_reduce(int op, uintptr_t a_h, const int64_t* dims, size_t n, int32_t keep) {
+  gdt_take_slot();
   const dt_tensor* a = (const dt_tensor*)a_h;
   dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
   switch (op) {
@@ -316,8 +325,8 @@ static inline gdt_tres gdt_reduce(int op, uintptr_t a_h, const int64_t* dims, si
   }
   return gdt_tr(st, o);
 }
-static inline gdt_tres gdt_softmax(int log, uintptr_t a_h, int64_t dim, uintptr_t rel) {
-  gdt_drop(rel);
+static inline gdt_tres gdt_softmax(int log, uintptr_t a_h, int64_t dim) {
+  gdt_take_slot();
   const dt_tensor* a = (const dt_tensor*)a_h;
   dt_tensor* o = NULL;
   dt_status st = log ? dt_log_softmax(a, dim, &o) : dt_softmax(a, dim, &o);
@@ -326,8 +335,8 @@ static inline gdt_tres gdt_softmax(int log, uintptr_t a_h, int64_t dim, uintptr_
 
 /* ---- views */
 enum { GDT_V_RESHAPE, GDT_V_VIEW, GDT_V_PERMUTE, GDT_V_SQUEEZE, GDT_V_EXPAND };
-static inline gdt_tres gdt_shapeview(int op, uintptr_t a_h, const int64_t* s, size_t n, uintptr_t rel) {
-  gdt_drop(rel);
+static inline gdt_tres gdt_shapeview(int op, uintptr_t a_h, const int64_t* s, size_t n) {
+  gdt_take_slot();
   const dt_tensor* a = (const dt_tensor*)a_h;
   dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
   switch (op) {
@@ -340,8 +349,8 @@ static inline gdt_tres gdt_shapeview(int op, uintptr_t a_h, const int64_t* s, si
   return gdt_tr(st, o);
 }
 enum { GDT_V_TRANSPOSE, GDT_V_NARROW, GDT_V_UNSQUEEZE, GDT_V_FLATTEN };
-static inline gdt_tres gdt_dimview(int op, uintptr_t a_h, int64_t x, int64_t y, int64_t z, uintptr_t rel) {
-  gdt_drop(rel);
+static inline gdt_tres gdt_dimview(int op, uintptr_t a_h, int64_t x, int64_t y, int64_t z) {
+  gdt_take_slot();
   const dt_tensor* a = (const dt_tensor*)a_h;
   dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
   switch (op) {
@@ -355,8 +364,8 @@ static inline gdt_tres gdt_dimview(int op, uintptr_t a_h, int64_t x, int64_t y, 
 
 /* ---- like-constructors */
 enum { GDT_L_EMPTY, GDT_L_ZEROS, GDT_L_ONES, GDT_L_RAND, GDT_L_RANDN };
-static inline gdt_tres gdt_like(int kind, uintptr_t src_h, uintptr_t rel) {
-  gdt_drop(rel);
+static inline gdt_tres gdt_like(int kind, uintptr_t src_h) {
+  gdt_take_slot();
   const dt_tensor* src = (const dt_tensor*)src_h;
   dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
   switch (kind) {
@@ -368,14 +377,15 @@ static inline gdt_tres gdt_like(int kind, uintptr_t src_h, uintptr_t rel) {
   }
   return gdt_tr(st, o);
 }
-static inline gdt_tres gdt_full_like(uintptr_t src_h, double v, uintptr_t rel) {
-  gdt_drop(rel);
+static inline gdt_tres gdt_full_like(uintptr_t src_h, double v) {
+  gdt_take_slot();
   dt_tensor* o = NULL; dt_status st = dt_full_like((const dt_tensor*)src_h, v, &o); return gdt_tr(st, o);
 }
 
 /* ---- joining and indexing: hs is an array of n handles (Go memory holding integers,
  * read during the call only). */
 static inline gdt_tres gdt_join(int stack, const uintptr_t* hs, size_t n, int64_t dim) {
+  gdt_take_slot();
   dt_tensor* o = NULL;
   dt_status st = stack ? dt_stack((const dt_tensor* const*)hs, n, dim, &o)
                        : dt_cat((const dt_tensor* const*)hs, n, dim, &o);
@@ -384,13 +394,14 @@ static inline gdt_tres gdt_join(int stack, const uintptr_t* hs, size_t n, int64_
 /* Splits into at most cap pieces written to outs (as handles); *count gets the number. */
 static inline gdt_res gdt_split(int by_size, uintptr_t t_h, int64_t k, int64_t dim,
                                 uintptr_t* outs, size_t cap, size_t* count) {
+  gdt_take_slot();
   const dt_tensor* t = (const dt_tensor*)t_h;
   dt_status st = by_size ? dt_split(t, k, dim, (dt_tensor**)outs, cap, count)
                          : dt_chunk(t, k, dim, (dt_tensor**)outs, cap, count);
   return gdt_r(st);
 }
-static inline gdt_tres gdt_index(int gather, uintptr_t t_h, int64_t dim, uintptr_t idx_h, uintptr_t rel) {
-  gdt_drop(rel);
+static inline gdt_tres gdt_index(int gather, uintptr_t t_h, int64_t dim, uintptr_t idx_h) {
+  gdt_take_slot();
   dt_tensor* o = NULL;
   dt_status st = gather ? dt_gather((const dt_tensor*)t_h, dim, (const dt_tensor*)idx_h, &o)
                         : dt_index_select((const dt_tensor*)t_h, dim, (const dt_tensor*)idx_h, &o);

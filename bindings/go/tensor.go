@@ -18,28 +18,23 @@ import (
 // Distinct Tensors may be used from different goroutines concurrently, and one Tensor
 // may be read concurrently; Close must not race with other use of the same Tensor.
 type Tensor struct {
-	h     C.uintptr_t // the dt_tensor* (C memory), 0 once closed
-	small bool        // under smallTensorBytes: Close may defer its release
+	h C.uintptr_t // the dt_tensor* (C memory), 0 once closed
 }
 
-// wrap takes a handle of unknown size: Close releases it at once.
-func wrap(h C.uintptr_t) *Tensor { return newTensor(h, false) }
-
-// Close releases the Tensor's reference. Closing twice (or a nil Tensor) is a no-op.
-// A tensor under 64 KiB is released later, without a cgo call of its own: by the next op
-// that makes a tensor (inside that op's cgo call), else with 63 others in one call, or by
-// anything that reports or frees memory; see ReleasePending and lifetime.go.
+// Close releases the Tensor's reference. Closing twice (or a nil Tensor) is a no-op, and
+// the error is always nil (the signature is io.Closer's). The release itself happens
+// without a cgo call of its own: inside the next call that can allocate (an op, a
+// constructor, To, Forward, Backward, Step, ...), before that call allocates, or at the
+// next Close, or in anything that reports or frees memory. At most one closed tensor
+// waits like this; ReleasePending releases it now. See lifetime.go.
 func (t *Tensor) Close() error {
 	if t == nil || t.h == 0 {
 		return nil
 	}
 	h := t.h
 	t.h = 0
-	if t.small {
-		releaseLater(h)
-		return nil
-	}
-	return resErr("Tensor.Close", C.gdt_release(h))
+	releaseLater(h)
+	return nil
 }
 
 // handle returns the C handle or an error for a nil or closed Tensor.
@@ -57,7 +52,7 @@ func takeTensor(op string, r C.gdt_tres) (*Tensor, error) {
 	if err := mkerr(op, r.st, r.msg); err != nil {
 		return nil, err
 	}
-	return newTensor(r.t, r.nbytes < smallTensorBytes), nil
+	return newTensor(r.t), nil
 }
 
 // sameHandle reports whether a and b hold the same C handle (aliasing).
