@@ -12,7 +12,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	// Two logical CPU devices, so device-mismatch rules are tested for real. Must be set
+	// Four logical CPU devices, so device-mismatch rules are tested for real. Must be set
 	// before the library first counts devices.
 	os.Setenv("DEVTENSOR_CPU_DEVICES", "4")
 	os.Exit(m.Run())
