@@ -61,7 +61,7 @@ func rawAddReleasing(a, b *Tensor, rel uintptr) (uintptr, error) {
 }
 
 // releaseRaw releases a handle from rawAddReleasing.
-func releaseRaw(h uintptr) { C.gdt_release_quiet(C.uintptr_t(h)) }
+func releaseRaw(h uintptr) { C.gdt_release_counted(C.uintptr_t(h)) }
 
 // cgoNoop is one cgo call that does nothing: the floor under any binding's per-op cost.
 func cgoNoop(i int) int { return int(C.gdt_bench_noop(C.int(i))) }

@@ -54,7 +54,7 @@ func (s *tensorSlab) finalize() {
 	for i := range s.items {
 		if h := s.items[i].h; h != 0 {
 			s.items[i].h = 0
-			C.gdt_release_quiet(h)
+			C.gdt_release_counted(h)
 		}
 	}
 }
@@ -83,8 +83,18 @@ var releaseSlot = (*uintptr)(unsafe.Pointer(&C.gdt_release_slot))
 // held, if any, now.
 func releaseLater(h C.uintptr_t) {
 	if old := atomic.SwapUintptr(releaseSlot, uintptr(h)); old != 0 {
-		C.gdt_release_quiet(C.uintptr_t(old))
+		C.gdt_release_counted(C.uintptr_t(old))
 	}
+}
+
+// takeSlot empties the release slot from Go and returns its handle (0: none) for the
+// caller to release; the C helpers do the same in gdt_take_slot. The plain load keeps
+// the atomic swap off the empty case.
+func takeSlot() C.uintptr_t {
+	if atomic.LoadUintptr(releaseSlot) == 0 {
+		return 0
+	}
+	return C.uintptr_t(atomic.SwapUintptr(releaseSlot, 0))
 }
 
 // ReleasePending releases, now, the tensor whose Close is waiting in the release slot
@@ -92,8 +102,8 @@ func releaseLater(h C.uintptr_t) {
 // handle that a call running concurrently in another goroutine has just taken from the
 // slot is released by that call, not here.)
 func ReleasePending() {
-	if atomic.LoadUintptr(releaseSlot) != 0 {
-		C.gdt_take_slot()
+	if h := takeSlot(); h != 0 {
+		C.gdt_release_counted(h)
 	}
 }
 

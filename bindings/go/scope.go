@@ -3,10 +3,7 @@ package devtensor
 // #include "shim.h"
 import "C"
 
-import (
-	"sync"
-	"sync/atomic"
-)
+import "sync"
 
 // Scope closes every Tensor made through it, for loops that allocate (on the GPU
 // especially) and should not wait for the garbage collector:
@@ -65,10 +62,8 @@ func (s *Scope) Close() error {
 			t.h = 0
 		}
 	}
-	if atomic.LoadUintptr(releaseSlot) != 0 { // the waiting tensor goes in the same call
-		if h := atomic.SwapUintptr(releaseSlot, 0); h != 0 {
-			hs = append(hs, C.uintptr_t(h))
-		}
+	if h := takeSlot(); h != 0 { // the waiting tensor goes in the same call
+		hs = append(hs, h)
 	}
 	if len(hs) > 0 {
 		C.gdt_release_many(&hs[0], C.size_t(len(hs)))

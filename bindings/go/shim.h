@@ -33,15 +33,14 @@ static inline gdt_tres gdt_tr(dt_status st, dt_tensor* t) {
 static inline gdt_res gdt_fail(dt_status st, const char* m) { gdt_res r; r.st = st; r.msg = strdup(m); return r; }
 
 /* ---- library */
-/* Releases whose status was not DT_OK (a double release would be one): the deferred
- * release paths have no caller to report to, so the tests check this count instead.
+/* Every release of the binding (Close's deferred ones, Scope.Close, the finalizer) goes
+ * through here. Releases whose status was not DT_OK (a double release would be one) have
+ * no caller to report to and no message to fetch, so the tests check this count instead.
  * Defined in lifetime.go's preamble (one definition for every cgo file). */
 extern uint64_t gdt_release_errors;
 static inline void gdt_release_counted(uintptr_t t) {
   if (dt_tensor_release((dt_tensor*)t) != DT_OK) __atomic_fetch_add(&gdt_release_errors, 1, __ATOMIC_RELAXED);
 }
-/* For the finalizer: no message to fetch. */
-static inline void gdt_release_quiet(uintptr_t t) { gdt_release_counted(t); }
 /* Scope.Close: hs is Go memory holding no Go pointer, read only during the call. */
 static inline void gdt_release_many(const uintptr_t* hs, size_t n) {
   for (size_t i = 0; i < n; ++i) gdt_release_counted(hs[i]);
