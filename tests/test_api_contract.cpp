@@ -86,6 +86,7 @@
 #include <vector>
 
 #include "devtensor.h"
+#include "../src/api/testing.h"
 
 // Under AddressSanitizer a huge malloc must return NULL (so the library can report
 // DT_ERR_OUT_OF_MEMORY) instead of aborting the test program.
@@ -1930,6 +1931,65 @@ TEST_F(Handles, StaleHandleDoesNotReachTheTensorThatReusedItsSlot) {
     EXPECT_EQ(n, 4u);
     EXPECT_EQ(dt_tensor_release(f), DT_OK);
   }
+}
+
+TEST_F(Handles, AMillionReusesOfOneSlotNeverRevalidateAStaleHandle) {
+  // Issue 16: with a 16-bit generation the 65,536th reuse of a slot gave the first
+  // handle's value again, and a stale release freed someone else's tensor. Create and
+  // release one tensor a million times (the per-thread cache hands the same slot back
+  // each time): every value must be new, and the first handle must stay refused.
+  dt_tensor* first = nullptr;
+  ASSERT_EQ(dt_tensor_zeros(k4, 1, DT_FLOAT32, CPU0, &first), DT_OK);
+  ASSERT_EQ(dt_tensor_release(first), DT_OK);
+  const size_t live = dt_live_handle_count();
+  constexpr int kReuses = 1000000;
+  int repeats = 0;
+  for (int i = 0; i < kReuses; ++i) {
+    dt_tensor* t = nullptr;
+    ASSERT_EQ(dt_tensor_zeros(k4, 1, DT_FLOAT32, CPU0, &t), DT_OK);
+    if (t == first) ++repeats;
+    ASSERT_EQ(dt_tensor_release(t), DT_OK);
+  }
+  EXPECT_EQ(repeats, 0) << "a released handle's value was given out again";
+  dt_tensor* live_one = nullptr;  // possibly in the very slot `first` had
+  ASSERT_EQ(dt_tensor_ones(k4, 1, DT_FLOAT32, CPU0, &live_one), DT_OK);
+  EXPECT_EQ(dt_tensor_release(first), IH);
+  EXPECT_EQ(dt_tensor_retain(first), IH);
+  size_t n = 0;
+  EXPECT_EQ(dt_tensor_numel(live_one, &n), DT_OK) << "the stale release must not have touched the live tensor";
+  EXPECT_EQ(n, 4u);
+  EXPECT_EQ(dt_tensor_release(live_one), DT_OK);
+  EXPECT_EQ(dt_live_handle_count(), live);
+}
+
+TEST_F(Handles, ASlotAtItsLastGenerationIsRetiredNotReused) {
+  // Generations never wrap: a slot that used its last one is never handed out again
+  // (dt_testing_age_tensor_handle jumps a slot to it; 2^40 real reuses take days).
+  dt_tensor* t = nullptr;
+  ASSERT_EQ(dt_tensor_zeros(k4, 1, DT_FLOAT32, CPU0, &t), DT_OK);
+  dt_tensor* aged = dt_testing_age_tensor_handle(t);
+  ASSERT_NE(aged, nullptr);
+  EXPECT_EQ(dt_tensor_release(t), IH) << "the value before aging no longer matches";
+  size_t n = 0;
+  EXPECT_EQ(dt_tensor_numel(aged, &n), DT_OK);
+  const size_t live = dt_live_handle_count();
+  ASSERT_EQ(dt_tensor_release(aged), DT_OK);
+  EXPECT_EQ(dt_live_handle_count(), live - 1);
+  const uintptr_t slot_mask = (uintptr_t{1} << 24) - 1;  // handle_table.cpp's index bits
+  std::vector<dt_tensor*> fresh(256, nullptr);
+  for (auto& f : fresh) {
+    ASSERT_EQ(dt_tensor_zeros(k4, 1, DT_FLOAT32, CPU0, &f), DT_OK);
+    EXPECT_NE(reinterpret_cast<uintptr_t>(f) & slot_mask, reinterpret_cast<uintptr_t>(aged) & slot_mask)
+        << "the retired slot was handed out again";
+  }
+  EXPECT_EQ(dt_tensor_release(aged), IH);
+  for (auto& f : fresh) EXPECT_EQ(dt_tensor_release(f), DT_OK);
+}
+
+TEST_F(Handles, AForeignPointerIsNotAHandle) {
+  int not_a_handle = 0;
+  EXPECT_EQ(dt_tensor_release(reinterpret_cast<dt_tensor*>(&not_a_handle)), IH);
+  EXPECT_NE(lower(dt_last_error_message()).find("not a devtensor handle"), std::string::npos) << dt_last_error_message();
 }
 
 TEST_F(Handles, LiveHandleCountFollowsCreateAndRelease) {

@@ -14,8 +14,13 @@ namespace dt {
 
 namespace {
 
-// state = generation (upper 32 bits) | reference count (lower 32 bits). A slot is live
-// while its count is nonzero; freeing bumps the generation so old handles stop matching.
+// A handle's value is (generation << 24) | slot index: not an address, so all 64 bits
+// serve the check. state = generation (upper 40 bits) | reference count (lower 24 bits).
+// A slot is live while its count is nonzero; freeing it bumps the generation so old
+// handles stop matching. Generations only grow (a slot whose 40 bits run out is retired,
+// never reused), so a handle value is never given out twice in a process: a stale handle
+// is detected however many handles came after it (2^40 reuses of one slot take days of
+// nothing but creating and releasing it).
 struct alignas(32) Slot {
   std::atomic<uint64_t> state{0};
   void* object = nullptr;
@@ -23,10 +28,17 @@ struct alignas(32) Slot {
   uint32_t kind = 0;
 };
 static_assert(sizeof(Slot) == 32, "slot layout");
+static_assert(sizeof(void*) == 8, "handles are 64-bit values");
 
-constexpr uint64_t kAddressBits = 48;
-constexpr uint64_t kAddressMask = (uint64_t{1} << kAddressBits) - 1;
-constexpr size_t kMaxSlots = size_t{1} << 24;  // 16M live handles, 512 MiB of address space
+constexpr uint64_t kIndexBits = 24;
+constexpr uint64_t kIndexMask = (uint64_t{1} << kIndexBits) - 1;
+constexpr size_t kMaxSlots = size_t{1} << kIndexBits;  // 16M live handles, 512 MiB of address space
+constexpr uint64_t kCountBits = 24;
+constexpr uint64_t kCountMask = (uint64_t{1} << kCountBits) - 1;  // references per handle
+constexpr uint64_t kLastGeneration = (uint64_t{1} << (64 - kCountBits)) - 1;
+
+uint64_t generation_of_state(uint64_t st) { return st >> kCountBits; }
+uint64_t count_of_state(uint64_t st) { return st & kCountMask; }
 
 class Table {
  public:
@@ -45,23 +57,22 @@ class Table {
     s.object = object;
     s.destroy = destroy;
     s.kind = static_cast<uint32_t>(kind);
-    uint64_t gen = s.state.load(std::memory_order_relaxed) >> 32;
-    s.state.store((gen << 32) | 1u, std::memory_order_release);
+    // Generations start at 1, so no handle is NULL.
+    uint64_t gen = generation_of_state(s.state.load(std::memory_order_relaxed));
+    if (gen == 0) gen = 1;
+    s.state.store((gen << kCountBits) | 1u, std::memory_order_release);
     return encode(index, gen);
   }
 
   // Returns the slot for a handle whose generation matches and count is nonzero.
   Slot& lookup(const void* handle, HandleKind kind, const char* what, uint64_t* state_out) {
-    uintptr_t h = reinterpret_cast<uintptr_t>(handle);
-    uintptr_t addr = h & kAddressMask;
-    uintptr_t base = reinterpret_cast<uintptr_t>(slots_);
-    if (!slots_ || addr < base || addr >= base + used_bytes() || (addr - base) % sizeof(Slot) != 0)
+    const uint64_t h = reinterpret_cast<uintptr_t>(handle);
+    const uint64_t index = h & kIndexMask;
+    if (!slots_ || index >= used_published_.load(std::memory_order_acquire))
       fail(DT_ERR_INVALID_HANDLE, cat(what, ": not a devtensor handle"));
-    Slot& s = *reinterpret_cast<Slot*>(addr);
+    Slot& s = slots_[index];
     uint64_t st = s.state.load(std::memory_order_acquire);
-    uint16_t gen = static_cast<uint16_t>(h >> kAddressBits);
-    if (static_cast<uint16_t>(st >> 32) != gen || (st & 0xffffffffu) == 0)
-      fail(DT_ERR_INVALID_HANDLE, cat(what, ": the handle was already released (use after release or double release)"));
+    check_generation(handle, st, what);
     if (s.kind != static_cast<uint32_t>(kind))
       fail(DT_ERR_INVALID_HANDLE, cat(what, ": expected a ", handle_kind_name(kind), " handle but got a ",
                                       handle_kind_name(static_cast<HandleKind>(s.kind)), " handle"));
@@ -73,9 +84,10 @@ class Table {
     uint64_t st;
     Slot& s = lookup(handle, kind, "retain", &st);
     while (true) {
-      if ((st & 0xffffffffu) == 0xffffffffu) fail(DT_ERR_INVALID_ARGUMENT, "retain: reference count overflow");
+      if (count_of_state(st) == kCountMask)
+        fail(DT_ERR_INVALID_ARGUMENT, cat("retain: the handle already holds ", kCountMask, " references (the most one handle can)"));
       if (s.state.compare_exchange_weak(st, st + 1, std::memory_order_acq_rel)) return;
-      check_same_generation(handle, st, "retain");
+      check_generation(handle, st, "retain");
     }
   }
 
@@ -83,35 +95,55 @@ class Table {
     uint64_t st;
     Slot& s = lookup(handle, kind, "release", &st);
     while (true) {
-      uint64_t count = st & 0xffffffffu;
-      uint64_t next = count == 1 ? ((st >> 32) + 1) << 32 : st - 1;
+      const uint64_t count = count_of_state(st), gen = generation_of_state(st);
+      // The last reference: the next generation, count 0. A slot at the last generation
+      // keeps it with count 0 and is never handed out again (retired).
+      const bool retire = count == 1 && gen == kLastGeneration;
+      const uint64_t next = count != 1 ? st - 1 : retire ? gen << kCountBits : (gen + 1) << kCountBits;
       if (s.state.compare_exchange_weak(st, next, std::memory_order_acq_rel)) {
-        if (count == 1) free_slot(s);
+        if (count == 1) free_slot(s, retire);
         return;
       }
-      check_same_generation(handle, st, "release");
+      check_generation(handle, st, "release");
     }
+  }
+
+  void* age_to_last_generation(const void* handle, HandleKind kind) {
+    uint64_t st;
+    Slot& s = lookup(handle, kind, "age_to_last_generation", &st);
+    while (!s.state.compare_exchange_weak(st, (kLastGeneration << kCountBits) | count_of_state(st)))
+      check_generation(handle, st, "age_to_last_generation");
+    return encode(static_cast<uint32_t>(&s - slots_), kLastGeneration);
   }
 
   // Counts live slots (a scan: meant for leak checks, not hot paths).
   size_t live() {
     size_t used = used_published_.load(std::memory_order_acquire), n = 0;
     for (size_t i = 0; i < used; ++i)
-      if (slots_[i].state.load(std::memory_order_acquire) & 0xffffffffu) ++n;
+      if (count_of_state(slots_[i].state.load(std::memory_order_acquire))) ++n;
     return n;
   }
 
  private:
-  void check_same_generation(const void* handle, uint64_t st, const char* what) {
-    uint16_t gen = static_cast<uint16_t>(reinterpret_cast<uintptr_t>(handle) >> kAddressBits);
-    if (static_cast<uint16_t>(st >> 32) != gen || (st & 0xffffffffu) == 0)
+  // INVALID_HANDLE unless the handle's generation is the slot's and the slot is live.
+  // Generations only grow, so a generation above the slot's was never given out: the
+  // value is not a handle (a foreign pointer), rather than a released one.
+  static void check_generation(const void* handle, uint64_t st, const char* what) {
+    const uint64_t gen = reinterpret_cast<uintptr_t>(handle) >> kIndexBits;
+    const uint64_t current = generation_of_state(st);
+    if (gen > current || gen == 0) fail(DT_ERR_INVALID_HANDLE, cat(what, ": not a devtensor handle"));
+    if (gen != current || count_of_state(st) == 0)
       fail(DT_ERR_INVALID_HANDLE, cat(what, ": the handle was already released (use after release or double release)"));
   }
 
-  void free_slot(Slot& s) {
+  void free_slot(Slot& s, bool retire) {
     void* object = s.object;
     HandleDestroy destroy = s.destroy;
     s.object = nullptr;
+    if (retire) {
+      destroy(object);
+      return;
+    }
     LocalCache& cache = local_cache();
     if (cache.n == LocalCache::kCapacity) spill(cache, LocalCache::kCapacity / 2);
     cache.idx[cache.n++] = static_cast<uint32_t>(&s - slots_);
@@ -163,9 +195,8 @@ class Table {
     return used_published_.load(std::memory_order_acquire) * sizeof(Slot);
   }
 
-  void* encode(uint32_t index, uint64_t gen) {
-    uintptr_t addr = reinterpret_cast<uintptr_t>(&slots_[index]);
-    return reinterpret_cast<void*>(((gen & 0xffff) << kAddressBits) | addr);
+  static void* encode(uint32_t index, uint64_t gen) {
+    return reinterpret_cast<void*>(static_cast<uintptr_t>((gen << kIndexBits) | index));
   }
 
   Slot* slots_ = nullptr;
@@ -204,5 +235,8 @@ void* handle_resolve(const void* handle, HandleKind kind, const char* what) {
 void handle_retain(const void* handle, HandleKind kind) { table().retain(handle, kind); }
 void handle_release(const void* handle, HandleKind kind) { table().release(handle, kind); }
 size_t handle_live_count() { return table().live(); }
+void* handle_age_to_last_generation(const void* handle, HandleKind kind) {
+  return table().age_to_last_generation(handle, kind);
+}
 
 }  // namespace dt

@@ -1,7 +1,9 @@
-// The handle table: every handle the C ABI gives out is the address of a slot here with
-// a 16-bit generation in the pointer's top bits. Slots are never unmapped, so checking a
-// stale handle reads valid memory: a released, doubly released or foreign handle is
-// reported as DT_ERR_INVALID_HANDLE instead of crashing. Each slot holds the handle's
+// The handle table: every handle the C ABI gives out is a 64-bit value naming a slot
+// here (its low 24 bits) and the slot's generation (the upper 40 bits). Slots are never
+// unmapped and generations only grow (a slot that used its last one is retired), so no
+// handle value is ever given out twice in a process and checking a stale handle reads
+// valid memory: a released, doubly released or foreign handle is reported as
+// DT_ERR_INVALID_HANDLE, never a crash or another object. Each slot holds the handle's
 // own reference count and one strong reference to the object behind it.
 #pragma once
 #include <cstddef>
@@ -23,5 +25,8 @@ void handle_retain(const void* handle, HandleKind kind);
 // Drops one reference; the last one destroys the object and frees the slot.
 void handle_release(const void* handle, HandleKind kind);
 size_t handle_live_count();
+// Test hook: gives a live handle's slot its last generation, so that its release
+// retires the slot; returns the handle's new value (the old one stops matching).
+void* handle_age_to_last_generation(const void* handle, HandleKind kind);
 
 }  // namespace dt
