@@ -71,13 +71,21 @@ TEST(CudaStatus, WithoutAGpuEveryCudaRequestSaysWhy) {
     EXPECT_NE(std::string(dt_last_error_message()).find(reason), std::string::npos)
         << what << ": " << dt_last_error_message() << " should carry: " << reason;
   };
-  unavailable_with_reason(dt_tensor_zeros(shape, 2, DT_FLOAT32, cuda0, &out), "dt_tensor_zeros");
+  // Issue 16.8: the message names the device asked for, as every other device error does.
+  auto names_device = [&](const char* device, const char* what) {
+    EXPECT_NE(std::string(dt_last_error_message()).find(std::string(device) + " requested"), std::string::npos)
+        << what << ": " << dt_last_error_message() << " should name " << device;
+  };
+  unavailable_with_reason(dt_tensor_zeros(shape, 2, DT_FLOAT32, dt_device{DT_DEVICE_CUDA, 1}, &out), "dt_tensor_zeros");
+  names_device("cuda:1", "dt_tensor_zeros");
   unavailable_with_reason(dt_tensor_rand(shape, 2, DT_FLOAT32, cuda0, &out), "dt_tensor_rand");
+  names_device("cuda:0", "dt_tensor_rand");
   unavailable_with_reason(dt_tensor_empty_pinned(shape, 2, DT_FLOAT32, &out), "dt_tensor_empty_pinned");
   EXPECT_EQ(out, nullptr);
   T host;
   DT_ASSERT_OK(dt_tensor_ones(shape, 2, DT_FLOAT32, cpu(), host.out()));
   unavailable_with_reason(dt_tensor_to(host, cuda0, DT_DTYPE_DEFAULT, 0, &out), "dt_tensor_to");
+  names_device("cuda:0", "dt_tensor_to");
   unavailable_with_reason(dt_tensor_pin_memory(host, &out), "dt_tensor_pin_memory");
   int32_t pinned = -1;
   DT_ASSERT_OK(dt_tensor_is_pinned(host, &pinned));
@@ -85,6 +93,11 @@ TEST(CudaStatus, WithoutAGpuEveryCudaRequestSaysWhy) {
   dt_device_props props;
   props.struct_size = sizeof props;
   unavailable_with_reason(dt_device_properties(cuda0, &props), "dt_device_properties");
+  names_device("cuda:0", "dt_device_properties");
+  M lin;
+  DT_ASSERT_OK(dt_linear_new(2, 2, 1, DT_FLOAT32, cpu(), lin.out()));
+  unavailable_with_reason(dt_module_to(lin, dt_device{DT_DEVICE_CUDA, 2}), "dt_module_to");
+  names_device("cuda:2", "dt_module_to");
   dt_mem_stats stats;
   stats.struct_size = sizeof stats;
   unavailable_with_reason(dt_memory_stats(cuda0, &stats), "dt_memory_stats");

@@ -102,9 +102,11 @@ const Status& status() { return loaded().status; }
 
 size_t device_count() { return loaded().devices; }
 
-void require_available() {
+void require_available(const char* requested) {
   const Loaded& l = loaded();
-  if (!l.api) fail(DT_ERR_DEVICE_UNAVAILABLE, "CUDA is not available: " + l.status.reason);
+  if (l.api) return;
+  if (requested) fail(DT_ERR_DEVICE_UNAVAILABLE, cat(requested, " requested, but CUDA is not available: ", l.status.reason));
+  fail(DT_ERR_DEVICE_UNAVAILABLE, "CUDA is not available: " + l.status.reason);
 }
 
 const dtp_api& api() {

@@ -18,7 +18,9 @@ struct Status {
 
 const Status& status();    // loads and probes the plugin once, thread-safely
 size_t device_count();     // 0 unless available
-void require_available();  // throws DEVICE_UNAVAILABLE with the reason
+// Throws DEVICE_UNAVAILABLE with the reason; `requested` ("cuda:1"), when given, names
+// the device the caller asked for.
+void require_available(const char* requested = nullptr);
 // The plugin's table; throws DEVICE_UNAVAILABLE with the reason when CUDA is unusable.
 const dtp_api& api();
 

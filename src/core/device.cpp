@@ -83,7 +83,7 @@ void check_device(Device d) {
     fail(DT_ERR_INVALID_ARGUMENT, cat("unknown device type ", d.type, " (expected 1 for CPU or 2 for CUDA)"));
   if (d.index < 0) fail(DT_ERR_INVALID_ARGUMENT, cat("negative device ordinal ", d.index));
   if (d.type == DT_DEVICE_CUDA) {
-    cuda::require_available();  // DEVICE_UNAVAILABLE with the reason
+    cuda::require_available(device_str(d).c_str());  // DEVICE_UNAVAILABLE naming d, with the reason
     size_t n = cuda::device_count();
     if (static_cast<size_t>(d.index) >= n)
       fail(DT_ERR_INVALID_DEVICE, cat("invalid device ordinal: ", device_str(d), " requested, ", n,
