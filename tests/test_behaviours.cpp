@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 
 #include "support/dt_test.h"
@@ -104,6 +105,38 @@ TEST_F(Behaviours, FromBlobHonoursStridesAndDoesNotCallTheDeleterOnFailure) {
                    DT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(out, reinterpret_cast<dt_tensor*>(0x1234));
   EXPECT_EQ(g_deleted, 0);
+}
+
+TEST_F(Behaviours, BoolBytesAreNormalisedOnCopyInAndRefusedWhenBorrowed) {
+  // Issue 16.5: a bool byte other than 0 or 1 was kept and read as a C bool, which is
+  // undefined: sum([0, 1, 2, 255]) was 258 in release and 2 under UBSan. Copies in
+  // normalise (nonzero is true, as NumPy's astype(bool)): the sum is 3.
+  unsigned char bytes[4] = {0, 1, 2, 255};
+  int64_t n = 4;
+  T t, s;
+  DT_ASSERT_OK(dt_tensor_from_data(bytes, sizeof bytes, &n, 1, DT_BOOL, cpu(), t.out()));
+  EXPECT_EQ(values<unsigned char>(t), (std::vector<unsigned char>{0, 1, 1, 1}));
+  DT_ASSERT_OK(dt_sum(t, nullptr, 0, 0, s.out()));
+  EXPECT_EQ(values<int64_t>(s), (std::vector<int64_t>{3}));
+  const unsigned char more[4] = {7, 0, 0, 128};
+  DT_ASSERT_OK(dt_tensor_copy_from_host(t, more, sizeof more));
+  EXPECT_EQ(values<unsigned char>(t), (std::vector<unsigned char>{1, 0, 0, 1}));
+  EXPECT_EQ(bytes[2], 2) << "the caller's buffer is left alone";
+  // Borrowed memory cannot be normalised without writing the caller's bytes: refused,
+  // naming the element (and the deleter is not called).
+  g_deleted = 0;
+  dt_tensor* out = reinterpret_cast<dt_tensor*>(0x1234);
+  DT_EXPECT_STATUS(dt_tensor_from_blob(bytes, &n, 1, nullptr, DT_BOOL, cpu(), count_delete, &g_deleted, &out),
+                   DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("element 2"), std::string::npos) << dt_last_error_message();
+  EXPECT_EQ(out, reinterpret_cast<dt_tensor*>(0x1234));
+  EXPECT_EQ(g_deleted, 0);
+  // Strides decide which bytes are elements: every other byte here, all 0 or 1.
+  unsigned char strided[4] = {1, 9, 0, 9};
+  int64_t two = 2, step = 2;
+  T v;
+  DT_ASSERT_OK(dt_tensor_from_blob(strided, &two, 1, &step, DT_BOOL, cpu(), nullptr, nullptr, v.out()));
+  EXPECT_EQ(values<unsigned char>(v), (std::vector<unsigned char>{1, 0}));
 }
 
 TEST_F(Behaviours, DataPtrIsLiveMemory) {

@@ -225,6 +225,8 @@ TEST_F(Dlpack, RefusedImportsLeaveTheProducerAlone) {
       {"NULL data", [](Producer& p) { p.managed.dl_tensor.data = nullptr; }, DT_ERR_INVALID_ARGUMENT},
       {"byte_offset not a multiple of the element size (found by fuzzing)",
        [](Producer& p) { p.managed.dl_tensor.byte_offset = 2; }, DT_ERR_NOT_SUPPORTED},
+      {"bool bytes other than 0 and 1 (the bytes of float 1.0: 0, 0, 0x80, 0x3f, ...)",
+       [](Producer& p) { p.managed.dl_tensor.dtype = DLDataType{6 /* kDLBool */, 8, 1}; }, DT_ERR_INVALID_ARGUMENT},
       {"overflowing stride",
        [](Producer& p) { p.strides[0] = INT64_MAX / 2; p.strides[1] = 1; p.managed.dl_tensor.strides = p.strides; },
        DT_ERR_INVALID_ARGUMENT},

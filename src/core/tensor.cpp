@@ -145,6 +145,29 @@ bool compute_contiguous(const Dims& sh, const Dims& st) {
   return true;
 }
 
+namespace {
+// Byte offset of the element with row-major index i of a (shape, strides) layout of bytes.
+int64_t element_offset(const Dims& shape, const Dims& strides, int64_t i) {
+  int64_t off = 0;
+  for (int d = shape.n - 1; d >= 0; --d) {
+    off += (i % shape.v[d]) * strides.v[d];
+    i /= shape.v[d];
+  }
+  return off;
+}
+unsigned char element_byte(const void* data, const Dims& shape, const Dims& strides, int64_t i) {
+  return static_cast<const unsigned char*>(data)[element_offset(shape, strides, i)];
+}
+// The row-major index of the first element of a non-empty one-byte layout whose byte is
+// neither 0 nor 1, or -1.
+int64_t first_non_bool_byte(const unsigned char* data, const Dims& shape, const Dims& strides) {
+  const int64_t n = numel_of(shape);
+  for (int64_t i = 0; i < n; ++i)
+    if (data[element_offset(shape, strides, i)] > 1) return i;
+  return -1;
+}
+}  // namespace
+
 Tensor borrow_tensor(const char* fn, void* data, Device device, DType dtype, const Dims& shape, const Dims& strides) {
   const int64_t numel = numel_of(shape);
   const int64_t itemsize = static_cast<int64_t>(dtype_size(dtype));
@@ -164,6 +187,16 @@ Tensor borrow_tensor(const char* fn, void* data, Device device, DType dtype, con
     if (reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(itemsize) != 0)
       fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": data (", data, ") is not aligned to the ", itemsize, "-byte elements of ",
                                      dtype_name(dtype), "; copy it to aligned memory first"));
+  }
+  // A bool is one byte holding 0 or 1; any other byte read as a bool is undefined
+  // behaviour in every kernel. Host memory is checked here (device memory cannot be
+  // read from the host: the header puts it on the producer).
+  if (dtype == DType::Bool && device.is_cpu() && numel > 0) {
+    const int64_t bad = first_non_bool_byte(static_cast<const unsigned char*>(data), shape, strides);
+    if (bad >= 0)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": element ", bad, " (in row-major order) of the bool tensor holds the byte ",
+                                        static_cast<unsigned>(element_byte(data, shape, strides, bad)),
+                                        "; a bool must be 0 or 1"));
   }
   Ref<Storage> storage = Storage::borrow(device, data, static_cast<size_t>(bytes), nullptr, nullptr);
   return Tensor(Ref<TensorImpl>::adopt(TensorImpl::create(std::move(storage), dtype, shape, strides, 0)));

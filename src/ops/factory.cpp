@@ -1,6 +1,8 @@
 // Constructors, dtype/device movement and host copies.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "core/backend.h"
 #include "core/context.h"
@@ -155,6 +157,18 @@ void copy_from_host(const Tensor& t, const void* src, size_t nbytes) {
     fail(DT_ERR_INVALID_ARGUMENT, cat("copy_from_host: the tensor has ", t.nbytes(), " bytes but the buffer ", nbytes));
   if (nbytes == 0) return;
   if (!src) fail(DT_ERR_INVALID_ARGUMENT, "copy_from_host: src is NULL");
+  // A bool is stored as one byte holding 0 or 1 (any other byte read as a bool is
+  // undefined behaviour in the kernels): copied-in bytes are normalised, nonzero is true,
+  // as NumPy's and PyTorch's conversions to bool do.
+  std::vector<unsigned char> normalised;
+  if (t.dtype() == DType::Bool) {
+    const auto* bytes = static_cast<const unsigned char*>(src);
+    if (std::any_of(bytes, bytes + nbytes, [](unsigned char b) { return b > 1; })) {
+      normalised.resize(nbytes);
+      std::transform(bytes, bytes + nbytes, normalised.begin(), [](unsigned char b) { return b != 0; });
+      src = normalised.data();
+    }
+  }
   t.storage()->begin_write("copy_from_host");
   if (t.device().is_cpu() && t.is_contiguous()) {
     std::memmove(t.data(), src, nbytes);
