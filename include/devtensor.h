@@ -38,12 +38,18 @@
  * THREADING.  Every function is safe to call from any thread at any time. Distinct
  *   tensors may be used concurrently from different threads; one tensor may be read
  *   concurrently from many threads. Concurrent in-place writes to the same tensor's
- *   data (dt_add_ and friends, or writes through dt_tensor_data_ptr) race on the data
- *   like any shared memory, but never corrupt devtensor's own state: reference counts
- *   and handle checks are atomic. The error message is per thread. A handle must stay
+ *   data (dt_add_ and friends, an optimizer step, loading a module, or writes through
+ *   dt_tensor_data_ptr) race on the data like any shared memory: a concurrent reader
+ *   sees each element's old or new value. They never corrupt devtensor's own state:
+ *   reference counts and handle checks are atomic. A module's parameters and buffers
+ *   may be read, through their handles or by another call, while the module moves
+ *   (dt_module_to): a reader sees the tensor before the move or after it, whole, never
+ *   freed memory, because the move replaces each tensor's memory only once the calls
+ *   reading it have returned. The error message is per thread. A handle must stay
  *   referenced while any call uses it: releasing its last reference on one thread while
  *   another thread is inside a call with it is a use-after-free in the caller (stale
- *   handles are detected when the calls do not overlap).
+ *   handles are detected when the calls do not overlap; a handle value is never given
+ *   out twice in a process, so a stale handle stays detected forever).
  *
  * No C++ exception, abort() or exit() ever crosses this ABI.
  * ---------------------------------------------------------------------------------------
@@ -358,7 +364,8 @@ DT_API dt_status dt_tensor_randn(const int64_t* shape, size_t ndim, dt_dtype dty
                                  dt_device device, dt_tensor** out);
 
 /** A tensor holding a COPY of nbytes of host memory at data, read as contiguous
- *  row-major elements of dtype; nbytes must equal numel * element size.
+ *  row-major elements of dtype; nbytes must equal numel * element size. For DT_BOOL
+ *  each byte is one element and any nonzero byte is true (stored as 1).
  *  Errors: as above, plus DT_ERR_INVALID_ARGUMENT for NULL data with nbytes > 0 or a
  *  size mismatch (DT_DTYPE_DEFAULT is resolved to the default dtype first). */
 DT_API dt_status dt_tensor_from_data(const void* data, size_t nbytes, const int64_t* shape,
@@ -372,9 +379,11 @@ typedef void (*dt_deleter)(void* data, void* context);
  *  through either side are seen by the other. strides (in elements; NULL for contiguous
  *  row-major) may describe any layout inside the buffer. When the last tensor using the
  *  memory is released, deleter(data, context) runs once (deleter may be NULL). On
- *  failure the deleter is NOT called and the caller keeps ownership.
+ *  failure the deleter is NOT called and the caller keeps ownership. A DT_BOOL tensor's
+ *  bytes must each be 0 or 1 (they are checked here, and must stay so: devtensor reads
+ *  them as C bools, for which other bytes are undefined).
  *  Errors: as above, plus DT_ERR_INVALID_ARGUMENT (NULL data with elements, negative
- *  strides), DT_ERR_NOT_SUPPORTED (a device that exists but is not a CPU device; a
+ *  strides, a bool byte other than 0 or 1), DT_ERR_NOT_SUPPORTED (a device that exists but is not a CPU device; a
  *  device that does not exist is DT_ERR_INVALID_DEVICE / DT_ERR_DEVICE_UNAVAILABLE; data
  *  not aligned to the element size). */
 DT_API dt_status dt_tensor_from_blob(void* data, const int64_t* shape, size_t ndim,
@@ -477,12 +486,15 @@ DT_API dt_status dt_tensor_to(const dt_tensor* t, dt_device device, dt_dtype dty
 DT_API dt_status dt_tensor_copy_to_host(const dt_tensor* t, void* dst, size_t nbytes);
 
 /** Copies host memory (row-major elements of t's dtype, nbytes == dt_tensor_nbytes) INTO
- *  t, in place, whatever t's layout. Errors: as dt_tensor_copy_to_host. */
+ *  t, in place, whatever t's layout. For DT_BOOL any nonzero byte is true (stored as 1).
+ *  Errors: as dt_tensor_copy_to_host. */
 DT_API dt_status dt_tensor_copy_from_host(dt_tensor* t, const void* src, size_t nbytes);
 
 /** *out = the address of t's first element, which for a CPU tensor is the LIVE memory:
  *  writes through it are seen by the tensor and its views, and the reverse. BORROWED:
- *  valid while a reference to t (or a view of its storage) is held. Strides apply.
+ *  valid while a reference to t (or a view of its storage) is held, and, for a module's
+ *  parameter or buffer, until the module moves (dt_module_to gives it new memory).
+ *  Strides apply.
  *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL; a read-only tensor,
  *  see DLPack below: read it with dt_tensor_copy_to_host),
  *  DT_ERR_NOT_SUPPORTED (a device tensor cannot be viewed as host memory; copy it). */
@@ -711,8 +723,10 @@ DT_API dt_status dt_tensor_is_leaf(const dt_tensor* t, int32_t* out);
 DT_API dt_status dt_tensor_grad(const dt_tensor* t, dt_tensor** out);
 /** Drops t's accumulated gradient (as `t.grad = None`). Errors: DT_ERR_INVALID_HANDLE. */
 DT_API dt_status dt_tensor_clear_grad(dt_tensor* t);
-/** The name of the backward function that produced t ("AddmmBackward0"), or "" for a
- *  leaf. String protocol as dt_tensor_to_string. Errors: DT_ERR_INVALID_HANDLE,
+/** The name of the backward function that produced t, PyTorch's name for the same
+ *  computation ("AddmmBackward0" for a Linear layer, "NllLossBackward0" for cross
+ *  entropy and NLL losses, "MseLossBackward0"), or "" for a leaf. String protocol as
+ *  dt_tensor_to_string. Errors: DT_ERR_INVALID_HANDLE,
  *  DT_ERR_INVALID_ARGUMENT. */
 DT_API dt_status dt_tensor_grad_fn_name(const dt_tensor* t, char* buf, size_t cap, size_t* needed);
 /** A NEW tensor sharing t's memory, outside any graph (requires_grad 0).
@@ -720,7 +734,9 @@ DT_API dt_status dt_tensor_grad_fn_name(const dt_tensor* t, char* buf, size_t ca
 DT_API dt_status dt_tensor_detach(const dt_tensor* t, dt_tensor** out);
 /** Computes the gradient of t with respect to every leaf in its graph and adds it to
  *  their .grad. grad is the gradient of t (its shape; NULL for a one-element t, meaning
- *  1). Nothing the backward pass computes is recorded. Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT
+ *  1). Nothing the backward pass computes is recorded. All or nothing: every leaf's new
+ *  .grad is computed before any is stored, so on failure every .grad is as it was and
+ *  the call may be retried (the graph is kept). Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT
  *  (t does not require grad; NULL grad for a t of more than one element),
  *  DT_ERR_SHAPE_MISMATCH, DT_ERR_DEVICE_MISMATCH (grad's shape or device is not t's),
  *  DT_ERR_OUT_OF_MEMORY. */
@@ -739,8 +755,12 @@ DT_API dt_status dt_grad_enabled(int32_t* out);
  * +-1/sqrt(in_features) for weight and bias) from the device's Philox generator, so
  * dt_manual_seed makes them reproducible. Parameters and buffers carry PyTorch's
  * state_dict names ("0.weight", "2.bias", "weight" for a loss's class weights).
- * THREADING: a module may run forward from several threads at once; dt_module_to,
- * dt_module_train/eval and loading must not overlap other uses of the same module.
+ * THREADING: a module may run forward from several threads at once, and every module
+ * call is safe against every other: dt_module_to waits until the calls reading the
+ * module's tensors have returned and replaces their memory whole, so a forward that
+ * overlaps a move sees each tensor on the old device or the new (it may then fail with
+ * DT_ERR_DEVICE_MISMATCH, as an input on the wrong device would). Loading writes the
+ * values in place: a forward that overlaps it may see some old values and some new.
  */
 
 /** Loss reductions, as PyTorch's reduction="none" | "mean" | "sum". */
@@ -825,8 +845,9 @@ DT_API dt_status dt_module_release(dt_module* m);
  *  DT_ERR_DTYPE_MISMATCH, DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_module_forward(dt_module* m, const dt_tensor* const* inputs, size_t n, dt_tensor** out);
 /** Moves every parameter, gradient and buffer to device IN PLACE: tensor handles the
- *  caller holds stay valid and see the moved data. All or nothing: on failure nothing
- *  moved. Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_DEVICE,
+ *  caller holds stay valid and see the moved data (their old memory is freed once no
+ *  call uses it: pointers from dt_tensor_data_ptr go stale; DLPack exports and views
+ *  made before keep the old memory). All or nothing: on failure nothing moved. Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_DEVICE,
  *  DT_ERR_DEVICE_UNAVAILABLE, DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_module_to(dt_module* m, dt_device device);
 /** The device of the module's first parameter or buffer (cpu:0 when it has none).
@@ -874,7 +895,8 @@ DT_API dt_status dt_module_load(dt_module* m, const char* path);
 
 /** SGD over n parameter tensors (each retained), as torch.optim.SGD.
  *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out or params, a negative lr / momentum /
- *  weight_decay, nesterov without momentum or with dampening), DT_ERR_INVALID_HANDLE,
+ *  weight_decay, nesterov without momentum or with dampening, a tensor listed twice),
+ *  DT_ERR_INVALID_HANDLE,
  *  DT_ERR_DTYPE_MISMATCH (a non-floating parameter). */
 DT_API dt_status dt_sgd_new(const dt_tensor* const* params, size_t n, double lr, double momentum, double dampening,
                             double weight_decay, int32_t nesterov, dt_optimizer** out);
@@ -882,7 +904,12 @@ DT_API dt_status dt_sgd_new(const dt_tensor* const* params, size_t n, double lr,
  *  Errors: as dt_sgd_new (betas in [0, 1), eps >= 0). */
 DT_API dt_status dt_adam_new(const dt_tensor* const* params, size_t n, double lr, double beta1, double beta2,
                              double eps, double weight_decay, int32_t decoupled, dt_optimizer** out);
-/** One update of every parameter that has a gradient, in place on its device.
+/** One update of every parameter that has a gradient, in place on its device. All or
+ *  nothing: the new values and state (momentum buffers, Adam's moments and step count)
+ *  are all computed before the first parameter is written, and those writes allocate
+ *  nothing, so a failed step leaves the parameters and the optimizer's state as they
+ *  were and may simply be retried (only a device lost while the writes run can leave
+ *  them partly done). Steps of one optimizer run one at a time (a concurrent call waits).
  *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_DEVICE_MISMATCH, DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_optimizer_step(dt_optimizer* opt);
 /** Drops every parameter's gradient (PyTorch's zero_grad(set_to_none=True)).
@@ -1006,10 +1033,13 @@ DT_API dt_status dt_tensor_to_dlpack(const dt_tensor* t, struct DLManagedTensor*
  *  memory is released (the producer's memory stays alive until then). CUDA memory:
  *  devtensor's stream does not wait for the producer's, so the producer's pending writes
  *  must be finished first (for example torch.cuda.synchronize(), or a __dlpack__ call
- *  given a stream the producer then synchronises). On failure
+ *  given a stream the producer then synchronises). Bool elements must be bytes 0 or 1
+ *  (checked for host memory; for CUDA memory that is the producer's promise, which
+ *  PyTorch, NumPy and CuPy keep). On failure
  *  managed is untouched and its deleter is NOT called: it stays the caller's.
  *  Errors: DT_ERR_INVALID_ARGUMENT (NULL managed or out, ndim outside 0..DT_MAX_DIMS, a
- *  NULL shape or data, a negative size, a layout whose extent overflows),
+ *  NULL shape or data, a negative size, a layout whose extent overflows, a host bool
+ *  byte other than 0 or 1),
  *  DT_ERR_NOT_SUPPORTED (a dtype devtensor lacks, lanes != 1, a device type other than
  *  CPU, CUDA host or CUDA, a negative stride, data + byte_offset not aligned to the
  *  element size), DT_ERR_INVALID_DEVICE or

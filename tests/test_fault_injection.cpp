@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "../src/api/testing.h"
 #include "support/dt_test.h"
@@ -146,6 +147,126 @@ TEST_P(FaultInjection, OnTheGpuToo) {
   if (!dt_cuda_is_available()) GTEST_SKIP() << "CUDA is not available";
   EXPECT_GT(sweep(dt_device{DT_DEVICE_CUDA, 0}), 20);
 }
+
+// ---- a training step is all or nothing (issue 16.3)
+//
+// Two identical models train side by side; every dt_backward and dt_optimizer_step of
+// the second first runs with its 1st, 2nd, ... allocation failing, until one run gets
+// through. Each failed call must leave every parameter and .grad exactly as it was, and
+// a retry must then do exactly what the first model's single call did: after three
+// steps the parameters are bit-identical (a momentum buffer or an Adam step counter
+// advanced by a failed call would show).
+
+enum class Opt { SgdMomentum, Adam, AdamW };
+
+struct Trainer {
+  Module seq, l0, act, l1, loss;
+  Optimizer opt;
+  T params[4];
+  dt_status init(Opt kind) {
+    STEP(dt_manual_seed(7));
+    STEP(dt_linear_new(4, 5, 1, DT_FLOAT32, dt_device{DT_DEVICE_CPU, 0}, &l0.m));
+    STEP(dt_tanh_new(&act.m));
+    STEP(dt_linear_new(5, 3, 1, DT_FLOAT32, dt_device{DT_DEVICE_CPU, 0}, &l1.m));
+    dt_module* chain[] = {l0.m, act.m, l1.m};
+    STEP(dt_sequential_new(chain, 3, &seq.m));
+    STEP(dt_cross_entropy_loss_new(nullptr, DT_REDUCTION_MEAN, -100, 0.0, &loss.m));
+    const dt_tensor* ps[4];
+    for (size_t i = 0; i < 4; ++i) {
+      STEP(dt_module_parameter(seq.m, i, nullptr, 0, nullptr, params[i].out()));
+      ps[i] = params[i];
+    }
+    switch (kind) {
+      case Opt::SgdMomentum: return dt_sgd_new(ps, 4, 0.1, 0.9, 0.0, 0.01, 1, &opt.o);
+      case Opt::Adam: return dt_adam_new(ps, 4, 0.05, 0.9, 0.999, 1e-8, 0.01, 0, &opt.o);
+      case Opt::AdamW: return dt_adam_new(ps, 4, 0.05, 0.9, 0.999, 1e-8, 0.01, 1, &opt.o);
+    }
+    return DT_ERR_INTERNAL;
+  }
+  // The loss of one batch (step k's), recorded for backward.
+  dt_status forward(int k, T* l) {
+    float x[12];
+    for (int i = 0; i < 12; ++i) x[i] = static_cast<float>((i * 7 + k * 3) % 11) / 5.0f - 1.0f;
+    const int64_t labels[3] = {k % 3, (k + 1) % 3, 2};
+    const int64_t xs[] = {3, 4}, ys[] = {3};
+    T in, target, logits;
+    STEP(dt_tensor_from_data(x, sizeof x, xs, 2, DT_FLOAT32, dt_device{DT_DEVICE_CPU, 0}, in.out()));
+    STEP(dt_tensor_from_data(labels, sizeof labels, ys, 1, DT_INT64, dt_device{DT_DEVICE_CPU, 0}, target.out()));
+    const dt_tensor* a[] = {in};
+    STEP(dt_module_forward(seq.m, a, 1, logits.out()));
+    const dt_tensor* b[] = {logits, target};
+    return dt_module_forward(loss.m, b, 2, l->out());
+  }
+  // Every parameter's values, then every .grad's (empty for none), as bytes.
+  std::vector<std::vector<float>> state() {
+    std::vector<std::vector<float>> out;
+    for (T& p : params) out.push_back(values<float>(p));
+    for (T& p : params) {
+      T g;
+      EXPECT_EQ(dt_tensor_grad(p, g.out()), DT_OK);
+      out.push_back(g.get() ? values<float>(g) : std::vector<float>());
+    }
+    return out;
+  }
+};
+
+// Runs call with its Nth allocation failing, N = 1, 2, ..., until it succeeds; checks
+// that every failure was DT_ERR_OUT_OF_MEMORY and changed nothing. Returns the failures.
+template <typename Call>
+int fail_until_done(Trainer& t, const char* what, const Call& call) {
+  int failures = 0;
+  for (int64_t n = 1;; ++n) {
+    const auto before = t.state();
+    dt_testing_fail_allocation(n, 0);
+    const dt_status st = call();
+    const int64_t seen = dt_testing_allocation_count();
+    dt_testing_fail_allocation(0, 0);
+    if (st == DT_OK) {
+      EXPECT_LT(seen, n) << what << " succeeded although allocation " << n << " failed";
+      return failures;
+    }
+    ++failures;
+    EXPECT_EQ(st, DT_ERR_OUT_OF_MEMORY) << what << ", N=" << n << ": " << dt_last_error_message();
+    EXPECT_EQ(t.state(), before) << what << " failed at allocation " << n << " but changed parameters or gradients";
+    if (::testing::Test::HasFailure()) return failures;
+  }
+}
+
+class AllOrNothing : public ::testing::TestWithParam<Opt> {};
+
+TEST_P(AllOrNothing, AFailedBackwardOrStepChangesNothingAndARetryDoesItOnce) {
+  const size_t live = dt_live_handle_count();
+  {
+    Trainer clean, faulted;
+    ASSERT_EQ(clean.init(GetParam()), DT_OK) << dt_last_error_message();
+    ASSERT_EQ(faulted.init(GetParam()), DT_OK) << dt_last_error_message();
+    ASSERT_EQ(clean.state(), faulted.state());
+    int backward_failures = 0, step_failures = 0;
+    for (int k = 0; k < 3; ++k) {
+      T lc, lf;
+      ASSERT_EQ(clean.forward(k, &lc), DT_OK) << dt_last_error_message();
+      ASSERT_EQ(faulted.forward(k, &lf), DT_OK) << dt_last_error_message();
+      ASSERT_EQ(dt_backward(lc, nullptr), DT_OK);
+      ASSERT_EQ(dt_optimizer_step(clean.opt.o), DT_OK);
+      backward_failures += fail_until_done(faulted, "dt_backward", [&] { return dt_backward(lf, nullptr); });
+      step_failures += fail_until_done(faulted, "dt_optimizer_step", [&] { return dt_optimizer_step(faulted.opt.o); });
+      ASSERT_FALSE(HasFailure());
+      ASSERT_EQ(clean.state(), faulted.state()) << "after step " << k;
+      ASSERT_EQ(dt_optimizer_zero_grad(clean.opt.o), DT_OK);
+      ASSERT_EQ(dt_optimizer_zero_grad(faulted.opt.o), DT_OK);
+    }
+    EXPECT_GT(backward_failures, 3);
+    EXPECT_GT(step_failures, 3);
+    std::printf("[ all-or-nothing ] %d failed backward calls, %d failed steps, each changing nothing\n",
+                backward_failures, step_failures);
+  }
+  EXPECT_EQ(dt_live_handle_count(), live);
+}
+
+INSTANTIATE_TEST_SUITE_P(Optimizers, AllOrNothing, ::testing::Values(Opt::SgdMomentum, Opt::Adam, Opt::AdamW),
+                         [](const ::testing::TestParamInfo<Opt>& i) {
+                           return i.param == Opt::SgdMomentum ? "SgdMomentum" : i.param == Opt::Adam ? "Adam" : "AdamW";
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Sweep, FaultInjection, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& i) { return i.param ? "Persistent" : "Transient"; });

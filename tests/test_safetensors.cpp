@@ -6,15 +6,19 @@
 // when Python is there); CPU loads borrowing the file mapping; and one test per way a
 // file can break the format, each DT_ERR_FORMAT with its own message, creating nothing.
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <future>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -747,6 +751,28 @@ TEST_F(Safetensors, ValidButUnsupported) {
 TEST_F(Safetensors, IoErrors) {
   expect_bad(path("does-not-exist"), "No such file", DT_ERR_IO);
   expect_bad(dir_, "not a regular file", DT_ERR_IO);
+}
+
+TEST_F(Safetensors, AFifoIsRefusedWithoutBlocking) {
+  // Issue 16.4: open() of a FIFO for reading waited for a writer, forever. The load
+  // (and dt_module_load) must see the file type first and fail with DT_ERR_IO.
+  const std::string fifo = path("pipe.safetensors");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  auto load = std::async(std::launch::async, [&] {
+    expect_bad(fifo, "not a regular file (a FIFO)", DT_ERR_IO);
+    M lin;
+    EXPECT_EQ(dt_linear_new(2, 2, 1, DT_FLOAT32, cpu(), lin.out()), DT_OK);
+    EXPECT_EQ(dt_module_load(lin, fifo.c_str()), DT_ERR_IO) << dt_last_error_message();
+  });
+  if (load.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    ADD_FAILURE() << "loading a FIFO blocked";
+    // Unblock the readers: a writer that opens and closes the FIFO ends a blocked open().
+    while (load.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+      int fd = open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
+      if (fd >= 0) close(fd);
+    }
+  }
+  load.get();
 }
 
 TEST_F(Safetensors, ArgumentErrors) {

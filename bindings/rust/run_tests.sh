@@ -5,8 +5,8 @@
 # find the library. No crate registry is used: every cargo command runs --offline.
 # Runs: the bindgen check (committed bindings == what bindgen makes of the header now,
 # when bindgen is installed); cargo test (unit tests, tests/, doctests, bindgen's layout
-# tests); cargo run --example devices and --example train_digits; the check that Cargo.lock names only workspace
-# crates. CARGO_TARGET_DIR defaults to build/rust-target in the repository.
+# tests); the parameter-read-while-moving test again under valgrind; cargo run --example
+# devices and --example train_digits; the check that Cargo.lock names only workspace crates. CARGO_TARGET_DIR defaults to build/rust-target in the repository.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -63,6 +63,18 @@ echo "+ bindgen check"
 bindgen_check
 echo "+ cargo test --offline --locked"
 cargo test --offline --locked -j "$jobs"
+# Safe Rust reading a parameter while another thread moves the module: under valgrind a
+# read of freed memory is an error even where it does not crash (issue 16.10).
+echo "+ valgrind: parameter_read_on_other_threads_while_the_module_moves"
+if command -v valgrind >/dev/null; then
+  bin=$(cargo test --offline --locked -j "$jobs" --test four_cpu_devices --no-run 2>&1 |
+    sed -n 's/.*Executable .*(\(.*four_cpu_devices-[0-9a-f]*\)).*/\1/p' | tail -n1)
+  [[ -x $bin ]] || { echo "FAIL: no four_cpu_devices test binary found"; exit 1; }
+  valgrind --error-exitcode=1 --fair-sched=yes --leak-check=no "$bin" \
+    parameter_read_on_other_threads_while_the_module_moves --exact --test-threads=1
+else
+  echo "SKIP: valgrind is not installed"
+fi
 echo "+ cargo run --offline --example devices (DEVTENSOR_CPU_DEVICES=2)"
 DEVTENSOR_CPU_DEVICES=2 cargo run --offline --locked -j "$jobs" -q --example devices
 echo "+ cargo run --offline --example train_digits (must reach 95%)"

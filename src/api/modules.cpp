@@ -20,6 +20,13 @@ namespace {
 nn::Module* module_arg(const dt_module* m, const char* fn) {
   return object_arg<nn::Module, HandleKind::Module>(m, fn, "m");
 }
+// The module, with every parameter and buffer pinned until the call returns: for entry
+// points that read them (a concurrent dt_module_to must not free them meanwhile).
+nn::Module* module_arg_pinned(const dt_module* m, const char* fn) {
+  nn::Module* mod = module_arg(m, fn);
+  pin_module_for_call(*mod);
+  return mod;
+}
 nn::Optimizer* optimizer_arg(const dt_optimizer* o, const char* fn) {
   return object_arg<nn::Optimizer, HandleKind::Optimizer>(o, fn, "opt");
 }
@@ -144,7 +151,7 @@ DT_API dt_status dt_data_parallel_new(dt_module* module, const dt_device* device
                                       dt_device output_device, dt_module** out) {
   return make_module("dt_data_parallel_new", out, [&] {
     const char* fn = "dt_data_parallel_new";
-    nn::Module* inner = module_arg(module, fn);
+    nn::Module* inner = module_arg_pinned(module, fn);
     if (n > 0 && !device_ids) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": device_ids is NULL but n is ", n));
     // DT_DEVICE_DEFAULT entries mean the process default device; new_data_parallel checks
     // every entry, naming it in its message.
@@ -176,7 +183,7 @@ DT_API dt_status dt_module_forward(dt_module* m, const dt_tensor* const* inputs,
   return guard([&] {
     const char* fn = "dt_module_forward";
     require(out, fn, "out");
-    nn::Module* mod = module_arg(m, fn);
+    nn::Module* mod = module_arg_pinned(m, fn);
     if (n > 0 && !inputs) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": inputs is NULL but n is ", n));
     if (n != mod->arity())
       fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", mod->kind(), " takes ", mod->arity(), " input",
@@ -202,7 +209,7 @@ DT_API dt_status dt_module_to(dt_module* m, dt_device device) {
 DT_API dt_status dt_module_device(const dt_module* m, dt_device* out) {
   return guard([&] {
     require(out, "dt_module_device", "out");
-    *out = module_arg(m, "dt_module_device")->device().to_c();
+    *out = module_arg_pinned(m, "dt_module_device")->device().to_c();
   });
 }
 
@@ -244,7 +251,7 @@ DT_API dt_status dt_module_state_dict(const dt_module* m, dt_state_dict** out) {
 DT_API dt_status dt_module_load_state_dict(dt_module* m, const dt_state_dict* sd) {
   return guard([&] {
     const char* fn = "dt_module_load_state_dict";
-    nn::Module* mod = module_arg(m, fn);
+    nn::Module* mod = module_arg_pinned(m, fn);
     nn::load_state_dict(*mod, state_dict_arg(sd, fn, "sd"), DT_ERR_INVALID_ARGUMENT, fn);
   });
 }
@@ -260,7 +267,7 @@ std::string path_arg(const char* path, const char* fn) {
 DT_API dt_status dt_module_save(const dt_module* m, const char* path) {
   return guard([&] {
     const char* fn = "dt_module_save";
-    nn::Module* mod = module_arg(m, fn);
+    nn::Module* mod = module_arg_pinned(m, fn);
     io::save_safetensors(*nn::state_dict(*mod), path_arg(path, fn), fn);
   });
 }
@@ -268,7 +275,7 @@ DT_API dt_status dt_module_save(const dt_module* m, const char* path) {
 DT_API dt_status dt_module_load(dt_module* m, const char* path) {
   return guard([&] {
     const char* fn = "dt_module_load";
-    nn::Module* mod = module_arg(m, fn);
+    nn::Module* mod = module_arg_pinned(m, fn);
     std::string p = path_arg(path, fn);
     std::unique_ptr<io::StateDict> sd = io::load_safetensors(p, Device{DT_DEVICE_CPU, 0}, fn);
     nn::load_state_dict(*mod, *sd, DT_ERR_FORMAT, cat(fn, ": ", p).c_str());
@@ -299,7 +306,11 @@ DT_API dt_status dt_adam_new(const dt_tensor* const* params, size_t n, double lr
 }
 
 DT_API dt_status dt_optimizer_step(dt_optimizer* opt) {
-  return guard([&] { optimizer_arg(opt, "dt_optimizer_step")->step(); });
+  return guard([&] {
+    nn::Optimizer* o = optimizer_arg(opt, "dt_optimizer_step");
+    for (const Tensor& p : o->params()) pin_for_call(p.impl());
+    o->step();
+  });
 }
 DT_API dt_status dt_optimizer_zero_grad(dt_optimizer* opt) {
   return guard([&] { optimizer_arg(opt, "dt_optimizer_zero_grad")->zero_grad(); });

@@ -25,7 +25,9 @@ const char* last_error() noexcept { return t_last_error.c_str(); }
 
 Borrowed tensor_arg(const dt_tensor* h, const char* fn, const char* param) {
   if (!h) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", param, " is NULL"));
-  return Borrowed(static_cast<TensorImpl*>(handle_resolve(h, HandleKind::Tensor, fn)));
+  TensorImpl* t = static_cast<TensorImpl*>(handle_resolve(h, HandleKind::Tensor, fn));
+  pin_for_call(t);
+  return Borrowed(t);
 }
 
 dt_tensor* new_handle(Tensor t) {

@@ -5,6 +5,7 @@
 #include <new>
 #include <string>
 
+#include "api/call_pins.h"
 #include "api/handle_table.h"
 #include "core/error.h"
 #include "core/tensor.h"
@@ -14,9 +15,11 @@ namespace dt::api {
 
 void set_error(dt_status code, const char* message) noexcept;
 
-// Runs f; any exception becomes a status and a message, and nothing escapes.
+// Runs f; any exception becomes a status and a message, and nothing escapes. The
+// movable tensors the call pinned are released when it returns (api/call_pins.h).
 template <typename F>
 dt_status guard(F&& f) noexcept {
+  CallScope scope;
   try {
     f();
     return DT_OK;
@@ -60,6 +63,8 @@ class Borrowed {
 };
 
 // The tensor behind a handle; INVALID_HANDLE when stale, INVALID_ARGUMENT when NULL.
+// A module's parameter or buffer is pinned until the entry point returns, so a
+// concurrent dt_module_to cannot free its storage during the call.
 Borrowed tensor_arg(const dt_tensor* h, const char* fn, const char* param);
 // Registers t under a new handle; the caller's out-parameter gets it.
 dt_tensor* new_handle(Tensor t);

@@ -1,6 +1,7 @@
 // Tensor: a strided view (shape, strides in elements, offset) of a Storage, with a dtype.
 // TensorImpl is the shared body; Tensor is the internal value type ops pass around.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -58,6 +59,10 @@ class TensorImpl : public RefCounted {
   DType dtype = DType::Float32;
   bool contiguous = true;  // computed once at creation (geometry never changes)
   bool in_storage_block = false;  // this body lives in its storage's block (tiny tensors)
+  // A module's parameter or buffer, whose storage nn::Module::to replaces in place: read
+  // only while pinned (core/move_lock.h). Set before the tensor is shared, then constant.
+  bool movable = false;
+  std::atomic<uint32_t> move_lock{0};  // core/move_lock.h; used only when movable
   AutogradMeta* autograd = nullptr;  // owned; set only for tensors autograd tracks
 
  private:

@@ -105,7 +105,14 @@ Managed* export_as(const Tensor& t) {
   if (!t.device().is_cpu()) backend_for(t.device()).synchronize(t.device());
   auto* e = fault::allocation_fails() ? nullptr : new (std::nothrow) Export<Managed>();
   if (!e) fail(DT_ERR_OUT_OF_MEMORY, "to_dlpack: out of memory");
-  e->keep = t;
+  // A module's parameter keeps its storage through a view of its own: the export must
+  // keep the memory it points at even after the module moves (core/move_lock.h).
+  try {
+    e->keep = t.impl()->movable ? t.view_as(t.shape(), t.strides(), t.offset()) : t;
+  } catch (...) {
+    delete e;
+    throw;
+  }
   for (int i = 0; i < t.ndim(); ++i) {
     e->shape[i] = t.size(i);
     e->strides[i] = t.stride(i);

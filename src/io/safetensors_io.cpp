@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/move_lock.h"
 #include "core/fault_injection.h"
 #include "io/safetensors_format.h"
 #include "ops/ops.h"
@@ -192,6 +193,10 @@ Tensor make_tensor(const TensorRecord& r, const Ref<Mapping>& map, uint64_t data
 void save_safetensors(const StateDict& sd, const std::string& path, const char* fn) {
   check_little_endian(fn);
   std::vector<StateDict::Entry> entries = sd.entries();
+  // Entries may be a module's parameters, whose module another thread may be moving.
+  std::vector<MovePin> pins;
+  pins.reserve(entries.size());
+  for (const auto& entry : entries) pins.emplace_back(entry.second);
   std::vector<TensorRecord> records;
   records.reserve(entries.size());
   uint64_t at = 0;
@@ -225,15 +230,29 @@ void save_safetensors(const StateDict& sd, const std::string& path, const char* 
   file.commit();
 }
 
+namespace {
+const char* file_type_name(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a regular file";
+}
+}  // namespace
+
 std::unique_ptr<StateDict> load_safetensors(const std::string& path, Device device, const char* fn) {
   check_little_endian(fn);
   const std::string where = cat(fn, ": '", path, "'");
   Fd f;
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, forever;
+  // the file type is checked before anything is read (and regular files ignore the flag).
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (f.fd < 0) io_error(fn, "open", path, errno);
   struct stat st;
   if (::fstat(f.fd, &st) != 0) io_error(fn, "stat", path, errno);
-  if (!S_ISREG(st.st_mode)) fail(DT_ERR_IO, cat(fn, ": cannot read '", path, "': not a regular file"));
+  if (!S_ISREG(st.st_mode))
+    fail(DT_ERR_IO, cat(fn, ": cannot read '", path, "': not a regular file (", file_type_name(st.st_mode), ")"));
   const uint64_t size = static_cast<uint64_t>(st.st_size);
   if (size < 8)
     fail(DT_ERR_FORMAT, cat(where, ": the file is truncated: ", size, " bytes, fewer than the 8 of the header length"));

@@ -3,10 +3,13 @@
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
 #include "core/fault_injection.h"
+#include "core/move_lock.h"
+#include "nn/node.h"
 #include "ops/ops.h"
 
 namespace dt::ag {
@@ -23,29 +26,70 @@ AutogradMeta& meta(const Tensor& t) {
   return *impl->autograd;
 }
 
-// The sink of a leaf's gradient: adds it to the leaf's .grad.
+// Every leaf's .grad is read and written under this lock: backward may accumulate into
+// a leaf shared by graphs on several threads while others read or clear its gradient.
+// Lock order: a thread may take it while holding move pins (core/move_lock.h), never
+// pin (or move) while holding it, so pins are taken first.
+std::mutex& grad_mutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+// What a leaf's .grad becomes when `add` (the gradient that reached it) is accumulated
+// into `current` (its .grad now, maybe undefined). Allocates; changes nothing. The
+// caller pins the leaf (a parameter: its module may be moving).
+Tensor accumulated(const Tensor& leaf, const Tensor& current, const Tensor& add) {
+  Tensor g = add;
+  if (g.shape() != leaf.shape()) g = ops::reshape(g, leaf.shape(), false);
+  // A tensor of our own when there is none yet: the incoming one may be shared with the graph.
+  if (!current.defined()) return ops::to(g, leaf.device(), leaf.dtype(), true);
+  return ops::binary(BinaryOp::Add, current, g);
+}
+
+// The sink of a leaf's gradient. backward() does not apply it: it collects what reaches
+// every sink and accumulates them all at the end, all or nothing (accumulate_all).
 class AccumulateGrad final : public Node {
  public:
   explicit AccumulateGrad(Tensor leaf) : leaf_(std::move(leaf)) {}
   const char* name() const override { return "AccumulateGrad"; }
   std::vector<Tensor> apply(const Tensor& g) override {
-    static std::mutex mu;  // leaves may be shared by graphs running on several threads
-    std::lock_guard<std::mutex> lock(mu);
+    MovePin pin(leaf_);
+    std::lock_guard<std::mutex> lock(grad_mutex());
     AutogradMeta& m = meta(leaf_);
-    Tensor add = g;
-    if (add.shape() != leaf_.shape()) add = ops::reshape(add, leaf_.shape(), false);
-    if (!m.grad.defined()) {
-      // Keep a tensor of our own: the incoming one may be shared with the graph.
-      m.grad = ops::to(add, leaf_.device(), leaf_.dtype(), true);
-    } else {
-      m.grad = ops::binary(BinaryOp::Add, m.grad, add);
-    }
+    m.grad = accumulated(leaf_, m.grad, g);
     return {};
   }
+  const Tensor& leaf() const { return leaf_; }
 
  private:
   Tensor leaf_;
 };
+
+// Adds each gradient to its leaf's .grad, all or nothing: every new .grad is computed
+// (the step that allocates, and can fail) before any is stored. A leaf used by several
+// ops has several sinks; their gradients add up in order.
+void accumulate_all(const std::vector<std::pair<AccumulateGrad*, Tensor>>& sinks) {
+  std::vector<MovePin> pins;
+  pins.reserve(sinks.size());
+  for (const auto& [sink, g] : sinks) pins.emplace_back(sink->leaf());
+  std::lock_guard<std::mutex> lock(grad_mutex());
+  std::vector<TensorImpl*> leaves;
+  std::vector<Tensor> next;
+  std::unordered_map<TensorImpl*, size_t> slot;
+  for (const auto& [sink, g] : sinks) {
+    const Tensor& leaf = sink->leaf();
+    auto [it, fresh] = slot.try_emplace(leaf.impl(), next.size());
+    if (fresh) {
+      const AutogradMeta* m = leaf.impl()->autograd;
+      leaves.push_back(leaf.impl());
+      next.push_back(accumulated(leaf, m ? m->grad : Tensor(), g));
+    } else {
+      next[it->second] = accumulated(leaf, next[it->second], g);
+    }
+  }
+  // A sink exists only for a leaf that requires grad, so its AutogradMeta exists.
+  for (size_t i = 0; i < leaves.size(); ++i) leaves[i]->autograd->grad = std::move(next[i]);
+}
 
 Edge edge_to(const Tensor& input) {
   Edge e;
@@ -83,13 +127,16 @@ void set_requires_grad(const Tensor& t, bool on) {
 }
 
 Tensor grad(const Tensor& t) {
+  std::lock_guard<std::mutex> lock(grad_mutex());
   const AutogradMeta* m = t.impl()->autograd;
   return m ? m->grad : Tensor();
 }
 
 void set_grad(const Tensor& t, Tensor g) {
+  Tensor old;  // released after the lock
+  std::lock_guard<std::mutex> lock(grad_mutex());
   if (!g.defined() && !t.impl()->autograd) return;
-  meta(t).grad = std::move(g);
+  old = std::exchange(meta(t).grad, std::move(g));
 }
 
 Node* grad_fn(const Tensor& t) {
@@ -161,6 +208,9 @@ void backward(const Tensor& root, const Tensor& grad_output) {
     }
   }
   // Run nodes whose every consumer has run, summing the gradients that reach each one.
+  // The leaves' sinks are collected, not run: their .grad changes only once the whole
+  // pass has succeeded (accumulate_all), so a failed backward leaves every .grad as it was.
+  std::vector<std::pair<AccumulateGrad*, Tensor>> sinks;
   std::unordered_map<Node*, Tensor> pending;
   pending[start.get()] = g;
   std::vector<Node*> ready{start.get()};
@@ -170,6 +220,10 @@ void backward(const Tensor& root, const Tensor& grad_output) {
     auto found = pending.find(n);
     Tensor in = found == pending.end() ? Tensor() : std::move(found->second);
     if (found != pending.end()) pending.erase(found);
+    if (auto* sink = dynamic_cast<AccumulateGrad*>(n)) {
+      if (in.defined()) sinks.emplace_back(sink, std::move(in));
+      continue;  // a sink has no inputs
+    }
     // A node no gradient reached still releases its inputs' dependency counts.
     std::vector<Tensor> grads = in.defined() ? n->apply(in) : std::vector<Tensor>();
     for (size_t i = 0; i < n->next.size(); ++i) {
@@ -185,8 +239,16 @@ void backward(const Tensor& root, const Tensor& grad_output) {
       if (--deps[target] == 0) ready.push_back(target);
     }
   }
+  accumulate_all(sinks);
 }
 
 Tensor detach(const Tensor& t) { return t.view_as(t.shape(), t.strides(), t.offset()); }
+
+Tensor named_result(const Tensor& t, const char* name) {
+  if (!should_record({&t})) return t;
+  Tensor out = detach(t);
+  record(out, make_node(name, [](const Tensor& g) { return std::vector<Tensor>{g}; }), {&t});
+  return out;
+}
 
 }  // namespace dt::ag

@@ -36,4 +36,9 @@ void backward(const Tensor& root, const Tensor& grad_output);
 // A new tensor sharing t's storage and geometry, outside any graph.
 Tensor detach(const Tensor& t);
 
+// t as the result of PyTorch's fused op `name` ("NllLossBackward0"): when t is recorded,
+// an alias of t whose grad_fn has that name and passes the gradient through to t's own.
+// For modules built from several differentiable ops, so grad_fn names what PyTorch's does.
+Tensor named_result(const Tensor& t, const char* name);
+
 }  // namespace dt::ag

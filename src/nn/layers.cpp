@@ -106,7 +106,7 @@ class Dropout final : public Module {
   const char* kind() const override { return "Dropout"; }
   Tensor forward(const std::vector<Tensor>& in) override {
     const Tensor& x = only_input(*this, in);
-    if (!training_ || p_ == 0) return x;
+    if (!training() || p_ == 0) return x;
     if (!is_floating(x.dtype()))
       fail(DT_ERR_DTYPE_MISMATCH, cat("Dropout: expected a floating input but got ", dtype_name(x.dtype())));
     if (p_ == 1) return ag::binary_scalar(BinaryOp::Mul, x, 0.0);

@@ -2,6 +2,7 @@
 
 #include "core/allocator.h"
 #include "core/error.h"
+#include "core/move_lock.h"
 #include "nn/autograd.h"
 #include "nn/functions.h"
 #include "ops/ops.h"
@@ -26,24 +27,32 @@ Named Module::buffers() const {
 }
 
 void Module::train(bool on) {
-  training_ = on;
+  training_.store(on, std::memory_order_relaxed);
   for (auto& [name, child] : children_) child->train(on);
 }
 
 void Module::to(Device device) {
-  // Copy everything first, then swap: a failure (out of memory) leaves the module as it was.
-  Named all = parameters();
-  Named bufs = buffers();
-  all.insert(all.end(), bufs.begin(), bufs.end());
+  // Copy everything first, then swap: a failure (out of memory) leaves the module as it
+  // was. The copies read each tensor under a pin (another thread may be moving it too);
+  // the pins are dropped before the swaps, which wait for every reader.
+  // (Gradients are not movable tensors; they are read before pinning, since autograd's
+  // lock is never taken while a pin is held.)
+  std::vector<Tensor> all;
+  visit_tensors([&](const Tensor& t) { all.push_back(t); });
   std::vector<Tensor> moved, moved_grads;
-  for (const auto& [name, t] : all) {
-    moved.push_back(ops::to(t, device, t.dtype(), false));
+  for (const Tensor& t : all) {
     Tensor g = ag::grad(t);
     moved_grads.push_back(g.defined() ? ops::to(g, device, g.dtype(), false) : Tensor());
   }
+  {
+    std::vector<MovePin> pins;
+    pins.reserve(all.size());
+    for (const Tensor& t : all) pins.emplace_back(t);
+    for (const Tensor& t : all) moved.push_back(ops::to(t, device, t.dtype(), false));
+  }
   for (size_t i = 0; i < all.size(); ++i) {
-    if (moved[i].impl() != all[i].second.impl()) assign_in_place(all[i].second, moved[i]);
-    if (moved_grads[i].defined()) ag::set_grad(all[i].second, moved_grads[i]);
+    if (moved[i].impl() != all[i].impl()) replace_storage(all[i].impl(), moved[i]);
+    if (moved_grads[i].defined()) ag::set_grad(all[i], moved_grads[i]);
   }
 }
 
@@ -62,7 +71,7 @@ Device Module::device() const {
 }
 
 Module::Module(const Module& o)
-    : RefCounted(), params_(o.params_), buffers_(o.buffers_), children_(o.children_), training_(o.training_) {}
+    : RefCounted(), params_(o.params_), buffers_(o.buffers_), children_(o.children_), training_(o.training()) {}
 
 Module* Module::clone() const { fail(DT_ERR_NOT_SUPPORTED, cat(kind(), " cannot be replicated")); }
 
@@ -75,24 +84,16 @@ Ref<Module> Module::replicate(Device device) const {
 }
 
 void Module::stamp(std::vector<uint64_t>* out) const {
-  out->push_back(training_ ? 1 : 0);
+  out->push_back(training() ? 1 : 0);
   for (const auto& [name, t] : params_) out->push_back(t.storage()->version());
   for (const auto& [name, t] : buffers_) out->push_back(t.storage()->version());
   for (const auto& [name, child] : children_) child->stamp(out);
 }
 
 Tensor new_parameter(const Dims& shape, DType dtype, Device device) {
-  return Tensor::empty_from(allocator_for(device), shape, dtype, device);
-}
-
-void assign_in_place(const Tensor& t, const Tensor& moved) {
-  TensorImpl* impl = t.impl();
-  if (impl->in_storage_block)
-    fail(DT_ERR_INTERNAL, "a module tensor lives inside its storage block and cannot be moved in place");
-  impl->storage = moved.impl()->storage;
-  impl->strides = moved.strides();
-  impl->offset = moved.offset();
-  impl->contiguous = moved.is_contiguous();
+  Tensor t = Tensor::empty_from(allocator_for(device), shape, dtype, device);
+  t.impl()->movable = true;
+  return t;
 }
 
 void check_input_device(const Module& m, const Tensor& input) {

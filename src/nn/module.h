@@ -3,6 +3,7 @@
 // to() moves every parameter and buffer IN PLACE (the tensor bodies the caller may hold
 // keep pointing at the moved data), as module.to(device) does in PyTorch.
 #pragma once
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,9 +29,19 @@ class Module : public RefCounted {
   Named parameters() const;
   Named buffers() const;
   void train(bool on);  // recursive
-  bool training() const { return training_; }
-  // Moves every parameter, gradient and buffer to device, in place.
+  bool training() const { return training_.load(std::memory_order_relaxed); }
+  // Moves every parameter, gradient and buffer to device, in place: each tensor's
+  // storage is replaced under its move lock (core/move_lock.h), so threads reading the
+  // tensors meanwhile see the old data or the new, never freed memory.
   void to(Device device);
+  // Calls f(tensor) for every parameter and buffer of this module and its children,
+  // depth first (no names built: for pinning).
+  template <typename F>
+  void visit_tensors(const F& f) const {
+    for (const auto& [name, t] : params_) f(t);
+    for (const auto& [name, t] : buffers_) f(t);
+    for (const auto& [name, child] : children_) child->visit_tensors(f);
+  }
   // The device of the first parameter or buffer (cpu:0 when there is none).
   Device device() const;
   // The first parameter (params) or buffer, depth first, or null: what forward checks
@@ -58,17 +69,15 @@ class Module : public RefCounted {
 
   Named params_, buffers_;
   std::vector<std::pair<std::string, Ref<Module>>> children_;
-  bool training_ = true;
+  std::atomic<bool> training_{true};  // read by forward while another thread may call train()
 
  private:
   void collect(const std::string& prefix, bool params, Named* out) const;
 };
 
-// A tensor for a parameter or buffer: its own storage (never the inline block of tiny
-// tensors), so that to() can swap the storage under it.
+// A tensor for a parameter or buffer: movable (core/move_lock.h), with its own storage
+// (never the inline block of tiny tensors), so that to() can replace the storage under it.
 Tensor new_parameter(const Dims& shape, DType dtype, Device device);
-// Replaces t's storage and layout with those of moved (same shape), in place.
-void assign_in_place(const Tensor& t, const Tensor& moved);
 
 // "module parameters are on cuda:0 but the input is on cpu" unless they match.
 void check_input_device(const Module& m, const Tensor& input);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/move_lock.h"
 #include "ops/ops.h"
 
 namespace dt::nn {
@@ -37,6 +38,9 @@ void load_state_dict(Module& m, const io::StateDict& sd, dt_status code, const c
     if (!expected.count(name)) fail(code, cat(fn, ": unexpected key \"", name, "\" (", m.kind(), " has no such tensor)"));
   // Everything checked: copy (into staging first, so a failure halfway changes nothing).
   std::vector<Tensor> staged;
+  std::vector<MovePin> pins;  // the sources may be another module's parameters
+  pins.reserve(sources.size());
+  for (const Tensor& src : sources) pins.emplace_back(src);
   for (size_t i = 0; i < mine.size(); ++i)
     staged.push_back(ops::to(sources[i], mine[i].second.device(), mine[i].second.dtype(), true));
   for (size_t i = 0; i < mine.size(); ++i) ops::copy_(mine[i].second, staged[i]);

@@ -11,38 +11,48 @@ namespace {
 
 Tensor mul(const Tensor& a, double s) { return ops::binary_scalar(BinaryOp::Mul, a, s); }
 Tensor add(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Add, a, b); }
-void add_(const Tensor& a, const Tensor& b) { ops::binary_(BinaryOp::Add, a, b); }
-void sub_(const Tensor& a, const Tensor& b) { ops::binary_(BinaryOp::Sub, a, b); }
 
 void check_params(const std::vector<Tensor>& params, const char* name) {
-  for (const Tensor& p : params)
-    if (!is_floating(p.dtype()))
-      fail(DT_ERR_DTYPE_MISMATCH, cat(name, ": can only optimize floating tensors, got ", dtype_name(p.dtype())));
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!is_floating(params[i].dtype()))
+      fail(DT_ERR_DTYPE_MISMATCH, cat(name, ": can only optimize floating tensors, got ", dtype_name(params[i].dtype())));
+    // A step plans every update from the parameters as they were, so one listed twice
+    // would be updated twice from the same value (PyTorch deprecates this too).
+    for (size_t j = 0; j < i; ++j)
+      if (params[j].impl() == params[i].impl())
+        fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": params[", i, "] is params[", j, "] again; list each tensor once"));
+  }
 }
 
 class Sgd final : public Optimizer {
  public:
   Sgd(std::vector<Tensor> params, const SgdOptions& o) : Optimizer(std::move(params)), o_(o), buf_(params_.size()) {}
-  void step() override {
+
+ private:
+  std::vector<Update> plan() override {
+    std::vector<Update> out;
     for (size_t i = 0; i < params_.size(); ++i) {
       const Tensor& p = params_[i];
       Tensor g = ag::grad(p);
       if (!g.defined()) continue;
+      Update u{i, Tensor(), Tensor(), {}};
       if (o_.weight_decay != 0) g = add(g, mul(p, o_.weight_decay));
       if (o_.momentum != 0) {
-        if (!buf_[i].defined()) {
-          buf_[i] = ops::to(g, p.device(), p.dtype(), true);  // the first buffer is the gradient itself
-        } else {
-          ops::binary_scalar_(BinaryOp::Mul, buf_[i], o_.momentum);
-          add_(buf_[i], mul(g, 1.0 - o_.dampening));
-        }
-        g = o_.nesterov ? add(g, mul(buf_[i], o_.momentum)) : buf_[i];
+        // buf = momentum * buf + (1 - dampening) * g; the first buffer is the gradient itself
+        Tensor buf = buf_[i].defined() ? add(mul(buf_[i], o_.momentum), mul(g, 1.0 - o_.dampening))
+                                       : ops::to(g, p.device(), p.dtype(), true);
+        g = o_.nesterov ? add(g, mul(buf, o_.momentum)) : buf;
+        u.state.push_back(buf);
       }
-      sub_(p, mul(g, o_.lr));
+      u.subtract = mul(g, o_.lr);
+      out.push_back(std::move(u));
     }
+    return out;
+  }
+  void keep_state(Update& u) override {
+    if (!u.state.empty()) buf_[u.index] = std::move(u.state[0]);
   }
 
- private:
   SgdOptions o_;
   std::vector<Tensor> buf_;
 };
@@ -51,41 +61,59 @@ class Adam final : public Optimizer {
  public:
   Adam(std::vector<Tensor> params, const AdamOptions& o)
       : Optimizer(std::move(params)), o_(o), m_(params_.size()), v_(params_.size()), steps_(params_.size(), 0) {}
-  void step() override {
+
+ private:
+  std::vector<Update> plan() override {
+    std::vector<Update> out;
     for (size_t i = 0; i < params_.size(); ++i) {
       const Tensor& p = params_[i];
       Tensor g = ag::grad(p);
       if (!g.defined()) continue;
-      if (!m_[i].defined()) {
-        m_[i] = ops::full(p.shape(), 0.0, p.dtype(), p.device());
-        v_[i] = ops::full(p.shape(), 0.0, p.dtype(), p.device());
-      }
-      const double t = static_cast<double>(++steps_[i]);
+      Update u{i, Tensor(), Tensor(), {}};
+      const Tensor m0 = m_[i].defined() ? m_[i] : ops::full(p.shape(), 0.0, p.dtype(), p.device());
+      const Tensor v0 = v_[i].defined() ? v_[i] : ops::full(p.shape(), 0.0, p.dtype(), p.device());
+      const double t = static_cast<double>(steps_[i] + 1);
       if (o_.weight_decay != 0) {
-        if (o_.decoupled) ops::binary_scalar_(BinaryOp::Mul, p, 1.0 - o_.lr * o_.weight_decay);
+        if (o_.decoupled) u.decayed = mul(p, 1.0 - o_.lr * o_.weight_decay);
         else g = add(g, mul(p, o_.weight_decay));
       }
       // m = b1 m + (1 - b1) g ; v = b2 v + (1 - b2) g^2
-      ops::binary_scalar_(BinaryOp::Mul, m_[i], o_.beta1);
-      add_(m_[i], mul(g, 1.0 - o_.beta1));
-      ops::binary_scalar_(BinaryOp::Mul, v_[i], o_.beta2);
-      add_(v_[i], mul(ops::binary(BinaryOp::Mul, g, g), 1.0 - o_.beta2));
+      Tensor m = add(mul(m0, o_.beta1), mul(g, 1.0 - o_.beta1));
+      Tensor v = add(mul(v0, o_.beta2), mul(ops::binary(BinaryOp::Mul, g, g), 1.0 - o_.beta2));
       const double bc1 = 1.0 - std::pow(o_.beta1, t), bc2 = 1.0 - std::pow(o_.beta2, t);
       // p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps), in PyTorch's order of operations
       Tensor denom = ops::binary_scalar(BinaryOp::Add,
-                                        ops::binary_scalar(BinaryOp::Div, ops::unary(UnaryOp::Sqrt, v_[i]), std::sqrt(bc2)),
+                                        ops::binary_scalar(BinaryOp::Div, ops::unary(UnaryOp::Sqrt, v), std::sqrt(bc2)),
                                         o_.eps);
-      sub_(p, mul(ops::binary(BinaryOp::Div, m_[i], denom), o_.lr / bc1));
+      u.subtract = mul(ops::binary(BinaryOp::Div, m, denom), o_.lr / bc1);
+      u.state = {m, v};
+      out.push_back(std::move(u));
     }
+    return out;
+  }
+  void keep_state(Update& u) override {
+    m_[u.index] = std::move(u.state[0]);
+    v_[u.index] = std::move(u.state[1]);
+    ++steps_[u.index];
   }
 
- private:
   AdamOptions o_;
   std::vector<Tensor> m_, v_;
   std::vector<int64_t> steps_;
 };
 
 }  // namespace
+
+void Optimizer::apply(std::vector<Update> updates) {
+  // Same device, shape and dtype: copy_ and an in-place subtraction allocate nothing, so
+  // once the first write happens the rest cannot run out of memory.
+  for (Update& u : updates) {
+    const Tensor& p = params_[u.index];
+    if (u.decayed.defined()) ops::copy_(p, u.decayed);
+    ops::binary_(BinaryOp::Sub, p, u.subtract);
+  }
+  for (Update& u : updates) keep_state(u);
+}
 
 void Optimizer::zero_grad() {
   for (const Tensor& p : params_) ag::set_grad(p, Tensor());

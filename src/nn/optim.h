@@ -1,7 +1,11 @@
 // Optimizers: SGD (momentum, dampening, Nesterov, weight decay) and Adam / AdamW, as
 // torch.optim with its default (for-loop) update order. step() updates each parameter
 // in place on its own device; its state (momentum buffer, moments) lives there too.
+// A step is all or nothing: it first computes every new parameter value and state
+// tensor (where it allocates, and can fail), then applies them with writes that
+// allocate nothing; a failed step leaves parameters and state as they were.
 #pragma once
+#include <mutex>
 #include <vector>
 
 #include "core/refcounted.h"
@@ -14,11 +18,33 @@ class Optimizer : public RefCounted {
   explicit Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {}
   virtual ~Optimizer() = default;
   static void destroy(Optimizer* o) { delete o; }
-  virtual void step() = 0;
+  // One step at a time per optimizer (its state is not shared between steps).
+  void step() {
+    std::lock_guard<std::mutex> lock(mu_);
+    apply(plan());
+  }
   void zero_grad();  // drops every gradient (PyTorch's set_to_none=True)
+  const std::vector<Tensor>& params() const { return params_; }
 
  protected:
+  // What one step writes, computed before anything is written: per parameter, the
+  // value to subtract from it (after scaling it by `decay` when that is set, AdamW) and
+  // the new state tensors.
+  struct Update {
+    size_t index;
+    Tensor decayed;   // p * (1 - lr * weight_decay), or undefined
+    Tensor subtract;  // then p -= subtract
+    std::vector<Tensor> state;
+  };
+  virtual std::vector<Update> plan() = 0;
+  // Writes the planned values into the parameters (no allocation) and keeps the state.
+  void apply(std::vector<Update> updates);
+  virtual void keep_state(Update& u) = 0;
+
   std::vector<Tensor> params_;
+
+ private:
+  std::mutex mu_;
 };
 
 struct SgdOptions {

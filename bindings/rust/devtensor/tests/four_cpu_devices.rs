@@ -83,6 +83,49 @@ fn module_to_moves_in_place() {
     });
 }
 
+/// Issue 16.10: `Tensor` is `Send + Sync`, so safe code may read a parameter on other
+/// threads while the module moves (`Module::to` replaces the parameter's memory). The
+/// readers must see the same values on either device, never freed memory:
+/// `run_tests.sh` runs this test under valgrind too, where such a read is an error even
+/// when it does not crash.
+#[test]
+fn parameter_read_on_other_threads_while_the_module_moves() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    with_four_cpus(|| {
+        let lin = Module::linear(24, 16, true, DType::Float32, Device::Cpu(0)).unwrap();
+        let w = lin.parameters().unwrap().remove(0);
+        let before = w.to_vec::<f32>().unwrap();
+        let done = AtomicBool::new(false);
+        let reads = AtomicUsize::new(0);
+        let moves = std::thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    while !done.load(Ordering::Relaxed) {
+                        assert_eq!(w.to_vec::<f32>().unwrap(), before);
+                        assert!(matches!(w.device(), Device::Cpu(0) | Device::Cpu(1)));
+                        let twice = (&w + &w).unwrap();
+                        assert_eq!(twice.to_vec::<f32>().unwrap()[0], 2.0 * before[0]);
+                        reads.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+            }
+            // At least 300 moves, and until the readers have read 600 times (threads start
+            // slowly under valgrind), for at most a minute.
+            let start = std::time::Instant::now();
+            let mut i = 0;
+            while (i < 300 || reads.load(Ordering::Relaxed) < 600) && start.elapsed().as_secs() < 60 {
+                lin.to(Device::Cpu(i % 2)).unwrap();
+                i += 1;
+            }
+            done.store(true, Ordering::Relaxed);
+            i
+        });
+        assert!(reads.load(Ordering::Relaxed) >= 600, "the readers did not get to run");
+        println!("{moves} moves, {} reads", reads.load(Ordering::Relaxed));
+        assert_eq!(w.to_vec::<f32>().unwrap(), before);
+    });
+}
+
 /// What one forward and backward gives: the output, then the gradients of every
 /// parameter of `params_of` (in order) and of the input.
 struct Step {
