@@ -183,6 +183,9 @@ TEST_F(Modules, LossesMatchPyTorch) {
     std::vector<double> got = values<double>(out), want = doubles(c.at("expected"));
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-10 * (1 + std::fabs(want[i]))) << i;
+    char name[64] = "";
+    DT_ASSERT_OK(dt_tensor_grad_fn_name(out, name, sizeof name, nullptr));
+    EXPECT_EQ(std::string(name), c.at("grad_fn").get<std::string>()) << "PyTorch's name of the loss's backward function";
     DT_ASSERT_OK(dt_sum(out, nullptr, 0, 0, total.out()));
     DT_ASSERT_OK(dt_backward(total, nullptr));
     T g;

@@ -1,6 +1,7 @@
 // dt_tensor_to_string against PyTorch: every case of tests/reference/print_cases.json
 // (written by tests/reference/gen_print_cases.py from PyTorch's own repr) is rebuilt
-// through the C ABI and must print exactly as PyTorch printed it. Also checks the
+// through the C ABI (autograd cases through recorded ops on a leaf that requires grad)
+// and must print exactly as PyTorch printed it. Also checks the
 // (buf, cap, needed) string protocol.
 #include <gtest/gtest.h>
 
@@ -111,6 +112,7 @@ TEST_P(PrintCase, MatchesPyTorch) {
                                   shape.data(), shape.size(), dtype, device, &t.t),
               DT_OK)
         << dt_last_error_message();
+    if (c.contains("requires_grad")) ASSERT_EQ(dt_tensor_set_requires_grad(t.t, 1), DT_OK) << dt_last_error_message();
     if (c.contains("ops")) {
       for (const json& op : c["ops"]) {
         const std::string kind = op[0];
@@ -124,6 +126,10 @@ TEST_P(PrintCase, MatchesPyTorch) {
         } else if (kind == "narrow") {
           st = dt_narrow(t.t, op[1].get<int64_t>(), op[2].get<int64_t>(), op[3].get<int64_t>(),
                          &next);
+        } else if (kind == "mul_scalar") {
+          st = dt_mul_scalar(t.t, op[1].get<double>(), &next);
+        } else if (kind == "to_dtype") {
+          st = dt_tensor_to(t.t, dt_device{DT_DEVICE_DEFAULT, 0}, dtype_code(op[1]), 0, &next);
         } else {
           FAIL() << "unknown op " << kind;
         }

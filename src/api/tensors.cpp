@@ -6,6 +6,7 @@
 #include "core/cuda_proxy.h"
 #include "core/context.h"
 #include "core/format.h"
+#include "nn/autograd.h"
 #include "nn/functions.h"
 #include "ops/ops.h"
 
@@ -349,7 +350,11 @@ DT_API dt_status dt_tensor_to_string(const dt_tensor* t, char* buf, size_t cap, 
     Borrowed x_ref = tensor_arg(t, "dt_tensor_to_string", "t");
     const Tensor& x = x_ref;
     Tensor host = x.device().is_cpu() ? x : ops::to(x, Device{DT_DEVICE_CPU, 0}, x.dtype(), false);
-    write_string(format_tensor(host, x.device()), buf, cap, needed);
+    // As PyTorch: the backward function of a recorded result, else whether a leaf requires grad.
+    std::string grad;
+    if (const Node* fn = ag::grad_fn(x)) grad = cat("grad_fn=<", fn->name(), ">");
+    else if (ag::requires_grad(x)) grad = "requires_grad=True";
+    write_string(format_tensor(host, x.device(), grad), buf, cap, needed);
   });
 }
 

@@ -222,7 +222,7 @@ std::string py_tuple(const Dims& shape) {
 
 }  // namespace
 
-std::string format_tensor(const Tensor& t, Device shown_device) {
+std::string format_tensor(const Tensor& t, Device shown_device, const std::string& autograd_suffix) {
   const std::string prefix = "tensor(";
   const int indent = static_cast<int>(prefix.size());
   const DType dtype = t.dtype();
@@ -254,6 +254,7 @@ std::string format_tensor(const Tensor& t, Device shown_device) {
     text += body_str(w, 0, 0, indent, summarize, fmt);
   }
 
+  if (!autograd_suffix.empty()) suffixes.push_back(autograd_suffix);
   // Suffixes go on the last line while it stays within the line width.
   const size_t nl = text.rfind('\n');
   int64_t last_line = static_cast<int64_t>(text.size()) -

@@ -1,7 +1,7 @@
 // PyTorch's printed form of a tensor (repr / str), re-implemented: the same element
 // formatting (precision 4, integer mode, scientific mode, common width), summarisation
 // of tensors with more than 1000 elements (3 edge items), 80-column line wrapping,
-// nested brackets, and the device=, dtype= and size= suffixes.
+// nested brackets, and the device=, dtype=, size= and autograd suffixes.
 #pragma once
 #include <string>
 
@@ -16,6 +16,9 @@ namespace dt {
 // other device prints as device='cuda:1' / device='cpu:2'. The dtype suffix follows
 // PyTorch: omitted for the process default dtype (dt::default_dtype()), int64 and bool,
 // except that an empty tensor omits it only for the default dtype.
-std::string format_tensor(const Tensor& t, Device shown_device);
+// autograd_suffix, when not empty, comes last: "grad_fn=<MulBackward0>" for a result
+// autograd recorded, "requires_grad=True" for a leaf that requires grad (the caller
+// knows which: the printed tensor may be a host copy).
+std::string format_tensor(const Tensor& t, Device shown_device, const std::string& autograd_suffix = "");
 
 }  // namespace dt

@@ -91,7 +91,7 @@ class NLLLoss : public Module {
     check_weight(check_classes(*this, in[0], in[1], ignore_index_));
     Tensor sw;
     Tensor per_sample = nll(in[0], in[1], weight(), ignore_index_, &sw);
-    return reduce_nll(per_sample, sw, reduction_);
+    return ag::named_result(reduce_nll(per_sample, sw, reduction_), "NllLossBackward0");
   }
 
  protected:
@@ -120,7 +120,8 @@ class CrossEntropyLoss final : public NLLLoss {
     Tensor logp = ag::softmax(in[0], class_dim, true);
     Tensor sw;
     Tensor loss = reduce_nll(nll(logp, in[1], weight(), ignore_index_, &sw), sw, reduction_);
-    if (smoothing_ == 0) return loss;
+    // PyTorch's cross entropy is nll_loss(log_softmax); with label smoothing its last op is an add.
+    if (smoothing_ == 0) return ag::named_result(loss, "NllLossBackward0");
     // PyTorch's label smoothing: (1 - e) * nll + e / C * smooth, where smooth is the
     // (weighted) sum of -logp over the classes, zero for ignored samples.
     const Device d = logp.device();
@@ -161,12 +162,13 @@ class MSELoss final : public Module {
                                       dims_str(in[1].shape())));
     Tensor diff = ag::binary(BinaryOp::Sub, in[0], in[1]);
     Tensor sq = ag::binary(BinaryOp::Mul, diff, diff);
+    Tensor loss;
     switch (reduction_) {
-      case Reduction::None: return sq;
-      case Reduction::Sum: return reduce_all(ReduceOp::Sum, sq);
-      case Reduction::Mean: break;
+      case Reduction::None: loss = sq; break;
+      case Reduction::Sum: loss = reduce_all(ReduceOp::Sum, sq); break;
+      case Reduction::Mean: loss = reduce_all(ReduceOp::Mean, sq); break;
     }
-    return reduce_all(ReduceOp::Mean, sq);
+    return ag::named_result(loss, "MseLossBackward0");
   }
 
  private:

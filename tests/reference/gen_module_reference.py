@@ -10,7 +10,8 @@ Deterministic (numpy generators with fixed seeds). tests/test_modules.cpp reads 
   losses    {"id", "loss": "cross_entropy" | "nll" | "mse", "reduction": 0 none | 1 mean
             | 2 sum, "ignore_index", "label_smoothing", "weight" (list or null), "input"
             {"shape", "data"}, "target" {"shape", "data", "dtype"}, "expected" (list of
-            loss values, row-major), "input_grad" (gradient of sum(loss) w.r.t. input)}
+            loss values, row-major), "input_grad" (gradient of sum(loss) w.r.t. input),
+            "grad_fn" (the name of the loss's backward function)}
   training  {"id", "optimizer": "sgd" | "adam" | "adamw", "options", "layers" (the
             Linear sizes of Linear-ReLU-...-Linear), "weights" (a safetensors file under
             tests/reference/safetensors/ with the initial state_dict, which the test loads
@@ -68,7 +69,8 @@ for loss in ["cross_entropy", "nll", "mse"]:
                 LOSSES.append({"id": cid, "loss": loss, "reduction": reduction, "ignore_index": ignore,
                                "label_smoothing": smooth, "weight": flat(w) if w is not None else None,
                                "input": {"shape": [N, C], "data": flat(x)}, "log_softmax_input": loss == "nll",
-                               "target": tspec, "expected": flat(out), "input_grad": flat(x.grad)})
+                               "target": tspec, "expected": flat(out), "input_grad": flat(x.grad),
+                               "grad_fn": type(out.grad_fn).__name__})
 
 TRAINING = []
 for opt_name, options in [("sgd", {"lr": 0.1, "momentum": 0.9, "dampening": 0.0, "weight_decay": 1e-4, "nesterov": 1}),

@@ -4,9 +4,12 @@
 Run with a Python that has torch (Debian's: /usr/bin/python3 tests/reference/gen_print_cases.py).
 Each case stores the contiguous base tensor as raw bytes ("hex", native little-endian),
 its "shape" and "dtype", optional "ops" applied to it to get the printed tensor
-(["transpose", d0, d1], ["permute", [dims]], ["narrow", dim, start, length]), an optional
-"default_dtype" in force while printing, an optional "device" the tensor is shown on, and
-the "expected" string. tests/test_print.cpp replays them through the C ABI.
+(["transpose", d0, d1], ["permute", [dims]], ["narrow", dim, start, length],
+["mul_scalar", s], ["to_dtype", name]), "requires_grad" when the base is a leaf that
+requires grad (so the ops are recorded and the result prints grad_fn=<...> or
+requires_grad=True), an optional "default_dtype" in force while printing, an optional
+"device" the tensor is shown on, and the "expected" string. tests/test_print.cpp replays
+them through the C ABI.
 """
 import json
 import math
@@ -34,6 +37,10 @@ def apply_ops(t, ops):
             t = t.permute(*op[1])
         elif op[0] == "narrow":
             t = t.narrow(op[1], op[2], op[3])
+        elif op[0] == "mul_scalar":
+            t = t * op[1]
+        elif op[0] == "to_dtype":
+            t = t.to(DTYPES[op[1]])
         else:
             raise ValueError(op)
     return t
@@ -54,11 +61,15 @@ def repr_on_device(t, device):
         if t.dtype not in (torch.get_default_dtype(), torch.int64, torch.bool):
             suffixes.append("dtype=" + str(t.dtype))
         body = ts._tensor_str(t, indent)
+    if t.grad_fn is not None:
+        suffixes.append("grad_fn=<%s>" % type(t.grad_fn).__name__)
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
     return ts._add_suffixes("tensor(" + body, suffixes, indent, False)
 
 
-def add(name, base, ops=(), default_dtype=None, device=None):
-    base = base.contiguous()
+def add(name, base, ops=(), default_dtype=None, device=None, requires_grad=False):
+    base = base.contiguous().detach().requires_grad_(requires_grad)
     ops = [list(o) for o in ops]
     old = torch.get_default_dtype()
     if default_dtype is not None:
@@ -69,13 +80,15 @@ def add(name, base, ops=(), default_dtype=None, device=None):
         assert device is not None or expected == str(t)
     finally:
         torch.set_default_dtype(old)
-    raw = base.reshape(-1).view(torch.uint8).numpy().tobytes() if base.numel() else b""
+    raw = base.detach().reshape(-1).view(torch.uint8).numpy().tobytes() if base.numel() else b""
     case = {"name": name, "dtype": NAMES[base.dtype], "shape": list(base.shape),
             "hex": raw.hex(), "expected": expected}
     if ops:
         case["ops"] = ops
     if default_dtype is not None:
         case["default_dtype"] = default_dtype
+    if requires_grad:
+        case["requires_grad"] = True
     if device is not None:
         case["device"] = device
     cases.append(case)
@@ -249,6 +262,22 @@ add("cuda_wrap", torch.randn(40, dtype=torch.float64), device="cuda:0")
 add("cuda_2d_sum", torch.randn(40, 40), device="cuda:0")
 add("cpu1_f32", T([1.0, 2.0]), device="cpu:1")
 add("cpu1_u8", T([1, 2], "uint8"), device="cpu:1")
+
+# ---- autograd: PyTorch prints requires_grad=True for a leaf that requires grad and
+# grad_fn=<Name> for a result autograd recorded, after the device and dtype suffixes
+add("grad_leaf", T([1.0, 2.0, 3.0]), requires_grad=True)
+add("grad_leaf_f64", T([1.5, -2.0], "float64"), requires_grad=True)
+add("grad_leaf_scalar", T(0.5), requires_grad=True)
+add("grad_mul", T([1.0, 2.0, 3.0]), [("mul_scalar", 2.0)], requires_grad=True)
+add("grad_transpose", torch.arange(6, dtype=torch.float32).reshape(2, 3), [("transpose", 0, 1)], requires_grad=True)
+add("grad_narrow", torch.arange(5, dtype=torch.float32), [("narrow", 0, 1, 3)], requires_grad=True)
+add("grad_to_f64", T([1.0, 2.0]), [("to_dtype", "float64")], requires_grad=True)
+add("grad_wrap_newline", torch.arange(40, dtype=torch.float32), [("mul_scalar", 1.5)], requires_grad=True)
+add("grad_wrap_leaf", torch.arange(40, dtype=torch.float64), requires_grad=True)
+add("grad_empty", torch.empty(2, 0), requires_grad=True)
+add("grad_cuda_leaf", T([1.0, 2.0]), device="cuda:0", requires_grad=True)
+add("grad_cuda_mul", T([1.0, 2.0], "float64"), [("mul_scalar", 3.0)], device="cuda:0", requires_grad=True)
+add("grad_cpu1_leaf", T([4.0]), device="cpu:1", requires_grad=True)
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "print_cases.json")
 with open(out, "w") as f:
