@@ -11,7 +11,11 @@
  *   On failure, dt_last_error_message() describes what went wrong, on the calling thread.
  *
  * Out-parameters come last.  On failure they are left untouched and nothing is leaked:
- *   a function either succeeds completely or has no effect.
+ *   a function either succeeds completely or has no effect (training calls too: a
+ *   failed dt_backward or dt_optimizer_step leaves every gradient, parameter and
+ *   optimizer state as it was). The one exception is a device lost
+ *   (DT_ERR_DEVICE_LOST) while an in-place write runs on it: that write may be partly
+ *   done, and the device is unusable anyway.
  *
  * References.  Handles (dt_tensor*) are opaque and reference-counted. A function that
  *   returns a NEW reference gives the caller one reference, to be released with
