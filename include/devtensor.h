@@ -707,9 +707,11 @@ DT_API dt_status dt_gather(const dt_tensor* t, int64_t dim, const dt_tensor* ind
  * tensors' own device and ADDS each leaf's gradient into its .grad. Saved values are
  * held by the graph until its last result is released. In-place ops on a tensor that
  * requires grad are DT_ERR_NOT_SUPPORTED while grad mode is on.
- * THREADING: grad mode is process-wide (not per thread), so a goroutine or task that
- * moves between threads sees one setting; graphs may be built and run from several
- * threads at once, and gradients accumulate into a shared leaf under a lock.
+ * THREADING: grad mode has a process-wide setting (dt_set_grad_enabled), which a thread
+ * may override for itself (dt_set_thread_grad_mode, PyTorch's per-thread no_grad): an
+ * inference thread can stop recording without stopping a training thread. Graphs may be
+ * built and run from several threads at once, and gradients accumulate into a shared
+ * leaf under a lock.
  */
 
 /** Marks t (a leaf of a floating dtype) as requiring grad (1) or not (0).
@@ -746,10 +748,26 @@ DT_API dt_status dt_tensor_detach(const dt_tensor* t, dt_tensor** out);
  *  DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_backward(const dt_tensor* t, const dt_tensor* grad);
 /** Turns grad mode on (1, the initial state) or off (0, for inference: nothing is
- *  recorded). Process-wide. Errors: DT_ERR_INVALID_ARGUMENT (not 0/1). */
+ *  recorded), process-wide: for every thread that has no setting of its own
+ *  (dt_set_thread_grad_mode). Errors: DT_ERR_INVALID_ARGUMENT (not 0/1). */
 DT_API dt_status dt_set_grad_enabled(int32_t enabled);
-/** *out = 1 when grad mode is on. Errors: DT_ERR_INVALID_ARGUMENT (NULL). */
+/** *out = 1 when grad mode is on for the calling thread: its own setting if it has one,
+ *  else the process-wide one. Errors: DT_ERR_INVALID_ARGUMENT (NULL). */
 DT_API dt_status dt_grad_enabled(int32_t* out);
+
+/** A thread mode of dt_set_thread_grad_mode: no setting of its own, follow the process. */
+#define DT_GRAD_MODE_PROCESS (-1)
+/** Sets grad mode for the calling thread only, as PyTorch's torch.no_grad() /
+ *  NoGradGuard: 1 records, 0 does not, DT_GRAD_MODE_PROCESS follows the process-wide
+ *  setting (every thread's initial state). *previous (may be NULL) receives the thread's
+ *  mode before the call, to restore it when the scope ends. DataParallel's worker threads
+ *  take the calling thread's mode. A binding whose tasks move between OS threads (Go's
+ *  goroutines) must keep the task on one thread while its setting is in force.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (mode not 1, 0 or DT_GRAD_MODE_PROCESS). */
+DT_API dt_status dt_set_thread_grad_mode(int32_t mode, int32_t* previous);
+/** *out = the calling thread's own mode: 1, 0 or DT_GRAD_MODE_PROCESS.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL). */
+DT_API dt_status dt_thread_grad_mode(int32_t* out);
 
 /* ------------------------------------------------------------------------- modules
  *

@@ -1360,6 +1360,10 @@ void add_autograd_cases(Table& T) {
   for (int32_t bad : {2, -1})
     T.add("dt_set_grad_enabled", "enabled=" + std::to_string(bad), {IA}, [bad](Ctx&) { return dt_set_grad_enabled(bad); });
   T.add("dt_grad_enabled", "out=NULL", {IA}, [](Ctx&) { return dt_grad_enabled(nullptr); });
+  for (int32_t bad : {2, -2})
+    T.add("dt_set_thread_grad_mode", "mode=" + std::to_string(bad), {IA},
+          [bad](Ctx&) { return dt_set_thread_grad_mode(bad, nullptr); });
+  T.add("dt_thread_grad_mode", "out=NULL", {IA}, [](Ctx&) { return dt_thread_grad_mode(nullptr); });
 }
 
 void add_module_cases(Table& T) {

@@ -7,9 +7,11 @@
 // made on the CPU and moved, so on a GPU the gradient also flows back across devices.
 // Below the reference cases: the autograd behaviours of the C API (errors, accumulation,
 // grad mode, detach, in-place refusal).
+#include <atomic>
 #include <cmath>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/dt_test.h"
@@ -291,6 +293,66 @@ TEST_F(Autograd, NoGradModeRecordsNothingAndInPlaceIsRefusedWhileTracking) {
   DT_ASSERT_OK(dt_set_grad_enabled(1));
   EXPECT_EQ(values<float>(x), (std::vector<float>{2, 3}));
   DT_EXPECT_STATUS(dt_set_grad_enabled(5), DT_ERR_INVALID_ARGUMENT);
+}
+
+// Issue 17: grad mode per thread, as PyTorch's. An inference thread that turns recording
+// off for itself must not stop a training thread from recording, while both run at once;
+// the process-wide setting still applies to threads with no setting of their own.
+TEST_F(Autograd, AThreadsGradModeIsItsOwn) {
+  T x = vec({1, 2});
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
+  std::atomic<int> ready{0};
+  std::atomic<int> wrong_training{0}, wrong_inference{0};
+  auto records = [&](bool& ok) {
+    T y;
+    ok = dt_mul_scalar(x, 2.0, y.out()) == DT_OK;
+    int32_t r = -1;
+    ok = ok && dt_tensor_requires_grad(y, &r) == DT_OK;
+    return r == 1;
+  };
+  std::thread inference([&] {
+    int32_t previous = 7;
+    ASSERT_EQ(dt_set_thread_grad_mode(0, &previous), DT_OK);
+    EXPECT_EQ(previous, DT_GRAD_MODE_PROCESS);
+    ++ready;
+    while (ready.load() < 2) {
+    }
+    for (int i = 0; i < 2000; ++i) {
+      bool ok = false;
+      if (records(ok) || !ok) ++wrong_inference;
+    }
+    int32_t mine = 9;
+    EXPECT_EQ(dt_thread_grad_mode(&mine), DT_OK);
+    EXPECT_EQ(mine, 0);
+    ASSERT_EQ(dt_set_thread_grad_mode(previous, nullptr), DT_OK);
+  });
+  std::thread training([&] {
+    ++ready;
+    while (ready.load() < 2) {
+    }
+    for (int i = 0; i < 2000; ++i) {
+      bool ok = false;
+      if (!records(ok) || !ok) ++wrong_training;
+    }
+  });
+  inference.join();
+  training.join();
+  EXPECT_EQ(wrong_training.load(), 0) << "the inference thread's setting stopped the training thread's recording";
+  EXPECT_EQ(wrong_inference.load(), 0) << "the inference thread recorded with its grad mode off";
+
+  // The process-wide setting governs threads without their own; a thread's own wins.
+  DT_ASSERT_OK(dt_set_grad_enabled(0));
+  bool ok = false;
+  EXPECT_FALSE(records(ok));
+  DT_ASSERT_OK(dt_set_thread_grad_mode(1, nullptr));
+  int32_t on = 0;
+  DT_ASSERT_OK(dt_grad_enabled(&on));
+  EXPECT_EQ(on, 1);
+  EXPECT_TRUE(records(ok));
+  DT_ASSERT_OK(dt_set_thread_grad_mode(DT_GRAD_MODE_PROCESS, nullptr));
+  DT_ASSERT_OK(dt_set_grad_enabled(1));
+  EXPECT_TRUE(records(ok));
+  DT_EXPECT_STATUS(dt_set_thread_grad_mode(3, nullptr), DT_ERR_INVALID_ARGUMENT);
 }
 
 }  // namespace

@@ -79,6 +79,20 @@ DT_API dt_status dt_set_grad_enabled(int32_t enabled) {
   return guard([&] { ag::set_grad_enabled(flag_arg(enabled, "dt_set_grad_enabled", "enabled") == 1); });
 }
 
+DT_API dt_status dt_set_thread_grad_mode(int32_t mode, int32_t* previous) {
+  return guard([&] {
+    if (mode != DT_GRAD_MODE_PROCESS && mode != 0 && mode != 1)
+      fail(DT_ERR_INVALID_ARGUMENT, cat("dt_set_thread_grad_mode: mode must be 1, 0 or DT_GRAD_MODE_PROCESS (-1), got ", mode));
+    const int before = ag::thread_grad_mode();
+    ag::set_thread_grad_mode(mode);
+    if (previous) *previous = before;
+  });
+}
+
+DT_API dt_status dt_thread_grad_mode(int32_t* out) {
+  return guard([&] { *require(out, "dt_thread_grad_mode", "out") = ag::thread_grad_mode(); });
+}
+
 DT_API dt_status dt_grad_enabled(int32_t* out) {
   return guard([&] { *require(out, "dt_grad_enabled", "out") = ag::grad_enabled() ? 1 : 0; });
 }

@@ -103,8 +103,18 @@ Edge edge_to(const Tensor& input) {
 
 }  // namespace
 
-bool grad_enabled() { return g_grad_enabled.load(std::memory_order_relaxed); }
+namespace {
+// The calling thread's override of the process-wide mode (kFollowProcess: none).
+thread_local int8_t t_grad_mode __attribute__((tls_model("initial-exec"))) = kFollowProcess;
+}  // namespace
+
+bool grad_enabled() {
+  const int mode = t_grad_mode;
+  return mode == kFollowProcess ? g_grad_enabled.load(std::memory_order_relaxed) : mode == 1;
+}
 void set_grad_enabled(bool enabled) { g_grad_enabled.store(enabled, std::memory_order_relaxed); }
+int thread_grad_mode() { return t_grad_mode; }
+void set_thread_grad_mode(int mode) { t_grad_mode = static_cast<int8_t>(mode); }
 
 bool requires_grad(const Tensor& t) {
   const AutogradMeta* m = t.impl()->autograd;
@@ -190,7 +200,7 @@ void backward(const Tensor& root, const Tensor& grad_output) {
     if (g.dtype() != root.dtype()) g = ops::to(g, root.device(), root.dtype(), false);
   }
   // Backward formulas call src/ops directly, so nothing they compute is recorded; grad
-  // mode (process-wide) is left alone for the threads still running forward passes.
+  // mode is left alone for the threads still running forward passes.
   Ref<Node> start = root.impl()->autograd->grad_fn;
   if (!start) start = edge_to(root).fn;  // a leaf: its AccumulateGrad
   // Count, for every node reachable from start, the edges that lead to it.

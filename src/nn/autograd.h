@@ -11,9 +11,26 @@
 
 namespace dt::ag {
 
-// Grad mode, process-wide (not per thread: a Go goroutine may run on any thread).
+// Grad mode: a process-wide setting that a thread may override for itself (PyTorch's
+// grad mode is per thread): an inference thread can stop recording without stopping a
+// training thread. grad_enabled() is the calling thread's effective mode.
 bool grad_enabled();
-void set_grad_enabled(bool enabled);
+void set_grad_enabled(bool enabled);  // process-wide
+constexpr int kFollowProcess = -1;    // a thread mode: no override (every thread's initial state)
+int thread_grad_mode();               // kFollowProcess, 0 or 1
+void set_thread_grad_mode(int mode);
+// Sets the calling thread's mode for a scope and restores the previous one after
+// (DataParallel's workers run with the caller's effective mode).
+class ThreadGradMode {
+ public:
+  explicit ThreadGradMode(bool enabled) : previous_(thread_grad_mode()) { set_thread_grad_mode(enabled ? 1 : 0); }
+  ThreadGradMode(const ThreadGradMode&) = delete;
+  ThreadGradMode& operator=(const ThreadGradMode&) = delete;
+  ~ThreadGradMode() { set_thread_grad_mode(previous_); }
+
+ private:
+  int previous_;
+};
 
 bool requires_grad(const Tensor& t);  // a leaf marked by the user, or any result of one
 void set_requires_grad(const Tensor& t, bool on);  // leaves of a floating dtype only

@@ -107,8 +107,10 @@ Tensor DataParallel::forward(const std::vector<Tensor>& in) {
   // One worker per device; the caller's thread serves devices_[0] with the module itself.
   std::vector<Tensor> outs(count);
   std::vector<std::exception_ptr> errors(count);
+  const bool track = ag::grad_enabled();  // the caller's mode, which its workers take
   auto run = [&](size_t k) {
     try {
+      ag::ThreadGradMode mode(track);
       outs[k] = (k == 0 ? module() : *others[k - 1]).forward(inputs[k]);
     } catch (...) {
       errors[k] = std::current_exception();

@@ -46,6 +46,7 @@ pub const DT_CUDA_ALL_HIDDEN: i32 = 7;
 pub const DT_TO_NON_BLOCKING: i32 = 1;
 pub const DT_TO_COPY: i32 = 2;
 pub const DT_MAX_DIMS: i32 = 16;
+pub const DT_GRAD_MODE_PROCESS: i32 = -1;
 pub const DT_REDUCTION_NONE: i32 = 0;
 pub const DT_REDUCTION_MEAN: i32 = 1;
 pub const DT_REDUCTION_SUM: i32 = 2;
@@ -1224,6 +1225,12 @@ extern "C" {
 }
 extern "C" {
     pub fn dt_grad_enabled(out: *mut i32) -> dt_status;
+}
+extern "C" {
+    pub fn dt_set_thread_grad_mode(mode: i32, previous: *mut i32) -> dt_status;
+}
+extern "C" {
+    pub fn dt_thread_grad_mode(out: *mut i32) -> dt_status;
 }
 extern "C" {
     pub fn dt_linear_new(

@@ -123,29 +123,32 @@ pub fn set_num_threads(n: i32) -> Result<()> {
     error::check(unsafe { ffi::dt_set_num_threads(n) })
 }
 
-/// Turns autograd recording on or off, process-wide (`dt_set_grad_enabled`).
+/// Turns autograd recording on or off, process-wide (`dt_set_grad_enabled`): for every
+/// thread that has no setting of its own (see [`no_grad`]).
 pub fn set_grad_enabled(enabled: bool) -> Result<()> {
     error::check(unsafe { ffi::dt_set_grad_enabled(enabled as i32) })
 }
 
-/// Whether autograd records operations (`dt_grad_enabled`).
+/// Whether autograd records operations on this thread (`dt_grad_enabled`): the thread's
+/// own setting if it has one, else the process-wide one.
 pub fn grad_enabled() -> Result<bool> {
     let mut v = 0i32;
     error::check(unsafe { ffi::dt_grad_enabled(&mut v) })?;
     Ok(v != 0)
 }
 
-/// Runs `f` with grad mode off, restoring the previous mode afterwards (even on panic).
-/// Grad mode is process-wide (see the header), so this affects other threads too.
+/// Runs `f` with grad mode off on this thread only (`dt_set_thread_grad_mode`, as
+/// PyTorch's `torch.no_grad()`), restoring the thread's previous mode afterwards, even on
+/// panic. Other threads keep recording.
 pub fn no_grad<R>(f: impl FnOnce() -> R) -> Result<R> {
-    struct Restore(bool);
+    struct Restore(i32);
     impl Drop for Restore {
         fn drop(&mut self) {
-            let _ = set_grad_enabled(self.0);
+            unsafe { ffi::dt_set_thread_grad_mode(self.0, std::ptr::null_mut()) };
         }
     }
-    let prev = grad_enabled()?;
-    set_grad_enabled(false)?;
+    let mut prev = ffi::DT_GRAD_MODE_PROCESS;
+    error::check(unsafe { ffi::dt_set_thread_grad_mode(0, &mut prev) })?;
     let _restore = Restore(prev);
     Ok(f())
 }
@@ -184,6 +187,25 @@ mod tests {
         );
         assert!(version_error(2_000_000, 1_002_003).is_some()); // another major: refused
         assert_eq!(version(), version_string(unsafe { ffi::dt_version() }));
+    }
+
+    #[test]
+    fn no_grad_is_this_threads_alone() {
+        test_support::leak_checked(|| {
+            let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU).unwrap();
+            x.set_requires_grad(true).unwrap();
+            let (inside, other_thread) = no_grad(|| {
+                let y = (&x * 2.0).unwrap();
+                // Another thread, meanwhile, still records.
+                let z = std::thread::scope(|s| s.spawn(|| (&x * 2.0).unwrap().requires_grad()).join().unwrap());
+                (y.requires_grad(), z)
+            })
+            .unwrap();
+            assert!(!inside, "no_grad recorded");
+            assert!(other_thread, "no_grad on one thread stopped another from recording");
+            assert!((&x * 2.0).unwrap().requires_grad(), "the thread's mode was not restored");
+            assert!(grad_enabled().unwrap());
+        });
     }
 }
 
