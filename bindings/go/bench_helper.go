@@ -11,7 +11,10 @@ package devtensor
 // }
 import "C"
 
-import "runtime"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
 // benchCAdd runs n × (dt_add + dt_tensor_release) inside ONE cgo call: the pure-C cost
 // of a tiny op, for BenchmarkAdd4 to compare with the Go binding's per-op cost.
@@ -51,7 +54,8 @@ func benchCAddInPlace(a, b *Tensor, n int) error {
 // (the previous result) and returns the new sum's handle, as the release slot makes
 // Add + Close do.
 func rawAddReleasing(a, b *Tensor, rel uintptr) (uintptr, error) {
-	r := C.gdt_bench_add_releasing(a.h, b.h, C.uintptr_t(rel))
+	r := C.gdt_bench_add_releasing(C.uintptr_t(atomic.LoadUintptr(&a.h)),
+		C.uintptr_t(atomic.LoadUintptr(&b.h)), C.uintptr_t(rel))
 	runtime.KeepAlive(a)
 	runtime.KeepAlive(b)
 	if err := mkerr("rawAddReleasing", r.st, r.msg); err != nil {

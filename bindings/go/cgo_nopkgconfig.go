@@ -9,3 +9,7 @@ package devtensor
 
 // #cgo LDFLAGS: -ldevtensor
 import "C"
+
+// cgoBuildTags is the build tag that chose this file, for the tests that build a package
+// importing this one (TestVetReportsCopies).
+const cgoBuildTags = "devtensor_nopkgconfig"

@@ -7,3 +7,7 @@ package devtensor
 
 // #cgo pkg-config: devtensor
 import "C"
+
+// cgoBuildTags is the build tag that chose this file, for the tests that build a package
+// importing this one (TestVetReportsCopies).
+const cgoBuildTags = ""

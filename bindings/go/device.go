@@ -89,6 +89,32 @@ const (
 	CUDAAllHidden      CUDAState = C.DT_CUDA_ALL_HIDDEN
 )
 
+// String returns a short name for the state: "available", "not built", "plugin
+// missing", "plugin mismatch", "no driver", "driver too old", "no device", "all hidden";
+// a value this package does not know prints as "CUDAState(N)". CUDAStatus gives the
+// sentence that explains it.
+func (s CUDAState) String() string {
+	switch s {
+	case CUDAAvailable:
+		return "available"
+	case CUDANotBuilt:
+		return "not built"
+	case CUDAPluginMissing:
+		return "plugin missing"
+	case CUDAPluginMismatch:
+		return "plugin mismatch"
+	case CUDANoDriver:
+		return "no driver"
+	case CUDADriverTooOld:
+		return "driver too old"
+	case CUDANoDevice:
+		return "no device"
+	case CUDAAllHidden:
+		return "all hidden"
+	}
+	return fmt.Sprintf("CUDAState(%d)", int32(s))
+}
+
 // CUDAIsAvailable reports whether at least one CUDA device can be used.
 func CUDAIsAvailable() bool { return C.dt_cuda_is_available() != 0 }
 
@@ -109,7 +135,7 @@ func (d Device) Name() (string, error) {
 
 // Memory returns free and total memory in bytes.
 func (d Device) Memory() (free, total uint64, err error) {
-	ReleasePending()
+	_ = ReleasePending() // a failure is counted in gdt_release_errors
 	var f, t C.uint64_t
 	if err := resErr("Device.Memory", C.gdt_device_memory(d.c(), &f, &t)); err != nil {
 		return 0, 0, err
@@ -153,7 +179,7 @@ func (d Device) Properties() (DeviceProperties, error) {
 
 // Synchronize waits for all work queued on the device.
 func (d Device) Synchronize() error {
-	ReleasePending()
+	_ = ReleasePending() // a failure is counted in gdt_release_errors
 	return resErr("Device.Synchronize", C.gdt_synchronize(d.c()))
 }
 
@@ -229,7 +255,7 @@ type MemoryStats struct {
 
 // MemoryStats returns the device allocator's statistics.
 func (d Device) MemoryStats() (MemoryStats, error) {
-	ReleasePending()
+	_ = ReleasePending() // a failure is counted in gdt_release_errors
 	var s C.dt_mem_stats
 	if err := resErr("Device.MemoryStats", C.gdt_memory_stats(d.c(), &s)); err != nil {
 		return MemoryStats{}, err
@@ -241,7 +267,7 @@ func (d Device) MemoryStats() (MemoryStats, error) {
 
 // EmptyCache returns the device allocator's cached, unused blocks to the system.
 func (d Device) EmptyCache() error {
-	ReleasePending()
+	_ = ReleasePending() // a failure is counted in gdt_release_errors
 	return resErr("Device.EmptyCache", C.gdt_empty_cache(d.c()))
 }
 

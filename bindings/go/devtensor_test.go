@@ -164,6 +164,36 @@ func must2(t *testing.T) func(a, b uint64, err error) (uint64, uint64) {
 	}
 }
 
+// CUDAState prints as a short name, through fmt too; an unknown value as CUDAState(N).
+func TestCUDAStateString(t *testing.T) {
+	for state, want := range map[CUDAState]string{
+		CUDAAvailable:      "available",
+		CUDANotBuilt:       "not built",
+		CUDAPluginMissing:  "plugin missing",
+		CUDAPluginMismatch: "plugin mismatch",
+		CUDANoDriver:       "no driver",
+		CUDADriverTooOld:   "driver too old",
+		CUDANoDevice:       "no device",
+		CUDAAllHidden:      "all hidden",
+		CUDAState(42):      "CUDAState(42)",
+		CUDAState(-1):      "CUDAState(-1)",
+	} {
+		if got := state.String(); got != want {
+			t.Errorf("CUDAState(%d).String() = %q, want %q", int32(state), got, want)
+		}
+		if got := fmt.Sprint(state); got != want {
+			t.Errorf("fmt.Sprint(CUDAState(%d)) = %q, want %q", int32(state), got, want)
+		}
+	}
+	state, _, err := CUDAStatus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := state.String(); strings.HasPrefix(s, "CUDAState(") {
+		t.Errorf("the library's own state %d has no name", int32(state))
+	}
+}
+
 func TestFromSliceToSlice(t *testing.T) {
 	noLeaks(t)
 	a := must(FromSlice([]float32{1, 2, 3, 4, 5, 6}, []int64{2, 3}, CPU))

@@ -11,7 +11,9 @@
 // Each call into C and the fetch of its thread-local error message happen inside one
 // cgo call, so the message is the right one even when the goroutine moves to another
 // OS thread. Tensors hold C memory (possibly GPU memory): Close them (defer t.Close(),
-// or a Scope); a finalizer is only a safety net.
+// or a Scope); a finalizer is only a safety net. Close may be called from several
+// goroutines at once (exactly one releases). A Tensor, Module, Optimizer or Scope must
+// not be copied by value: go vet reports a copy.
 //
 // Build: the package finds libdevtensor with pkg-config (PKG_CONFIG_PATH); with the
 // build tag devtensor_nopkgconfig it links -ldevtensor and takes paths from

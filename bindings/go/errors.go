@@ -93,7 +93,7 @@ func closedErr(op string) error {
 // LiveHandles returns the number of live handles of every kind in the process
 // (dt_live_handle_count). A test that ends with the count it started with leaked none.
 func LiveHandles() int {
-	ReleasePending()
+	_ = ReleasePending() // a failure is counted in gdt_release_errors
 	return int(C.dt_live_handle_count())
 }
 

@@ -2,7 +2,14 @@ package devtensor
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -209,18 +216,24 @@ func TestScopeCloseReleasesAll(t *testing.T) {
 	}
 }
 
-// releaseErrors, which TestReleaseSlotConcurrent relies on, sees a double release.
+// releaseErrors, which TestReleaseSlotConcurrent relies on, sees a double release, and
+// ReleasePending returns the error of the release it performed.
 func TestDoubleReleaseIsCounted(t *testing.T) {
 	ReleasePending()
 	errs := releaseErrors()
 	x := must(Zeros([]int64{4}, Float32, CPU))
 	h := x.h
 	_ = x.Close()
-	ReleasePending()
+	if err := ReleasePending(); err != nil {
+		t.Fatalf("ReleasePending of a live tensor: %v", err)
+	}
 	releaseLater(h) // released already: the library refuses it (generation check)
-	ReleasePending()
+	wantCode(t, ReleasePending(), ErrInvalidHandle)
 	if n := releaseErrors() - errs; n != 1 {
 		t.Fatalf("releaseErrors counted %d failed releases, want 1", n)
+	}
+	if err := ReleasePending(); err != nil { // the slot is empty
+		t.Fatalf("ReleasePending with an empty slot: %v", err)
 	}
 }
 
@@ -351,4 +364,252 @@ func TestDLPackRoundTrip(t *testing.T) {
 	_ = y.Close()
 	_, err = FromDLPack(nil)
 	wantCode(t, err, ErrInvalidArgument)
+}
+
+// closeAtOnce calls closeIt from n goroutines released together (they spin on a
+// counter until all are ready, so those on a CPU start within nanoseconds of each other),
+// and returns the errors they got (nil ones included).
+func closeAtOnce(n int, closeIt func() error) []error {
+	var wg sync.WaitGroup
+	var ready int32
+	errs := make([]error, n)
+	for g := 0; g < n; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			atomic.AddInt32(&ready, 1)
+			for atomic.LoadInt32(&ready) < int32(n) {
+				runtime.Gosched()
+			}
+			errs[g] = closeIt()
+		}(g)
+	}
+	wg.Wait()
+	return errs
+}
+
+// The race detector (go test -race) reports a Close that reads or writes the handle
+// field without an atomic at once; without it, a lost race (two Closes both taking the
+// handle) is rarer, hence many rounds.
+const closers, closeRounds = 16, 2000
+
+// Many goroutines closing one Tensor at once release its reference exactly once: its
+// alias (To to the same device: the same handle, retained) keeps its own reference and
+// still reads back its values.
+func TestTensorCloseConcurrent(t *testing.T) {
+	noLeaks(t)
+	errs := releaseErrors()
+	for r := 0; r < closeRounds; r++ {
+		_ = ReleasePending()
+		start := liveHandlesUnflushed()
+		x := must(FromSlice([]float32{1, 2, 3, 4}, nil, CPU))
+		x2 := must(x.To(CPU))
+		if !sameHandle(x, x2) {
+			_, _ = x.Close(), x2.Close()
+			t.Skip("To to the same device made a new handle; nothing aliased to test")
+		}
+		for _, err := range closeAtOnce(closers, x.Close) {
+			if err != nil {
+				t.Fatalf("round %d: Tensor.Close: %v", r, err)
+			}
+		}
+		if err := ReleasePending(); err != nil {
+			t.Fatalf("round %d: the release of x failed: %v", r, err)
+		}
+		got, err := ToSlice[float32](x2)
+		if err != nil {
+			t.Fatalf("round %d: the alias after %d concurrent x.Close: %v (its reference was released too)",
+				r, closers, err)
+		}
+		if got[0] != 1 || got[3] != 4 {
+			t.Fatalf("round %d: the alias reads %v, want [1 2 3 4]", r, got)
+		}
+		if live := liveHandlesUnflushed(); live != start+1 {
+			t.Fatalf("round %d: live %d with the alias open, want %d", r, live, start+1)
+		}
+		_ = x2.Close()
+		if err := ReleasePending(); err != nil {
+			t.Fatalf("round %d: the release of the alias failed: %v", r, err)
+		}
+		if live := liveHandlesUnflushed(); live != start {
+			t.Fatalf("round %d: live %d after closing both, want %d", r, live, start)
+		}
+	}
+	if n := releaseErrors() - errs; n != 0 {
+		t.Fatalf("%d deferred releases failed (a handle released twice?)", n)
+	}
+}
+
+// Many goroutines closing one Module at once: exactly one releases it (the live count
+// drops by one) and every Close returns nil (a second release would fail with
+// ErrInvalidHandle). A Sequential holding the module keeps working.
+func TestModuleCloseConcurrent(t *testing.T) {
+	noLeaks(t)
+	x := must(FromSlice([]float32{-1, 2}, nil, CPU))
+	defer x.Close()
+	for r := 0; r < closeRounds; r++ {
+		start := LiveHandles()
+		m := must(ReLU())
+		seq := must(Sequential(m))
+		if live := LiveHandles(); live != start+2 {
+			t.Fatalf("round %d: live %d after ReLU and Sequential, want %d", r, live, start+2)
+		}
+		for _, err := range closeAtOnce(closers, m.Close) {
+			if err != nil {
+				t.Fatalf("round %d: concurrent Module.Close: %v (released twice?)", r, err)
+			}
+		}
+		if live := LiveHandles(); live != start+1 {
+			t.Fatalf("round %d: live %d after the concurrent Closes, want %d (exactly one release)",
+				r, live, start+1)
+		}
+		y, err := seq.Forward(x)
+		if err != nil {
+			t.Fatalf("round %d: Sequential after its child's concurrent Close: %v", r, err)
+		}
+		if got := must(ToSlice[float32](y)); got[0] != 0 || got[1] != 2 {
+			t.Fatalf("round %d: relu(%v) = %v", r, []float32{-1, 2}, got)
+		}
+		_ = y.Close()
+		if err := seq.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if live := LiveHandles(); live != start {
+			t.Fatalf("round %d: live %d at the end, want %d", r, live, start)
+		}
+	}
+}
+
+// The same for an Optimizer: exactly one of the concurrent Closes releases it.
+func TestOptimizerCloseConcurrent(t *testing.T) {
+	noLeaks(t)
+	lin := must(Linear(2, 2, true, Float32, CPU))
+	defer lin.Close()
+	params := must(lin.Parameters())
+	ps := make([]*Tensor, len(params))
+	for i, p := range params {
+		ps[i] = p.Tensor
+		defer p.Tensor.Close()
+	}
+	for r := 0; r < closeRounds; r++ {
+		start := LiveHandles()
+		opt := must(SGD(ps, 0.1, 0, 0, 0, false))
+		if live := LiveHandles(); live != start+1 {
+			t.Fatalf("round %d: live %d after SGD, want %d", r, live, start+1)
+		}
+		for _, err := range closeAtOnce(closers, opt.Close) {
+			if err != nil {
+				t.Fatalf("round %d: concurrent Optimizer.Close: %v (released twice?)", r, err)
+			}
+		}
+		if live := LiveHandles(); live != start {
+			t.Fatalf("round %d: live %d after the concurrent Closes, want %d (exactly one release)",
+				r, live, start)
+		}
+		wantCode(t, opt.Step(), ErrClosed)
+	}
+}
+
+// Scope.Close racing Scope.Close, Track, and Close of the Tensors it tracks: every
+// handle is released exactly once.
+func TestScopeCloseConcurrent(t *testing.T) {
+	noLeaks(t)
+	errs := releaseErrors()
+	x := must(Ones([]int64{4}, Float32, CPU))
+	defer x.Close()
+	for r := 0; r < closeRounds/3; r++ {
+		s := NewScope()
+		tracked := make([]*Tensor, 8)
+		for i := range tracked {
+			tracked[i] = must(s.Track(x.AddScalar(float64(i))))
+		}
+		var wg sync.WaitGroup
+		gate := make(chan struct{})
+		fail := make(chan error, closers)
+		for g := 0; g < closers; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				<-gate
+				switch g % 4 {
+				case 0:
+					_ = s.Close()
+				case 1: // a Track after Close closes its Tensor and says so
+					y, err := s.Track(x.Neg())
+					if err != nil && !errors.Is(err, ErrClosed) {
+						fail <- err
+					}
+					if err == nil && y == nil {
+						fail <- errors.New("Track returned neither a tensor nor an error")
+					}
+				default: // the tracked tensors closed directly, racing Scope.Close
+					for _, tt := range tracked {
+						_ = tt.Close()
+					}
+				}
+			}(g)
+		}
+		close(gate)
+		wg.Wait()
+		close(fail)
+		for err := range fail {
+			t.Fatalf("round %d: %v", r, err)
+		}
+		_ = s.Close() // the Tracks that won the race against the first Close
+	}
+	if n := releaseErrors() - errs; n != 0 {
+		t.Fatalf("%d deferred releases failed (a handle released twice?)", n)
+	}
+}
+
+// go vet reports a copy of a Tensor, Module, Optimizer or Scope (their noCopy field):
+// a copy would be a second owner of one reference. Vets a tiny package that imports this
+// one through a replace directive (no module proxy needed).
+func TestVetReportsCopies(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go tool is not on PATH")
+	}
+	here, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	const modPath = "github.com/devtensor/devtensor/bindings/go"
+	gomod := "module vetcopy\n\ngo 1.19\n\nrequire " + modPath + " v0.0.0\n\nreplace " + modPath + " => " + here + "\n"
+	src := `package vetcopy
+
+import dt "` + modPath + `"
+
+func CopyTensor(x *dt.Tensor) { y := *x; _ = y.Close }
+func CopyModule(m *dt.Module) { n := *m; _ = n.Close }
+func CopyOptimizer(o *dt.Optimizer) { p := *o; _ = p.Close }
+func CopyScope(s *dt.Scope) { c := *s; _ = c.Close }
+func ByPointer(x *dt.Tensor) error { return x.Close() } // fine: not reported
+`
+	for name, text := range map[string]string{"go.mod": gomod, "copy.go": src} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The environment passes through (PKG_CONFIG_PATH, or CGO_CFLAGS/CGO_LDFLAGS, and
+	// GOCACHE), so the cgo build of this package finds the library as its tests did.
+	cmd := exec.Command(gobin, "vet", "-tags="+cgoBuildTags, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("go vet passed a package that copies a Tensor by value:\n%s", out)
+	}
+	if !strings.Contains(string(out), "copies lock") && !strings.Contains(string(out), "passes lock by value") {
+		t.Fatalf("go vet failed (%v), but not on the copies:\n%s", err, out)
+	}
+	for line, what := range map[int]string{5: "Tensor", 6: "Module", 7: "Optimizer", 8: "Scope"} {
+		if !strings.Contains(string(out), fmt.Sprintf("copy.go:%d:", line)) {
+			t.Errorf("go vet did not report the copy of a %s (copy.go:%d):\n%s", what, line, out)
+		}
+	}
+	if strings.Contains(string(out), "copy.go:9:") {
+		t.Errorf("go vet reported the use by pointer (copy.go:9):\n%s", out)
+	}
 }

@@ -5,6 +5,7 @@ import "C"
 
 import (
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -19,16 +20,20 @@ const (
 
 // Module owns one reference to a devtensor module (a layer, container or loss). Close it
 // when done; a finalizer is only a safety net. Forward may run from several goroutines
-// at once; To, Train, Eval and Load must not overlap other use of the same module.
+// at once; To, Train, Eval and Load must not overlap other use of the same module. Close
+// may be called from several goroutines at once (exactly one releases), but must not
+// race other use of the module. A Module must not be copied by value (go vet reports a
+// copy): share the *Module.
 type Module struct {
-	h C.uintptr_t
+	_ noCopy  // go vet: a Module must not be copied (lifetime.go)
+	h uintptr // the dt_module* (C memory), 0 once closed; read with atomic.LoadUintptr
 }
 
 func wrapModule(h C.uintptr_t) *Module {
-	m := &Module{h: h}
+	m := &Module{h: uintptr(h)}
 	runtime.SetFinalizer(m, func(m *Module) {
-		if m.h != 0 {
-			C.gdt_module_release_quiet(m.h)
+		if h := atomic.SwapUintptr(&m.h, 0); h != 0 {
+			C.gdt_module_release_quiet(C.uintptr_t(h))
 		}
 	})
 	return m
@@ -45,21 +50,27 @@ func (m *Module) handle(op string) (C.uintptr_t, error) {
 	if m == nil {
 		return 0, &Error{Code: ErrInvalidArgument, Op: op, Msg: "nil module"}
 	}
-	if m.h == 0 {
+	h := atomic.LoadUintptr(&m.h)
+	if h == 0 {
 		return 0, &Error{Code: ErrClosed, Op: op, Msg: "use of a closed module"}
 	}
-	return m.h, nil
+	return C.uintptr_t(h), nil
 }
 
-// Close releases the module; closing twice is fine.
+// Close releases the module and returns the error of that release (nil when it
+// succeeded). Closing twice is a no-op returning nil, and so is a Close that races
+// another Close of the same Module: the handle is swapped out atomically, so exactly one
+// Close releases it (and returns its error).
 func (m *Module) Close() error {
-	if m == nil || m.h == 0 {
+	if m == nil {
 		return nil
 	}
-	h := m.h
-	m.h = 0
+	h := atomic.SwapUintptr(&m.h, 0)
+	if h == 0 {
+		return nil
+	}
 	runtime.SetFinalizer(m, nil)
-	return resErr("Module.Close", C.gdt_module_release(h))
+	return resErr("Module.Close", C.gdt_module_release(C.uintptr_t(h)))
 }
 
 // Linear is torch.nn.Linear(in, out, bias) with weights of dtype on device, initialised

@@ -3,12 +3,18 @@ package devtensor
 // #include "nn_shim.h"
 import "C"
 
-import "runtime"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
 // Optimizer updates a set of parameters from their gradients (SGD, Adam, AdamW). Close
-// it when done.
+// it when done. Close may be called from several goroutines at once (exactly one
+// releases), but must not race other use of the optimizer. An Optimizer must not be
+// copied by value (go vet reports a copy): share the *Optimizer.
 type Optimizer struct {
-	h C.uintptr_t
+	_ noCopy  // go vet: an Optimizer must not be copied (lifetime.go)
+	h uintptr // the dt_optimizer* (C memory), 0 once closed; read with atomic.LoadUintptr
 }
 
 func newOptimizer(op string, params []*Tensor, create func(p *C.uintptr_t, n C.size_t) C.gdt_hres) (*Optimizer, error) {
@@ -32,10 +38,10 @@ func newOptimizer(op string, params []*Tensor, create func(p *C.uintptr_t, n C.s
 	if err := mkerr(op, r.st, r.msg); err != nil {
 		return nil, err
 	}
-	o := &Optimizer{h: r.h}
+	o := &Optimizer{h: uintptr(r.h)}
 	runtime.SetFinalizer(o, func(o *Optimizer) {
-		if o.h != 0 {
-			C.gdt_optimizer_release_quiet(o.h)
+		if h := atomic.SwapUintptr(&o.h, 0); h != 0 {
+			C.gdt_optimizer_release_quiet(C.uintptr_t(h))
 		}
 	})
 	return o, nil
@@ -67,10 +73,11 @@ func (o *Optimizer) handle(op string) (C.uintptr_t, error) {
 	if o == nil {
 		return 0, &Error{Code: ErrInvalidArgument, Op: op, Msg: "nil optimizer"}
 	}
-	if o.h == 0 {
+	h := atomic.LoadUintptr(&o.h)
+	if h == 0 {
 		return 0, &Error{Code: ErrClosed, Op: op, Msg: "use of a closed optimizer"}
 	}
-	return o.h, nil
+	return C.uintptr_t(h), nil
 }
 
 // Step updates every parameter that has a gradient, in place on its device.
@@ -95,13 +102,18 @@ func (o *Optimizer) ZeroGrad() error {
 	return resErr("Optimizer.ZeroGrad", r)
 }
 
-// Close releases the optimizer; closing twice is fine.
+// Close releases the optimizer and returns the error of that release (nil when it
+// succeeded). Closing twice is a no-op returning nil, and so is a Close that races
+// another Close of the same Optimizer: the handle is swapped out atomically, so exactly
+// one Close releases it (and returns its error).
 func (o *Optimizer) Close() error {
-	if o == nil || o.h == 0 {
+	if o == nil {
 		return nil
 	}
-	h := o.h
-	o.h = 0
+	h := atomic.SwapUintptr(&o.h, 0)
+	if h == 0 {
+		return nil
+	}
 	runtime.SetFinalizer(o, nil)
-	return resErr("Optimizer.Close", C.gdt_optimizer_release(h))
+	return resErr("Optimizer.Close", C.gdt_optimizer_release(C.uintptr_t(h)))
 }

@@ -3,7 +3,10 @@ package devtensor
 // #include "shim.h"
 import "C"
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // Scope closes every Tensor made through it, for loops that allocate (on the GPU
 // especially) and should not wait for the garbage collector:
@@ -12,8 +15,11 @@ import "sync"
 //	defer s.Close()
 //	c, err := s.Track(a.Add(b))
 //
-// A Scope is safe for concurrent use.
+// A Scope is safe for concurrent use: Track, Len and Close may be called from several
+// goroutines at once (a Track that comes after Close closes its Tensor, and a second
+// Close finds nothing left). A Scope must not be copied by value (go vet reports it).
 type Scope struct {
+	_       noCopy // go vet: a Scope must not be copied (lifetime.go)
 	mu      sync.Mutex
 	tensors []*Tensor
 	closed  bool
@@ -47,8 +53,11 @@ func (s *Scope) Len() int {
 }
 
 // Close closes every tracked Tensor and releases them, and the tensor waiting in the
-// release slot, at once: one cgo call for the lot. Closing twice is a no-op; the error
-// is always nil.
+// release slot, at once: one cgo call for the lot. Closing twice, or from two goroutines
+// at once, is a no-op the second time (the tracked list is taken under the Scope's
+// lock), and a Tensor of the Scope closed concurrently elsewhere is released once (its
+// handle is swapped out atomically, as in Tensor.Close). The error is always nil: a
+// failed release is counted, as Tensor.Close's deferred ones are (see ReleasePending).
 func (s *Scope) Close() error {
 	s.mu.Lock()
 	ts := s.tensors
@@ -57,9 +66,11 @@ func (s *Scope) Close() error {
 	s.mu.Unlock()
 	hs := make([]C.uintptr_t, 0, len(ts))
 	for i := len(ts) - 1; i >= 0; i-- { // newest first
-		if t := ts[i]; t.h != 0 { // a Tensor tracked twice, or closed already, is skipped
-			hs = append(hs, t.h)
-			t.h = 0
+		// A Tensor tracked twice, or closed already, is skipped.
+		if t := ts[i]; atomic.LoadUintptr(&t.h) != 0 {
+			if h := atomic.SwapUintptr(&t.h, 0); h != 0 {
+				hs = append(hs, C.uintptr_t(h))
+			}
 		}
 	}
 	if h := takeSlot(); h != 0 { // the waiting tensor goes in the same call

@@ -41,6 +41,13 @@ extern uint64_t gdt_release_errors;
 static inline void gdt_release_counted(uintptr_t t) {
   if (dt_tensor_release((dt_tensor*)t) != DT_OK) __atomic_fetch_add(&gdt_release_errors, 1, __ATOMIC_RELAXED);
 }
+/* The same, for ReleasePending, which has a caller: the failure is counted too, and its
+ * status and message returned. */
+static inline gdt_res gdt_release_counted_res(uintptr_t t) {
+  dt_status st = dt_tensor_release((dt_tensor*)t);
+  if (st != DT_OK) __atomic_fetch_add(&gdt_release_errors, 1, __ATOMIC_RELAXED);
+  return gdt_r(st);
+}
 /* Scope.Close: hs is Go memory holding no Go pointer, read only during the call. */
 static inline void gdt_release_many(const uintptr_t* hs, size_t n) {
   for (size_t i = 0; i < n; ++i) gdt_release_counted(hs[i]);

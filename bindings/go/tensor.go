@@ -6,6 +6,7 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -16,24 +17,37 @@ import (
 // returns ErrClosed.
 //
 // Distinct Tensors may be used from different goroutines concurrently, and one Tensor
-// may be read concurrently; Close must not race with other use of the same Tensor.
+// may be read concurrently. Close may be called from several goroutines at once (one of
+// them releases the reference, the others do nothing), but an op must not race with a
+// Close of one of its Tensors (it may fail with ErrClosed or ErrInvalidHandle, or read
+// the tensor as it is freed).
+// A Tensor must not be copied by value (y := *x would be a second owner of its one
+// reference); go vet reports a copy ("copies lock"). Share the *Tensor, or take another
+// reference with To(the same device).
 type Tensor struct {
-	h C.uintptr_t // the dt_tensor* (C memory), 0 once closed
+	_ noCopy  // go vet: a Tensor must not be copied (lifetime.go)
+	h uintptr // the dt_tensor* (C memory), 0 once closed; read with atomic.LoadUintptr
 }
 
 // Close releases the Tensor's reference. Closing twice (or a nil Tensor) is a no-op, and
-// the error is always nil (the signature is io.Closer's). The release itself happens
-// without a cgo call of its own: inside the next call that can allocate (an op, a
-// constructor, To, Forward, Backward, Step, ...), before that call allocates, or at the
-// next Close, or in anything that reports or frees memory. At most one closed tensor
-// waits like this; ReleasePending releases it now. See lifetime.go.
+// so is a Close that races another Close of the same Tensor: the handle is swapped out
+// atomically, and exactly one Close releases it. The error is always nil (the signature
+// is io.Closer's): the release itself happens later, without a cgo call of its own:
+// inside the next call that can allocate (an op, a constructor, To, Forward, Backward,
+// Step, ...), before that call allocates, or at the next Close, or in anything that
+// reports or frees memory. At most one closed tensor waits like this; ReleasePending
+// releases it now and returns the error of that release. A deferred release that fails
+// elsewhere has no caller to report to: it is counted in the C counter
+// gdt_release_errors (shim.h; the package's tests check it stays put). It can fail only
+// when the handle was released outside this binding (through the C ABI directly), since
+// the binding releases each reference it owns exactly once. See lifetime.go.
 func (t *Tensor) Close() error {
-	if t == nil || t.h == 0 {
+	if t == nil || atomic.LoadUintptr(&t.h) == 0 { // no locked swap on a closed Tensor
 		return nil
 	}
-	h := t.h
-	t.h = 0
-	releaseLater(h)
+	if h := atomic.SwapUintptr(&t.h, 0); h != 0 { // 0: a concurrent Close got it first
+		releaseLater(h)
+	}
 	return nil
 }
 
@@ -42,10 +56,11 @@ func (t *Tensor) handle(op string) (C.uintptr_t, error) {
 	if t == nil {
 		return 0, &Error{Code: ErrInvalidArgument, Op: op, Msg: "nil tensor"}
 	}
-	if t.h == 0 {
+	h := atomic.LoadUintptr(&t.h)
+	if h == 0 {
 		return 0, closedErr(op)
 	}
-	return t.h, nil
+	return C.uintptr_t(h), nil
 }
 
 func takeTensor(op string, r C.gdt_tres) (*Tensor, error) {
@@ -56,7 +71,13 @@ func takeTensor(op string, r C.gdt_tres) (*Tensor, error) {
 }
 
 // sameHandle reports whether a and b hold the same C handle (aliasing).
-func sameHandle(a, b *Tensor) bool { return a != nil && b != nil && a.h != 0 && a.h == b.h }
+func sameHandle(a, b *Tensor) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	h := atomic.LoadUintptr(&a.h)
+	return h != 0 && h == atomic.LoadUintptr(&b.h)
+}
 
 func shapeArg(shape []int64) (*C.int64_t, C.size_t) {
 	if len(shape) == 0 {

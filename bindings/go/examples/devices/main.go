@@ -22,7 +22,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("CUDA: %v (%s)\n", state, reason)
+	fmt.Printf("CUDA: %s (%s)\n", state.String(), reason)
 	gpus, err := dt.AllGPUs()
 	if err != nil {
 		return err
