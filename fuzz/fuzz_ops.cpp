@@ -37,6 +37,10 @@
 #include <limits>
 #include <vector>
 
+// The op table (pure preprocessor): the selectors below cover every row, so a new op is
+// fuzzed without editing this file.
+#include "../src/core/op_table.h"
+
 namespace {
 
 // Open, reported devtensor bugs the sequencer steps around, so that fuzzing can go on past
@@ -48,6 +52,51 @@ namespace {
 // (expand-numel-overflow, matmul-numel-overflow, cat-size-overflow). None is open.
 
 constexpr int kMaxOps = 48;
+
+// The entry points the op table makes, in table order (core/op_table.h).
+using BinaryFn = dt_status (*)(const dt_tensor*, const dt_tensor*, dt_tensor**);
+using ScalarFn = dt_status (*)(const dt_tensor*, double, dt_tensor**);
+using InplaceFn = dt_status (*)(dt_tensor*, const dt_tensor*);
+using InplaceScalarFn = dt_status (*)(dt_tensor*, double);
+using UnaryFn = dt_status (*)(const dt_tensor*, dt_tensor**);
+using ReduceFn = dt_status (*)(const dt_tensor*, const int64_t*, size_t, int32_t, dt_tensor**);
+#define COMMA ,
+const std::vector<BinaryFn>& binary_fns() {
+#define X(Name, code, c_name, ...) dt_##c_name,
+  static const std::vector<BinaryFn> fns{DT_BINARY_OPS(X)};
+#undef X
+  return fns;
+}
+const std::vector<ScalarFn>& scalar_fns() {
+#define X(Name, code, c_name, ...) dt_##c_name##_scalar,
+  static const std::vector<ScalarFn> fns{DT_BINARY_OPS(X)};
+#undef X
+  return fns;
+}
+const std::vector<InplaceFn>& inplace_fns() {
+#define X(Name, code, c_name, rule, ...) DT_IF_ARITH_##rule(dt_##c_name##_ COMMA)
+  static const std::vector<InplaceFn> fns{DT_BINARY_OPS(X)};
+#undef X
+  return fns;
+}
+const std::vector<InplaceScalarFn>& inplace_scalar_fns() {
+#define X(Name, code, c_name, rule, ...) DT_IF_ARITH_##rule(dt_##c_name##_scalar_ COMMA)
+  static const std::vector<InplaceScalarFn> fns{DT_BINARY_OPS(X)};
+#undef X
+  return fns;
+}
+const std::vector<UnaryFn>& unary_fns() {
+#define X(Name, code, c_name, rule, cost, visibility, ...) DT_IF_PUBLIC_##visibility(dt_##c_name COMMA)
+  static const std::vector<UnaryFn> fns{DT_UNARY_OPS(X)};
+#undef X
+  return fns;
+}
+const std::vector<ReduceFn>& reduce_fns() {
+#define X(Name, code, c_name, ...) dt_##c_name,
+  static const std::vector<ReduceFn> fns{DT_REDUCE_OPS(X)};
+#undef X
+  return fns;
+}
 constexpr size_t kPool = 8;
 constexpr size_t kPoolMaxNumel = 1024;   // larger results are checked, then released
 constexpr size_t kMaxRead = 1 << 16;     // elements read back from one result
@@ -682,49 +731,19 @@ class Program {
         g_op = "binary op";
         dt_tensor* a = tensor();
         dt_tensor* b = tensor();
-        int which = in_.ConsumeIntegralInRange<int>(0, 12);
+        const auto& fns = binary_fns();
+        const size_t which = in_.ConsumeIntegralInRange<size_t>(0, fns.size() - 1);
         if (broadcast_bound({a, b}) > kMaxBroadcast) break;
-        produce([&](dt_tensor** o) {
-          switch (which) {
-            case 0: return dt_add(a, b, o);
-            case 1: return dt_sub(a, b, o);
-            case 2: return dt_mul(a, b, o);
-            case 3: return dt_div(a, b, o);
-            case 4: return dt_pow(a, b, o);
-            case 5: return dt_maximum(a, b, o);
-            case 6: return dt_minimum(a, b, o);
-            case 7: return dt_eq(a, b, o);
-            case 8: return dt_ne(a, b, o);
-            case 9: return dt_lt(a, b, o);
-            case 10: return dt_le(a, b, o);
-            case 11: return dt_gt(a, b, o);
-            default: return dt_ge(a, b, o);
-          }
-        });
+        produce([&](dt_tensor** o) { return fns[which](a, b, o); });
         break;
       }
       case 18: {
         g_op = "scalar op";
         dt_tensor* a = tensor();
         double v = scalar();
-        int which = in_.ConsumeIntegralInRange<int>(0, 12);
-        produce([&](dt_tensor** o) {
-          switch (which) {
-            case 0: return dt_add_scalar(a, v, o);
-            case 1: return dt_sub_scalar(a, v, o);
-            case 2: return dt_mul_scalar(a, v, o);
-            case 3: return dt_div_scalar(a, v, o);
-            case 4: return dt_pow_scalar(a, v, o);
-            case 5: return dt_maximum_scalar(a, v, o);
-            case 6: return dt_minimum_scalar(a, v, o);
-            case 7: return dt_eq_scalar(a, v, o);
-            case 8: return dt_ne_scalar(a, v, o);
-            case 9: return dt_lt_scalar(a, v, o);
-            case 10: return dt_le_scalar(a, v, o);
-            case 11: return dt_gt_scalar(a, v, o);
-            default: return dt_ge_scalar(a, v, o);
-          }
-        });
+        const auto& fns = scalar_fns();
+        const size_t which = in_.ConsumeIntegralInRange<size_t>(0, fns.size() - 1);
+        produce([&](dt_tensor** o) { return fns[which](a, v, o); });
         break;
       }
       case 19: {
@@ -732,26 +751,14 @@ class Program {
         dt_tensor* self = tensor();
         dt_tensor* other = tensor();
         double v = scalar();
-        int which = in_.ConsumeIntegralInRange<int>(0, 13);
+        const auto& tensor_forms = inplace_fns();
+        const auto& scalar_forms = inplace_scalar_fns();
+        const size_t which = in_.ConsumeIntegralInRange<size_t>(0, tensor_forms.size() + scalar_forms.size() - 1);
         if (broadcast_bound({self, other}) > kMaxBroadcast) break;
-        if (which >= 7) bad_ = bad_ && self_bad(self);  // the scalar forms ignore `other`
-        dt_status st;
-        switch (which) {
-          case 0: st = dt_add_(self, other); break;
-          case 1: st = dt_sub_(self, other); break;
-          case 2: st = dt_mul_(self, other); break;
-          case 3: st = dt_div_(self, other); break;
-          case 4: st = dt_pow_(self, other); break;
-          case 5: st = dt_maximum_(self, other); break;
-          case 6: st = dt_minimum_(self, other); break;
-          case 7: st = dt_add_scalar_(self, v); break;
-          case 8: st = dt_sub_scalar_(self, v); break;
-          case 9: st = dt_mul_scalar_(self, v); break;
-          case 10: st = dt_div_scalar_(self, v); break;
-          case 11: st = dt_pow_scalar_(self, v); break;
-          case 12: st = dt_maximum_scalar_(self, v); break;
-          default: st = dt_minimum_scalar_(self, v); break;
-        }
+        const bool scalar_form = which >= tensor_forms.size();
+        if (scalar_form) bad_ = bad_ && self_bad(self);  // the scalar forms ignore `other`
+        const dt_status st = scalar_form ? scalar_forms[which - tensor_forms.size()](self, v)
+                                         : tensor_forms[which](self, other);
         if (ok(st)) recheck(self);
         break;
       }
@@ -767,24 +774,9 @@ class Program {
       case 21: {
         g_op = "unary op";
         dt_tensor* a = tensor();
-        int which = in_.ConsumeIntegralInRange<int>(0, 12);
-        produce([&](dt_tensor** o) {
-          switch (which) {
-            case 0: return dt_neg(a, o);
-            case 1: return dt_abs(a, o);
-            case 2: return dt_exp(a, o);
-            case 3: return dt_log(a, o);
-            case 4: return dt_sqrt(a, o);
-            case 5: return dt_rsqrt(a, o);
-            case 6: return dt_sin(a, o);
-            case 7: return dt_cos(a, o);
-            case 8: return dt_relu(a, o);
-            case 9: return dt_sigmoid(a, o);
-            case 10: return dt_tanh(a, o);
-            case 11: return dt_gelu(a, o);
-            default: return dt_silu(a, o);
-          }
-        });
+        const auto& fns = unary_fns();
+        const size_t which = in_.ConsumeIntegralInRange<size_t>(0, fns.size() - 1);
+        produce([&](dt_tensor** o) { return fns[which](a, o); });
         break;
       }
       case 22: case 23: {
@@ -799,18 +791,10 @@ class Program {
           ds.assign(1, 0);
         }
         int32_t keep = in_.ConsumeIntegralInRange<int32_t>(0, 1);
-        int which = in_.ConsumeIntegralInRange<int>(0, 5);
+        const auto& fns = reduce_fns();
+        const size_t which = in_.ConsumeIntegralInRange<size_t>(0, fns.size() - 1);
         const int64_t* dp = null_dims ? nullptr : ds.data();
-        produce([&](dt_tensor** o) {
-          switch (which) {
-            case 0: return dt_sum(a, dp, ds.size(), keep, o);
-            case 1: return dt_mean(a, dp, ds.size(), keep, o);
-            case 2: return dt_max(a, dp, ds.size(), keep, o);
-            case 3: return dt_min(a, dp, ds.size(), keep, o);
-            case 4: return dt_argmax(a, dp, ds.size(), keep, o);
-            default: return dt_argmin(a, dp, ds.size(), keep, o);
-          }
-        });
+        produce([&](dt_tensor** o) { return fns[which](a, dp, ds.size(), keep, o); });
         break;
       }
       case 24: {

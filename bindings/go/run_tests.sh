@@ -14,6 +14,8 @@ fi
 export GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local
 command -v go >/dev/null || { echo "go not found (apt-get install -y golang-go)"; exit 1; }
 go version
+echo "+ script/gen-op-bindings --check (ops_table.go/.h match src/core/op_table.h)"
+../../script/gen-op-bindings --check
 echo "+ go vet ./..."
 go vet ./...
 echo "+ GODEBUG=cgocheck=2 go test -race -count=1 ./..."

@@ -59,6 +59,8 @@ lock_check() {
   echo "Cargo.lock: only workspace crates ($names)"
 }
 
+echo "+ script/gen-op-bindings --check (ops_table.rs matches src/core/op_table.h)"
+"$root/script/gen-op-bindings" --check
 echo "+ bindgen check"
 bindgen_check
 echo "+ cargo test --offline --locked"

@@ -1,4 +1,5 @@
 // Operation entry points: elementwise, reductions, softmax, matmul, joins, indexing.
+#include <type_traits>
 #include <vector>
 
 #include "api/shim.h"
@@ -76,47 +77,48 @@ void write_pieces(std::vector<Tensor> pieces, dt_tensor** outs, size_t cap, size
   *count = pieces.size();
 }
 
+// include/devtensor.h must declare every entry point the table makes, with the
+// signature made here: a row without its declaration fails to compile on this line.
+#define DT_CHECK(fn, ...) static_assert(std::is_same<decltype(&::fn), dt_status (*)(__VA_ARGS__)>::value, #fn);
+#define DT_X(Name, code, c_name, rule, ...)                                                  \
+  DT_CHECK(dt_##c_name, const dt_tensor*, const dt_tensor*, dt_tensor**)                   \
+  DT_CHECK(dt_##c_name##_scalar, const dt_tensor*, double, dt_tensor**)                    \
+  DT_IF_ARITH_##rule(DT_CHECK(dt_##c_name##_, dt_tensor*, const dt_tensor*)                \
+                     DT_CHECK(dt_##c_name##_scalar_, dt_tensor*, double))
+DT_BINARY_OPS(DT_X)
+#undef DT_X
+#define DT_X(Name, code, c_name, rule, cost, visibility, ...) \
+  DT_IF_PUBLIC_##visibility(DT_CHECK(dt_##c_name, const dt_tensor*, dt_tensor**))
+DT_UNARY_OPS(DT_X)
+#undef DT_X
+#define DT_X(Name, code, c_name, rule, ...) \
+  DT_CHECK(dt_##c_name, const dt_tensor*, const int64_t*, size_t, int32_t, dt_tensor**)
+DT_REDUCE_OPS(DT_X)
+#undef DT_X
+#undef DT_CHECK
+
 }  // namespace
 
 extern "C" {
 
-#define DT_BINARY(name, op)                                                                   \
-  DT_API dt_status dt_##name(const dt_tensor* a, const dt_tensor* b, dt_tensor** out) {       \
-    return binary_entry("dt_" #name, BinaryOp::op, a, b, out);                                \
-  }                                                                                           \
-  DT_API dt_status dt_##name##_scalar(const dt_tensor* a, double b, dt_tensor** out) {        \
-    return scalar_entry("dt_" #name "_scalar", BinaryOp::op, a, b, out);                      \
-  }
-DT_BINARY(add, Add)
-DT_BINARY(sub, Sub)
-DT_BINARY(mul, Mul)
-DT_BINARY(div, Div)
-DT_BINARY(pow, Pow)
-DT_BINARY(maximum, Maximum)
-DT_BINARY(minimum, Minimum)
-DT_BINARY(eq, Eq)
-DT_BINARY(ne, Ne)
-DT_BINARY(lt, Lt)
-DT_BINARY(le, Le)
-DT_BINARY(gt, Gt)
-DT_BINARY(ge, Ge)
-#undef DT_BINARY
-
-#define DT_INPLACE(name, op)                                                                  \
-  DT_API dt_status dt_##name##_(dt_tensor* self, const dt_tensor* other) {                    \
-    return inplace_entry("dt_" #name "_", BinaryOp::op, self, other);                         \
-  }                                                                                           \
-  DT_API dt_status dt_##name##_scalar_(dt_tensor* self, double other) {                       \
-    return inplace_scalar_entry("dt_" #name "_scalar_", BinaryOp::op, self, other);           \
-  }
-DT_INPLACE(add, Add)
-DT_INPLACE(sub, Sub)
-DT_INPLACE(mul, Mul)
-DT_INPLACE(div, Div)
-DT_INPLACE(pow, Pow)
-DT_INPLACE(maximum, Maximum)
-DT_INPLACE(minimum, Minimum)
-#undef DT_INPLACE
+// The regular entry points, one per row of the op table (core/op_table.h): dt_<op>,
+// dt_<op>_scalar, and for the arithmetic ops dt_<op>_ and dt_<op>_scalar_.
+#define DT_X(Name, code, c_name, rule, ...)                                                      \
+  DT_API dt_status dt_##c_name(const dt_tensor* a, const dt_tensor* b, dt_tensor** out) {        \
+    return binary_entry("dt_" #c_name, BinaryOp::Name, a, b, out);                              \
+  }                                                                                             \
+  DT_API dt_status dt_##c_name##_scalar(const dt_tensor* a, double b, dt_tensor** out) {         \
+    return scalar_entry("dt_" #c_name "_scalar", BinaryOp::Name, a, b, out);                    \
+  }                                                                                             \
+  DT_IF_ARITH_##rule(                                                                            \
+  DT_API dt_status dt_##c_name##_(dt_tensor* self, const dt_tensor* other) {                     \
+    return inplace_entry("dt_" #c_name "_", BinaryOp::Name, self, other);                       \
+  }                                                                                             \
+  DT_API dt_status dt_##c_name##_scalar_(dt_tensor* self, double other) {                        \
+    return inplace_scalar_entry("dt_" #c_name "_scalar_", BinaryOp::Name, self, other);         \
+  })
+DT_BINARY_OPS(DT_X)
+#undef DT_X
 
 DT_API dt_status dt_where(const dt_tensor* cond, const dt_tensor* a, const dt_tensor* b, dt_tensor** out) {
   return guard([&] {
@@ -131,35 +133,20 @@ DT_API dt_status dt_where(const dt_tensor* cond, const dt_tensor* a, const dt_te
   });
 }
 
-#define DT_UNARY(name, op) \
-  DT_API dt_status dt_##name(const dt_tensor* a, dt_tensor** out) { return unary_entry("dt_" #name, UnaryOp::op, a, out); }
-DT_UNARY(neg, Neg)
-DT_UNARY(abs, Abs)
-DT_UNARY(exp, Exp)
-DT_UNARY(log, Log)
-DT_UNARY(sqrt, Sqrt)
-DT_UNARY(rsqrt, Rsqrt)
-DT_UNARY(sin, Sin)
-DT_UNARY(cos, Cos)
-DT_UNARY(relu, Relu)
-DT_UNARY(sigmoid, Sigmoid)
-DT_UNARY(tanh, Tanh)
-DT_UNARY(gelu, Gelu)
-DT_UNARY(silu, Silu)
-#undef DT_UNARY
+#define DT_X(Name, code, c_name, rule, cost, visibility, ...) \
+  DT_IF_PUBLIC_##visibility(DT_API dt_status dt_##c_name(const dt_tensor* a, dt_tensor** out) { \
+    return unary_entry("dt_" #c_name, UnaryOp::Name, a, out);                                    \
+  })
+DT_UNARY_OPS(DT_X)
+#undef DT_X
 
-#define DT_REDUCE(name, op)                                                                              \
-  DT_API dt_status dt_##name(const dt_tensor* a, const int64_t* dims, size_t ndims, int32_t keepdim,     \
-                             dt_tensor** out) {                                                          \
-    return reduce_entry("dt_" #name, ReduceOp::op, a, dims, ndims, keepdim, out);                        \
+#define DT_X(Name, code, c_name, rule, ...)                                                                   \
+  DT_API dt_status dt_##c_name(const dt_tensor* a, const int64_t* dims, size_t ndims, int32_t keepdim,   \
+                               dt_tensor** out) {                                                        \
+    return reduce_entry("dt_" #c_name, ReduceOp::Name, a, dims, ndims, keepdim, out);                    \
   }
-DT_REDUCE(sum, Sum)
-DT_REDUCE(mean, Mean)
-DT_REDUCE(max, Max)
-DT_REDUCE(min, Min)
-DT_REDUCE(argmax, ArgMax)
-DT_REDUCE(argmin, ArgMin)
-#undef DT_REDUCE
+DT_REDUCE_OPS(DT_X)
+#undef DT_X
 
 DT_API dt_status dt_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out) {
   return guard([&] {

@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "core/tensor.h"
-#include "ops/op_kinds.h"
+#include "core/op_kinds.h"
 
 namespace dt {
 

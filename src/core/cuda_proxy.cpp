@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "core/fault_injection.h"
 #include "core/storage.h"
-#include "ops/op_kinds.h"
+#include "core/op_kinds.h"
 
 namespace dt::cuda {
 namespace {

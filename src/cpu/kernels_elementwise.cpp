@@ -96,15 +96,13 @@ void CpuBackend::binary(BinaryOp op, const Tensor& out, const Tensor& a, const T
 }
 
 void CpuBackend::unary(UnaryOp op, const Tensor& out, const Tensor& a) {
-  const bool costly = !(op == UnaryOp::Neg || op == UnaryOp::Abs || op == UnaryOp::Relu);
+  const int64_t grain = unary_cost(op) == OpCost::Costly ? kGrainCostly : kGrainCheap;
   dispatch_dtype(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     fn::visit_unary(op, [&](auto f) {
       using F = decltype(f);
-      constexpr bool integer_ok = std::is_same<F, fn::Neg>::value || std::is_same<F, fn::Abs>::value ||
-                                  std::is_same<F, fn::Relu>::value;
-      if constexpr (is_float_like<T> || (integer_ok && !std::is_same<T, bool>::value)) {
-        unary_loop<T>(out, a, f, costly ? kGrainCostly : kGrainCheap);
+      if constexpr (is_float_like<T> || (fn::UnaryTraits<F>::takes_integers && !std::is_same<T, bool>::value)) {
+        unary_loop<T>(out, a, f, grain);
       }
       // other combinations (bool inputs, integer inputs of float-only ops) never get here:
       // the front end refuses or converts them

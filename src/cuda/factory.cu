@@ -6,7 +6,7 @@
 #include "cuda/elementwise.cuh"
 #include "cuda/kernels.h"
 #include "ops/cast.h"
-#include "ops/op_kinds.h"
+#include "core/op_kinds.h"
 #include "ops/random_value.h"
 
 namespace dt::cudap {

@@ -11,7 +11,7 @@
 #include "cuda/loops.cuh"
 #include "cuda/memory.h"
 #include "ops/cast.h"
-#include "ops/op_kinds.h"
+#include "core/op_kinds.h"
 
 namespace dt::cudap {
 namespace {

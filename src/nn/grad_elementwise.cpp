@@ -1,5 +1,7 @@
 // Differentiable elementwise ops: binary (broadcast gradients summed back to each
-// operand's shape), scalar, unary and where. Formulas as PyTorch's derivatives.yaml.
+// operand's shape), scalar, unary and where. The formulas are the op table's
+// (core/op_table.h), written with the helpers below; they follow PyTorch's
+// derivatives.yaml.
 #include "core/error.h"
 #include "nn/autograd.h"
 #include "nn/functions.h"
@@ -9,16 +11,47 @@
 namespace dt::ag {
 namespace {
 
+// The vocabulary of the table's gradient formulas (core/op_table.h).
 Tensor mul(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Mul, a, b); }
 Tensor div(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Div, a, b); }
 Tensor neg(const Tensor& a) { return ops::unary(UnaryOp::Neg, a); }
+Tensor un(UnaryOp op, const Tensor& a) { return ops::unary(op, a); }
 Tensor muls(const Tensor& a, double s) { return ops::binary_scalar(BinaryOp::Mul, a, s); }
+Tensor divs(const Tensor& a, double s) { return ops::binary_scalar(BinaryOp::Div, a, s); }
+Tensor pows(const Tensor& a, double s) { return ops::binary_scalar(BinaryOp::Pow, a, s); }
+Tensor rsub1(const Tensor& a) { return ops::binary_scalar(BinaryOp::Add, neg(a), 1.0); }  // 1 - a
 Tensor cmp(BinaryOp op, const Tensor& a, const Tensor& b) { return ops::binary(op, a, b); }
 Tensor cmps(BinaryOp op, const Tensor& a, double s) { return ops::binary_scalar(op, a, s); }
+Tensor gts(const Tensor& a, double s) { return cmps(BinaryOp::Gt, a, s); }
+Tensor ges(const Tensor& a, double s) { return cmps(BinaryOp::Ge, a, s); }
+Tensor les(const Tensor& a, double s) { return cmps(BinaryOp::Le, a, s); }
 Tensor zero_like(const Tensor& g) { return ops::full(Dims{}, 0.0, g.dtype(), g.device()); }
 // where(c, x, 0)
 Tensor keep(const Tensor& c, const Tensor& x) { return ops::where(c, x, zero_like(x)); }
 
+// g * sign(x), with sign(0) = 0.
+Tensor abs_grad(const Tensor& g, const Tensor& x) {
+  return ops::where(gts(x, 0.0), g, keep(cmps(BinaryOp::Lt, x, 0.0), neg(g)));
+}
+// d silu(x) / dx = s (1 + x (1 - s)), s = sigmoid(x).
+Tensor silu_grad(const Tensor& g, const Tensor& x) {
+  Tensor s = un(UnaryOp::Sigmoid, x);
+  return mul(g, mul(s, ops::binary_scalar(BinaryOp::Add, mul(x, rsub1(s)), 1.0)));
+}
+// d(a^b)/da = b a^(b-1).
+Tensor pow_grad_base(const Tensor& g, const Tensor& x, const Tensor& y) {
+  return mul(g, mul(y, ops::binary(BinaryOp::Pow, x, ops::binary_scalar(BinaryOp::Sub, y, 1.0))));
+}
+// d(a^b)/db = a^b log(a), taken as 0 where a == 0 and b >= 0 (PyTorch's choice).
+Tensor pow_grad_exponent(const Tensor& g, const Tensor& x, const Tensor& y, const Tensor& o) {
+  Tensor gb = mul(g, mul(o, un(UnaryOp::Log, x)));
+  return ops::where(cmps(BinaryOp::Eq, x, 0.0), ops::where(ges(y, 0.0), zero_like(gb), gb), gb);
+}
+// d(a^s)/da = s a^(s-1), and 0 for s == 0.
+Tensor pow_grad_scalar(const Tensor& g, const Tensor& x, double s) {
+  if (s == 0) return ops::full(g.shape(), 0.0, g.dtype(), g.device());
+  return mul(g, muls(pows(x, s - 1.0), s));
+}
 // Gradient of maximum (is_max) or minimum with respect to `self`: the whole gradient
 // where self wins, half of it on ties, as PyTorch.
 Tensor extreme_grad(const Tensor& g, const Tensor& self, const Tensor& other, bool is_max) {
@@ -27,52 +60,34 @@ Tensor extreme_grad(const Tensor& g, const Tensor& self, const Tensor& other, bo
   return ops::where(cmp(BinaryOp::Eq, self, other), half, keep(wins, g));
 }
 
+constexpr bool differentiable(const char* backward) {
+  // "NotDifferentiable" is the table's word for ops without a gradient.
+  const char* none = "NotDifferentiable";
+  for (; *backward && *backward == *none; ++backward, ++none) {
+  }
+  return *backward != *none;
+}
+
 }  // namespace
 
+// Each formula's lambda captures (by value, [=]) only the saved tensors it names:
+// x and y (the detached inputs), o (the detached output), the shapes, the scalar s.
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
   Tensor out = ops::binary(op, a, b);
   if (is_comparison(op) || !should_record({&a, &b})) return out;
-  Tensor x = detach(a), y = detach(b), o = detach(out);
+  const Tensor x = detach(a), y = detach(b), o = detach(out);
   const Dims as = a.shape(), bs = b.shape();
   Node* node = nullptr;
   switch (op) {
-    case BinaryOp::Add:
-      node = make_node("AddBackward0", [as, bs](const Tensor& g) { return std::vector<Tensor>{sum_to(g, as), sum_to(g, bs)}; });
-      break;
-    case BinaryOp::Sub:
-      node = make_node("SubBackward0",
-                       [as, bs](const Tensor& g) { return std::vector<Tensor>{sum_to(g, as), sum_to(neg(g), bs)}; });
-      break;
-    case BinaryOp::Mul:
-      node = make_node("MulBackward0", [x, y, as, bs](const Tensor& g) {
-        return std::vector<Tensor>{sum_to(mul(g, y), as), sum_to(mul(g, x), bs)};
-      });
-      break;
-    case BinaryOp::Div:
-      node = make_node("DivBackward0", [x, y, as, bs](const Tensor& g) {
-        Tensor ga = div(g, y);
-        return std::vector<Tensor>{sum_to(ga, as), sum_to(neg(div(mul(ga, x), y)), bs)};
-      });
-      break;
-    case BinaryOp::Pow:
-      node = make_node("PowBackward1", [x, y, o, as, bs](const Tensor& g) {
-        // d/da = b * a^(b-1); d/db = a^b * log(a), taken as 0 where a == 0 and b >= 0
-        Tensor ga = mul(g, mul(y, ops::binary(BinaryOp::Pow, x, ops::binary_scalar(BinaryOp::Sub, y, 1.0))));
-        Tensor gb = mul(g, mul(o, ops::unary(UnaryOp::Log, x)));
-        Tensor masked = ops::where(cmps(BinaryOp::Eq, x, 0.0), ops::where(cmps(BinaryOp::Ge, y, 0.0), zero_like(gb), gb), gb);
-        return std::vector<Tensor>{sum_to(ga, as), sum_to(masked, bs)};
-      });
-      break;
-    case BinaryOp::Maximum:
-    case BinaryOp::Minimum: {
-      const bool is_max = op == BinaryOp::Maximum;
-      node = make_node(is_max ? "MaximumBackward0" : "MinimumBackward0", [x, y, as, bs, is_max](const Tensor& g) {
-        return std::vector<Tensor>{sum_to(extreme_grad(g, x, y, is_max), as), sum_to(extreme_grad(g, y, x, is_max), bs)};
-      });
-      break;
-    }
-    default:
-      return out;
+#define DT_X(Name, code, c_name, rule, backward, grad_a, grad_b, scalar_backward, grad_scalar, ...)        \
+  case BinaryOp::Name:                                                                               \
+    if (!differentiable(#backward)) return out;                                                      \
+    node = make_node(#backward, [=](const Tensor& g) {                                               \
+      return std::vector<Tensor>{sum_to(grad_a, as), sum_to(grad_b, bs)};                            \
+    });                                                                                              \
+    break;
+    DT_BINARY_OPS(DT_X)
+#undef DT_X
   }
   record(out, node, {&a, &b});
   return out;
@@ -81,36 +96,16 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
 Tensor binary_scalar(BinaryOp op, const Tensor& a, double s) {
   Tensor out = ops::binary_scalar(op, a, s);
   if (is_comparison(op) || !should_record({&a})) return out;
-  Tensor x = detach(a);
+  const Tensor x = detach(a);
   Node* node = nullptr;
   switch (op) {
-    case BinaryOp::Add: node = make_node("AddBackward0", [](const Tensor& g) { return std::vector<Tensor>{g}; }); break;
-    case BinaryOp::Sub: node = make_node("SubBackward0", [](const Tensor& g) { return std::vector<Tensor>{g}; }); break;
-    case BinaryOp::Mul:
-      node = make_node("MulBackward0", [s](const Tensor& g) { return std::vector<Tensor>{muls(g, s)}; });
-      break;
-    case BinaryOp::Div:
-      node = make_node("DivBackward0", [s](const Tensor& g) {
-        return std::vector<Tensor>{ops::binary_scalar(BinaryOp::Div, g, s)};
-      });
-      break;
-    case BinaryOp::Pow:
-      node = make_node("PowBackward0", [x, s](const Tensor& g) {
-        if (s == 0) return std::vector<Tensor>{ops::full(g.shape(), 0.0, g.dtype(), g.device())};
-        return std::vector<Tensor>{mul(g, muls(ops::binary_scalar(BinaryOp::Pow, x, s - 1.0), s))};
-      });
-      break;
-    case BinaryOp::Maximum:
-    case BinaryOp::Minimum: {
-      const bool is_max = op == BinaryOp::Maximum;
-      node = make_node(is_max ? "ClampMinBackward0" : "ClampMaxBackward0", [x, s, is_max](const Tensor& g) {
-        // clamp_min / clamp_max pass the gradient where the input is kept (ties included)
-        return std::vector<Tensor>{keep(cmps(is_max ? BinaryOp::Ge : BinaryOp::Le, x, s), g)};
-      });
-      break;
-    }
-    default:
-      return out;
+#define DT_X(Name, code, c_name, rule, backward, grad_a, grad_b, scalar_backward, grad_scalar, ...)        \
+  case BinaryOp::Name:                                                                               \
+    if (!differentiable(#scalar_backward)) return out;                                               \
+    node = make_node(#scalar_backward, [=](const Tensor& g) { return std::vector<Tensor>{grad_scalar}; }); \
+    break;
+    DT_BINARY_OPS(DT_X)
+#undef DT_X
   }
   record(out, node, {&a});
   return out;
@@ -133,57 +128,16 @@ void binary_scalar_(BinaryOp op, const Tensor& self, double other) {
 Tensor unary(UnaryOp op, const Tensor& a) {
   Tensor out = ops::unary(op, a);
   if (!should_record({&a}) || !is_floating(out.dtype())) return out;
-  Tensor x = detach(a), o = detach(out);
+  const Tensor x = detach(a), o = detach(out);
   Node* node = nullptr;
-  using G = std::vector<Tensor>;
   switch (op) {
-    case UnaryOp::Neg: node = make_node("NegBackward0", [](const Tensor& g) { return G{neg(g)}; }); break;
-    case UnaryOp::Abs:
-      node = make_node("AbsBackward0", [x](const Tensor& g) {
-        return G{ops::where(cmps(BinaryOp::Gt, x, 0.0), g, keep(cmps(BinaryOp::Lt, x, 0.0), neg(g)))};
-      });
-      break;
-    case UnaryOp::Exp: node = make_node("ExpBackward0", [o](const Tensor& g) { return G{mul(g, o)}; }); break;
-    case UnaryOp::Log: node = make_node("LogBackward0", [x](const Tensor& g) { return G{div(g, x)}; }); break;
-    case UnaryOp::Sqrt:
-      node = make_node("SqrtBackward0", [o](const Tensor& g) { return G{div(g, muls(o, 2.0))}; });
-      break;
-    case UnaryOp::Rsqrt:
-      node = make_node("RsqrtBackward0", [o](const Tensor& g) {
-        return G{mul(g, muls(ops::binary_scalar(BinaryOp::Pow, o, 3.0), -0.5))};
-      });
-      break;
-    case UnaryOp::Sin:
-      node = make_node("SinBackward0", [x](const Tensor& g) { return G{mul(g, ops::unary(UnaryOp::Cos, x))}; });
-      break;
-    case UnaryOp::Cos:
-      node = make_node("CosBackward0", [x](const Tensor& g) { return G{neg(mul(g, ops::unary(UnaryOp::Sin, x)))}; });
-      break;
-    case UnaryOp::Relu:
-      node = make_node("ReluBackward0", [o](const Tensor& g) { return G{keep(cmps(BinaryOp::Gt, o, 0.0), g)}; });
-      break;
-    case UnaryOp::Sigmoid:
-      node = make_node("SigmoidBackward0", [o](const Tensor& g) {
-        return G{mul(g, mul(o, ops::binary_scalar(BinaryOp::Add, neg(o), 1.0)))};
-      });
-      break;
-    case UnaryOp::Tanh:
-      node = make_node("TanhBackward0", [o](const Tensor& g) {
-        return G{mul(g, ops::binary_scalar(BinaryOp::Add, neg(mul(o, o)), 1.0))};
-      });
-      break;
-    case UnaryOp::Gelu:
-      node = make_node("GeluBackward0", [x](const Tensor& g) { return G{mul(g, ops::unary(UnaryOp::GeluGrad, x))}; });
-      break;
-    case UnaryOp::Silu:
-      node = make_node("SiluBackward0", [x](const Tensor& g) {
-        Tensor s = ops::unary(UnaryOp::Sigmoid, x);
-        Tensor one_minus_s = ops::binary_scalar(BinaryOp::Add, neg(s), 1.0);
-        return G{mul(g, mul(s, ops::binary_scalar(BinaryOp::Add, mul(x, one_minus_s), 1.0)))};
-      });
-      break;
-    default:
-      return out;
+#define DT_X(Name, code, c_name, rule, cost, visibility, backward, grad, ...)                                 \
+  case UnaryOp::Name:                                                                                   \
+    if (!differentiable(#backward)) return out;                                                         \
+    node = make_node(#backward, [=](const Tensor& g) { return std::vector<Tensor>{grad}; });            \
+    break;
+    DT_UNARY_OPS(DT_X)
+#undef DT_X
   }
   record(out, node, {&a});
   return out;

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "nn/module.h"
-#include "ops/op_kinds.h"
+#include "core/op_kinds.h"
 
 namespace dt::nn {
 

@@ -4,30 +4,28 @@
 #include "core/error.h"
 #include "ops/ops.h"
 
-namespace dt {
-
-const char* op_name(BinaryOp op) {
-  static const char* names[] = {"add", "sub", "mul", "div", "pow", "maximum", "minimum",
-                                "eq",  "ne",  "lt",  "le",  "gt",  "ge"};
-  return names[static_cast<int>(op)];
-}
-const char* op_name(UnaryOp op) {
-  static const char* names[] = {"neg", "abs", "exp", "log", "sqrt", "rsqrt", "sin",
-                                "cos", "relu", "sigmoid", "tanh", "gelu", "silu", "gelu_backward"};
-  return names[static_cast<int>(op)];
-}
-
-}  // namespace dt
-
 namespace dt::ops {
 namespace {
 
-// The dtype the op computes in, after PyTorch's checks for its operand dtypes.
+// The dtype the op computes in, after PyTorch's checks for its operand dtypes (the
+// table's rule for the op, core/op_table.h).
 DType compute_dtype(BinaryOp op, DType common, bool any_bool) {
-  if (op == BinaryOp::Sub && any_bool)
-    fail(DT_ERR_DTYPE_MISMATCH, "sub: subtraction with a bool tensor is not supported; use logical operations instead");
-  if (op == BinaryOp::Pow && common == DType::Bool) fail(DT_ERR_DTYPE_MISMATCH, "pow: not implemented for bool");
-  if (op == BinaryOp::Div && !is_floating(common)) return default_dtype();
+  switch (binary_rule(op)) {
+    case BinaryRule::NoBool:
+      if (any_bool)
+        fail(DT_ERR_DTYPE_MISMATCH, cat(op_name(op), ": the operation with a bool tensor is not supported; use logical "
+                                                     "operations instead"));
+      break;
+    case BinaryRule::Power:
+      if (common == DType::Bool) fail(DT_ERR_DTYPE_MISMATCH, cat(op_name(op), ": not implemented for bool"));
+      break;
+    case BinaryRule::ToFloat:
+      if (!is_floating(common)) return default_dtype();
+      break;
+    case BinaryRule::Arith:
+    case BinaryRule::Compare:
+      break;
+  }
   return common;
 }
 
@@ -40,8 +38,8 @@ const Tensor& as_dtype(const Tensor& t, DType dtype, Tensor& holder) {
 }
 
 void check_pow_scalar(BinaryOp op, DType compute, double exponent) {
-  if (op == BinaryOp::Pow && !is_floating(compute) && compute != DType::Bool && exponent < 0)
-    fail(DT_ERR_INVALID_ARGUMENT, "pow: integers to negative integer powers are not allowed");
+  if (binary_rule(op) == BinaryRule::Power && !is_floating(compute) && compute != DType::Bool && exponent < 0)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(op_name(op), ": integers to negative integer powers are not allowed"));
 }
 
 Tensor binary_impl(BinaryOp op, const Tensor& a, const Tensor& b, bool b_wrapped) {
@@ -87,7 +85,7 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) { return binary_imp
 
 Tensor binary_scalar(BinaryOp op, const Tensor& a, double b) {
   Tensor s = scalar_tensor(b, a.device());
-  if (op == BinaryOp::Pow) check_pow_scalar(op, result_type({{&a, false}, {&s, true}}), b);
+  check_pow_scalar(op, result_type({{&a, false}, {&s, true}}), b);
   return binary_impl(op, a, s, true);
 }
 
@@ -95,7 +93,7 @@ void binary_(BinaryOp op, const Tensor& self, const Tensor& other) { inplace_imp
 
 void binary_scalar_(BinaryOp op, const Tensor& self, double other) {
   Tensor s = scalar_tensor(other, self.device());
-  if (op == BinaryOp::Pow) check_pow_scalar(op, result_type({{&self, false}, {&s, true}}), other);
+  check_pow_scalar(op, result_type({{&self, false}, {&s, true}}), other);
   inplace_impl(op, self, s, true);
 }
 
@@ -103,22 +101,21 @@ Tensor unary(UnaryOp op, const Tensor& a) {
   const char* name = op_name(op);
   DType in = a.dtype();
   DType compute = in;
-  switch (op) {
-    case UnaryOp::Neg:
-      if (in == DType::Bool)
-        fail(DT_ERR_DTYPE_MISMATCH, "neg: negation of a bool tensor is not supported; use logical_not instead");
+  switch (unary_rule(op)) {  // the table's rule for the op (core/op_table.h)
+    case UnaryRule::KeepsInt:
+      if (in == DType::Bool) {
+        if (op == UnaryOp::Neg)
+          fail(DT_ERR_DTYPE_MISMATCH, "neg: negation of a bool tensor is not supported; use logical_not instead");
+        fail(DT_ERR_DTYPE_MISMATCH, cat(name, ": bool inputs are not supported"));
+      }
       break;
-    case UnaryOp::Abs:
-    case UnaryOp::Relu:
-      if (in == DType::Bool) fail(DT_ERR_DTYPE_MISMATCH, cat(name, ": bool inputs are not supported"));
-      break;
-    case UnaryOp::Gelu:
-    case UnaryOp::Silu:
+    case UnaryRule::FloatOnly:
       if (!is_floating(in))
         fail(DT_ERR_DTYPE_MISMATCH, cat(name, ": expected a floating tensor but got ", dtype_name(in)));
       break;
-    default:
+    case UnaryRule::ToFloat:
       if (!is_floating(in)) compute = default_dtype();  // exp(int) is float, as in PyTorch
+      break;
   }
   Tensor out = Tensor::empty(a.shape(), compute, a.device());
   Tensor ha;

@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "core/macros.h"
-#include "ops/op_kinds.h"
+#include "core/op_kinds.h"
 
 namespace dt::fn {
 
@@ -122,49 +122,45 @@ struct GeluGrad { template <typename T> DT_HD T operator()(T a) const {
   return T(0.5) * (T(1) + std::erf(a * T(0.70710678118654752440))) +
          a * T(0.39894228040143267794) * std::exp(T(-0.5) * a * a); } };
 
-// Maps an op enum to its functor type: visit_binary(op, [&](auto f) { ... }).
+// Maps an op to its functor (fn::<Name>, the table's row name): visit_unary(op, [&](auto
+// f) { ... }) calls the lambda with fn::Relu{} for UnaryOp::Relu. Made from the table
+// (core/op_table.h), so every row must have its functor here.
+template <typename V> DT_HD decltype(auto) visit_unary(UnaryOp op, V&& v) {
+  switch (op) {
+#define DT_X(Name, ...) case UnaryOp::Name: return v(Name{});
+    DT_UNARY_OPS(DT_X)
+#undef DT_X
+  }
+  return v(Neg{});  // not reached: every enumerator has a case
+}
+
+// The arithmetic binary ops (visit_binary) and the comparisons (visit_compare, whose
+// functors return bool), told apart by the table's rule.
 template <typename V> DT_HD decltype(auto) visit_binary(BinaryOp op, V&& v) {
   switch (op) {
-    case BinaryOp::Add: return v(Add{});
-    case BinaryOp::Sub: return v(Sub{});
-    case BinaryOp::Mul: return v(Mul{});
-    case BinaryOp::Div: return v(Div{});
-    case BinaryOp::Pow: return v(Pow{});
-    case BinaryOp::Maximum: return v(Maximum{});
-    case BinaryOp::Minimum: return v(Minimum{});
+#define DT_X(Name, code, c_name, rule, ...) DT_IF_ARITH_##rule(case BinaryOp::Name: return v(Name{});)
+    DT_BINARY_OPS(DT_X)
+#undef DT_X
     default: break;
   }
-  return v(Add{});
+  return v(Add{});  // not reached: the caller sends comparisons to visit_compare
 }
 template <typename V> DT_HD decltype(auto) visit_compare(BinaryOp op, V&& v) {
   switch (op) {
-    case BinaryOp::Eq: return v(Eq{});
-    case BinaryOp::Ne: return v(Ne{});
-    case BinaryOp::Lt: return v(Lt{});
-    case BinaryOp::Le: return v(Le{});
-    case BinaryOp::Gt: return v(Gt{});
+#define DT_X(Name, code, c_name, rule, ...) DT_IF_COMPARE_##rule(case BinaryOp::Name: return v(Name{});)
+    DT_BINARY_OPS(DT_X)
+#undef DT_X
     default: break;
   }
-  return v(Ge{});
+  return v(Eq{});  // not reached: the caller sends only comparisons here
 }
-template <typename V> DT_HD decltype(auto) visit_unary(UnaryOp op, V&& v) {
-  switch (op) {
-    case UnaryOp::Neg: return v(Neg{});
-    case UnaryOp::Abs: return v(Abs{});
-    case UnaryOp::Exp: return v(Exp{});
-    case UnaryOp::Log: return v(Log{});
-    case UnaryOp::Sqrt: return v(Sqrt{});
-    case UnaryOp::Rsqrt: return v(Rsqrt{});
-    case UnaryOp::Sin: return v(Sin{});
-    case UnaryOp::Cos: return v(Cos{});
-    case UnaryOp::Relu: return v(Relu{});
-    case UnaryOp::Sigmoid: return v(Sigmoid{});
-    case UnaryOp::Tanh: return v(Tanh{});
-    case UnaryOp::Gelu: return v(Gelu{});
-    case UnaryOp::GeluGrad: return v(GeluGrad{});
-    default: break;
-  }
-  return v(Silu{});
-}
+
+// Compile-time facts about a unary functor, from its table row: whether integer inputs
+// reach it (the backends instantiate only the dtypes that can arrive).
+template <typename F> struct UnaryTraits;
+#define DT_X(Name, code, c_name, rule, ...) \
+  template <> struct UnaryTraits<Name> { static constexpr bool takes_integers = UnaryRule::rule == UnaryRule::KeepsInt; };
+DT_UNARY_OPS(DT_X)
+#undef DT_X
 
 }  // namespace dt::fn

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "ops/op_kinds.h"
+#include "core/op_kinds.h"
 
 namespace dt::ops {
 

@@ -5,13 +5,6 @@
 #include "core/error.h"
 #include "ops/ops.h"
 
-namespace dt {
-const char* op_name(ReduceOp op) {
-  static const char* names[] = {"sum", "mean", "max", "min", "argmax", "argmin"};
-  return names[static_cast<int>(op)];
-}
-}  // namespace dt
-
 namespace dt::ops {
 
 Tensor reduce(ReduceOp op, const Tensor& a, const int64_t* dims, size_t ndims, bool keepdim) {

@@ -22,10 +22,15 @@ loss = sum_k sum(out_k * weights[k]). Recorded:
 """
 import json
 import os
+import sys
 import zlib
 
 import numpy as np
 import torch
+
+# The unary ops come from the op table (src/core/op_table.h), as in gen_reference.py.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import op_table  # noqa: E402
 
 torch.set_default_dtype(torch.float32)
 
@@ -140,10 +145,8 @@ for op, f in SCALAR.items():
     lo = 0.5 if op == "dt_pow_scalar" else -2.0
     add(cid, op, lambda v, f=f, s=s: f(v[0], s), [make_input(r, (2, 3), low=lo)], params={"scalar": s})
 
-UN = {"dt_neg": torch.neg, "dt_abs": torch.abs, "dt_exp": torch.exp, "dt_log": torch.log,
-      "dt_sqrt": torch.sqrt, "dt_rsqrt": torch.rsqrt, "dt_sin": torch.sin, "dt_cos": torch.cos,
-      "dt_relu": torch.relu, "dt_sigmoid": torch.sigmoid, "dt_tanh": torch.tanh,
-      "dt_gelu": torch.nn.functional.gelu, "dt_silu": torch.nn.functional.silu}
+UN = {"dt_" + u.c_name: getattr(torch, u.c_name, None) or getattr(torch.nn.functional, u.c_name)
+      for u in op_table.public_unary(op_table.load()[0])}
 POSITIVE = {"dt_log", "dt_sqrt", "dt_rsqrt"}
 for op, f in UN.items():
     cid = f"{op}"

@@ -51,6 +51,21 @@ import torch.nn.functional as F
 torch.set_default_dtype(torch.float32)
 torch.set_num_threads(1)
 
+# The op lists come from the op table (src/core/op_table.h): a row added there gets its
+# cases here with no edit, as long as PyTorch has a function of the same name.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import op_table  # noqa: E402
+
+TABLE_UNARY, TABLE_BINARY, TABLE_REDUCE = op_table.load()
+
+
+def torch_fn(name):
+    """PyTorch's function of this name: torch.<name>, else torch.nn.functional.<name>."""
+    fn = getattr(torch, name, None) or getattr(F, name, None)
+    if fn is None:
+        raise SystemExit("PyTorch has no function %r for the op table's row; add an override" % name)
+    return fn
+
 DTYPES = {
     "float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
     "bfloat16": torch.bfloat16, "int8": torch.int8, "int16": torch.int16,
@@ -325,12 +340,7 @@ def red_n(ts, r):
 
 # ----------------------------------------------------------------------------- unary
 
-UNARY = {
-    "dt_neg": torch.neg, "dt_abs": torch.abs, "dt_exp": torch.exp, "dt_log": torch.log,
-    "dt_sqrt": torch.sqrt, "dt_rsqrt": torch.rsqrt, "dt_sin": torch.sin, "dt_cos": torch.cos,
-    "dt_relu": torch.relu, "dt_sigmoid": torch.sigmoid, "dt_tanh": torch.tanh,
-    "dt_gelu": lambda x: F.gelu(x), "dt_silu": F.silu,
-}
+UNARY = {"dt_" + u.c_name: torch_fn(u.c_name) for u in op_table.public_unary(TABLE_UNARY)}
 
 
 def gen_unary():
@@ -359,12 +369,8 @@ def gen_unary():
 
 # ----------------------------------------------------------------------------- binary
 
-BINARY = {
-    "dt_add": torch.add, "dt_sub": torch.sub, "dt_mul": torch.mul, "dt_div": torch.div,
-    "dt_pow": torch.pow, "dt_maximum": torch.maximum, "dt_minimum": torch.minimum,
-}
-CMP = {"dt_eq": torch.eq, "dt_ne": torch.ne, "dt_lt": torch.lt, "dt_le": torch.le,
-       "dt_gt": torch.gt, "dt_ge": torch.ge}
+BINARY = {"dt_" + b.c_name: torch_fn(b.c_name) for b in TABLE_BINARY if b.rule != "Compare"}
+CMP = {"dt_" + b.c_name: torch_fn(b.c_name) for b in TABLE_BINARY if b.rule == "Compare"}
 
 
 def bdom(op, which):
@@ -469,16 +475,13 @@ def scalar_minmax(fn, a, s):
     return fn(a.to(rt), torch.tensor(s, dtype=rt))
 
 
-SCALAR = {
-    "dt_add_scalar": torch.add, "dt_sub_scalar": torch.sub, "dt_mul_scalar": torch.mul,
-    "dt_div_scalar": torch.div, "dt_pow_scalar": torch.pow,
+SCALAR_OVERRIDES = {
     # torch.maximum takes no Python scalar: promote as the Python scalar would
     # (torch.result_type), then compare in that dtype
-    "dt_maximum_scalar": lambda a, s: scalar_minmax(torch.maximum, a, s),
-    "dt_minimum_scalar": lambda a, s: scalar_minmax(torch.minimum, a, s),
-    "dt_eq_scalar": torch.eq, "dt_ne_scalar": torch.ne, "dt_lt_scalar": torch.lt,
-    "dt_le_scalar": torch.le, "dt_gt_scalar": torch.gt, "dt_ge_scalar": torch.ge,
+    "maximum": lambda a, s: scalar_minmax(torch.maximum, a, s),
+    "minimum": lambda a, s: scalar_minmax(torch.minimum, a, s),
 }
+SCALAR = {"dt_%s_scalar" % b.c_name: SCALAR_OVERRIDES.get(b.c_name) or torch_fn(b.c_name) for b in TABLE_BINARY}
 
 
 def scalar_case(cid, op, inp, s, fn, **kw):
@@ -527,8 +530,7 @@ def gen_scalar():
 
 # ----------------------------------------------------------------------------- in place
 
-INPLACE = {"dt_add_": "add_", "dt_sub_": "sub_", "dt_mul_": "mul_", "dt_div_": "div_", "dt_pow_": "pow_",
-           "dt_maximum_": "maximum_", "dt_minimum_": "minimum_"}
+INPLACE = {"dt_%s_" % b.c_name: b.c_name + "_" for b in TABLE_BINARY if op_table.has_inplace(b)}
 
 
 def minmax_inplace(method, self_t, other):
@@ -605,8 +607,7 @@ def torch_red(name, dims, keepdim):
             if len(dims) == 0:
                 return fn(a, dim=None, keepdim=bool(keepdim))
             return fn(a, dim=dims[0], keepdim=bool(keepdim))
-        fn = {"dt_sum": torch.sum, "dt_mean": torch.mean, "dt_max": torch.amax,
-              "dt_min": torch.amin}[name]
+        fn = {"dt_max": torch.amax, "dt_min": torch.amin}.get(name) or torch_fn(name[len("dt_"):])
         if len(dims) == 0:
             if name in ("dt_max", "dt_min"):
                 return fn(a, dim=list(range(a.dim())), keepdim=bool(keepdim)) if a.dim() else fn(a, dim=[], keepdim=bool(keepdim))
@@ -615,7 +616,7 @@ def torch_red(name, dims, keepdim):
     return f
 
 
-REDS = ["dt_sum", "dt_mean", "dt_max", "dt_min", "dt_argmax", "dt_argmin"]
+REDS = ["dt_" + r.c_name for r in TABLE_REDUCE]
 
 
 def red_case(cid, op, inp, dims, keepdim, **kw):

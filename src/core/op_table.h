@@ -1,0 +1,108 @@
+/* The operation table: every elementwise and reduction op of devtensor, declared once.
+ * Everything else that lists ops follows from these rows:
+ *   - the C++ enums, names and dtype rules (core/op_kinds.h), the functor each row names
+ *     (fn::<Name> in ops/functors.h) and the dispatch onto it (visit_unary, ...);
+ *   - which dtypes each backend instantiates (cpu/kernels_elementwise.cpp, cuda/unary.cu);
+ *   - the autograd formula (nn/grad_elementwise.cpp, nn/grad_reduce.cpp);
+ *   - the C entry points dt_<c_name>, dt_<c_name>_scalar, dt_<c_name>_, ... (api/
+ *     operations.cpp, which also fails to compile when include/devtensor.h lacks one);
+ *   - the op codes of the backend plugin ABI (core/plugin_abi.h: DTP_OP_<NAME>);
+ *   - the fuzzer's selectors (fuzz/fuzz_ops.cpp);
+ *   - the Go and Rust methods and the PyTorch reference generators' lists, written by
+ *     script/gen-op-bindings from this file (tools/op_table.py reads it).
+ * Adding an op: a row here, its functor in ops/functors.h, its declaration in
+ * include/devtensor.h, its reference cases (tests/reference/gen_reference.py and
+ * gen_grad_reference.py); then run script/gen-op-bindings (docs/architecture.md, "How
+ * to add an op").
+ *
+ * Pure preprocessor, valid C and C++: the plugin ABI (C) reads the codes from here.
+ * A row's code is its op code in the plugin ABI: stable, never reused, never renumbered.
+ * Keep one row per line (tools/op_table.py parses the rows).
+ *
+ * Every row ends with `doc`: what the op computes, one line (the bindings' comments).
+ *
+ * UNARY  X(Name, code, c_name, rule, cost, visibility, backward, grad, doc)
+ *   rule: KeepsInt  integer inputs stay integer (bool refused): neg, abs, relu
+ *         ToFloat   integer and bool inputs compute in the default float dtype: exp(int)
+ *         FloatOnly non-floating inputs are refused: gelu, silu
+ *   cost: Cheap or Costly (the CPU backend's grain per thread)
+ *   visibility: Public (dt_<c_name> exists) or Internal (no entry point)
+ *   backward: PyTorch's grad_fn name, or NotDifferentiable
+ *   grad: d(loss)/d(input) from g (the output's gradient), x (the input) and o (the
+ *         output), in the helpers of nn/grad_elementwise.cpp; only what it uses is saved
+ */
+#ifndef DEVTENSOR_OP_TABLE_H
+#define DEVTENSOR_OP_TABLE_H
+
+#define DT_UNARY_OPS(X)                                                                                       \
+  X(Neg,      101, neg,           KeepsInt,  Cheap,  Public,   NegBackward0,      neg(g), "-x") \
+  X(Abs,      102, abs,           KeepsInt,  Cheap,  Public,   AbsBackward0,      abs_grad(g, x), "|x|") \
+  X(Exp,      103, exp,           ToFloat,   Costly, Public,   ExpBackward0,      mul(g, o), "e to the power x") \
+  X(Log,      104, log,           ToFloat,   Costly, Public,   LogBackward0,      div(g, x), "The natural logarithm of x") \
+  X(Sqrt,     105, sqrt,          ToFloat,   Costly, Public,   SqrtBackward0,     div(g, muls(o, 2.0)), "The square root of x") \
+  X(Rsqrt,    106, rsqrt,         ToFloat,   Costly, Public,   RsqrtBackward0,    mul(g, muls(pows(o, 3.0), -0.5)), "1 / sqrt(x)") \
+  X(Sin,      107, sin,           ToFloat,   Costly, Public,   SinBackward0,      mul(g, un(UnaryOp::Cos, x)), "The sine of x (radians)") \
+  X(Cos,      108, cos,           ToFloat,   Costly, Public,   CosBackward0,      neg(mul(g, un(UnaryOp::Sin, x))), "The cosine of x (radians)") \
+  X(Relu,     109, relu,          KeepsInt,  Cheap,  Public,   ReluBackward0,     keep(gts(o, 0.0), g), "max(x, 0)") \
+  X(Sigmoid,  110, sigmoid,       ToFloat,   Costly, Public,   SigmoidBackward0,  mul(g, mul(o, rsub1(o))), "The logistic sigmoid 1 / (1 + e^-x)") \
+  X(Tanh,     111, tanh,          ToFloat,   Costly, Public,   TanhBackward0,     mul(g, rsub1(mul(o, o))), "The hyperbolic tangent of x") \
+  X(Gelu,     112, gelu,          FloatOnly, Costly, Public,   GeluBackward0,     mul(g, un(UnaryOp::GeluGrad, x)), "GELU, exact (erf) form: x * Phi(x)") \
+  X(Silu,     113, silu,          FloatOnly, Costly, Public,   SiluBackward0,     silu_grad(g, x), "SiLU (swish): x * sigmoid(x)") \
+  X(GeluGrad, 114, gelu_backward, FloatOnly, Costly, Internal, NotDifferentiable, g, "d gelu(x) / dx (autograd only)")
+
+/* BINARY  X(Name, code, c_name, rule, backward, grad_a, grad_b, scalar_backward, grad_scalar, doc)
+ *   rule: Arith    the promoted dtype of the operands (bool: logical or/and)
+ *         NoBool   as Arith, but bool operands are refused (sub)
+ *         ToFloat  integer operands compute in the default float dtype (div)
+ *         Power    as Arith, but bool is refused and integers to negative scalar powers
+ *         Compare  bool results, no in-place form
+ *   Arith, NoBool, ToFloat and Power ops have in-place forms (dt_<c_name>_,
+ *   dt_<c_name>_scalar_); every op has a scalar form (dt_<c_name>_scalar).
+ *   grad_a / grad_b: the gradients of a and b (before broadcast dims are summed away)
+ *   from g, x = a, y = b and o = the output; grad_scalar: a's gradient when b is the
+ *   scalar s, named scalar_backward.
+ */
+#define DT_BINARY_OPS(X)                                                                                        \
+  X(Add,     201, add,     Arith,   AddBackward0,      g,                       g,                       AddBackward0,      g, "a + b") \
+  X(Sub,     202, sub,     NoBool,  SubBackward0,      g,                       neg(g),                  SubBackward0,      g, "a - b") \
+  X(Mul,     203, mul,     Arith,   MulBackward0,      mul(g, y),               mul(g, x),               MulBackward0,      muls(g, s), "a * b") \
+  X(Div,     204, div,     ToFloat, DivBackward0,      div(g, y),               neg(div(mul(div(g, y), x), y)), DivBackward0, divs(g, s), "a / b, true division (integers divide as floats)") \
+  X(Pow,     205, pow,     Power,   PowBackward1,      pow_grad_base(g, x, y),  pow_grad_exponent(g, x, y, o), PowBackward0, pow_grad_scalar(g, x, s), "a to the power b") \
+  X(Maximum, 206, maximum, Arith,   MaximumBackward0,  extreme_grad(g, x, y, true), extreme_grad(g, y, x, true), ClampMinBackward0, keep(ges(x, s), g), "The larger of a and b (NaN if either is)") \
+  X(Minimum, 207, minimum, Arith,   MinimumBackward0,  extreme_grad(g, x, y, false), extreme_grad(g, y, x, false), ClampMaxBackward0, keep(les(x, s), g), "The smaller of a and b (NaN if either is)") \
+  X(Eq,      208, eq,      Compare, NotDifferentiable, g,                       g,                       NotDifferentiable, g, "a == b, as bool") \
+  X(Ne,      209, ne,      Compare, NotDifferentiable, g,                       g,                       NotDifferentiable, g, "a != b, as bool") \
+  X(Lt,      210, lt,      Compare, NotDifferentiable, g,                       g,                       NotDifferentiable, g, "a < b, as bool") \
+  X(Le,      211, le,      Compare, NotDifferentiable, g,                       g,                       NotDifferentiable, g, "a <= b, as bool") \
+  X(Gt,      212, gt,      Compare, NotDifferentiable, g,                       g,                       NotDifferentiable, g, "a > b, as bool") \
+  X(Ge,      213, ge,      Compare, NotDifferentiable, g,                       g,                       NotDifferentiable, g, "a >= b, as bool")
+
+/* REDUCE  X(Name, code, c_name, rule, doc)
+ *   rule: Value  the result has the input's dtype (sum of integers: int64; mean: floating)
+ *         Index  int64 positions, over exactly one dimension
+ */
+#define DT_REDUCE_OPS(X)              \
+  X(Sum,    301, sum,    Value, "The sum over dims (all when none); integers and bool sum to int64") \
+  X(Mean,   302, mean,   Value, "The mean over dims (all when none) of a floating tensor") \
+  X(Max,    303, max,    Value, "The largest value over dims (all when none), as torch.amax") \
+  X(Min,    304, min,    Value, "The smallest value over dims (all when none), as torch.amin") \
+  X(ArgMax, 305, argmax, Index, "The index of the largest value along at most one dim (none: the flattened tensor)") \
+  X(ArgMin, 306, argmin, Index, "The index of the smallest value along at most one dim (none: the flattened tensor)")
+
+/* Row filters for X-macro expansions: DT_IF_ARITH_<rule>(x) keeps x for the binary ops
+ * that have in-place forms, DT_IF_COMPARE_<rule>(x) for the comparisons,
+ * DT_IF_PUBLIC_<visibility>(x) for the unary ops with an entry point. */
+#define DT_IF_ARITH_Arith(x) x
+#define DT_IF_ARITH_NoBool(x) x
+#define DT_IF_ARITH_ToFloat(x) x
+#define DT_IF_ARITH_Power(x) x
+#define DT_IF_ARITH_Compare(x)
+#define DT_IF_COMPARE_Arith(x)
+#define DT_IF_COMPARE_NoBool(x)
+#define DT_IF_COMPARE_ToFloat(x)
+#define DT_IF_COMPARE_Power(x)
+#define DT_IF_COMPARE_Compare(x) x
+#define DT_IF_PUBLIC_Public(x) x
+#define DT_IF_PUBLIC_Internal(x)
+
+#endif /* DEVTENSOR_OP_TABLE_H */
