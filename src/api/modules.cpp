@@ -4,8 +4,8 @@
 #include "api/objects.h"
 #include "api/shim.h"
 #include "api/state_dicts.h"
+#include "io/module_state.h"
 #include "io/safetensors_io.h"
-#include "nn/module_state.h"
 #include "core/context.h"
 #include "nn/data_parallel.h"
 #include "nn/layers.h"
@@ -244,7 +244,7 @@ DT_API dt_status dt_module_buffer(const dt_module* m, size_t i, char* buf, size_
 DT_API dt_status dt_module_state_dict(const dt_module* m, dt_state_dict** out) {
   return guard([&] {
     require(out, "dt_module_state_dict", "out");
-    *out = new_state_dict_handle(nn::state_dict(*module_arg(m, "dt_module_state_dict")));
+    *out = new_state_dict_handle(io::state_dict(*module_arg(m, "dt_module_state_dict")));
   });
 }
 
@@ -252,7 +252,7 @@ DT_API dt_status dt_module_load_state_dict(dt_module* m, const dt_state_dict* sd
   return guard([&] {
     const char* fn = "dt_module_load_state_dict";
     nn::Module* mod = module_arg_pinned(m, fn);
-    nn::load_state_dict(*mod, state_dict_arg(sd, fn, "sd"), DT_ERR_INVALID_ARGUMENT, fn);
+    io::load_state_dict(*mod, state_dict_arg(sd, fn, "sd"), DT_ERR_INVALID_ARGUMENT, fn);
   });
 }
 
@@ -268,7 +268,7 @@ DT_API dt_status dt_module_save(const dt_module* m, const char* path) {
   return guard([&] {
     const char* fn = "dt_module_save";
     nn::Module* mod = module_arg_pinned(m, fn);
-    io::save_safetensors(*nn::state_dict(*mod), path_arg(path, fn), fn);
+    io::save_safetensors(*io::state_dict(*mod), path_arg(path, fn), fn);
   });
 }
 
@@ -278,7 +278,7 @@ DT_API dt_status dt_module_load(dt_module* m, const char* path) {
     nn::Module* mod = module_arg_pinned(m, fn);
     std::string p = path_arg(path, fn);
     std::unique_ptr<io::StateDict> sd = io::load_safetensors(p, Device{DT_DEVICE_CPU, 0}, fn);
-    nn::load_state_dict(*mod, *sd, DT_ERR_FORMAT, cat(fn, ": ", p).c_str());
+    io::load_state_dict(*mod, *sd, DT_ERR_FORMAT, cat(fn, ": ", p).c_str());
   });
 }
 

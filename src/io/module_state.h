@@ -7,13 +7,13 @@
 #include "io/state_dict.h"
 #include "nn/module.h"
 
-namespace dt::nn {
+namespace dt::io {
 
 // The module's own tensors (shared, not copied).
-std::unique_ptr<io::StateDict> state_dict(const Module& m);
+std::unique_ptr<StateDict> state_dict(const nn::Module& m);
 // Copies sd's tensors into the module's (converting dtype and device). Missing or
 // unexpected keys and shape mismatches are `code` (DT_ERR_FORMAT for files,
 // DT_ERR_INVALID_ARGUMENT for state dicts) naming the key; `fn` prefixes messages.
-void load_state_dict(Module& m, const io::StateDict& sd, dt_status code, const char* fn);
+void load_state_dict(nn::Module& m, const StateDict& sd, dt_status code, const char* fn);
 
-}  // namespace dt::nn
+}  // namespace dt::io

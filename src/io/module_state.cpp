@@ -1,4 +1,4 @@
-#include "nn/module_state.h"
+#include "io/module_state.h"
 
 #include <set>
 #include <vector>
@@ -7,18 +7,18 @@
 #include "core/move_lock.h"
 #include "ops/ops.h"
 
-namespace dt::nn {
+namespace dt::io {
 
-std::unique_ptr<io::StateDict> state_dict(const Module& m) {
-  auto sd = std::make_unique<io::StateDict>();
+std::unique_ptr<StateDict> state_dict(const nn::Module& m) {
+  auto sd = std::make_unique<StateDict>();
   for (const auto& [name, t] : m.parameters()) sd->set(name, t);
   for (const auto& [name, t] : m.buffers()) sd->set(name, t);
   return sd;
 }
 
-void load_state_dict(Module& m, const io::StateDict& sd, dt_status code, const char* fn) {
-  Named mine = m.parameters();
-  Named bufs = m.buffers();
+void load_state_dict(nn::Module& m, const StateDict& sd, dt_status code, const char* fn) {
+  nn::Named mine = m.parameters();
+  nn::Named bufs = m.buffers();
   mine.insert(mine.end(), bufs.begin(), bufs.end());
   std::set<std::string> expected;
   std::vector<Tensor> sources;
@@ -46,4 +46,4 @@ void load_state_dict(Module& m, const io::StateDict& sd, dt_status code, const c
   for (size_t i = 0; i < mine.size(); ++i) ops::copy_(mine[i].second, staged[i]);
 }
 
-}  // namespace dt::nn
+}  // namespace dt::io
