@@ -271,6 +271,25 @@ func (d Device) EmptyCache() error {
 	return resErr("Device.EmptyCache", C.gdt_empty_cache(d.c()))
 }
 
+// SetAllowTF32 sets whether float32 matrix products on CUDA may use TensorFloat-32
+// tensor cores (faster, about 10 bits of mantissa), as
+// torch.backends.cuda.matmul.allow_tf32. Off by default, as in PyTorch; process-wide;
+// the CPU ignores it. See dt_set_allow_tf32.
+func SetAllowTF32(allow bool) error {
+	flag := C.int32_t(0)
+	if allow {
+		flag = 1
+	}
+	return resErr("SetAllowTF32", C.gdt_set_allow_tf32(flag))
+}
+
+// AllowTF32 reports whether TF32 is allowed (SetAllowTF32). See dt_allow_tf32.
+func AllowTF32() (bool, error) {
+	var v C.int32_t
+	err := resErr("AllowTF32", C.gdt_allow_tf32(&v))
+	return v != 0, err
+}
+
 // SetDefaultDType sets the process-wide default (floating) dtype.
 func SetDefaultDType(t DType) error {
 	return resErr("SetDefaultDType", C.gdt_set_default_dtype(C.dt_dtype(t)))

@@ -807,3 +807,113 @@ func TestProcessSettings(t *testing.T) {
 		t.Error("same seed gave different values")
 	}
 }
+
+// new_* constructors take src's dtype and device and the given shape.
+func TestNewConstructors(t *testing.T) {
+	noLeaks(t)
+	s := NewScope()
+	defer s.Close()
+	src := must(s.Track(FromSlice([]float64{1, 2, 3}, nil, CPUN(1))))
+	e := must(s.Track(src.NewEmpty([]int64{2, 2})))
+	z := must(s.Track(src.NewZeros([]int64{2, 2})))
+	o := must(s.Track(src.NewOnes([]int64{3})))
+	f := must(s.Track(src.NewFull([]int64{2}, 2.5)))
+	for _, x := range []*Tensor{e, z, o, f} {
+		if d := must(x.Device()); d != CPUN(1) {
+			t.Errorf("new_* tensor on %v, want cpu:1", d)
+		}
+		if d := must(x.DType()); d != Float64 {
+			t.Errorf("new_* tensor of %v, want float64", d)
+		}
+	}
+	if sh := must(e.Shape()); fmt.Sprint(sh) != "[2 2]" {
+		t.Error(sh)
+	}
+	if v := must(ToSlice[float64](z)); fmt.Sprint(v) != "[0 0 0 0]" {
+		t.Error(v)
+	}
+	if v := must(ToSlice[float64](o)); fmt.Sprint(v) != "[1 1 1]" {
+		t.Error(v)
+	}
+	if v := must(ToSlice[float64](f)); fmt.Sprint(v) != "[2.5 2.5]" {
+		t.Error(v)
+	}
+	// A 0-d result from a nil shape; the value is cast to src's dtype.
+	i := must(s.Track(FromSlice([]int32{7}, nil, CPU)))
+	fi := must(s.Track(i.NewFull(nil, 3.9)))
+	if v := must(ToSlice[int32](fi)); fmt.Sprint(v) != "[3]" {
+		t.Error(v)
+	}
+	if sh := must(fi.Shape()); len(sh) != 0 {
+		t.Error(sh)
+	}
+	_, err := src.NewZeros([]int64{-1})
+	wantCode(t, err, ErrInvalidArgument)
+	c := must(Zeros([]int64{1}, Float32, CPU))
+	c.Close()
+	_, err = c.NewOnes([]int64{1})
+	wantCode(t, err, ErrClosed)
+}
+
+// Pinned memory needs CUDA: without it EmptyPinned and PinMemory fail with
+// ErrDeviceUnavailable, and no tensor is pinned.
+func TestPinnedMemory(t *testing.T) {
+	noLeaks(t)
+	x := must(FromSlice([]float32{1, 2, 3, 4}, []int64{2, 2}, CPU))
+	defer x.Close()
+	if must(x.IsPinned()) {
+		t.Error("an ordinary tensor is pinned")
+	}
+	if !CUDAIsAvailable() {
+		_, err := EmptyPinned([]int64{4}, Float32)
+		if e := wantCode(t, err, ErrDeviceUnavailable); e.Msg == "" {
+			t.Error("EmptyPinned's error gives no reason")
+		}
+		_, err = x.PinMemory()
+		wantCode(t, err, ErrDeviceUnavailable)
+		return
+	}
+	e := must(EmptyPinned([]int64{4}, Float32))
+	defer e.Close()
+	if !must(e.IsPinned()) {
+		t.Error("EmptyPinned is not pinned")
+	}
+	if d := must(e.Device()); d != CPU {
+		t.Errorf("EmptyPinned on %v", d)
+	}
+	p := must(x.PinMemory())
+	defer p.Close()
+	if !must(p.IsPinned()) || sameHandle(p, x) {
+		t.Error("PinMemory of an unpinned tensor is not a pinned copy")
+	}
+	if v := must(ToSlice[float32](p)); fmt.Sprint(v) != "[1 2 3 4]" {
+		t.Error(v)
+	}
+	again := must(p.PinMemory())
+	defer again.Close()
+	if !sameHandle(again, p) {
+		t.Error("PinMemory of a pinned tensor is not the tensor itself")
+	}
+	g := must(x.To(CUDA(0)))
+	defer g.Close()
+	_, err := g.PinMemory()
+	wantCode(t, err, ErrNotSupported)
+}
+
+func TestAllowTF32(t *testing.T) {
+	if must(AllowTF32()) {
+		t.Fatal("TF32 is allowed by default")
+	}
+	if err := SetAllowTF32(true); err != nil {
+		t.Fatal(err)
+	}
+	if !must(AllowTF32()) {
+		t.Error("SetAllowTF32(true) did not stick")
+	}
+	if err := SetAllowTF32(false); err != nil {
+		t.Fatal(err)
+	}
+	if must(AllowTF32()) {
+		t.Error("SetAllowTF32(false) did not stick")
+	}
+}

@@ -15,6 +15,9 @@
 // goroutines at once (exactly one releases). A Tensor, Module, Optimizer or Scope must
 // not be copied by value: go vet reports a copy.
 //
+// Grad mode: SetGradEnabled is process-wide; NoGrad turns recording off for the calling
+// goroutine only, locking it to its OS thread while it runs (grad mode is per thread).
+//
 // Build: the package finds libdevtensor with pkg-config (PKG_CONFIG_PATH); with the
 // build tag devtensor_nopkgconfig it links -ldevtensor and takes paths from
 // CGO_CFLAGS / CGO_LDFLAGS.

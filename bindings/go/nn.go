@@ -253,6 +253,23 @@ func (m *Module) To(device Device) error {
 	return resErr("Module.To", r)
 }
 
+// Device returns the device of the module's first parameter or buffer (cpu:0 when it
+// has none). See dt_module_device.
+func (m *Module) Device() (Device, error) {
+	const op = "Module.Device"
+	h, err := m.handle(op)
+	if err != nil {
+		return Device{}, err
+	}
+	var d C.dt_device
+	r := C.gdt_module_device(h, &d)
+	runtime.KeepAlive(m)
+	if err := resErr(op, r); err != nil {
+		return Device{}, err
+	}
+	return goDevice(d), nil
+}
+
 // Train and Eval set the mode of the module and its children (Dropout is active in
 // training mode only).
 func (m *Module) Train() error { return m.mode("Module.Train", 1) }

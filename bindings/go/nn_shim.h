@@ -37,7 +37,27 @@ static inline gdt_tres gdt_detach(uintptr_t t) {
   dt_tensor* o = NULL;
   dt_status st = dt_tensor_detach((const dt_tensor*)t, &o);
   return gdt_tr(st, o); }
+static inline gdt_res gdt_requires_grad(uintptr_t t, int32_t* out) {
+  return gdt_r(dt_tensor_requires_grad((const dt_tensor*)t, out)); }
+static inline gdt_res gdt_is_leaf(uintptr_t t, int32_t* out) { return gdt_r(dt_tensor_is_leaf((const dt_tensor*)t, out)); }
 static inline gdt_res gdt_set_grad_enabled(int32_t on) { return gdt_r(dt_set_grad_enabled(on)); }
+static inline gdt_res gdt_grad_enabled(int32_t* out) { return gdt_r(dt_grad_enabled(out)); }
+/* NoGrad (autograd.go), on the OS thread its goroutine is locked to: enter sets the
+ * thread's own mode to 0 and returns the one it had; leave checks that the thread still
+ * has NoGrad's 0 (another mode means the goroutine left the thread NoGrad locked: f
+ * called runtime.UnlockOSThread without a matching LockOSThread, so this is another
+ * thread, whose mode is left alone) and sets the previous mode back. */
+static inline gdt_res gdt_no_grad_enter(int32_t* previous) { return gdt_r(dt_set_thread_grad_mode(0, previous)); }
+static inline gdt_res gdt_no_grad_leave(int32_t previous) {
+  int32_t now = 0;
+  dt_status st = dt_thread_grad_mode(&now);
+  if (st != DT_OK) return gdt_r(st);
+  if (now != 0)
+    return gdt_fail(DT_ERR_INVALID_ARGUMENT,
+                    "the goroutine left the OS thread NoGrad locked it to (an unbalanced runtime.UnlockOSThread "
+                    "in f?): that thread may keep grad mode off");
+  return gdt_r(dt_set_thread_grad_mode(previous, NULL));
+}
 static inline gdt_sres gdt_grad_fn_name(uintptr_t t) {
   gdt_sres r = {DT_OK, NULL, NULL};
   char* buf = (char*)malloc(128);
@@ -105,6 +125,8 @@ static inline gdt_tres gdt_forward(uintptr_t m, const uintptr_t* in, size_t n) {
 static inline gdt_res gdt_module_to(uintptr_t m, dt_device d) {
   gdt_take_slot();
   return gdt_r(dt_module_to((dt_module*)m, d)); }
+static inline gdt_res gdt_module_device(uintptr_t m, dt_device* out) {
+  return gdt_r(dt_module_device((const dt_module*)m, out)); }
 static inline gdt_res gdt_module_mode(uintptr_t m, int train) {
   return gdt_r(train ? dt_module_train((dt_module*)m) : dt_module_eval((dt_module*)m)); }
 static inline gdt_res gdt_module_save(uintptr_t m, const char* path) {

@@ -2,8 +2,10 @@ package devtensor
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -140,5 +142,165 @@ func TestModuleSaveLoadRoundTrip(t *testing.T) {
 	os.WriteFile(path, []byte("not a safetensors file"), 0o644)
 	if err := b.Load(path); !errors.Is(err, ErrFormat) {
 		t.Fatalf("loading a bad file: %v", err)
+	}
+}
+
+func TestModuleDevice(t *testing.T) {
+	noLeaks(t)
+	lin := must(Linear(2, 2, true, Float32, CPUN(1)))
+	defer lin.Close()
+	if d := must(lin.Device()); d != CPUN(1) {
+		t.Errorf("Linear on cpu:1 reports %v", d)
+	}
+	if err := lin.To(CPUN(2)); err != nil {
+		t.Fatal(err)
+	}
+	if d := must(lin.Device()); d != CPUN(2) {
+		t.Errorf("after To(cpu:2): %v", d)
+	}
+	act := must(ReLU())
+	defer act.Close()
+	if d := must(act.Device()); d != CPU {
+		t.Errorf("a module without parameters reports %v, want cpu:0", d)
+	}
+	if err := act.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := act.Device(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Device after Close: %v", err)
+	}
+}
+
+func TestRequiresGradAndIsLeaf(t *testing.T) {
+	noLeaks(t)
+	x := must(FromSlice([]float32{1, 2}, nil, CPU))
+	defer x.Close()
+	if must(x.RequiresGrad()) || !must(x.IsLeaf()) {
+		t.Error("a new tensor: want a leaf that does not require grad")
+	}
+	if err := x.SetRequiresGrad(true); err != nil {
+		t.Fatal(err)
+	}
+	if !must(x.RequiresGrad()) || !must(x.IsLeaf()) {
+		t.Error("a marked tensor: want a leaf that requires grad")
+	}
+	y := must(x.MulScalar(2))
+	defer y.Close()
+	if !must(y.RequiresGrad()) || must(y.IsLeaf()) {
+		t.Error("a recorded result: want a non-leaf that requires grad")
+	}
+	d := must(y.Detach())
+	defer d.Close()
+	if must(d.RequiresGrad()) || !must(d.IsLeaf()) {
+		t.Error("a detached tensor: want a leaf that does not require grad")
+	}
+	c := must(Zeros([]int64{1}, Float32, CPU))
+	c.Close()
+	if _, err := c.RequiresGrad(); !errors.Is(err, ErrClosed) {
+		t.Errorf("RequiresGrad after Close: %v", err)
+	}
+	if _, err := c.IsLeaf(); !errors.Is(err, ErrClosed) {
+		t.Errorf("IsLeaf after Close: %v", err)
+	}
+}
+
+// NoGrad stops recording in its own goroutine only: another goroutine running at the
+// same time still records, and after NoGrad the goroutine records again.
+func TestNoGradIsThisGoroutinesAlone(t *testing.T) {
+	noLeaks(t)
+	x := must(FromSlice([]float32{1, 2}, nil, CPU))
+	defer x.Close()
+	if err := x.SetRequiresGrad(true); err != nil {
+		t.Fatal(err)
+	}
+	records := func() (bool, error) {
+		y, err := x.MulScalar(2)
+		if err != nil {
+			return false, err
+		}
+		defer y.Close()
+		return y.RequiresGrad()
+	}
+	const rounds = 500
+	start := make(chan struct{})
+	otherDone := make(chan error, 1)
+	go func() { // not in NoGrad: must record throughout
+		<-start
+		for i := 0; i < rounds; i++ {
+			if on, err := records(); err != nil || !on {
+				otherDone <- fmt.Errorf("round %d: another goroutine's result requires grad = %v (%v)", i, on, err)
+				return
+			}
+			if on, err := GradEnabled(); err != nil || !on {
+				otherDone <- fmt.Errorf("round %d: GradEnabled = %v (%v) in another goroutine", i, on, err)
+				return
+			}
+		}
+		otherDone <- nil
+	}()
+	err := NoGrad(func() error {
+		close(start)
+		for i := 0; i < rounds; i++ {
+			if on, err := records(); err != nil || on {
+				return fmt.Errorf("round %d: inside NoGrad the result requires grad = %v (%v)", i, on, err)
+			}
+			if on := must(GradEnabled()); on {
+				return fmt.Errorf("round %d: GradEnabled inside NoGrad", i)
+			}
+			runtime.Gosched() // give the goroutine every chance to move (it must not)
+		}
+		return <-otherDone
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !must(records()) || !must(GradEnabled()) {
+		t.Fatal("after NoGrad the goroutine does not record")
+	}
+}
+
+// NoGrad returns f's error, nests, and restores the thread's mode when f panics.
+func TestNoGradErrorsNestingAndPanic(t *testing.T) {
+	noLeaks(t)
+	sentinel := errors.New("from f")
+	if err := NoGrad(func() error { return sentinel }); err != sentinel {
+		t.Fatalf("NoGrad returned %v, want f's error", err)
+	}
+	err := NoGrad(func() error {
+		if err := NoGrad(func() error { return nil }); err != nil {
+			return err
+		}
+		if must(GradEnabled()) {
+			return errors.New("the inner NoGrad turned grad mode back on")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stay on one thread, so what the panic left behind on it is what GradEnabled sees.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v", r)
+			}
+		}()
+		_ = NoGrad(func() error { panic("boom") })
+	}()
+	if !must(GradEnabled()) {
+		t.Fatal("a panic in f left grad mode off on the thread")
+	}
+	// The process-wide switch is what a goroutine outside NoGrad follows.
+	if err := SetGradEnabled(false); err != nil {
+		t.Fatal(err)
+	}
+	off := must(GradEnabled())
+	if err := SetGradEnabled(true); err != nil {
+		t.Fatal(err)
+	}
+	if off || !must(GradEnabled()) {
+		t.Fatal("GradEnabled does not follow SetGradEnabled")
 	}
 }

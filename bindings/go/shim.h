@@ -120,6 +120,8 @@ static inline gdt_res gdt_memory_stats(dt_device d, dt_mem_stats* s) {
   s->struct_size = sizeof(dt_mem_stats);
   return gdt_r(dt_memory_stats(d, s));
 }
+static inline gdt_res gdt_set_allow_tf32(int32_t allow) { return gdt_r(dt_set_allow_tf32(allow)); }
+static inline gdt_res gdt_allow_tf32(int32_t* out) { return gdt_r(dt_allow_tf32(out)); }
 
 /* ---- constructors */
 enum { GDT_C_EMPTY, GDT_C_ZEROS, GDT_C_ONES, GDT_C_RAND, GDT_C_RANDN };
@@ -143,6 +145,31 @@ static inline gdt_tres gdt_arange(double a, double b, double s, dt_dtype dt, dt_
   gdt_take_slot();
   dt_tensor* t = NULL; dt_status st = dt_tensor_arange(a, b, s, dt, d, &t); return gdt_tr(st, t);
 }
+/* new_* constructors: the given shape with src's dtype and device (v: NEW_FULL's value) */
+enum { GDT_N_EMPTY, GDT_N_ZEROS, GDT_N_ONES, GDT_N_FULL };
+static inline gdt_tres gdt_new_as(int kind, uintptr_t src_h, const int64_t* shape, size_t ndim, double v) {
+  gdt_take_slot();
+  const dt_tensor* src = (const dt_tensor*)src_h;
+  dt_tensor* t = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
+  switch (kind) {
+    case GDT_N_EMPTY: st = dt_tensor_new_empty(src, shape, ndim, &t); break;
+    case GDT_N_ZEROS: st = dt_tensor_new_zeros(src, shape, ndim, &t); break;
+    case GDT_N_ONES: st = dt_tensor_new_ones(src, shape, ndim, &t); break;
+    case GDT_N_FULL: st = dt_tensor_new_full(src, shape, ndim, v, &t); break;
+  }
+  return gdt_tr(st, t);
+}
+/* pinned host memory (needs a usable CUDA backend) */
+static inline gdt_tres gdt_empty_pinned(const int64_t* shape, size_t ndim, dt_dtype dt) {
+  gdt_take_slot();
+  dt_tensor* t = NULL; dt_status st = dt_tensor_empty_pinned(shape, ndim, dt, &t); return gdt_tr(st, t);
+}
+static inline gdt_tres gdt_pin_memory(uintptr_t t_h) {
+  gdt_take_slot();
+  dt_tensor* o = NULL; dt_status st = dt_tensor_pin_memory((const dt_tensor*)t_h, &o); return gdt_tr(st, o);
+}
+static inline gdt_res gdt_is_pinned(uintptr_t t_h, int32_t* out) {
+  return gdt_r(dt_tensor_is_pinned((const dt_tensor*)t_h, out)); }
 static inline gdt_tres gdt_from_data(const void* data, size_t nbytes, const int64_t* shape, size_t ndim,
                                      dt_dtype dt, dt_device d) {
   gdt_take_slot();

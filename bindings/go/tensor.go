@@ -228,9 +228,86 @@ func CopyFromSlice[T Element](t *Tensor, data []T) error {
 	return resErr(op, r)
 }
 
-// ---------------------------------------------------------------- like-constructors
+// ---------------------------------------------------------------- new_* constructors
+// (EmptyLike, ZerosLike, ... keep t's shape too: more_ops.go)
 
-// ZerosLike etc. could come here; the Go API composes them from Shape/DType/Device.
+func (t *Tensor) newAs(op string, kind C.int, shape []int64, value float64) (*Tensor, error) {
+	h, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	p, n := shapeArg(shape)
+	r := C.gdt_new_as(kind, h, p, n, C.double(value))
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(shape)
+	return takeTensor(op, r)
+}
+
+// NewEmpty returns an uninitialised tensor of shape with t's dtype and device, as
+// PyTorch's Tensor.new_empty. See dt_tensor_new_empty.
+func (t *Tensor) NewEmpty(shape []int64) (*Tensor, error) {
+	return t.newAs("Tensor.NewEmpty", C.GDT_N_EMPTY, shape, 0)
+}
+
+// NewZeros returns zeros of shape with t's dtype and device (Tensor.new_zeros).
+func (t *Tensor) NewZeros(shape []int64) (*Tensor, error) {
+	return t.newAs("Tensor.NewZeros", C.GDT_N_ZEROS, shape, 0)
+}
+
+// NewOnes returns ones of shape with t's dtype and device (Tensor.new_ones).
+func (t *Tensor) NewOnes(shape []int64) (*Tensor, error) {
+	return t.newAs("Tensor.NewOnes", C.GDT_N_ONES, shape, 0)
+}
+
+// NewFull returns a tensor of shape, every element value (cast to t's dtype), on t's
+// device (Tensor.new_full).
+func (t *Tensor) NewFull(shape []int64, value float64) (*Tensor, error) {
+	return t.newAs("Tensor.NewFull", C.GDT_N_FULL, shape, value)
+}
+
+// ---------------------------------------------------------------- pinned memory
+
+// EmptyPinned returns an uninitialised cpu:0 tensor in page-locked ("pinned") host
+// memory, which copies to and from a GPU can use asynchronously (ToDeviceDType's
+// nonBlocking). Pinned memory comes from the CUDA driver: without a usable CUDA backend
+// it fails with ErrDeviceUnavailable, naming the reason. See dt_tensor_empty_pinned.
+func EmptyPinned(shape []int64, dtype DType) (*Tensor, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	p, n := shapeArg(shape)
+	r := C.gdt_empty_pinned(p, n, C.dt_dtype(dtype))
+	runtime.KeepAlive(shape)
+	return takeTensor("EmptyPinned", r)
+}
+
+// PinMemory returns t's values in pinned memory, as PyTorch's Tensor.pin_memory: another
+// reference to t itself when it is already pinned (close both), else a contiguous copy.
+// t must be a CPU tensor (ErrNotSupported otherwise); without a usable CUDA backend it
+// fails with ErrDeviceUnavailable. See dt_tensor_pin_memory.
+func (t *Tensor) PinMemory() (*Tensor, error) {
+	h, err := t.handle("Tensor.PinMemory")
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_pin_memory(h)
+	runtime.KeepAlive(t)
+	return takeTensor("Tensor.PinMemory", r)
+}
+
+// IsPinned reports whether t's memory is pinned host memory (always false without
+// CUDA). See dt_tensor_is_pinned.
+func (t *Tensor) IsPinned() (bool, error) {
+	const op = "Tensor.IsPinned"
+	h, err := t.handle(op)
+	if err != nil {
+		return false, err
+	}
+	var v C.int32_t
+	r := C.gdt_is_pinned(h, &v)
+	runtime.KeepAlive(t)
+	return v != 0, resErr(op, r)
+}
 
 // ---------------------------------------------------------------- queries
 

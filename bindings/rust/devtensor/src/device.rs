@@ -67,6 +67,21 @@ pub struct DeviceProperties {
     pub pci_bus_id: String,
 }
 
+/// A device allocator's statistics, from [`Device::memory_stats`] (`dt_mem_stats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct MemoryStats {
+    /// Bytes in live tensor storage.
+    pub allocated_bytes: u64,
+    /// Bytes held by the allocator: live and cached.
+    pub reserved_bytes: u64,
+    /// The most `allocated_bytes` has been since the process started.
+    pub peak_allocated_bytes: u64,
+    /// Storage allocations served since the process started.
+    pub allocation_count: u64,
+    /// Those of them that went to the operating system or the driver.
+    pub system_allocation_count: u64,
+}
+
 fn cstr_field(buf: &[std::os::raw::c_char]) -> String {
     let bytes: Vec<u8> = buf
         .iter()
@@ -238,6 +253,31 @@ impl Device {
         })
     }
 
+    /// The allocator's statistics for this device (`dt_memory_stats`). Fails with
+    /// `InvalidDevice` / `DeviceUnavailable` for a device that does not exist or cannot
+    /// be used.
+    pub fn memory_stats(self) -> Result<MemoryStats> {
+        check_version()?;
+        // SAFETY: a plain C struct of integers; all-zero is valid.
+        let mut s: ffi::dt_mem_stats = unsafe { std::mem::zeroed() };
+        s.struct_size = std::mem::size_of::<ffi::dt_mem_stats>();
+        check(unsafe { ffi::dt_memory_stats(self.to_raw(), &mut s) })?;
+        Ok(MemoryStats {
+            allocated_bytes: s.allocated_bytes,
+            reserved_bytes: s.reserved_bytes,
+            peak_allocated_bytes: s.peak_allocated_bytes,
+            allocation_count: s.allocation_count,
+            system_allocation_count: s.system_allocation_count,
+        })
+    }
+
+    /// Returns the allocator's cached, unused blocks on this device to the system
+    /// (`dt_empty_cache`).
+    pub fn empty_cache(self) -> Result<()> {
+        check_version()?;
+        check(unsafe { ffi::dt_empty_cache(self.to_raw()) })
+    }
+
     /// Waits for all work queued on the device (`dt_synchronize`).
     pub fn synchronize(self) -> Result<()> {
         check_version()?;
@@ -317,6 +357,7 @@ impl FromStr for Device {
 mod tests {
     use super::*;
     use crate::test_support::leak_checked;
+    use crate::{DType, Tensor};
 
     #[test]
     fn parse_display_roundtrip() {
@@ -373,6 +414,47 @@ mod tests {
                 Device::Cpu(99).name().unwrap_err().code,
                 ErrorCode::InvalidDevice
             );
+        });
+    }
+
+    #[test]
+    fn memory_stats_and_empty_cache() {
+        leak_checked(|| {
+            let before = Device::CPU.memory_stats().unwrap();
+            let t = Tensor::zeros(&[1024], DType::Float32, Device::CPU).unwrap();
+            let during = Device::CPU.memory_stats().unwrap();
+            assert!(
+                during.allocation_count > before.allocation_count,
+                "{before:?} -> {during:?}"
+            );
+            assert!(
+                during.allocated_bytes >= before.allocated_bytes + 4096,
+                "{before:?} -> {during:?}"
+            );
+            assert!(during.peak_allocated_bytes >= during.allocated_bytes);
+            assert!(during.reserved_bytes >= during.allocated_bytes);
+            assert!(during.system_allocation_count <= during.allocation_count);
+            drop(t);
+            Device::CPU.empty_cache().unwrap();
+            let after = Device::CPU.memory_stats().unwrap();
+            assert!(
+                after.allocated_bytes < during.allocated_bytes,
+                "{during:?} -> {after:?}"
+            );
+            assert!(
+                after.reserved_bytes <= during.reserved_bytes,
+                "{during:?} -> {after:?}"
+            );
+            assert_eq!(
+                Device::Cpu(99).memory_stats().unwrap_err().code,
+                ErrorCode::InvalidDevice
+            );
+            if !Device::cuda_is_available() {
+                assert_eq!(
+                    Device::Cuda(0).empty_cache().unwrap_err().code,
+                    ErrorCode::DeviceUnavailable
+                );
+            }
         });
     }
 }

@@ -68,14 +68,15 @@ impl DType {
         })
     }
 
-    /// Bytes per element.
+    /// Bytes per element (`dt_dtype_size`).
     pub fn size(self) -> usize {
-        match self {
-            DType::Float64 | DType::Int64 => 8,
-            DType::Float32 | DType::Int32 => 4,
-            DType::Float16 | DType::BFloat16 | DType::Int16 => 2,
-            DType::Int8 | DType::UInt8 | DType::Bool => 1,
-        }
+        let mut n = 0usize;
+        // SAFETY: a valid out pointer. Every DType is a dtype of the header these bindings
+        // come from, which the library knows (the version check: it is not older), so the
+        // call cannot fail.
+        let st = unsafe { ffi::dt_dtype_size(self.to_raw(), &mut n) };
+        debug_assert_eq!(st, ffi::DT_OK);
+        n
     }
 
     /// `true` for the floating dtypes.
@@ -139,5 +140,30 @@ impl Element for bool {
     fn copy_out(t: &crate::Tensor, n: usize) -> Result<Vec<bool>> {
         let bytes = u8::copy_out(t, n)?;
         Ok(bytes.into_iter().map(|b| b != 0).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_come_from_the_library() {
+        for (d, n) in [
+            (DType::Float32, 4),
+            (DType::Float64, 8),
+            (DType::Float16, 2),
+            (DType::BFloat16, 2),
+            (DType::Int8, 1),
+            (DType::Int16, 2),
+            (DType::Int32, 4),
+            (DType::Int64, 8),
+            (DType::UInt8, 1),
+            (DType::Bool, 1),
+        ] {
+            assert_eq!(d.size(), n, "{d}");
+        }
+        assert_eq!(DType::Float64.size(), std::mem::size_of::<f64>());
+        assert_eq!(DType::Bool.size(), std::mem::size_of::<bool>());
     }
 }

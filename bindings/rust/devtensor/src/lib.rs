@@ -26,6 +26,15 @@
 //! * The first call checks that the loaded library is not older than the header the
 //!   bindings were generated from ([`check_version`]).
 //!
+//! * Grad mode: [`set_grad_enabled`] is process-wide, for every thread without a setting
+//!   of its own; [`no_grad`] turns recording off for the calling thread only (other
+//!   threads keep recording), and [`thread_grad_mode`] reads the thread's own setting.
+//! * Process settings: [`set_default_dtype`], [`set_num_threads`], [`set_allow_tf32`]
+//!   (and their getters); per device, [`Device::memory_stats`] and [`Device::empty_cache`].
+//! * What the C ABI has and this crate does not expose (in-place writes, borrowing host
+//!   memory, the state-dict handles) is listed with the reasons in the repository's
+//!   `bindings/unbound.txt`; [`sys`] reaches all of it.
+//!
 //! Modules, losses, autograd and optimizers are in [`nn`].
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
@@ -38,7 +47,7 @@ pub mod nn;
 mod ops;
 mod tensor;
 
-pub use device::{Device, DeviceKind, DeviceProperties};
+pub use device::{Device, DeviceKind, DeviceProperties, MemoryStats};
 pub use dtype::{DType, Element};
 pub use error::{Error, ErrorCode, Result};
 pub use tensor::Tensor;
@@ -123,6 +132,46 @@ pub fn set_num_threads(n: i32) -> Result<()> {
     error::check(unsafe { ffi::dt_set_num_threads(n) })
 }
 
+/// The number of CPU threads large operations use (`dt_num_threads`).
+pub fn num_threads() -> Result<i32> {
+    check_version()?;
+    let mut n = 0i32;
+    error::check(unsafe { ffi::dt_num_threads(&mut n) })?;
+    Ok(n)
+}
+
+/// Sets the process-wide default dtype (`dt_set_default_dtype`), initially
+/// [`DType::Float32`]: the dtype of integer-to-float results (true division, `exp` of an
+/// integer tensor, ...). It must be floating ([`ErrorCode::DtypeMismatch`] otherwise).
+pub fn set_default_dtype(dtype: DType) -> Result<()> {
+    check_version()?;
+    error::check(unsafe { ffi::dt_set_default_dtype(dtype.to_raw()) })
+}
+
+/// The process-wide default dtype (`dt_default_dtype`).
+pub fn default_dtype() -> Result<DType> {
+    check_version()?;
+    let mut d = 0;
+    error::check(unsafe { ffi::dt_default_dtype(&mut d) })?;
+    DType::from_raw(d)
+}
+
+/// Sets whether float32 matrix products on CUDA may use TensorFloat-32 tensor cores
+/// (faster, about 10 bits of mantissa), as `torch.backends.cuda.matmul.allow_tf32`
+/// (`dt_set_allow_tf32`). Off by default, as in PyTorch; process-wide; the CPU ignores it.
+pub fn set_allow_tf32(allow: bool) -> Result<()> {
+    check_version()?;
+    error::check(unsafe { ffi::dt_set_allow_tf32(allow as i32) })
+}
+
+/// Whether TF32 is allowed (`dt_allow_tf32`; see [`set_allow_tf32`]).
+pub fn allow_tf32() -> Result<bool> {
+    check_version()?;
+    let mut v = 0i32;
+    error::check(unsafe { ffi::dt_allow_tf32(&mut v) })?;
+    Ok(v != 0)
+}
+
 /// Turns autograd recording on or off, process-wide (`dt_set_grad_enabled`): for every
 /// thread that has no setting of its own (see [`no_grad`]).
 pub fn set_grad_enabled(enabled: bool) -> Result<()> {
@@ -151,6 +200,35 @@ pub fn no_grad<R>(f: impl FnOnce() -> R) -> Result<R> {
     error::check(unsafe { ffi::dt_set_thread_grad_mode(0, &mut prev) })?;
     let _restore = Restore(prev);
     Ok(f())
+}
+
+/// A thread's own grad mode, from [`thread_grad_mode`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ThreadGradMode {
+    /// No setting of its own (every thread's initial state): the thread follows the
+    /// process-wide [`set_grad_enabled`].
+    Process,
+    /// Records, whatever the process-wide setting.
+    Enabled,
+    /// Does not record (inside [`no_grad`]).
+    Disabled,
+}
+
+/// The calling thread's own grad mode (`dt_thread_grad_mode`): [`ThreadGradMode::Disabled`]
+/// inside [`no_grad`], else [`ThreadGradMode::Process`]. [`grad_enabled`] says whether the
+/// thread records, whichever setting decides it.
+pub fn thread_grad_mode() -> Result<ThreadGradMode> {
+    let mut v = 0i32;
+    error::check(unsafe { ffi::dt_thread_grad_mode(&mut v) })?;
+    match v {
+        ffi::DT_GRAD_MODE_PROCESS => Ok(ThreadGradMode::Process),
+        1 => Ok(ThreadGradMode::Enabled),
+        0 => Ok(ThreadGradMode::Disabled),
+        other => Err(Error::new(
+            ErrorCode::Internal,
+            format!("dt_thread_grad_mode returned the unknown mode {other}"),
+        )),
+    }
 }
 
 /// The string protocol of the header: ask for the size, then fill.
@@ -205,6 +283,82 @@ mod tests {
             assert!(other_thread, "no_grad on one thread stopped another from recording");
             assert!((&x * 2.0).unwrap().requires_grad(), "the thread's mode was not restored");
             assert!(grad_enabled().unwrap());
+        });
+    }
+
+    #[test]
+    fn thread_grad_mode_follows_no_grad() {
+        test_support::leak_checked(|| {
+            assert_eq!(thread_grad_mode().unwrap(), ThreadGradMode::Process);
+            let (inside, nested, other) = no_grad(|| {
+                let nested = no_grad(|| thread_grad_mode().unwrap()).unwrap();
+                let other =
+                    std::thread::scope(|s| s.spawn(|| thread_grad_mode().unwrap()).join().unwrap());
+                (thread_grad_mode().unwrap(), nested, other)
+            })
+            .unwrap();
+            assert_eq!(inside, ThreadGradMode::Disabled);
+            assert_eq!(nested, ThreadGradMode::Disabled);
+            assert_eq!(
+                other,
+                ThreadGradMode::Process,
+                "another thread took no_grad's mode"
+            );
+            assert_eq!(
+                thread_grad_mode().unwrap(),
+                ThreadGradMode::Process,
+                "not restored"
+            );
+            // A panic inside restores the mode too.
+            let r = std::panic::catch_unwind(|| no_grad(|| panic!("boom")));
+            assert!(r.is_err());
+            assert_eq!(
+                thread_grad_mode().unwrap(),
+                ThreadGradMode::Process,
+                "not restored after a panic"
+            );
+            // The raw call can set Enabled; restore it.
+            let mut prev = 0i32;
+            error::check(unsafe { ffi::dt_set_thread_grad_mode(1, &mut prev) }).unwrap();
+            assert_eq!(thread_grad_mode().unwrap(), ThreadGradMode::Enabled);
+            error::check(unsafe { ffi::dt_set_thread_grad_mode(prev, std::ptr::null_mut()) })
+                .unwrap();
+            assert_eq!(thread_grad_mode().unwrap(), ThreadGradMode::Process);
+        });
+    }
+
+    #[test]
+    fn process_settings() {
+        test_support::leak_checked(|| {
+            // The default dtype: what integer division gives.
+            assert_eq!(default_dtype().unwrap(), DType::Float32);
+            let i = Tensor::from_slice(&[1i64, 2], &[2], Device::CPU).unwrap();
+            set_default_dtype(DType::Float64).unwrap();
+            let q = (&i / &i).map(|q| q.dtype());
+            let now = default_dtype();
+            set_default_dtype(DType::Float32).unwrap();
+            assert_eq!(now.unwrap(), DType::Float64);
+            assert_eq!(q.unwrap(), DType::Float64);
+            assert_eq!((&i / &i).unwrap().dtype(), DType::Float32);
+            let e = set_default_dtype(DType::Int64).unwrap_err();
+            assert_eq!(e.code, ErrorCode::DtypeMismatch, "{e}");
+            assert_eq!(default_dtype().unwrap(), DType::Float32);
+            // Threads.
+            let n = num_threads().unwrap();
+            assert!(n >= 1);
+            assert_eq!(
+                set_num_threads(0).unwrap_err().code,
+                ErrorCode::InvalidArgument
+            );
+            set_num_threads(n).unwrap();
+            assert_eq!(num_threads().unwrap(), n);
+            // TF32: off by default.
+            assert!(!allow_tf32().unwrap());
+            set_allow_tf32(true).unwrap();
+            let on = allow_tf32().unwrap();
+            set_allow_tf32(false).unwrap();
+            assert!(on);
+            assert!(!allow_tf32().unwrap());
         });
     }
 }

@@ -12,8 +12,10 @@ use std::ptr::NonNull;
 /// terms); [`Tensor::deep_copy`] copies the data. Dropping releases the reference and
 /// never panics.
 ///
-/// No method here writes into an existing tensor's data (there are no in-place ops in
-/// this API yet), so every `Tensor` method takes `&self`.
+/// No method here writes into an existing tensor's data: the API has no in-place ops,
+/// since a `Tensor` is `Send + Sync` and clones share one handle, so a write through one
+/// clone would race reads through another (use the out-of-place op). Every `Tensor`
+/// method takes `&self`.
 pub struct Tensor {
     ptr: NonNull<ffi::dt_tensor>,
 }
@@ -166,6 +168,40 @@ impl Tensor {
         Tensor::from_slice(&[value], &[], device)
     }
 
+    /// An uninitialised cpu:0 tensor in page-locked ("pinned") host memory
+    /// (`dt_tensor_empty_pinned`), which copies to and from a GPU can use asynchronously.
+    /// Pinned memory comes from the CUDA driver: without a usable CUDA backend this is
+    /// [`ErrorCode::DeviceUnavailable`], with the reason.
+    pub fn empty_pinned(shape: &[i64], dtype: DType) -> Result<Tensor> {
+        Tensor::factory(shape, |s, n, o| unsafe {
+            ffi::dt_tensor_empty_pinned(s, n, dtype.to_raw(), o)
+        })
+    }
+
+    /// This tensor's values in pinned memory, as PyTorch's `Tensor.pin_memory()`
+    /// (`dt_tensor_pin_memory`): another handle to `self` when it is already pinned,
+    /// else a contiguous copy. A tensor not on a CPU device is
+    /// [`ErrorCode::NotSupported`]; without a usable CUDA backend this is
+    /// [`ErrorCode::DeviceUnavailable`].
+    pub fn pin_memory(&self) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_tensor_pin_memory(self.as_ptr(), o) })
+    }
+
+    /// Whether the memory is pinned host memory (`dt_tensor_is_pinned`; always `false`
+    /// without CUDA).
+    pub fn is_pinned(&self) -> bool {
+        let mut v = 0i32;
+        // SAFETY: a live handle; cannot fail with a valid out pointer.
+        unsafe { ffi::dt_tensor_is_pinned(self.as_ptr(), &mut v) };
+        v != 0
+    }
+
+    /// Uninitialised contents with this tensor's shape, dtype and device
+    /// (`dt_empty_like`).
+    pub fn empty_like(&self) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_empty_like(self.as_ptr(), o) })
+    }
+
     /// Zeros / ones / `value` with this tensor's shape, dtype and device.
     pub fn zeros_like(&self) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_zeros_like(self.as_ptr(), o) })
@@ -177,6 +213,50 @@ impl Tensor {
     /// See [`Tensor::zeros_like`].
     pub fn full_like(&self, value: f64) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_full_like(self.as_ptr(), value, o) })
+    }
+    /// Uniform values in [0, 1) with this tensor's shape, dtype (floating) and device
+    /// (`dt_rand_like`; see [`Tensor::rand`]).
+    pub fn rand_like(&self) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_rand_like(self.as_ptr(), o) })
+    }
+    /// Standard normal values with this tensor's shape, dtype (floating) and device
+    /// (`dt_randn_like`).
+    pub fn randn_like(&self) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_randn_like(self.as_ptr(), o) })
+    }
+
+    /// Uninitialised contents of `shape` with this tensor's dtype and device, as
+    /// PyTorch's `Tensor.new_empty` (`dt_tensor_new_empty`).
+    pub fn new_empty(&self, shape: &[i64]) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_tensor_new_empty(self.as_ptr(), shape.as_ptr(), shape.len(), o)
+        })
+    }
+    /// Zeros of `shape` with this tensor's dtype and device (`Tensor.new_zeros`).
+    ///
+    /// ```
+    /// use devtensor::{DType, Device, Tensor};
+    /// let a = Tensor::ones(&[3], DType::Float64, Device::CPU).unwrap();
+    /// let z = a.new_zeros(&[2, 2]).unwrap();
+    /// assert_eq!((z.shape(), z.dtype()), (vec![2, 2], DType::Float64));
+    /// ```
+    pub fn new_zeros(&self, shape: &[i64]) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_tensor_new_zeros(self.as_ptr(), shape.as_ptr(), shape.len(), o)
+        })
+    }
+    /// Ones of `shape` with this tensor's dtype and device (`Tensor.new_ones`).
+    pub fn new_ones(&self, shape: &[i64]) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_tensor_new_ones(self.as_ptr(), shape.as_ptr(), shape.len(), o)
+        })
+    }
+    /// `value` (cast to this tensor's dtype) everywhere in `shape`, on this tensor's
+    /// device (`Tensor.new_full`).
+    pub fn new_full(&self, shape: &[i64], value: f64) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_tensor_new_full(self.as_ptr(), shape.as_ptr(), shape.len(), value, o)
+        })
     }
 
     // ---------------------------------------------------------------- metadata
@@ -209,6 +289,15 @@ impl Tensor {
     pub fn numel(&self) -> usize {
         let mut n = 0usize;
         unsafe { ffi::dt_tensor_numel(self.as_ptr(), &mut n) };
+        n
+    }
+
+    /// The size of the elements in bytes: `numel() * dtype().size()`, what
+    /// [`Tensor::to_vec`] copies (`dt_tensor_nbytes`).
+    pub fn nbytes(&self) -> usize {
+        let mut n = 0usize;
+        // SAFETY: a live handle; cannot fail with a valid out pointer.
+        unsafe { ffi::dt_tensor_nbytes(self.as_ptr(), &mut n) };
         n
     }
 
@@ -328,6 +417,15 @@ impl Tensor {
     pub fn requires_grad(&self) -> bool {
         let mut v = 0i32;
         unsafe { ffi::dt_tensor_requires_grad(self.as_ptr(), &mut v) };
+        v != 0
+    }
+
+    /// Whether this tensor has no `grad_fn`: made by the user (a constructor, `detach`, an
+    /// op not recorded), not recorded by an op (`dt_tensor_is_leaf`).
+    pub fn is_leaf(&self) -> bool {
+        let mut v = 0i32;
+        // SAFETY: a live handle; cannot fail with a valid out pointer.
+        unsafe { ffi::dt_tensor_is_leaf(self.as_ptr(), &mut v) };
         v != 0
     }
 
@@ -501,6 +599,113 @@ mod tests {
             let s = Tensor::scalar(2.5f64, Device::CPU).unwrap();
             assert_eq!(s.shape(), Vec::<i64>::new());
             assert_eq!(s.item().unwrap(), 2.5);
+        });
+    }
+
+    #[test]
+    fn like_and_new_constructors() {
+        leak_checked(|| {
+            let a = Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3], Device::CPU)
+                .unwrap();
+            let e = a.empty_like().unwrap();
+            assert_eq!(
+                (e.shape(), e.dtype(), e.device()),
+                (vec![2, 3], DType::Float64, Device::CPU)
+            );
+            assert!(!e.shares_storage(&a));
+            crate::manual_seed(5).unwrap();
+            let r = a.rand_like().unwrap();
+            assert_eq!((r.shape(), r.dtype()), (vec![2, 3], DType::Float64));
+            assert!(r
+                .to_vec::<f64>()
+                .unwrap()
+                .iter()
+                .all(|&v| (0.0..1.0).contains(&v)));
+            crate::manual_seed(5).unwrap();
+            let r2 = Tensor::rand(&[2, 3], DType::Float64, Device::CPU).unwrap();
+            assert_eq!(r.to_vec::<f64>().unwrap(), r2.to_vec::<f64>().unwrap());
+            let n = a.randn_like().unwrap();
+            assert_eq!((n.shape(), n.dtype()), (vec![2, 3], DType::Float64));
+            let i = Tensor::from_slice(&[1i32, 2], &[2], Device::CPU).unwrap();
+            assert_eq!(i.rand_like().unwrap_err().code, ErrorCode::DtypeMismatch);
+            assert_eq!(i.randn_like().unwrap_err().code, ErrorCode::DtypeMismatch);
+
+            let z = a.new_zeros(&[4]).unwrap();
+            assert_eq!(
+                (z.dtype(), z.to_vec::<f64>().unwrap()),
+                (DType::Float64, vec![0.0; 4])
+            );
+            let o = i.new_ones(&[2, 2]).unwrap();
+            assert_eq!(
+                (o.shape(), o.to_vec::<i32>().unwrap()),
+                (vec![2, 2], vec![1; 4])
+            );
+            let f = i.new_full(&[], 3.9).unwrap(); // 0-d, the value cast to int32
+            assert_eq!((f.shape(), f.to_vec::<i32>().unwrap()), (vec![], vec![3]));
+            let ne = a.new_empty(&[3, 1]).unwrap();
+            assert_eq!((ne.shape(), ne.dtype()), (vec![3, 1], DType::Float64));
+            assert_eq!(
+                a.new_zeros(&[-1]).unwrap_err().code,
+                ErrorCode::InvalidArgument
+            );
+        });
+    }
+
+    #[test]
+    fn nbytes_and_is_leaf() {
+        leak_checked(|| {
+            let a = Tensor::zeros(&[2, 3], DType::Float64, Device::CPU).unwrap();
+            assert_eq!(a.nbytes(), 48);
+            assert_eq!(a.nbytes(), a.numel() * a.dtype().size());
+            assert_eq!(a.transpose(0, 1).unwrap().nbytes(), 48); // a view: its own elements
+            assert_eq!(a.narrow(1, 0, 1).unwrap().nbytes(), 16);
+            assert_eq!(
+                Tensor::zeros(&[5], DType::Bool, Device::CPU)
+                    .unwrap()
+                    .nbytes(),
+                5
+            );
+            let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU).unwrap();
+            assert!(x.is_leaf() && !x.requires_grad());
+            x.set_requires_grad(true).unwrap();
+            assert!(x.is_leaf() && x.requires_grad());
+            let y = (&x * 2.0).unwrap();
+            assert!(!y.is_leaf() && y.requires_grad());
+            let d = y.detach().unwrap();
+            assert!(d.is_leaf() && !d.requires_grad());
+            let unrecorded = crate::no_grad(|| (&x * 2.0).unwrap()).unwrap();
+            assert!(unrecorded.is_leaf() && !unrecorded.requires_grad());
+        });
+    }
+
+    #[test]
+    fn pinned_memory_needs_cuda() {
+        leak_checked(|| {
+            let a = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2], Device::CPU).unwrap();
+            assert!(!a.is_pinned());
+            if !Device::cuda_is_available() {
+                let e = Tensor::empty_pinned(&[4], DType::Float32).unwrap_err();
+                assert_eq!(e.code, ErrorCode::DeviceUnavailable, "{e}");
+                assert!(!e.message.is_empty());
+                let e = a.pin_memory().unwrap_err();
+                assert_eq!(e.code, ErrorCode::DeviceUnavailable, "{e}");
+                return;
+            }
+            let e = Tensor::empty_pinned(&[4], DType::Float32).unwrap();
+            assert!(e.is_pinned());
+            assert_eq!((e.shape(), e.device()), (vec![4], Device::CPU));
+            let p = a.pin_memory().unwrap();
+            assert!(p.is_pinned());
+            assert_ne!(p.as_ptr(), a.as_ptr());
+            assert_eq!(p.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+            let again = p.pin_memory().unwrap();
+            assert_eq!(
+                again.as_ptr(),
+                p.as_ptr(),
+                "pin_memory of a pinned tensor is itself"
+            );
+            let g = a.to(Device::Cuda(0)).unwrap();
+            assert_eq!(g.pin_memory().unwrap_err().code, ErrorCode::NotSupported);
         });
     }
 

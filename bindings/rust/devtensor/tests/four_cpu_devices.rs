@@ -326,3 +326,39 @@ fn data_parallel_invalid_device_lists() {
         assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
     });
 }
+
+#[test]
+fn like_and_new_constructors_keep_the_device() {
+    with_four_cpus(|| {
+        let a = Tensor::from_slice(&[1.0f64, 2.0, 3.0], &[3], Device::Cpu(2)).unwrap();
+        for t in [
+            a.empty_like().unwrap(),
+            a.rand_like().unwrap(),
+            a.randn_like().unwrap(),
+            a.new_empty(&[2, 2]).unwrap(),
+            a.new_zeros(&[2, 2]).unwrap(),
+            a.new_ones(&[1]).unwrap(),
+            a.new_full(&[2], 7.0).unwrap(),
+        ] {
+            assert_eq!(
+                (t.device(), t.dtype()),
+                (Device::Cpu(2), DType::Float64),
+                "{t:?}"
+            );
+        }
+        assert_eq!(
+            a.new_full(&[2], 7.0).unwrap().to_vec::<f64>().unwrap(),
+            vec![7.0, 7.0]
+        );
+        // Each logical CPU device has its own allocator statistics.
+        let before = Device::Cpu(3).memory_stats().unwrap();
+        let t = Tensor::zeros(&[256], DType::Float32, Device::Cpu(3)).unwrap();
+        let during = Device::Cpu(3).memory_stats().unwrap();
+        assert!(
+            during.allocation_count > before.allocation_count,
+            "{before:?} -> {during:?}"
+        );
+        drop(t);
+        Device::Cpu(3).empty_cache().unwrap();
+    });
+}
