@@ -15,6 +15,7 @@ HEADER = os.path.join(HERE, "..", "src", "core", "op_table.h")
 Unary = namedtuple("Unary", "name code c_name rule cost visibility backward grad doc")
 Binary = namedtuple("Binary", "name code c_name rule backward grad_a grad_b scalar_backward grad_scalar doc")
 Reduce = namedtuple("Reduce", "name code c_name rule doc")
+Kernel = namedtuple("Kernel", "name code c_name doc")
 
 
 def _split_args(text):
@@ -63,9 +64,10 @@ def load(path=HEADER):
     unary = [Unary(*(r[:-1] + [_unquote(r[-1])])) for r in _rows(text, "DT_UNARY_OPS")]
     binary = [Binary(*(r[:-1] + [_unquote(r[-1])])) for r in _rows(text, "DT_BINARY_OPS")]
     reduce = [Reduce(*(r[:-1] + [_unquote(r[-1])])) for r in _rows(text, "DT_REDUCE_OPS")]
-    for kind, rows, n in (("unary", unary, 9), ("binary", binary, 10), ("reduce", reduce, 5)):
+    kernel = [Kernel(*(r[:-1] + [_unquote(r[-1])])) for r in _rows(text, "DT_KERNEL_OPS")]
+    for kind, rows in (("unary", unary), ("binary", binary), ("reduce", reduce), ("kernel", kernel)):
         assert rows, "no %s rows in %s" % (kind, path)
-    codes = [int(r.code) for r in unary + binary + reduce]
+    codes = [int(r.code) for r in unary + binary + reduce + kernel]
     assert len(codes) == len(set(codes)), "op codes must be unique"
     return unary, binary, reduce
 

@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   auto entry = reinterpret_cast<dtp_entry_fn>(dlsym(plugin, DTP_ENTRY_SYMBOL));
-  const dtp_api* api = entry ? entry(DTP_ABI_VERSION) : nullptr;
+  const dtp_backend* api = entry ? entry(DTP_ABI_VERSION) : nullptr;
   if (!api) {
     std::fprintf(stderr, "launch_probe: %s speaks no ABI version %d\n", plugin_path, DTP_ABI_VERSION);
     return 1;
@@ -147,7 +147,14 @@ int main(int argc, char** argv) {
       case 2:
         return issue_ns([&] { CHECK(launch_probe_big(7, s, o, a, b)); }, sync_probe);
       case 3:
-        return issue_ns([&] { plugin_ok(api->binary(0 /* BinaryOp::Add */, &dout, &da, &db, &err), "plugin binary"); },
+        return issue_ns([&] {
+                          dtp_op_args args{};
+                          args.t[0] = &dout;
+                          args.t[1] = &da;
+                          args.t[2] = &db;
+                          args.nt = 3;
+                          plugin_ok(api->run(DTP_OP_Add, &args, &err), "plugin run(add)");
+                        },
                         sync_plugin);
       case 4:
         return issue_ns([&] { DT_CHECK(dt_add_(ta, tb)); }, sync_dt);

@@ -7,8 +7,7 @@
 #include "api/shim.h"
 #include "core/allocator.h"
 #include "core/context.h"
-#include "core/cuda_loader.h"
-#include "core/cuda_proxy.h"
+#include "core/registry.h"
 #include "core/generator.h"
 #include "core/backend.h"
 
@@ -17,11 +16,14 @@ using namespace dt::api;
 
 namespace {
 
-// Usable GPUs, or [cpu:0] when there is none.
+// Usable GPUs (the devices of every accelerator backend), or [cpu:0] when there is none.
 std::vector<dt_device> gpus_or_cpu() {
   std::vector<dt_device> v;
-  size_t n = cuda::device_count();
-  for (size_t i = 0; i < n; ++i) v.push_back(dt_device{DT_DEVICE_CUDA, static_cast<int32_t>(i)});
+  for (Backend* b : all_backends()) {
+    if (!b->accelerator()) continue;
+    const size_t n = b->device_count();
+    for (size_t i = 0; i < n; ++i) v.push_back(dt_device{b->device_type(), static_cast<int32_t>(i)});
+  }
   if (v.empty()) v.push_back(dt_device{DT_DEVICE_CPU, 0});
   return v;
 }
@@ -34,11 +36,19 @@ void write_devices(const std::vector<dt_device>& v, dt_device* out, size_t cap, 
 
 void memory_of(Device d, uint64_t* free_b, uint64_t* total_b) {
   check_device(d);
-  if (d.is_cpu()) {
-    host_memory(free_b, total_b);
-    return;
-  }
-  cuda::memory_info(d.index, free_b, total_b);
+  backend_for(d).memory(d.index, free_b, total_b);
+}
+
+// Every field of d's properties, struct_size and device included.
+dt_device_props properties_of(Device d, size_t struct_size) {
+  check_device(d);
+  dt_device_props p;
+  std::memset(&p, 0, sizeof p);
+  backend_for(d).properties(d.index, &p);
+  p.struct_size = struct_size;
+  p.device = d.to_c();
+  p.name[sizeof p.name - 1] = '\0';
+  return p;
 }
 
 }  // namespace
@@ -56,7 +66,7 @@ DT_API dt_status dt_device_parse(const char* text, dt_device* out) {
 DT_API dt_status dt_device_format(dt_device device, char* buf, size_t cap, size_t* needed) {
   return guard([&] {
     check_string_buffer(buf, cap, "dt_device_format");
-    if (device.type != DT_DEVICE_CPU && device.type != DT_DEVICE_CUDA)
+    if (!find_backend(device.type))
       fail(DT_ERR_INVALID_ARGUMENT, cat("dt_device_format: unknown device type ", device.type));
     if (device.index < 0) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_device_format: negative device index ", device.index));
     write_string(device_str(Device::from_c(device)), buf, cap, needed);
@@ -72,7 +82,7 @@ DT_API dt_status dt_device_count(int32_t device_type, size_t* out) {
 
 DT_API int32_t dt_cuda_is_available(void) {
   try {
-    return cuda::status().state == DT_CUDA_AVAILABLE ? 1 : 0;
+    return cuda_status().state == DT_CUDA_AVAILABLE ? 1 : 0;
   } catch (...) {
     return 0;
   }
@@ -82,7 +92,7 @@ DT_API dt_status dt_cuda_status(int32_t* state, char* buf, size_t cap, size_t* n
   return guard([&] {
     require(state, "dt_cuda_status", "state");
     check_string_buffer(buf, cap, "dt_cuda_status");
-    const cuda::Status& s = cuda::status();
+    const CudaStatus s = cuda_status();
     write_string(s.reason, buf, cap, needed);
     *state = s.state;
   });
@@ -91,16 +101,7 @@ DT_API dt_status dt_cuda_status(int32_t* state, char* buf, size_t cap, size_t* n
 DT_API dt_status dt_device_name(dt_device device, char* buf, size_t cap, size_t* needed) {
   return guard([&] {
     check_string_buffer(buf, cap, "dt_device_name");
-    Device d = Device::from_c(device);
-    check_device(d);
-    if (d.is_cpu()) {
-      write_string(cpu_model_name(), buf, cap, needed);
-      return;
-    }
-    dt_device_props p;
-    std::memset(&p, 0, sizeof p);
-    p.struct_size = sizeof p;
-    cuda::device_properties(d.index, &p);
+    const dt_device_props p = properties_of(Device::from_c(device), sizeof(dt_device_props));
     write_string(p.name, buf, cap, needed);
   });
 }
@@ -122,24 +123,7 @@ DT_API dt_status dt_device_properties(dt_device device, dt_device_props* props) 
     if (props->struct_size < offsetof(dt_device_props, name))
       fail(DT_ERR_INVALID_ARGUMENT, cat("dt_device_properties: struct_size ", props->struct_size,
                                         " is too small; set it to sizeof(dt_device_props)"));
-    Device d = Device::from_c(device);
-    check_device(d);
-    dt_device_props p;
-    std::memset(&p, 0, sizeof p);
-    p.struct_size = props->struct_size;
-    p.device = d.to_c();
-    if (d.is_cpu()) {
-      std::string name = cpu_model_name();
-      std::strncpy(p.name, name.c_str(), sizeof p.name - 1);
-      memory_of(d, &p.free_memory, &p.total_memory);
-      p.multiprocessor_count = host_core_count();
-      p.physical_index = d.index;
-    } else {
-      cuda::device_properties(d.index, &p);
-      p.struct_size = props->struct_size;
-      p.device = d.to_c();
-      p.name[sizeof p.name - 1] = '\0';
-    }
+    const dt_device_props p = properties_of(Device::from_c(device), props->struct_size);
     // Copy only what the caller's struct holds.
     size_t n = std::min(props->struct_size, sizeof p);
     std::memcpy(props, &p, n);
@@ -150,8 +134,9 @@ DT_API dt_status dt_try_gpu(int32_t i, dt_device* out) {
   return guard([&] {
     require(out, "dt_try_gpu", "out");
     if (i < 0) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_try_gpu: negative GPU index ", i));
-    size_t n = cuda::device_count();
-    *out = static_cast<size_t>(i) < n ? dt_device{DT_DEVICE_CUDA, i} : dt_device{DT_DEVICE_CPU, 0};
+    const std::vector<dt_device> gpus = gpus_or_cpu();
+    *out = gpus[0].type != DT_DEVICE_CPU && static_cast<size_t>(i) < gpus.size() ? gpus[static_cast<size_t>(i)]
+                                                                                   : dt_device{DT_DEVICE_CPU, 0};
   });
 }
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "api/shim.h"
-#include "core/cuda_loader.h"
+#include "core/registry.h"
 #include "cpu/parallel.h"
 
 namespace dt::api {
@@ -51,10 +51,23 @@ DT_API dt_status dt_build_info(char* buf, size_t cap, size_t* needed) {
     check_string_buffer(buf, cap, "dt_build_info");
     std::string s;
     s += std::string("version: ") + dt_version_string() + "\n";
-    s += "backends: cpu";
-    s += cuda::status().state == DT_CUDA_NOT_BUILT ? "\n" : ", cuda (plugin)\n";
+    // Every registered backend (the CUDA one even when not built: it says so).
+    s += "backends:";
+    bool first = true;
+    for (Backend* b : all_backends()) {
+      const bool plugin = b->device_type() != DT_DEVICE_CPU;
+      if (b->device_type() == DT_DEVICE_CUDA && cuda_status().state == DT_CUDA_NOT_BUILT) continue;
+      s += cat(first ? " " : ", ", b->name(), plugin ? " (plugin)" : "");
+      first = false;
+    }
+    s += "\n";
     s += std::string("cuda option: ") + DT_CUDA_OPTION + "\n";
-    s += "cuda: " + cuda::status().reason + "\n";
+    s += "cuda: " + cuda_status().reason + "\n";
+    for (Backend* b : all_backends()) {
+      if (b->device_type() == DT_DEVICE_CPU || b->device_type() == DT_DEVICE_CUDA) continue;
+      s += cat(b->name(), ": ", b->device_count(), " device", b->device_count() == 1 ? "" : "s", "\n");
+    }
+    for (const std::string& p : plugin_problems()) s += "plugin not loaded: " + p + "\n";
     s += std::string("blas: ") + DT_BLAS_NAME + "\n";
     s += "cpu threads: " + std::to_string(cpu::num_threads()) + "\n";
     s += std::string("compiler: ") + DT_COMPILER_NAME + "\n";

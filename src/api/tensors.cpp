@@ -3,7 +3,6 @@
 #include <cstring>
 
 #include "api/shim.h"
-#include "core/cuda_proxy.h"
 #include "core/context.h"
 #include "core/format.h"
 #include "nn/autograd.h"
@@ -92,7 +91,7 @@ DT_API dt_status dt_tensor_pin_memory(const dt_tensor* t, dt_tensor** out) {
 DT_API dt_status dt_tensor_is_pinned(const dt_tensor* t, int32_t* out) {
   return guard([&] {
     require(out, "dt_tensor_is_pinned", "out");
-    *out = cuda::is_pinned(tensor_arg(t, "dt_tensor_is_pinned", "t")) ? 1 : 0;
+    *out = ops::is_pinned(tensor_arg(t, "dt_tensor_is_pinned", "t")) ? 1 : 0;
   });
 }
 

@@ -23,6 +23,8 @@ class Allocator {
   virtual void deallocate(void* p, size_t nbytes) = 0;
   virtual AllocatorStats stats() = 0;
   virtual void empty_cache() = 0;
+  // Page-locked host memory (pinned tensors: fast, asynchronous copies to a GPU).
+  virtual bool page_locked() const { return false; }
 };
 
 // The allocator serving a device (CPU devices share the host allocator).

@@ -1,43 +1,80 @@
-// The interface every backend implements (the CPU one in src/cpu, CUDA in the plugin).
-// The front end (src/ops) has already checked devices, shapes and dtypes; a backend
-// only loops. Conventions for every kernel:
-//  - `out` is freshly allocated or a checked in-place target, on this backend's device;
-//  - inputs have shapes that broadcast to out's shape (a missing or size-1 dimension is
-//    read with stride 0) and may have any strides;
-//  - binary/unary inputs already have the compute dtype (the front end converted them);
-//    comparison outputs are bool.
+// A backend: one device type (DLPack's code and a name, "cpu", "cuda") and everything
+// devtensor does on its devices: their facts, memory, copies and ops. Backends register
+// in the registry (core/registry.h); the rest of the library reaches devices only
+// through it, so a new backend (a plugin for ROCm or Metal) edits neither the core nor
+// the C shim. The CPU backend is in src/cpu; every other backend is a plugin
+// (core/plugin_abi.h) seen through core/plugin_backend.h.
+//
+// Ops run by code (the op table's, core/op_table.h) through run(); the front end (src/ops)
+// has already checked devices, shapes and dtypes, so a backend only computes. For every
+// op: the output (or in-place target) is t[0], freshly allocated or checked, on this
+// backend's device; inputs broadcast to the output's shape (a missing or size-1 dimension
+// is read with stride 0) and may have any strides; binary and unary inputs already have
+// the compute dtype; comparison outputs are bool. OpArgs lists what each op takes
+// (dtp_op_args in core/plugin_abi.h is the same layout in C).
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 
-#include "core/tensor.h"
+#include "core/allocator.h"
 #include "core/op_kinds.h"
+#include "core/tensor.h"
+#include "devtensor.h"
 
 namespace dt {
+
+struct OpArgs {
+  static constexpr int kMaxTensors = 6;
+  OpArgs() = default;
+  OpArgs(std::initializer_list<const Tensor*> tensors) {
+    for (const Tensor* x : tensors) t[nt++] = x;
+  }
+  const Tensor* t[kMaxTensors] = {};  // t[0]: the output; the inputs follow
+  int nt = 0;
+  double f[2] = {0, 0};
+  int64_t i[4] = {0, 0, 0, 0};
+};
 
 class Backend {
  public:
   virtual ~Backend() = default;
-  // dst[i] = cast(src[i]) for any dtype pair, src broadcast to dst's shape.
-  virtual void copy(const Tensor& dst, const Tensor& src) = 0;
-  virtual void fill(const Tensor& dst, double value) = 0;
-  virtual void arange(const Tensor& dst, double start, double step) = 0;
-  virtual void random(const Tensor& dst, RandomDist dist, uint64_t seed, uint64_t offset) = 0;
-  virtual void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) = 0;
-  virtual void unary(UnaryOp op, const Tensor& out, const Tensor& a) = 0;
-  virtual void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) = 0;
-  // Reduces `in` over the dims flagged in `reduce_mask` (bit d = dim d of in) into out,
-  // whose shape is in's with those dims set to 1 (keepdim form). Mean divides by the
-  // reduced count; ArgMax/ArgMin write int64 and get exactly one flagged dim.
-  virtual void reduce(ReduceOp op, const Tensor& out, const Tensor& in, uint32_t reduce_mask) = 0;
-  virtual void softmax(const Tensor& out, const Tensor& in, int dim, bool log) = 0;
-  // out[b] = a[b] @ b[b] for 3-d tensors [B, M, K] x [B, K, N] -> [B, M, N] (any strides).
-  virtual void matmul(const Tensor& out, const Tensor& a, const Tensor& b) = 0;
-  // out = in.index_select(dim, index) / in.gather(dim, index); index is int64, checked.
-  virtual void index_select(const Tensor& out, const Tensor& in, int dim, const Tensor& index) = 0;
-  virtual void gather(const Tensor& out, const Tensor& in, int dim, const Tensor& index) = 0;
+
+  // ---- the device type
+  virtual int32_t device_type() const = 0;  // DLPack's code: DT_DEVICE_CPU 1, DT_DEVICE_CUDA 2, ...
+  virtual const char* name() const = 0;     // "cuda": its devices print and parse as cuda:N
+  virtual bool accelerator() const = 0;     // its devices are GPUs for dt_try_gpu / dt_all_gpus
+  virtual size_t device_count() = 0;        // usable devices; 0 when the backend is unusable
+  // Throws DEVICE_UNAVAILABLE naming d and saying why the backend is unusable, or
+  // INVALID_DEVICE when d's ordinal does not exist.
+  virtual void check_device(Device d) = 0;
+  // Fills every field but struct_size and device (the caller's).
+  virtual void properties(int32_t index, dt_device_props* out) = 0;
+  virtual void memory(int32_t index, uint64_t* free_bytes, uint64_t* total_bytes) = 0;
+  virtual Allocator& allocator(int32_t index) = 0;
+  // Page-locked host memory for fast copies to this backend's devices, or null.
+  virtual Allocator* pinned_allocator() { return nullptr; }
   virtual void synchronize(Device d) = 0;
+
+  // ---- data
+  // dst = cast(src), src broadcast to dst's shape. Both are on this backend's devices,
+  // or one is a CPU tensor (host memory) and the other on this backend's device.
+  virtual void copy(const Tensor& dst, const Tensor& src, bool non_blocking) = 0;
+
+  // ---- ops, by code
+  virtual bool supports(int32_t op) = 0;
+  virtual void run(int32_t op, const OpArgs& args) = 0;
 };
 
-Backend& backend_for(Device d);  // throws DEVICE_UNAVAILABLE
+// The backend of d's device type; INVALID_ARGUMENT for a type no backend registered.
+// (allocator_for, in core/allocator.h, is its allocator for d.)
+Backend& backend_for(Device d);
+
+// Runs op on the backend of args.t[0]'s device; NOT_SUPPORTED, naming the op and the
+// backend, when that backend lacks it.
+void run_op(int32_t op, const OpArgs& args);
+inline void run_op(KernelOp op, const OpArgs& args) { run_op(code_of(op), args); }
+inline void run_op(UnaryOp op, const OpArgs& args) { run_op(code_of(op), args); }
+inline void run_op(BinaryOp op, const OpArgs& args) { run_op(code_of(op), args); }
+inline void run_op(ReduceOp op, const OpArgs& args) { run_op(code_of(op), args); }
 
 }  // namespace dt

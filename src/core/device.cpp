@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "core/context.h"
-#include "core/cuda_loader.h"
+#include "core/registry.h"
 #include "core/error.h"
 
 namespace dt {
@@ -27,21 +27,30 @@ bool parse_ordinal(const char* s, int32_t* out) {
   *out = static_cast<int32_t>(v);
   return true;
 }
+// "expected 1 for cpu, 2 for cuda, ...": the registered types, for messages.
+std::string known_types() {
+  std::string s = "expected ";
+  bool first = true;
+  for (const Backend* b : all_backends()) {
+    s += cat(first ? "" : ", ", b->device_type(), " for ", b->name());
+    first = false;
+  }
+  return s;
+}
 }  // namespace
 
 Device parse_device(const char* text) {
   if (!text) fail(DT_ERR_INVALID_ARGUMENT, "device string is NULL");
   const char* colon = std::strchr(text, ':');
   std::string type(text, colon ? static_cast<size_t>(colon - text) : std::strlen(text));
-  Device d;
-  if (type == "cpu") {
-    d.type = DT_DEVICE_CPU;
-  } else if (type == "cuda") {
-    d.type = DT_DEVICE_CUDA;
-  } else {
-    fail(DT_ERR_INVALID_ARGUMENT,
-         cat("invalid device string '", text, "': expected cpu, cpu:N, cuda or cuda:N"));
+  const Backend* b = type.empty() ? nullptr : find_backend(type);
+  if (!b) {
+    std::string names;
+    for (const Backend* known : all_backends()) names += cat(names.empty() ? "" : ", ", known->name(), ", ", known->name(), ":N");
+    fail(DT_ERR_INVALID_ARGUMENT, cat("invalid device string '", text, "': expected ", names));
   }
+  Device d;
+  d.type = b->device_type();
   d.index = 0;
   if (colon && !parse_ordinal(colon + 1, &d.index)) {
     fail(DT_ERR_INVALID_ARGUMENT,
@@ -51,11 +60,9 @@ Device parse_device(const char* text) {
 }
 
 std::string device_str(Device d) {
-  switch (d.type) {
-    case DT_DEVICE_CPU: return cat("cpu:", d.index);
-    case DT_DEVICE_CUDA: return cat("cuda:", d.index);
-    default: return cat("<device type ", d.type, ">:", d.index);
-  }
+  if (d.type == DT_DEVICE_CPU) return cat("cpu:", d.index);  // the hot case, without a lookup
+  const Backend* b = find_backend(d.type);
+  return b ? cat(b->name(), ":", d.index) : cat("<device type ", d.type, ">:", d.index);
 }
 
 size_t cpu_device_count() {
@@ -71,30 +78,16 @@ size_t cpu_device_count() {
 }
 
 size_t device_count(int32_t type) {
-  switch (type) {
-    case DT_DEVICE_CPU: return cpu_device_count();
-    case DT_DEVICE_CUDA: return cuda::device_count();
-    default: fail(DT_ERR_INVALID_ARGUMENT, cat("unknown device type ", type, " (expected 1 for CPU or 2 for CUDA)"));
-  }
+  Backend* b = find_backend(type);
+  if (!b) fail(DT_ERR_INVALID_ARGUMENT, cat("unknown device type ", type, " (", known_types(), ")"));
+  return b->device_count();
 }
 
 void check_device(Device d) {
-  if (d.type != DT_DEVICE_CPU && d.type != DT_DEVICE_CUDA)
-    fail(DT_ERR_INVALID_ARGUMENT, cat("unknown device type ", d.type, " (expected 1 for CPU or 2 for CUDA)"));
+  Backend* b = find_backend(d.type);
+  if (!b) fail(DT_ERR_INVALID_ARGUMENT, cat("unknown device type ", d.type, " (", known_types(), ")"));
   if (d.index < 0) fail(DT_ERR_INVALID_ARGUMENT, cat("negative device ordinal ", d.index));
-  if (d.type == DT_DEVICE_CUDA) {
-    cuda::require_available(device_str(d).c_str());  // DEVICE_UNAVAILABLE naming d, with the reason
-    size_t n = cuda::device_count();
-    if (static_cast<size_t>(d.index) >= n)
-      fail(DT_ERR_INVALID_DEVICE, cat("invalid device ordinal: ", device_str(d), " requested, ", n,
-                                      " CUDA device", n == 1 ? "" : "s", " visible"));
-    return;
-  }
-  size_t n = cpu_device_count();
-  if (static_cast<size_t>(d.index) >= n)
-    fail(DT_ERR_INVALID_DEVICE, cat("invalid device ordinal: ", device_str(d), " requested, ", n,
-                                    " CPU device", n == 1 ? "" : "s",
-                                    " (set DEVTENSOR_CPU_DEVICES for more logical CPU devices)"));
+  b->check_device(d);
 }
 
 Device resolve_device(dt_device d) {

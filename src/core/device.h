@@ -1,5 +1,6 @@
-// Devices as values: parsing, formatting, existence checks, and the CPU's own facts
-// (logical CPU devices, model name, memory). CUDA facts come from the CUDA plugin.
+// Devices as values: parsing, formatting and existence checks (through the registry of
+// backends, core/registry.h, which knows each device type's name and devices), and the
+// host's own facts (logical CPU devices, model name, memory) for the CPU backend.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -14,13 +15,12 @@ struct Device {
   bool operator==(const Device& o) const { return type == o.type && index == o.index; }
   bool operator!=(const Device& o) const { return !(*this == o); }
   bool is_cpu() const { return type == DT_DEVICE_CPU; }
-  bool is_cuda() const { return type == DT_DEVICE_CUDA; }
   static Device from_c(dt_device d) { return Device{d.type, d.index}; }
   dt_device to_c() const { return dt_device{type, index}; }
 };
 
 Device parse_device(const char* text);    // throws INVALID_ARGUMENT
-std::string device_str(Device d);         // "cpu:0", "cuda:1"; "<type 7>:0" when unknown
+std::string device_str(Device d);         // "cpu:0", "cuda:1"; "<device type 7>:0" when unknown
 
 // Number of devices of a type (throws INVALID_ARGUMENT for an unknown type).
 size_t device_count(int32_t type);

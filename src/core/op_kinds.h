@@ -30,6 +30,11 @@ enum class ReduceOp : int32_t {
   DT_REDUCE_OPS(DT_X)
 #undef DT_X
 };
+enum class KernelOp : int32_t {
+#define DT_X(Name, code, ...) Name = code,
+  DT_KERNEL_OPS(DT_X)
+#undef DT_X
+};
 enum class RandomDist { Uniform, Normal };
 
 // Every op of a kind, in table order.
@@ -44,6 +49,14 @@ inline constexpr ReduceOp kReduceOps[] = {DT_REDUCE_OPS(DT_X)};
 #undef DT_X
 
 // PyTorch's name of the op ("relu"), which is also its C entry point's suffix.
+constexpr const char* op_name(KernelOp op) {
+  switch (op) {
+#define DT_X(Name, code, c_name, ...) case KernelOp::Name: return #c_name;
+    DT_KERNEL_OPS(DT_X)
+#undef DT_X
+  }
+  return "?";
+}
 constexpr const char* op_name(UnaryOp op) {
   switch (op) {
 #define DT_X(Name, code, c_name, ...) case UnaryOp::Name: return #c_name;
@@ -68,6 +81,23 @@ constexpr const char* op_name(ReduceOp op) {
   }
   return "?";
 }
+
+// The name of the op with this code (any table), for messages.
+constexpr const char* op_code_name(int32_t code) {
+  switch (code) {
+#define DT_X(Name, code, c_name, ...) case code: return #c_name;
+    DT_KERNEL_OPS(DT_X)
+    DT_UNARY_OPS(DT_X)
+    DT_BINARY_OPS(DT_X)
+    DT_REDUCE_OPS(DT_X)
+#undef DT_X
+  }
+  return "an unknown op";
+}
+constexpr int32_t code_of(UnaryOp op) { return static_cast<int32_t>(op); }
+constexpr int32_t code_of(BinaryOp op) { return static_cast<int32_t>(op); }
+constexpr int32_t code_of(ReduceOp op) { return static_cast<int32_t>(op); }
+constexpr int32_t code_of(KernelOp op) { return static_cast<int32_t>(op); }
 
 constexpr UnaryRule unary_rule(UnaryOp op) {
   switch (op) {

@@ -89,6 +89,19 @@
   X(ArgMax, 305, argmax, Index, "The index of the largest value along at most one dim (none: the flattened tensor)") \
   X(ArgMin, 306, argmin, Index, "The index of the smallest value along at most one dim (none: the flattened tensor)")
 
+/* KERNEL  X(Name, code, c_name, doc): the ops that are not elementwise or reductions;
+ * each has its own front end in src/ops and its own argument layout (core/plugin_abi.h,
+ * dtp_op_args). Backends run them by code, as every op. */
+#define DT_KERNEL_OPS(X)                                                                      \
+  X(Fill,        1, fill,         "Sets every element to a value")                               \
+  X(Arange,      2, arange,       "start + i * step for element i")                              \
+  X(Random,      3, random,       "Philox uniform or normal values, indexed by element")          \
+  X(Where,       4, where,        "cond ? a : b")                                                \
+  X(Softmax,     5, softmax,      "softmax or log-softmax along one dim")                         \
+  X(Matmul,      6, matmul,       "batched matrix product of 3-d operands")                       \
+  X(IndexSelect, 7, index_select, "rows of a dim picked by an index")                             \
+  X(Gather,      8, gather,       "elements picked along a dim by an index of the output's shape")
+
 /* Row filters for X-macro expansions: DT_IF_ARITH_<rule>(x) keeps x for the binary ops
  * that have in-place forms, DT_IF_COMPARE_<rule>(x) for the comparisons,
  * DT_IF_PUBLIC_<visibility>(x) for the unary ops with an entry point. */

@@ -1,33 +1,44 @@
-/* The boundary between the core (libdevtensor.so) and the CUDA plugin
- * (libdevtensor-cuda.so). Plain C types only: no C++ object, exception or allocation
- * crosses it, so the two libraries share nothing but this table and plain memory.
+/* The boundary between the core (libdevtensor.so) and a backend plugin: the CUDA backend
+ * (libdevtensor-cuda.so) and any other (a ROCm or Metal backend, the test backend of
+ * tests/plugin). Plain C types only: no C++ object, exception or allocation crosses it,
+ * so the two libraries share nothing but this table and plain memory.
  *
- * The core dlopens the plugin and calls its one exported symbol, DTP_ENTRY_SYMBOL, with
- * the ABI version it speaks; the plugin returns its table (or NULL if it cannot speak
- * that version). The core then checks abi_version and devtensor_version: the plugin is
- * built from the same sources as the core and must come from the same release.
+ * The core dlopens a plugin and calls its one exported symbol, DTP_ENTRY_SYMBOL, with the
+ * ABI version it speaks; the plugin returns its table (or NULL if it cannot speak that
+ * version). The core checks abi_version and devtensor_version (a plugin is built from the
+ * same sources as the core and must come from the same release), then registers the
+ * table's device type under its name (core/registry.h): "cuda" devices are cuda:0,
+ * cuda:1, ...
+ *
+ * Growth without breaking: ops are codes (DTP_OP_*, from the op table core/op_table.h),
+ * run through one entry point with one argument record, so a new op family adds codes,
+ * not slots; a plugin says which codes it runs (supports_op) and the core reports the
+ * others as DT_ERR_NOT_SUPPORTED. Slots marked OPTIONAL may be NULL, and slots added at
+ * the end of dtp_backend in later releases are absent when struct_size says so.
  *
  * Conventions for every function returning int32_t: DT_OK (0) or a dt_status code, with
- * a sentence in err->message (the op name first, then the CUDA library's own message).
+ * a sentence in err->message (the op name first, then the backend library's message).
  * Tensors are described by dtp_tensor; `data` is the address of element 0 and strides
  * are in elements. A dtp_tensor with device == DTP_HOST lies in host memory (pageable or
- * pinned). Device ordinals are logical (after CUDA_VISIBLE_DEVICES). Thread-safe. */
+ * pinned). Device ordinals are the backend's logical ones. Thread-safe. */
 #ifndef DEVTENSOR_PLUGIN_ABI_H
 #define DEVTENSOR_PLUGIN_ABI_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/op_table.h"
 #include "devtensor.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define DTP_ABI_VERSION 1
-#define DTP_ENTRY_SYMBOL "devtensor_cuda_plugin_entry"
+#define DTP_ABI_VERSION 2
+#define DTP_ENTRY_SYMBOL "devtensor_backend_entry"
 #define DTP_HOST (-1)
 #define DTP_MESSAGE_CAP 1024
+#define DTP_MAX_OPERANDS 6
 
 typedef struct dtp_error {
   int32_t code;
@@ -37,7 +48,7 @@ typedef struct dtp_error {
 typedef struct dtp_tensor {
   void* data;
   int32_t dtype;   /* dt_dtype code */
-  int32_t device;  /* CUDA ordinal, or DTP_HOST */
+  int32_t device;  /* the backend's ordinal, or DTP_HOST */
   int32_t ndim;
   int32_t pinned;  /* host memory that is page-locked */
   int64_t numel;
@@ -45,9 +56,11 @@ typedef struct dtp_tensor {
   int64_t strides[DT_MAX_DIMS];
 } dtp_tensor;
 
-/* What the plugin found when it looked for the driver and devices. */
+/* What the plugin found when it looked for its driver and devices. state: the DT_CUDA_*
+ * codes, whose reasons apply to any backend (available, no driver, driver too old, no
+ * device, all hidden). */
 typedef struct dtp_probe {
-  int32_t state;        /* DT_CUDA_* */
+  int32_t state;
   int32_t device_count; /* usable devices (0 unless state == DT_CUDA_AVAILABLE) */
   int32_t driver_version;
   int32_t runtime_version;
@@ -59,10 +72,50 @@ typedef struct dtp_mem_stats {
       system_allocation_count;
 } dtp_mem_stats;
 
-typedef struct dtp_api {
-  uint32_t struct_size;
+/* Op codes: every row of the op table (core/op_table.h), DTP_OP_<Name> = its code. */
+#define DTP_X_OP_CODE(Name, code, ...) DTP_OP_##Name = code,
+enum dtp_op_code {
+  DT_KERNEL_OPS(DTP_X_OP_CODE)
+  DT_UNARY_OPS(DTP_X_OP_CODE)
+  DT_BINARY_OPS(DTP_X_OP_CODE)
+  DT_REDUCE_OPS(DTP_X_OP_CODE)
+};
+#undef DTP_X_OP_CODE
+
+/* The arguments of one op. t[0] is the output (or the tensor written in place), the
+ * inputs follow; f and i carry the op's numbers. Per op (the front end in src/ops
+ * checked every device, shape and dtype; a backend only computes):
+ *   unary codes            t = {out, a}                out = f(a)
+ *   binary codes           t = {out, a, b}             out = f(a, b), a and b broadcast to out
+ *   reduce codes           t = {out, in}               i[0] = mask of reduced dims of in
+ *   DTP_OP_Fill            t = {dst}                   f[0] = value
+ *   DTP_OP_Arange          t = {dst}                   f[0] = start, f[1] = step
+ *   DTP_OP_Random          t = {dst}                   i[0] = 0 uniform / 1 normal, i[1] = seed,
+ *                                                      i[2] = offset (Philox, uint64 bits)
+ *   DTP_OP_Where           t = {out, cond, a, b}
+ *   DTP_OP_Softmax         t = {out, in}               i[0] = dim, i[1] = 1 for log-softmax
+ *   DTP_OP_Matmul          t = {out, a, b}, all 3-d    i[0] = 1 to allow TF32
+ *   DTP_OP_IndexSelect     t = {out, in, index}        i[0] = dim
+ *   DTP_OP_Gather          t = {out, in, index}        i[0] = dim
+ *   DTP_OP_ScatterAdd      t = {self, index, src}      i[0] = dim; self[.. index ..] += src
+ *   DTP_OP_IndexAdd        t = {self, index, src}      i[0] = dim; self.index_add_(dim, index, src)
+ * Index tensors are int64 and in range. stream: the backend's stream to queue the op on
+ * (NULL: the device's default stream). */
+typedef struct dtp_op_args {
+  const dtp_tensor* t[DTP_MAX_OPERANDS];
+  int32_t nt;
+  double f[2];
+  int64_t i[4];
+  void* stream;
+} dtp_op_args;
+
+typedef struct dtp_backend {
+  uint32_t struct_size;        /* sizeof(dtp_backend) where the plugin was built */
   uint32_t abi_version;        /* DTP_ABI_VERSION */
   uint32_t devtensor_version;  /* DT_VERSION_NUMBER of the sources it was built from */
+  int32_t device_type;         /* DLPack's code of its devices: CUDA 2, ROCm 10, ... */
+  const char* name;            /* how its devices print and parse: "cuda" for cuda:0 */
+  int32_t accelerator;         /* 1: its devices are GPUs for dt_try_gpu / dt_all_gpus */
 
   /* Once, before anything else. Never fails: the result says what is usable. */
   void (*probe)(dtp_probe* out);
@@ -70,39 +123,46 @@ typedef struct dtp_api {
   int32_t (*device_properties)(int32_t device, dt_device_props* out, dtp_error* err);
   int32_t (*memory_info)(int32_t device, uint64_t* free_bytes, uint64_t* total_bytes, dtp_error* err);
 
-  /* Device memory from the device's stream-ordered pool. */
-  int32_t (*allocate)(int32_t device, size_t nbytes, void** out, dtp_error* err);
-  void (*deallocate)(int32_t device, void* ptr, size_t nbytes);
+  /* Device memory, ordered on `stream` (NULL: the default stream): a block freed on a
+   * stream is reused by later work on that stream without waiting. */
+  int32_t (*allocate)(int32_t device, size_t nbytes, void* stream, void** out, dtp_error* err);
+  void (*deallocate)(int32_t device, void* ptr, size_t nbytes, void* stream);
   int32_t (*memory_stats)(int32_t device, dtp_mem_stats* out, dtp_error* err);
   int32_t (*empty_cache)(int32_t device, dtp_error* err);
 
-  /* Page-locked host memory. */
+  /* dst = cast(src), src broadcast to dst's shape; either side may be on the host (not
+   * both), and both may be on different devices of this backend. A host side is one
+   * contiguous block of the device side's shape. non_blocking: a host-to-device copy from
+   * pinned memory may return before it ends. */
+  int32_t (*copy)(const dtp_tensor* dst, const dtp_tensor* src, int32_t non_blocking, void* stream, dtp_error* err);
+
+  /* 1 if run takes this op code, else 0. */
+  int32_t (*supports_op)(int32_t op);
+  /* Queues one op (dtp_op_args says what each code takes). */
+  int32_t (*run)(int32_t op, const dtp_op_args* args, dtp_error* err);
+  /* Waits for all work queued on the device. */
+  int32_t (*synchronize)(int32_t device, dtp_error* err);
+
+  /* OPTIONAL: page-locked host memory (pinned tensors). */
   int32_t (*host_allocate)(size_t nbytes, void** out, dtp_error* err);
   void (*host_deallocate)(void* ptr);
 
-  /* dst = cast(src), src broadcast to dst's shape; either side may be on the host (not
-   * both). non_blocking: a host-to-device copy from pinned memory may return before it
-   * ends. */
-  int32_t (*copy)(const dtp_tensor* dst, const dtp_tensor* src, int32_t non_blocking, dtp_error* err);
-  int32_t (*fill)(const dtp_tensor* dst, double value, dtp_error* err);
-  int32_t (*arange)(const dtp_tensor* dst, double start, double step, dtp_error* err);
-  int32_t (*random)(const dtp_tensor* dst, int32_t dist, uint64_t seed, uint64_t offset, dtp_error* err);
-  int32_t (*binary)(int32_t op, const dtp_tensor* out, const dtp_tensor* a, const dtp_tensor* b, dtp_error* err);
-  int32_t (*unary)(int32_t op, const dtp_tensor* out, const dtp_tensor* a, dtp_error* err);
-  int32_t (*where)(const dtp_tensor* out, const dtp_tensor* cond, const dtp_tensor* a, const dtp_tensor* b,
-                   dtp_error* err);
-  int32_t (*reduce)(int32_t op, const dtp_tensor* out, const dtp_tensor* in, uint32_t reduce_mask, dtp_error* err);
-  int32_t (*softmax)(const dtp_tensor* out, const dtp_tensor* in, int32_t dim, int32_t log, dtp_error* err);
-  int32_t (*matmul)(const dtp_tensor* out, const dtp_tensor* a, const dtp_tensor* b, int32_t allow_tf32,
-                    dtp_error* err);
-  int32_t (*index_select)(const dtp_tensor* out, const dtp_tensor* in, int32_t dim, const dtp_tensor* index,
-                          dtp_error* err);
-  int32_t (*gather)(const dtp_tensor* out, const dtp_tensor* in, int32_t dim, const dtp_tensor* index,
-                    dtp_error* err);
-  int32_t (*synchronize)(int32_t device, dtp_error* err);
-} dtp_api;
+  /* OPTIONAL: streams and events (NULL: work is ordered on one queue per device). */
+  int32_t (*stream_create)(int32_t device, void** out, dtp_error* err);
+  int32_t (*stream_destroy)(int32_t device, void* stream, dtp_error* err);
+  int32_t (*stream_synchronize)(int32_t device, void* stream, dtp_error* err);
+  int32_t (*event_create)(int32_t device, void** out, dtp_error* err);
+  int32_t (*event_destroy)(int32_t device, void* event, dtp_error* err);
+  /* The event completes once the work queued on stream before it has. */
+  int32_t (*event_record)(int32_t device, void* event, void* stream, dtp_error* err);
+  /* Work queued on stream after this waits for the event. */
+  int32_t (*event_wait)(int32_t device, void* stream, void* event, dtp_error* err);
+  int32_t (*event_synchronize)(int32_t device, void* event, dtp_error* err);
+  /* Milliseconds between two completed events. */
+  int32_t (*event_elapsed_ms)(int32_t device, void* start, void* end, float* out, dtp_error* err);
+} dtp_backend;
 
-typedef const dtp_api* (*dtp_entry_fn)(uint32_t abi_version);
+typedef const dtp_backend* (*dtp_entry_fn)(uint32_t abi_version);
 
 #ifdef __cplusplus
 }

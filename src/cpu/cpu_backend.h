@@ -1,25 +1,47 @@
-// The CPU backend. Its methods are implemented across src/cpu/kernels_*.cpp, one file
-// per family, so each stays small and compiles in parallel.
+// The CPU backend: host memory, logical CPU devices (DEVTENSOR_CPU_DEVICES), and every op
+// as threaded, vectorised loops. The kernels are implemented across src/cpu/kernels_*.cpp,
+// one file per family, so each stays small and compiles in parallel; run() sends an op
+// code to its kernel. It registers itself (core/registry.h) as the library loads.
 #pragma once
 #include "core/backend.h"
 
 namespace dt::cpu {
 
+Allocator& host_allocator();  // host_allocator.cpp
+
 class CpuBackend final : public Backend {
  public:
-  void copy(const Tensor& dst, const Tensor& src) override;
-  void fill(const Tensor& dst, double value) override;
-  void arange(const Tensor& dst, double start, double step) override;
-  void random(const Tensor& dst, RandomDist dist, uint64_t seed, uint64_t offset) override;
-  void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b) override;
-  void unary(UnaryOp op, const Tensor& out, const Tensor& a) override;
-  void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) override;
-  void reduce(ReduceOp op, const Tensor& out, const Tensor& in, uint32_t reduce_mask) override;
-  void softmax(const Tensor& out, const Tensor& in, int dim, bool log) override;
-  void matmul(const Tensor& out, const Tensor& a, const Tensor& b) override;
-  void index_select(const Tensor& out, const Tensor& in, int dim, const Tensor& index) override;
-  void gather(const Tensor& out, const Tensor& in, int dim, const Tensor& index) override;
+  int32_t device_type() const override { return DT_DEVICE_CPU; }
+  const char* name() const override { return "cpu"; }
+  bool accelerator() const override { return false; }
+  size_t device_count() override;
+  void check_device(Device d) override;
+  void properties(int32_t index, dt_device_props* out) override;
+  void memory(int32_t index, uint64_t* free_bytes, uint64_t* total_bytes) override;
+  Allocator& allocator(int32_t) override { return host_allocator(); }
   void synchronize(Device) override {}
+  void copy(const Tensor& dst, const Tensor& src, bool non_blocking) override;
+  bool supports(int32_t op) override;
+  void run(int32_t op, const OpArgs& args) override;
+
+  // The kernels (kernels_*.cpp).
+  void copy(const Tensor& dst, const Tensor& src);
+  void fill(const Tensor& dst, double value);
+  void arange(const Tensor& dst, double start, double step);
+  void random(const Tensor& dst, RandomDist dist, uint64_t seed, uint64_t offset);
+  void binary(BinaryOp op, const Tensor& out, const Tensor& a, const Tensor& b);
+  void unary(UnaryOp op, const Tensor& out, const Tensor& a);
+  void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
+  // Reduces `in` over the dims flagged in `reduce_mask` (bit d = dim d of in) into out,
+  // whose shape is in's with those dims set to 1 (keepdim form). Mean divides by the
+  // reduced count; ArgMax/ArgMin write int64 and get exactly one flagged dim.
+  void reduce(ReduceOp op, const Tensor& out, const Tensor& in, uint32_t reduce_mask);
+  void softmax(const Tensor& out, const Tensor& in, int dim, bool log);
+  // out[b] = a[b] @ b[b] for 3-d tensors [B, M, K] x [B, K, N] -> [B, M, N] (any strides).
+  void matmul(const Tensor& out, const Tensor& a, const Tensor& b);
+  // out = in.index_select(dim, index) / in.gather(dim, index); index is int64, checked.
+  void index_select(const Tensor& out, const Tensor& in, int dim, const Tensor& index);
+  void gather(const Tensor& out, const Tensor& in, int dim, const Tensor& index);
 };
 
 }  // namespace dt::cpu

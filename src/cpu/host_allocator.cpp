@@ -10,7 +10,7 @@
 #include <mutex>
 
 #include "core/allocator.h"
-#include "core/cuda_proxy.h"
+#include "cpu/cpu_backend.h"
 #include "core/device.h"
 #include "core/error.h"
 #include "core/fault_injection.h"
@@ -137,14 +137,13 @@ class HostAllocator final : public Allocator {
 
 }  // namespace
 
+}  // namespace dt
+
+namespace dt::cpu {
+
 Allocator& host_allocator() {
   static HostAllocator* a = new HostAllocator();  // outlives static destructors
   return *a;
 }
 
-Allocator& allocator_for(Device d) {
-  if (d.is_cpu()) return host_allocator();
-  return cuda::device_allocator(d.index);  // throws DEVICE_UNAVAILABLE with the reason
-}
-
-}  // namespace dt
+}  // namespace dt::cpu

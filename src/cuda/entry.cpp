@@ -1,4 +1,4 @@
-// The plugin's one exported symbol and its dtp_api table. Every function catches
+// The plugin's one exported symbol and its dtp_backend table (core/plugin_abi.h). Every function catches
 // everything: a Failure becomes its code and message, anything else DT_ERR_INTERNAL.
 // Each sets the device it works on (DeviceGuard) and restores the caller's.
 #include <cstdio>
@@ -56,10 +56,12 @@ int32_t device_properties(int32_t device, dt_device_props* out, dtp_error* err) 
 int32_t memory_info(int32_t device, uint64_t* f, uint64_t* t, dtp_error* err) {
   return guarded(err, [&] { cudap::memory_info(device, f, t); });
 }
-int32_t allocate(int32_t device, size_t n, void** out, dtp_error* err) {
+// The stream arguments are NULL until streams come to the public API: every op and copy
+// runs on the device's default devtensor stream (runtime.h).
+int32_t allocate(int32_t device, size_t n, void*, void** out, dtp_error* err) {
   return guarded(err, [&] { *out = device_allocate(device, n); });
 }
-void deallocate(int32_t device, void* p, size_t n) { device_deallocate(device, p, n); }
+void deallocate(int32_t device, void* p, size_t n, void*) { device_deallocate(device, p, n); }
 int32_t stats(int32_t device, dtp_mem_stats* out, dtp_error* err) {
   return guarded(err, [&] { memory_stats(device, out); });
 }
@@ -75,7 +77,7 @@ void host_free(void* p) { host_deallocate(p); }
 int copy_device(const dtp_tensor* dst, const dtp_tensor* src) {
   return dst->device != DTP_HOST ? dst->device : src->device;
 }
-int32_t copy_fn(const dtp_tensor* dst, const dtp_tensor* src, int32_t non_blocking, dtp_error* err) {
+int32_t copy_fn(const dtp_tensor* dst, const dtp_tensor* src, int32_t non_blocking, void*, dtp_error* err) {
   return guarded(err, [&] {
     if (src->device != DTP_HOST) require_alive(src->device);
     int dev = copy_device(dst, src);
@@ -84,75 +86,81 @@ int32_t copy_fn(const dtp_tensor* dst, const dtp_tensor* src, int32_t non_blocki
     copy(*dst, *src, non_blocking != 0);
   });
 }
-int32_t fill_fn(const dtp_tensor* dst, double v, dtp_error* err) {
-  return on_device(dst->device, err, [&] { fill(*dst, v); });
+
+// Every op of the table the kernels cover.
+int32_t supports_op(int32_t op) {
+  switch (op) {
+#define DT_X(Name, code, ...) case code:
+    DT_KERNEL_OPS(DT_X)
+    DT_UNARY_OPS(DT_X)
+    DT_BINARY_OPS(DT_X)
+    DT_REDUCE_OPS(DT_X)
+#undef DT_X
+    return 1;
+  }
+  return 0;
 }
-int32_t arange_fn(const dtp_tensor* dst, double start, double step, dtp_error* err) {
-  return on_device(dst->device, err, [&] { arange(*dst, start, step); });
+
+// One op on the output's device (dtp_op_args lists what each code takes).
+void run_op(int32_t op, const dtp_op_args& a) {
+  const dtp_tensor& out = *a.t[0];
+  switch (op) {
+    case DTP_OP_Fill: return fill(out, a.f[0]);
+    case DTP_OP_Arange: return arange(out, a.f[0], a.f[1]);
+    case DTP_OP_Random:
+      return random(out, static_cast<int32_t>(a.i[0]), static_cast<uint64_t>(a.i[1]), static_cast<uint64_t>(a.i[2]));
+    case DTP_OP_Where: return where(out, *a.t[1], *a.t[2], *a.t[3]);
+    case DTP_OP_Softmax: return softmax(out, *a.t[1], static_cast<int32_t>(a.i[0]), a.i[1] != 0);
+    case DTP_OP_Matmul: return matmul(out, *a.t[1], *a.t[2], a.i[0] != 0);
+    case DTP_OP_IndexSelect: return index_select(out, *a.t[1], static_cast<int32_t>(a.i[0]), *a.t[2]);
+    case DTP_OP_Gather: return gather(out, *a.t[1], static_cast<int32_t>(a.i[0]), *a.t[2]);
+#define DT_X(Name, code, ...) case code: return unary(op, out, *a.t[1]);
+    DT_UNARY_OPS(DT_X)
+#undef DT_X
+#define DT_X(Name, code, ...) case code: return binary(op, out, *a.t[1], *a.t[2]);
+    DT_BINARY_OPS(DT_X)
+#undef DT_X
+#define DT_X(Name, code, ...) case code: return reduce(op, out, *a.t[1], static_cast<uint32_t>(a.i[0]));
+    DT_REDUCE_OPS(DT_X)
+#undef DT_X
+  }
+  throw Failure{DT_ERR_NOT_SUPPORTED, "the CUDA plugin has no kernel for this op"};
 }
-int32_t random_fn(const dtp_tensor* dst, int32_t dist, uint64_t seed, uint64_t offset, dtp_error* err) {
-  return on_device(dst->device, err, [&] { random(*dst, dist, seed, offset); });
-}
-int32_t binary_fn(int32_t op, const dtp_tensor* o, const dtp_tensor* a, const dtp_tensor* b, dtp_error* err) {
-  return on_device(o->device, err, [&] { binary(op, *o, *a, *b); });
-}
-int32_t unary_fn(int32_t op, const dtp_tensor* o, const dtp_tensor* a, dtp_error* err) {
-  return on_device(o->device, err, [&] { unary(op, *o, *a); });
-}
-int32_t where_fn(const dtp_tensor* o, const dtp_tensor* c, const dtp_tensor* a, const dtp_tensor* b, dtp_error* err) {
-  return on_device(o->device, err, [&] { where(*o, *c, *a, *b); });
-}
-int32_t reduce_fn(int32_t op, const dtp_tensor* o, const dtp_tensor* in, uint32_t mask, dtp_error* err) {
-  return on_device(o->device, err, [&] { reduce(op, *o, *in, mask); });
-}
-int32_t softmax_fn(const dtp_tensor* o, const dtp_tensor* in, int32_t dim, int32_t log, dtp_error* err) {
-  return on_device(o->device, err, [&] { softmax(*o, *in, dim, log != 0); });
-}
-int32_t matmul_fn(const dtp_tensor* o, const dtp_tensor* a, const dtp_tensor* b, int32_t tf32, dtp_error* err) {
-  return on_device(o->device, err, [&] { matmul(*o, *a, *b, tf32 != 0); });
-}
-int32_t index_select_fn(const dtp_tensor* o, const dtp_tensor* in, int32_t dim, const dtp_tensor* idx,
-                        dtp_error* err) {
-  return on_device(o->device, err, [&] { index_select(*o, *in, dim, *idx); });
-}
-int32_t gather_fn(const dtp_tensor* o, const dtp_tensor* in, int32_t dim, const dtp_tensor* idx, dtp_error* err) {
-  return on_device(o->device, err, [&] { gather(*o, *in, dim, *idx); });
+int32_t run_fn(int32_t op, const dtp_op_args* args, dtp_error* err) {
+  return on_device(args->t[0]->device, err, [&] { run_op(op, *args); });
 }
 int32_t synchronize_fn(int32_t device, dtp_error* err) {
   return on_device(device, err, [&] { check(cudaStreamSynchronize(stream(device)), device, "synchronize"); });
 }
 
-const dtp_api kApi = {
-    sizeof(dtp_api),
-    DTP_ABI_VERSION,
-    DT_VERSION_NUMBER,
-    &probe,
-    &device_properties,
-    &memory_info,
-    &allocate,
-    &deallocate,
-    &stats,
-    &trim,
-    &host_alloc,
-    &host_free,
-    &copy_fn,
-    &fill_fn,
-    &arange_fn,
-    &random_fn,
-    &binary_fn,
-    &unary_fn,
-    &where_fn,
-    &reduce_fn,
-    &softmax_fn,
-    &matmul_fn,
-    &index_select_fn,
-    &gather_fn,
-    &synchronize_fn,
-};
+dtp_backend make_table() {
+  dtp_backend t{};
+  t.struct_size = sizeof(dtp_backend);
+  t.abi_version = DTP_ABI_VERSION;
+  t.devtensor_version = DT_VERSION_NUMBER;
+  t.device_type = DT_DEVICE_CUDA;
+  t.name = "cuda";
+  t.accelerator = 1;
+  t.probe = &probe;
+  t.device_properties = &device_properties;
+  t.memory_info = &memory_info;
+  t.allocate = &allocate;
+  t.deallocate = &deallocate;
+  t.memory_stats = &stats;
+  t.empty_cache = &trim;
+  t.copy = &copy_fn;
+  t.supports_op = &supports_op;
+  t.run = &run_fn;
+  t.synchronize = &synchronize_fn;
+  t.host_allocate = &host_alloc;
+  t.host_deallocate = &host_free;
+  return t;
+}
+const dtp_backend kTable = make_table();
 
 }  // namespace
 }  // namespace dt::cudap
 
-extern "C" __attribute__((visibility("default"))) const dtp_api* devtensor_cuda_plugin_entry(uint32_t abi_version) {
-  return abi_version == DTP_ABI_VERSION ? &dt::cudap::kApi : nullptr;
+extern "C" __attribute__((visibility("default"))) const dtp_backend* devtensor_backend_entry(uint32_t abi_version) {
+  return abi_version == DTP_ABI_VERSION ? &dt::cudap::kTable : nullptr;
 }

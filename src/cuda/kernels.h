@@ -14,7 +14,7 @@ void unary(int32_t op, const dtp_tensor& out, const dtp_tensor& a);
 void where(const dtp_tensor& out, const dtp_tensor& cond, const dtp_tensor& a, const dtp_tensor& b);
 // Same-device copy with dtype conversion and broadcasting.
 void copy_on_device(const dtp_tensor& dst, const dtp_tensor& src);
-// Any direction (host<->device, device<->device); see dtp_api::copy.
+// Any direction (host<->device, device<->device); see dtp_backend::copy.
 void copy(const dtp_tensor& dst, const dtp_tensor& src, bool non_blocking);
 void fill(const dtp_tensor& dst, double value);
 void arange(const dtp_tensor& dst, double start, double step);

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "core/backend.h"
+#include "core/registry.h"
 #include "core/device.h"
 #include "core/error.h"
 #include "core/fault_injection.h"
@@ -71,17 +72,17 @@ Device from_dl_device(const DLDevice& d, const char* fn) {
   int32_t type = 0;
   static_assert(sizeof d.device_type == sizeof type, "DLDeviceType is 32 bits");
   std::memcpy(&type, &d.device_type, sizeof type);
-  switch (type) {
-    case kDLCPU:
-    case kDLCUDAHost:  // page-locked host memory is host memory
-      return Device{DT_DEVICE_CPU, 0};
-    case kDLCUDA:
-      if (d.device_id < 0) fail(DT_ERR_INVALID_DEVICE, cat(fn, ": negative CUDA device id ", d.device_id));
-      return resolve_device(dt_device{DT_DEVICE_CUDA, d.device_id});  // checks it exists
-    default:
-      fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": DLPack device type ", type,
-                                     " is not a device devtensor has (CPU 1, CUDA 2 and CUDA host 3 are)"));
+  // Page-locked host memory is host memory.
+  if (type == kDLCPU || type == kDLCUDAHost) return Device{DT_DEVICE_CPU, 0};
+  // devtensor's device types are DLPack's: any registered backend's devices import.
+  if (find_backend(type)) {
+    if (d.device_id < 0) fail(DT_ERR_INVALID_DEVICE, cat(fn, ": negative device id ", d.device_id));
+    return resolve_device(dt_device{type, d.device_id});  // checks it exists
   }
+  std::string known;
+  for (const Backend* b : all_backends()) known += cat(known.empty() ? "" : ", ", b->name(), " ", b->device_type());
+  fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": DLPack device type ", type, " is not a device devtensor has (", known,
+                                 ", and CUDA host 3 are)"));
 }
 
 // What an exported DLManagedTensor(Versioned) carries: the tensor reference that keeps
@@ -119,7 +120,8 @@ Managed* export_as(const Tensor& t) {
   }
   DLTensor& d = e->managed.dl_tensor;
   d.data = t.data();
-  d.device.device_type = t.device().is_cpu() ? kDLCPU : kDLCUDA;
+  // devtensor's device types are DLPack's codes.
+  d.device.device_type = static_cast<DLDeviceType>(t.device().type);
   d.device.device_id = t.device().is_cpu() ? 0 : t.device().index;
   d.ndim = t.ndim();
   d.dtype = dl_dtype(t.dtype());

@@ -50,7 +50,7 @@ Tensor binary_impl(BinaryOp op, const Tensor& a, const Tensor& b, bool b_wrapped
   const Dims& shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes(name, a.shape(), b.shape());
   Tensor out = Tensor::empty(shape, is_comparison(op) ? DType::Bool : compute, a.device());
   Tensor ha, hb;
-  if (out.numel() > 0) backend_for(a.device()).binary(op, out, as_dtype(a, compute, ha), as_dtype(b, compute, hb));
+  if (out.numel() > 0) run_op(op, OpArgs{&out, &as_dtype(a, compute, ha), &as_dtype(b, compute, hb)});
   return out;
 }
 
@@ -68,14 +68,13 @@ void inplace_impl(BinaryOp op, const Tensor& self, const Tensor& other, bool oth
                                     " doesn't match the broadcast shape ", dims_str(shape)));
   if (self.numel() == 0) return;
   self.storage()->begin_write(name, "_");
-  Backend& be = backend_for(self.device());
   Tensor hs, ho;
   if (compute == self.dtype()) {
-    be.binary(op, self, self, as_dtype(other, compute, ho));
+    run_op(op, OpArgs{&self, &self, &as_dtype(other, compute, ho)});
   } else {
     Tensor tmp = Tensor::empty(shape, compute, self.device());
-    be.binary(op, tmp, as_dtype(self, compute, hs), as_dtype(other, compute, ho));
-    be.copy(self, tmp);
+    run_op(op, OpArgs{&tmp, &as_dtype(self, compute, hs), &as_dtype(other, compute, ho)});
+    backend_for(self.device()).copy(self, tmp, false);
   }
 }
 
@@ -119,7 +118,7 @@ Tensor unary(UnaryOp op, const Tensor& a) {
   }
   Tensor out = Tensor::empty(a.shape(), compute, a.device());
   Tensor ha;
-  if (out.numel() > 0) backend_for(a.device()).unary(op, out, as_dtype(a, compute, ha));
+  if (out.numel() > 0) run_op(op, OpArgs{&out, &as_dtype(a, compute, ha)});
   return out;
 }
 
@@ -132,7 +131,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   Dims shape = broadcast_shapes("where", broadcast_shapes("where", cond.shape(), a.shape()), b.shape());
   Tensor out = Tensor::empty(shape, common, a.device());
   Tensor ha, hb;
-  if (out.numel() > 0) backend_for(a.device()).where(out, cond, as_dtype(a, common, ha), as_dtype(b, common, hb));
+  if (out.numel() > 0) run_op(KernelOp::Where, OpArgs{&out, &cond, &as_dtype(a, common, ha), &as_dtype(b, common, hb)});
   return out;
 }
 

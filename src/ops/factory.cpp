@@ -4,9 +4,10 @@
 #include <cstring>
 #include <vector>
 
+#include "core/allocator.h"
 #include "core/backend.h"
 #include "core/context.h"
-#include "core/cuda_proxy.h"
+#include "core/registry.h"
 #include "core/error.h"
 #include "core/generator.h"
 #include "ops/ops.h"
@@ -15,9 +16,16 @@ namespace dt::ops {
 
 Tensor empty(const Dims& shape, DType dtype, Device device) { return Tensor::empty(shape, dtype, device); }
 
+void fill_(const Tensor& t, double value) {
+  if (t.numel() == 0) return;
+  OpArgs args{&t};
+  args.f[0] = value;
+  run_op(KernelOp::Fill, args);
+}
+
 Tensor full(const Dims& shape, double value, DType dtype, Device device) {
   Tensor t = Tensor::empty(shape, dtype, device);
-  if (t.numel() > 0) backend_for(device).fill(t, value);
+  fill_(t, value);
   return t;
 }
 
@@ -39,7 +47,12 @@ Tensor arange(double start, double end, double step, dt_dtype dtype_code, Device
   if (count > 9.0e15) fail(DT_ERR_INVALID_ARGUMENT, "arange: too many elements");
   Dims shape{static_cast<int64_t>(count)};
   Tensor t = Tensor::empty(shape, dtype, device);
-  if (t.numel() > 0) backend_for(device).arange(t, start, step);
+  if (t.numel() > 0) {
+    OpArgs args{&t};
+    args.f[0] = start;
+    args.f[1] = step;
+    run_op(KernelOp::Arange, args);
+  }
   return t;
 }
 
@@ -59,7 +72,11 @@ Tensor random(const Dims& shape, RandomDist dist, DType dtype, Device device, co
   Tensor t = Tensor::empty(shape, dtype, device);
   if (t.numel() == 0) return t;
   RandomRange r = reserve_random(device, random_blocks(dtype, dist, t.numel()));
-  backend_for(device).random(t, dist, r.seed, r.offset);
+  OpArgs args{&t};
+  args.i[0] = static_cast<int64_t>(dist);
+  args.i[1] = static_cast<int64_t>(r.seed);  // uint64 bits, as the plugin ABI passes them
+  args.i[2] = static_cast<int64_t>(r.offset);
+  run_op(KernelOp::Random, args);
   return t;
 }
 
@@ -80,34 +97,15 @@ Tensor from_host(const void* data, size_t nbytes, const Dims& shape, DType dtype
 void copy_(const Tensor& dst, const Tensor& src, bool non_blocking) {
   if (dst.numel() == 0) return;
   dst.storage()->begin_write("copy_");
-  // One device, or two logical CPU devices (they share host memory): the backend's copy.
-  if (dst.device() == src.device() || (dst.device().is_cpu() && src.device().is_cpu())) {
-    backend_for(dst.device()).copy(dst, src);
-    return;
-  }
-  // Host to GPU: the plugin reads one contiguous host block of dst's shape.
-  if (src.device().is_cpu()) {
-    Tensor host = src;
-    if (src.shape() != dst.shape() || !src.is_contiguous()) {
-      host = Tensor::empty(dst.shape(), src.dtype(), src.device());
-      backend_for(src.device()).copy(host, src);
-      non_blocking = false;  // the staging block dies when this returns
-    }
-    cuda::copy_between_devices(dst, host, non_blocking);
-    return;
-  }
-  // GPU to host: the plugin writes one contiguous host block (and always waits for it).
-  if (dst.device().is_cpu()) {
-    if (dst.is_contiguous()) {
-      cuda::copy_between_devices(dst, src, false);
-      return;
-    }
-    Tensor host = Tensor::empty(dst.shape(), dst.dtype(), Device{DT_DEVICE_CPU, 0});
-    cuda::copy_between_devices(host, src, false);
-    backend_for(dst.device()).copy(dst, host);
-    return;
-  }
-  cuda::copy_between_devices(dst, src, non_blocking);  // GPU to GPU
+  const Device d = dst.device(), s = src.device();
+  // One device type (CPU devices share host memory; a GPU backend copies between its
+  // devices), or host memory on one side: the non-host side's backend copies.
+  if (d.type == s.type || s.is_cpu()) return backend_for(d).copy(dst, src, non_blocking);
+  if (d.is_cpu()) return backend_for(s).copy(dst, src, false);
+  // Two device types that are not the host: through host memory.
+  Tensor host = Tensor::empty(src.shape(), src.dtype(), Device{DT_DEVICE_CPU, 0});
+  backend_for(s).copy(host, src, false);
+  backend_for(d).copy(dst, host, false);
 }
 
 Tensor to(const Tensor& t, Device device, DType dtype, bool force_copy, bool non_blocking) {
@@ -118,16 +116,21 @@ Tensor to(const Tensor& t, Device device, DType dtype, bool force_copy, bool non
 }
 
 Tensor empty_pinned(const Dims& shape, DType dtype) {
-  return Tensor::empty_from(cuda::pinned_allocator(), shape, dtype, Device{DT_DEVICE_CPU, 0});
+  return Tensor::empty_from(pinned_host_allocator(), shape, dtype, Device{DT_DEVICE_CPU, 0});
+}
+
+bool is_pinned(const Tensor& t) {
+  const Allocator* a = t.storage()->allocator();
+  return a != nullptr && a->page_locked();
 }
 
 Tensor pin_memory(const Tensor& t) {
   if (!t.device().is_cpu())
     fail(DT_ERR_NOT_SUPPORTED, cat("pin_memory: only CPU tensors can be pinned, but the tensor is on ",
                                    device_str(t.device())));
-  if (cuda::is_pinned(t)) return t;
+  if (is_pinned(t)) return t;
   Tensor out = empty_pinned(t.shape(), t.dtype());
-  if (out.numel() > 0) backend_for(t.device()).copy(out, t);
+  if (out.numel() > 0) backend_for(t.device()).copy(out, t, false);
   return out;
 }
 
@@ -186,7 +189,7 @@ Tensor scalar_tensor(double v, Device device) {
     if (integral) *t.data_as<int64_t>() = static_cast<int64_t>(v);
     else *t.data_as<double>() = v;
   } else {
-    backend_for(device).fill(t, v);
+    fill_(t, v);
   }
   return t;
 }

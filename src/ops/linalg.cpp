@@ -1,5 +1,6 @@
 // matmul's front end: torch.matmul's rules for 1-d, 2-d and batched operands.
 #include "core/backend.h"
+#include "core/context.h"
 #include "core/error.h"
 #include "ops/ops.h"
 
@@ -35,7 +36,11 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Tensor a3 = reshape(expand(a2, ae), Dims{B, M, K}, false);
   Tensor b3 = reshape(expand(b2, be), Dims{B, K, N}, false);
   Tensor out = Tensor::empty(Dims{B, M, N}, a.dtype(), a.device());
-  if (out.numel() > 0) backend_for(a.device()).matmul(out, a3, b3);
+  if (out.numel() > 0) {
+    OpArgs args{&out, &a3, &b3};
+    args.i[0] = allow_tf32() ? 1 : 0;
+    run_op(KernelOp::Matmul, args);
+  }
 
   Dims final_shape = batch;
   if (a.ndim() > 1) final_shape.push(M);

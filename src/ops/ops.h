@@ -12,6 +12,7 @@ namespace dt::ops {
 // ---- construction and movement (factory.cpp)
 Tensor empty(const Dims& shape, DType dtype, Device device);
 Tensor full(const Dims& shape, double value, DType dtype, Device device);
+void fill_(const Tensor& t, double value);  // every element of t, in place
 Tensor arange(double start, double end, double step, dt_dtype dtype, Device device);
 Tensor random(const Dims& shape, RandomDist dist, DType dtype, Device device, const char* op);
 Tensor from_host(const void* data, size_t nbytes, const Dims& shape, DType dtype, Device device);
@@ -21,6 +22,7 @@ Tensor to(const Tensor& t, Device device, DType dtype, bool force_copy, bool non
 // Page-locked host memory (needs the CUDA backend).
 Tensor empty_pinned(const Dims& shape, DType dtype);
 Tensor pin_memory(const Tensor& t);  // t itself when already pinned
+bool is_pinned(const Tensor& t);     // t's memory is page-locked host memory
 void copy_to_host(const Tensor& t, void* dst, size_t nbytes);
 void copy_from_host(const Tensor& t, const void* src, size_t nbytes);
 void copy_(const Tensor& dst, const Tensor& src, bool non_blocking = false);  // dst = src, broadcast and cast

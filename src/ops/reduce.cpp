@@ -64,9 +64,11 @@ Tensor reduce(ReduceOp op, const Tensor& a, const int64_t* dims, size_t ndims, b
   Tensor out = Tensor::empty(kept, out_dtype, a.device());
   if (out.numel() > 0) {
     if (a.numel() == 0) {
-      backend_for(a.device()).fill(out, op == ReduceOp::Mean ? std::numeric_limits<double>::quiet_NaN() : 0.0);
+      fill_(out, op == ReduceOp::Mean ? std::numeric_limits<double>::quiet_NaN() : 0.0);
     } else {
-      backend_for(a.device()).reduce(op, out, a, mask);
+      OpArgs args{&out, &a};
+      args.i[0] = mask;
+      run_op(op, args);
     }
   }
   if (keepdim) return out;
@@ -84,8 +86,14 @@ Tensor softmax(const Tensor& a, int64_t dim, bool log) {
   Tensor in = contiguous(a);
   Tensor out = Tensor::empty(a.shape(), a.dtype(), a.device());
   if (out.numel() > 0) {
-    if (a.ndim() == 0) backend_for(a.device()).fill(out, log ? 0.0 : 1.0);
-    else backend_for(a.device()).softmax(out, in, d, log);
+    if (a.ndim() == 0) {
+      fill_(out, log ? 0.0 : 1.0);
+    } else {
+      OpArgs args{&out, &in};
+      args.i[0] = d;
+      args.i[1] = log ? 1 : 0;
+      run_op(KernelOp::Softmax, args);
+    }
   }
   return out;
 }

@@ -342,7 +342,11 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   sh.v[d] = idx.numel();
   Tensor out = Tensor::empty(sh, t.dtype(), t.device());
   Tensor idx1 = idx.ndim() == 0 ? reshape(idx, Dims{1}, true) : idx;
-  if (out.numel() > 0) backend_for(t.device()).index_select(out, t, d, idx1);
+  if (out.numel() > 0) {
+    OpArgs args{&out, &t, &idx1};
+    args.i[0] = d;
+    run_op(KernelOp::IndexSelect, args);
+  }
   return out;
 }
 
@@ -365,10 +369,15 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
   if (out.numel() == 0) return out;
   if (t.ndim() == 0 || index.ndim() == 0) {  // loop over 1-d views of the 0-d operands
     Tensor t1 = t.ndim() == 0 ? reshape(t, Dims{1}, false) : t;
-    backend_for(t.device()).gather(reshape(out, Dims{1}, true), t1, d, reshape(idx, Dims{1}, false));
+    const Tensor out1 = reshape(out, Dims{1}, true), idx1 = reshape(idx, Dims{1}, false);
+    OpArgs args{&out1, &t1, &idx1};
+    args.i[0] = d;
+    run_op(KernelOp::Gather, args);
     return out;
   }
-  backend_for(t.device()).gather(out, t, d, idx);
+  OpArgs args{&out, &t, &idx};
+  args.i[0] = d;
+  run_op(KernelOp::Gather, args);
   return out;
 }
 

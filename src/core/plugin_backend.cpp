@@ -1,0 +1,316 @@
+#include "core/plugin_backend.h"
+
+#include <dlfcn.h>
+
+#include <cstddef>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "core/context.h"
+#include "core/error.h"
+#include "core/fault_injection.h"
+#include "core/registry.h"
+#include "core/storage.h"
+
+namespace dt {
+namespace {
+
+std::string version_string(uint32_t v) { return cat(v / 1000000, ".", v / 1000 % 1000, ".", v % 1000); }
+
+// Whether the plugin's table, built with struct_size bytes, has this (optional) slot set.
+#define DT_HAS_SLOT(t, slot) ((t).struct_size >= offsetof(dtp_backend, slot) + sizeof((t).slot) && (t).slot != nullptr)
+
+bool page_locked(const Tensor& t) {
+  const Allocator* a = t.storage()->allocator();
+  return a && a->page_locked();
+}
+
+dtp_tensor describe(const Tensor& t) {
+  dtp_tensor d;
+  d.data = t.data();
+  d.dtype = static_cast<int32_t>(t.dtype());
+  d.device = t.device().is_cpu() ? DTP_HOST : t.device().index;
+  d.ndim = t.ndim();
+  d.pinned = page_locked(t) ? 1 : 0;
+  d.numel = t.numel();
+  for (int i = 0; i < t.ndim(); ++i) {
+    d.sizes[i] = t.size(i);
+    d.strides[i] = t.stride(i);
+  }
+  return d;
+}
+
+// Calls a plugin function with a fresh error record and throws what it reports, the
+// message prefixed with `what` when given.
+template <typename F>
+void call(const char* what, F&& f) {
+  dtp_error err;
+  err.code = DT_OK;
+  err.message[0] = '\0';
+  const int32_t code = f(&err);
+  if (code == DT_OK) return;
+  err.message[sizeof err.message - 1] = '\0';
+  const char* msg = err.message[0] ? err.message : "backend error";
+  if (what) fail(static_cast<dt_status>(code), cat(what, ": ", msg));
+  fail(static_cast<dt_status>(code), msg);
+}
+
+// What an op is called in messages: the table's name, with the two ops whose C names
+// differ by an argument.
+const char* op_label(int32_t op, const OpArgs& a) {
+  if (op == code_of(KernelOp::Random)) return a.i[0] == 0 ? "rand" : "randn";
+  if (op == code_of(KernelOp::Softmax)) return a.i[1] ? "log_softmax" : "softmax";
+  return op_code_name(op);
+}
+
+class DeviceAllocator final : public Allocator {
+ public:
+  DeviceAllocator(const dtp_backend* t, int32_t ordinal, std::string where)
+      : t_(t), ordinal_(ordinal), where_(std::move(where)) {}
+  void* allocate(size_t nbytes) override {
+    void* p = nullptr;
+    if (fault::allocation_fails()) fail(DT_ERR_OUT_OF_MEMORY, cat("out of memory on ", where_, " (injected fault)"));
+    call(nullptr, [&](dtp_error* e) { return t_->allocate(ordinal_, nbytes, nullptr, &p, e); });
+    return p;
+  }
+  void deallocate(void* p, size_t nbytes) override { t_->deallocate(ordinal_, p, nbytes, nullptr); }
+  AllocatorStats stats() override {
+    dtp_mem_stats m;
+    std::memset(&m, 0, sizeof m);
+    call(nullptr, [&](dtp_error* e) { return t_->memory_stats(ordinal_, &m, e); });
+    return AllocatorStats{m.allocated_bytes, m.reserved_bytes, m.peak_allocated_bytes, m.allocation_count,
+                          m.system_allocation_count};
+  }
+  void empty_cache() override {
+    call(nullptr, [&](dtp_error* e) { return t_->empty_cache(ordinal_, e); });
+  }
+
+ private:
+  const dtp_backend* t_;
+  int32_t ordinal_;
+  std::string where_;
+};
+
+// Page-locked host memory straight from the driver; its statistics are the host
+// allocator's concern, so none are kept here.
+class PinnedAllocator final : public Allocator {
+ public:
+  explicit PinnedAllocator(const dtp_backend* t) : t_(t) {}
+  void* allocate(size_t nbytes) override {
+    void* p = nullptr;
+    if (fault::allocation_fails()) fail(DT_ERR_OUT_OF_MEMORY, "out of pinned host memory (injected fault)");
+    call(nullptr, [&](dtp_error* e) { return t_->host_allocate(nbytes, &p, e); });
+    return p;
+  }
+  void deallocate(void* p, size_t) override { t_->host_deallocate(p); }
+  AllocatorStats stats() override { return AllocatorStats{}; }
+  void empty_cache() override {}
+  bool page_locked() const override { return true; }
+
+ private:
+  const dtp_backend* t_;
+};
+
+}  // namespace
+
+class PluginBackend::DeviceAllocators {
+ public:
+  std::vector<DeviceAllocator*> all;
+};
+
+PluginBackend::PluginBackend(std::string path, int32_t type, std::string name, std::string display, bool built)
+    : path_(std::move(path)), type_(type), name_(std::move(name)), display_(std::move(display)), built_(built) {}
+
+PluginBackend* PluginBackend::open_now(const std::string& path, std::string* why) {
+  auto* p = new PluginBackend();
+  p->path_ = path;
+  p->open();
+  if (!p->table_) {
+    *why = p->reason_;
+    delete p;
+    return nullptr;
+  }
+  p->type_ = p->table_->device_type;
+  p->name_ = p->table_->name ? p->table_->name : "";
+  p->display_ = p->name_;
+  p->accelerator_ = p->table_->accelerator != 0;
+  if (p->name_.empty()) {
+    *why = cat(path, " names no device type");
+    delete p;
+    return nullptr;
+  }
+  return p;
+}
+
+void PluginBackend::open() {
+  if (!built_) {
+    state_ = DT_CUDA_NOT_BUILT;
+    reason_ = cat("devtensor was built without the ", display_, " backend (DEVTENSOR_CUDA=" DT_CUDA_OPTION
+                  ", or no nvcc when it was configured)");
+    return;
+  }
+  // RTLD_LOCAL: the plugin's libraries stay out of the global namespace. The handle is
+  // kept for the life of the process: device tensors may outlive any point where
+  // unloading would be safe.
+  void* handle = dlopen(path_.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* why = dlerror();
+    state_ = DT_CUDA_PLUGIN_MISSING;
+    reason_ = cat("the ", display_.empty() ? "backend" : display_, " plugin could not be loaded from ", path_, ": ",
+                  why ? why : "unknown error");
+    return;
+  }
+  const std::string what = display_.empty() ? std::string("plugin") : display_ + " plugin";
+  auto entry = reinterpret_cast<dtp_entry_fn>(dlsym(handle, DTP_ENTRY_SYMBOL));
+  if (!entry) {
+    state_ = DT_CUDA_PLUGIN_MISMATCH;
+    reason_ = cat(path_, " is not a devtensor ", what, " (it has no ", DTP_ENTRY_SYMBOL, " symbol)");
+    return;
+  }
+  const dtp_backend* t = entry(DTP_ABI_VERSION);
+  if (!t || t->struct_size < offsetof(dtp_backend, host_allocate) || t->abi_version != DTP_ABI_VERSION) {
+    state_ = DT_CUDA_PLUGIN_MISMATCH;
+    reason_ = cat("the ", what, " ", path_, " does not speak plugin ABI version ", DTP_ABI_VERSION,
+                  " (it is from another devtensor release)");
+    return;
+  }
+  if (t->devtensor_version != DT_VERSION_NUMBER) {
+    state_ = DT_CUDA_PLUGIN_MISMATCH;
+    reason_ = cat("the ", what, " ", path_, " is from devtensor ", version_string(t->devtensor_version),
+                  " but this library is ", version_string(DT_VERSION_NUMBER));
+    return;
+  }
+  if (!name_.empty() && (t->device_type != type_ || !t->name || name_ != t->name)) {
+    state_ = DT_CUDA_PLUGIN_MISMATCH;
+    reason_ = cat(path_, " serves device type ", t->device_type, " ('", t->name ? t->name : "", "'), not ", type_,
+                  " ('", name_, "')");
+    return;
+  }
+  table_ = t;
+}
+
+void PluginBackend::probe_once() {
+  std::call_once(probed_, [&] {
+    if (!table_ && reason_.empty()) open();
+    if (!table_) return;
+    dtp_probe probe;
+    std::memset(&probe, 0, sizeof probe);
+    table_->probe(&probe);
+    probe.reason[sizeof probe.reason - 1] = '\0';
+    state_ = probe.state;
+    reason_ = probe.reason;
+    if (probe.state == DT_CUDA_AVAILABLE && probe.device_count > 0) {
+      devices_ = static_cast<size_t>(probe.device_count);
+      auto* allocators = new DeviceAllocators();
+      for (size_t i = 0; i < devices_; ++i)
+        allocators->all.push_back(
+            new DeviceAllocator(table_, static_cast<int32_t>(i), cat(name_, ":", i)));
+      allocators_ = allocators;
+      if (DT_HAS_SLOT(*table_, host_allocate) && DT_HAS_SLOT(*table_, host_deallocate))
+        pinned_ = new PinnedAllocator(table_);
+      usable_ = true;
+    }
+  });
+}
+
+int32_t PluginBackend::state() {
+  probe_once();
+  return state_;
+}
+
+const std::string& PluginBackend::reason() {
+  probe_once();
+  return reason_;
+}
+
+const dtp_backend& PluginBackend::table() {
+  probe_once();
+  if (!usable_) fail(DT_ERR_DEVICE_UNAVAILABLE, cat(display_, " is not available: ", reason_));
+  return *table_;
+}
+
+size_t PluginBackend::device_count() {
+  probe_once();
+  return devices_;
+}
+
+void PluginBackend::check_device(Device d) {
+  probe_once();
+  if (!usable_)
+    fail(DT_ERR_DEVICE_UNAVAILABLE,
+         cat(device_str(d), " requested, but ", display_, " is not available: ", reason_));
+  if (static_cast<size_t>(d.index) >= devices_)
+    fail(DT_ERR_INVALID_DEVICE, cat("invalid device ordinal: ", device_str(d), " requested, ", devices_, " ", display_,
+                                    " device", devices_ == 1 ? "" : "s", " visible"));
+}
+
+void PluginBackend::properties(int32_t index, dt_device_props* out) {
+  const dtp_backend& t = table();
+  call(nullptr, [&](dtp_error* e) { return t.device_properties(index, out, e); });
+}
+
+void PluginBackend::memory(int32_t index, uint64_t* free_bytes, uint64_t* total_bytes) {
+  const dtp_backend& t = table();
+  call(nullptr, [&](dtp_error* e) { return t.memory_info(index, free_bytes, total_bytes, e); });
+}
+
+Allocator& PluginBackend::allocator(int32_t index) {
+  table();  // throws DEVICE_UNAVAILABLE when unusable; ordinals were checked
+  return *allocators_->all[static_cast<size_t>(index)];
+}
+
+Allocator* PluginBackend::pinned_allocator() {
+  probe_once();
+  return usable_ ? pinned_ : nullptr;
+}
+
+void PluginBackend::synchronize(Device d) {
+  const dtp_backend& t = table();
+  call(nullptr, [&](dtp_error* e) { return t.synchronize(d.index, e); });
+}
+
+void PluginBackend::copy(const Tensor& dst, const Tensor& src, bool non_blocking) {
+  const dtp_backend& t = table();
+  const Device host{DT_DEVICE_CPU, 0};
+  auto plugin_copy = [&](const Tensor& d, const Tensor& s, bool nb) {
+    dtp_tensor dd = describe(d), sd = describe(s);
+    call(nullptr, [&](dtp_error* e) { return t.copy(&dd, &sd, nb ? 1 : 0, nullptr, e); });
+  };
+  // The plugin reads and writes one contiguous host block of the device side's shape;
+  // other host layouts go through a staging block (the CPU backend converts it).
+  if (src.device().is_cpu()) {
+    if (src.shape() == dst.shape() && src.is_contiguous()) return plugin_copy(dst, src, non_blocking);
+    Tensor staged = Tensor::empty(dst.shape(), src.dtype(), host);
+    backend_for(host).copy(staged, src, false);
+    return plugin_copy(dst, staged, false);  // the staging block dies when this returns
+  }
+  if (dst.device().is_cpu()) {
+    if (dst.is_contiguous()) return plugin_copy(dst, src, false);
+    Tensor staged = Tensor::empty(dst.shape(), dst.dtype(), host);
+    plugin_copy(staged, src, false);
+    return backend_for(host).copy(dst, staged, false);
+  }
+  plugin_copy(dst, src, non_blocking);  // between devices of this backend
+}
+
+bool PluginBackend::supports(int32_t op) { return table().supports_op(op) != 0; }
+
+void PluginBackend::run(int32_t op, const OpArgs& args) {
+  const dtp_backend& t = table();
+  dtp_tensor described[OpArgs::kMaxTensors];
+  dtp_op_args a;
+  std::memset(&a, 0, sizeof a);
+  a.nt = args.nt;
+  for (int k = 0; k < args.nt; ++k) {
+    described[k] = describe(*args.t[k]);
+    a.t[k] = &described[k];
+  }
+  a.f[0] = args.f[0];
+  a.f[1] = args.f[1];
+  for (int k = 0; k < 4; ++k) a.i[k] = args.i[k];
+  a.stream = nullptr;
+  call(op_label(op, args), [&](dtp_error* e) { return t.run(op, &a, e); });
+}
+
+}  // namespace dt

@@ -1,0 +1,69 @@
+// A backend plugin (core/plugin_abi.h) as the core sees it: a Backend whose every call
+// goes through the plugin's dtp_backend table. Tensors cross as plain dtp_tensor records,
+// errors come back as the plugin's code and message, and nothing of the plugin's own
+// libraries (CUDA, ROCm, ...) is linked into the core: the plugin is dlopened, and only
+// when it is first used. A plugin that cannot be used (missing, from another release, no
+// driver or device) still answers for its device type, with the reason.
+#pragma once
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "core/backend.h"
+#include "core/plugin_abi.h"
+
+namespace dt {
+
+class PluginBackend final : public Backend {
+ public:
+  // A plugin expected to serve device type `type` under `name` (`display` in messages),
+  // opened at its first use: the CUDA plugin, which the core knows of before loading it.
+  // `built` false: this build has no such plugin (the reason says so).
+  PluginBackend(std::string path, int32_t type, std::string name, std::string display, bool built);
+  // Opens the plugin at `path` now to learn its device type and name (DEVTENSOR_PLUGINS);
+  // null, with *why set, when it is not a usable plugin file.
+  static PluginBackend* open_now(const std::string& path, std::string* why);
+
+  // The DT_CUDA_* state of the plugin and why it is (not) usable; probes it once.
+  int32_t state();
+  const std::string& reason();
+
+  int32_t device_type() const override { return type_; }
+  const char* name() const override { return name_.c_str(); }
+  bool accelerator() const override { return accelerator_; }
+  size_t device_count() override;
+  void check_device(Device d) override;
+  void properties(int32_t index, dt_device_props* out) override;
+  void memory(int32_t index, uint64_t* free_bytes, uint64_t* total_bytes) override;
+  Allocator& allocator(int32_t index) override;
+  Allocator* pinned_allocator() override;
+  void synchronize(Device d) override;
+  void copy(const Tensor& dst, const Tensor& src, bool non_blocking) override;
+  bool supports(int32_t op) override;
+  void run(int32_t op, const OpArgs& args) override;
+
+ private:
+  PluginBackend() = default;
+  void open();       // dlopen, entry symbol, ABI and release checks (sets table_ or the state)
+  void probe_once();
+  const dtp_backend& table();  // the usable table; throws DEVICE_UNAVAILABLE saying why
+
+  std::string path_;
+  int32_t type_ = 0;
+  std::string name_;
+  std::string display_;  // in messages: "CUDA" (the name when none is given)
+  bool accelerator_ = true;
+  bool built_ = true;
+  std::once_flag probed_;
+  const dtp_backend* table_ = nullptr;  // set by open(); usable once probed with devices
+  bool usable_ = false;
+  int32_t state_ = DT_CUDA_PLUGIN_MISSING;
+  std::string reason_;
+  size_t devices_ = 0;
+  class DeviceAllocators;
+  DeviceAllocators* allocators_ = nullptr;  // made once, never freed (outlives static destructors)
+  Allocator* pinned_ = nullptr;
+  std::mutex mu_;
+};
+
+}  // namespace dt
