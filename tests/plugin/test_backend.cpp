@@ -1,0 +1,173 @@
+// A second CPU-like backend, loaded as a plugin: libdevtensor-test-backend.so, built only
+// with the tests. It registers device type 12 (DLPack's kDLExtDev, "reserved for testing
+// extension devices") as "testdev", with two devices whose memory is plain host memory,
+// and runs every op of the table by code through the plugin ABI (core/plugin_abi.h),
+// computing with the CPU backend's own kernels (linked in as objects). It proves the
+// claim of docs/architecture.md, "How to add a backend": nothing in the core, the C shim,
+// ops or io names it. ctest loads it through DEVTENSOR_PLUGINS and runs the PyTorch
+// reference suite on testdev:0 (test_reference_ops_plugin) and the plugin's own checks
+// (test_plugin_backend).
+//
+// It keeps count of its allocations and ops (exported for the tests as
+// devtensor_test_backend_counters), so a test can see that work really ran here.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "core/error.h"
+#include "core/plugin_abi.h"
+#include "core/storage.h"
+#include "core/tensor.h"
+#include "cpu/cpu_backend.h"
+
+namespace {
+
+constexpr int32_t kDevices = 2;
+constexpr int32_t kDeviceType = 12;  // kDLExtDev
+
+std::atomic<uint64_t> g_allocated[kDevices], g_peak[kDevices], g_allocations[kDevices], g_ops{0};
+
+void set_error(dtp_error* err, int32_t code, const char* message) {
+  err->code = code;
+  std::snprintf(err->message, sizeof err->message, "%s", message);
+}
+
+template <typename F>
+int32_t guarded(dtp_error* err, F&& f) {
+  try {
+    f();
+    return DT_OK;
+  } catch (const dt::Error& e) {
+    set_error(err, e.code(), e.what());
+    return e.code();
+  } catch (const std::bad_alloc&) {
+    set_error(err, DT_ERR_OUT_OF_MEMORY, "testdev: out of memory");
+    return DT_ERR_OUT_OF_MEMORY;
+  } catch (...) {
+    set_error(err, DT_ERR_INTERNAL, "testdev: unexpected exception");
+    return DT_ERR_INTERNAL;
+  }
+}
+
+// A tensor over a descriptor's memory (host memory on either side), for the kernels. Not
+// borrow_tensor: an output's bytes are not values yet, so nothing may be checked.
+dt::Tensor wrap(const dtp_tensor& d) {
+  dt::Dims shape(d.sizes, static_cast<size_t>(d.ndim)), strides(d.strides, static_cast<size_t>(d.ndim));
+  dt::Ref<dt::Storage> storage = dt::Storage::borrow(dt::Device{DT_DEVICE_CPU, 0}, d.data, 0, nullptr, nullptr);
+  return dt::Tensor(dt::Ref<dt::TensorImpl>::adopt(
+      dt::TensorImpl::create(std::move(storage), static_cast<dt::DType>(d.dtype), shape, strides, 0)));
+}
+
+dt::cpu::CpuBackend& kernels() {
+  static auto* k = new dt::cpu::CpuBackend();
+  return *k;
+}
+
+void probe(dtp_probe* out) {
+  out->state = DT_CUDA_AVAILABLE;
+  out->device_count = kDevices;
+  std::snprintf(out->reason, sizeof out->reason, "%d testdev devices (host memory)", kDevices);
+}
+
+int32_t device_properties(int32_t device, dt_device_props* out, dtp_error* err) {
+  return guarded(err, [&] {
+    std::snprintf(out->name, sizeof out->name, "devtensor test device %d", device);
+    dt::host_memory(&out->free_memory, &out->total_memory);
+    out->multiprocessor_count = 1;
+    out->physical_index = device;
+  });
+}
+
+int32_t memory_info(int32_t, uint64_t* free_bytes, uint64_t* total_bytes, dtp_error* err) {
+  return guarded(err, [&] { dt::host_memory(free_bytes, total_bytes); });
+}
+
+int32_t allocate(int32_t device, size_t nbytes, void*, void** out, dtp_error* err) {
+  return guarded(err, [&] {
+    void* p = nullptr;
+    if (posix_memalign(&p, 64, nbytes ? nbytes : 1) != 0) throw std::bad_alloc();
+    const uint64_t now = g_allocated[device].fetch_add(nbytes) + nbytes;
+    uint64_t peak = g_peak[device].load();
+    while (now > peak && !g_peak[device].compare_exchange_weak(peak, now)) {
+    }
+    g_allocations[device].fetch_add(1);
+    *out = p;
+  });
+}
+
+void deallocate(int32_t device, void* p, size_t nbytes, void*) {
+  g_allocated[device].fetch_sub(nbytes);
+  std::free(p);
+}
+
+int32_t memory_stats(int32_t device, dtp_mem_stats* out, dtp_error* err) {
+  return guarded(err, [&] {
+    out->allocated_bytes = g_allocated[device].load();
+    out->reserved_bytes = out->allocated_bytes;
+    out->peak_allocated_bytes = g_peak[device].load();
+    out->allocation_count = g_allocations[device].load();
+    out->system_allocation_count = out->allocation_count;
+  });
+}
+
+int32_t empty_cache(int32_t, dtp_error*) { return DT_OK; }
+
+int32_t copy(const dtp_tensor* dst, const dtp_tensor* src, int32_t, void*, dtp_error* err) {
+  return guarded(err, [&] { kernels().copy(wrap(*dst), wrap(*src)); });
+}
+
+int32_t supports_op(int32_t op) { return kernels().supports(op) ? 1 : 0; }
+
+int32_t run(int32_t op, const dtp_op_args* a, dtp_error* err) {
+  return guarded(err, [&] {
+    dt::Tensor held[DTP_MAX_OPERANDS];
+    dt::OpArgs args;
+    for (int k = 0; k < a->nt; ++k) {
+      held[k] = wrap(*a->t[k]);
+      args.t[args.nt++] = &held[k];
+    }
+    args.f[0] = a->f[0];
+    args.f[1] = a->f[1];
+    for (int k = 0; k < 4; ++k) args.i[k] = a->i[k];
+    kernels().run(op, args);
+    g_ops.fetch_add(1);
+  });
+}
+
+int32_t synchronize(int32_t, dtp_error*) { return DT_OK; }
+
+dtp_backend make_table() {
+  dtp_backend t{};
+  t.struct_size = sizeof(dtp_backend);
+  t.abi_version = DTP_ABI_VERSION;
+  t.devtensor_version = DT_VERSION_NUMBER;
+  t.device_type = kDeviceType;
+  t.name = "testdev";
+  t.accelerator = 0;
+  t.probe = &probe;
+  t.device_properties = &device_properties;
+  t.memory_info = &memory_info;
+  t.allocate = &allocate;
+  t.deallocate = &deallocate;
+  t.memory_stats = &memory_stats;
+  t.empty_cache = &empty_cache;
+  t.copy = &copy;
+  t.supports_op = &supports_op;
+  t.run = &run;
+  t.synchronize = &synchronize;
+  return t;  // no pinned memory, streams or events: the optional slots stay NULL
+}
+
+const dtp_backend kTable = make_table();
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) const dtp_backend* devtensor_backend_entry(uint32_t abi_version) {
+  return abi_version == DTP_ABI_VERSION ? &kTable : nullptr;
+}
+
+// For the tests: ops run here so far.
+extern "C" __attribute__((visibility("default"))) uint64_t devtensor_test_backend_ops(void) { return g_ops.load(); }
