@@ -872,12 +872,20 @@ class Program {
         break;
       }
       case 30: {
-        g_op = "dt_index_select/dt_gather";
+        g_op = "dt_index_select/dt_gather/dt_index_add/dt_scatter_add";
         dt_tensor* t = tensor();
         dt_tensor* idx = tensor();
         int64_t d = dim();
-        bool gather = rarely(2);
-        produce([&](dt_tensor** o) { return gather ? dt_gather(t, d, idx, o) : dt_index_select(t, d, idx, o); });
+        const int which = in_.ConsumeIntegralInRange<int>(0, 3);
+        dt_tensor* src = which >= 2 ? tensor() : nullptr;
+        produce([&](dt_tensor** o) {
+          switch (which) {
+            case 0: return dt_index_select(t, d, idx, o);
+            case 1: return dt_gather(t, d, idx, o);
+            case 2: return dt_index_add(t, d, idx, src, o);
+            default: return dt_scatter_add(t, d, idx, src, o);
+          }
+        });
         break;
       }
       case 31: case 32: {

@@ -193,20 +193,31 @@ DT_API dt_status dt_set_num_threads(int32_t n);
 /** The number of CPU threads large operations use. Errors: DT_ERR_INVALID_ARGUMENT (NULL). */
 DT_API dt_status dt_num_threads(int32_t* out);
 
-/* ------------------------------------------------------------------------- devices */
+/* ------------------------------------------------------------------------- devices
+ *
+ * A device type is DLPack's code (DT_DEVICE_CPU 1, DT_DEVICE_CUDA 2, ...) served by one
+ * backend. The CPU backend is built in; CUDA is a plugin (libdevtensor-cuda.so next to
+ * libdevtensor.so, or the file DEVTENSOR_CUDA_PLUGIN names) loaded at first use; more
+ * backend plugins (ROCm, Metal, a test device) are named in DEVTENSOR_PLUGINS, paths
+ * separated by ':', and loaded at the library's first device lookup: their devices parse
+ * and print by the plugin's name ("name:N") and work with every function below. A plugin
+ * that cannot be loaded is reported by dt_build_info.
+ */
 
-/** Parses "cpu", "cpu:N", "cuda", "cuda:N" (no spaces; "cuda" means cuda:0). Does not
- *  check that the device exists (see dt_device_count).
+/** Parses "cpu", "cpu:N", "cuda", "cuda:N" and a backend plugin's "name", "name:N" (no
+ *  spaces; "cuda" means cuda:0). Does not check that the device exists (see
+ *  dt_device_count).
  *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, unknown type such as "gpu", a negative or
  *  non-numeric or overflowing ordinal such as "cuda:-1" or "cuda:x"). */
 DT_API dt_status dt_device_parse(const char* text, dt_device* out);
 
-/** Formats a device as "cpu:0" or "cuda:1" (see the string convention above).
+/** Formats a device as "cpu:0", "cuda:1" or "name:N" (see the string convention above).
  *  Errors: DT_ERR_INVALID_ARGUMENT (unknown type, negative index, buf NULL with cap > 0). */
 DT_API dt_status dt_device_format(dt_device device, char* buf, size_t cap, size_t* needed);
 
 /** Number of devices of a type: CPU devices are 1, or DEVTENSOR_CPU_DEVICES=N logical
- *  ones (read once, at first use); CUDA devices are those visible (0 without CUDA).
+ *  ones (read once, at first use); CUDA devices are those visible (0 without CUDA); a
+ *  backend plugin's are those it reports.
  *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out, unknown type). */
 DT_API dt_status dt_device_count(int32_t device_type, size_t* out);
 
@@ -697,6 +708,24 @@ DT_API dt_status dt_index_select(const dt_tensor* t, int64_t dim, const dt_tenso
  *  index has t's ndim and an integer dtype. Errors: as dt_index_select. */
 DT_API dt_status dt_gather(const dt_tensor* t, int64_t dim, const dt_tensor* index,
                            dt_tensor** out);
+/** A NEW tensor: t with source's slices added at the positions index names along dim,
+ *  as torch.index_add (alpha 1): out = t, then out[..., index[j], ...] += source[..., j, ...]
+ *  for every j. index is 0-d or 1-d of an integer dtype with values in [0, t's size at
+ *  dim); source has t's dtype and t's shape except index's length at dim. Repeated
+ *  indices add up. Differentiable in t and source (index_select of the gradient).
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out, dim out of range, an
+ *  index out of bounds), DT_ERR_SHAPE_MISMATCH, DT_ERR_DTYPE_MISMATCH, DT_ERR_DEVICE_MISMATCH,
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_index_add(const dt_tensor* t, int64_t dim, const dt_tensor* index,
+                              const dt_tensor* source, dt_tensor** out);
+/** A NEW tensor: t with src's elements added where index points along dim, as
+ *  torch.scatter_add: out = t, then out[index[i][j]][j] += src[i][j] for dim 0 (likewise
+ *  for other dims) at every position of index. index, src and t have one ndim; index is
+ *  no larger than src in any dim nor than t off dim; src has t's dtype. Repeated indices
+ *  add up. Differentiable in t and src (gather of the gradient).
+ *  Errors: as dt_index_add. */
+DT_API dt_status dt_scatter_add(const dt_tensor* t, int64_t dim, const dt_tensor* index,
+                                const dt_tensor* src, dt_tensor** out);
 
 /* ------------------------------------------------------------------------ autograd
  *

@@ -1179,6 +1179,35 @@ void add_join_index_cases(Table& T) {
     dm.needs = Needs::TwoCpus;
   }
   T.add("dt_gather", "index_ndim_differs", {IA, SM}, [](Ctx& x) { return dt_gather(x.a, 0, x.idx, &x.o.t); });
+
+  // index_add(a, 0, idx = {0, 1}, b) and scatter_add(a, 0, gidx, b) are valid.
+  T.handles("dt_index_add", "t", [](Ctx& x, const dt_tensor* t) { return dt_index_add(t, 0, x.idx, x.b, &x.o.t); });
+  T.handles("dt_index_add", "index", [](Ctx& x, const dt_tensor* t) { return dt_index_add(x.a, 0, t, x.b, &x.o.t); });
+  T.handles("dt_index_add", "source", [](Ctx& x, const dt_tensor* t) { return dt_index_add(x.a, 0, x.idx, t, &x.o.t); });
+  T.add("dt_index_add", "out=NULL", {IA}, [](Ctx& x) { return dt_index_add(x.a, 0, x.idx, x.b, nullptr); });
+  T.add("dt_index_add", "dim=2", {IA}, [](Ctx& x) { return dt_index_add(x.a, 2, x.idx, x.b, &x.o.t); });
+  T.add("dt_index_add", "source_dtype_differs", {TM}, [](Ctx& x) { return dt_index_add(x.a, 0, x.idx, x.i32, &x.o.t); });
+  T.add("dt_index_add", "source_shape_differs", {SM}, [](Ctx& x) { return dt_index_add(x.a, 0, x.idx, x.v3, &x.o.t); });
+  T.add("dt_index_add", "float_index", {TM}, [](Ctx& x) { return dt_index_add(x.a, 1, x.v3, x.b, &x.o.t); });
+  Case& ia_dm = T.add("dt_index_add", "t_on_cpu1", {DM}, [](Ctx& x) {
+    if (!x.a1) return dt_status{-999};
+    return dt_index_add(x.a1, 0, x.idx, x.b, &x.o.t);
+  });
+  ia_dm.needs = Needs::TwoCpus;
+  T.handles("dt_scatter_add", "t", [](Ctx& x, const dt_tensor* t) { return dt_scatter_add(t, 0, x.gidx, x.b, &x.o.t); });
+  T.handles("dt_scatter_add", "index", [](Ctx& x, const dt_tensor* t) { return dt_scatter_add(x.a, 0, t, x.b, &x.o.t); });
+  T.handles("dt_scatter_add", "src", [](Ctx& x, const dt_tensor* t) { return dt_scatter_add(x.a, 0, x.gidx, t, &x.o.t); });
+  T.add("dt_scatter_add", "out=NULL", {IA}, [](Ctx& x) { return dt_scatter_add(x.a, 0, x.gidx, x.b, nullptr); });
+  T.add("dt_scatter_add", "dim=-3", {IA}, [](Ctx& x) { return dt_scatter_add(x.a, -3, x.gidx, x.b, &x.o.t); });
+  T.add("dt_scatter_add", "index_out_of_range", {IA},
+        [](Ctx& x) { return dt_scatter_add(x.a, 0, x.gidx_bad, x.b, &x.o.t); });
+  T.add("dt_scatter_add", "src_dtype_differs", {TM}, [](Ctx& x) { return dt_scatter_add(x.a, 0, x.gidx, x.i32, &x.o.t); });
+  T.add("dt_scatter_add", "index_ndim_differs", {SM}, [](Ctx& x) { return dt_scatter_add(x.a, 0, x.idx, x.b, &x.o.t); });
+  Case& sa_dm = T.add("dt_scatter_add", "t_on_cpu1", {DM}, [](Ctx& x) {
+    if (!x.a1) return dt_status{-999};
+    return dt_scatter_add(x.a1, 0, x.gidx, x.b, &x.o.t);
+  });
+  sa_dm.needs = Needs::TwoCpus;
 }
 
 // ---- state dicts and safetensors files (dt_state_dict_*, dt_safetensors_*)

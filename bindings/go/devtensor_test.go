@@ -753,6 +753,19 @@ func TestLikeJoinSplitIndex(t *testing.T) {
 	if v := must(ToSlice[float32](sel)); fmt.Sprint(v) != "[3 1 6 4]" {
 		t.Error(v)
 	}
+	// index_add: both columns of src land in column 0; scatter_add: one element per row.
+	twice := must(s.Track(FromSlice([]int64{0, 0}, nil, CPUN(1))))
+	ones := must(s.Track(Ones([]int64{2, 2}, Float32, CPUN(1))))
+	added := must(s.Track(a.IndexAdd(1, twice, ones)))
+	if v := must(ToSlice[float32](added)); fmt.Sprint(v) != "[3 2 3 6 5 6]" {
+		t.Error("IndexAdd:", v)
+	}
+	where := must(s.Track(FromSlice([]int64{2, 0}, []int64{2, 1}, CPUN(1))))
+	vals := must(s.Track(FromSlice([]float32{10, 20}, []int64{2, 1}, CPUN(1))))
+	scattered := must(s.Track(a.ScatterAdd(1, where, vals)))
+	if v := must(ToSlice[float32](scattered)); fmt.Sprint(v) != "[1 2 13 24 5 6]" {
+		t.Error("ScatterAdd:", v)
+	}
 }
 
 func TestProcessSettings(t *testing.T) {

@@ -106,6 +106,38 @@ func (t *Tensor) Gather(dim int64, index *Tensor) (*Tensor, error) {
 	return t.index("Tensor.Gather", 1, dim, index)
 }
 
+// IndexAdd is torch.index_add: a new tensor, t with source's slices added at the
+// positions index names along dim (repeated indices add up).
+func (t *Tensor) IndexAdd(dim int64, index, source *Tensor) (*Tensor, error) {
+	return t.scatter("Tensor.IndexAdd", 0, dim, index, source)
+}
+
+// ScatterAdd is torch.scatter_add: a new tensor, t with src's elements added where index
+// points along dim (repeated indices add up).
+func (t *Tensor) ScatterAdd(dim int64, index, src *Tensor) (*Tensor, error) {
+	return t.scatter("Tensor.ScatterAdd", 1, dim, index, src)
+}
+
+func (t *Tensor) scatter(op string, scatter C.int, dim int64, index, src *Tensor) (*Tensor, error) {
+	h, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	ih, err := index.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := src.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_scatter(scatter, h, C.int64_t(dim), ih, sh)
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(index)
+	runtime.KeepAlive(src)
+	return takeTensor(op, r)
+}
+
 func (t *Tensor) index(op string, gather C.int, dim int64, index *Tensor) (*Tensor, error) {
 	h, err := t.handle(op)
 	if err != nil {

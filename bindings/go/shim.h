@@ -331,6 +331,14 @@ static inline gdt_res gdt_split(int by_size, uintptr_t t_h, int64_t k, int64_t d
                          : dt_chunk(t, k, dim, (dt_tensor**)outs, cap, count);
   return gdt_r(st);
 }
+static inline gdt_tres gdt_scatter(int scatter, uintptr_t t_h, int64_t dim, uintptr_t idx_h, uintptr_t src_h) {
+  gdt_take_slot();
+  dt_tensor* o = NULL;
+  const dt_tensor* t = (const dt_tensor*)t_h; const dt_tensor* i = (const dt_tensor*)idx_h;
+  const dt_tensor* s = (const dt_tensor*)src_h;
+  dt_status st = scatter ? dt_scatter_add(t, dim, i, s, &o) : dt_index_add(t, dim, i, s, &o);
+  return gdt_tr(st, o);
+}
 static inline gdt_tres gdt_index(int gather, uintptr_t t_h, int64_t dim, uintptr_t idx_h) {
   gdt_take_slot();
   dt_tensor* o = NULL;

@@ -225,6 +225,28 @@ DT_API dt_status dt_index_select(const dt_tensor* t, int64_t dim, const dt_tenso
     *out = new_handle(ag::index_select(x, dim, i));
   });
 }
+DT_API dt_status dt_index_add(const dt_tensor* t, int64_t dim, const dt_tensor* index, const dt_tensor* source,
+                              dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_index_add", "out");
+    Borrowed x = tensor_arg(t, "dt_index_add", "t");
+    Borrowed i = tensor_arg(index, "dt_index_add", "index");
+    Borrowed s = tensor_arg(source, "dt_index_add", "source");
+    *out = new_handle(ag::index_add(x, dim, i, s));
+  });
+}
+
+DT_API dt_status dt_scatter_add(const dt_tensor* t, int64_t dim, const dt_tensor* index, const dt_tensor* src,
+                                dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_scatter_add", "out");
+    Borrowed x = tensor_arg(t, "dt_scatter_add", "t");
+    Borrowed i = tensor_arg(index, "dt_scatter_add", "index");
+    Borrowed s = tensor_arg(src, "dt_scatter_add", "src");
+    *out = new_handle(ag::scatter_add(x, dim, i, s));
+  });
+}
+
 DT_API dt_status dt_gather(const dt_tensor* t, int64_t dim, const dt_tensor* index, dt_tensor** out) {
   return guard([&] {
     require(out, "dt_gather", "out");

@@ -55,6 +55,8 @@ void CpuBackend::run(int32_t op, const OpArgs& a) {
     case KernelOp::Matmul: return matmul(out, *a.t[1], *a.t[2]);
     case KernelOp::IndexSelect: return index_select(out, *a.t[1], static_cast<int>(a.i[0]), *a.t[2]);
     case KernelOp::Gather: return gather(out, *a.t[1], static_cast<int>(a.i[0]), *a.t[2]);
+    case KernelOp::ScatterAdd: return scatter_add(out, static_cast<int>(a.i[0]), *a.t[1], *a.t[2]);
+    case KernelOp::IndexAdd: return index_add(out, static_cast<int>(a.i[0]), *a.t[1], *a.t[2]);
   }
   switch (op) {
 #define DT_X(Name, code, ...) case code: return unary(UnaryOp::Name, out, *a.t[1]);

@@ -42,6 +42,9 @@ class CpuBackend final : public Backend {
   // out = in.index_select(dim, index) / in.gather(dim, index); index is int64, checked.
   void index_select(const Tensor& out, const Tensor& in, int dim, const Tensor& index);
   void gather(const Tensor& out, const Tensor& in, int dim, const Tensor& index);
+  // self.index_add_(dim, index, source) / self.scatter_add_(dim, index, src), in place.
+  void index_add(const Tensor& self, int dim, const Tensor& index, const Tensor& source);
+  void scatter_add(const Tensor& self, int dim, const Tensor& index, const Tensor& src);
 };
 
 }  // namespace dt::cpu

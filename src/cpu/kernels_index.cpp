@@ -1,7 +1,12 @@
-// index_select and gather on the CPU (indices already validated by the front end).
+// index_select, gather, index_add and scatter_add on the CPU (indices already validated
+// by the front end).
+#include <algorithm>
 #include <cstring>
+
 #include "cpu/cpu_backend.h"
 #include "cpu/loops.h"
+#include "ops/cast.h"
+#include "ops/functors.h"
 
 namespace dt::cpu {
 
@@ -44,6 +49,56 @@ void CpuBackend::gather(const Tensor& out, const Tensor& in, int dim, const Tens
       std::memcpy(out.data() + dst * esize, in.data() + src * esize, static_cast<size_t>(esize));
     }
   });
+}
+
+namespace {
+
+// self[.. index(p) ..] += values[p] along dim d, for every position p of a walk shape W:
+// values' shape (index_add, a 1-d index along d) or index's shape (scatter_add, one index
+// per position). Positions that differ off dim d add into different elements of self, so
+// the work is split over them, and each walks dim d in order: no race, and the same sums
+// for any thread count.
+template <typename T>
+void add_at(const Tensor& self, const Tensor& index, const Tensor& values, int d, bool per_position) {
+  using M = opmath_t<T>;
+  const Dims& walk = per_position ? index.shape() : values.shape();
+  const int nd = walk.n;
+  const int64_t len = walk[d];
+  if (len == 0) return;
+  const int64_t rest = numel_of(walk) / len;
+  const int64_t idx_step = per_position ? index.stride(d) : (index.ndim() ? index.stride(0) : 0);
+  const int64_t self_step = self.stride(d), val_step = values.stride(d);
+  const int64_t* idx = index.data_as<int64_t>();
+  T* out = self.data_as<T>();
+  const T* val = values.data_as<T>();
+  const int64_t grain = std::max<int64_t>(1, kGrainCostly / len);
+  parallel_for(rest, grain, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      int64_t rem = r, so = 0, vo = 0, io = 0;
+      for (int k = nd - 1; k >= 0; --k) {
+        if (k == d) continue;
+        const int64_t c = rem % walk[k];
+        rem /= walk[k];
+        so += c * self.stride(k);
+        vo += c * values.stride(k);
+        if (per_position) io += c * index.stride(k);
+      }
+      for (int64_t j = 0; j < len; ++j) {
+        T& target = out[so + idx[io + j * idx_step] * self_step];
+        target = T(fn::Add{}(M(target), M(val[vo + j * val_step])));
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void CpuBackend::index_add(const Tensor& self, int dim, const Tensor& index, const Tensor& source) {
+  dispatch_dtype(self.dtype(), [&](auto tag) { add_at<decltype(tag)>(self, index, source, dim, false); });
+}
+
+void CpuBackend::scatter_add(const Tensor& self, int dim, const Tensor& index, const Tensor& src) {
+  dispatch_dtype(self.dtype(), [&](auto tag) { add_at<decltype(tag)>(self, index, src, dim, true); });
 }
 
 }  // namespace dt::cpu

@@ -24,5 +24,8 @@ void softmax(const dtp_tensor& out, const dtp_tensor& in, int32_t dim, bool log)
 void matmul(const dtp_tensor& out, const dtp_tensor& a, const dtp_tensor& b, bool allow_tf32);
 void index_select(const dtp_tensor& out, const dtp_tensor& in, int32_t dim, const dtp_tensor& index);
 void gather(const dtp_tensor& out, const dtp_tensor& in, int32_t dim, const dtp_tensor& index);
+// self.index_add_(dim, index, source) / self.scatter_add_(dim, index, src), in place.
+void index_add(const dtp_tensor& self, int32_t dim, const dtp_tensor& index, const dtp_tensor& source);
+void scatter_add(const dtp_tensor& self, int32_t dim, const dtp_tensor& index, const dtp_tensor& src);
 
 }  // namespace dt::cudap

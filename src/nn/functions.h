@@ -39,6 +39,8 @@ std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim);
 std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim);
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
+Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source);
+Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
 
 // g summed over the dims broadcasting added or stretched, back to `shape`.
 Tensor sum_to(const Tensor& g, const Dims& shape);

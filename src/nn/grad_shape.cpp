@@ -169,6 +169,21 @@ std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim) {
   return pieces_node(ops::split(t, split_size, dim), t, dim);
 }
 
+namespace {
+// g laid into zeros of `shape` from the start of every dim (g is no larger): the
+// gradient of an operand that only some positions of a smaller index reached.
+Tensor padded(const Tensor& g, const Dims& shape) {
+  if (g.shape() == shape) return g;
+  Tensor z = ops::full(shape, 0.0, g.dtype(), g.device());
+  Tensor view = z;
+  for (int i = 0; i < g.ndim(); ++i) view = ops::narrow(view, i, 0, g.size(i));
+  ops::copy_(view, g);
+  return z;
+}
+}  // namespace
+
+// The backward of index_select is index_add and that of gather is scatter_add (and the
+// reverse): O(index x row) memory, never a one-hot of the indexed dimension.
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   Tensor out = ops::index_select(t, dim, index);
   if (!should_record({&t})) return out;
@@ -180,16 +195,9 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   const Dims ts = t.shape();
   Tensor idx = ops::reshape(ops::to(detach(index), index.device(), DType::Int64, false), Dims{-1}, false);
   record(out, make_node("IndexSelectBackward0", [ts, d, idx](const Tensor& g) {
-           // grad_in[j] = sum over i with idx[i] == j of g[i], along d: one-hot^T @ g
-           const int64_t size = ts[d], n = idx.numel();
-           Tensor positions = ops::arange(0, static_cast<double>(size), 1, DT_INT64, g.device());
-           Tensor onehot = ops::to(ops::binary(BinaryOp::Eq, ops::unsqueeze(idx, 1), positions), g.device(), g.dtype(), false);
-           Tensor gd = ops::transpose(g, 0, d);  // [n, ...rest]
-           Dims rest = gd.shape();
-           Tensor g2 = ops::reshape(gd, Dims{n, n ? gd.numel() / n : 0}, false);
-           Tensor r = ops::matmul(ops::transpose(onehot, 0, 1), g2);  // [size, rest]
-           rest[0] = size;
-           return G{ops::contiguous(ops::transpose(ops::reshape(r, rest, false), 0, d)), Tensor()};
+           Tensor grad = ops::full(ts, 0.0, g.dtype(), g.device());
+           ops::index_add_(grad, d, idx, g);
+           return G{grad, Tensor()};
          }),
          {&t, nullptr});
   return out;
@@ -203,23 +211,43 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
   Tensor idx = ops::to(detach(index), index.device(), DType::Int64, false);
   record(out, make_node("GatherBackward0", [ts, d, idx](const Tensor& g) {
            if (ts.size() == 0) return G{ops::reshape(g, ts, false), Tensor()};
-           // grad_in[..j..] = sum over k of g[..k..] where idx[..k..] == j (a one-hot sum)
-           const int64_t size = ts[d];
-           Dims pos_shape;
-           for (int i = 0; i <= idx.ndim(); ++i) pos_shape.push(i == d + 1 ? size : 1);
-           Tensor positions = ops::reshape(ops::arange(0, static_cast<double>(size), 1, DT_INT64, g.device()), pos_shape, false);
-           Tensor onehot = ops::to(ops::binary(BinaryOp::Eq, ops::unsqueeze(idx, d + 1), positions), g.device(), g.dtype(), false);
-           int64_t reduce_dim = d;
-           Tensor partial = ops::reduce(ReduceOp::Sum, ops::binary(BinaryOp::Mul, ops::unsqueeze(g, d + 1), onehot),
-                                        &reduce_dim, 1, false);  // index's shape with dim d of size `size`
-           if (partial.shape() == ts) return G{partial, Tensor()};
-           Tensor z = ops::full(ts, 0.0, g.dtype(), g.device());
-           Tensor view = z;
-           for (int i = 0; i < partial.ndim(); ++i) view = ops::narrow(view, i, 0, partial.size(i));
-           ops::copy_(view, partial);
-           return G{z, Tensor()};
+           Tensor grad = ops::full(ts, 0.0, g.dtype(), g.device());
+           ops::scatter_add_(grad, d, idx, g);
+           return G{grad, Tensor()};
          }),
          {&t, nullptr});
+  return out;
+}
+
+Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source) {
+  Tensor out = ops::index_add(t, dim, index, source);
+  if (!should_record({&t, &source})) return out;
+  const int d = wrap_dim(dim, t.ndim(), "index_add");
+  Tensor idx = ops::reshape(ops::to(detach(index), index.device(), DType::Int64, false), Dims{-1}, false);
+  const Dims ss = source.shape();
+  record(out, make_node("IndexAddBackward0", [d, idx, ss](const Tensor& g) {
+           if (ss.size() == 0) return G{g, Tensor(), g};
+           return G{g, Tensor(), ops::index_select(g, d, idx)};
+         }),
+         {&t, nullptr, &source});
+  return out;
+}
+
+Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src) {
+  Tensor out = ops::scatter_add(t, dim, index, src);
+  if (!should_record({&t, &src})) return out;
+  const int d = wrap_dim(dim, t.ndim(), "scatter_add");
+  Tensor idx = ops::to(detach(index), index.device(), DType::Int64, false);
+  const Dims ss = src.shape();
+  const bool scalar = t.ndim() == 0;
+  record(out, make_node("ScatterAddBackward0", [d, idx, ss, scalar](const Tensor& g) {
+           // src's gradient: g at the positions index names, 0 where index does not reach
+           Tensor picked = scalar ? ops::gather(ops::reshape(g, Dims{1}, false), 0, ops::reshape(idx, Dims{-1}, false))
+                                  : ops::gather(g, d, idx);
+           if (scalar) picked = ops::reshape(picked, idx.shape(), false);
+           return G{g, Tensor(), padded(picked, ss)};
+         }),
+         {&t, nullptr, &src});
   return out;
 }
 

@@ -1,4 +1,4 @@
-// The losses are compositions of differentiable ops (log_softmax, a one-hot selection of
+// The losses are compositions of differentiable ops (log_softmax, a gathered selection of
 // the target classes, weighted sums), so their gradients come from autograd and run on
 // the input's device like any other op.
 #include "nn/losses.h"
@@ -46,22 +46,22 @@ int64_t check_classes(const Module& m, const Tensor& input, const Tensor& target
 }
 
 // Negative log-likelihood of log-probabilities logp [N, C] at class indices target [N],
-// weighted; *sample_weight gets each sample's weight (0 where ignored).
+// weighted; *sample_weight gets each sample's weight (0 where ignored). Each sample's
+// log-probability is gathered at its class (backward: a scatter of N values), never
+// multiplied by a one-hot [N, C] mask.
 Tensor nll(const Tensor& logp, const Tensor& target, const Tensor& weight, int64_t ignore_index, Tensor* sample_weight) {
   const Device d = logp.device();
   const DType dt = logp.dtype();
   Tensor lp = logp.ndim() == 1 ? ag::unsqueeze(logp, 0) : logp;
-  Tensor tg = ops::reshape(ops::to(target, d, DType::Int64, false), Dims{-1, 1}, false);
-  const int64_t classes = lp.size(1);
-  Tensor positions = ops::reshape(ops::arange(0, static_cast<double>(classes), 1, DT_INT64, d), Dims{1, classes}, false);
-  Tensor chosen = ops::to(ops::binary(BinaryOp::Eq, tg, positions), d, dt, false);  // one-hot [N, C]
-  Tensor valid = ops::to(ops::binary_scalar(BinaryOp::Ne, tg, static_cast<double>(ignore_index)), d, dt, false);
-  chosen = ops::binary(BinaryOp::Mul, chosen, valid);
-  if (weight.defined()) chosen = ops::binary(BinaryOp::Mul, chosen, ops::to(weight, d, dt, false));
-  int64_t class_dim = 1;
-  *sample_weight = ops::reduce(ReduceOp::Sum, chosen, &class_dim, 1, false);
-  Tensor picked = ag::reduce(ReduceOp::Sum, ag::binary(BinaryOp::Mul, lp, chosen), &class_dim, 1, false);
-  Tensor loss = ag::unary(UnaryOp::Neg, picked);
+  Tensor tg = ops::reshape(ops::to(target, d, DType::Int64, false), Dims{-1}, false);
+  Tensor keep = ops::binary_scalar(BinaryOp::Ne, tg, static_cast<double>(ignore_index));  // bool [N]
+  // Ignored samples gather class 0 (a valid index) and weigh 0.
+  Tensor safe = ops::where(keep, tg, ops::full(Dims{}, 0.0, DType::Int64, d));
+  Tensor valid = ops::to(keep, d, dt, false);
+  *sample_weight = weight.defined() ? ops::binary(BinaryOp::Mul, ops::index_select(ops::to(weight, d, dt, false), 0, safe), valid)
+                                    : valid;
+  Tensor picked = ag::reshape(ag::gather(lp, 1, ops::unsqueeze(safe, 1)), Dims{-1}, false);  // [N]
+  Tensor loss = ag::unary(UnaryOp::Neg, ag::binary(BinaryOp::Mul, picked, *sample_weight));
   return logp.ndim() == 1 ? ag::reshape(loss, Dims{}, false) : loss;
 }
 

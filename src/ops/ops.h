@@ -63,7 +63,21 @@ int64_t split_pieces(const Tensor& t, int64_t split_size, int64_t dim);
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
 
-// ---- shared rules (rules.cpp)
+// ---- scatters (scatter.cpp): out-of-place, as torch.index_add / torch.scatter_add
+// index_add: out = t, then out[.. index[j] ..] += source[.. j ..] along dim (source has
+// t's shape but index.numel() along dim). scatter_add: out = t, then out[.. index[p] ..]
+// += src[p] along dim for every position p of index (index no larger than src, nor than t
+// off dim).
+Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source);
+Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
+// The same into t, in place (backward passes add into fresh zeros this way).
+void index_add_(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source);
+void scatter_add_(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
+
+// ---- shared rules (rules.cpp, and checked_index in shape_ops.cpp)
+// index as a contiguous int64 tensor on its device, every value checked against size
+// (INVALID_ARGUMENT naming op and the value; DTYPE_MISMATCH unless int64 or int32).
+Tensor checked_index(const char* op, const Tensor& index, int64_t size, bool allow_negative);
 // "op: expected device X but got device Y" unless all tensors share a device.
 void check_same_device(const char* op, const Tensor& a, const Tensor& b);
 // Broadcast shape of a and b, or SHAPE_MISMATCH naming both shapes.

@@ -310,8 +310,6 @@ std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim) {
   return split(t, split_size, d);
 }
 
-namespace {
-// index as a contiguous int64 CPU tensor, with every value checked against size.
 Tensor checked_index(const char* op, const Tensor& index, int64_t size, bool allow_negative) {
   if (index.dtype() != DType::Int64 && index.dtype() != DType::Int32)
     fail(DT_ERR_DTYPE_MISMATCH, cat(op, ": expected an int64 or int32 index but got ", dtype_name(index.dtype())));
@@ -325,7 +323,6 @@ Tensor checked_index(const char* op, const Tensor& index, int64_t size, bool all
   }
   return idx;
 }
-}  // namespace
 
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   check_same_device("index_select", t, index);

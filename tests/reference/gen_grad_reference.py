@@ -239,6 +239,14 @@ gidx2 = [[0, 2]]
 gidx2_spec = {"dtype": "int64", "shape": [1, 2], "data": [0, 2], "views": [], "requires_grad": False}
 add("dt_gather_smaller_index", "dt_gather", lambda v: torch.gather(v[0], 1, v[1]),
     [make_input(r, (2, 4)), (gidx2_spec, torch.tensor(gidx2))], params={"dim": 1})
+iadd_idx = [2, 0, 2]
+iadd_spec = {"dtype": "int64", "shape": [3], "data": iadd_idx, "views": [], "requires_grad": False}
+add("dt_index_add", "dt_index_add", lambda v: torch.index_add(v[0], 1, v[1], v[2]),
+    [make_input(r, (3, 4)), (iadd_spec, torch.tensor(iadd_idx)), make_input(r, (3, 3))], params={"dim": 1})
+add("dt_scatter_add", "dt_scatter_add", lambda v: torch.scatter_add(v[0], 1, v[1], v[2]),
+    [make_input(r, (2, 4)), (gidx_spec, torch.tensor(gidx)), make_input(r, (2, 3))], params={"dim": 1})
+# (src larger than index: torch 1.13's ScatterAddBackward0 returns index's shape and fails;
+# tests/test_autograd.cpp checks devtensor's zero-padded gradient by hand.)
 # a graph that reuses an input: gradients from both uses add up
 add("reuse_mul_self", "dt_mul", lambda v: v[0] * v[0], [make_input(r, (3,))], params={"reuse": True})
 

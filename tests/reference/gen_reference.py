@@ -977,6 +977,45 @@ def gen_join():
     gat("dt_gather_ndim_mismatch", In(F32, [3, 2]), 0, [2], [0, 1])
     gat("dt_gather_bad_dim", In(F32, [3, 2]), 2, [1, 2], [0, 0])
 
+    # index_add / scatter_add (torch.index_add, torch.scatter_add): repeated indices add up
+    def iadd(cid, inp, dim, idx, src, dtype="int64"):
+        case(cid, "dt_index_add", [inp, In(dtype, [len(idx)], data=idx), src],
+             lambda a, i, s: torch.index_add(a, dim, i, s), params={"dim": dim})
+    for dt in ALL:
+        iadd(f"dt_index_add_{dt}_dim0", In(dt, [4, 3]), 0, [3, 0, 0, 2], In(dt, [4, 3]))
+    iadd("dt_index_add_dim1", In(F32, [2, 5]), 1, [4, 1, 4], In(F32, [2, 3]))
+    iadd("dt_index_add_dim_neg_3d", In(F32, [2, 3, 4]), -1, [0, 3, 3], In(F32, [2, 3, 3]))
+    iadd("dt_index_add_int32_index", In(F32, [4, 3]), 0, [1, 3], In(F32, [2, 3]), dtype="int32")
+    iadd("dt_index_add_transposed", In(F32, [3, 4], views=[["transpose", 0, 1]]), 0, [2, 1],
+         In(F32, [3, 2], views=[["transpose", 0, 1]]))
+    iadd("dt_index_add_expanded_source", In("int16", [3, 4]), 1, [3, 0, 3], In("int16", [3, 1], views=[["expand", [3, 3]]]))
+    iadd("dt_index_add_empty_index", In(F32, [4, 3]), 0, [], In(F32, [0, 3]))
+    iadd("dt_index_add_0d", In(F32, []), 0, [0], In(F32, []))
+    iadd("dt_index_add_out_of_range", In(F32, [4, 3]), 0, [4], In(F32, [1, 3]))
+    iadd("dt_index_add_negative_index", In(F32, [4, 3]), 0, [-1], In(F32, [1, 3]))
+    iadd("dt_index_add_bad_dim", In(F32, [4, 3]), 2, [0], In(F32, [1, 3]))
+    iadd("dt_index_add_source_shape", In(F32, [4, 3]), 0, [0, 1], In(F32, [2, 2]))
+    iadd("dt_index_add_source_dtype", In(F32, [4, 3]), 0, [0, 1], In("float64", [2, 3]))
+
+    def sadd(cid, inp, dim, ishape, idx, src, views=()):
+        case(cid, "dt_scatter_add", [inp, In("int64", ishape, data=idx, views=views), src],
+             lambda a, i, s: torch.scatter_add(a, dim, i, s), params={"dim": dim})
+    for dt in ALL:
+        sadd(f"dt_scatter_add_{dt}_dim0", In(dt, [3, 2]), 0, [3, 2], [2, 0, 1, 1, 2, 1], In(dt, [3, 2]))
+    sadd("dt_scatter_add_dim1", In(F32, [2, 4]), 1, [2, 3], [3, 0, 0, 1, 2, 3], In(F32, [2, 3]))
+    sadd("dt_scatter_add_dim_neg_3d", In(F32, [2, 3, 4]), -1, [2, 3, 2], [0, 1, 2, 3, 0, 0, 1, 1, 2, 2, 3, 3],
+         In(F32, [2, 3, 2]))
+    sadd("dt_scatter_add_smaller_index", In(F32, [4, 5]), 0, [2, 3], [3, 2, 1, 0, 0, 0], In(F32, [3, 4]))
+    sadd("dt_scatter_add_transposed_self", In(F32, [4, 3], views=[["transpose", 0, 1]]), 1, [3, 2],
+         [0, 3, 1, 1, 2, 0], In(F32, [3, 2]))
+    sadd("dt_scatter_add_expanded_index", In(F32, [3, 4]), 1, [3, 1], [3, 0, 2], In(F32, [3, 4]),
+         views=[["expand", [3, 4]]])
+    sadd("dt_scatter_add_empty_index", In(F32, [3, 4]), 1, [3, 0], [], In(F32, [3, 0]))
+    sadd("dt_scatter_add_out_of_range", In(F32, [3, 2]), 0, [1, 2], [3, 0], In(F32, [1, 2]))
+    sadd("dt_scatter_add_index_larger_than_src", In(F32, [3, 2]), 0, [2, 2], [0, 1, 0, 1], In(F32, [1, 2]))
+    sadd("dt_scatter_add_ndim_mismatch", In(F32, [3, 2]), 0, [2], [0, 1], In(F32, [2]))
+    sadd("dt_scatter_add_bad_dim", In(F32, [3, 2]), 2, [1, 2], [0, 0], In(F32, [1, 2]))
+
 
 def main():
     gen_unary()

@@ -488,6 +488,10 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
     st = dt_index_select(I(0), params.at("dim").get<int64_t>(), I(1), out);
   } else if (op == "dt_gather") {
     st = dt_gather(I(0), params.at("dim").get<int64_t>(), I(1), out);
+  } else if (op == "dt_index_add") {
+    st = dt_index_add(I(0), params.at("dim").get<int64_t>(), I(1), I(2), out);
+  } else if (op == "dt_scatter_add") {
+    st = dt_scatter_add(I(0), params.at("dim").get<int64_t>(), I(1), I(2), out);
   } else if (op == "dt_transpose") {
     st = dt_transpose(I(0), params.at("dim0").get<int64_t>(), params.at("dim1").get<int64_t>(), out);
   } else if (op == "dt_permute" || op == "dt_squeeze" || op == "dt_reshape" || op == "dt_view" ||

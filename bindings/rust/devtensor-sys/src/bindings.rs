@@ -1192,6 +1192,24 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_index_add(
+        t: *const dt_tensor,
+        dim: i64,
+        index: *const dt_tensor,
+        source: *const dt_tensor,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_scatter_add(
+        t: *const dt_tensor,
+        dim: i64,
+        index: *const dt_tensor,
+        src: *const dt_tensor,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_tensor_set_requires_grad(t: *mut dt_tensor, requires_grad: i32) -> dt_status;
 }
 extern "C" {

@@ -187,6 +187,16 @@ impl Tensor {
     pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_gather(self.as_ptr(), dim, index.as_ptr(), o) })
     }
+    /// `torch.index_add`: a new tensor, `self` with `source`'s slices added at the
+    /// positions `index` names along `dim` (repeated indices add up).
+    pub fn index_add(&self, dim: i64, index: &Tensor, source: &Tensor) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_index_add(self.as_ptr(), dim, index.as_ptr(), source.as_ptr(), o) })
+    }
+    /// `torch.scatter_add`: a new tensor, `self` with `src`'s elements added where `index`
+    /// points along `dim` (repeated indices add up).
+    pub fn scatter_add(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_scatter_add(self.as_ptr(), dim, index.as_ptr(), src.as_ptr(), o) })
+    }
 }
 
 macro_rules! operator {
@@ -354,6 +364,19 @@ mod tests {
             assert_eq!(
                 a.index_select(0, &idx).unwrap().to_vec::<f32>().unwrap(),
                 vec![2.0, 0.0]
+            );
+            // a = 0..6: index_add adds rows at 2 and 0; scatter_add one element each.
+            let twice = Tensor::from_slice(&[1i64, 1], &[2], Device::CPU).unwrap();
+            let ones = Tensor::from_slice(&[1.0f32, 1.0], &[2], Device::CPU).unwrap();
+            assert_eq!(
+                a.index_add(0, &twice, &ones).unwrap().to_vec::<f32>().unwrap(),
+                vec![0.0, 3.0, 2.0, 3.0, 4.0, 5.0]
+            );
+            let at = Tensor::from_slice(&[5i64], &[1], Device::CPU).unwrap();
+            let ten = Tensor::from_slice(&[10.0f32], &[1], Device::CPU).unwrap();
+            assert_eq!(
+                a.scatter_add(0, &at, &ten).unwrap().to_vec::<f32>().unwrap(),
+                vec![0.0, 1.0, 2.0, 3.0, 4.0, 15.0]
             );
             assert_eq!(
                 Tensor::cat(&[], 0).unwrap_err().code,
