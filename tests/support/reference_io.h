@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "devtensor.h"
+#include "../../src/core/op_table.h"  // the op table: the entry points below
 
 namespace {
 
@@ -342,59 +343,51 @@ using InplaceScalar = dt_status (*)(dt_tensor*, double);
 using Reduce = dt_status (*)(const dt_tensor*, const int64_t*, size_t, int32_t, dt_tensor**);
 using SoftmaxFn = dt_status (*)(const dt_tensor*, int64_t, dt_tensor**);
 
+// The op table's entry points (src/core/op_table.h), by name; contiguous and matmul are
+// not table ops.
+#define DT_REF_ENTRY(fn) {#fn, fn},
 const std::map<std::string, Unary>& UnaryOps() {
-  static const std::map<std::string, Unary> m = {
-      {"dt_neg", dt_neg},   {"dt_abs", dt_abs},     {"dt_exp", dt_exp},         {"dt_log", dt_log},
-      {"dt_sqrt", dt_sqrt}, {"dt_rsqrt", dt_rsqrt}, {"dt_sin", dt_sin},         {"dt_cos", dt_cos},
-      {"dt_relu", dt_relu}, {"dt_sigmoid", dt_sigmoid}, {"dt_tanh", dt_tanh}, {"dt_gelu", dt_gelu},
-      {"dt_silu", dt_silu}, {"dt_contiguous", dt_contiguous}};
+#define X(Name, code, c_name, rule, cost, visibility, ...) DT_IF_PUBLIC_##visibility(DT_REF_ENTRY(dt_##c_name))
+  static const std::map<std::string, Unary> m = {DT_UNARY_OPS(X) {"dt_contiguous", dt_contiguous}};
+#undef X
   return m;
 }
 
 const std::map<std::string, Binary>& BinaryOps() {
-  static const std::map<std::string, Binary> m = {
-      {"dt_add", dt_add}, {"dt_sub", dt_sub}, {"dt_mul", dt_mul}, {"dt_div", dt_div},
-      {"dt_pow", dt_pow}, {"dt_maximum", dt_maximum}, {"dt_minimum", dt_minimum},
-      {"dt_eq", dt_eq},   {"dt_ne", dt_ne},   {"dt_lt", dt_lt},   {"dt_le", dt_le},
-      {"dt_gt", dt_gt},   {"dt_ge", dt_ge},   {"dt_matmul", dt_matmul}};
+#define X(Name, code, c_name, ...) DT_REF_ENTRY(dt_##c_name)
+  static const std::map<std::string, Binary> m = {DT_BINARY_OPS(X) {"dt_matmul", dt_matmul}};
+#undef X
   return m;
 }
 
 const std::map<std::string, ScalarOp>& ScalarOps() {
-  static const std::map<std::string, ScalarOp> m = {
-      {"dt_add_scalar", dt_add_scalar}, {"dt_sub_scalar", dt_sub_scalar},
-      {"dt_mul_scalar", dt_mul_scalar}, {"dt_div_scalar", dt_div_scalar},
-      {"dt_pow_scalar", dt_pow_scalar}, {"dt_maximum_scalar", dt_maximum_scalar},
-      {"dt_minimum_scalar", dt_minimum_scalar}, {"dt_eq_scalar", dt_eq_scalar},
-      {"dt_ne_scalar", dt_ne_scalar},   {"dt_lt_scalar", dt_lt_scalar},
-      {"dt_le_scalar", dt_le_scalar},   {"dt_gt_scalar", dt_gt_scalar},
-      {"dt_ge_scalar", dt_ge_scalar}};
+#define X(Name, code, c_name, ...) DT_REF_ENTRY(dt_##c_name##_scalar)
+  static const std::map<std::string, ScalarOp> m = {DT_BINARY_OPS(X)};
+#undef X
   return m;
 }
 
 const std::map<std::string, InplaceBin>& InplaceBinOps() {
-  static const std::map<std::string, InplaceBin> m = {
-      {"dt_add_", dt_add_}, {"dt_sub_", dt_sub_}, {"dt_mul_", dt_mul_},
-      {"dt_div_", dt_div_}, {"dt_pow_", dt_pow_}, {"dt_maximum_", dt_maximum_},
-      {"dt_minimum_", dt_minimum_}};
+#define X(Name, code, c_name, rule, ...) DT_IF_ARITH_##rule(DT_REF_ENTRY(dt_##c_name##_))
+  static const std::map<std::string, InplaceBin> m = {DT_BINARY_OPS(X)};
+#undef X
   return m;
 }
 
 const std::map<std::string, InplaceScalar>& InplaceScalarOps() {
-  static const std::map<std::string, InplaceScalar> m = {
-      {"dt_add_scalar_", dt_add_scalar_}, {"dt_sub_scalar_", dt_sub_scalar_},
-      {"dt_mul_scalar_", dt_mul_scalar_}, {"dt_div_scalar_", dt_div_scalar_},
-      {"dt_pow_scalar_", dt_pow_scalar_}, {"dt_maximum_scalar_", dt_maximum_scalar_},
-      {"dt_minimum_scalar_", dt_minimum_scalar_}};
+#define X(Name, code, c_name, rule, ...) DT_IF_ARITH_##rule(DT_REF_ENTRY(dt_##c_name##_scalar_))
+  static const std::map<std::string, InplaceScalar> m = {DT_BINARY_OPS(X)};
+#undef X
   return m;
 }
 
 const std::map<std::string, Reduce>& ReduceOps() {
-  static const std::map<std::string, Reduce> m = {
-      {"dt_sum", dt_sum}, {"dt_mean", dt_mean}, {"dt_max", dt_max},
-      {"dt_min", dt_min}, {"dt_argmax", dt_argmax}, {"dt_argmin", dt_argmin}};
+#define X(Name, code, c_name, ...) DT_REF_ENTRY(dt_##c_name)
+  static const std::map<std::string, Reduce> m = {DT_REDUCE_OPS(X)};
+#undef X
   return m;
 }
+#undef DT_REF_ENTRY
 
 const std::map<std::string, SoftmaxFn>& SoftmaxOps() {
   static const std::map<std::string, SoftmaxFn> m = {
