@@ -623,8 +623,8 @@ DT_API dt_status dt_where(const dt_tensor* cond, const dt_tensor* a, const dt_te
 
 /** Unary ops, with PyTorch's dtype rules: neg, abs and relu keep integer dtypes and
  *  refuse bool; gelu and silu accept only floating tensors; the others (exp, log, sqrt,
- *  rsqrt, sin, cos, sigmoid, tanh) turn integer and bool inputs into the default float
- *  dtype. A refused dtype is DT_ERR_DTYPE_MISMATCH. */
+ *  rsqrt, sin, cos, sigmoid, tanh, erf) turn integer and bool inputs into the default
+ *  float dtype. A refused dtype is DT_ERR_DTYPE_MISMATCH. */
 DT_API dt_status dt_neg(const dt_tensor* a, dt_tensor** out);
 DT_API dt_status dt_abs(const dt_tensor* a, dt_tensor** out);
 DT_API dt_status dt_exp(const dt_tensor* a, dt_tensor** out);
@@ -639,6 +639,9 @@ DT_API dt_status dt_tanh(const dt_tensor* a, dt_tensor** out);
 /** GELU, exact (erf) form, as torch.nn.functional.gelu's default. */
 DT_API dt_status dt_gelu(const dt_tensor* a, dt_tensor** out);
 DT_API dt_status dt_silu(const dt_tensor* a, dt_tensor** out);
+/** The error function, as torch.erf (integers and bool compute in the default float
+ *  dtype); its gradient is 2/sqrt(pi) exp(-x^2). */
+DT_API dt_status dt_erf(const dt_tensor* a, dt_tensor** out);
 
 /* ---------------------------------------------------------------------- reductions
  * Reduce over the ndims dimensions listed in dims (ndims == 0: all of them); keepdim

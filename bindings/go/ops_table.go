@@ -269,6 +269,11 @@ func (t *Tensor) Silu() (*Tensor, error) {
 	return t.unary("Tensor.Silu", 113)
 }
 
+// Erf returns the error function of x, elementwise with x = t (dt_erf).
+func (t *Tensor) Erf() (*Tensor, error) {
+	return t.unary("Tensor.Erf", 115)
+}
+
 // Sum returns the sum over dims (all when none); integers and bool sum to int64 (dt_sum); keepdim keeps the reduced dims as size 1.
 func (t *Tensor) Sum(dims []int64, keepdim bool) (*Tensor, error) {
 	return t.reduce("Tensor.Sum", 301, dims, keepdim)

@@ -94,6 +94,7 @@ static inline gdt_tres gdt_op_unary(int code, uintptr_t a_h) {
     case 111: st = dt_tanh(a, &o); break;
     case 112: st = dt_gelu(a, &o); break;
     case 113: st = dt_silu(a, &o); break;
+    case 115: st = dt_erf(a, &o); break;
   }
   return gdt_tr(st, o);
 }

@@ -48,7 +48,8 @@
   X(Tanh,     111, tanh,          ToFloat,   Costly, Public,   TanhBackward0,     mul(g, rsub1(mul(o, o))), "The hyperbolic tangent of x") \
   X(Gelu,     112, gelu,          FloatOnly, Costly, Public,   GeluBackward0,     mul(g, un(UnaryOp::GeluGrad, x)), "GELU, exact (erf) form: x * Phi(x)") \
   X(Silu,     113, silu,          FloatOnly, Costly, Public,   SiluBackward0,     silu_grad(g, x), "SiLU (swish): x * sigmoid(x)") \
-  X(GeluGrad, 114, gelu_backward, FloatOnly, Costly, Internal, NotDifferentiable, g, "d gelu(x) / dx (autograd only)")
+  X(GeluGrad, 114, gelu_backward, FloatOnly, Costly, Internal, NotDifferentiable, g, "d gelu(x) / dx (autograd only)") \
+  X(Erf,      115, erf,           ToFloat,   Costly, Public,   ErfBackward0,      mul(g, muls(un(UnaryOp::Exp, neg(mul(x, x))), 1.12837916709551257390)), "The error function of x")
 
 /* BINARY  X(Name, code, c_name, rule, backward, grad_a, grad_b, scalar_backward, grad_scalar, doc)
  *   rule: Arith    the promoted dtype of the operands (bool: logical or/and)

@@ -117,6 +117,7 @@ struct Tanh { template <typename T> DT_HD T operator()(T a) const { return std::
 struct Gelu { template <typename T> DT_HD T operator()(T a) const {
   return T(0.5) * a * (T(1) + std::erf(a * T(0.70710678118654752440))); } };
 struct Silu { template <typename T> DT_HD T operator()(T a) const { return a / (T(1) + std::exp(-a)); } };
+struct Erf { template <typename T> DT_HD T operator()(T a) const { return std::erf(a); } };
 // d gelu(a) / da = Phi(a) + a * phi(a), for autograd.
 struct GeluGrad { template <typename T> DT_HD T operator()(T a) const {
   return T(0.5) * (T(1) + std::erf(a * T(0.70710678118654752440))) +

@@ -1073,6 +1073,9 @@ extern "C" {
     pub fn dt_silu(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
 }
 extern "C" {
+    pub fn dt_erf(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
     pub fn dt_sum(
         a: *const dt_tensor,
         dims: *const i64,

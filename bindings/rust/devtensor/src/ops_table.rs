@@ -88,6 +88,8 @@ impl Tensor {
         gelu => dt_gelu;
         /// SiLU (swish): x * sigmoid(x), elementwise with `x = self` (`dt_silu`).
         silu => dt_silu;
+        /// The error function of x, elementwise with `x = self` (`dt_erf`).
+        erf => dt_erf;
     }
 
     reduce! {
