@@ -103,16 +103,16 @@ DT_API dt_status dt_sequential_new(dt_module* const* modules, size_t n, dt_modul
 }
 
 DT_API dt_status dt_relu_new(dt_module** out) {
-  return make_module("dt_relu_new", out, [] { return nn::new_activation(UnaryOp::Relu); });
+  return make_module("dt_relu_new", out, [] { return nn::new_activation(UnaryOp::Relu, "ReLU"); });
 }
 DT_API dt_status dt_sigmoid_new(dt_module** out) {
-  return make_module("dt_sigmoid_new", out, [] { return nn::new_activation(UnaryOp::Sigmoid); });
+  return make_module("dt_sigmoid_new", out, [] { return nn::new_activation(UnaryOp::Sigmoid, "Sigmoid"); });
 }
 DT_API dt_status dt_tanh_new(dt_module** out) {
-  return make_module("dt_tanh_new", out, [] { return nn::new_activation(UnaryOp::Tanh); });
+  return make_module("dt_tanh_new", out, [] { return nn::new_activation(UnaryOp::Tanh, "Tanh"); });
 }
 DT_API dt_status dt_gelu_new(dt_module** out) {
-  return make_module("dt_gelu_new", out, [] { return nn::new_activation(UnaryOp::Gelu); });
+  return make_module("dt_gelu_new", out, [] { return nn::new_activation(UnaryOp::Gelu, "GELU"); });
 }
 DT_API dt_status dt_softmax_new(int64_t dim, dt_module** out) {
   return make_module("dt_softmax_new", out, [&] { return nn::new_softmax(dim, false); });

@@ -72,19 +72,13 @@ class Sequential final : public Module {
 class Activation final : public Module {
  public:
   Module* clone() const override { return new Activation(*this); }
-  explicit Activation(UnaryOp op) : op_(op) {}
-  const char* kind() const override {
-    switch (op_) {
-      case UnaryOp::Relu: return "ReLU";
-      case UnaryOp::Sigmoid: return "Sigmoid";
-      case UnaryOp::Tanh: return "Tanh";
-      default: return "GELU";
-    }
-  }
+  Activation(UnaryOp op, const char* kind) : op_(op), kind_(kind) {}
+  const char* kind() const override { return kind_; }
   Tensor forward(const std::vector<Tensor>& in) override { return ag::unary(op_, only_input(*this, in)); }
 
  private:
   UnaryOp op_;
+  const char* kind_;  // a string literal
 };
 
 class Softmax final : public Module {
@@ -142,7 +136,7 @@ Module* new_linear(int64_t in_features, int64_t out_features, bool bias, DType d
   return new Linear(in_features, out_features, bias, dtype, device);
 }
 Module* new_sequential(const std::vector<Ref<Module>>& modules) { return new Sequential(modules); }
-Module* new_activation(UnaryOp op) { return new Activation(op); }
+Module* new_activation(UnaryOp op, const char* kind) { return new Activation(op, kind); }
 Module* new_softmax(int64_t dim, bool log) { return new Softmax(dim, log); }
 Module* new_dropout(double p) {
   if (!(p >= 0 && p <= 1)) fail(DT_ERR_INVALID_ARGUMENT, cat("Dropout: probability must be in [0, 1], got ", p));
