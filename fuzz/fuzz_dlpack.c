@@ -6,7 +6,8 @@
  * (signed, any magnitude; a flag byte may make strides NULL, meaning row-major). When the
  * layout's extent is small (at most 16 KiB) the data is a heap block of exactly that many
  * bytes, so ASan sees any read past what the producer described; otherwise the data
- * pointer is a tiny block and the tensor is never read. Properties:
+ * pointer is a tiny block and the tensor is never read (a host bool tensor, which the
+ * import reads to check its bytes, then gets no data). Properties:
  *   - an import succeeds or fails with a status and a message, and *out stays untouched
  *     on failure;
  *   - a refused import never calls the deleter; an accepted one calls it exactly once,
@@ -166,6 +167,10 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const unsigned char fill = d->dtype.code == 6 ? 0x01 : 0x3c;
   memset(block, fill, block_bytes);
   d->data = (flags & 8) ? NULL : block;
+  /* A bool import from host memory reads every byte (each must be 0 or 1), so a layout
+   * the tiny block does not back gets no data at all: the import must refuse it. */
+  const int host = d->device.device_type == kDLCPU || d->device.device_type == kDLCUDAHost;
+  if (extent < 0 && host && d->dtype.code == 6 && d->dtype.bits == 8) d->data = NULL;
   m.deleter = count_delete;
   g_deleted = 0;
 

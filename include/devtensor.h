@@ -332,6 +332,126 @@ DT_API dt_status dt_memory_stats(dt_device device, dt_mem_stats* stats);
  *  Errors: as dt_device_name. */
 DT_API dt_status dt_empty_cache(dt_device device);
 
+/* --------------------------------------------------------------- streams and events
+ *
+ * A stream is a queue of work on one device; work on different streams may run at the
+ * same time (a copy beside a kernel) and is ordered only through events. As
+ * torch.cuda.Stream / Event. Every device has a default stream, the one devtensor uses
+ * unless told otherwise.
+ *
+ * THE THREAD'S STREAM.  Each thread has a current stream per device, initially the
+ * default (as PyTorch's torch.cuda.stream() context). Ops, copies and allocations for a
+ * tensor on that device are queued on it; it never chooses the device, which still
+ * comes from the tensors. dt_set_thread_stream sets it and hands back the one it
+ * replaced, to restore when the scope ends. A binding whose tasks move between OS
+ * threads (Go's goroutines) must keep the task on one thread while it is set.
+ *
+ * MEMORY.  A tensor's memory belongs to the stream that was current when it was
+ * allocated: freeing it is queued there, so later work on that stream reuses it at once.
+ * Work on another stream reading or writing it must be made known with
+ * dt_tensor_record_stream (as torch's Tensor.record_stream), or the memory may be reused
+ * while that work still runs.
+ *
+ * THE CPU, and any device without streams of its own, has one in-order queue on which
+ * every call has finished when it returns. Its streams and events work all the same:
+ * all its streams are that queue (already ordered), an event completes when it is
+ * recorded, and elapsed times come from the host clock. Code written for a GPU runs
+ * unchanged on the CPU.
+ *
+ * Handles (dt_stream*, dt_event*) are reference-counted as tensors are: *_retain,
+ * *_release (NULL is a no-op); a released handle is DT_ERR_INVALID_HANDLE. Streams and
+ * events are thread-safe. Recording or waiting from several threads at once on the
+ * same event orders them in some order, as CUDA does. */
+
+/** A queue of work on one device. Opaque, reference-counted. */
+typedef struct dt_stream dt_stream;
+/** A marker in a stream's work, which streams and the host can wait for. Opaque,
+ *  reference-counted. */
+typedef struct dt_event dt_event;
+
+/** A NEW stream on device (the process default device when its type is
+ *  DT_DEVICE_DEFAULT). On a GPU it is a hardware queue of its own that does not wait for
+ *  the default stream. Errors: DT_ERR_INVALID_ARGUMENT (NULL out),
+ *  DT_ERR_INVALID_DEVICE, DT_ERR_DEVICE_UNAVAILABLE, DT_ERR_OUT_OF_MEMORY, DT_ERR_BACKEND. */
+DT_API dt_status dt_stream_create(dt_device device, dt_stream** out);
+/** A NEW reference to the device's default stream. Errors: as dt_stream_create. */
+DT_API dt_status dt_stream_default(dt_device device, dt_stream** out);
+/** Adds a reference. Errors: DT_ERR_INVALID_ARGUMENT (NULL), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_stream_retain(dt_stream* s);
+/** Drops a reference; NULL is a no-op. The stream itself lives on while tensors
+ *  allocated on it or the thread's current stream refer to it; work queued on it
+ *  finishes. Errors: DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_stream_release(dt_stream* s);
+/** *out = the stream's device. Errors: DT_ERR_INVALID_ARGUMENT (NULL), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_stream_device(const dt_stream* s, dt_device* out);
+/** *out = 1 for a default stream, else 0. Errors: as dt_stream_device. */
+DT_API dt_status dt_stream_is_default(const dt_stream* s, int32_t* out);
+/** Waits until the work queued on s has finished. Errors: DT_ERR_INVALID_ARGUMENT,
+ *  DT_ERR_INVALID_HANDLE, DT_ERR_DEVICE_LOST (a kernel on it failed), DT_ERR_BACKEND. */
+DT_API dt_status dt_stream_synchronize(const dt_stream* s);
+/** *done = 1 when the work queued on s has finished, else 0; does not wait on a GPU.
+ *  Errors: as dt_stream_synchronize. */
+DT_API dt_status dt_stream_query(const dt_stream* s, int32_t* done);
+/** Work queued on s after this call waits until e's recorded work has finished; the
+ *  caller does not wait. e may be of another device (of another device type the
+ *  calling thread waits for e instead). An event never recorded is no wait.
+ *  Errors: as dt_stream_synchronize. */
+DT_API dt_status dt_stream_wait_event(const dt_stream* s, const dt_event* e);
+/** Work queued on s after this call waits for the work queued on other so far (an event
+ *  recorded on other, waited for by s). Errors: as dt_stream_wait_event. */
+DT_API dt_status dt_stream_wait_stream(const dt_stream* s, const dt_stream* other);
+/** *out = the backend's own handle of s, for mixing libraries on one queue: a
+ *  cudaStream_t for a CUDA stream (the default stream's too); NULL for a device without
+ *  streams (the CPU). BORROWED: valid while s lives; never destroy it.
+ *  Errors: as dt_stream_device. */
+DT_API dt_status dt_stream_native_handle(const dt_stream* s, void** out);
+
+/** Makes s the calling thread's current stream for s's device (see above; a default
+ *  stream sets it back to the default). *previous (may be NULL) receives a NEW reference
+ *  to the stream it replaces, to restore with another call and then release.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL s), DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY;
+ *  on failure the current stream is unchanged. */
+DT_API dt_status dt_set_thread_stream(const dt_stream* s, dt_stream** previous);
+/** A NEW reference to the calling thread's current stream for device.
+ *  Errors: as dt_stream_create. */
+DT_API dt_status dt_thread_stream(dt_device device, dt_stream** out);
+
+/** A NEW event on device, never recorded, that times what it marks.
+ *  Errors: as dt_stream_create. */
+DT_API dt_status dt_event_create(dt_device device, dt_event** out);
+/** Adds a reference. Errors: DT_ERR_INVALID_ARGUMENT (NULL), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_event_retain(dt_event* e);
+/** Drops a reference; NULL is a no-op. Waits already queued on it stay valid.
+ *  Errors: DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_event_release(dt_event* e);
+/** *out = the event's device. Errors: DT_ERR_INVALID_ARGUMENT (NULL), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_event_device(const dt_event* e, dt_device* out);
+/** Marks the end of the work queued on s so far (s NULL: the calling thread's current
+ *  stream of e's device); recording again moves the mark. Errors: DT_ERR_INVALID_ARGUMENT,
+ *  DT_ERR_INVALID_HANDLE, DT_ERR_DEVICE_MISMATCH (s on another device than e),
+ *  DT_ERR_DEVICE_LOST, DT_ERR_BACKEND. */
+DT_API dt_status dt_event_record(const dt_event* e, const dt_stream* s);
+/** Waits until the recorded work has finished (at once for an event never recorded).
+ *  Errors: DT_ERR_INVALID_ARGUMENT, DT_ERR_INVALID_HANDLE, DT_ERR_DEVICE_LOST, DT_ERR_BACKEND. */
+DT_API dt_status dt_event_synchronize(const dt_event* e);
+/** *done = 1 when the recorded work has finished (or the event was never recorded),
+ *  else 0; does not wait. Errors: as dt_event_synchronize. */
+DT_API dt_status dt_event_query(const dt_event* e, int32_t* done);
+/** *ms = milliseconds from start's mark to end's, both recorded on one device; waits
+ *  for their work to finish first (on a GPU about 0.5 us resolution, from the device's
+ *  clock; on the CPU the host's steady clock). Errors: DT_ERR_INVALID_ARGUMENT (NULL, an
+ *  event never recorded, events of different devices), DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_DEVICE_LOST, DT_ERR_BACKEND; *ms is untouched on failure. */
+DT_API dt_status dt_event_elapsed_ms(const dt_event* start, const dt_event* end, float* ms);
+
+/** Tells the allocator that t's memory is used by work queued on s, a stream of t's
+ *  device other than the one it was allocated on: when t's memory is freed, the free
+ *  waits for the work queued on s until then. As torch's Tensor.record_stream. Nothing
+ *  to do (and no error) on devices without streams. Errors: DT_ERR_INVALID_ARGUMENT
+ *  (NULL), DT_ERR_INVALID_HANDLE, DT_ERR_DEVICE_MISMATCH (s on another device),
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_tensor_record_stream(const dt_tensor* t, const dt_stream* s);
+
 /* ---------------------------------------------------------------- tensor constructors
  *
  * Common to all constructors: shape points to ndim dimensions (each >= 0; NULL allowed
@@ -1113,6 +1233,22 @@ DT_API dt_status dt_tensor_to_dlpack_versioned(const dt_tensor* t, struct DLMana
  *  tensor read-only (see above); IS_COPIED changes nothing. Errors: as
  *  dt_tensor_from_dlpack, plus the major version. */
 DT_API dt_status dt_tensor_from_dlpack_versioned(struct DLManagedTensorVersioned* managed, dt_tensor** out);
+
+/** dt_tensor_from_dlpack, ordered after the producer's stream: work queued afterwards
+ *  on the calling thread's current stream of the tensor's device waits for the work
+ *  queued on producer_stream so far, without the caller waiting (an event recorded on
+ *  the producer's stream). producer_stream is encoded as DLPack's __dlpack__(stream=):
+ *  for CUDA memory 1 is the legacy default stream, 2 the per-thread default stream,
+ *  other values a cudaStream_t, and 0 is refused as ambiguous; for host memory (and
+ *  devices without streams) only -1 or 0 (no stream). -1 always means no ordering, as
+ *  dt_tensor_from_dlpack. Ownership and errors: as dt_tensor_from_dlpack, plus
+ *  DT_ERR_INVALID_ARGUMENT for a stream value the device cannot have, DT_ERR_BACKEND; on
+ *  failure managed stays the caller's. */
+DT_API dt_status dt_tensor_from_dlpack_stream(struct DLManagedTensor* managed, int64_t producer_stream,
+                                              dt_tensor** out);
+/** dt_tensor_from_dlpack_stream for a DLManagedTensorVersioned. */
+DT_API dt_status dt_tensor_from_dlpack_versioned_stream(struct DLManagedTensorVersioned* managed,
+                                                        int64_t producer_stream, dt_tensor** out);
 
 /** *out = 1 when t's memory is read-only (a versioned DLPack import flagged so, or a view
  *  of one), else 0. Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out). */

@@ -59,7 +59,8 @@
 // usable GPU, cuda:0 must give DT_ERR_DEVICE_UNAVAILABLE; with one, cuda:99 must give
 // DT_ERR_INVALID_DEVICE. Rows that cannot apply on this machine are reported as skipped.
 //
-// Only include/devtensor.h is used.
+// Only include/devtensor.h is called; src/core/op_table.h lists the unary entry points, so
+// a new op's rows come with its row in the table.
 
 #include <gtest/gtest.h>
 
@@ -87,6 +88,7 @@
 
 #include "devtensor.h"
 #include "../src/api/testing.h"
+#include "../src/core/op_table.h"  // the op table: the unary entry points
 
 // Under AddressSanitizer a huge malloc must return NULL (so the library can report
 // DT_ERR_OUT_OF_MEMORY) instead of aborting the test program.
@@ -1047,10 +1049,12 @@ void add_elementwise_cases(Table& T) {
 
   // unary
   using Un = dt_status (*)(const dt_tensor*, dt_tensor**);
-  const std::pair<const char*, Un> uns[] = {
-      {FN(dt_neg)}, {FN(dt_abs)}, {FN(dt_exp)}, {FN(dt_log)}, {FN(dt_sqrt)}, {FN(dt_rsqrt)},
-      {FN(dt_sin)}, {FN(dt_cos)}, {FN(dt_relu)}, {FN(dt_sigmoid)}, {FN(dt_tanh)},
-      {FN(dt_gelu)}, {FN(dt_silu)}};
+  // Every unary op of the table with an entry point (a new row gets its rows here).
+#define DT_CONTRACT_UNARY(fn) {FN(fn)},
+#define X(Name, code, c_name, rule, cost, visibility, ...) DT_IF_PUBLIC_##visibility(DT_CONTRACT_UNARY(dt_##c_name))
+  const std::pair<const char*, Un> uns[] = {DT_UNARY_OPS(X)};
+#undef X
+#undef DT_CONTRACT_UNARY
   for (auto [name, f] : uns) T.unary(name, f, "a");
   T.add("dt_neg", "bool_operand", {TM}, [](Ctx& x) { return dt_neg(x.bl, &x.o.t); });
 }
@@ -1663,6 +1667,159 @@ void add_module_cases(Table& T) {
   opt_handles("dt_optimizer_release", [](Ctx&, dt_optimizer* o) { return dt_optimizer_release(o); }, false);
 }
 
+// A live stream and event on cpu:0 for a row's call.
+struct LiveStream {
+  dt_stream* s = nullptr;
+  LiveStream() { dt_stream_create(CPU0, &s); }
+  ~LiveStream() { dt_stream_release(s); }
+};
+struct LiveEvent {
+  dt_event* e = nullptr;
+  LiveEvent() { dt_event_create(CPU0, &e); }
+  ~LiveEvent() { dt_event_release(e); }
+};
+
+void add_stream_cases(Table& T) {
+  using SCall = std::function<dt_status(Ctx&, dt_stream*)>;
+  using ECall = std::function<dt_status(Ctx&, dt_event*)>;
+  // A stream (event) argument replaced in turn by each bad handle, one of the other kind
+  // included.
+  auto stream_handles = [&T](const std::string& fn, const std::string& arg, SCall call, bool with_null = true) {
+    if (with_null)
+      T.add(fn, arg + "=NULL", {IA, IH}, [call](Ctx& x) { return call(x, nullptr); }).group = "NULL stream handle";
+    T.add(fn, arg + "=released", {IH}, [call](Ctx& x) {
+       dt_stream* s = nullptr;
+       if (dt_stream_create(CPU0, &s) != DT_OK || dt_stream_release(s) != DT_OK) return dt_status{-999};
+       return call(x, s);
+     }).msg_has = "releas";
+    T.add(fn, arg + "=stack_int", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_stream*>(x.foreign_stack)); });
+    T.add(fn, arg + "=small_integer", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_stream*>(x.small)); });
+    T.add(fn, arg + "=tensor_handle", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_stream*>(x.a)); })
+        .msg_has = "stream";
+    T.add(fn, arg + "=event_handle", {IH}, [call](Ctx& x) {
+       LiveEvent e;
+       return call(x, reinterpret_cast<dt_stream*>(e.e));
+     }).msg_has = "stream";
+  };
+  auto event_handles = [&T](const std::string& fn, const std::string& arg, ECall call, bool with_null = true) {
+    if (with_null)
+      T.add(fn, arg + "=NULL", {IA, IH}, [call](Ctx& x) { return call(x, nullptr); }).group = "NULL event handle";
+    T.add(fn, arg + "=released", {IH}, [call](Ctx& x) {
+       dt_event* e = nullptr;
+       if (dt_event_create(CPU0, &e) != DT_OK || dt_event_release(e) != DT_OK) return dt_status{-999};
+       return call(x, e);
+     }).msg_has = "releas";
+    T.add(fn, arg + "=stack_int", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_event*>(x.foreign_stack)); });
+    T.add(fn, arg + "=tensor_handle", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_event*>(x.a)); })
+        .msg_has = "event";
+    T.add(fn, arg + "=stream_handle", {IH}, [call](Ctx& x) {
+       LiveStream s;
+       return call(x, reinterpret_cast<dt_event*>(s.s));
+     }).msg_has = "event";
+  };
+  auto stream_out = [](Ctx& x) { return reinterpret_cast<dt_stream**>(&x.o.ptr); };
+  auto event_out = [](Ctx& x) { return reinterpret_cast<dt_event**>(&x.o.ptr); };
+  auto ms_out = [](Ctx& x) { return reinterpret_cast<float*>(&x.o.d); };
+
+  T.add("dt_stream_create", "out=NULL", {IA}, [](Ctx&) { return dt_stream_create(CPU0, nullptr); });
+  T.devices("dt_stream_create", [stream_out](Ctx& x, dt_device d) { return dt_stream_create(d, stream_out(x)); });
+  T.add("dt_stream_default", "out=NULL", {IA}, [](Ctx&) { return dt_stream_default(CPU0, nullptr); });
+  T.devices("dt_stream_default", [stream_out](Ctx& x, dt_device d) { return dt_stream_default(d, stream_out(x)); });
+  T.add("dt_thread_stream", "out=NULL", {IA}, [](Ctx&) { return dt_thread_stream(CPU0, nullptr); });
+  T.devices("dt_thread_stream", [stream_out](Ctx& x, dt_device d) { return dt_thread_stream(d, stream_out(x)); });
+  T.add("dt_event_create", "out=NULL", {IA}, [](Ctx&) { return dt_event_create(CPU0, nullptr); });
+  T.devices("dt_event_create", [event_out](Ctx& x, dt_device d) { return dt_event_create(d, event_out(x)); });
+
+  stream_handles("dt_stream_retain", "s", [](Ctx&, dt_stream* s) { return dt_stream_retain(s); });
+  stream_handles("dt_stream_release", "s", [](Ctx&, dt_stream* s) { return dt_stream_release(s); }, false);
+  stream_handles("dt_stream_device", "s", [](Ctx& x, dt_stream* s) { return dt_stream_device(s, &x.o.dev); });
+  T.add("dt_stream_device", "out=NULL", {IA}, [](Ctx&) { return dt_stream_device(LiveStream().s, nullptr); });
+  stream_handles("dt_stream_is_default", "s", [](Ctx& x, dt_stream* s) { return dt_stream_is_default(s, &x.o.i32); });
+  T.add("dt_stream_is_default", "out=NULL", {IA}, [](Ctx&) { return dt_stream_is_default(LiveStream().s, nullptr); });
+  stream_handles("dt_stream_synchronize", "s", [](Ctx&, dt_stream* s) { return dt_stream_synchronize(s); });
+  stream_handles("dt_stream_query", "s", [](Ctx& x, dt_stream* s) { return dt_stream_query(s, &x.o.i32); });
+  T.add("dt_stream_query", "done=NULL", {IA}, [](Ctx&) { return dt_stream_query(LiveStream().s, nullptr); });
+  stream_handles("dt_stream_wait_event", "s", [](Ctx&, dt_stream* s) { return dt_stream_wait_event(s, LiveEvent().e); });
+  event_handles("dt_stream_wait_event", "e", [](Ctx&, dt_event* e) { return dt_stream_wait_event(LiveStream().s, e); });
+  stream_handles("dt_stream_wait_stream", "s", [](Ctx&, dt_stream* s) { return dt_stream_wait_stream(s, LiveStream().s); });
+  stream_handles("dt_stream_wait_stream", "other", [](Ctx&, dt_stream* s) { return dt_stream_wait_stream(LiveStream().s, s); });
+  stream_handles("dt_stream_native_handle", "s", [](Ctx& x, dt_stream* s) { return dt_stream_native_handle(s, &x.o.ptr); });
+  T.add("dt_stream_native_handle", "out=NULL", {IA}, [](Ctx&) { return dt_stream_native_handle(LiveStream().s, nullptr); });
+  stream_handles("dt_set_thread_stream", "s", [stream_out](Ctx& x, dt_stream* s) { return dt_set_thread_stream(s, stream_out(x)); });
+
+  event_handles("dt_event_retain", "e", [](Ctx&, dt_event* e) { return dt_event_retain(e); });
+  event_handles("dt_event_release", "e", [](Ctx&, dt_event* e) { return dt_event_release(e); }, false);
+  event_handles("dt_event_device", "e", [](Ctx& x, dt_event* e) { return dt_event_device(e, &x.o.dev); });
+  T.add("dt_event_device", "out=NULL", {IA}, [](Ctx&) { return dt_event_device(LiveEvent().e, nullptr); });
+  event_handles("dt_event_record", "e", [](Ctx&, dt_event* e) { return dt_event_record(e, nullptr); });
+  T.add("dt_event_record", "s=released", {IH}, [](Ctx&) {
+    dt_stream* s = nullptr;
+    if (dt_stream_create(CPU0, &s) != DT_OK || dt_stream_release(s) != DT_OK) return dt_status{-999};
+    return dt_event_record(LiveEvent().e, s);
+  });
+  T.add("dt_event_record", "stream_of_cpu:1", {DM}, [](Ctx&) {
+    dt_stream* s = nullptr;
+    if (dt_stream_create(dev(DT_DEVICE_CPU, 1), &s) != DT_OK) return dt_status{-999};
+    const dt_status st = dt_event_record(LiveEvent().e, s);
+    dt_stream_release(s);
+    return st;
+  }).msg_has = "cpu:1";
+  event_handles("dt_event_synchronize", "e", [](Ctx&, dt_event* e) { return dt_event_synchronize(e); });
+  event_handles("dt_event_query", "e", [](Ctx& x, dt_event* e) { return dt_event_query(e, &x.o.i32); });
+  T.add("dt_event_query", "done=NULL", {IA}, [](Ctx&) { return dt_event_query(LiveEvent().e, nullptr); });
+  event_handles("dt_event_elapsed_ms", "start", [ms_out](Ctx& x, dt_event* e) {
+    LiveEvent end;
+    dt_event_record(end.e, nullptr);
+    return dt_event_elapsed_ms(e, end.e, ms_out(x));
+  });
+  event_handles("dt_event_elapsed_ms", "end", [ms_out](Ctx& x, dt_event* e) {
+    LiveEvent start;
+    dt_event_record(start.e, nullptr);
+    return dt_event_elapsed_ms(start.e, e, ms_out(x));
+  });
+  T.add("dt_event_elapsed_ms", "ms=NULL", {IA}, [](Ctx&) {
+    LiveEvent a;
+    dt_event_record(a.e, nullptr);
+    return dt_event_elapsed_ms(a.e, a.e, nullptr);
+  });
+  T.add("dt_event_elapsed_ms", "never_recorded", {IA}, [ms_out](Ctx& x) {
+    LiveEvent a, b;
+    dt_event_record(a.e, nullptr);
+    return dt_event_elapsed_ms(a.e, b.e, ms_out(x));
+  }).msg_has = "never recorded";
+  T.add("dt_event_elapsed_ms", "events_of_two_devices", {IA}, [ms_out](Ctx& x) {
+    LiveEvent a;
+    dt_event* b = nullptr;
+    if (dt_event_create(dev(DT_DEVICE_CPU, 1), &b) != DT_OK) return dt_status{-999};
+    dt_event_record(a.e, nullptr);
+    dt_event_record(b, nullptr);
+    const dt_status st = dt_event_elapsed_ms(a.e, b, ms_out(x));
+    dt_event_release(b);
+    return st;
+  }).msg_has = "different devices";
+
+  T.handles("dt_tensor_record_stream", "t", [](Ctx&, const dt_tensor* t) { return dt_tensor_record_stream(t, LiveStream().s); });
+  stream_handles("dt_tensor_record_stream", "s", [](Ctx& x, dt_stream* s) { return dt_tensor_record_stream(x.a, s); });
+  T.add("dt_tensor_record_stream", "stream_of_cpu:1", {DM}, [](Ctx& x) {
+    dt_stream* s = nullptr;
+    if (dt_stream_create(dev(DT_DEVICE_CPU, 1), &s) != DT_OK) return dt_status{-999};
+    const dt_status st = dt_tensor_record_stream(x.a, s);
+    dt_stream_release(s);
+    return st;
+  });
+
+  T.add("dt_tensor_from_dlpack_stream", "managed=NULL", {IA},
+        [](Ctx& x) { return dt_tensor_from_dlpack_stream(nullptr, -1, &x.o.t); });
+  T.add("dt_tensor_from_dlpack_stream", "out=NULL", {IA}, [](Ctx&) {
+    return dt_tensor_from_dlpack_stream(reinterpret_cast<DLManagedTensor*>(0x1000), -1, nullptr);
+  });
+  T.add("dt_tensor_from_dlpack_versioned_stream", "managed=NULL", {IA},
+        [](Ctx& x) { return dt_tensor_from_dlpack_versioned_stream(nullptr, -1, &x.o.t); });
+  T.add("dt_tensor_from_dlpack_versioned_stream", "out=NULL", {IA}, [](Ctx&) {
+    return dt_tensor_from_dlpack_versioned_stream(reinterpret_cast<DLManagedTensorVersioned*>(0x1000), -1, nullptr);
+  });
+}
+
 const std::vector<Case>& all_cases() {
   static const std::vector<Case> cases = [] {
     Table T;
@@ -1678,6 +1835,7 @@ const std::vector<Case>& all_cases() {
     add_state_dict_cases(T);
     add_autograd_cases(T);
     add_module_cases(T);
+    add_stream_cases(T);
     return T.cases;
   }();
   return cases;

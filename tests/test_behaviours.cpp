@@ -139,6 +139,43 @@ TEST_F(Behaviours, BoolBytesAreNormalisedOnCopyInAndRefusedWhenBorrowed) {
   EXPECT_EQ(values<unsigned char>(v), (std::vector<unsigned char>{1, 0}));
 }
 
+TEST_F(Behaviours, BorrowedBoolChecksCostTheMemoryNotTheElementCount) {
+  // Found by fuzzing DLPack imports: an expanded bool tensor (stride 0) of 2^62 elements
+  // over one byte was checked element by element, for ever. A stride-0 dimension is now
+  // read once, so the check is instant, and a bad byte is still named by its element.
+  unsigned char one[3] = {1, 0, 1};
+  int64_t huge[2] = {int64_t{1} << 40, 3}, expanded[2] = {0, 1};
+  T big;
+  DT_ASSERT_OK(dt_tensor_from_blob(one, huge, 2, expanded, DT_BOOL, cpu(), nullptr, nullptr, big.out()));
+  unsigned char bad[3] = {1, 0, 2};
+  dt_tensor* out = nullptr;
+  DT_EXPECT_STATUS(dt_tensor_from_blob(bad, huge, 2, expanded, DT_BOOL, cpu(), nullptr, nullptr, &out),
+                   DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("element 2 (in row-major order) of the bool tensor holds the byte 2"),
+            std::string::npos)
+      << dt_last_error_message();
+  // Inner dimension expanded: [3, 2^40] with strides [1, 0] -> row 2 starts at element 2 * 2^40.
+  int64_t tall[2] = {3, int64_t{1} << 40}, rows[2] = {1, 0};
+  DT_EXPECT_STATUS(dt_tensor_from_blob(bad, tall, 2, rows, DT_BOOL, cpu(), nullptr, nullptr, &out),
+                   DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("element " + std::to_string(int64_t{2} << 40) + " "),
+            std::string::npos)
+      << dt_last_error_message();
+  // Elements that overlap ([3, 2] with strides [1, 1]: 6 elements over 4 bytes): every
+  // byte they span is checked, once.
+  unsigned char span[4] = {1, 0, 1, 7};
+  int64_t sq[2] = {3, 2}, diag[2] = {1, 1};
+  DT_EXPECT_STATUS(dt_tensor_from_blob(span, sq, 2, diag, DT_BOOL, cpu(), nullptr, nullptr, &out),
+                   DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("elements overlap, and byte 3 of the memory they span holds 7"),
+            std::string::npos)
+      << dt_last_error_message();
+  span[3] = 1;
+  T overlapping;
+  DT_ASSERT_OK(dt_tensor_from_blob(span, sq, 2, diag, DT_BOOL, cpu(), nullptr, nullptr, overlapping.out()));
+  EXPECT_EQ(out, nullptr);
+}
+
 TEST_F(Behaviours, DataPtrIsLiveMemory) {
   int64_t n = 3;
   T t;

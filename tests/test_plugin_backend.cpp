@@ -8,8 +8,10 @@
 #include <dlfcn.h>
 #include <dlpack/dlpack.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/dt_test.h"
@@ -19,13 +21,43 @@ namespace {
 constexpr int32_t kTestDev = 12;
 const dt_device kDev0{kTestDev, 0}, kDev1{kTestDev, 1};
 
-// The plugin's op counter, through the same loaded copy the library uses.
-uint64_t plugin_ops() {
+// A symbol of the plugin, from the same loaded copy the library uses.
+void* plugin_symbol(const char* name) {
   const char* path = std::getenv("DEVTENSOR_PLUGINS");
   void* h = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
-  auto count = h ? reinterpret_cast<uint64_t (*)()>(dlsym(h, "devtensor_test_backend_ops")) : nullptr;
+  return h ? dlsym(h, name) : nullptr;
+}
+
+// The plugin's op counter.
+uint64_t plugin_ops() {
+  auto count = reinterpret_cast<uint64_t (*)()>(plugin_symbol("devtensor_test_backend_ops"));
   return count ? count() : 0;
 }
+
+// What the plugin saw queued on a stream.
+struct Queued {
+  uint64_t ops, allocations, frees, copies, waits, records;
+};
+Queued queued_on(const dt_stream* s) {
+  void* native = nullptr;
+  EXPECT_EQ(dt_stream_native_handle(s, &native), DT_OK) << dt_last_error_message();
+  auto counts = reinterpret_cast<void (*)(void*, uint64_t*)>(plugin_symbol("devtensor_test_backend_stream_counts"));
+  uint64_t c[6] = {};
+  if (counts && native) counts(native, c);
+  return Queued{c[0], c[1], c[2], c[3], c[4], c[5]};
+}
+
+// Owns a stream or event reference.
+struct Stream {
+  dt_stream* s = nullptr;
+  ~Stream() { dt_stream_release(s); }
+  operator dt_stream*() const { return s; }
+};
+struct Event {
+  dt_event* e = nullptr;
+  ~Event() { dt_event_release(e); }
+  operator dt_event*() const { return e; }
+};
 
 class PluginBackend : public LeakChecked {
  protected:
@@ -149,8 +181,143 @@ TEST_F(PluginBackend, DlpackExportsItsDeviceType) {
   EXPECT_EQ(d.index, 1);
 }
 
+// ---- streams and events through the plugin's own slots (it counts what each got)
+
+TEST_F(PluginBackend, OpsAllocationsAndCopiesGoToTheThreadsStream) {
+  Stream def, user, previous, ignored;
+  DT_ASSERT_OK(dt_stream_default(kDev0, &def.s));
+  DT_ASSERT_OK(dt_stream_create(kDev0, &user.s));
+  void* native = nullptr;
+  DT_ASSERT_OK(dt_stream_native_handle(user, &native));
+  EXPECT_NE(native, nullptr) << "the plugin's own stream";
+  DT_ASSERT_OK(dt_stream_native_handle(def, &native));
+  EXPECT_NE(native, nullptr) << "the plugin's default stream";
+  const Queued def0 = queued_on(def), user0 = queued_on(user);
+  const float host[3] = {1, 2, 3};
+  const int64_t n = 3;
+  T a, b, c;
+  DT_ASSERT_OK(dt_set_thread_stream(user, &previous.s));
+  DT_ASSERT_OK(dt_tensor_from_data(host, sizeof host, &n, 1, DT_FLOAT32, kDev0, a.out()));  // 1 allocation, 1 copy
+  DT_ASSERT_OK(dt_add(a, a, b.out()));                                                       // 1 allocation, 1 op
+  // Another thread's work on the same device still goes to the default stream.
+  std::thread([&] { EXPECT_EQ(dt_mul(a, a, c.out()), DT_OK) << dt_last_error_message(); }).join();
+  DT_ASSERT_OK(dt_set_thread_stream(previous, &ignored.s));
+  const Queued def1 = queued_on(def), user1 = queued_on(user);
+  EXPECT_EQ(user1.allocations - user0.allocations, 2u);
+  EXPECT_EQ(user1.copies - user0.copies, 1u);
+  EXPECT_EQ(user1.ops - user0.ops, 1u);
+  EXPECT_EQ(def1.ops - def0.ops, 1u) << "the other thread's op";
+  EXPECT_EQ(def1.allocations - def0.allocations, 1u);
+  EXPECT_EQ(values<float>(b), (std::vector<float>{2, 4, 6}));
+  EXPECT_EQ(values<float>(c), (std::vector<float>{1, 4, 9}));
+  // Memory is freed on the stream it came from, whichever stream is current then, and
+  // the stream lives on for it after its handle is gone.
+  dt_stream* raw = user.s;
+  DT_ASSERT_OK(dt_stream_retain(raw));
+  a.out();
+  b.out();
+  EXPECT_EQ(queued_on(user).frees - user0.frees, 2u);
+  DT_ASSERT_OK(dt_stream_release(raw));
+}
+
+TEST_F(PluginBackend, RecordStreamMakesTheFreeWaitForTheOtherStream) {
+  Stream def, user;
+  DT_ASSERT_OK(dt_stream_default(kDev0, &def.s));
+  DT_ASSERT_OK(dt_stream_create(kDev0, &user.s));
+  const int64_t n = 8;
+  T x;
+  DT_ASSERT_OK(dt_tensor_ones(&n, 1, DT_FLOAT32, kDev0, x.out()));  // on the default stream
+  DT_ASSERT_OK(dt_tensor_record_stream(x, user));
+  DT_ASSERT_OK(dt_tensor_record_stream(x, user));  // twice is once
+  DT_ASSERT_OK(dt_tensor_record_stream(x, def));   // its own stream: nothing to do
+  const Queued def0 = queued_on(def), user0 = queued_on(user);
+  x.out();
+  const Queued def1 = queued_on(def), user1 = queued_on(user);
+  EXPECT_EQ(user1.records - user0.records, 1u) << "an event marks the other stream's work";
+  EXPECT_EQ(def1.waits - def0.waits, 1u) << "the allocating stream waits for it";
+  EXPECT_EQ(def1.frees - def0.frees, 1u) << "then frees";
+  // A stream of the other device is refused.
+  Stream other;
+  DT_ASSERT_OK(dt_stream_create(kDev1, &other.s));
+  T y;
+  DT_ASSERT_OK(dt_tensor_ones(&n, 1, DT_FLOAT32, kDev0, y.out()));
+  DT_EXPECT_STATUS(dt_tensor_record_stream(y, other), DT_ERR_DEVICE_MISMATCH);
+}
+
+TEST_F(PluginBackend, EventsRecordWaitAndTimeThroughThePlugin) {
+  Stream s0, s1, t1;
+  Event start, end;
+  DT_ASSERT_OK(dt_stream_create(kDev0, &s0.s));
+  DT_ASSERT_OK(dt_stream_create(kDev1, &s1.s));
+  DT_ASSERT_OK(dt_stream_create(kDev1, &t1.s));
+  DT_ASSERT_OK(dt_event_create(kDev0, &start.e));
+  DT_ASSERT_OK(dt_event_create(kDev0, &end.e));
+  DT_ASSERT_OK(dt_event_record(start, s0));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  DT_ASSERT_OK(dt_event_record(end, s0));
+  EXPECT_EQ(queued_on(s0).records, 2u);
+  float ms = 0;
+  DT_ASSERT_OK(dt_event_elapsed_ms(start, end, &ms));  // the plugin's clock
+  EXPECT_GE(ms, 20.0f);
+  // A stream of testdev:1 waits on an event of testdev:0 on the device (same backend).
+  DT_ASSERT_OK(dt_stream_wait_event(s1, end));
+  EXPECT_EQ(queued_on(s1).waits, 1u);
+  // stream waits for stream: an event recorded on the other, waited for.
+  DT_ASSERT_OK(dt_stream_wait_stream(s1, t1));
+  EXPECT_EQ(queued_on(t1).records, 1u);
+  EXPECT_EQ(queued_on(s1).waits, 2u);
+  int32_t done = 0;
+  DT_ASSERT_OK(dt_stream_query(s1, &done));
+  EXPECT_EQ(done, 1);
+  DT_ASSERT_OK(dt_event_query(end, &done));
+  EXPECT_EQ(done, 1);
+  DT_ASSERT_OK(dt_event_synchronize(end));
+  DT_ASSERT_OK(dt_stream_synchronize(s1));
+  // Recorded on a stream of another device: refused, naming both.
+  DT_EXPECT_STATUS(dt_event_record(start, s1), DT_ERR_DEVICE_MISMATCH);
+  EXPECT_NE(std::string(dt_last_error_message()).find("the event is on testdev:0 but the stream on testdev:1"),
+            std::string::npos)
+      << dt_last_error_message();
+  // A CPU stream waiting on a testdev event: the host waits (another backend).
+  Stream on_cpu;
+  DT_ASSERT_OK(dt_stream_create(cpu(), &on_cpu.s));
+  DT_ASSERT_OK(dt_stream_wait_event(on_cpu, end));
+}
+
+TEST_F(PluginBackend, DlpackImportWaitsForTheProducersStream) {
+  Stream producer, def;
+  DT_ASSERT_OK(dt_stream_create(kDev0, &producer.s));
+  DT_ASSERT_OK(dt_stream_default(kDev0, &def.s));
+  void* native = nullptr;
+  DT_ASSERT_OK(dt_stream_native_handle(producer, &native));
+  const int64_t n = 4;
+  T t;
+  DT_ASSERT_OK(dt_tensor_ones(&n, 1, DT_FLOAT32, kDev0, t.out()));
+  DLManagedTensor* m = nullptr;
+  DT_ASSERT_OK(dt_tensor_to_dlpack(t, &m));
+  // 0 is ambiguous in DLPack: refused, and m stays ours.
+  dt_tensor* back = nullptr;
+  DT_EXPECT_STATUS(dt_tensor_from_dlpack_stream(m, 0, &back), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("DLPack refuses 0 as ambiguous"), std::string::npos)
+      << dt_last_error_message();
+  DT_EXPECT_STATUS(dt_tensor_from_dlpack_stream(m, -5, &back), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(back, nullptr);
+  const Queued p0 = queued_on(producer), d0 = queued_on(def);
+  DT_ASSERT_OK(dt_tensor_from_dlpack_stream(m, static_cast<int64_t>(reinterpret_cast<intptr_t>(native)), &back));
+  T owned(back);
+  EXPECT_EQ(queued_on(producer).records - p0.records, 1u) << "an event on the producer's stream";
+  EXPECT_EQ(queued_on(def).waits - d0.waits, 1u) << "waited for by the thread's (default) stream";
+  EXPECT_EQ(values<float>(owned), (std::vector<float>{1, 1, 1, 1}));
+  // -1: no ordering at all.
+  DLManagedTensor* m2 = nullptr;
+  DT_ASSERT_OK(dt_tensor_to_dlpack(t, &m2));
+  T again;
+  DT_ASSERT_OK(dt_tensor_from_dlpack_stream(m2, -1, again.out()));
+  EXPECT_EQ(queued_on(def).waits - d0.waits, 1u);
+}
+
 TEST_F(PluginBackend, WhatItLacksIsNotSupported) {
-  // The plugin offers no pinned memory, streams or events (optional slots left NULL);
+  // The plugin offers no pinned memory (those optional slots are left NULL);
   // pinned memory then comes from no usable backend here (CUDA is unavailable too).
   if (dt_cuda_is_available()) GTEST_SKIP() << "CUDA offers pinned memory here";
   const int64_t n = 2;

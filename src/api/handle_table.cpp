@@ -14,6 +14,14 @@ namespace dt {
 
 namespace {
 
+// "a tensor", "an event".
+std::string with_article(const char* noun) {
+  const char c = noun[0];
+  const bool vowel = c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u';
+  return std::string(vowel ? "an " : "a ") + noun;
+}
+
+
 // A handle's value is (generation << 24) | slot index: not an address, so all 64 bits
 // serve the check. state = generation (upper 40 bits) | reference count (lower 24 bits).
 // A slot is live while its count is nonzero; freeing it bumps the generation so old
@@ -74,8 +82,8 @@ class Table {
     uint64_t st = s.state.load(std::memory_order_acquire);
     check_generation(handle, st, what);
     if (s.kind != static_cast<uint32_t>(kind))
-      fail(DT_ERR_INVALID_HANDLE, cat(what, ": expected a ", handle_kind_name(kind), " handle but got a ",
-                                      handle_kind_name(static_cast<HandleKind>(s.kind)), " handle"));
+      fail(DT_ERR_INVALID_HANDLE, cat(what, ": expected ", with_article(handle_kind_name(kind)), " handle but got ",
+                                      with_article(handle_kind_name(static_cast<HandleKind>(s.kind))), " handle"));
     *state_out = st;
     return s;
   }
@@ -220,6 +228,8 @@ const char* handle_kind_name(HandleKind k) {
     case HandleKind::Module: return "module";
     case HandleKind::Optimizer: return "optimizer";
     case HandleKind::StateDict: return "state dict";
+    case HandleKind::Stream: return "stream";
+    case HandleKind::Event: return "event";
   }
   return "unknown";
 }

@@ -21,6 +21,11 @@ class Allocator {
   virtual ~Allocator() = default;
   virtual void* allocate(size_t nbytes) = 0;
   virtual void deallocate(void* p, size_t nbytes) = 0;
+  // The same, ordered on a stream of the backend (core/stream.h; null: the default):
+  // memory freed on a stream is reused by later work on it without waiting. Allocators
+  // without streams ignore it.
+  virtual void* allocate_on(size_t nbytes, void* stream) { return allocate(nbytes); }
+  virtual void deallocate_on(void* p, size_t nbytes, void* stream) { deallocate(p, nbytes); }
   virtual AllocatorStats stats() = 0;
   virtual void empty_cache() = 0;
   // Page-locked host memory (pinned tensors: fast, asynchronous copies to a GPU).

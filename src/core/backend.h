@@ -33,6 +33,7 @@ struct OpArgs {
   int nt = 0;
   double f[2] = {0, 0};
   int64_t i[4] = {0, 0, 0, 0};
+  void* stream = nullptr;  // the backend's stream to queue on (null: the default); run_op sets it
 };
 
 class Backend {
@@ -63,6 +64,25 @@ class Backend {
   // ---- ops, by code
   virtual bool supports(int32_t op) = 0;
   virtual void run(int32_t op, const OpArgs& args) = 0;
+
+  // ---- streams and events (core/stream.h). A backend without them keeps these
+  // defaults: one in-order queue per device, which the core emulates streams and events
+  // on; the others are then never called. Handles are the backend's own; a null stream
+  // is the device's default stream.
+  virtual bool has_streams() { return false; }
+  virtual void* stream_create(int32_t index);
+  virtual void stream_destroy(int32_t index, void* stream) noexcept {}
+  virtual void stream_synchronize(int32_t index, void* stream) {}
+  virtual bool stream_query(int32_t index, void* stream) { return true; }
+  // The default stream's own handle (for dt_stream_native_handle), or null.
+  virtual void* stream_default_native(int32_t index) { return nullptr; }
+  virtual void* event_create(int32_t index);
+  virtual void event_destroy(int32_t index, void* event) noexcept {}
+  virtual void event_record(int32_t index, void* event, void* stream) {}
+  virtual void event_wait(int32_t index, void* stream, void* event) {}
+  virtual void event_synchronize(int32_t index, void* event) {}
+  virtual bool event_query(int32_t index, void* event) { return true; }
+  virtual float event_elapsed_ms(int32_t index, void* start, void* end) { return 0; }
 };
 
 // The backend of d's device type; INVALID_ARGUMENT for a type no backend registered.

@@ -133,7 +133,8 @@ typedef struct dtp_backend {
   /* dst = cast(src), src broadcast to dst's shape; either side may be on the host (not
    * both), and both may be on different devices of this backend. A host side is one
    * contiguous block of the device side's shape. non_blocking: a host-to-device copy from
-   * pinned memory may return before it ends. */
+   * pinned memory may return before it ends. stream: of the device the copy runs on (the
+ * device side's; the destination's between two devices). */
   int32_t (*copy)(const dtp_tensor* dst, const dtp_tensor* src, int32_t non_blocking, void* stream, dtp_error* err);
 
   /* 1 if run takes this op code, else 0. */
@@ -147,18 +148,27 @@ typedef struct dtp_backend {
   int32_t (*host_allocate)(size_t nbytes, void** out, dtp_error* err);
   void (*host_deallocate)(void* ptr);
 
-  /* OPTIONAL: streams and events (NULL: work is ordered on one queue per device). */
+  /* OPTIONAL: streams and events (core/stream.h), all or none; NULL: the device has one
+   * in-order queue, on which the core emulates them. A stream handle of NULL is the
+   * device's default stream; others come from stream_create, or from a DLPack producer
+   * (event_record then gets that foreign stream). Events time what they mark. */
   int32_t (*stream_create)(int32_t device, void** out, dtp_error* err);
-  int32_t (*stream_destroy)(int32_t device, void* stream, dtp_error* err);
+  void (*stream_destroy)(int32_t device, void* stream);
   int32_t (*stream_synchronize)(int32_t device, void* stream, dtp_error* err);
+  /* *done = 1 when the work queued on stream has finished, else 0; never blocks. */
+  int32_t (*stream_query)(int32_t device, void* stream, int32_t* done, dtp_error* err);
+  /* The default stream's own handle (a cudaStream_t), for callers mixing libraries. */
+  int32_t (*stream_default)(int32_t device, void** out, dtp_error* err);
   int32_t (*event_create)(int32_t device, void** out, dtp_error* err);
-  int32_t (*event_destroy)(int32_t device, void* event, dtp_error* err);
+  void (*event_destroy)(int32_t device, void* event);
   /* The event completes once the work queued on stream before it has. */
   int32_t (*event_record)(int32_t device, void* event, void* stream, dtp_error* err);
-  /* Work queued on stream after this waits for the event. */
+  /* Work queued on stream (of `device`) after this waits for the event, which may be of
+   * another device of this backend. */
   int32_t (*event_wait)(int32_t device, void* stream, void* event, dtp_error* err);
   int32_t (*event_synchronize)(int32_t device, void* event, dtp_error* err);
-  /* Milliseconds between two completed events. */
+  int32_t (*event_query)(int32_t device, void* event, int32_t* done, dtp_error* err);
+  /* Milliseconds between two recorded, completed events. */
   int32_t (*event_elapsed_ms)(int32_t device, void* start, void* end, float* out, dtp_error* err);
 } dtp_backend;
 

@@ -12,6 +12,7 @@
 #include "core/fault_injection.h"
 #include "core/registry.h"
 #include "core/storage.h"
+#include "core/stream.h"
 
 namespace dt {
 namespace {
@@ -68,13 +69,15 @@ class DeviceAllocator final : public Allocator {
  public:
   DeviceAllocator(const dtp_backend* t, int32_t ordinal, std::string where)
       : t_(t), ordinal_(ordinal), where_(std::move(where)) {}
-  void* allocate(size_t nbytes) override {
+  void* allocate(size_t nbytes) override { return allocate_on(nbytes, nullptr); }
+  void deallocate(void* p, size_t nbytes) override { deallocate_on(p, nbytes, nullptr); }
+  void* allocate_on(size_t nbytes, void* stream) override {
     void* p = nullptr;
     if (fault::allocation_fails()) fail(DT_ERR_OUT_OF_MEMORY, cat("out of memory on ", where_, " (injected fault)"));
-    call(nullptr, [&](dtp_error* e) { return t_->allocate(ordinal_, nbytes, nullptr, &p, e); });
+    call(nullptr, [&](dtp_error* e) { return t_->allocate(ordinal_, nbytes, stream, &p, e); });
     return p;
   }
-  void deallocate(void* p, size_t nbytes) override { t_->deallocate(ordinal_, p, nbytes, nullptr); }
+  void deallocate_on(void* p, size_t nbytes, void* stream) override { t_->deallocate(ordinal_, p, nbytes, stream); }
   AllocatorStats stats() override {
     dtp_mem_stats m;
     std::memset(&m, 0, sizeof m);
@@ -209,6 +212,13 @@ void PluginBackend::probe_once() {
       allocators_ = allocators;
       if (DT_HAS_SLOT(*table_, host_allocate) && DT_HAS_SLOT(*table_, host_deallocate))
         pinned_ = new PinnedAllocator(table_);
+      const dtp_backend& t = *table_;
+      streams_ = DT_HAS_SLOT(t, stream_create) && DT_HAS_SLOT(t, stream_destroy) &&
+                 DT_HAS_SLOT(t, stream_synchronize) && DT_HAS_SLOT(t, stream_query) &&
+                 DT_HAS_SLOT(t, stream_default) && DT_HAS_SLOT(t, event_create) &&
+                 DT_HAS_SLOT(t, event_destroy) && DT_HAS_SLOT(t, event_record) && DT_HAS_SLOT(t, event_wait) &&
+                 DT_HAS_SLOT(t, event_synchronize) && DT_HAS_SLOT(t, event_query) &&
+                 DT_HAS_SLOT(t, event_elapsed_ms);
       usable_ = true;
     }
   });
@@ -273,9 +283,11 @@ void PluginBackend::synchronize(Device d) {
 void PluginBackend::copy(const Tensor& dst, const Tensor& src, bool non_blocking) {
   const dtp_backend& t = table();
   const Device host{DT_DEVICE_CPU, 0};
+  // On the thread's stream of the device the copy runs on (the destination's between devices).
+  void* stream = thread_native_stream(dst.device().is_cpu() ? src.device() : dst.device());
   auto plugin_copy = [&](const Tensor& d, const Tensor& s, bool nb) {
     dtp_tensor dd = describe(d), sd = describe(s);
-    call(nullptr, [&](dtp_error* e) { return t.copy(&dd, &sd, nb ? 1 : 0, nullptr, e); });
+    call(nullptr, [&](dtp_error* e) { return t.copy(&dd, &sd, nb ? 1 : 0, stream, e); });
   };
   // The plugin reads and writes one contiguous host block of the device side's shape;
   // other host layouts go through a staging block (the CPU backend converts it).
@@ -291,7 +303,11 @@ void PluginBackend::copy(const Tensor& dst, const Tensor& src, bool non_blocking
     plugin_copy(staged, src, false);
     return backend_for(host).copy(dst, staged, false);
   }
-  plugin_copy(dst, src, non_blocking);  // between devices of this backend
+  // Between devices of this backend, on the destination's stream: the source's current
+  // stream (when the thread set one) is finished first, as the plugin orders only its own.
+  if (src.device() != dst.device())
+    if (void* source_stream = thread_native_stream(src.device())) stream_synchronize(src.device().index, source_stream);
+  plugin_copy(dst, src, non_blocking);
 }
 
 bool PluginBackend::supports(int32_t op) { return table().supports_op(op) != 0; }
@@ -309,8 +325,71 @@ void PluginBackend::run(int32_t op, const OpArgs& args) {
   a.f[0] = args.f[0];
   a.f[1] = args.f[1];
   for (int k = 0; k < 4; ++k) a.i[k] = args.i[k];
-  a.stream = nullptr;
+  a.stream = args.stream;
   call(op_label(op, args), [&](dtp_error* e) { return t.run(op, &a, e); });
+}
+
+// Streams and events: straight through to the plugin's slots (only called when it has
+// them all, has_streams).
+bool PluginBackend::has_streams() {
+  probe_once();
+  return streams_;
+}
+void* PluginBackend::stream_create(int32_t index) {
+  const dtp_backend& t = table();
+  void* s = nullptr;
+  if (fault::allocation_fails()) fail(DT_ERR_OUT_OF_MEMORY, cat("out of memory creating a stream on ", name_, ":", index, " (injected fault)"));
+  call("dt_stream_create", [&](dtp_error* e) { return t.stream_create(index, &s, e); });
+  return s;
+}
+void PluginBackend::stream_destroy(int32_t index, void* stream) noexcept { table_->stream_destroy(index, stream); }
+void PluginBackend::stream_synchronize(int32_t index, void* stream) {
+  const dtp_backend& t = table();
+  call("dt_stream_synchronize", [&](dtp_error* e) { return t.stream_synchronize(index, stream, e); });
+}
+bool PluginBackend::stream_query(int32_t index, void* stream) {
+  const dtp_backend& t = table();
+  int32_t done = 0;
+  call("dt_stream_query", [&](dtp_error* e) { return t.stream_query(index, stream, &done, e); });
+  return done != 0;
+}
+void* PluginBackend::stream_default_native(int32_t index) {
+  const dtp_backend& t = table();
+  void* s = nullptr;
+  call("dt_stream_native_handle", [&](dtp_error* e) { return t.stream_default(index, &s, e); });
+  return s;
+}
+void* PluginBackend::event_create(int32_t index) {
+  const dtp_backend& t = table();
+  void* ev = nullptr;
+  if (fault::allocation_fails()) fail(DT_ERR_OUT_OF_MEMORY, cat("out of memory creating an event on ", name_, ":", index, " (injected fault)"));
+  call("dt_event_create", [&](dtp_error* e) { return t.event_create(index, &ev, e); });
+  return ev;
+}
+void PluginBackend::event_destroy(int32_t index, void* event) noexcept { table_->event_destroy(index, event); }
+void PluginBackend::event_record(int32_t index, void* event, void* stream) {
+  const dtp_backend& t = table();
+  call("dt_event_record", [&](dtp_error* e) { return t.event_record(index, event, stream, e); });
+}
+void PluginBackend::event_wait(int32_t index, void* stream, void* event) {
+  const dtp_backend& t = table();
+  call("dt_stream_wait_event", [&](dtp_error* e) { return t.event_wait(index, stream, event, e); });
+}
+void PluginBackend::event_synchronize(int32_t index, void* event) {
+  const dtp_backend& t = table();
+  call("dt_event_synchronize", [&](dtp_error* e) { return t.event_synchronize(index, event, e); });
+}
+bool PluginBackend::event_query(int32_t index, void* event) {
+  const dtp_backend& t = table();
+  int32_t done = 0;
+  call("dt_event_query", [&](dtp_error* e) { return t.event_query(index, event, &done, e); });
+  return done != 0;
+}
+float PluginBackend::event_elapsed_ms(int32_t index, void* start, void* end) {
+  const dtp_backend& t = table();
+  float ms = 0;
+  call("dt_event_elapsed_ms", [&](dtp_error* e) { return t.event_elapsed_ms(index, start, end, &ms, e); });
+  return ms;
 }
 
 }  // namespace dt

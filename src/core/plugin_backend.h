@@ -41,6 +41,19 @@ class PluginBackend final : public Backend {
   void copy(const Tensor& dst, const Tensor& src, bool non_blocking) override;
   bool supports(int32_t op) override;
   void run(int32_t op, const OpArgs& args) override;
+  bool has_streams() override;
+  void* stream_create(int32_t index) override;
+  void stream_destroy(int32_t index, void* stream) noexcept override;
+  void stream_synchronize(int32_t index, void* stream) override;
+  bool stream_query(int32_t index, void* stream) override;
+  void* stream_default_native(int32_t index) override;
+  void* event_create(int32_t index) override;
+  void event_destroy(int32_t index, void* event) noexcept override;
+  void event_record(int32_t index, void* event, void* stream) override;
+  void event_wait(int32_t index, void* stream, void* event) override;
+  void event_synchronize(int32_t index, void* event) override;
+  bool event_query(int32_t index, void* event) override;
+  float event_elapsed_ms(int32_t index, void* start, void* end) override;
 
  private:
   PluginBackend() = default;
@@ -57,6 +70,7 @@ class PluginBackend final : public Backend {
   std::once_flag probed_;
   const dtp_backend* table_ = nullptr;  // set by open(); usable once probed with devices
   bool usable_ = false;
+  bool streams_ = false;  // the table has every stream and event slot
   int32_t state_ = DT_CUDA_PLUGIN_MISSING;
   std::string reason_;
   size_t devices_ = 0;

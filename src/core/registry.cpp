@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/plugin_backend.h"
+#include "core/stream.h"
 
 namespace dt {
 namespace {
@@ -170,7 +171,19 @@ void run_op(int32_t op, const OpArgs& args) {
   if (!b.supports(op))
     fail(DT_ERR_NOT_SUPPORTED, cat(op_code_name(op), ": not supported by the ", b.name(), " backend (",
                                    device_str(args.t[0]->device()), ")"));
+  if (void* stream = thread_native_stream(args.t[0]->device())) {
+    OpArgs on_stream = args;
+    on_stream.stream = stream;
+    return b.run(op, on_stream);
+  }
   b.run(op, args);
+}
+
+void* Backend::stream_create(int32_t) {
+  fail(DT_ERR_INTERNAL, cat("the ", name(), " backend has no streams of its own"));
+}
+void* Backend::event_create(int32_t) {
+  fail(DT_ERR_INTERNAL, cat("the ", name(), " backend has no events of its own"));
 }
 
 }  // namespace dt

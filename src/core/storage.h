@@ -12,6 +12,7 @@
 namespace dt {
 
 class Allocator;
+class Stream;
 
 class Storage : public RefCounted {
  public:
@@ -55,6 +56,9 @@ class Storage : public RefCounted {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
   Allocator* allocator() const { return allocator_; }  // null: inline or borrowed
+  // The memory is also used by work queued on s, a stream of its device other than the
+  // one it was allocated on (dt_tensor_record_stream): its free waits for that work.
+  void record_stream(Stream& s);
 
  private:
   Storage() = default;
@@ -69,6 +73,9 @@ class Storage : public RefCounted {
   dt_deleter deleter_ = nullptr;
   void* deleter_ctx_ = nullptr;
   void* block_ = nullptr;           // non-null: one malloc'd block holds this storage (and its data)
+  Stream* stream_ = nullptr;        // owned reference: the stream the memory came from, when not the default
+  struct StreamUses;
+  StreamUses* uses_ = nullptr;      // streams recorded by record_stream (null: none)
 };
 
 }  // namespace dt

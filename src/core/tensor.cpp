@@ -155,16 +155,43 @@ int64_t element_offset(const Dims& shape, const Dims& strides, int64_t i) {
   }
   return off;
 }
-unsigned char element_byte(const void* data, const Dims& shape, const Dims& strides, int64_t i) {
-  return static_cast<const unsigned char*>(data)[element_offset(shape, strides, i)];
-}
-// The row-major index of the first element of a non-empty one-byte layout whose byte is
-// neither 0 nor 1, or -1.
-int64_t first_non_bool_byte(const unsigned char* data, const Dims& shape, const Dims& strides) {
-  const int64_t n = numel_of(shape);
-  for (int64_t i = 0; i < n; ++i)
-    if (data[element_offset(shape, strides, i)] > 1) return i;
-  return -1;
+// The first byte of a non-empty one-byte layout (span bytes from data) that is neither 0
+// nor 1. The cost follows the memory, not the element count: a dimension of stride 0 (an
+// expanded tensor, of any size) is read once, and a layout whose elements overlap
+// otherwise is checked over every byte it spans.
+struct BadBool {
+  int64_t offset = -1;   // of the byte from data; -1: every byte is 0 or 1
+  int64_t element = -1;  // its row-major element index, when the layout does not overlap
+};
+BadBool first_non_bool_byte(const unsigned char* data, const Dims& shape, const Dims& strides, int64_t span) {
+  Dims distinct = shape;  // index 0 in a stride-0 dimension stands for all of them
+  for (int d = 0; d < shape.n; ++d)
+    if (strides.v[d] == 0) distinct.v[d] = 1;
+  BadBool bad;
+  const int64_t n = numel_of(distinct);
+  if (n > span) {
+    for (int64_t i = 0; i < span; ++i)
+      if (data[i] > 1) {
+        bad.offset = i;
+        return bad;
+      }
+    return bad;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t at = element_offset(distinct, strides, i);
+    if (data[at] <= 1) continue;
+    bad.offset = at;
+    // The same multi-index in the full shape (0 in every stride-0 dimension).
+    int64_t rest = i, index = 0, scale = 1;
+    for (int d = shape.n - 1; d >= 0; --d) {
+      index += (rest % distinct.v[d]) * scale;
+      rest /= distinct.v[d];
+      scale *= shape.v[d];
+    }
+    bad.element = index;
+    return bad;
+  }
+  return bad;
 }
 }  // namespace
 
@@ -192,10 +219,14 @@ Tensor borrow_tensor(const char* fn, void* data, Device device, DType dtype, con
   // behaviour in every kernel. Host memory is checked here (device memory cannot be
   // read from the host: the header puts it on the producer).
   if (dtype == DType::Bool && device.is_cpu() && numel > 0) {
-    const int64_t bad = first_non_bool_byte(static_cast<const unsigned char*>(data), shape, strides);
-    if (bad >= 0)
-      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": element ", bad, " (in row-major order) of the bool tensor holds the byte ",
-                                        static_cast<unsigned>(element_byte(data, shape, strides, bad)),
+    const auto* bytes_at = static_cast<const unsigned char*>(data);
+    const BadBool bad = first_non_bool_byte(bytes_at, shape, strides, span);
+    if (bad.offset >= 0 && bad.element >= 0)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": element ", bad.element, " (in row-major order) of the bool tensor holds the byte ",
+                                        static_cast<unsigned>(bytes_at[bad.offset]), "; a bool must be 0 or 1"));
+    if (bad.offset >= 0)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": the bool tensor's elements overlap, and byte ", bad.offset,
+                                        " of the memory they span holds ", static_cast<unsigned>(bytes_at[bad.offset]),
                                         "; a bool must be 0 or 1"));
   }
   Ref<Storage> storage = Storage::borrow(device, data, static_cast<size_t>(bytes), nullptr, nullptr);

@@ -56,12 +56,18 @@ int32_t device_properties(int32_t device, dt_device_props* out, dtp_error* err) 
 int32_t memory_info(int32_t device, uint64_t* f, uint64_t* t, dtp_error* err) {
   return guarded(err, [&] { cudap::memory_info(device, f, t); });
 }
-// The stream arguments are NULL until streams come to the public API: every op and copy
-// runs on the device's default devtensor stream (runtime.h).
-int32_t allocate(int32_t device, size_t n, void*, void** out, dtp_error* err) {
-  return guarded(err, [&] { *out = device_allocate(device, n); });
+// Allocations, frees, copies and ops go to the stream the core passes (the thread's
+// current devtensor stream; NULL: the device's default stream), through StreamScope.
+int32_t allocate(int32_t device, size_t n, void* s, void** out, dtp_error* err) {
+  return guarded(err, [&] {
+    StreamScope scope(device, s);
+    *out = device_allocate(device, n);
+  });
 }
-void deallocate(int32_t device, void* p, size_t n, void*) { device_deallocate(device, p, n); }
+void deallocate(int32_t device, void* p, size_t n, void* s) {
+  StreamScope scope(device, s);
+  device_deallocate(device, p, n);
+}
 int32_t stats(int32_t device, dtp_mem_stats* out, dtp_error* err) {
   return guarded(err, [&] { memory_stats(device, out); });
 }
@@ -77,12 +83,13 @@ void host_free(void* p) { host_deallocate(p); }
 int copy_device(const dtp_tensor* dst, const dtp_tensor* src) {
   return dst->device != DTP_HOST ? dst->device : src->device;
 }
-int32_t copy_fn(const dtp_tensor* dst, const dtp_tensor* src, int32_t non_blocking, void*, dtp_error* err) {
+int32_t copy_fn(const dtp_tensor* dst, const dtp_tensor* src, int32_t non_blocking, void* s, dtp_error* err) {
   return guarded(err, [&] {
     if (src->device != DTP_HOST) require_alive(src->device);
     int dev = copy_device(dst, src);
     require_alive(dev);
     DeviceGuard guard(dev);
+    StreamScope scope(dev, s);
     copy(*dst, *src, non_blocking != 0);
   });
 }
@@ -129,10 +136,96 @@ void run_op(int32_t op, const dtp_op_args& a) {
   throw Failure{DT_ERR_NOT_SUPPORTED, "the CUDA plugin has no kernel for this op"};
 }
 int32_t run_fn(int32_t op, const dtp_op_args* args, dtp_error* err) {
-  return on_device(args->t[0]->device, err, [&] { run_op(op, *args); });
+  const int device = args->t[0]->device;
+  return on_device(device, err, [&] {
+    StreamScope scope(device, args->stream);
+    run_op(op, *args);
+  });
 }
+// Every stream of the device, devtensor's and the caller's (as torch.cuda.synchronize).
 int32_t synchronize_fn(int32_t device, dtp_error* err) {
-  return on_device(device, err, [&] { check(cudaStreamSynchronize(stream(device)), device, "synchronize"); });
+  return on_device(device, err, [&] { check(cudaDeviceSynchronize(), device, "synchronize"); });
+}
+
+// ---- streams and events: CUDA's own. A NULL stream is the device's default devtensor
+// stream; other handles are cudaStream_t values, ours or a DLPack producer's.
+cudaStream_t chosen(int device, void* s) { return s ? static_cast<cudaStream_t>(s) : default_stream(device); }
+
+int32_t stream_create(int32_t device, void** out, dtp_error* err) {
+  return on_device(device, err, [&] {
+    cudaStream_t s = nullptr;
+    // Non-blocking: it does not wait for the legacy default stream (nor it for s).
+    check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), device, "cudaStreamCreateWithFlags");
+    *out = s;
+  });
+}
+void stream_destroy(int32_t device, void* s) {
+  DeviceGuard guard(device);
+  if (cudaStreamDestroy(static_cast<cudaStream_t>(s)) != cudaSuccess) (void)cudaGetLastError();
+}
+int32_t stream_synchronize(int32_t device, void* s, dtp_error* err) {
+  return on_device(device, err, [&] { check(cudaStreamSynchronize(chosen(device, s)), device, "cudaStreamSynchronize"); });
+}
+int32_t stream_query(int32_t device, void* s, int32_t* done, dtp_error* err) {
+  return on_device(device, err, [&] {
+    cudaError_t e = cudaStreamQuery(chosen(device, s));
+    if (e == cudaErrorNotReady) {
+      (void)cudaGetLastError();
+      *done = 0;
+      return;
+    }
+    check(e, device, "cudaStreamQuery");
+    *done = 1;
+  });
+}
+int32_t stream_default(int32_t device, void** out, dtp_error* err) {
+  return on_device(device, err, [&] { *out = default_stream(device); });
+}
+int32_t event_create(int32_t device, void** out, dtp_error* err) {
+  return on_device(device, err, [&] {
+    cudaEvent_t e = nullptr;
+    check(cudaEventCreate(&e), device, "cudaEventCreate");  // with timing
+    *out = e;
+  });
+}
+void event_destroy(int32_t device, void* e) {
+  DeviceGuard guard(device);
+  if (cudaEventDestroy(static_cast<cudaEvent_t>(e)) != cudaSuccess) (void)cudaGetLastError();
+}
+int32_t event_record(int32_t device, void* e, void* s, dtp_error* err) {
+  return on_device(device, err, [&] {
+    check(cudaEventRecord(static_cast<cudaEvent_t>(e), chosen(device, s)), device, "cudaEventRecord");
+  });
+}
+int32_t event_wait(int32_t device, void* s, void* e, dtp_error* err) {
+  return on_device(device, err, [&] {
+    check(cudaStreamWaitEvent(chosen(device, s), static_cast<cudaEvent_t>(e), 0), device, "cudaStreamWaitEvent");
+  });
+}
+int32_t event_synchronize(int32_t device, void* e, dtp_error* err) {
+  return on_device(device, err, [&] { check(cudaEventSynchronize(static_cast<cudaEvent_t>(e)), device, "cudaEventSynchronize"); });
+}
+int32_t event_query(int32_t device, void* e, int32_t* done, dtp_error* err) {
+  return on_device(device, err, [&] {
+    cudaError_t r = cudaEventQuery(static_cast<cudaEvent_t>(e));
+    if (r == cudaErrorNotReady) {
+      (void)cudaGetLastError();
+      *done = 0;
+      return;
+    }
+    check(r, device, "cudaEventQuery");
+    *done = 1;
+  });
+}
+int32_t event_elapsed(int32_t device, void* a, void* b, float* out, dtp_error* err) {
+  return on_device(device, err, [&] {
+    check(cudaEventSynchronize(static_cast<cudaEvent_t>(a)), device, "cudaEventSynchronize");
+    check(cudaEventSynchronize(static_cast<cudaEvent_t>(b)), device, "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(a), static_cast<cudaEvent_t>(b)), device,
+          "cudaEventElapsedTime");
+    *out = ms;
+  });
 }
 
 dtp_backend make_table() {
@@ -156,6 +249,18 @@ dtp_backend make_table() {
   t.synchronize = &synchronize_fn;
   t.host_allocate = &host_alloc;
   t.host_deallocate = &host_free;
+  t.stream_create = &stream_create;
+  t.stream_destroy = &stream_destroy;
+  t.stream_synchronize = &stream_synchronize;
+  t.stream_query = &stream_query;
+  t.stream_default = &stream_default;
+  t.event_create = &event_create;
+  t.event_destroy = &event_destroy;
+  t.event_record = &event_record;
+  t.event_wait = &event_wait;
+  t.event_synchronize = &event_synchronize;
+  t.event_query = &event_query;
+  t.event_elapsed_ms = &event_elapsed;
   return t;
 }
 const dtp_backend kTable = make_table();

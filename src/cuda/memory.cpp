@@ -22,9 +22,9 @@ DeviceMemory g_memory[64];
 // Small blocks (up to 1 MiB) that devtensor frees stay on a per-device free list by size
 // class (512-byte steps) and are handed out again with no CUDA call: a tiny op's allocate
 // and free then cost a lock and a vector pop/push instead of two driver calls, which is
-// most of a tiny op's host time. Reuse needs no event because every devtensor kernel on
-// a device runs in order on the device's one stream, the same assumption the pool's own
-// stream-ordered reuse makes. At most 64 MiB per device is kept; empty_cache and the
+// most of a tiny op's host time. Reuse needs no event because only blocks allocated and
+// freed on the device's default stream are kept, and work on one stream runs in order,
+// the same assumption the pool's own stream-ordered reuse makes. At most 64 MiB per device is kept; empty_cache and the
 // out-of-memory retry give the blocks back to the pool.
 constexpr size_t kSmallStep = 512;
 constexpr size_t kSmallMax = size_t(1) << 20;
@@ -78,7 +78,7 @@ void release_small(int device) {
     }
     c.bytes = 0;
   }
-  for (void* p : blocks) check(cudaFreeAsync(p, stream(device)), device, "cudaFreeAsync");
+  for (void* p : blocks) check(cudaFreeAsync(p, default_stream(device)), device, "cudaFreeAsync");
 }
 
 std::string mib(uint64_t bytes) {
@@ -130,7 +130,11 @@ void* device_allocate(int device, size_t nbytes) {
   if (nbytes == 0) return nullptr;
   DeviceMemory& m = memory(device);
   const bool small = nbytes <= kSmallMax;
-  if (small) {
+  // Only the default stream uses the small-block lists: their reuse is safe because the
+  // block's last use and its next one are on the same (default) stream. Blocks on other
+  // streams go through the pool, whose stream-ordered reuse the driver keeps safe.
+  const bool cached = small && stream(device) == default_stream(device);
+  if (cached) {
     if (void* p = take_small(device, small_class(nbytes))) {
       count_allocation(m, nbytes);
       return p;
@@ -145,7 +149,7 @@ void* device_allocate(int device, size_t nbytes) {
     // Cached small blocks, and blocks freed on the stream but not yet reusable: give
     // them back, wait for them, then retry once.
     release_small(device);
-    check(cudaStreamSynchronize(stream(device)), device, "cudaStreamSynchronize");
+    check(cudaDeviceSynchronize(), device, "cudaDeviceSynchronize");
     e = cudaMallocFromPoolAsync(&p, request, m.pool, stream(device));
   }
   if (e == cudaErrorMemoryAllocation) {
@@ -173,7 +177,8 @@ void device_deallocate(int device, void* p, size_t nbytes) noexcept {
   if (!p) return;
   DeviceMemory& m = g_memory[device];
   m.allocated.fetch_sub(nbytes);
-  if (nbytes <= kSmallMax && keep_small(device, p, small_class(nbytes))) return;
+  if (nbytes <= kSmallMax && stream(device) == default_stream(device) && keep_small(device, p, small_class(nbytes)))
+    return;
   int previous = -1;
   if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
   if (previous != device) (void)cudaSetDevice(device);
@@ -201,7 +206,7 @@ void empty_cache(int device) {
   DeviceGuard guard(device);
   DeviceMemory& m = memory(device);
   release_small(device);
-  check(cudaStreamSynchronize(stream(device)), device, "cudaStreamSynchronize");
+  check(cudaDeviceSynchronize(), device, "cudaDeviceSynchronize");
   check(cudaMemPoolTrimTo(m.pool, 0), device, "cudaMemPoolTrimTo");
   m.reserved_seen.store(reserved(m.pool));
 }

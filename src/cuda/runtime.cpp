@@ -82,7 +82,28 @@ void require_alive(int device) {
                                   " was lost after an earlier unrecoverable CUDA error; restart the process");
 }
 
+namespace {
+// The stream the core asked the current plugin call to use (StreamScope), for one device.
+thread_local int t_scope_device = -1;
+thread_local cudaStream_t t_scope_stream = nullptr;
+}  // namespace
+
+StreamScope::StreamScope(int device, void* s)
+    : previous_device_(t_scope_device), previous_stream_(t_scope_stream) {
+  t_scope_device = s ? device : -1;
+  t_scope_stream = static_cast<cudaStream_t>(s);
+}
+StreamScope::~StreamScope() {
+  t_scope_device = previous_device_;
+  t_scope_stream = static_cast<cudaStream_t>(previous_stream_);
+}
+
 cudaStream_t stream(int device) {
+  if (device == t_scope_device) return t_scope_stream;
+  return default_stream(device);
+}
+
+cudaStream_t default_stream(int device) {
   cudaStream_t s = g_streams[device].load(std::memory_order_acquire);
   if (s) return s;
   std::lock_guard<std::mutex> lock(g_stream_mu);

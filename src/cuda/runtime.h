@@ -1,6 +1,7 @@
 // The CUDA plugin's runtime layer: the failure type every plugin function may throw
 // (entry.cpp turns it into a dtp_error; nothing is thrown across the plugin boundary),
-// CUDA error translation, the device guard, the per-device stream and the "lost" flag.
+// CUDA error translation, the device guard, the per-device stream (and the stream of the
+// current call) and the "lost" flag.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -33,7 +34,23 @@ void check_launch(int device, const char* kernel);
 void require_alive(int device);
 
 int device_count();        // visible devices, after probe
-cudaStream_t stream(int device);  // devtensor's stream for the device (created once)
+// The stream work on the device goes to: the one the core passed for this call
+// (StreamScope: the thread's current devtensor stream), else the device's default.
+cudaStream_t stream(int device);
+cudaStream_t default_stream(int device);  // devtensor's default stream for the device (created once)
+
+// For the scope of one plugin call: stream(device) is s (null: the default stream).
+class StreamScope {
+ public:
+  StreamScope(int device, void* s);
+  ~StreamScope();
+  StreamScope(const StreamScope&) = delete;
+  StreamScope& operator=(const StreamScope&) = delete;
+
+ private:
+  int previous_device_;
+  void* previous_stream_;
+};
 
 constexpr int kMaxDevices = 64;
 

@@ -9,8 +9,12 @@
 // (test_plugin_backend).
 //
 // It keeps count of its allocations and ops (exported for the tests as
-// devtensor_test_backend_counters), so a test can see that work really ran here.
+// devtensor_test_backend_ops), so a test can see that work really ran here. It has
+// streams and events of its own (the optional slots), which do their work at once, as
+// the CPU, but count what was queued on each (devtensor_test_backend_stream_counts), so
+// a test can see which stream the core sent an op, an allocation, a free or a wait to.
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -85,8 +89,62 @@ int32_t memory_info(int32_t, uint64_t* free_bytes, uint64_t* total_bytes, dtp_er
   return guarded(err, [&] { dt::host_memory(free_bytes, total_bytes); });
 }
 
-int32_t allocate(int32_t device, size_t nbytes, void*, void** out, dtp_error* err) {
+// A stream: what was queued on it. The default stream of each device is kDefault[d]
+// (the core passes NULL for it).
+struct TestStream {
+  std::atomic<uint64_t> ops{0}, allocations{0}, frees{0}, copies{0}, waits{0}, records{0};
+};
+TestStream g_default_streams[kDevices];
+TestStream& on(int32_t device, void* s) { return s ? *static_cast<TestStream*>(s) : g_default_streams[device]; }
+
+struct TestEvent {
+  std::atomic<double> at_ms{0};
+};
+
+double now_ms() {
+  using namespace std::chrono;
+  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+int32_t stream_create(int32_t, void** out, dtp_error* err) {
+  return guarded(err, [&] { *out = new TestStream(); });
+}
+void stream_destroy(int32_t, void* s) { delete static_cast<TestStream*>(s); }
+int32_t stream_synchronize(int32_t, void*, dtp_error*) { return DT_OK; }
+int32_t stream_query(int32_t, void*, int32_t* done, dtp_error*) {
+  *done = 1;
+  return DT_OK;
+}
+int32_t stream_default(int32_t device, void** out, dtp_error*) {
+  *out = &g_default_streams[device];
+  return DT_OK;
+}
+int32_t event_create(int32_t, void** out, dtp_error* err) {
+  return guarded(err, [&] { *out = new TestEvent(); });
+}
+void event_destroy(int32_t, void* e) { delete static_cast<TestEvent*>(e); }
+int32_t event_record(int32_t device, void* e, void* s, dtp_error*) {
+  static_cast<TestEvent*>(e)->at_ms.store(now_ms());
+  on(device, s).records.fetch_add(1);
+  return DT_OK;
+}
+int32_t event_wait(int32_t device, void* s, void*, dtp_error*) {
+  on(device, s).waits.fetch_add(1);
+  return DT_OK;
+}
+int32_t event_synchronize(int32_t, void*, dtp_error*) { return DT_OK; }
+int32_t event_query(int32_t, void*, int32_t* done, dtp_error*) {
+  *done = 1;
+  return DT_OK;
+}
+int32_t event_elapsed_ms(int32_t, void* a, void* b, float* out, dtp_error*) {
+  *out = static_cast<float>(static_cast<TestEvent*>(b)->at_ms.load() - static_cast<TestEvent*>(a)->at_ms.load());
+  return DT_OK;
+}
+
+int32_t allocate(int32_t device, size_t nbytes, void* stream, void** out, dtp_error* err) {
   return guarded(err, [&] {
+    on(device, stream).allocations.fetch_add(1);
     void* p = nullptr;
     if (posix_memalign(&p, 64, nbytes ? nbytes : 1) != 0) throw std::bad_alloc();
     const uint64_t now = g_allocated[device].fetch_add(nbytes) + nbytes;
@@ -98,7 +156,8 @@ int32_t allocate(int32_t device, size_t nbytes, void*, void** out, dtp_error* er
   });
 }
 
-void deallocate(int32_t device, void* p, size_t nbytes, void*) {
+void deallocate(int32_t device, void* p, size_t nbytes, void* stream) {
+  on(device, stream).frees.fetch_add(1);
   g_allocated[device].fetch_sub(nbytes);
   std::free(p);
 }
@@ -115,8 +174,11 @@ int32_t memory_stats(int32_t device, dtp_mem_stats* out, dtp_error* err) {
 
 int32_t empty_cache(int32_t, dtp_error*) { return DT_OK; }
 
-int32_t copy(const dtp_tensor* dst, const dtp_tensor* src, int32_t, void*, dtp_error* err) {
-  return guarded(err, [&] { kernels().copy(wrap(*dst), wrap(*src)); });
+int32_t copy(const dtp_tensor* dst, const dtp_tensor* src, int32_t, void* stream, dtp_error* err) {
+  return guarded(err, [&] {
+    kernels().copy(wrap(*dst), wrap(*src));
+    on(dst->device != DTP_HOST ? dst->device : src->device, stream).copies.fetch_add(1);
+  });
 }
 
 int32_t supports_op(int32_t op) { return kernels().supports(op) ? 1 : 0; }
@@ -134,6 +196,7 @@ int32_t run(int32_t op, const dtp_op_args* a, dtp_error* err) {
     for (int k = 0; k < 4; ++k) args.i[k] = a->i[k];
     kernels().run(op, args);
     g_ops.fetch_add(1);
+    on(a->t[0]->device, a->stream).ops.fetch_add(1);
   });
 }
 
@@ -158,7 +221,19 @@ dtp_backend make_table() {
   t.supports_op = &supports_op;
   t.run = &run;
   t.synchronize = &synchronize;
-  return t;  // no pinned memory, streams or events: the optional slots stay NULL
+  t.stream_create = &stream_create;
+  t.stream_destroy = &stream_destroy;
+  t.stream_synchronize = &stream_synchronize;
+  t.stream_query = &stream_query;
+  t.stream_default = &stream_default;
+  t.event_create = &event_create;
+  t.event_destroy = &event_destroy;
+  t.event_record = &event_record;
+  t.event_wait = &event_wait;
+  t.event_synchronize = &event_synchronize;
+  t.event_query = &event_query;
+  t.event_elapsed_ms = &event_elapsed_ms;
+  return t;  // no pinned memory: those optional slots stay NULL
 }
 
 const dtp_backend kTable = make_table();
@@ -171,3 +246,16 @@ extern "C" __attribute__((visibility("default"))) const dtp_backend* devtensor_b
 
 // For the tests: ops run here so far.
 extern "C" __attribute__((visibility("default"))) uint64_t devtensor_test_backend_ops(void) { return g_ops.load(); }
+
+// For the tests: what was queued on a stream (its native handle, from
+// dt_stream_native_handle): out = {ops, allocations, frees, copies, waits, records}.
+extern "C" __attribute__((visibility("default"))) void devtensor_test_backend_stream_counts(void* stream,
+                                                                                          uint64_t out[6]) {
+  const TestStream& s = *static_cast<TestStream*>(stream);
+  out[0] = s.ops.load();
+  out[1] = s.allocations.load();
+  out[2] = s.frees.load();
+  out[3] = s.copies.load();
+  out[4] = s.waits.load();
+  out[5] = s.records.load();
+}
