@@ -3,6 +3,8 @@
 // memory and non-blocking copies, bit-identical random numbers, strided and cross-dtype
 // copies, cuBLAS products in every float dtype, large reductions, out-of-memory
 // recovery. Every test is SKIPPED, with dt_cuda_status's reason, where CUDA is unusable.
+#include <dlpack/dlpack.h>
+
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -222,6 +224,92 @@ TEST_F(Cuda, PinnedMemoryAndNonBlockingCopies) {
   DT_ASSERT_OK(dt_tensor_is_pinned(pinned_copy, &is_pinned));
   EXPECT_EQ(is_pinned, 1);
   EXPECT_EQ(values<float>(pinned_copy), v);
+}
+
+// ---- streams and events on a GPU (issue 17): real queues of their own.
+
+struct OwnedStream {
+  dt_stream* s = nullptr;
+  ~OwnedStream() { dt_stream_release(s); }
+};
+struct OwnedEvent {
+  dt_event* e = nullptr;
+  ~OwnedEvent() { dt_event_release(e); }
+};
+
+TEST_F(Cuda, WorkOnAUserStreamIsOrderedByEventsAndTimed) {
+  OwnedStream side, def, previous, ignored;
+  OwnedEvent start, produced, end;
+  DT_ASSERT_OK(dt_stream_create(kCuda, &side.s));
+  DT_ASSERT_OK(dt_stream_default(kCuda, &def.s));
+  void *native = nullptr, *default_native = nullptr;
+  DT_ASSERT_OK(dt_stream_native_handle(side.s, &native));
+  DT_ASSERT_OK(dt_stream_native_handle(def.s, &default_native));
+  EXPECT_NE(native, nullptr);
+  EXPECT_NE(default_native, nullptr);
+  EXPECT_NE(native, default_native);
+  DT_ASSERT_OK(dt_event_create(kCuda, &start.e));
+  DT_ASSERT_OK(dt_event_create(kCuda, &produced.e));
+  DT_ASSERT_OK(dt_event_create(kCuda, &end.e));
+  // Produce on the side stream: a non-blocking copy from pinned memory and a product.
+  const int64_t n = 1 << 20;
+  std::vector<float> v = iota(n);
+  T pinned, gpu, squared, sum;
+  DT_ASSERT_OK(dt_tensor_empty_pinned(&n, 1, DT_FLOAT32, pinned.out()));
+  void* p = nullptr;
+  DT_ASSERT_OK(dt_tensor_data_ptr(pinned, &p));
+  std::memcpy(p, v.data(), v.size() * sizeof(float));
+  DT_ASSERT_OK(dt_set_thread_stream(side.s, &previous.s));
+  DT_ASSERT_OK(dt_event_record(start.e, nullptr));
+  DT_ASSERT_OK(dt_tensor_to(pinned, kCuda, DT_DTYPE_DEFAULT, DT_TO_NON_BLOCKING, gpu.out()));
+  DT_ASSERT_OK(dt_mul(gpu, gpu, squared.out()));
+  DT_ASSERT_OK(dt_event_record(produced.e, nullptr));
+  DT_ASSERT_OK(dt_set_thread_stream(previous.s, &ignored.s));
+  // Consume on the default stream, after the event; the side stream's tensor is used
+  // there, so record it.
+  DT_ASSERT_OK(dt_stream_wait_event(def.s, produced.e));
+  DT_ASSERT_OK(dt_tensor_record_stream(squared, def.s));
+  DT_ASSERT_OK(dt_add(squared, gpu, sum.out()));
+  DT_ASSERT_OK(dt_event_record(end.e, def.s));
+  std::vector<float> got = values<float>(sum);
+  for (size_t i = 0; i < v.size(); ++i) ASSERT_FLOAT_EQ(got[i], v[i] * v[i] + v[i]) << i;
+  float ms = -1;
+  DT_ASSERT_OK(dt_event_elapsed_ms(start.e, produced.e, &ms));
+  EXPECT_GT(ms, 0.0f);
+  EXPECT_LT(ms, 10000.0f);
+  int32_t done = 0;
+  DT_ASSERT_OK(dt_event_synchronize(end.e));
+  DT_ASSERT_OK(dt_event_query(end.e, &done));
+  EXPECT_EQ(done, 1);
+  DT_ASSERT_OK(dt_stream_synchronize(side.s));
+  DT_ASSERT_OK(dt_stream_query(side.s, &done));
+  EXPECT_EQ(done, 1);
+  // Released while recorded on another stream: the free waits for that stream.
+  squared = T();
+  DT_ASSERT_OK(dt_synchronize(kCuda));
+}
+
+TEST_F(Cuda, ADlpackImportWaitsForTheProducersStream) {
+  OwnedStream producer;
+  DT_ASSERT_OK(dt_stream_create(kCuda, &producer.s));
+  void* native = nullptr;
+  DT_ASSERT_OK(dt_stream_native_handle(producer.s, &native));
+  T src = moved(host_tensor({1, 2, 3, 4}, {4}), kCuda);
+  DLManagedTensor* m = nullptr;
+  DT_ASSERT_OK(dt_tensor_to_dlpack(src, &m));
+  dt_tensor* back = nullptr;
+  DT_EXPECT_STATUS(dt_tensor_from_dlpack_stream(m, 0, &back), DT_ERR_INVALID_ARGUMENT);
+  DT_ASSERT_OK(dt_tensor_from_dlpack_stream(m, static_cast<int64_t>(reinterpret_cast<intptr_t>(native)), &back));
+  T owned(back);
+  EXPECT_EQ(values<float>(owned), (std::vector<float>{1, 2, 3, 4}));
+  // DLPack's legacy default stream (1) and per-thread default stream (2).
+  for (int64_t special : {int64_t{1}, int64_t{2}}) {
+    DLManagedTensor* again = nullptr;
+    DT_ASSERT_OK(dt_tensor_to_dlpack(src, &again));
+    T t;
+    DT_ASSERT_OK(dt_tensor_from_dlpack_stream(again, special, t.out()));
+    EXPECT_EQ(values<float>(t), (std::vector<float>{1, 2, 3, 4}));
+  }
 }
 
 TEST_F(Cuda, MatmulInEveryFloatDtypeMatchesTheCpu) {
