@@ -1,5 +1,6 @@
 // The allocation fault-injection sweep (SQLite's method, src/core/fault_injection.h): a
-// workload that touches tensors, views, ops, dtype and device moves, DLPack, printing, modules,
+// workload that touches tensors, views, ops, dtype and device moves, DLPack, printing,
+// streams and events, modules,
 // autograd, an optimizer and safetensors save/load runs once per N with the Nth
 // allocation failing (transiently, then persistently), N = 1, 2, ... until a run passes
 // without reaching N. Every run must end in success or DT_ERR_OUT_OF_MEMORY, leave no
@@ -26,6 +27,23 @@ struct Module {
 struct Optimizer {
   dt_optimizer* o = nullptr;
   ~Optimizer() { dt_optimizer_release(o); }
+};
+
+struct Stream {
+  dt_stream* s = nullptr;
+  ~Stream() { dt_stream_release(s); }
+};
+struct Event {
+  dt_event* e = nullptr;
+  ~Event() { dt_event_release(e); }
+};
+// Restores the thread's stream it replaced (when set) on every way out.
+struct ThreadStream {
+  dt_stream* previous = nullptr;
+  ~ThreadStream() {
+    if (previous) dt_set_thread_stream(previous, nullptr);
+    dt_stream_release(previous);
+  }
 };
 
 #define STEP(expr)               \
@@ -89,6 +107,24 @@ dt_status workload(dt_device dev, const char* path) {
   STEP(dt_optimizer_step(sgd.o));
   STEP(dt_optimizer_zero_grad(sgd.o));
 
+  // Streams and events: a product on a stream of its own, between two events, its input
+  // recorded for that stream.
+  Stream side;
+  Event e0, e1;
+  STEP(dt_stream_create(dev, &side.s));
+  STEP(dt_event_create(dev, &e0.e));
+  STEP(dt_event_create(dev, &e1.e));
+  {
+    ThreadStream scope;
+    STEP(dt_set_thread_stream(side.s, &scope.previous));
+    STEP(dt_event_record(e0.e, nullptr));
+    T on_side;
+    STEP(dt_mul(x, x, on_side.out()));
+    STEP(dt_event_record(e1.e, nullptr));
+    STEP(dt_tensor_record_stream(x, side.s));
+  }
+  float ms = 0;
+  STEP(dt_event_elapsed_ms(e0.e, e1.e, &ms));
   // Save and load back (safetensors, mapped on load).
   STEP(dt_module_save(seq.m, path));
   STEP(dt_module_load(seq.m, path));

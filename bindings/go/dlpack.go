@@ -83,6 +83,31 @@ func FromDLPackVersioned(managed unsafe.Pointer) (*Tensor, error) {
 	return takeTensor("FromDLPackVersioned", r)
 }
 
+// FromDLPackStream is FromDLPack ordered after the producer's stream: work queued
+// afterwards on the calling thread's current stream of the tensor's device (the stream
+// of the enclosing WithStream, else the default stream) waits for the work queued on
+// producerStream so far, without the caller waiting. producerStream is encoded as
+// DLPack's __dlpack__(stream=): for CUDA memory 1 is the legacy default stream, 2 the
+// per-thread default stream, other values a cudaStream_t (Stream.NativeHandle of another
+// library's stream), and 0 is refused as ambiguous; for host memory only -1 or 0 (no
+// stream). -1 always means no ordering, as FromDLPack. Ownership: as FromDLPack (on
+// failure managed is still the caller's). Errors: as FromDLPack, plus ErrInvalidArgument
+// for a stream value the device cannot have, and ErrBackend. See
+// dt_tensor_from_dlpack_stream.
+func FromDLPackStream(managed unsafe.Pointer, producerStream int64) (*Tensor, error) {
+	r := C.gdt_from_dlpack_stream(managed, C.int64_t(producerStream))
+	return takeTensor("FromDLPackStream", r)
+}
+
+// FromDLPackVersionedStream is FromDLPackVersioned ordered after the producer's stream,
+// as FromDLPackStream is FromDLPack: the same producerStream values, ownership and
+// errors (plus FromDLPackVersioned's version check and read-only flag). See
+// dt_tensor_from_dlpack_versioned_stream.
+func FromDLPackVersionedStream(managed unsafe.Pointer, producerStream int64) (*Tensor, error) {
+	r := C.gdt_from_dlpack_versioned_stream(managed, C.int64_t(producerStream))
+	return takeTensor("FromDLPackVersionedStream", r)
+}
+
 // IsReadOnly reports whether t's memory is read-only: t (or the tensor it is a view of)
 // came from FromDLPackVersioned with DLPackFlagReadOnly. See dt_tensor_is_read_only.
 func (t *Tensor) IsReadOnly() (bool, error) {

@@ -12,11 +12,16 @@
 // cgo call, so the message is the right one even when the goroutine moves to another
 // OS thread. Tensors hold C memory (possibly GPU memory): Close them (defer t.Close(),
 // or a Scope); a finalizer is only a safety net. Close may be called from several
-// goroutines at once (exactly one releases). A Tensor, Module, Optimizer or Scope must
-// not be copied by value: go vet reports a copy.
+// goroutines at once (exactly one releases). A Tensor, Module, Optimizer, Scope, Stream
+// or Event must not be copied by value: go vet reports a copy.
 //
 // Grad mode: SetGradEnabled is process-wide; NoGrad turns recording off for the calling
 // goroutine only, locking it to its OS thread while it runs (grad mode is per thread).
+//
+// Streams and events (Stream, Event, as torch.cuda.Stream and Event): WithStream runs a
+// function with a stream as its device's current one, locking the goroutine to its OS
+// thread while it runs (the current stream is per thread); outside it every goroutine
+// works on the default streams.
 //
 // Build: the package finds libdevtensor with pkg-config (PKG_CONFIG_PATH); with the
 // build tag devtensor_nopkgconfig it links -ldevtensor and takes paths from

@@ -85,3 +85,33 @@ func ExampleScope() {
 	fmt.Println(must(z.Item()), s.Len())
 	// Output: 12 3
 }
+
+func ExampleWithStream() {
+	// On a GPU the ops inside run on s's queue, beside the default stream's work; on the
+	// CPU (one in-order queue) the same code runs unchanged.
+	dev := devtensor.CPU
+	s := must(devtensor.NewStream(dev))
+	defer s.Close()
+	start, end := must(devtensor.NewEvent(dev)), must(devtensor.NewEvent(dev))
+	defer start.Close()
+	defer end.Close()
+	a := must(devtensor.Ones([]int64{2}, devtensor.Float32, dev))
+	defer a.Close()
+	var b *devtensor.Tensor
+	err := devtensor.WithStream(s, func() (err error) {
+		if err = start.Record(nil); err != nil { // nil: the current stream, s
+			return err
+		}
+		if b, err = a.Add(a); err != nil {
+			return err
+		}
+		return end.Record(nil)
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer b.Close()
+	ms := must(start.ElapsedMs(end)) // waits for the work between the marks
+	fmt.Println(must(devtensor.ToSlice[float32](b)), ms >= 0)
+	// Output: [2 2] true
+}

@@ -230,6 +230,19 @@ static inline gdt_tres gdt_from_dlpack_versioned(void* m) {
   dt_status st = dt_tensor_from_dlpack_versioned((struct DLManagedTensorVersioned*)m, &o);
   return gdt_tr(st, o);
 }
+/* The imports ordered after the producer's stream (DLPack's __dlpack__(stream=) value). */
+static inline gdt_tres gdt_from_dlpack_stream(void* m, int64_t producer_stream) {
+  gdt_take_slot();
+  dt_tensor* o = NULL;
+  dt_status st = dt_tensor_from_dlpack_stream((struct DLManagedTensor*)m, producer_stream, &o);
+  return gdt_tr(st, o);
+}
+static inline gdt_tres gdt_from_dlpack_versioned_stream(void* m, int64_t producer_stream) {
+  gdt_take_slot();
+  dt_tensor* o = NULL;
+  dt_status st = dt_tensor_from_dlpack_versioned_stream((struct DLManagedTensorVersioned*)m, producer_stream, &o);
+  return gdt_tr(st, o);
+}
 static inline gdt_res gdt_is_read_only(uintptr_t t_h, int32_t* out) {
   const dt_tensor* t = (const dt_tensor*)t_h; return gdt_r(dt_tensor_is_read_only(t, out)); }
 static inline gdt_tres gdt_to(uintptr_t t_h, dt_device d, dt_dtype dt, uint32_t flags) {

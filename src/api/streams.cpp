@@ -116,7 +116,9 @@ DT_API dt_status dt_set_thread_stream(const dt_stream* s, dt_stream** previous) 
     Stream* x = stream_arg(s, "dt_set_thread_stream");
     x->ref();
     Ref<Stream> next = Ref<Stream>::adopt(x);
-    // The handle for the one replaced is made first, so a failure changes nothing.
+    // Room in the thread's list and the handle for the one replaced come first, so a
+    // failure changes nothing and leaves no handle.
+    reserve_thread_stream();
     Ref<Stream> before;
     if (Stream* cur = thread_stream(x->device())) {
       cur->ref();

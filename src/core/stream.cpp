@@ -188,6 +188,8 @@ Stream* thread_stream(Device d) {
   return nullptr;
 }
 
+void reserve_thread_stream() { t_streams.set.reserve(t_streams.set.size() + 1); }
+
 Ref<Stream> set_thread_stream(const Ref<Stream>& s) {
   const Device d = s->device();
   auto& set = t_streams.set;

@@ -85,8 +85,12 @@ inline void* thread_native_stream(Device d) {
   return s ? s->native() : nullptr;
 }
 // Makes s the calling thread's current stream for s's device (the default stream: back
-// to the default) and returns the one it replaces (null: the default).
+// to the default) and returns the one it replaces (null: the default). Throws only
+// OUT_OF_MEMORY (bad_alloc), and only when reserve_thread_stream() was not called first.
 Ref<Stream> set_thread_stream(const Ref<Stream>& s);
+// Makes room for one more device in the thread's list, so that the next
+// set_thread_stream cannot fail (an entry point that must not half-succeed calls it first).
+void reserve_thread_stream();
 
 // Later work on `waiter` (a backend handle of device d, null: the default stream) waits
 // for the work queued so far on `producer`, a handle of the same backend that devtensor

@@ -586,6 +586,89 @@ extern "C" {
 extern "C" {
     pub fn dt_empty_cache(device: dt_device) -> dt_status;
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_stream {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_event {
+    _unused: [u8; 0],
+}
+extern "C" {
+    pub fn dt_stream_create(device: dt_device, out: *mut *mut dt_stream) -> dt_status;
+}
+extern "C" {
+    pub fn dt_stream_default(device: dt_device, out: *mut *mut dt_stream) -> dt_status;
+}
+extern "C" {
+    pub fn dt_stream_retain(s: *mut dt_stream) -> dt_status;
+}
+extern "C" {
+    pub fn dt_stream_release(s: *mut dt_stream) -> dt_status;
+}
+extern "C" {
+    pub fn dt_stream_device(s: *const dt_stream, out: *mut dt_device) -> dt_status;
+}
+extern "C" {
+    pub fn dt_stream_is_default(s: *const dt_stream, out: *mut i32) -> dt_status;
+}
+extern "C" {
+    pub fn dt_stream_synchronize(s: *const dt_stream) -> dt_status;
+}
+extern "C" {
+    pub fn dt_stream_query(s: *const dt_stream, done: *mut i32) -> dt_status;
+}
+extern "C" {
+    pub fn dt_stream_wait_event(s: *const dt_stream, e: *const dt_event) -> dt_status;
+}
+extern "C" {
+    pub fn dt_stream_wait_stream(s: *const dt_stream, other: *const dt_stream) -> dt_status;
+}
+extern "C" {
+    pub fn dt_stream_native_handle(
+        s: *const dt_stream,
+        out: *mut *mut ::std::os::raw::c_void,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_set_thread_stream(s: *const dt_stream, previous: *mut *mut dt_stream) -> dt_status;
+}
+extern "C" {
+    pub fn dt_thread_stream(device: dt_device, out: *mut *mut dt_stream) -> dt_status;
+}
+extern "C" {
+    pub fn dt_event_create(device: dt_device, out: *mut *mut dt_event) -> dt_status;
+}
+extern "C" {
+    pub fn dt_event_retain(e: *mut dt_event) -> dt_status;
+}
+extern "C" {
+    pub fn dt_event_release(e: *mut dt_event) -> dt_status;
+}
+extern "C" {
+    pub fn dt_event_device(e: *const dt_event, out: *mut dt_device) -> dt_status;
+}
+extern "C" {
+    pub fn dt_event_record(e: *const dt_event, s: *const dt_stream) -> dt_status;
+}
+extern "C" {
+    pub fn dt_event_synchronize(e: *const dt_event) -> dt_status;
+}
+extern "C" {
+    pub fn dt_event_query(e: *const dt_event, done: *mut i32) -> dt_status;
+}
+extern "C" {
+    pub fn dt_event_elapsed_ms(
+        start: *const dt_event,
+        end: *const dt_event,
+        ms: *mut f32,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_tensor_record_stream(t: *const dt_tensor, s: *const dt_stream) -> dt_status;
+}
 extern "C" {
     pub fn dt_tensor_empty(
         shape: *const i64,
@@ -1507,6 +1590,20 @@ extern "C" {
 extern "C" {
     pub fn dt_tensor_from_dlpack_versioned(
         managed: *mut DLManagedTensorVersioned,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_tensor_from_dlpack_stream(
+        managed: *mut DLManagedTensor,
+        producer_stream: i64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_tensor_from_dlpack_versioned_stream(
+        managed: *mut DLManagedTensorVersioned,
+        producer_stream: i64,
         out: *mut *mut dt_tensor,
     ) -> dt_status;
 }

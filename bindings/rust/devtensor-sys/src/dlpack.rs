@@ -13,7 +13,7 @@
 //!
 //! They replace bindgen's opaque struct at the crate root: `lib.rs` includes the
 //! generated `bindings.rs` in a private module and re-exports it with a glob, which the
-//! explicit re-exports of this module's names shadow. The two functions that take the
+//! explicit re-exports of this module's names shadow. The three functions that take the
 //! struct are declared again here with the complete type (same symbols, same ABI: a
 //! pointer is a pointer), so `dt_tensor_to_dlpack_versioned(t, &mut p)` with
 //! `p: *mut DLManagedTensorVersioned` needs no cast. A compile-time check below fails
@@ -113,6 +113,11 @@ extern "C" {
         managed: *mut DLManagedTensorVersioned,
         out: *mut *mut dt_tensor,
     ) -> dt_status;
+    pub fn dt_tensor_from_dlpack_versioned_stream(
+        managed: *mut DLManagedTensorVersioned,
+        producer_stream: i64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
 }
 
 // Fails to compile when the header's signatures no longer match the ones above (modulo
@@ -123,6 +128,8 @@ const _: () = {
         crate::generated::dt_tensor_to_dlpack_versioned;
     let _: unsafe extern "C" fn(*mut Opaque, *mut *mut dt_tensor) -> dt_status =
         crate::generated::dt_tensor_from_dlpack_versioned;
+    let _: unsafe extern "C" fn(*mut Opaque, i64, *mut *mut dt_tensor) -> dt_status =
+        crate::generated::dt_tensor_from_dlpack_versioned_stream;
 };
 
 #[cfg(test)]

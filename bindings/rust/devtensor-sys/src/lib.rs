@@ -31,11 +31,12 @@ pub use generated::*;
 
 mod dlpack;
 pub use dlpack::{
-    dt_tensor_from_dlpack_versioned, dt_tensor_to_dlpack_versioned, DLDataType, DLDataTypeCode,
-    DLDataTypeCode_kDLBfloat, DLDataTypeCode_kDLBool, DLDataTypeCode_kDLFloat,
-    DLDataTypeCode_kDLInt, DLDataTypeCode_kDLUInt, DLDevice, DLDeviceType, DLDeviceType_kDLCPU,
-    DLDeviceType_kDLCUDA, DLDeviceType_kDLCUDAHost, DLManagedTensorVersioned, DLPackVersion,
-    DLTensor, DLPACK_FLAG_BITMASK_IS_COPIED, DLPACK_FLAG_BITMASK_READ_ONLY,
+    dt_tensor_from_dlpack_versioned, dt_tensor_from_dlpack_versioned_stream,
+    dt_tensor_to_dlpack_versioned, DLDataType, DLDataTypeCode, DLDataTypeCode_kDLBfloat,
+    DLDataTypeCode_kDLBool, DLDataTypeCode_kDLFloat, DLDataTypeCode_kDLInt, DLDataTypeCode_kDLUInt,
+    DLDevice, DLDeviceType, DLDeviceType_kDLCPU, DLDeviceType_kDLCUDA, DLDeviceType_kDLCUDAHost,
+    DLManagedTensorVersioned, DLPackVersion, DLTensor, DLPACK_FLAG_BITMASK_IS_COPIED,
+    DLPACK_FLAG_BITMASK_READ_ONLY,
 };
 
 /// `DT_VERSION_NUMBER` of the header these bindings were generated from

@@ -81,6 +81,53 @@ impl Tensor {
         Tensor::from_out(|out| unsafe { ffi::dt_tensor_from_dlpack_versioned(managed, out) })
     }
 
+    /// [`Tensor::from_dlpack`] ordered after the producer's stream
+    /// (`dt_tensor_from_dlpack_stream`): work queued afterwards on the calling thread's
+    /// current stream of the tensor's device (see [`crate::with_stream`]) waits for the
+    /// work queued on `producer_stream` so far, without the caller waiting.
+    /// `producer_stream` is encoded as DLPack's `__dlpack__(stream=)`: for CUDA memory 1 is
+    /// the legacy default stream, 2 the per-thread default stream, other values a
+    /// `cudaStream_t` (for example another library's, or [`crate::Stream::native_handle`]),
+    /// and 0 is refused as ambiguous; for host memory only -1 or 0 (no stream). -1 always
+    /// means no ordering, as [`Tensor::from_dlpack`]. Ownership as
+    /// [`Tensor::from_dlpack`]; on error (also [`ErrorCode::InvalidArgument`] for a stream
+    /// value the device cannot have, [`ErrorCode::Backend`]) `managed` is untouched and
+    /// still the caller's.
+    ///
+    /// # Safety
+    /// As [`Tensor::from_dlpack`]; a CUDA `producer_stream` other than 1 and 2 must be a
+    /// live `cudaStream_t` of the tensor's device.
+    ///
+    /// [`ErrorCode::InvalidArgument`]: crate::ErrorCode::InvalidArgument
+    /// [`ErrorCode::Backend`]: crate::ErrorCode::Backend
+    pub unsafe fn from_dlpack_stream(
+        managed: *mut ffi::DLManagedTensor,
+        producer_stream: i64,
+    ) -> Result<Tensor> {
+        // SAFETY: the caller vouches for managed and the stream; out is a valid out-pointer.
+        Tensor::from_out(|out| unsafe {
+            ffi::dt_tensor_from_dlpack_stream(managed, producer_stream, out)
+        })
+    }
+
+    /// [`Tensor::from_dlpack_versioned`] ordered after the producer's stream, as
+    /// [`Tensor::from_dlpack_stream`] is [`Tensor::from_dlpack`]
+    /// (`dt_tensor_from_dlpack_versioned_stream`): the same `producer_stream` values,
+    /// ownership and errors, plus the version check and read-only flag of
+    /// [`Tensor::from_dlpack_versioned`].
+    ///
+    /// # Safety
+    /// As [`Tensor::from_dlpack_versioned`] and [`Tensor::from_dlpack_stream`].
+    pub unsafe fn from_dlpack_versioned_stream(
+        managed: *mut ffi::DLManagedTensorVersioned,
+        producer_stream: i64,
+    ) -> Result<Tensor> {
+        // SAFETY: the caller vouches for managed and the stream; out is a valid out-pointer.
+        Tensor::from_out(|out| unsafe {
+            ffi::dt_tensor_from_dlpack_versioned_stream(managed, producer_stream, out)
+        })
+    }
+
     /// Whether devtensor must not write this tensor's memory: a versioned DLPack import
     /// flagged read-only, or a view of one (`dt_tensor_is_read_only`).
     pub fn is_read_only(&self) -> bool {
@@ -286,6 +333,54 @@ mod tests {
             assert_eq!(u.to_vec::<f32>().unwrap(), values);
             drop(u);
             assert_eq!(p.deletes(), 1);
+        });
+    }
+
+    #[test]
+    fn stream_ordered_imports_take_no_stream_for_host_memory() {
+        leak_checked(|| {
+            let a = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2], Device::CPU).unwrap();
+            let m = a.to_dlpack().unwrap();
+            for bad in [7, 1, 2] {
+                // SAFETY: a valid struct; on failure it stays ours.
+                let e = unsafe { Tensor::from_dlpack_stream(m, bad) }.unwrap_err();
+                assert_eq!(e.code, ErrorCode::InvalidArgument, "stream {bad}: {e}");
+            }
+            // SAFETY: still ours after the failures; handed over exactly once.
+            let b = unsafe { Tensor::from_dlpack_stream(m, -1) }.unwrap();
+            let m = a.to_dlpack().unwrap();
+            // SAFETY: as above.
+            let c = unsafe { Tensor::from_dlpack_stream(m, 0) }.unwrap();
+            for t in [&b, &c] {
+                assert_eq!(t.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+                assert_eq!(data_ptr(t).unwrap(), data_ptr(&a).unwrap(), "copied");
+            }
+
+            // The versioned import: the same values, the deleter once, on success only.
+            let mut p = Producer::new(vec![5.0, 6.0], [1, 2], 1, READ_ONLY);
+            // SAFETY: a valid struct over live memory; on failure it stays ours.
+            let e = unsafe { Tensor::from_dlpack_versioned_stream(p.as_ptr(), 3) }.unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
+            assert_eq!(p.deletes(), 0);
+            let s = crate::Stream::new(Device::CPU).unwrap();
+            // SAFETY: p outlives t; devtensor calls the deleter when t is dropped.
+            let t = crate::with_stream(&s, || unsafe {
+                Tensor::from_dlpack_versioned_stream(p.as_ptr(), 0)
+            })
+            .unwrap()
+            .unwrap();
+            assert!(t.is_read_only());
+            assert_eq!(t.to_vec::<f32>().unwrap(), vec![5.0, 6.0]);
+            drop(t);
+            assert_eq!(p.deletes(), 1);
+
+            // SAFETY: NULL is documented to fail.
+            let e = unsafe { Tensor::from_dlpack_stream(std::ptr::null_mut(), -1) }.unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidArgument);
+            // SAFETY: likewise.
+            let e = unsafe { Tensor::from_dlpack_versioned_stream(std::ptr::null_mut(), -1) }
+                .unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidArgument);
         });
     }
 

@@ -29,6 +29,11 @@
 //! * Grad mode: [`set_grad_enabled`] is process-wide, for every thread without a setting
 //!   of its own; [`no_grad`] turns recording off for the calling thread only (other
 //!   threads keep recording), and [`thread_grad_mode`] reads the thread's own setting.
+//! * Streams and events ([`Stream`], [`Event`], as `torch.cuda.Stream` / `Event`):
+//!   [`with_stream`] makes a stream the calling thread's current one for its device while
+//!   a closure runs (restored afterwards, even on panic); [`thread_stream`] reads it. On
+//!   the CPU every call has finished when it returns, events complete when recorded and
+//!   time the host clock, so the same code runs there.
 //! * Process settings: [`set_default_dtype`], [`set_num_threads`], [`set_allow_tf32`]
 //!   (and their getters); per device, [`Device::memory_stats`] and [`Device::empty_cache`].
 //! * What the C ABI has and this crate does not expose (in-place writes, borrowing host
@@ -45,11 +50,13 @@ mod dtype;
 mod error;
 pub mod nn;
 mod ops;
+mod stream;
 mod tensor;
 
 pub use device::{Device, DeviceKind, DeviceProperties, MemoryStats};
 pub use dtype::{DType, Element};
 pub use error::{Error, ErrorCode, Result};
+pub use stream::{thread_stream, with_stream, Event, Stream};
 pub use tensor::Tensor;
 
 /// The raw FFI crate, for what the safe API does not cover yet.

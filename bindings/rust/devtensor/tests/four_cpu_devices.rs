@@ -362,3 +362,51 @@ fn like_and_new_constructors_keep_the_device() {
         Device::Cpu(3).empty_cache().unwrap();
     });
 }
+
+#[test]
+fn streams_and_events_keep_to_their_device() {
+    use devtensor::{thread_stream, with_stream, Event, Stream};
+    with_four_cpus(|| {
+        let s1 = Stream::new(Device::Cpu(1)).unwrap();
+        assert_eq!(s1.device(), Device::Cpu(1));
+        let e0 = Event::new(Device::Cpu(0)).unwrap();
+        let e1 = Event::new(Device::Cpu(1)).unwrap();
+        // An event is recorded on a stream of its own device only.
+        let err = e0.record(Some(&s1)).unwrap_err();
+        assert_eq!(err.code, ErrorCode::DeviceMismatch, "{err}");
+        e1.record(Some(&s1)).unwrap();
+        e0.record(None).unwrap();
+        // Events of two devices have no elapsed time; waiting across devices is allowed.
+        let err = e0.elapsed_ms(&e1).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidArgument, "{err}");
+        Stream::default_for(Device::Cpu(0))
+            .unwrap()
+            .wait_event(&e1)
+            .unwrap();
+        // record_stream takes a stream of the tensor's device.
+        let x = Tensor::ones(&[2], DType::Float32, Device::Cpu(0)).unwrap();
+        assert_eq!(
+            x.record_stream(&s1).unwrap_err().code,
+            ErrorCode::DeviceMismatch
+        );
+        // with_stream changes its stream's device only; ops there use that device's
+        // tensors as ever.
+        let y = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::Cpu(1)).unwrap();
+        let (z, cpu0_default, cpu1_default) = with_stream(&s1, || {
+            (
+                (&y + &y).unwrap(),
+                thread_stream(Device::Cpu(0)).unwrap().is_default(),
+                thread_stream(Device::Cpu(1)).unwrap().is_default(),
+            )
+        })
+        .unwrap();
+        assert!(cpu0_default, "with_stream on cpu:1 changed cpu:0's stream");
+        assert!(
+            !cpu1_default,
+            "with_stream on cpu:1 did not set cpu:1's stream"
+        );
+        assert_eq!(z.device(), Device::Cpu(1));
+        assert_eq!(z.to_vec::<f32>().unwrap(), vec![2.0, 4.0]);
+        assert!(thread_stream(Device::Cpu(1)).unwrap().is_default());
+    });
+}
