@@ -3,13 +3,18 @@
  *
  *   devtensor info [--by-free-memory] [--json]   every device, as a table or as JSON
  *   devtensor version                            library version and build configuration
+ *   devtensor run [options] -- program [args]    start N ranks of a program, like torchrun
  *   devtensor --help                             usage
  *
  * C99; uses only the public C API (include/devtensor.h). Exit status: 0 success,
  * 1 a devtensor call failed (the status and the library's message are printed),
- * 2 a usage error.
+ * 2 a usage error. `run` is the launcher in launcher.c (POSIX; no devtensor call): its
+ * exit status is 0 when every rank exited 0, 1 when one failed, 2 a usage error and
+ * 128+N when the launcher received signal N.
  */
 #include <devtensor.h>
+
+#include "launcher.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -33,6 +38,15 @@ static void usage(FILE* f) {
           "        --json            print machine-readable JSON instead of a table\n"
           "  version\n"
           "        print the library version and the build configuration\n"
+          "  run [--nproc-per-node N] [--nnodes M] [--node-rank K] [--master-addr A]\n"
+          "      [--master-port P] [--kill-grace SECONDS] [--no-prefix] -- program [args...]\n"
+          "        start N processes of program (ranks K*N .. K*N+N-1 of M*N), like torchrun,\n"
+          "        with RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK,\n"
+          "        MASTER_ADDR and MASTER_PORT set (torch.distributed's env://). Output lines\n"
+          "        are prefixed \"[rank R] \"; SIGINT, SIGTERM and SIGHUP are forwarded; when\n"
+          "        a rank fails the others get SIGTERM (SIGKILL after --kill-grace, default\n"
+          "        5 s) and the exit status is 1. Defaults: N=1, M=1, K=0, A=127.0.0.1, P a\n"
+          "        free local port (29500 when M>1). `devtensor run --help` for more.\n"
           "  help, --help, -h\n"
           "        print this help\n"
           "\n"
@@ -551,6 +565,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
+  if (strcmp(cmd, "run") == 0) return launcher_main(argc - 1, argv + 1);
   if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
     return cmd_version(argc - 2, argv + 2);
   }
