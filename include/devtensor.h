@@ -103,6 +103,8 @@ typedef int32_t dt_status;
 #define DT_ERR_IO                  12  /**< reading or writing a file failed */
 #define DT_ERR_FORMAT              13  /**< a file or buffer is malformed */
 #define DT_ERR_INTERNAL            14  /**< a bug in devtensor; please report it */
+#define DT_ERR_DISTRIBUTED         15  /**< a process group failed: a peer exited, did not join
+                                            or answer within the timeout; the group is unusable */
 
 /* ------------------------------------------------------------------------- handles */
 
@@ -1253,6 +1255,134 @@ DT_API dt_status dt_tensor_from_dlpack_versioned_stream(struct DLManagedTensorVe
 /** *out = 1 when t's memory is read-only (a versioned DLPack import flagged so, or a view
  *  of one), else 0. Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out). */
 DT_API dt_status dt_tensor_is_read_only(const dt_tensor* t, int32_t* out);
+
+/* ---------------------------------------------------------------- distributed
+ *
+ * Process groups: world_size processes (ranks 0 .. world_size-1, on one machine or
+ * several) that run collectives together, as torch.distributed. The transport and the
+ * algorithms are Gloo's (the library torch.distributed's "gloo" backend is) for tensors in
+ * host memory; nothing here is a collective of devtensor's own.
+ *
+ * Rendezvous (init_method, torch.distributed's spellings):
+ *   "env://" (or NULL): rank 0's address and a free port from MASTER_ADDR / MASTER_PORT;
+ *       the rank and world size from the arguments, or from RANK / WORLD_SIZE when those
+ *       are negative. `devtensor run` sets all four, as torchrun does.
+ *   "tcp://host:port": the same with the address in the text.
+ *   "file:///path": a file every rank can open (a local or shared file system); the last
+ *       rank to release its group deletes it. A run that crashed leaves it behind: delete
+ *       it before reusing the path.
+ * For env:// and tcp://, rank 0 serves a small key-value store on the port (every group of
+ * the process made with the same init method shares it: keep the first group alive while
+ * you make more). Ranks exchange their Gloo addresses through it, then talk directly.
+ * Set GLOO_SOCKET_IFNAME to choose the network interface between machines.
+ *
+ * Collectives are blocking, must be called by every rank of the group in the same order
+ * (send/recv by the two ranks named), and run one at a time per group (calls from several
+ * threads are serialised). Tensors must be on the CPU for "gloo" (DT_ERR_DEVICE_MISMATCH
+ * otherwise); any dtype; any layout (a non-contiguous tensor goes through a contiguous
+ * copy). The in-place ones (trailing underscore) write the caller's tensor, which must
+ * not be read-only.
+ *
+ * Failures: a peer that exits, or that does not join or answer within the timeout, makes
+ * the call fail on every other rank with DT_ERR_DISTRIBUTED within about the timeout,
+ * with a message naming the rank that exited when devtensor can tell (always for a
+ * process that died, through the store's connections or its process id), never a hang.
+ * The group is then unusable: each later call fails at once with DT_ERR_DISTRIBUTED and
+ * the first failure's message; release it (nothing leaks) and, if the job goes on, make a
+ * new one. A failed call leaves its output tensors' contents unspecified.
+ *
+ * Threading: a group handle may be used from any thread. */
+
+/** A group of processes that run collectives together. Opaque, reference-counted. */
+typedef struct dt_process_group dt_process_group;
+
+/** Reductions of dt_all_reduce_ and dt_reduce_scatter. AVG (sum, then divide by the world
+ *  size) needs a floating dtype. For bool, SUM and MAX are "or", PRODUCT and MIN "and". */
+#define DT_REDUCE_SUM     0
+#define DT_REDUCE_AVG     1
+#define DT_REDUCE_MIN     2
+#define DT_REDUCE_MAX     3
+#define DT_REDUCE_PRODUCT 4
+
+/** Joins a NEW process group and returns when every rank has joined and connected.
+ *  backend: "gloo", or NULL / "" to choose by device (today "gloo"; "nccl" is
+ *  DT_ERR_NOT_SUPPORTED in this build). init_method: see above. rank, world_size: this
+ *  process's rank and the number of ranks; negative reads RANK / WORLD_SIZE.
+ *  timeout_ms: how long any one step (joining, a collective) may wait for peers; 0 means
+ *  torch's default, 30 minutes. Errors: DT_ERR_INVALID_ARGUMENT (NULL out, bad init method
+ *  or backend, missing or malformed RANK / WORLD_SIZE / MASTER_ADDR / MASTER_PORT, rank
+ *  not below world_size, ranks started with different world sizes, negative timeout),
+ *  DT_ERR_NOT_SUPPORTED, DT_ERR_IO (the file of file:// cannot be opened), DT_ERR_DISTRIBUTED
+ *  (the port is taken, rank 0 unreachable, ranks that did not join in time: named),
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_process_group_new(const char* backend, const char* init_method, int32_t rank,
+                                      int32_t world_size, int64_t timeout_ms, dt_process_group** out);
+/** Adds a reference. Errors: DT_ERR_INVALID_ARGUMENT (NULL), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_process_group_retain(dt_process_group* pg);
+/** Drops a reference; NULL is a no-op. The last one closes the group's connections (peers
+ *  still in a collective with this rank then fail). Errors: DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_process_group_release(dt_process_group* pg);
+/** *out = this process's rank in pg. Errors: DT_ERR_INVALID_ARGUMENT (NULL), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_process_group_rank(const dt_process_group* pg, int32_t* out);
+/** *out = the number of ranks in pg. Errors: as dt_process_group_rank. */
+DT_API dt_status dt_process_group_size(const dt_process_group* pg, int32_t* out);
+/** Writes the backend's name ("gloo") with the (buf, cap, needed) string protocol.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (buf NULL with cap > 0), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_process_group_backend(const dt_process_group* pg, char* buf, size_t cap, size_t* needed);
+
+/** In place: every rank's t becomes the reduction (DT_REDUCE_*) of all ranks' t, element by
+ *  element. t must have the same shape and dtype on every rank. Errors:
+ *  DT_ERR_INVALID_ARGUMENT (NULL, unknown op, read-only t), DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_DEVICE_MISMATCH, DT_ERR_DTYPE_MISMATCH (AVG of a non-floating dtype),
+ *  DT_ERR_DISTRIBUTED, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_all_reduce_(const dt_process_group* pg, const dt_tensor* t, int32_t op);
+/** In place: every rank's t becomes root's t. Errors: as dt_all_reduce_ (root not a rank
+ *  is DT_ERR_INVALID_ARGUMENT). */
+DT_API dt_status dt_broadcast_(const dt_process_group* pg, const dt_tensor* t, int32_t root);
+/** output (world_size x numel(input) elements, input's dtype, any shape, e.g. [world_size,
+ *  ...input's shape]) receives every rank's input in rank order, on every rank (as
+ *  torch's all_gather_into_tensor). Errors: as dt_all_reduce_, plus DT_ERR_SHAPE_MISMATCH
+ *  (output's element count), DT_ERR_DTYPE_MISMATCH (dtypes differ). */
+DT_API dt_status dt_all_gather(const dt_process_group* pg, const dt_tensor* input, const dt_tensor* output);
+/** Reduces input (world_size x numel(output) elements) over the ranks and gives rank r the
+ *  r-th of its world_size equal parts, in output (as torch's reduce_scatter_tensor).
+ *  Errors: as dt_all_gather, plus DT_ERR_DTYPE_MISMATCH for AVG of a non-floating dtype. */
+DT_API dt_status dt_reduce_scatter(const dt_process_group* pg, const dt_tensor* input, const dt_tensor* output,
+                                   int32_t op);
+/** Returns when every rank has called it. Errors: DT_ERR_INVALID_ARGUMENT, DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_DISTRIBUTED. */
+DT_API dt_status dt_barrier(const dt_process_group* pg);
+/** A NEW module that wraps module for data-parallel training over pg's processes, as
+ *  torch.nn.parallel.DistributedDataParallel: every rank runs its own copy on its own part
+ *  of the batch, and backward averages the gradients over the group, so that after
+ *  dt_optimizer_step every rank holds the same parameters.
+ *  Construction (a collective: every rank must call it) checks that every rank wraps the
+ *  same parameters and buffers (an error naming the first one that differs, on every
+ *  rank) and broadcasts them from rank 0. Forward is module's forward; parameters and
+ *  buffers are module's, named "module." + module's names (as PyTorch's state_dict).
+ *  During dt_backward, gradients are all-reduced in buckets of about bucket_cap_bytes
+ *  (0: 25 MiB, torch's default) in reverse order of registration, each bucket as soon as
+ *  its gradients are computed, on a thread of its own, overlapping the rest of backward;
+ *  .grad receives the averages when backward returns (all or nothing). Every rank must
+ *  run the same backward passes. find_unused_parameters (0 or 1): a parameter that gets
+ *  no gradient in a pass counts as 0; with 0 such a pass fails with
+ *  DT_ERR_INVALID_ARGUMENT naming it. Parameters that do not require grad are neither
+ *  reduced nor checked for gradients. A parameter belongs to at most one of these.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, a parameter already wrapped, negative
+ *  bucket_cap_bytes, different parameter counts), DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_DEVICE_MISMATCH (a tensor not on the CPU for "gloo"), DT_ERR_SHAPE_MISMATCH
+ *  (a parameter or buffer of another shape or dtype on some rank), DT_ERR_DISTRIBUTED,
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_distributed_data_parallel_new(dt_module* module, const dt_process_group* pg,
+                                                  int64_t bucket_cap_bytes, int32_t find_unused_parameters,
+                                                  dt_module** out);
+/** Sends t's elements to rank dst, which must call dt_recv with this rank, the same tag
+ *  (>= 0) and as many bytes; returns once the data has left (the receiver may not have
+ *  it yet). Errors: DT_ERR_INVALID_ARGUMENT (NULL, dst not a rank or this rank, negative
+ *  tag), DT_ERR_INVALID_HANDLE, DT_ERR_DEVICE_MISMATCH, DT_ERR_DISTRIBUTED. */
+DT_API dt_status dt_send(const dt_process_group* pg, const dt_tensor* t, int32_t dst, int32_t tag);
+/** Receives into t what rank src sent with this tag. Errors: as dt_send. */
+DT_API dt_status dt_recv(const dt_process_group* pg, const dt_tensor* t, int32_t src, int32_t tag);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -86,6 +86,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include "devtensor.h"
 #include "../src/api/testing.h"
 #include "../src/core/op_table.h"  // the op table: the unary entry points
@@ -1820,6 +1822,175 @@ void add_stream_cases(Table& T) {
   });
 }
 
+// A process group of one rank (this process), through a store file of its own.
+struct LiveGroup {
+  dt_process_group* g = nullptr;
+  LiveGroup() {
+    static std::atomic<int> n{0};
+    std::string init = "file:///tmp/dt-contract-" + std::to_string(getpid()) + "-" + std::to_string(n++);
+    dt_process_group_new("gloo", init.c_str(), 0, 1, 10000, &g);
+  }
+  ~LiveGroup() { dt_process_group_release(g); }
+};
+
+void add_dist_cases(Table& T) {
+  using GCall = std::function<dt_status(Ctx&, const dt_process_group*)>;
+  // The group argument replaced in turn by each bad handle.
+  auto group_handles = [&T](const std::string& fn, GCall call, bool with_null = true) {
+    if (with_null)
+      T.add(fn, "pg=NULL", {IA, IH}, [call](Ctx& x) { return call(x, nullptr); }).group = "NULL group handle";
+    T.add(fn, "pg=released", {IH}, [call](Ctx& x) {
+       dt_process_group* g = nullptr;
+       if (dt_process_group_new("gloo", "file:///tmp/dt-contract-released", 0, 1, 10000, &g) != DT_OK ||
+           dt_process_group_release(g) != DT_OK)
+         return dt_status{-999};
+       return call(x, g);
+     }).msg_has = "releas";
+    T.add(fn, "pg=stack_int", {IH}, [call](Ctx& x) {
+      return call(x, reinterpret_cast<const dt_process_group*>(x.foreign_stack));
+    });
+    T.add(fn, "pg=tensor_handle", {IH}, [call](Ctx& x) {
+       return call(x, reinterpret_cast<const dt_process_group*>(x.a));
+     }).msg_has = "process group";
+  };
+  auto group_out = [](Ctx& x) { return reinterpret_cast<dt_process_group**>(&x.o.ptr); };
+  const char* one = "file:///tmp/dt-contract-new";
+
+  T.add("dt_process_group_new", "out=NULL", {IA}, [one](Ctx&) { return dt_process_group_new("gloo", one, 0, 1, 1000, nullptr); });
+  T.add("dt_process_group_new", "backend=mpi", {IA}, [one, group_out](Ctx& x) {
+     return dt_process_group_new("mpi", one, 0, 1, 1000, group_out(x));
+   }).msg_has = "\"mpi\"";
+  T.add("dt_process_group_new", "backend=nccl", {NS}, [one, group_out](Ctx& x) {
+     return dt_process_group_new("nccl", one, 0, 1, 1000, group_out(x));
+   }).msg_has = "nccl";
+  T.add("dt_process_group_new", "init=udp", {IA}, [group_out](Ctx& x) {
+     return dt_process_group_new("gloo", "udp://x:1", 0, 1, 1000, group_out(x));
+   }).msg_has = "udp://x:1";
+  T.add("dt_process_group_new", "init=relative_file", {IA}, [group_out](Ctx& x) {
+     return dt_process_group_new("gloo", "file://store", 0, 1, 1000, group_out(x));
+   }).msg_has = "absolute";
+  T.add("dt_process_group_new", "init=tcp_no_port", {IA}, [group_out](Ctx& x) {
+     return dt_process_group_new("gloo", "tcp://127.0.0.1", 0, 1, 1000, group_out(x));
+   }).msg_has = "tcp://host:port";
+  T.add("dt_process_group_new", "rank=world_size", {IA}, [one, group_out](Ctx& x) {
+     return dt_process_group_new("gloo", one, 1, 1, 1000, group_out(x));
+   }).msg_has = "not below the world size";
+  T.add("dt_process_group_new", "world_size=0", {IA}, [one, group_out](Ctx& x) {
+     return dt_process_group_new("gloo", one, 0, 0, 1000, group_out(x));
+   }).msg_has = "at least 1";
+  T.add("dt_process_group_new", "timeout=-1", {IA}, [one, group_out](Ctx& x) {
+     return dt_process_group_new("gloo", one, 0, 1, -1, group_out(x));
+   }).msg_has = "negative";
+  T.add("dt_process_group_new", "file_in_missing_dir", {DT_ERR_IO}, [group_out](Ctx& x) {
+     return dt_process_group_new("gloo", "file:///nonexistent-dir/store", 0, 1, 1000, group_out(x));
+   }).msg_has = "/nonexistent-dir/store";
+
+  group_handles("dt_process_group_retain", [](Ctx&, const dt_process_group* g) {
+    return dt_process_group_retain(const_cast<dt_process_group*>(g));
+  });
+  group_handles("dt_process_group_release", [](Ctx&, const dt_process_group* g) {
+    return dt_process_group_release(const_cast<dt_process_group*>(g));
+  }, false);
+  group_handles("dt_process_group_rank", [](Ctx& x, const dt_process_group* g) { return dt_process_group_rank(g, &x.o.i32); });
+  T.add("dt_process_group_rank", "out=NULL", {IA}, [](Ctx&) { return dt_process_group_rank(LiveGroup().g, nullptr); });
+  group_handles("dt_process_group_size", [](Ctx& x, const dt_process_group* g) { return dt_process_group_size(g, &x.o.i32); });
+  T.add("dt_process_group_size", "out=NULL", {IA}, [](Ctx&) { return dt_process_group_size(LiveGroup().g, nullptr); });
+  group_handles("dt_process_group_backend", [](Ctx& x, const dt_process_group* g) {
+    return dt_process_group_backend(g, x.o.buf, sizeof x.o.buf, &x.o.sz);
+  });
+  T.add("dt_process_group_backend", "buf=NULL_cap=8", {IA}, [](Ctx& x) {
+    return dt_process_group_backend(LiveGroup().g, nullptr, 8, &x.o.sz);
+  });
+
+  group_handles("dt_all_reduce_", [](Ctx& x, const dt_process_group* g) { return dt_all_reduce_(g, x.a, DT_REDUCE_SUM); });
+  T.add("dt_all_reduce_", "t=NULL", {IA}, [](Ctx&) { return dt_all_reduce_(LiveGroup().g, nullptr, DT_REDUCE_SUM); });
+  T.add("dt_all_reduce_", "t=released", {IH}, [](Ctx& x) { return dt_all_reduce_(LiveGroup().g, x.stale, DT_REDUCE_SUM); });
+  T.add("dt_all_reduce_", "op=5", {IA}, [](Ctx& x) { return dt_all_reduce_(LiveGroup().g, x.a, 5); }).msg_has = "op 5";
+  T.add("dt_all_reduce_", "op=-1", {IA}, [](Ctx& x) { return dt_all_reduce_(LiveGroup().g, x.a, -1); });
+  T.add("dt_all_reduce_", "avg_of_int32", {TM}, [](Ctx& x) {
+     return dt_all_reduce_(LiveGroup().g, x.i32, DT_REDUCE_AVG);
+   }).msg_has = "int32";
+
+  group_handles("dt_broadcast_", [](Ctx& x, const dt_process_group* g) { return dt_broadcast_(g, x.a, 0); });
+  T.add("dt_broadcast_", "t=NULL", {IA}, [](Ctx&) { return dt_broadcast_(LiveGroup().g, nullptr, 0); });
+  T.add("dt_broadcast_", "root=1_of_1", {IA}, [](Ctx& x) { return dt_broadcast_(LiveGroup().g, x.a, 1); }).msg_has =
+      "not a rank of this group";
+  T.add("dt_broadcast_", "root=-1", {IA}, [](Ctx& x) { return dt_broadcast_(LiveGroup().g, x.a, -1); });
+
+  group_handles("dt_all_gather", [](Ctx& x, const dt_process_group* g) { return dt_all_gather(g, x.a, x.b); });
+  T.add("dt_all_gather", "input=NULL", {IA}, [](Ctx& x) { return dt_all_gather(LiveGroup().g, nullptr, x.b); });
+  T.add("dt_all_gather", "output=NULL", {IA}, [](Ctx& x) { return dt_all_gather(LiveGroup().g, x.a, nullptr); });
+  T.add("dt_all_gather", "output=v4", {SM}, [](Ctx& x) { return dt_all_gather(LiveGroup().g, x.a, x.v4); }).msg_has =
+      "expected world size 1 x 6";
+  T.add("dt_all_gather", "output=int32", {TM}, [](Ctx& x) { return dt_all_gather(LiveGroup().g, x.a, x.i32); });
+
+  group_handles("dt_reduce_scatter", [](Ctx& x, const dt_process_group* g) {
+    return dt_reduce_scatter(g, x.a, x.b, DT_REDUCE_SUM);
+  });
+  T.add("dt_reduce_scatter", "input=NULL", {IA}, [](Ctx& x) {
+    return dt_reduce_scatter(LiveGroup().g, nullptr, x.b, DT_REDUCE_SUM);
+  });
+  T.add("dt_reduce_scatter", "output=NULL", {IA}, [](Ctx& x) {
+    return dt_reduce_scatter(LiveGroup().g, x.a, nullptr, DT_REDUCE_SUM);
+  });
+  T.add("dt_reduce_scatter", "output=v4", {SM}, [](Ctx& x) {
+    return dt_reduce_scatter(LiveGroup().g, x.a, x.v4, DT_REDUCE_SUM);
+  });
+  T.add("dt_reduce_scatter", "op=7", {IA}, [](Ctx& x) { return dt_reduce_scatter(LiveGroup().g, x.a, x.b, 7); });
+  T.add("dt_reduce_scatter", "avg_of_int32", {TM}, [](Ctx& x) {
+    dt_tensor* out = nullptr;
+    if (dt_zeros_like(x.i32, &out) != DT_OK) return dt_status{-999};
+    dt_status st = dt_reduce_scatter(LiveGroup().g, x.i32, out, DT_REDUCE_AVG);
+    dt_tensor_release(out);
+    return st;
+  });
+
+  group_handles("dt_barrier", [](Ctx&, const dt_process_group* g) { return dt_barrier(g); });
+
+  group_handles("dt_send", [](Ctx& x, const dt_process_group* g) { return dt_send(g, x.a, 1, 0); });
+  T.add("dt_send", "t=NULL", {IA}, [](Ctx&) { return dt_send(LiveGroup().g, nullptr, 1, 0); });
+  T.add("dt_send", "dst=self", {IA}, [](Ctx& x) { return dt_send(LiveGroup().g, x.a, 0, 0); }).msg_has = "is this rank";
+  T.add("dt_send", "dst=1_of_1", {IA}, [](Ctx& x) { return dt_send(LiveGroup().g, x.a, 1, 0); });
+  group_handles("dt_recv", [](Ctx& x, const dt_process_group* g) { return dt_recv(g, x.a, 1, 0); });
+  T.add("dt_recv", "t=NULL", {IA}, [](Ctx&) { return dt_recv(LiveGroup().g, nullptr, 1, 0); });
+  T.add("dt_recv", "src=self", {IA}, [](Ctx& x) { return dt_recv(LiveGroup().g, x.a, 0, 0); });
+  T.add("dt_recv", "src=-2", {IA}, [](Ctx& x) { return dt_recv(LiveGroup().g, x.a, -2, 0); });
+
+  const std::string ddp = "dt_distributed_data_parallel_new";
+  auto mod_out = [](Ctx& x) { return reinterpret_cast<dt_module**>(&x.o.ptr); };
+  T.add(ddp, "out=NULL", {IA}, [](Ctx& x) {
+    LiveModule l(x);
+    return dt_distributed_data_parallel_new(l.lin, LiveGroup().g, 0, 0, nullptr);
+  });
+  group_handles(ddp, [mod_out](Ctx& x, const dt_process_group* g) {
+    LiveModule l(x);
+    return dt_distributed_data_parallel_new(l.lin, g, 0, 0, mod_out(x));
+  });
+  T.add(ddp, "module=NULL", {IA}, [mod_out](Ctx& x) {
+    return dt_distributed_data_parallel_new(nullptr, LiveGroup().g, 0, 0, mod_out(x));
+  });
+  T.add(ddp, "module=tensor_handle", {IH}, [mod_out](Ctx& x) {
+    return dt_distributed_data_parallel_new(reinterpret_cast<dt_module*>(x.a), LiveGroup().g, 0, 0, mod_out(x));
+  });
+  T.add(ddp, "bucket_cap_bytes=-1", {IA}, [mod_out](Ctx& x) {
+     LiveModule l(x);
+     return dt_distributed_data_parallel_new(l.lin, LiveGroup().g, -1, 0, mod_out(x));
+   }).msg_has = "negative";
+  T.add(ddp, "find_unused_parameters=2", {IA}, [mod_out](Ctx& x) {
+    LiveModule l(x);
+    return dt_distributed_data_parallel_new(l.lin, LiveGroup().g, 0, 2, mod_out(x));
+  });
+  T.add(ddp, "module_wrapped_twice", {IA}, [mod_out](Ctx& x) {
+     LiveModule l(x);
+     LiveGroup g;
+     dt_module* first = nullptr;
+     if (dt_distributed_data_parallel_new(l.lin, g.g, 0, 0, &first) != DT_OK) return dt_status{-999};
+     dt_status st = dt_distributed_data_parallel_new(l.lin, g.g, 0, 0, mod_out(x));
+     dt_module_release(first);
+     return st;
+   }).msg_has = "already belongs";
+}
+
 const std::vector<Case>& all_cases() {
   static const std::vector<Case> cases = [] {
     Table T;
@@ -1836,6 +2007,7 @@ const std::vector<Case>& all_cases() {
     add_autograd_cases(T);
     add_module_cases(T);
     add_stream_cases(T);
+    add_dist_cases(T);
     return T.cases;
   }();
   return cases;
@@ -2270,7 +2442,7 @@ TEST_F(Library, Version) {
 
 TEST_F(Library, StatusStringNamesEveryCodeDistinctly) {
   std::set<std::string> names;
-  for (dt_status s = 0; s <= 14; ++s) {
+  for (dt_status s = 0; s <= DT_ERR_DISTRIBUTED; ++s) {
     const char* n = dt_status_string(s);
     ASSERT_NE(n, nullptr) << s;
     EXPECT_GT(std::strlen(n), 0u) << s;
@@ -2278,7 +2450,7 @@ TEST_F(Library, StatusStringNamesEveryCodeDistinctly) {
     EXPECT_TRUE(names.insert(n).second) << "code " << s << " shares its name \"" << n << "\"";
   }
   EXPECT_STREQ(dt_status_string(DT_ERR_INVALID_ARGUMENT), "invalid argument");
-  for (dt_status s : {15, 99, -1, INT32_MIN, INT32_MAX}) {
+  for (dt_status s : {DT_ERR_DISTRIBUTED + 1, 99, -1, INT32_MIN, INT32_MAX}) {
     const char* n = dt_status_string(s);
     ASSERT_NE(n, nullptr) << s;
     EXPECT_STREQ(n, "unknown status") << s;

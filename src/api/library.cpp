@@ -40,6 +40,7 @@ DT_API const char* dt_status_string(dt_status code) {
     case DT_ERR_IO: return "I/O error";
     case DT_ERR_FORMAT: return "format error";
     case DT_ERR_INTERNAL: return "internal error";
+    case DT_ERR_DISTRIBUTED: return "distributed error";
     default: return "unknown status";
   }
 }

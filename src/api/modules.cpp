@@ -7,6 +7,7 @@
 #include "io/module_state.h"
 #include "io/safetensors_io.h"
 #include "core/context.h"
+#include "dist/ddp.h"
 #include "nn/data_parallel.h"
 #include "nn/layers.h"
 #include "nn/losses.h"
@@ -163,6 +164,25 @@ DT_API dt_status dt_data_parallel_new(dt_module* module, const dt_device* device
     Ref<nn::Module> owned = Ref<nn::Module>::adopt(inner);
     return nn::new_data_parallel(owned, std::move(devices),
                                  output_device.type == DT_DEVICE_DEFAULT ? nullptr : &output);
+  });
+}
+
+DT_API dt_status dt_distributed_data_parallel_new(dt_module* module, const dt_process_group* pg,
+                                                  int64_t bucket_cap_bytes, int32_t find_unused_parameters,
+                                                  dt_module** out) {
+  return make_module("dt_distributed_data_parallel_new", out, [&] {
+    const char* fn = "dt_distributed_data_parallel_new";
+    nn::Module* inner = module_arg_pinned(module, fn);
+    dist::ProcessGroup* g = object_arg<dist::ProcessGroup, HandleKind::ProcessGroup>(pg, fn, "pg");
+    if (bucket_cap_bytes < 0) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": bucket_cap_bytes ", bucket_cap_bytes, " is negative"));
+    if (find_unused_parameters != 0 && find_unused_parameters != 1)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": find_unused_parameters is ", find_unused_parameters, "; expected 0 or 1"));
+    inner->ref();
+    Ref<nn::Module> owned = Ref<nn::Module>::adopt(inner);
+    g->ref();
+    Ref<dist::ProcessGroup> group = Ref<dist::ProcessGroup>::adopt(g);
+    return dist::new_distributed_data_parallel(owned, group, static_cast<size_t>(bucket_cap_bytes),
+                                               find_unused_parameters == 1);
   });
 }
 

@@ -2,6 +2,7 @@
 // the core only so a TensorImpl can own and free it; most tensors have none.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/tensor.h"
@@ -30,10 +31,29 @@ class Node : public RefCounted {
   std::vector<Edge> next;
 };
 
+// Watches the gradients backward computes for some leaves, and may replace them before
+// they are accumulated: DistributedDataParallel's reducer (dist/ddp.cpp) averages them
+// over processes, starting on a bucket as soon as its gradients are in.
+class GradHook : public RefCounted {
+ public:
+  virtual ~GradHook() = default;
+  static void destroy(GradHook* h) { delete h; }
+  // The whole gradient one backward pass computed for leaf (every use of it summed),
+  // called on the backward thread as soon as it is known.
+  virtual void grad_ready(const Tensor& leaf, const Tensor& grad) = 0;
+  // The end of a backward pass that reached any of this hook's leaves: the (leaf,
+  // gradient) pairs to accumulate instead of those given to grad_ready. Throwing fails
+  // the pass, leaving every .grad as it was.
+  virtual std::vector<std::pair<Tensor, Tensor>> finish() = 0;
+  // The pass failed before finish: forget it.
+  virtual void cancel() noexcept = 0;
+};
+
 struct AutogradMeta {
   bool requires_grad = false;  // a leaf the user marked (or a result of one)
   Tensor grad;                 // accumulated gradient of a leaf
   Ref<Node> grad_fn;           // the node that made this tensor, for non-leaves
+  Ref<GradHook> hook;          // set on leaves whose gradients a hook watches
 };
 
 }  // namespace dt

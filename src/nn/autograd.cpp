@@ -1,5 +1,6 @@
 #include "nn/autograd.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
@@ -68,16 +69,15 @@ class AccumulateGrad final : public Node {
 // Adds each gradient to its leaf's .grad, all or nothing: every new .grad is computed
 // (the step that allocates, and can fail) before any is stored. A leaf used by several
 // ops has several sinks; their gradients add up in order.
-void accumulate_all(const std::vector<std::pair<AccumulateGrad*, Tensor>>& sinks) {
+void accumulate_all(const std::vector<std::pair<Tensor, Tensor>>& sinks) {
   std::vector<MovePin> pins;
   pins.reserve(sinks.size());
-  for (const auto& [sink, g] : sinks) pins.emplace_back(sink->leaf());
+  for (const auto& [leaf, g] : sinks) pins.emplace_back(leaf);
   std::lock_guard<std::mutex> lock(grad_mutex());
   std::vector<TensorImpl*> leaves;
   std::vector<Tensor> next;
   std::unordered_map<TensorImpl*, size_t> slot;
-  for (const auto& [sink, g] : sinks) {
-    const Tensor& leaf = sink->leaf();
+  for (const auto& [leaf, g] : sinks) {
     auto [it, fresh] = slot.try_emplace(leaf.impl(), next.size());
     if (fresh) {
       const AutogradMeta* m = leaf.impl()->autograd;
@@ -183,6 +183,55 @@ void record(Tensor& out, Node* node, const std::vector<const Tensor*>& inputs) {
   m.requires_grad = true;
 }
 
+// The GradHooks of one backward pass (core/autograd_meta.h): counts the sinks of each
+// watched leaf the pass reaches, sums what reaches them, and hands the hook the whole
+// gradient when the last one has run; at the end, the hooks' results join the sinks.
+class HookedLeaves {
+ public:
+  explicit HookedLeaves(const std::unordered_map<Node*, int>& reachable) {
+    for (const auto& [node, count] : reachable) {
+      auto* sink = dynamic_cast<AccumulateGrad*>(node);
+      if (!sink) continue;
+      const AutogradMeta* m = sink->leaf().impl()->autograd;
+      if (!m || !m->hook) continue;
+      Leaf& l = leaves_[sink->leaf().impl()];
+      ++l.sinks_left;
+      l.hook = m->hook;
+      if (std::none_of(hooks_.begin(), hooks_.end(), [&](const Ref<GradHook>& h) { return h.get() == m->hook.get(); }))
+        hooks_.push_back(m->hook);
+    }
+  }
+  // A sink of leaf ran with gradient g (undefined when none reached it); false when no
+  // hook watches leaf.
+  bool take(const Tensor& leaf, const Tensor& g) {
+    auto it = leaves_.find(leaf.impl());
+    if (it == leaves_.end()) return false;
+    Leaf& l = it->second;
+    if (g.defined()) l.sum = l.sum.defined() ? ops::binary(BinaryOp::Add, l.sum, g) : g;
+    if (--l.sinks_left == 0 && l.sum.defined()) l.hook->grad_ready(leaf, l.sum);
+    return true;
+  }
+  void finish(std::vector<std::pair<Tensor, Tensor>>* sinks) {
+    for (size_t i = 0; i < hooks_.size(); ++i) {
+      ++finished_;
+      for (auto& pair : hooks_[i]->finish()) sinks->push_back(std::move(pair));
+    }
+  }
+  void cancel() noexcept {
+    for (size_t i = finished_; i < hooks_.size(); ++i) hooks_[i]->cancel();
+  }
+
+ private:
+  struct Leaf {
+    int sinks_left = 0;
+    Tensor sum;
+    Ref<GradHook> hook;
+  };
+  std::unordered_map<TensorImpl*, Leaf> leaves_;
+  std::vector<Ref<GradHook>> hooks_;
+  size_t finished_ = 0;
+};
+
 void backward(const Tensor& root, const Tensor& grad_output) {
   if (!requires_grad(root))
     fail(DT_ERR_INVALID_ARGUMENT, "backward: element 0 of tensors does not require grad and does not have a grad_fn");
@@ -217,37 +266,46 @@ void backward(const Tensor& root, const Tensor& grad_output) {
       if (fresh) stack.push_back(e.fn.get());
     }
   }
+  // Leaves watched by a GradHook (DistributedDataParallel): how many of their sinks this
+  // pass reaches, so the hook hears of a leaf's whole gradient as soon as it is known.
+  HookedLeaves hooked(deps);
   // Run nodes whose every consumer has run, summing the gradients that reach each one.
   // The leaves' sinks are collected, not run: their .grad changes only once the whole
   // pass has succeeded (accumulate_all), so a failed backward leaves every .grad as it was.
-  std::vector<std::pair<AccumulateGrad*, Tensor>> sinks;
+  std::vector<std::pair<Tensor, Tensor>> sinks;
   std::unordered_map<Node*, Tensor> pending;
   pending[start.get()] = g;
   std::vector<Node*> ready{start.get()};
-  while (!ready.empty()) {
-    Node* n = ready.back();
-    ready.pop_back();
-    auto found = pending.find(n);
-    Tensor in = found == pending.end() ? Tensor() : std::move(found->second);
-    if (found != pending.end()) pending.erase(found);
-    if (auto* sink = dynamic_cast<AccumulateGrad*>(n)) {
-      if (in.defined()) sinks.emplace_back(sink, std::move(in));
-      continue;  // a sink has no inputs
-    }
-    // A node no gradient reached still releases its inputs' dependency counts.
-    std::vector<Tensor> grads = in.defined() ? n->apply(in) : std::vector<Tensor>();
-    for (size_t i = 0; i < n->next.size(); ++i) {
-      const Edge& e = n->next[i];
-      if (!e.fn) continue;
-      Node* target = e.fn.get();
-      if (i < grads.size() && grads[i].defined()) {
-        Tensor gi = grads[i];
-        if (gi.dtype() != e.dtype) gi = ops::to(gi, gi.device(), e.dtype, false);
-        Tensor& acc = pending[target];
-        acc = acc.defined() ? ops::binary(BinaryOp::Add, acc, gi) : gi;
+  try {
+    while (!ready.empty()) {
+      Node* n = ready.back();
+      ready.pop_back();
+      auto found = pending.find(n);
+      Tensor in = found == pending.end() ? Tensor() : std::move(found->second);
+      if (found != pending.end()) pending.erase(found);
+      if (auto* sink = dynamic_cast<AccumulateGrad*>(n)) {
+        if (!hooked.take(sink->leaf(), in) && in.defined()) sinks.emplace_back(sink->leaf(), std::move(in));
+        continue;  // a sink has no inputs
       }
-      if (--deps[target] == 0) ready.push_back(target);
+      // A node no gradient reached still releases its inputs' dependency counts.
+      std::vector<Tensor> grads = in.defined() ? n->apply(in) : std::vector<Tensor>();
+      for (size_t i = 0; i < n->next.size(); ++i) {
+        const Edge& e = n->next[i];
+        if (!e.fn) continue;
+        Node* target = e.fn.get();
+        if (i < grads.size() && grads[i].defined()) {
+          Tensor gi = grads[i];
+          if (gi.dtype() != e.dtype) gi = ops::to(gi, gi.device(), e.dtype, false);
+          Tensor& acc = pending[target];
+          acc = acc.defined() ? ops::binary(BinaryOp::Add, acc, gi) : gi;
+        }
+        if (--deps[target] == 0) ready.push_back(target);
+      }
     }
+    hooked.finish(&sinks);
+  } catch (...) {
+    hooked.cancel();
+    throw;
   }
   accumulate_all(sinks);
 }

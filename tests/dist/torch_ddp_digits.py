@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""PyTorch's side of the DDP comparison (tests/dist/test_ddp.py): the digits MLP of
+ddp_digits.c trained by torch.nn.parallel.DistributedDataParallel on the gloo backend.
+
+    torch_ddp_digits.py DIGITS_CSV_GZ STEPS GLOBAL_BATCH INIT.safetensors WORLD
+
+Starts WORLD processes (env://, a free port); each loads the initial weights from
+INIT.safetensors (written by devtensor; read here by hand, as Debian has no
+python3-safetensors), takes the same contiguous share of each global batch as
+ddp_digits.c, and trains with SGD(lr=0.1, momentum=0.9). Rank 0 prints
+"step S loss L", L the loss averaged over the ranks, as ddp_digits.c does.
+"""
+import gzip
+import json
+import os
+import socket
+import struct
+import sys
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+ROWS, PIXELS, CLASSES = 1797, 64, 10
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        blob = f.read()
+    (n,) = struct.unpack("<Q", blob[:8])
+    header = json.loads(blob[8:8 + n])
+    data = blob[8 + n:]
+    out = {}
+    for name, meta in header.items():
+        if name == "__metadata__":
+            continue
+        assert meta["dtype"] == "F32", meta
+        a, b = meta["data_offsets"]
+        out[name] = torch.frombuffer(bytearray(data[a:b]), dtype=torch.float32).reshape(meta["shape"])
+    return out
+
+
+def load_digits(path):
+    rows = [list(map(int, line.split(","))) for line in gzip.open(path, "rt") if line.strip()]
+    assert len(rows) == ROWS
+    x = torch.tensor([r[:PIXELS] for r in rows], dtype=torch.float32) / 16.0
+    y = torch.tensor([r[PIXELS] for r in rows], dtype=torch.int64)
+    return x, y
+
+
+def run(rank, world, port, csv, steps, batch, init):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    torch.set_num_threads(1)
+    x, y = load_digits(csv)
+    model = torch.nn.Sequential(torch.nn.Linear(PIXELS, 128), torch.nn.ReLU(), torch.nn.Linear(128, CLASSES))
+    model.load_state_dict(read_safetensors(init))
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    share = batch // world
+    for step in range(steps):
+        first = (step * batch) % (ROWS - batch) + rank * share
+        xb, yb = x[first:first + share], y[first:first + share]
+        opt.zero_grad()
+        loss = loss_fn(ddp(xb), yb)
+        loss.backward()
+        opt.step()
+        mean = loss.detach().to(torch.float64).clone()
+        dist.all_reduce(mean)
+        if rank == 0:
+            print(f"step {step} loss {mean.item() / world:.9f}", flush=True)
+    dist.destroy_process_group()
+
+
+def main():
+    csv, steps, batch, init, world = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    mp.spawn(run, args=(world, port, csv, steps, batch, init), nprocs=world, join=True)
+
+
+if __name__ == "__main__":
+    main()
