@@ -676,7 +676,7 @@ func TestErrorFormatting(t *testing.T) {
 	if ErrDeviceMismatch.Error() != "device mismatch" {
 		t.Errorf("%q", ErrDeviceMismatch.Error())
 	}
-	for c := ErrInvalidArgument; c <= ErrInternal; c++ {
+	for c := ErrInvalidArgument; c <= ErrDistributed; c++ {
 		if c.Error() == "" || c.Error() == "unknown status" {
 			t.Errorf("code %d: %q", c, c.Error())
 		}

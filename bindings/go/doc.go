@@ -12,8 +12,8 @@
 // cgo call, so the message is the right one even when the goroutine moves to another
 // OS thread. Tensors hold C memory (possibly GPU memory): Close them (defer t.Close(),
 // or a Scope); a finalizer is only a safety net. Close may be called from several
-// goroutines at once (exactly one releases). A Tensor, Module, Optimizer, Scope, Stream
-// or Event must not be copied by value: go vet reports a copy.
+// goroutines at once (exactly one releases). A Tensor, Module, Optimizer, Scope, Stream,
+// Event or ProcessGroup must not be copied by value: go vet reports a copy.
 //
 // Grad mode: SetGradEnabled is process-wide; NoGrad turns recording off for the calling
 // goroutine only, locking it to its OS thread while it runs (grad mode is per thread).
@@ -22,6 +22,11 @@
 // function with a stream as its device's current one, locking the goroutine to its OS
 // thread while it runs (the current stream is per thread); outside it every goroutine
 // works on the default streams.
+//
+// Process groups (ProcessGroup, as torch.distributed): ProcessGroupFromEnv joins the group
+// of a job started by `devtensor run --nproc-per-node N -- program`; AllReduce, Broadcast,
+// AllGather, ReduceScatter, Barrier, Send and Recv run over Gloo on CPU tensors, each
+// blocking its goroutine until the peers have taken part.
 //
 // Build: the package finds libdevtensor with pkg-config (PKG_CONFIG_PATH); with the
 // build tag devtensor_nopkgconfig it links -ldevtensor and takes paths from

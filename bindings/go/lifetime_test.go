@@ -562,9 +562,10 @@ func TestScopeCloseConcurrent(t *testing.T) {
 	}
 }
 
-// go vet reports a copy of a Tensor, Module, Optimizer, Scope, Stream or Event (their
-// noCopy field): a copy would be a second owner of one reference. Vets a tiny package
-// that imports this one through a replace directive (no module proxy needed).
+// go vet reports a copy of a Tensor, Module, Optimizer, Scope, Stream, Event or
+// ProcessGroup (their noCopy field): a copy would be a second owner of one reference.
+// Vets a tiny package that imports this one through a replace directive (no module
+// proxy needed).
 func TestVetReportsCopies(t *testing.T) {
 	gobin, err := exec.LookPath("go")
 	if err != nil {
@@ -587,6 +588,7 @@ func CopyOptimizer(o *dt.Optimizer) { p := *o; _ = p.Close }
 func CopyScope(s *dt.Scope) { c := *s; _ = c.Close }
 func CopyStream(s *dt.Stream) { c := *s; _ = c.Close }
 func CopyEvent(e *dt.Event) { f := *e; _ = f.Close }
+func CopyProcessGroup(g *dt.ProcessGroup) { h := *g; _ = h.Close }
 func ByPointer(x *dt.Tensor) error { return x.Close() } // fine: not reported
 `
 	for name, text := range map[string]string{"go.mod": gomod, "copy.go": src} {
@@ -606,12 +608,13 @@ func ByPointer(x *dt.Tensor) error { return x.Close() } // fine: not reported
 	if !strings.Contains(string(out), "copies lock") && !strings.Contains(string(out), "passes lock by value") {
 		t.Fatalf("go vet failed (%v), but not on the copies:\n%s", err, out)
 	}
-	for line, what := range map[int]string{5: "Tensor", 6: "Module", 7: "Optimizer", 8: "Scope", 9: "Stream", 10: "Event"} {
+	for line, what := range map[int]string{5: "Tensor", 6: "Module", 7: "Optimizer", 8: "Scope", 9: "Stream", 10: "Event",
+		11: "ProcessGroup"} {
 		if !strings.Contains(string(out), fmt.Sprintf("copy.go:%d:", line)) {
 			t.Errorf("go vet did not report the copy of a %s (copy.go:%d):\n%s", what, line, out)
 		}
 	}
-	if strings.Contains(string(out), "copy.go:11:") {
-		t.Errorf("go vet reported the use by pointer (copy.go:11):\n%s", out)
+	if strings.Contains(string(out), "copy.go:12:") {
+		t.Errorf("go vet reported the use by pointer (copy.go:12):\n%s", out)
 	}
 }

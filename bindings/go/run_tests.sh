@@ -4,12 +4,18 @@
 # $DEVTENSOR_PREFIX; without either, PKG_CONFIG_PATH must already find devtensor.pc.
 # Runs: go vet; go test -race with GODEBUG=cgocheck=2 (pkg-config build); go test with
 # the devtensor_nopkgconfig tag (CGO_CFLAGS/CGO_LDFLAGS build). No module proxy.
+# The two-process test (TestProcessGroupTwoRanks) starts the test binary under
+# `devtensor run`: DEVTENSOR_CLI, if not set already, is PREFIX/bin/devtensor (without a
+# prefix the test looks in build/release/tools and skips, saying so, when it is absent).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 prefix=${1:-${DEVTENSOR_PREFIX:-}}
 if [[ -n $prefix ]]; then
   prefix=$(cd "$prefix" && pwd)
   export PKG_CONFIG_PATH=$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  if [[ -z ${DEVTENSOR_CLI:-} && -x $prefix/bin/devtensor ]]; then
+    export DEVTENSOR_CLI=$prefix/bin/devtensor
+  fi
 fi
 export GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local
 command -v go >/dev/null || { echo "go not found (apt-get install -y golang-go)"; exit 1; }

@@ -5,7 +5,9 @@
 # find the library. No crate registry is used: every cargo command runs --offline.
 # Runs: the bindgen check (committed bindings == what bindgen makes of the header now,
 # when bindgen is installed); cargo test (unit tests, tests/, doctests, bindgen's layout
-# tests); the parameter-read-while-moving test again under valgrind; cargo run --example
+# tests; devtensor/tests/distributed.rs runs its rank side in two processes under
+# `devtensor run`, DEVTENSOR_CLI, which defaults to PREFIX/bin/devtensor); the
+# parameter-read-while-moving test again under valgrind; cargo run --example
 # devices and --example train_digits; the check that Cargo.lock names only workspace crates. CARGO_TARGET_DIR defaults to build/rust-target in the repository.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -15,6 +17,10 @@ prefix=${1:-${DEVTENSOR_PREFIX:-}}
 if [[ -n $prefix ]]; then
   prefix=$(cd "$prefix" && pwd)
   export PKG_CONFIG_PATH=$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+  # The launcher of devtensor/tests/distributed.rs (`devtensor run`), unless set already.
+  if [[ -z ${DEVTENSOR_CLI:-} && -x $prefix/bin/devtensor ]]; then
+    export DEVTENSOR_CLI=$prefix/bin/devtensor
+  fi
 fi
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/build/rust-target}
 export CARGO_NET_OFFLINE=true

@@ -21,6 +21,7 @@ pub const DT_ERR_NOT_SUPPORTED: i32 = 11;
 pub const DT_ERR_IO: i32 = 12;
 pub const DT_ERR_FORMAT: i32 = 13;
 pub const DT_ERR_INTERNAL: i32 = 14;
+pub const DT_ERR_DISTRIBUTED: i32 = 15;
 pub const DT_DEVICE_DEFAULT: i32 = 0;
 pub const DT_DEVICE_CPU: i32 = 1;
 pub const DT_DEVICE_CUDA: i32 = 2;
@@ -50,6 +51,11 @@ pub const DT_GRAD_MODE_PROCESS: i32 = -1;
 pub const DT_REDUCTION_NONE: i32 = 0;
 pub const DT_REDUCTION_MEAN: i32 = 1;
 pub const DT_REDUCTION_SUM: i32 = 2;
+pub const DT_REDUCE_SUM: i32 = 0;
+pub const DT_REDUCE_AVG: i32 = 1;
+pub const DT_REDUCE_MIN: i32 = 2;
+pub const DT_REDUCE_MAX: i32 = 3;
+pub const DT_REDUCE_PRODUCT: i32 = 4;
 pub type __int32_t = ::std::os::raw::c_int;
 pub type __uint32_t = ::std::os::raw::c_uint;
 pub type __int64_t = ::std::os::raw::c_long;
@@ -1609,4 +1615,88 @@ extern "C" {
 }
 extern "C" {
     pub fn dt_tensor_is_read_only(t: *const dt_tensor, out: *mut i32) -> dt_status;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_process_group {
+    _unused: [u8; 0],
+}
+extern "C" {
+    pub fn dt_process_group_new(
+        backend: *const ::std::os::raw::c_char,
+        init_method: *const ::std::os::raw::c_char,
+        rank: i32,
+        world_size: i32,
+        timeout_ms: i64,
+        out: *mut *mut dt_process_group,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_process_group_retain(pg: *mut dt_process_group) -> dt_status;
+}
+extern "C" {
+    pub fn dt_process_group_release(pg: *mut dt_process_group) -> dt_status;
+}
+extern "C" {
+    pub fn dt_process_group_rank(pg: *const dt_process_group, out: *mut i32) -> dt_status;
+}
+extern "C" {
+    pub fn dt_process_group_size(pg: *const dt_process_group, out: *mut i32) -> dt_status;
+}
+extern "C" {
+    pub fn dt_process_group_backend(
+        pg: *const dt_process_group,
+        buf: *mut ::std::os::raw::c_char,
+        cap: usize,
+        needed: *mut usize,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_all_reduce_(pg: *const dt_process_group, t: *const dt_tensor, op: i32) -> dt_status;
+}
+extern "C" {
+    pub fn dt_broadcast_(pg: *const dt_process_group, t: *const dt_tensor, root: i32) -> dt_status;
+}
+extern "C" {
+    pub fn dt_all_gather(
+        pg: *const dt_process_group,
+        input: *const dt_tensor,
+        output: *const dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_reduce_scatter(
+        pg: *const dt_process_group,
+        input: *const dt_tensor,
+        output: *const dt_tensor,
+        op: i32,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_barrier(pg: *const dt_process_group) -> dt_status;
+}
+extern "C" {
+    pub fn dt_distributed_data_parallel_new(
+        module: *mut dt_module,
+        pg: *const dt_process_group,
+        bucket_cap_bytes: i64,
+        find_unused_parameters: i32,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_send(
+        pg: *const dt_process_group,
+        t: *const dt_tensor,
+        dst: i32,
+        tag: i32,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_recv(
+        pg: *const dt_process_group,
+        t: *const dt_tensor,
+        src: i32,
+        tag: i32,
+    ) -> dt_status;
 }

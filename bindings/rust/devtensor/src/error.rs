@@ -39,6 +39,10 @@ pub enum ErrorCode {
     Format,
     /// `DT_ERR_INTERNAL`: a bug in devtensor.
     Internal,
+    /// `DT_ERR_DISTRIBUTED`: a process group failed (a peer exited, or did not join or
+    /// answer within the timeout); the group is unusable (see
+    /// [`ProcessGroup`](crate::ProcessGroup)).
+    Distributed,
     /// The loaded library is older than the header these bindings were generated from,
     /// or of another major version (detected by the binding, no C code).
     Version,
@@ -64,6 +68,7 @@ impl ErrorCode {
             ffi::DT_ERR_IO => ErrorCode::Io,
             ffi::DT_ERR_FORMAT => ErrorCode::Format,
             ffi::DT_ERR_INTERNAL => ErrorCode::Internal,
+            ffi::DT_ERR_DISTRIBUTED => ErrorCode::Distributed,
             other => ErrorCode::Unknown(other),
         }
     }
@@ -85,6 +90,7 @@ impl ErrorCode {
             ErrorCode::Io => ffi::DT_ERR_IO,
             ErrorCode::Format => ffi::DT_ERR_FORMAT,
             ErrorCode::Internal => ffi::DT_ERR_INTERNAL,
+            ErrorCode::Distributed => ffi::DT_ERR_DISTRIBUTED,
             ErrorCode::Version => return None,
             ErrorCode::Unknown(c) => c,
         })
@@ -158,4 +164,29 @@ fn last_error(status: ffi::dt_status) -> Error {
         .to_string_lossy()
         .into_owned();
     Error::new(ErrorCode::from_status(status), msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_code_maps_both_ways() {
+        for status in 1..=ffi::DT_ERR_DISTRIBUTED {
+            let code = ErrorCode::from_status(status);
+            assert!(
+                !matches!(code, ErrorCode::Unknown(_)),
+                "status {status} is not known to the binding"
+            );
+            assert_eq!(code.status(), Some(status), "{code:?}");
+            assert_ne!(code.to_string(), "unknown status", "{code:?}");
+        }
+        assert_eq!(
+            ErrorCode::from_status(ffi::DT_ERR_DISTRIBUTED),
+            ErrorCode::Distributed
+        );
+        assert_eq!(ErrorCode::from_status(99), ErrorCode::Unknown(99));
+        assert_eq!(ErrorCode::Unknown(99).status(), Some(99));
+        assert_eq!(ErrorCode::Version.status(), None);
+    }
 }

@@ -34,9 +34,14 @@
 //!   a closure runs (restored afterwards, even on panic); [`thread_stream`] reads it. On
 //!   the CPU every call has finished when it returns, events complete when recorded and
 //!   time the host clock, so the same code runs there.
+//! * Process groups and collectives ([`ProcessGroup`], [`ReduceOp`], as
+//!   `torch.distributed`): [`ProcessGroup::from_env`] joins the group of a job started by
+//!   `devtensor run --nproc-per-node N -- program`; `all_reduce_`, `broadcast_`,
+//!   `all_gather`, `reduce_scatter`, `barrier`, `send` and `recv` run over Gloo on CPU
+//!   tensors, writing the tensors they are given.
 //! * Process settings: [`set_default_dtype`], [`set_num_threads`], [`set_allow_tf32`]
 //!   (and their getters); per device, [`Device::memory_stats`] and [`Device::empty_cache`].
-//! * What the C ABI has and this crate does not expose (in-place writes, borrowing host
+//! * What the C ABI has and this crate does not expose (in-place ops, borrowing host
 //!   memory, the state-dict handles) is listed with the reasons in the repository's
 //!   `bindings/unbound.txt`; [`sys`] reaches all of it.
 //!
@@ -45,6 +50,7 @@
 #![warn(missing_docs)]
 
 mod device;
+mod distributed;
 mod dlpack;
 mod dtype;
 mod error;
@@ -54,6 +60,7 @@ mod stream;
 mod tensor;
 
 pub use device::{Device, DeviceKind, DeviceProperties, MemoryStats};
+pub use distributed::{ProcessGroup, ReduceOp};
 pub use dtype::{DType, Element};
 pub use error::{Error, ErrorCode, Result};
 pub use stream::{thread_stream, with_stream, Event, Stream};

@@ -15,7 +15,11 @@ use std::ptr::NonNull;
 /// No method here writes into an existing tensor's data: the API has no in-place ops,
 /// since a `Tensor` is `Send + Sync` and clones share one handle, so a write through one
 /// clone would race reads through another (use the out-of-place op). Every `Tensor`
-/// method takes `&self`.
+/// method takes `&self`. The writes the crate does make are PyTorch's own, outside
+/// `Tensor`: an optimizer step and a module's `to` or `load` write its parameters
+/// ([`nn`](crate::nn)), and the collectives of [`ProcessGroup`](crate::ProcessGroup)
+/// write the tensors they are given (in place, or an output); do not read those tensors
+/// from another thread while that runs.
 pub struct Tensor {
     ptr: NonNull<ffi::dt_tensor>,
 }
@@ -26,9 +30,13 @@ pub struct Tensor {
 // handle checks are atomic." A Tensor is only a handle; moving it to another thread
 // (Send) and calling its `&self` methods from several threads at once (Sync) are
 // exactly the uses that paragraph allows. The racy case it names — concurrent in-place
-// writes to one tensor's data — cannot happen through this API, which exposes no
-// in-place operation, and a handle cannot be released while another thread uses it,
-// because release happens only in Drop, which needs ownership.
+// writes to one tensor's data — cannot happen through Tensor's own methods, which write
+// no existing tensor; the writes elsewhere (optimizer steps and module moves or loads,
+// on a Module / Optimizer that is neither Send nor Sync, and the collectives of a
+// ProcessGroup) are documented as not to overlap other use of the tensors they write,
+// and the header bounds what an overlapping reader sees (each element's old or new value;
+// devtensor's own state is never corrupted). A handle cannot be released while another
+// thread uses it, because release happens only in Drop, which needs ownership.
 unsafe impl Send for Tensor {}
 unsafe impl Sync for Tensor {}
 

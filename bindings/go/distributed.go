@@ -1,0 +1,392 @@
+package devtensor
+
+// #include "distributed_shim.h"
+import "C"
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Process groups and collectives, as torch.distributed (include/devtensor.h,
+// "distributed"): world-size processes (ranks 0 .. size-1, on one machine or several)
+// that run collectives together over Gloo, for tensors in host memory.
+//
+// A job is started as torchrun starts one: `devtensor run --nproc-per-node N -- program
+// args` starts N copies of program with RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT
+// set, and each copy joins with ProcessGroupFromEnv. Collectives are blocking, must be
+// called by every rank of the group in the same order (Send and Recv by the two ranks
+// named), and run one at a time per group (calls from several goroutines are
+// serialised). A call blocks its goroutine, inside one cgo call, until the peers have
+// taken part (or the group's timeout has passed): the Go scheduler gives the blocked call
+// a thread of its own and runs the other goroutines meanwhile.
+//
+// Failures: a peer that exits, or does not join or answer within the timeout, makes the
+// call fail on every other rank with ErrDistributed (naming the rank that exited when
+// devtensor can tell); the group is then unusable (every later call fails at once with
+// ErrDistributed): Close it and, if the job goes on, make a new one.
+
+// ReduceOp is the reduction of AllReduce and ReduceScatter (DT_REDUCE_*). ReduceAvg (sum,
+// then divide by the world size) needs a floating dtype. For bool tensors ReduceSum and
+// ReduceMax are "or", ReduceProduct and ReduceMin "and".
+type ReduceOp int32
+
+// Reductions, with the values of the C header.
+const (
+	ReduceSum     ReduceOp = C.DT_REDUCE_SUM
+	ReduceAvg     ReduceOp = C.DT_REDUCE_AVG
+	ReduceMin     ReduceOp = C.DT_REDUCE_MIN
+	ReduceMax     ReduceOp = C.DT_REDUCE_MAX
+	ReduceProduct ReduceOp = C.DT_REDUCE_PRODUCT
+)
+
+// String returns the reduction's name as torch.distributed.ReduceOp spells it ("SUM",
+// "AVG", "MIN", "MAX", "PRODUCT"), or "ReduceOp(N)" for a value that is none of them.
+func (op ReduceOp) String() string {
+	switch op {
+	case ReduceSum:
+		return "SUM"
+	case ReduceAvg:
+		return "AVG"
+	case ReduceMin:
+		return "MIN"
+	case ReduceMax:
+		return "MAX"
+	case ReduceProduct:
+		return "PRODUCT"
+	}
+	return fmt.Sprintf("ReduceOp(%d)", int32(op))
+}
+
+// ProcessGroup owns one reference to a devtensor process group (dt_process_group*): this
+// process's membership of a group of ranks that run collectives together. Close it when
+// done: the last reference closes the group's connections (peers still in a collective
+// with this rank then fail). A finalizer releases a forgotten one, only as a safety net.
+// A ProcessGroup may be used from several goroutines at once (its collectives are
+// serialised by the library). Close may be called from several goroutines at once
+// (exactly one releases), but must not race other use of the ProcessGroup. A
+// ProcessGroup must not be copied by value (go vet reports a copy): share the
+// *ProcessGroup.
+type ProcessGroup struct {
+	_ noCopy  // go vet: a ProcessGroup must not be copied (lifetime.go)
+	h uintptr // the dt_process_group* (C memory), 0 once closed; read with atomic.LoadUintptr
+}
+
+func (pg *ProcessGroup) handle(op string) (C.uintptr_t, error) {
+	if pg == nil {
+		return 0, &Error{Code: ErrInvalidArgument, Op: op, Msg: "nil process group"}
+	}
+	h := atomic.LoadUintptr(&pg.h)
+	if h == 0 {
+		return 0, &Error{Code: ErrClosed, Op: op, Msg: "use of a closed process group"}
+	}
+	return C.uintptr_t(h), nil
+}
+
+// int32Arg converts an int argument to int32, or fails with ErrInvalidArgument.
+func int32Arg(op, name string, v int) (C.int32_t, error) {
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		return 0, &Error{Code: ErrInvalidArgument, Op: op, Msg: fmt.Sprintf("%s %d does not fit in an int32", name, v)}
+	}
+	return C.int32_t(v), nil
+}
+
+// cStringOrNil returns s as a C string (free it with C.free), or nil for "".
+func cStringOrNil(op, name, s string) (*C.char, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return nil, &Error{Code: ErrInvalidArgument, Op: op, Msg: fmt.Sprintf("%s %q contains a NUL byte", name, s)}
+	}
+	return C.CString(s), nil
+}
+
+// NewProcessGroup joins a NEW process group and returns when every rank has joined and
+// connected (dt_process_group_new).
+//
+//   - backend: "gloo", or "" to choose by device (today "gloo"); "nccl" is ErrNotSupported
+//     in this build.
+//   - initMethod: torch.distributed's rendezvous spellings: "env://" (or ""), rank 0's
+//     address and port from MASTER_ADDR / MASTER_PORT; "tcp://host:port"; "file:///path"
+//     (a file every rank can open; the last rank to close its group deletes it, a run
+//     that crashed leaves it behind). For env:// and tcp://, every group of the process
+//     made with the same init method shares rank 0's store: keep the first group open
+//     while you make more.
+//   - rank, worldSize: this process's rank and the number of ranks; -1 (any negative
+//     value) reads RANK / WORLD_SIZE.
+//   - timeout: how long any one step (joining, a collective) may wait for peers; 0 means
+//     torch's default, 30 minutes. A positive timeout under a millisecond counts as one.
+//
+// Errors: ErrInvalidArgument (a bad init method or backend; missing or malformed RANK,
+// WORLD_SIZE, MASTER_ADDR or MASTER_PORT; rank not below worldSize; ranks started with
+// different world sizes; a negative timeout), ErrNotSupported, ErrIO (the file of file://
+// cannot be opened), ErrDistributed (the port is taken, rank 0 unreachable, ranks that did
+// not join in time: named), ErrOutOfMemory.
+func NewProcessGroup(backend, initMethod string, rank, worldSize int, timeout time.Duration) (*ProcessGroup, error) {
+	const op = "NewProcessGroup"
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	r32, err := int32Arg(op, "rank", rank)
+	if err != nil {
+		return nil, err
+	}
+	w32, err := int32Arg(op, "worldSize", worldSize)
+	if err != nil {
+		return nil, err
+	}
+	ms := timeout.Milliseconds()
+	if timeout > 0 && timeout%time.Millisecond != 0 {
+		ms++ // round up: a positive timeout never becomes 0, which means the default
+	}
+	cb, err := cStringOrNil(op, "backend", backend)
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(cb)) // free(NULL) is a no-op
+	ci, err := cStringOrNil(op, "initMethod", initMethod)
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(ci))
+	r := C.gdt_process_group_new(cb, ci, r32, w32, C.int64_t(ms))
+	if err := mkerr(op, r.st, r.msg); err != nil {
+		return nil, err
+	}
+	pg := &ProcessGroup{h: uintptr(r.h)}
+	runtime.SetFinalizer(pg, func(pg *ProcessGroup) {
+		if h := atomic.SwapUintptr(&pg.h, 0); h != 0 {
+			C.gdt_process_group_release_quiet(C.uintptr_t(h))
+		}
+	})
+	return pg, nil
+}
+
+// ProcessGroupFromEnv joins a new "gloo" group by the env:// convention, with the rank
+// and world size from RANK and WORLD_SIZE and the default timeout (30 minutes): what
+// each copy of a program started by `devtensor run` (or torchrun) calls. Errors: as
+// NewProcessGroup.
+func ProcessGroupFromEnv() (*ProcessGroup, error) {
+	return NewProcessGroup("gloo", "env://", -1, -1, 0)
+}
+
+// Close releases the ProcessGroup's reference and returns the error of that release (nil
+// when it succeeded); as Stream.Close: closing twice (or a nil ProcessGroup) is a no-op
+// returning nil, and so is a Close that races another Close of the same ProcessGroup
+// (exactly one releases). Using the ProcessGroup afterwards returns ErrClosed.
+func (pg *ProcessGroup) Close() error {
+	if pg == nil {
+		return nil
+	}
+	h := atomic.SwapUintptr(&pg.h, 0)
+	if h == 0 {
+		return nil
+	}
+	runtime.SetFinalizer(pg, nil)
+	return resErr("ProcessGroup.Close", C.gdt_process_group_release(C.uintptr_t(h)))
+}
+
+// Rank returns this process's rank in the group. See dt_process_group_rank.
+func (pg *ProcessGroup) Rank() (int, error) {
+	const op = "ProcessGroup.Rank"
+	h, err := pg.handle(op)
+	if err != nil {
+		return 0, err
+	}
+	var v C.int32_t
+	r := C.gdt_process_group_rank(h, &v)
+	runtime.KeepAlive(pg)
+	if err := resErr(op, r); err != nil {
+		return 0, err
+	}
+	return int(v), nil
+}
+
+// Size returns the number of ranks in the group. See dt_process_group_size.
+func (pg *ProcessGroup) Size() (int, error) {
+	const op = "ProcessGroup.Size"
+	h, err := pg.handle(op)
+	if err != nil {
+		return 0, err
+	}
+	var v C.int32_t
+	r := C.gdt_process_group_size(h, &v)
+	runtime.KeepAlive(pg)
+	if err := resErr(op, r); err != nil {
+		return 0, err
+	}
+	return int(v), nil
+}
+
+// Backend returns the name of the group's backend ("gloo"). See dt_process_group_backend.
+func (pg *ProcessGroup) Backend() (string, error) {
+	const op = "ProcessGroup.Backend"
+	h, err := pg.handle(op)
+	if err != nil {
+		return "", err
+	}
+	r := C.gdt_process_group_backend(h)
+	runtime.KeepAlive(pg)
+	return takeString(op, r)
+}
+
+// AllReduce makes every rank's t, in place, the reduction op of all ranks' t, element by
+// element (torch.distributed.all_reduce). t must have the same shape and dtype on every
+// rank, be on the CPU for "gloo", and not be read-only; any layout. Errors:
+// ErrInvalidArgument (an unknown op, a read-only t), ErrClosed, ErrInvalidHandle,
+// ErrDeviceMismatch, ErrDTypeMismatch (ReduceAvg of a non-floating dtype),
+// ErrDistributed, ErrOutOfMemory. See dt_all_reduce_.
+func (pg *ProcessGroup) AllReduce(t *Tensor, op ReduceOp) error {
+	const name = "ProcessGroup.AllReduce"
+	h, err := pg.handle(name)
+	if err != nil {
+		return err
+	}
+	th, err := t.handle(name)
+	if err != nil {
+		return err
+	}
+	r := C.gdt_all_reduce(h, th, C.int32_t(op))
+	runtime.KeepAlive(pg)
+	runtime.KeepAlive(t)
+	return resErr(name, r)
+}
+
+// Broadcast makes every rank's t, in place, root's t (torch.distributed.broadcast).
+// Errors: as AllReduce (root not a rank of the group is ErrInvalidArgument). See
+// dt_broadcast_.
+func (pg *ProcessGroup) Broadcast(t *Tensor, root int) error {
+	const name = "ProcessGroup.Broadcast"
+	h, err := pg.handle(name)
+	if err != nil {
+		return err
+	}
+	th, err := t.handle(name)
+	if err != nil {
+		return err
+	}
+	root32, err := int32Arg(name, "root", root)
+	if err != nil {
+		return err
+	}
+	r := C.gdt_broadcast(h, th, root32)
+	runtime.KeepAlive(pg)
+	runtime.KeepAlive(t)
+	return resErr(name, r)
+}
+
+// AllGather writes every rank's in, in rank order, into out on every rank
+// (torch.distributed.all_gather_into_tensor): out has size times in's element count
+// elements of in's dtype, in any shape (e.g. [size, ...in's shape]). Errors: as
+// AllReduce, plus ErrShapeMismatch (out's element count) and ErrDTypeMismatch (the
+// dtypes differ). See dt_all_gather.
+func (pg *ProcessGroup) AllGather(in, out *Tensor) error {
+	const name = "ProcessGroup.AllGather"
+	h, err := pg.handle(name)
+	if err != nil {
+		return err
+	}
+	ih, err := in.handle(name)
+	if err != nil {
+		return err
+	}
+	oh, err := out.handle(name)
+	if err != nil {
+		return err
+	}
+	r := C.gdt_all_gather(h, ih, oh)
+	runtime.KeepAlive(pg)
+	runtime.KeepAlive(in)
+	runtime.KeepAlive(out)
+	return resErr(name, r)
+}
+
+// ReduceScatter reduces in (size times out's element count elements) over the ranks with
+// op and writes the r-th of its size equal parts into rank r's out
+// (torch.distributed.reduce_scatter_tensor). Errors: as AllGather, plus ErrDTypeMismatch
+// for ReduceAvg of a non-floating dtype. See dt_reduce_scatter.
+func (pg *ProcessGroup) ReduceScatter(in, out *Tensor, op ReduceOp) error {
+	const name = "ProcessGroup.ReduceScatter"
+	h, err := pg.handle(name)
+	if err != nil {
+		return err
+	}
+	ih, err := in.handle(name)
+	if err != nil {
+		return err
+	}
+	oh, err := out.handle(name)
+	if err != nil {
+		return err
+	}
+	r := C.gdt_reduce_scatter(h, ih, oh, C.int32_t(op))
+	runtime.KeepAlive(pg)
+	runtime.KeepAlive(in)
+	runtime.KeepAlive(out)
+	return resErr(name, r)
+}
+
+// Barrier returns when every rank of the group has called it. Errors: ErrClosed,
+// ErrInvalidHandle, ErrDistributed. See dt_barrier.
+func (pg *ProcessGroup) Barrier() error {
+	const name = "ProcessGroup.Barrier"
+	h, err := pg.handle(name)
+	if err != nil {
+		return err
+	}
+	r := C.gdt_barrier(h)
+	runtime.KeepAlive(pg)
+	return resErr(name, r)
+}
+
+// Send sends t's elements to rank dst, which must call Recv with this rank, the same tag
+// (>= 0) and as many bytes; it returns once the data has left (the receiver may not have
+// it yet). Errors: ErrInvalidArgument (dst not a rank or this rank, a negative tag),
+// ErrClosed, ErrInvalidHandle, ErrDeviceMismatch, ErrDistributed. See dt_send.
+func (pg *ProcessGroup) Send(t *Tensor, dst, tag int) error {
+	return pg.sendRecv("ProcessGroup.Send", false, t, dst, tag)
+}
+
+// Recv receives into t what rank src sent with this tag (see Send). Errors: as Send. See
+// dt_recv.
+func (pg *ProcessGroup) Recv(t *Tensor, src, tag int) error {
+	return pg.sendRecv("ProcessGroup.Recv", true, t, src, tag)
+}
+
+func (pg *ProcessGroup) sendRecv(name string, recv bool, t *Tensor, peer, tag int) error {
+	h, err := pg.handle(name)
+	if err != nil {
+		return err
+	}
+	th, err := t.handle(name)
+	if err != nil {
+		return err
+	}
+	which := "dst"
+	if recv {
+		which = "src"
+	}
+	p32, err := int32Arg(name, which, peer)
+	if err != nil {
+		return err
+	}
+	tag32, err := int32Arg(name, "tag", tag)
+	if err != nil {
+		return err
+	}
+	var r C.gdt_res
+	if recv {
+		r = C.gdt_recv(h, th, p32, tag32)
+	} else {
+		r = C.gdt_send(h, th, p32, tag32)
+	}
+	runtime.KeepAlive(pg)
+	runtime.KeepAlive(t)
+	return resErr(name, r)
+}
