@@ -390,3 +390,60 @@ func (pg *ProcessGroup) sendRecv(name string, recv bool, t *Tensor, peer, tag in
 	runtime.KeepAlive(t)
 	return resErr(name, r)
 }
+
+// DistributedDataParallel wraps m for data-parallel training over pg's processes, as
+// torch.nn.parallel.DistributedDataParallel(m, process_group=pg, bucket_cap_mb=...,
+// find_unused_parameters=...) (dt_distributed_data_parallel_new): every rank runs its own
+// copy of m on its own part of each batch, and Backward averages the gradients over the
+// group, so that after Optimizer.Step every rank holds the same parameters. It returns a
+// NEW Module; m itself stays usable (and is what an optimizer is built over: the result's
+// parameters are m's tensors).
+//
+// Construction is a collective: every rank of pg must call it. It checks that every rank
+// wraps the same parameters and buffers (count, dtype, shape; a mismatch is an error on
+// every rank naming the first one that differs) and broadcasts them from rank 0, so
+// every rank starts from rank 0's values whatever its own initialisation was.
+//
+// Forward is m's forward. The result's parameters and buffers are m's, named "module." +
+// their names (as PyTorch's state_dict). During Tensor.Backward, gradients are
+// all-reduced (averaged) in buckets of about bucketCapBytes bytes (0 means 25 MiB,
+// torch's default), in reverse order of registration, each bucket as soon as its
+// gradients are computed, on a library thread of its own while backward goes on; the
+// gradients receive the averages when Backward returns (all or nothing). Every rank must
+// run the same backward passes. findUnusedParameters: a parameter that gets no gradient
+// in a pass counts as zero; without it such a pass fails with ErrInvalidArgument naming
+// the parameter. Parameters that do not require grad are neither reduced nor checked. A
+// parameter belongs to at most one DistributedDataParallel.
+//
+// Ownership: the result holds its own references to m and to pg, so the caller still
+// closes m and pg, in any order (pg's connections stay open until the result is closed
+// too). Threading: as any Module; its collectives block the calling goroutine inside one
+// cgo call (see ProcessGroup).
+//
+// Errors: ErrInvalidArgument (nil m or pg, a parameter of m already wrapped, a negative
+// bucketCapBytes, ranks with different parameter counts), ErrClosed (m or pg closed),
+// ErrInvalidHandle, ErrDeviceMismatch (a parameter or buffer not on the CPU for "gloo"),
+// ErrShapeMismatch (a parameter or buffer of another shape or dtype on some rank),
+// ErrDistributed, ErrOutOfMemory.
+func DistributedDataParallel(m *Module, pg *ProcessGroup, bucketCapBytes int64, findUnusedParameters bool) (*Module, error) {
+	const op = "DistributedDataParallel"
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	mh, err := m.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	gh, err := pg.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	var find C.int32_t
+	if findUnusedParameters {
+		find = 1
+	}
+	r := C.gdt_distributed_data_parallel(mh, gh, C.int64_t(bucketCapBytes), find)
+	runtime.KeepAlive(m)
+	runtime.KeepAlive(pg)
+	return takeModule(op, r)
+}

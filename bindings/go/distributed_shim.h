@@ -1,9 +1,10 @@
 /* distributed_shim.h: the cgo helpers of process groups and collectives (distributed.go),
  * with the same rule as shim.h: one devtensor call per helper, its error message fetched
  * in the same cgo call. Process-group handles cross into Go as uintptr_t, as tensor
- * handles do (C memory; no cgo pointer check). None of these helpers takes the release
- * slot: they make no tensor. A collective may block in C for as long as the group's
- * timeout; cgo gives the blocked call an OS thread of its own. */
+ * handles do (C memory; no cgo pointer check). Only gdt_distributed_data_parallel takes
+ * the release slot (it makes a module, as the other module constructors do); the others
+ * make no tensor. A collective may block in C for as long as the group's timeout; cgo
+ * gives the blocked call an OS thread of its own. */
 #ifndef DEVTENSOR_GO_DISTRIBUTED_SHIM_H
 #define DEVTENSOR_GO_DISTRIBUTED_SHIM_H
 #include "nn_shim.h" /* gdt_hres, gdt_hr: status + message + new handle */
@@ -53,5 +54,14 @@ static inline gdt_res gdt_send(uintptr_t pg, uintptr_t t, int32_t dst, int32_t t
   return gdt_r(dt_send((const dt_process_group*)pg, (const dt_tensor*)t, dst, tag)); }
 static inline gdt_res gdt_recv(uintptr_t pg, uintptr_t t, int32_t src, int32_t tag) {
   return gdt_r(dt_recv((const dt_process_group*)pg, (const dt_tensor*)t, src, tag)); }
+
+/* ---- DistributedDataParallel: a collective at construction (every rank calls it) */
+static inline gdt_hres gdt_distributed_data_parallel(uintptr_t mod, uintptr_t pg, int64_t bucket_cap_bytes,
+                                                     int32_t find_unused) {
+  gdt_take_slot();
+  dt_module* m = NULL;
+  dt_status st = dt_distributed_data_parallel_new((dt_module*)mod, (const dt_process_group*)pg, bucket_cap_bytes,
+                                                  find_unused, &m);
+  return gdt_hr(st, m); }
 
 #endif

@@ -4,9 +4,11 @@
 # $DEVTENSOR_PREFIX; without either, PKG_CONFIG_PATH must already find devtensor.pc.
 # Runs: go vet; go test -race with GODEBUG=cgocheck=2 (pkg-config build); go test with
 # the devtensor_nopkgconfig tag (CGO_CFLAGS/CGO_LDFLAGS build). No module proxy.
-# The two-process test (TestProcessGroupTwoRanks) starts the test binary under
-# `devtensor run`: DEVTENSOR_CLI, if not set already, is PREFIX/bin/devtensor (without a
-# prefix the test looks in build/release/tools and skips, saying so, when it is absent).
+# The two-process tests start programs under `devtensor run`: TestProcessGroupTwoRanks
+# the test binary itself, TestDistributedDataParallelDigitsTwoRanks examples/train_digits_ddp
+# (built with `go build`, run once plainly and once over two ranks, the losses compared).
+# DEVTENSOR_CLI, if not set already, is PREFIX/bin/devtensor (without a prefix the tests
+# look in build/release/tools and skip, saying so, when it is absent).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 prefix=${1:-${DEVTENSOR_PREFIX:-}}

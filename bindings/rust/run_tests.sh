@@ -6,7 +6,9 @@
 # Runs: the bindgen check (committed bindings == what bindgen makes of the header now,
 # when bindgen is installed); cargo test (unit tests, tests/, doctests, bindgen's layout
 # tests; devtensor/tests/distributed.rs runs its rank side in two processes under
-# `devtensor run`, DEVTENSOR_CLI, which defaults to PREFIX/bin/devtensor); the
+# `devtensor run`, DEVTENSOR_CLI, which defaults to PREFIX/bin/devtensor, and
+# devtensor/tests/ddp.rs runs the train_digits_ddp example, which cargo test builds,
+# once plainly and once over two ranks, comparing the losses); the
 # parameter-read-while-moving test again under valgrind; cargo run --example
 # devices and --example train_digits; the check that Cargo.lock names only workspace crates. CARGO_TARGET_DIR defaults to build/rust-target in the repository.
 set -euo pipefail

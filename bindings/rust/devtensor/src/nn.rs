@@ -31,7 +31,7 @@
 //! every handle to a module on one thread does. (Parameter *tensors* are ordinary
 //! `Tensor`s; do not read them from another thread while the module moves or steps.)
 use crate::error::{check, Error, ErrorCode, Result};
-use crate::{check_version, read_string, DType, Device, Tensor};
+use crate::{check_version, read_string, DType, Device, ProcessGroup, Tensor};
 use devtensor_sys as ffi;
 use std::ffi::CString;
 use std::marker::PhantomData;
@@ -247,6 +247,98 @@ impl Module {
         );
         new_module(|o| unsafe {
             ffi::dt_data_parallel_new(module.raw(), ids_ptr, ids.len(), output, o)
+        })
+    }
+
+    /// `DistributedDataParallel(module, process_group=pg, bucket_cap_mb=...,
+    /// find_unused_parameters=...)`, as `torch.nn.parallel.DistributedDataParallel`
+    /// (`dt_distributed_data_parallel_new`): a NEW module for data-parallel training over
+    /// `pg`'s processes. Every rank runs its own copy of `module` on its own part of each
+    /// batch, and `backward` averages the gradients over the group, so that after
+    /// [`Optimizer::step`] every rank holds the same parameters. The optimizer is built
+    /// over `module.parameters()` (the result's parameters are the same tensors).
+    ///
+    /// Construction is a collective: every rank of `pg` must call it. It checks that every
+    /// rank wraps the same parameters and buffers (count, dtype, shape; a mismatch is an
+    /// error on every rank naming the first one that differs) and broadcasts them from
+    /// rank 0, so every rank starts from rank 0's values whatever its own initialisation.
+    ///
+    /// * `bucket_cap_bytes`: during [`Tensor::backward`] the gradients are all-reduced
+    ///   (averaged) in buckets of about this many bytes, in reverse order of
+    ///   registration, each bucket as soon as its gradients are computed, on a library
+    ///   thread of its own while backward goes on; `.grad` receives the averages when
+    ///   backward returns (all or nothing). `None` means 25 MiB (torch's default);
+    ///   `Some(0)` is [`ErrorCode::InvalidArgument`] (the C API's 0 means the default).
+    /// * `find_unused_parameters`: a parameter that gets no gradient in a pass counts as
+    ///   zero; with `false`, such a pass fails with [`ErrorCode::InvalidArgument`] naming
+    ///   the parameter.
+    ///
+    /// Every rank must run the same backward passes. Forward is `module`'s forward; the
+    /// result's parameters and buffers are `module`'s, named `"module." + name` (as
+    /// PyTorch's `state_dict`). Parameters that do not require grad are neither reduced
+    /// nor checked. A parameter belongs to at most one `DistributedDataParallel` (until
+    /// that one is dropped).
+    ///
+    /// Ownership: the result holds its own references to `module` and to `pg`, so both
+    /// may be dropped first (`pg`'s connections stay open while the result lives).
+    /// Threading: as any `Module` (not `Send`/`Sync`, see [`nn`](crate::nn)).
+    ///
+    /// ```
+    /// use devtensor::nn::{Module, Sequential};
+    /// use devtensor::{DType, Device, ProcessGroup, Tensor};
+    /// use std::time::Duration;
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// // A group of one process here; under `devtensor run --nproc-per-node N` every copy
+    /// // would join with ProcessGroup::from_env() and wrap its own model the same way.
+    /// let store = std::env::temp_dir().join(format!("devtensor-doc-ddp-{}", std::process::id()));
+    /// let pg = ProcessGroup::new(Some("gloo"), Some(&format!("file://{}", store.display())),
+    ///                            Some(0), Some(1), Some(Duration::from_secs(30)))?;
+    /// let model = Sequential::new()
+    ///     .add(Module::linear(4, 8, true, DType::Float32, Device::CPU)?)
+    ///     .add(Module::relu()?)
+    ///     .add(Module::linear(8, 2, true, DType::Float32, Device::CPU)?)
+    ///     .build()?;
+    /// let ddp = Module::distributed_data_parallel(&model, &pg, None, false)?;
+    /// assert_eq!(ddp.named_parameters()?[0].0, "module.0.weight");
+    /// let x = Tensor::randn(&[3, 4], DType::Float32, Device::CPU)?;
+    /// ddp.forward(&x)?.sum(&[], false)?.backward()?;    // gradients averaged over the group
+    /// assert!(model.parameters()?[0].grad()?.is_some());
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// Errors: [`ErrorCode::InvalidArgument`] (a parameter of `module` already wrapped,
+    /// `Some(0)`, ranks with different parameter counts), [`ErrorCode::InvalidHandle`],
+    /// [`ErrorCode::DeviceMismatch`] (a parameter or buffer not on the CPU for
+    /// `"gloo"`), [`ErrorCode::ShapeMismatch`] (a parameter or buffer of another shape or
+    /// dtype on some rank), [`ErrorCode::Distributed`], [`ErrorCode::OutOfMemory`].
+    pub fn distributed_data_parallel(
+        module: &Module,
+        pg: &ProcessGroup,
+        bucket_cap_bytes: Option<usize>,
+        find_unused_parameters: bool,
+    ) -> Result<Module> {
+        let cap = match bucket_cap_bytes {
+            None => 0, // the library's default, 25 MiB
+            Some(0) => {
+                return Err(Error::new(
+                    ErrorCode::InvalidArgument,
+                    "a zero bucket_cap_bytes: pass None for the default (25 MiB)",
+                ))
+            }
+            // A cap beyond i64 holds every gradient in one bucket, as i64::MAX does.
+            Some(n) => i64::try_from(n).unwrap_or(i64::MAX),
+        };
+        // SAFETY: live module and group handles (borrowed for the call; the library takes
+        // its own references) and a valid out-pointer.
+        new_module(|o| unsafe {
+            ffi::dt_distributed_data_parallel_new(
+                module.raw(),
+                pg.as_ptr(),
+                cap,
+                find_unused_parameters as i32,
+                o,
+            )
         })
     }
 
