@@ -7,6 +7,7 @@
 // suite runs on testdev:0 too: ctest's test_reference_ops_plugin.)
 #include <dlfcn.h>
 #include <dlpack/dlpack.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -122,6 +123,28 @@ TEST_F(PluginBackend, TensorsMoveToItAndBackAndOpsRunInIt) {
   m.struct_size = sizeof m;
   DT_ASSERT_OK(dt_memory_stats(kDev1, &m));
   EXPECT_GE(m.allocated_bytes, 3 * 6 * sizeof(float));
+}
+
+TEST_F(PluginBackend, AGlooProcessGroupRefusesItsTensorsNamingTheDevice) {
+  // A process group of one rank (a store file of its own): Gloo works on host memory, so
+  // a tensor of another device is DT_ERR_DEVICE_MISMATCH before any byte moves, as a CUDA
+  // tensor would be; the group stays usable.
+  const std::string init = "file:///tmp/dt-plugin-pg-" + std::to_string(getpid());
+  dt_process_group* pg = nullptr;
+  DT_ASSERT_OK(dt_process_group_new("gloo", init.c_str(), 0, 1, 10000, &pg));
+  const int64_t shape[] = {4};
+  T on_host, on_dev;
+  DT_ASSERT_OK(dt_tensor_ones(shape, 1, DT_FLOAT32, cpu(), on_host.out()));
+  DT_ASSERT_OK(dt_tensor_to(on_host, kDev0, DT_DTYPE_DEFAULT, 0, on_dev.out()));
+  DT_EXPECT_STATUS(dt_all_reduce_(pg, on_dev, DT_REDUCE_SUM), DT_ERR_DEVICE_MISMATCH);
+  EXPECT_NE(std::string(dt_last_error_message()).find("t is on testdev:0 but a \"gloo\" process group works on cpu tensors"),
+            std::string::npos)
+      << dt_last_error_message();
+  DT_EXPECT_STATUS(dt_broadcast_(pg, on_dev, 0), DT_ERR_DEVICE_MISMATCH);
+  DT_EXPECT_STATUS(dt_all_gather(pg, on_host, on_dev), DT_ERR_DEVICE_MISMATCH);
+  DT_ASSERT_OK(dt_all_reduce_(pg, on_host, DT_REDUCE_SUM));
+  DT_ASSERT_OK(dt_barrier(pg));
+  DT_ASSERT_OK(dt_process_group_release(pg));
 }
 
 TEST_F(PluginBackend, AModuleTrainsOnIt) {
