@@ -9,6 +9,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -25,6 +27,8 @@ namespace {
 enum Op : uint8_t { kHello = 1, kSet = 2, kGet = 3, kBye = 4, kExited = 5 };
 // Keys and values are small (addresses, ids); anything larger is not a devtensor client.
 constexpr uint32_t kMaxField = 1u << 20;
+// How long rank 0 keeps serving, once it leaves, for ranks still connected (see drain).
+constexpr int64_t kServerLingerMs = 3000;
 
 void put_u32(std::vector<char>& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
@@ -84,6 +88,16 @@ class TcpStoreServer {
     thread_ = std::thread([this] { serve(); });
   }
 
+  // Waits until every client has gone (BYE or closed), at most `limit`: the other ranks
+  // may still need the store to learn which rank exited (rank 0 often fails, releases and
+  // exits a moment before a peer whose collective failed because of that same dead rank
+  // asks), and a normal end costs nothing since every rank releases at about once.
+  void drain(std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (live_.load(std::memory_order_acquire) > 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+
   ~TcpStoreServer() {
     char c = 0;
     (void)!::write(wake_[1], &c, 1);
@@ -116,6 +130,7 @@ class TcpStoreServer {
           int one = 1;
           ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
           clients_[fd];
+          live_.fetch_add(1, std::memory_order_release);
         }
       }
       for (size_t i = 2; i < fds.size(); ++i) {
@@ -176,6 +191,7 @@ class TcpStoreServer {
     if (c.rank >= 0 && !c.bye) exited_.insert(c.rank);
     ::close(fd);
     clients_.erase(fd);
+    live_.fetch_sub(1, std::memory_order_release);
   }
 
   int listen_fd_ = -1;
@@ -184,6 +200,7 @@ class TcpStoreServer {
   std::map<int, Client> clients_;  // touched by the server thread only
   std::map<std::string, std::vector<char>> data_;
   std::set<int> exited_;
+  std::atomic<int> live_{0};  // connected clients (written by the server thread)
 };
 
 TcpStore::TcpStore(const std::string& host, int port, int rank, bool is_server, ms timeout)
@@ -234,6 +251,7 @@ TcpStore::~TcpStore() {
     // the server is gone already: nothing to tell it
   }
   ::close(fd_);
+  if (server_) server_->drain(std::min(timeout_, std::chrono::milliseconds(kServerLingerMs)));
   server_.reset();
 }
 

@@ -6,7 +6,9 @@
 // ops: HELLO (key: the client's rank), SET, GET (never blocks; clients poll), BYE (the
 // client leaves cleanly), EXITED (value of the reply: the ranks whose connection closed
 // without BYE, "1,3"). The server keeps every key for its life; a few hundred bytes per
-// rank per process group. IPv4.
+// rank per process group. When rank 0 leaves, its server keeps serving for up to 3 s
+// (or the timeout, if shorter) while other ranks are still connected, so that a rank
+// whose collective failed can still learn which rank exited. IPv4.
 #pragma once
 #include <memory>
 #include <mutex>
