@@ -223,8 +223,7 @@ void ProcessGroup::reduce_scatter(const Tensor& in, const Tensor& out, Reduction
   out.storage()->begin_write("reduce_scatter");
   // Gloo has no reduce-scatter for arbitrary reductions: all-reduce a copy of the input
   // (Gloo's ring) and keep this rank's part.
-  Tensor whole = ops::contiguous(in);
-  if (whole.impl() == in.impl()) whole = ops::to(in, in.device(), in.dtype(), /*force_copy=*/true);
+  Tensor whole = ops::to(in, in.device(), in.dtype(), /*force_copy=*/true);  // a fresh, contiguous copy
   if (whole.numel() > 0) {
     run("reduce_scatter", [&] {
       engine_->all_reduce(whole.data(), static_cast<size_t>(whole.numel()), whole.dtype(),

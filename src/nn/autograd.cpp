@@ -188,18 +188,18 @@ void record(Tensor& out, Node* node, const std::vector<const Tensor*>& inputs) {
 // gradient when the last one has run; at the end, the hooks' results join the sinks.
 class HookedLeaves {
  public:
-  explicit HookedLeaves(const std::unordered_map<Node*, int>& reachable) {
-    for (const auto& [node, count] : reachable) {
-      auto* sink = dynamic_cast<AccumulateGrad*>(node);
-      if (!sink) continue;
-      const AutogradMeta* m = sink->leaf().impl()->autograd;
-      if (!m || !m->hook) continue;
-      Leaf& l = leaves_[sink->leaf().impl()];
-      ++l.sinks_left;
-      l.hook = m->hook;
-      if (std::none_of(hooks_.begin(), hooks_.end(), [&](const Ref<GradHook>& h) { return h.get() == m->hook.get(); }))
-        hooks_.push_back(m->hook);
-    }
+  // Called once for every node the pass reaches, while backward counts dependencies (no
+  // pass of its own): notes the sinks of watched leaves.
+  void note(Node* node) {
+    auto* sink = dynamic_cast<AccumulateGrad*>(node);
+    if (!sink) return;
+    const AutogradMeta* m = sink->leaf().impl()->autograd;
+    if (!m || !m->hook) return;
+    Leaf& l = leaves_[sink->leaf().impl()];
+    ++l.sinks_left;
+    l.hook = m->hook;
+    if (std::none_of(hooks_.begin(), hooks_.end(), [&](const Ref<GradHook>& h) { return h.get() == m->hook.get(); }))
+      hooks_.push_back(m->hook);
   }
   // A sink of leaf ran with gradient g (undefined when none reached it); false when no
   // hook watches leaf.
@@ -256,6 +256,10 @@ void backward(const Tensor& root, const Tensor& grad_output) {
   std::unordered_map<Node*, int> deps;
   std::vector<Node*> stack{start.get()};
   deps[start.get()] = 0;
+  // Leaves watched by a GradHook (DistributedDataParallel): how many of their sinks this
+  // pass reaches, so the hook hears of a leaf's whole gradient as soon as it is known.
+  HookedLeaves hooked;
+  hooked.note(start.get());
   while (!stack.empty()) {
     Node* n = stack.back();
     stack.pop_back();
@@ -263,12 +267,12 @@ void backward(const Tensor& root, const Tensor& grad_output) {
       if (!e.fn) continue;
       auto [it, fresh] = deps.try_emplace(e.fn.get(), 0);
       ++it->second;
-      if (fresh) stack.push_back(e.fn.get());
+      if (fresh) {
+        stack.push_back(e.fn.get());
+        hooked.note(e.fn.get());
+      }
     }
   }
-  // Leaves watched by a GradHook (DistributedDataParallel): how many of their sinks this
-  // pass reaches, so the hook hears of a leaf's whole gradient as soon as it is known.
-  HookedLeaves hooked(deps);
   // Run nodes whose every consumer has run, summing the gradients that reach each one.
   // The leaves' sinks are collected, not run: their .grad changes only once the whole
   // pass has succeeded (accumulate_all), so a failed backward leaves every .grad as it was.
