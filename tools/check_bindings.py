@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tools/check_bindings.py: every public function of include/devtensor.h must be called by
-the Go binding (bindings/go) and by the safe Rust crate (bindings/rust/devtensor/src), or
+the Go binding (bindings/go/devtensor) and by the safe Rust crate (bindings/rust/devtensor/src), or
 be listed in bindings/unbound.txt with the reason it is not. Fails (exit 1) on a
 function neither binding nor the list accounts for, and on a list line that is stale
 (the function is bound now, or no longer exists). script/test runs it.
@@ -40,7 +40,7 @@ def called(text):
 def main():
     fns = header_functions()
     bound = {
-        "go": called(sources("bindings/go", (".go", ".h"), ["bindings/go/internal", "bindings/go/examples"])),
+        "go": called(sources("bindings/go", (".go", ".h"), ["bindings/go/devtensor/internal", "bindings/go/devtensor/examples"])),
         "rust": called(sources("bindings/rust/devtensor/src", (".rs",), [])),
     }
     listed = {}

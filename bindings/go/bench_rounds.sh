@@ -13,6 +13,7 @@ if [[ -n $prefix ]]; then
   prefix=$(cd "$prefix" && pwd)
   export PKG_CONFIG_PATH=$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 fi
+cd devtensor # the package
 export GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local
 bin=$(mktemp -d)/devtensor.test
 trap 'rm -rf "$(dirname "$bin")"' EXIT

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bindings/go/run_tests.sh [PREFIX]: vet and test the Go binding against an installed
+# bindings/go/run_tests.sh [PREFIX]: vet and test the Go binding (the module in
+# bindings/go/devtensor: the package, its examples and internal/dlpacktest) against an installed
 # devtensor (cmake --install build/release --prefix PREFIX). PREFIX defaults to
 # $DEVTENSOR_PREFIX; without either, PKG_CONFIG_PATH must already find devtensor.pc.
 # Runs: go vet; go test -race with GODEBUG=cgocheck=2 (pkg-config build); go test with
@@ -19,11 +20,12 @@ if [[ -n $prefix ]]; then
     export DEVTENSOR_CLI=$prefix/bin/devtensor
   fi
 fi
+cd devtensor # the module: github.com/devtensor/devtensor/bindings/go/devtensor
 export GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local
 command -v go >/dev/null || { echo "go not found (apt-get install -y golang-go)"; exit 1; }
 go version
 echo "+ script/gen-op-bindings --check (ops_table.go/.h match src/core/op_table.h)"
-../../script/gen-op-bindings --check
+../../../script/gen-op-bindings --check
 echo "+ go vet ./..."
 go vet ./...
 echo "+ GODEBUG=cgocheck=2 go test -race -count=1 ./..."

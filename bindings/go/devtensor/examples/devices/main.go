@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	dt "github.com/devtensor/devtensor/bindings/go"
+	dt "github.com/devtensor/devtensor/bindings/go/devtensor"
 )
 
 func main() {

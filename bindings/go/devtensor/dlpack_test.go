@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/devtensor/devtensor/bindings/go/internal/dlpacktest"
+	"github.com/devtensor/devtensor/bindings/go/devtensor/internal/dlpacktest"
 )
 
 // The Go flag constants are DLPack's, as the C declaration has them.

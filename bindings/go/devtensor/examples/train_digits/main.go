@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	dt "github.com/devtensor/devtensor/bindings/go"
+	dt "github.com/devtensor/devtensor/bindings/go/devtensor"
 )
 
 const (
@@ -25,7 +25,7 @@ const (
 )
 
 func main() {
-	path := "../../data/digits.csv.gz"
+	path := "../../../data/digits.csv.gz"
 	epochs := 30
 	if len(os.Args) > 1 {
 		path = os.Args[1]

@@ -31,7 +31,7 @@ func launcherPath(t *testing.T) string {
 		}
 		return p
 	}
-	p, err := filepath.Abs(filepath.Join("..", "..", "build", "release", "tools", "devtensor"))
+	p, err := filepath.Abs(filepath.Join("..", "..", "..", "build", "release", "tools", "devtensor"))
 	if err != nil {
 		t.Fatal(err)
 	}

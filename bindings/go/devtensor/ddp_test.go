@@ -248,7 +248,7 @@ func TestDistributedDataParallelDigitsTwoRanks(t *testing.T) {
 	if err != nil {
 		t.Skip("SKIP: the go tool is not on PATH (needed to build examples/train_digits_ddp)")
 	}
-	csv, err := filepath.Abs(filepath.Join("..", "..", "data", "digits.csv.gz"))
+	csv, err := filepath.Abs(filepath.Join("..", "..", "..", "data", "digits.csv.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}

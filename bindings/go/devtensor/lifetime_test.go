@@ -576,7 +576,7 @@ func TestVetReportsCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	const modPath = "github.com/devtensor/devtensor/bindings/go"
+	const modPath = "github.com/devtensor/devtensor/bindings/go/devtensor"
 	gomod := "module vetcopy\n\ngo 1.19\n\nrequire " + modPath + " v0.0.0\n\nreplace " + modPath + " => " + here + "\n"
 	src := `package vetcopy
 

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	devtensor "github.com/devtensor/devtensor/bindings/go"
+	"github.com/devtensor/devtensor/bindings/go/devtensor"
 )
 
 // Must helpers belong in examples and tests only; the package never panics.

@@ -27,7 +27,7 @@ import (
 	"strconv"
 	"strings"
 
-	dt "github.com/devtensor/devtensor/bindings/go"
+	dt "github.com/devtensor/devtensor/bindings/go/devtensor"
 )
 
 const (
@@ -41,7 +41,7 @@ const (
 var rank, world = 0, 1
 
 func main() {
-	path := "../../data/digits.csv.gz"
+	path := "../../../data/digits.csv.gz"
 	steps := 100
 	if len(os.Args) > 1 {
 		path = os.Args[1]

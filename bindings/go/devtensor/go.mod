@@ -1,0 +1,3 @@
+module github.com/devtensor/devtensor/bindings/go/devtensor
+
+go 1.19

@@ -1,3 +1,0 @@
-module github.com/devtensor/devtensor/bindings/go
-
-go 1.19
