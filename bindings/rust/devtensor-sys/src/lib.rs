@@ -13,7 +13,10 @@
 //! module says how they take the generated opaque struct's place.
 //!
 //! The build script links `libdevtensor.so`, found through `DEVTENSOR_LIB_DIR` or the
-//! `pkg-config` program, and adds an rpath to it.
+//! `pkg-config` program, into every program that uses this crate (directly or through
+//! `devtensor`) by its absolute path, so those programs run without `LD_LIBRARY_PATH` and
+//! without a build script of their own (see `build.rs`, and the README's "Use it from your
+//! crate").
 #![allow(
     non_camel_case_types,
     non_upper_case_globals,
