@@ -109,6 +109,33 @@ typedef struct dtp_op_args {
   void* stream;
 } dtp_op_args;
 
+/* Collectives (the optional coll_* slots): the backend's collective library, NCCL for the
+ * CUDA plugin. A communicator ("comm") joins one device of this process to the nranks
+ * ranks of a process group (coll_comm_init, every rank passing the same id), or to this
+ * process's other devices (coll_comm_init_all, for DataParallel). */
+#define DTP_COLL_ID_BYTES 128
+
+enum dtp_coll_kind {
+  DTP_COLL_ALL_REDUCE = 0,      /* recv = op over the ranks' send (count elements); send may be recv */
+  DTP_COLL_BROADCAST = 1,       /* recv = root's send (count elements); peer = root */
+  DTP_COLL_ALL_GATHER = 2,      /* recv (nranks x count) = every rank's send (count), in rank order */
+  DTP_COLL_REDUCE_SCATTER = 3,  /* recv (count) = this rank's part of op over the ranks' send (nranks x count) */
+  DTP_COLL_SEND = 4,            /* send (count) to peer, matched with its RECV in queueing order */
+  DTP_COLL_RECV = 5             /* recv (count) from peer */
+};
+
+typedef struct dtp_coll_args {
+  void* comm;
+  const void* send;
+  void* recv;
+  uint64_t count;  /* elements (see dtp_coll_kind) */
+  int32_t dtype;   /* dt_dtype code; kinds that only move bytes accept every dtype */
+  int32_t op;      /* DT_REDUCE_SUM, MIN, MAX or PRODUCT (AVG never reaches a backend) */
+  int32_t peer;    /* broadcast's root, send's and recv's peer */
+  int32_t device;  /* the comm's device */
+  void* stream;    /* the device's stream to queue on (NULL: its default stream) */
+} dtp_coll_args;
+
 typedef struct dtp_backend {
   uint32_t struct_size;        /* sizeof(dtp_backend) where the plugin was built */
   uint32_t abi_version;        /* DTP_ABI_VERSION */
@@ -170,6 +197,32 @@ typedef struct dtp_backend {
   int32_t (*event_query)(int32_t device, void* event, int32_t* done, dtp_error* err);
   /* Milliseconds between two recorded, completed events. */
   int32_t (*event_elapsed_ms)(int32_t device, void* start, void* end, float* out, dtp_error* err);
+
+  /* OPTIONAL: collectives (dtp_coll_args above), all or none; NULL: process groups and
+   * DataParallel refuse this backend's tensors (DataParallel then copies). */
+  const char* coll_name; /* the library, as process groups name their backend: "nccl" */
+  /* 1 when the library is usable, with its version code (NCCL's: 22809 is 2.28.9) in
+   * *version and what it is in why ("NCCL 2.28.9 (libnccl.so.2)"); else 0 with a
+   * sentence saying why not in why. Loads the library at its first call. */
+  int32_t (*coll_probe)(int32_t* version, char* why, size_t cap);
+  /* A new id for one communicator, made on rank 0 and handed to the others. */
+  int32_t (*coll_unique_id)(uint8_t out[DTP_COLL_ID_BYTES], dtp_error* err);
+  /* Rank `rank` of nranks, on `device`: a collective call of every rank with the same id.
+   * Waits at most timeout_ms for the others (then fails, leaving nothing behind). */
+  int32_t (*coll_comm_init)(int32_t device, int32_t nranks, int32_t rank, const uint8_t id[DTP_COLL_ID_BYTES],
+                            int64_t timeout_ms, void** out, dtp_error* err);
+  /* One communicator per device of this process (out[i] for devices[i]). */
+  int32_t (*coll_comm_init_all)(int32_t ndev, const int32_t* devices, void** out, dtp_error* err);
+  /* Frees a communicator; abort: without waiting for its peers (after a failure). */
+  void (*coll_comm_destroy)(void* comm, int32_t abort);
+  /* Calls between begin (1) and end (0) are queued as one group (every comm of a
+   * coll_comm_init_all in one thread must be driven inside a group). */
+  int32_t (*coll_group)(int32_t begin, dtp_error* err);
+  /* Queues one collective on args->stream. */
+  int32_t (*coll_run)(int32_t kind, const dtp_coll_args* args, dtp_error* err);
+  /* Waits until the work queued on stream is done. Fails (DT_ERR_DISTRIBUTED), aborting
+   * comm, when comm reports a failure (a peer gone) or timeout_ms pass first. */
+  int32_t (*coll_wait)(void* comm, int32_t device, void* stream, int64_t timeout_ms, dtp_error* err);
 } dtp_backend;
 
 typedef const dtp_backend* (*dtp_entry_fn)(uint32_t abi_version);

@@ -221,6 +221,13 @@ void PluginBackend::probe_once() {
                  DT_HAS_SLOT(t, event_elapsed_ms);
       usable_ = true;
     }
+    if (table_) {
+      const dtp_backend& t = *table_;
+      collectives_ = DT_HAS_SLOT(t, coll_name) && t.coll_name[0] != '\0' && DT_HAS_SLOT(t, coll_probe) &&
+                     DT_HAS_SLOT(t, coll_unique_id) && DT_HAS_SLOT(t, coll_comm_init) &&
+                     DT_HAS_SLOT(t, coll_comm_init_all) && DT_HAS_SLOT(t, coll_comm_destroy) &&
+                     DT_HAS_SLOT(t, coll_group) && DT_HAS_SLOT(t, coll_run) && DT_HAS_SLOT(t, coll_wait);
+    }
   });
 }
 
@@ -331,6 +338,79 @@ void PluginBackend::run(int32_t op, const OpArgs& args) {
 
 // Streams and events: straight through to the plugin's slots (only called when it has
 // them all, has_streams).
+std::string PluginBackend::collectives_name() {
+  probe_once();
+  return collectives_ ? std::string(table_->coll_name) : std::string();
+}
+
+bool PluginBackend::collectives_usable(std::string* why, int32_t* version) {
+  probe_once();
+  if (version) *version = 0;
+  if (!collectives_) {
+    if (why) *why = table_ ? cat("the ", display_, " plugin has no collectives") : reason_;
+    return false;
+  }
+  if (!usable_) {
+    if (why) *why = cat(display_, " is not available: ", reason_);
+    return false;
+  }
+  char reason[512] = {};
+  int32_t v = 0;
+  const bool ok = table_->coll_probe(&v, reason, sizeof reason) != 0;
+  reason[sizeof reason - 1] = '\0';
+  if (version) *version = v;
+  if (why) *why = reason;
+  return ok;
+}
+
+const dtp_backend& PluginBackend::coll_table() {
+  const dtp_backend& t = table();
+  std::string why;
+  if (!collectives_usable(&why, nullptr)) fail(DT_ERR_NOT_SUPPORTED, why);
+  return t;
+}
+
+void PluginBackend::coll_unique_id(uint8_t out[DTP_COLL_ID_BYTES]) {
+  const dtp_backend& t = coll_table();
+  call(t.coll_name, [&](dtp_error* e) { return t.coll_unique_id(out, e); });
+}
+
+void* PluginBackend::coll_comm_init(int32_t index, int32_t nranks, int32_t rank, const uint8_t id[DTP_COLL_ID_BYTES],
+                                    int64_t timeout_ms) {
+  const dtp_backend& t = coll_table();
+  void* comm = nullptr;
+  call(nullptr, [&](dtp_error* e) { return t.coll_comm_init(index, nranks, rank, id, timeout_ms, &comm, e); });
+  return comm;
+}
+
+std::vector<void*> PluginBackend::coll_comm_init_all(const std::vector<int32_t>& indices) {
+  const dtp_backend& t = coll_table();
+  std::vector<void*> comms(indices.size(), nullptr);
+  call(nullptr, [&](dtp_error* e) {
+    return t.coll_comm_init_all(static_cast<int32_t>(indices.size()), indices.data(), comms.data(), e);
+  });
+  return comms;
+}
+
+void PluginBackend::coll_comm_destroy(void* comm, bool abort) noexcept {
+  if (comm && table_ && collectives_) table_->coll_comm_destroy(comm, abort ? 1 : 0);
+}
+
+void PluginBackend::coll_group(bool begin) {
+  const dtp_backend& t = coll_table();
+  call(nullptr, [&](dtp_error* e) { return t.coll_group(begin ? 1 : 0, e); });
+}
+
+void PluginBackend::coll_run(int32_t kind, const dtp_coll_args& args) {
+  const dtp_backend& t = coll_table();
+  call(nullptr, [&](dtp_error* e) { return t.coll_run(kind, &args, e); });
+}
+
+void PluginBackend::coll_wait(void* comm, int32_t index, void* stream, int64_t timeout_ms) {
+  const dtp_backend& t = coll_table();
+  call(nullptr, [&](dtp_error* e) { return t.coll_wait(comm, index, stream, timeout_ms, e); });
+}
+
 bool PluginBackend::has_streams() {
   probe_once();
   return streams_;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/backend.h"
 #include "core/plugin_abi.h"
@@ -55,11 +56,30 @@ class PluginBackend final : public Backend {
   bool event_query(int32_t index, void* event) override;
   float event_elapsed_ms(int32_t index, void* start, void* end) override;
 
+  // Collectives (the coll_* slots, for process groups and DataParallel): the library's
+  // name ("nccl"), or "" when the plugin has none.
+  std::string collectives_name();
+  // Whether they can run: the plugin's devices are usable and its library loads. *why:
+  // what the library is ("NCCL 2.28.9 (libnccl.so.2)"), or why they cannot run.
+  // *version: the library's version code.
+  bool collectives_usable(std::string* why, int32_t* version);
+  // The slots, throwing what the plugin reports (prefixed with `what`). Comm handles are
+  // the plugin's; indices are device indices of this backend.
+  void coll_unique_id(uint8_t out[DTP_COLL_ID_BYTES]);
+  void* coll_comm_init(int32_t index, int32_t nranks, int32_t rank, const uint8_t id[DTP_COLL_ID_BYTES],
+                       int64_t timeout_ms);
+  std::vector<void*> coll_comm_init_all(const std::vector<int32_t>& indices);
+  void coll_comm_destroy(void* comm, bool abort) noexcept;
+  void coll_group(bool begin);
+  void coll_run(int32_t kind, const dtp_coll_args& args);
+  void coll_wait(void* comm, int32_t index, void* stream, int64_t timeout_ms);
+
  private:
   PluginBackend() = default;
   void open();       // dlopen, entry symbol, ABI and release checks (sets table_ or the state)
   void probe_once();
   const dtp_backend& table();  // the usable table; throws DEVICE_UNAVAILABLE saying why
+  const dtp_backend& coll_table();  // table() with every coll_* slot; else NOT_SUPPORTED
 
   std::string path_;
   int32_t type_ = 0;
@@ -71,6 +91,7 @@ class PluginBackend final : public Backend {
   const dtp_backend* table_ = nullptr;  // set by open(); usable once probed with devices
   bool usable_ = false;
   bool streams_ = false;  // the table has every stream and event slot
+  bool collectives_ = false;  // the table has every coll_* slot
   int32_t state_ = DT_CUDA_PLUGIN_MISSING;
   std::string reason_;
   size_t devices_ = 0;

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "core/plugin_abi.h"
+#include "cuda/collectives.h"
 #include "cuda/kernels.h"
 #include "cuda/memory.h"
 #include "cuda/probe.h"
@@ -228,6 +229,29 @@ int32_t event_elapsed(int32_t device, void* a, void* b, float* out, dtp_error* e
   });
 }
 
+// ---- collectives: NCCL (cuda/collectives.h)
+
+int32_t coll_unique_id_fn(uint8_t* out, dtp_error* err) {
+  return guarded(err, [&] { coll_unique_id(out); });
+}
+int32_t coll_comm_init_fn(int32_t device, int32_t nranks, int32_t rank, const uint8_t* id, int64_t timeout_ms,
+                          void** out, dtp_error* err) {
+  return guarded(err, [&] { *out = coll_comm_init(device, nranks, rank, id, timeout_ms); });
+}
+int32_t coll_comm_init_all_fn(int32_t ndev, const int32_t* devices, void** out, dtp_error* err) {
+  return guarded(err, [&] { coll_comm_init_all(ndev, devices, out); });
+}
+void coll_comm_destroy_fn(void* comm, int32_t abort) { coll_comm_destroy(comm, abort != 0); }
+int32_t coll_group_fn(int32_t begin, dtp_error* err) {
+  return guarded(err, [&] { coll_group(begin != 0); });
+}
+int32_t coll_run_fn(int32_t kind, const dtp_coll_args* args, dtp_error* err) {
+  return guarded(err, [&] { coll_run(kind, *args); });
+}
+int32_t coll_wait_fn(void* comm, int32_t device, void* stream, int64_t timeout_ms, dtp_error* err) {
+  return on_device(device, err, [&] { coll_wait(comm, device, stream, timeout_ms); });
+}
+
 dtp_backend make_table() {
   dtp_backend t{};
   t.struct_size = sizeof(dtp_backend);
@@ -261,6 +285,15 @@ dtp_backend make_table() {
   t.event_synchronize = &event_synchronize;
   t.event_query = &event_query;
   t.event_elapsed_ms = &event_elapsed;
+  t.coll_name = "nccl";
+  t.coll_probe = &coll_probe;
+  t.coll_unique_id = &coll_unique_id_fn;
+  t.coll_comm_init = &coll_comm_init_fn;
+  t.coll_comm_init_all = &coll_comm_init_all_fn;
+  t.coll_comm_destroy = &coll_comm_destroy_fn;
+  t.coll_group = &coll_group_fn;
+  t.coll_run = &coll_run_fn;
+  t.coll_wait = &coll_wait_fn;
   return t;
 }
 const dtp_backend kTable = make_table();
