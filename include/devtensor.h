@@ -996,7 +996,9 @@ DT_API dt_status dt_mse_loss_new(int32_t reduction, dt_module** out);
  *  parameters, buffers or training mode changed through devtensor (an optimizer step,
  *  an in-place op, loading, dt_module_to, dt_tensor_data_ptr handing out a pointer),
  *  not on every forward; writes through a data pointer obtained before the last forward
- *  are not seen.
+ *  are not seen. When device_ids are two or more GPUs and NCCL loads, that refresh is
+ *  one grouped NCCL broadcast from device_ids[0] into the replicas' own tensors
+ *  (communicators made once, with ncclCommInitAll); otherwise copies.
  *  The parameters and buffers are the module's, named "module." + their names (as
  *  PyTorch's); dt_module_to, train and eval act on the module. Nesting is refused.
  *  device_ids: n distinct devices, CPU, CUDA or a mix; n = 0 (device_ids may then be
@@ -1261,7 +1263,12 @@ DT_API dt_status dt_tensor_is_read_only(const dt_tensor* t, int32_t* out);
  * Process groups: world_size processes (ranks 0 .. world_size-1, on one machine or
  * several) that run collectives together, as torch.distributed. The transport and the
  * algorithms are Gloo's (the library torch.distributed's "gloo" backend is) for tensors in
- * host memory; nothing here is a collective of devtensor's own.
+ * host memory, and NCCL's for CUDA tensors (libnccl.so.2, loaded by the CUDA plugin at
+ * first use; DEVTENSOR_NCCL_LIBRARY names another file); nothing here is a collective of
+ * devtensor's own. Backends: "gloo" takes CPU tensors, "nccl" CUDA tensors, and "" both
+ * (each on its own library, as torch's default "cpu:gloo,cuda:nccl"). A CUDA device's
+ * communicator is made at the group's first collective on it: every rank must reach it,
+ * as with any collective (use one GPU per rank, e.g. cuda:LOCAL_RANK).
  *
  * Rendezvous (init_method, torch.distributed's spellings):
  *   "env://" (or NULL): rank 0's address and a free port from MASTER_ADDR / MASTER_PORT;
@@ -1278,10 +1285,13 @@ DT_API dt_status dt_tensor_is_read_only(const dt_tensor* t, int32_t* out);
  *
  * Collectives are blocking, must be called by every rank of the group in the same order
  * (send/recv by the two ranks named), and run one at a time per group (calls from several
- * threads are serialised). Tensors must be on the CPU for "gloo" (DT_ERR_DEVICE_MISMATCH
- * otherwise); any dtype; any layout (a non-contiguous tensor goes through a contiguous
- * copy). The in-place ones (trailing underscore) write the caller's tensor, which must
- * not be read-only.
+ * threads are serialised). Tensors must be on a device the backend takes
+ * (DT_ERR_DEVICE_MISMATCH otherwise); any dtype (NCCL cannot reduce int16:
+ * DT_ERR_DTYPE_MISMATCH); any layout (a non-contiguous tensor goes through a contiguous
+ * copy). A CUDA collective is queued on the thread's current stream and waited for
+ * before the call returns. send/recv on NCCL ignore the tag: a rank's messages to one
+ * peer arrive in order. The in-place ones (trailing underscore) write the caller's
+ * tensor, which must not be read-only.
  *
  * Failures: a peer that exits, or that does not join or answer within the timeout, makes
  * the call fail on every other rank with DT_ERR_DISTRIBUTED within about the timeout,
@@ -1305,8 +1315,9 @@ typedef struct dt_process_group dt_process_group;
 #define DT_REDUCE_PRODUCT 4
 
 /** Joins a NEW process group and returns when every rank has joined and connected.
- *  backend: "gloo", or NULL / "" to choose by device (today "gloo"; "nccl" is
- *  DT_ERR_NOT_SUPPORTED in this build). init_method: see above. rank, world_size: this
+ *  backend: "gloo" (CPU tensors), "nccl" (CUDA tensors; DT_ERR_NOT_SUPPORTED, saying
+ *  why, where CUDA or NCCL cannot be used), or NULL / "" for both, by device (NCCL
+ *  where it can be used). init_method: see above. rank, world_size: this
  *  process's rank and the number of ranks; negative reads RANK / WORLD_SIZE.
  *  timeout_ms: how long any one step (joining, a collective) may wait for peers; 0 means
  *  torch's default, 30 minutes. Errors: DT_ERR_INVALID_ARGUMENT (NULL out, bad init method
@@ -1326,7 +1337,8 @@ DT_API dt_status dt_process_group_release(dt_process_group* pg);
 DT_API dt_status dt_process_group_rank(const dt_process_group* pg, int32_t* out);
 /** *out = the number of ranks in pg. Errors: as dt_process_group_rank. */
 DT_API dt_status dt_process_group_size(const dt_process_group* pg, int32_t* out);
-/** Writes the backend's name ("gloo") with the (buf, cap, needed) string protocol.
+/** Writes the backend's name with the (buf, cap, needed) string protocol: "gloo",
+ *  "nccl", or for a group made with "" "gloo" followed by ",nccl" where NCCL is usable.
  *  Errors: DT_ERR_INVALID_ARGUMENT (buf NULL with cap > 0), DT_ERR_INVALID_HANDLE. */
 DT_API dt_status dt_process_group_backend(const dt_process_group* pg, char* buf, size_t cap, size_t* needed);
 
@@ -1370,7 +1382,7 @@ DT_API dt_status dt_barrier(const dt_process_group* pg);
  *  reduced nor checked for gradients. A parameter belongs to at most one of these.
  *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, a parameter already wrapped, negative
  *  bucket_cap_bytes, different parameter counts), DT_ERR_INVALID_HANDLE,
- *  DT_ERR_DEVICE_MISMATCH (a tensor not on the CPU for "gloo"), DT_ERR_SHAPE_MISMATCH
+ *  DT_ERR_DEVICE_MISMATCH (a tensor on a device the group does not take), DT_ERR_SHAPE_MISMATCH
  *  (a parameter or buffer of another shape or dtype on some rank), DT_ERR_DISTRIBUTED,
  *  DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_distributed_data_parallel_new(dt_module* module, const dt_process_group* pg,

@@ -1860,9 +1860,11 @@ void add_dist_cases(Table& T) {
   T.add("dt_process_group_new", "backend=mpi", {IA}, [one, group_out](Ctx& x) {
      return dt_process_group_new("mpi", one, 0, 1, 1000, group_out(x));
    }).msg_has = "\"mpi\"";
-  T.add("dt_process_group_new", "backend=nccl", {NS}, [one, group_out](Ctx& x) {
-     return dt_process_group_new("nccl", one, 0, 1, 1000, group_out(x));
-   }).msg_has = "nccl";
+  if (!dt_cuda_is_available()) {  // with a GPU and NCCL it is a group (tests/test_cuda.cpp)
+    T.add("dt_process_group_new", "backend=nccl_without_gpu", {NS}, [one, group_out](Ctx& x) {
+       return dt_process_group_new("nccl", one, 0, 1, 1000, group_out(x));
+     }).msg_has = "\"nccl\" cannot be used";
+  }
   T.add("dt_process_group_new", "init=udp", {IA}, [group_out](Ctx& x) {
      return dt_process_group_new("gloo", "udp://x:1", 0, 1, 1000, group_out(x));
    }).msg_has = "udp://x:1";

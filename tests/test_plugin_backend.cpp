@@ -147,6 +147,225 @@ TEST_F(PluginBackend, AGlooProcessGroupRefusesItsTensorsNamingTheDevice) {
   DT_ASSERT_OK(dt_process_group_release(pg));
 }
 
+// ---- collectives: the plugin's "testcoll" library (tests/plugin/test_collectives.cpp)
+// stands where NCCL stands for CUDA, so that the core's device-collective paths run here.
+
+// {collectives run, waits, live communicators, groups started} in the plugin.
+struct CollCounts {
+  uint64_t runs, waits, comms, groups;
+};
+CollCounts coll_counts() {
+  auto counts = reinterpret_cast<void (*)(uint64_t*)>(plugin_symbol("devtensor_test_backend_coll_counts"));
+  uint64_t c[4] = {};
+  if (counts) counts(c);
+  return CollCounts{c[0], c[1], c[2], c[3]};
+}
+
+std::string store_file(const char* what) {
+  return "file:///tmp/dt-plugin-" + std::string(what) + "-" + std::to_string(getpid());
+}
+
+std::string backend_of(const dt_process_group* pg) {
+  char buf[64] = {};
+  EXPECT_EQ(dt_process_group_backend(pg, buf, sizeof buf, nullptr), DT_OK) << dt_last_error_message();
+  return buf;
+}
+
+TEST_F(PluginBackend, AProcessGroupRunsItsTensorsThroughThePluginsCollectives) {
+  // Backend "": Gloo for host tensors, the plugin's library for its own. A group of one
+  // process: every collective gives back the rank's own values, through the plugin.
+  dt_process_group* pg = nullptr;
+  DT_ASSERT_OK(dt_process_group_new("", store_file("both").c_str(), 0, 1, 10000, &pg));
+  EXPECT_EQ(backend_of(pg), "gloo,testcoll");
+  const CollCounts before = coll_counts();
+  const float xs[6] = {1, -2, 3.5f, 4, 0.25f, -6};
+  const int64_t shape[] = {2, 3}, flat[] = {6}, gathered[] = {1, 6};
+  T x, t, g, rs, host;
+  DT_ASSERT_OK(dt_tensor_from_data(xs, sizeof xs, shape, 2, DT_FLOAT32, kDev0, x.out()));
+  DT_ASSERT_OK(dt_transpose(x, 0, 1, t.out()));  // not contiguous: reduced through a copy
+  DT_ASSERT_OK(dt_all_reduce_(pg, t, DT_REDUCE_SUM));
+  DT_ASSERT_OK(dt_all_reduce_(pg, x, DT_REDUCE_AVG));
+  DT_ASSERT_OK(dt_broadcast_(pg, x, 0));
+  EXPECT_EQ(values<float>(x), std::vector<float>(xs, xs + 6));
+  DT_ASSERT_OK(dt_tensor_zeros(gathered, 2, DT_FLOAT32, kDev0, g.out()));
+  DT_ASSERT_OK(dt_all_gather(pg, x, g));
+  EXPECT_EQ(values<float>(g), std::vector<float>(xs, xs + 6));
+  DT_ASSERT_OK(dt_tensor_zeros(flat, 1, DT_FLOAT32, kDev0, rs.out()));
+  DT_ASSERT_OK(dt_reduce_scatter(pg, x, rs, DT_REDUCE_MAX));
+  EXPECT_EQ(values<float>(rs), std::vector<float>(xs, xs + 6));
+  const CollCounts after = coll_counts();
+  EXPECT_EQ(after.runs - before.runs, 5u) << "every device collective goes through the plugin";
+  EXPECT_EQ(after.waits - before.waits, 5u) << "and is waited for";
+  EXPECT_EQ(after.comms - before.comms, 1u) << "one communicator for testdev:0, made at the first collective";
+  // Host tensors still go to Gloo; an output on another device is refused.
+  DT_ASSERT_OK(dt_tensor_ones(shape, 2, DT_FLOAT32, cpu(), host.out()));
+  DT_ASSERT_OK(dt_all_reduce_(pg, host, DT_REDUCE_SUM));
+  EXPECT_EQ(coll_counts().runs, after.runs);
+  T other;
+  DT_ASSERT_OK(dt_tensor_zeros(gathered, 2, DT_FLOAT32, kDev1, other.out()));
+  DT_EXPECT_STATUS(dt_all_gather(pg, x, other), DT_ERR_DEVICE_MISMATCH);
+  EXPECT_NE(std::string(dt_last_error_message()).find("output is on testdev:1 but input is on testdev:0"), std::string::npos)
+      << dt_last_error_message();
+  DT_ASSERT_OK(dt_barrier(pg));
+  DT_ASSERT_OK(dt_process_group_release(pg));
+  EXPECT_EQ(coll_counts().comms, before.comms) << "releasing the group frees its communicators";
+}
+
+TEST_F(PluginBackend, AGroupOfThePluginsLibraryTakesOnlyItsTensors) {
+  dt_process_group* pg = nullptr;
+  DT_ASSERT_OK(dt_process_group_new("testcoll", store_file("only").c_str(), 0, 1, 10000, &pg));
+  EXPECT_EQ(backend_of(pg), "testcoll");
+  const int64_t n = 3;
+  T host, dev;
+  DT_ASSERT_OK(dt_tensor_ones(&n, 1, DT_INT16, cpu(), host.out()));
+  DT_ASSERT_OK(dt_tensor_ones(&n, 1, DT_INT16, kDev1, dev.out()));
+  DT_EXPECT_STATUS(dt_all_reduce_(pg, host, DT_REDUCE_SUM), DT_ERR_DEVICE_MISMATCH);
+  EXPECT_NE(std::string(dt_last_error_message())
+                .find("t is on cpu:0 but a \"testcoll\" process group works on testdev tensors"),
+            std::string::npos)
+      << dt_last_error_message();
+  DT_ASSERT_OK(dt_all_reduce_(pg, dev, DT_REDUCE_SUM));
+  EXPECT_EQ(values<int16_t>(dev), std::vector<int16_t>(3, 1));
+  DT_ASSERT_OK(dt_barrier(pg));  // runs on the group's Gloo connections
+  DT_ASSERT_OK(dt_process_group_release(pg));
+
+  // A library that does not load here is NOT_SUPPORTED, saying why.
+  setenv("DEVTENSOR_TESTCOLL_UNUSABLE", "1", 1);
+  DT_EXPECT_STATUS(dt_process_group_new("testcoll", store_file("off").c_str(), 0, 1, 10000, &pg),
+                   DT_ERR_NOT_SUPPORTED);
+  EXPECT_NE(std::string(dt_last_error_message()).find("switched off by DEVTENSOR_TESTCOLL_UNUSABLE"), std::string::npos)
+      << dt_last_error_message();
+  unsetenv("DEVTENSOR_TESTCOLL_UNUSABLE");
+}
+
+TEST_F(PluginBackend, AFailedDeviceCollectiveBreaksTheGroupAndLeaksNothing) {
+  dt_process_group* pg = nullptr;
+  DT_ASSERT_OK(dt_process_group_new("", store_file("fail").c_str(), 0, 1, 10000, &pg));
+  const CollCounts before = coll_counts();
+  const int64_t n = 4;
+  T dev, host;
+  DT_ASSERT_OK(dt_tensor_ones(&n, 1, DT_FLOAT32, kDev0, dev.out()));
+  DT_ASSERT_OK(dt_tensor_ones(&n, 1, DT_FLOAT32, cpu(), host.out()));
+  DT_ASSERT_OK(dt_all_reduce_(pg, dev, DT_REDUCE_SUM));
+  setenv("DEVTENSOR_TESTCOLL_FAIL_AT", std::to_string(coll_counts().runs + 1).c_str(), 1);
+  DT_EXPECT_STATUS(dt_all_reduce_(pg, dev, DT_REDUCE_SUM), DT_ERR_DISTRIBUTED);
+  unsetenv("DEVTENSOR_TESTCOLL_FAIL_AT");
+  EXPECT_NE(std::string(dt_last_error_message()).find("injected failure"), std::string::npos) << dt_last_error_message();
+  // Unusable from then on, for every engine, saying why.
+  DT_EXPECT_STATUS(dt_all_reduce_(pg, host, DT_REDUCE_SUM), DT_ERR_DISTRIBUTED);
+  EXPECT_NE(std::string(dt_last_error_message()).find("unusable after an earlier failure"), std::string::npos)
+      << dt_last_error_message();
+  EXPECT_EQ(coll_counts().comms, before.comms) << "the failed communicator was aborted and freed";
+  DT_ASSERT_OK(dt_process_group_release(pg));
+}
+
+TEST_F(PluginBackend, DistributedDataParallelTrainsOnItLikeThePlainModule) {
+  // One rank: DDP's averaged gradients are the plain ones, reduced through the plugin.
+  std::vector<float> losses[2];
+  uint64_t runs[2] = {};
+  for (int run = 0; run < 2; ++run) {
+    DT_ASSERT_OK(dt_manual_seed(9));
+    M lin, mse, ddp;
+    DT_ASSERT_OK(dt_linear_new(3, 2, 1, DT_FLOAT32, cpu(), lin.out()));
+    DT_ASSERT_OK(dt_module_to(lin, kDev0));
+    DT_ASSERT_OK(dt_mse_loss_new(DT_REDUCTION_MEAN, mse.out()));
+    dt_process_group* pg = nullptr;
+    if (run == 1) {
+      DT_ASSERT_OK(dt_process_group_new("testcoll", store_file("ddp").c_str(), 0, 1, 10000, &pg));
+      DT_ASSERT_OK(dt_distributed_data_parallel_new(lin, pg, 0, 0, ddp.out()));
+    }
+    dt_module* model = run == 1 ? static_cast<dt_module*>(ddp) : static_cast<dt_module*>(lin);
+    T w, b;
+    DT_ASSERT_OK(dt_module_parameter(lin, 0, nullptr, 0, nullptr, w.out()));
+    DT_ASSERT_OK(dt_module_parameter(lin, 1, nullptr, 0, nullptr, b.out()));
+    const dt_tensor* params[] = {w, b};
+    dt_optimizer* opt = nullptr;
+    DT_ASSERT_OK(dt_sgd_new(params, 2, 0.1, 0.0, 0.0, 0.0, 0, &opt));
+    const float xs[12] = {1, 2, 3, -1, 0, 1, 2, 2, -2, 0.5f, 0.5f, 0.5f};
+    const float ys[8] = {1, 0, 0, 1, 1, 1, -1, 0};
+    const int64_t xshape[] = {4, 3}, yshape[] = {4, 2};
+    T x, y;
+    DT_ASSERT_OK(dt_tensor_from_data(xs, sizeof xs, xshape, 2, DT_FLOAT32, kDev0, x.out()));
+    DT_ASSERT_OK(dt_tensor_from_data(ys, sizeof ys, yshape, 2, DT_FLOAT32, kDev0, y.out()));
+    const uint64_t start = coll_counts().runs;
+    for (int step = 0; step < 4; ++step) {
+      T out, loss;
+      const dt_tensor* in[] = {x};
+      DT_ASSERT_OK(dt_module_forward(model, in, 1, out.out()));
+      const dt_tensor* pair[] = {out, y};
+      DT_ASSERT_OK(dt_module_forward(mse, pair, 2, loss.out()));
+      double v = 0;
+      DT_ASSERT_OK(dt_tensor_item(loss, &v));
+      losses[run].push_back(static_cast<float>(v));
+      DT_ASSERT_OK(dt_backward(loss, nullptr));
+      DT_ASSERT_OK(dt_optimizer_step(opt));
+      DT_ASSERT_OK(dt_optimizer_zero_grad(opt));
+    }
+    runs[run] = coll_counts().runs - start;
+    DT_ASSERT_OK(dt_optimizer_release(opt));
+    DT_ASSERT_OK(dt_process_group_release(pg));
+  }
+  EXPECT_EQ(losses[0], losses[1]);
+  EXPECT_LT(losses[1].back(), losses[1].front());
+  EXPECT_EQ(runs[0], 0u);
+  EXPECT_EQ(runs[1], 4u) << "one bucket all-reduced per backward";
+}
+
+TEST_F(PluginBackend, DataParallelRefreshesItsReplicasWithOneGroupedBroadcast) {
+  // DataParallel over testdev:0 and testdev:1: after each optimizer step the replica's
+  // parameters are overwritten by the plugin's broadcast (a group of 2 devices x 2
+  // tensors), and training equals the plain module's.
+  std::vector<float> losses[2];
+  CollCounts used[2] = {};
+  for (int run = 0; run < 2; ++run) {
+    DT_ASSERT_OK(dt_manual_seed(11));
+    M lin, mse, dp;
+    DT_ASSERT_OK(dt_linear_new(3, 2, 1, DT_FLOAT32, cpu(), lin.out()));
+    DT_ASSERT_OK(dt_module_to(lin, kDev0));
+    DT_ASSERT_OK(dt_mse_loss_new(DT_REDUCTION_MEAN, mse.out()));
+    const dt_device both[] = {kDev0, kDev1};
+    if (run == 1) DT_ASSERT_OK(dt_data_parallel_new(lin, both, 2, kDev0, dp.out()));
+    dt_module* model = run == 1 ? static_cast<dt_module*>(dp) : static_cast<dt_module*>(lin);
+    T w, b;
+    DT_ASSERT_OK(dt_module_parameter(lin, 0, nullptr, 0, nullptr, w.out()));
+    DT_ASSERT_OK(dt_module_parameter(lin, 1, nullptr, 0, nullptr, b.out()));
+    const dt_tensor* params[] = {w, b};
+    dt_optimizer* opt = nullptr;
+    DT_ASSERT_OK(dt_sgd_new(params, 2, 0.1, 0.0, 0.0, 0.0, 0, &opt));
+    const float xs[12] = {1, 2, 3, -1, 0, 1, 2, 2, -2, 0.5f, 0.5f, 0.5f};
+    const float ys[8] = {1, 0, 0, 1, 1, 1, -1, 0};
+    const int64_t xshape[] = {4, 3}, yshape[] = {4, 2};
+    T x, y;
+    DT_ASSERT_OK(dt_tensor_from_data(xs, sizeof xs, xshape, 2, DT_FLOAT32, kDev0, x.out()));
+    DT_ASSERT_OK(dt_tensor_from_data(ys, sizeof ys, yshape, 2, DT_FLOAT32, kDev0, y.out()));
+    const CollCounts start = coll_counts();
+    for (int step = 0; step < 4; ++step) {
+      T out, loss;
+      const dt_tensor* in[] = {x};
+      DT_ASSERT_OK(dt_module_forward(model, in, 1, out.out()));
+      const dt_tensor* pair[] = {out, y};
+      DT_ASSERT_OK(dt_module_forward(mse, pair, 2, loss.out()));
+      double v = 0;
+      DT_ASSERT_OK(dt_tensor_item(loss, &v));
+      losses[run].push_back(static_cast<float>(v));
+      DT_ASSERT_OK(dt_backward(loss, nullptr));
+      DT_ASSERT_OK(dt_optimizer_step(opt));
+      DT_ASSERT_OK(dt_optimizer_zero_grad(opt));
+    }
+    const CollCounts end = coll_counts();
+    used[run] = CollCounts{end.runs - start.runs, end.waits - start.waits, end.comms - start.comms,
+                           end.groups - start.groups};
+    DT_ASSERT_OK(dt_optimizer_release(opt));
+  }
+  for (int step = 0; step < 4; ++step) EXPECT_NEAR(losses[0][step], losses[1][step], 1e-6) << "step " << step;
+  EXPECT_LT(losses[1].back(), losses[1].front());
+  EXPECT_EQ(used[0].runs, 0u);
+  // Step 0 makes the replica by copies; steps 1-3 refresh it: 3 groups of 2 x 2 broadcasts.
+  EXPECT_EQ(used[1].groups, 3u);
+  EXPECT_EQ(used[1].runs, 12u);
+  EXPECT_EQ(coll_counts().comms, 0u) << "the DataParallel's communicators die with it";
+}
+
 TEST_F(PluginBackend, AModuleTrainsOnIt) {
   // forward, loss, backward and an SGD step, all on testdev:0, agree with cpu:0.
   std::vector<float> losses[2];

@@ -329,6 +329,31 @@ static void print_cell(const char* s, size_t width, int last) {
 
 #define NCOLS 9
 
+/* The "nccl: ..." line of dt_build_info without its key (allocated), or NULL when this
+ * build has no CUDA plugin: whether NCCL is usable, its version, or why not. */
+static char* nccl_line(void) {
+  size_t needed = 0, len;
+  char *info, *at, *end, *line = NULL;
+  if (dt_build_info(NULL, 0, &needed) != DT_OK) return NULL;
+  info = (char*)xmalloc(needed + 1);
+  if (dt_build_info(info, needed + 1, &needed) == DT_OK) {
+    at = strstr(info, "\nnccl: ");
+    if (at) {
+      at += strlen("\nnccl: ");
+      end = strchr(at, '\n');
+      len = end ? (size_t)(end - at) : strlen(at);
+      line = (char*)xmalloc(len + 1);
+      memcpy(line, at, len);
+      line[len] = '\0';
+    }
+  }
+  free(info);
+  return line;
+}
+
+/* Set by cmd_info for the two printers. */
+static char* g_nccl = NULL;
+
 static int info_table(const device_row* rows, size_t n, int32_t cuda_state, const char* reason,
                       const char* cvd, const char* effect, int by_free_memory) {
   static const char* headers[NCOLS] = {"DEVICE", "NAME", "FREE", "TOTAL", "CC",
@@ -344,6 +369,7 @@ static int info_table(const device_row* rows, size_t n, int32_t cuda_state, cons
   } else {
     printf("CUDA: unavailable [%s]: %s\n", cuda_state_name(cuda_state), reason);
   }
+  if (g_nccl) printf("NCCL: %s\n", g_nccl);
   printf("CUDA_VISIBLE_DEVICES: %s%s%s (%s)\n", cvd ? "\"" : "", cvd ? cvd : "<unset>",
          cvd ? "\"" : "", effect);
   printf("order: %s\n\n", by_free_memory ? "GPUs by free memory (most first), then CPUs"
@@ -423,7 +449,15 @@ static int info_json(const device_row* rows, size_t n, int32_t cuda_state, const
   }
   fputs(", \"cuda_visible_devices_effect\": ", stdout);
   json_string(stdout, effect);
-  fputs("},\n  \"devices\": [", stdout);
+  fputs("},\n  \"nccl\": ", stdout);
+  if (g_nccl) {
+    printf("{\"usable\": %s, \"detail\": ", strncmp(g_nccl, "usable, ", 8) == 0 ? "true" : "false");
+    json_string(stdout, strncmp(g_nccl, "usable, ", 8) == 0 ? g_nccl + 8 : g_nccl);
+    fputc('}', stdout);
+  } else {
+    fputs("null", stdout);
+  }
+  fputs(",\n  \"devices\": [", stdout);
   for (i = 0; i < n; ++i) {
     const dt_device_props* p = &rows[i].props;
     int is_cuda = rows[i].device.type == DT_DEVICE_CUDA;
@@ -488,6 +522,7 @@ static int cmd_info(int argc, char** argv) {
   }
   cvd = getenv("CUDA_VISIBLE_DEVICES");
   effect = visible_devices_effect(cvd, cuda_state, rows, n);
+  g_nccl = nccl_line();
   if (json) {
     rc = info_json(rows, n, cuda_state, reason, cvd, effect, by_free);
   } else {
@@ -496,6 +531,8 @@ static int cmd_info(int argc, char** argv) {
   free(effect);
   free(rows);
   free(reason);
+  free(g_nccl);
+  g_nccl = NULL;
   return rc;
 }
 

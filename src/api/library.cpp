@@ -3,6 +3,7 @@
 #include <string>
 
 #include "api/shim.h"
+#include "core/plugin_backend.h"
 #include "core/registry.h"
 #include "cpu/parallel.h"
 
@@ -67,6 +68,16 @@ DT_API dt_status dt_build_info(char* buf, size_t cap, size_t* needed) {
     for (Backend* b : all_backends()) {
       if (b->device_type() == DT_DEVICE_CPU || b->device_type() == DT_DEVICE_CUDA) continue;
       s += cat(b->name(), ": ", b->device_count(), " device", b->device_count() == 1 ? "" : "s", "\n");
+    }
+    // Each plugin's collective library (NCCL for CUDA): what it is, or why it cannot run.
+    for (Backend* b : all_backends()) {
+      auto* p = dynamic_cast<PluginBackend*>(b);
+      if (!p || (b->device_type() == DT_DEVICE_CUDA && cuda_status().state == DT_CUDA_NOT_BUILT)) continue;
+      const std::string lib = p->collectives_name();
+      if (lib.empty()) continue;
+      std::string what;
+      const bool usable = p->collectives_usable(&what, nullptr);
+      s += cat(lib, ": ", usable ? "usable, " : "not usable: ", what, "\n");
     }
     for (const std::string& p : plugin_problems()) s += "plugin not loaded: " + p + "\n";
     s += std::string("blas: ") + DT_BLAS_NAME + "\n";

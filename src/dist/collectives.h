@@ -16,10 +16,14 @@ const char* reduction_name(Reduction r);
 class Collectives {
  public:
   virtual ~Collectives() = default;
-  virtual const char* name() const = 0;  // "gloo"
+  virtual const char* name() const = 0;  // "gloo", "nccl"
   // Avg never reaches an engine: the group sums, then divides.
   virtual void all_reduce(void* data, size_t count, DType dtype, Reduction op) = 0;
   virtual void broadcast(void* data, size_t bytes, int root) = 0;
+  // count elements of out = this rank's part of the reduction of every rank's in (size()
+  // x count elements); false when the engine has no such collective (the group then
+  // all-reduces a copy).
+  virtual bool reduce_scatter(const void* /*in*/, void* /*out*/, size_t /*count*/, DType, Reduction) { return false; }
   // out holds size() * bytes; rank r's in lands at out + r * bytes.
   virtual void all_gather(const void* in, void* out, size_t bytes) = 0;
   virtual void barrier() = 0;

@@ -10,6 +10,7 @@
 
 #include "core/autograd_meta.h"
 #include "core/error.h"
+#include "core/stream.h"
 #include "nn/autograd.h"
 #include "ops/ops.h"
 
@@ -118,6 +119,7 @@ class Reducer final : public GradHook {
     size_t bytes = 0;
     size_t pending = 0;  // gradients still to come in this pass
     Tensor flat;
+    Ref<Stream> stream;  // the backward thread's stream that filled flat (null: the default)
     std::exception_ptr error;
   };
 
@@ -129,6 +131,10 @@ class Reducer final : public GradHook {
       Bucket& b = buckets_[launched_];
       const Device device = params_[b.params[0]].tensor.device();
       b.flat = ops::empty(Dims{b.numel}, b.dtype, device);
+      if (Stream* s = thread_stream(device)) {  // the reduction queues after the copies below
+        s->ref();
+        b.stream = Ref<Stream>::adopt(s);
+      }
       for (size_t k : b.params) {
         Param& p = params_[k];
         Tensor slot = ops::narrow(b.flat, 0, p.offset, p.tensor.numel());
@@ -150,9 +156,27 @@ class Reducer final : public GradHook {
       if (stop_) return;
       Bucket& b = buckets_[taken_++];
       Tensor flat = b.flat;
+      Ref<Stream> stream = b.stream;
       lock.unlock();
       std::exception_ptr error;
       try {
+        // On the stream that filled the bucket, when it was not the device's default;
+        // this thread goes back to the default after.
+        if (stream) {
+          reserve_thread_stream();
+          set_thread_stream(stream);
+        }
+        struct BackToDefault {
+          Device d;
+          bool active;
+          ~BackToDefault() {
+            if (!active) return;
+            try {
+              set_thread_stream(Stream::default_for(d));
+            } catch (...) {  // the device was checked when the bucket was made
+            }
+          }
+        } back{flat.device(), static_cast<bool>(stream)};
         group_->all_reduce(flat, Reduction::Avg);
       } catch (...) {
         error = std::current_exception();
@@ -173,6 +197,7 @@ class Reducer final : public GradHook {
     for (Bucket& b : buckets_) {
       b.pending = b.params.size();
       b.flat = Tensor();
+      b.stream = Ref<Stream>();
       b.error = nullptr;
     }
     launched_ = taken_ = done_ = 0;
@@ -196,7 +221,7 @@ void check_same_everywhere(ProcessGroup& g, const nn::Named& tensors, const char
   const int world = g.size();
   Tensor count = ops::full(Dims{1}, static_cast<double>(tensors.size()), DType::Int64, Device{DT_DEVICE_CPU, 0});
   Tensor counts = ops::empty(Dims{world}, DType::Int64, Device{DT_DEVICE_CPU, 0});
-  g.all_gather(count, counts);
+  g.host_all_gather(count, counts);
   const int64_t* c = counts.data_as<int64_t>();
   for (int r = 1; r < world; ++r)
     if (c[r] != c[0])
@@ -214,7 +239,7 @@ void check_same_everywhere(ProcessGroup& g, const nn::Named& tensors, const char
     for (int d = 0; d < t.ndim(); ++d) m[i * kRow + 2 + d] = t.size(d);
   }
   Tensor all = ops::empty(Dims{world * n * kRow}, DType::Int64, Device{DT_DEVICE_CPU, 0});
-  g.all_gather(mine, all);
+  g.host_all_gather(mine, all);
   const int64_t* a = all.data_as<int64_t>();
   auto describe = [&](const int64_t* row) {
     Dims d;
@@ -260,10 +285,7 @@ nn::Module* new_distributed_data_parallel(const Ref<nn::Module>& module, const R
   nn::Named params = module->parameters(), buffers = module->buffers();
   for (const nn::Named* list : {&params, &buffers})
     for (const auto& [name, t] : *list)
-      if (!t.device().is_cpu())
-        fail(DT_ERR_DEVICE_MISMATCH, cat("DistributedDataParallel: ", list == &params ? "parameter '" : "buffer '", name,
-                                         "' is on ", device_str(t.device()), " but a \"", group->backend(),
-                                         "\" process group works on cpu tensors"));
+      group->check_tensor(t, "DistributedDataParallel", cat(list == &params ? "parameter '" : "buffer '", name, "'"));
   for (const auto& [name, t] : params)
     if (t.impl()->autograd && t.impl()->autograd->hook)
       fail(DT_ERR_INVALID_ARGUMENT, cat("DistributedDataParallel: parameter '", name,

@@ -6,6 +6,9 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/plugin_backend.h"
+#include "core/registry.h"
+#include "dist/device_engine.h"
 #include "dist/gloo_engine.h"
 #include "dist/rendezvous.h"
 #include "dist/sigpipe_guard.h"
@@ -74,29 +77,57 @@ void join(KeyValueStore& store, const std::string& prefix, int rank, int size) {
   }
 }
 
+// The plugin of a device type, if it is one.
+PluginBackend* plugin_of(int32_t device_type) { return dynamic_cast<PluginBackend*>(find_backend(device_type)); }
+
+// The plugin whose collective library is `lib` ("nccl"), or null.
+PluginBackend* plugin_with_collectives(const std::string& lib) {
+  for (Backend* b : all_backends())
+    if (auto* p = dynamic_cast<PluginBackend*>(b); p && p->collectives_name() == lib) return p;
+  return nullptr;
+}
+
 }  // namespace
 
 Ref<ProcessGroup> ProcessGroup::create(const std::string& backend, const char* init_method, int rank, int world_size,
                                        ms timeout) {
   SigpipeGuard no_sigpipe;  // the store's and Gloo's threads start with SIGPIPE blocked
-  if (!backend.empty() && backend != "gloo") {
-    if (backend == "nccl")
-      fail(DT_ERR_NOT_SUPPORTED, "process group backend \"nccl\" is not built yet: use \"gloo\" (host tensors)");
-    fail(DT_ERR_INVALID_ARGUMENT, cat("process group backend \"", backend, "\" is not one of \"gloo\", \"nccl\""));
+  Ref<ProcessGroup> g = Ref<ProcessGroup>::adopt(new ProcessGroup());
+  if (backend.empty()) {  // Gloo for host tensors, each device's library for its tensors
+    g->device_tensors_ = true;
+    g->backend_ = "gloo";
+    for (Backend* b : all_backends())
+      if (auto* p = dynamic_cast<PluginBackend*>(b); p && p->collectives_usable(nullptr, nullptr))
+        g->backend_ += "," + p->collectives_name();
+  } else if (backend == "gloo") {
+    g->backend_ = backend;
+  } else {
+    PluginBackend* p = plugin_with_collectives(backend);
+    if (!p && backend == "nccl")
+      fail(DT_ERR_NOT_SUPPORTED, cat("process group backend \"nccl\" cannot be used: it runs in the CUDA plugin, and ",
+                                     cuda_status().reason));
+    if (!p) fail(DT_ERR_INVALID_ARGUMENT, cat("process group backend \"", backend, "\" is not one of \"gloo\", \"nccl\""));
+    std::string why;
+    if (!p->collectives_usable(&why, nullptr))
+      fail(DT_ERR_NOT_SUPPORTED, cat("process group backend \"", backend, "\" cannot be used here: ", why));
+    g->backend_ = backend;
+    g->host_tensors_ = false;
+    g->device_tensors_ = true;
+    g->device_lib_ = backend;
   }
   if (timeout.count() <= 0) fail(DT_ERR_INVALID_ARGUMENT, cat("timeout ", timeout.count(), " ms must be positive"));
   Rendezvous r = resolve_rendezvous(init_method, rank, world_size);
-  Ref<ProcessGroup> g = Ref<ProcessGroup>::adopt(new ProcessGroup());
   g->rank_ = r.rank;
   g->size_ = r.world_size;
   g->timeout_ = timeout;
   int index = 0;
   g->store_ = open_store(r, timeout, &index);
   const std::string prefix = cat("g", index, "/");
+  g->prefix_ = prefix;
   join(*g->store_, prefix, r.rank, r.world_size);
   PrefixedStore gloo_keys(prefix + "gloo/", *g->store_);
   try {
-    g->engine_ = connect_gloo(gloo_keys, r.rank, r.world_size, timeout, r.host);
+    g->host_ = connect_gloo(gloo_keys, r.rank, r.world_size, timeout, r.host);
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
@@ -107,7 +138,8 @@ Ref<ProcessGroup> ProcessGroup::create(const std::string& backend, const char* i
 
 ProcessGroup::~ProcessGroup() {
   SigpipeGuard no_sigpipe;  // closing Gloo's connections may write to a dead peer
-  engine_.reset();
+  devices_.clear();
+  host_.reset();
   store_.reset();
 }
 
@@ -126,7 +158,8 @@ void ProcessGroup::run(const char* what, F&& f) {
   } catch (const std::exception& e) {
     failure = e.what();
   }
-  engine_->abort();
+  host_->abort();
+  for (auto& [device, e] : devices_) e->abort();
   // A peer that exited is the likely cause: name it. Its closed connection may reach the
   // store a moment after ours failed, so ask a few times.
   std::vector<int> exited;
@@ -141,10 +174,47 @@ void ProcessGroup::run(const char* what, F&& f) {
   fail(DT_ERR_DISTRIBUTED, broken_);
 }
 
-void ProcessGroup::check_tensor(const Tensor& t, const char* fn, const char* param) const {
-  if (!t.device().is_cpu())
-    fail(DT_ERR_DEVICE_MISMATCH, cat(fn, ": ", param, " is on ", device_str(t.device()), " but a \"", backend(),
-                                     "\" process group works on cpu tensors"));
+void ProcessGroup::check_tensor(const Tensor& t, const char* fn, const std::string& what) const {
+  const std::string where = cat(fn, ": ", what, " is on ", device_str(t.device()));
+  if (t.device().is_cpu()) {
+    if (!host_tensors_) {
+      PluginBackend* p = plugin_with_collectives(device_lib_);
+      fail(DT_ERR_DEVICE_MISMATCH, cat(where, " but a \"", backend_, "\" process group works on ", p ? p->name() : "device",
+                                       " tensors (make the group with backend \"gloo\" or \"\" for cpu tensors)"));
+    }
+    return;
+  }
+  PluginBackend* p = plugin_of(t.device().type);
+  const std::string lib = p ? p->collectives_name() : std::string();
+  if (!device_tensors_) fail(DT_ERR_DEVICE_MISMATCH, cat(where, " but a \"", backend_, "\" process group works on cpu tensors"));
+  if (lib.empty())
+    fail(DT_ERR_DEVICE_MISMATCH, cat(where, ", whose backend has no collective library: process groups take cpu tensors ",
+                                     "and those of backends with one (cuda, with NCCL)"));
+  if (!device_lib_.empty() && lib != device_lib_)
+    fail(DT_ERR_DEVICE_MISMATCH, cat(where, " but a \"", backend_, "\" process group works on ",
+                                     plugin_with_collectives(device_lib_)->name(), " tensors"));
+  std::string why;
+  if (!p->collectives_usable(&why, nullptr))
+    fail(DT_ERR_NOT_SUPPORTED, cat(where, ", whose collective library (", lib, ") cannot be used here: ", why));
+}
+
+void ProcessGroup::check_same_device(const Tensor& a, const Tensor& b, const char* fn) const {
+  if (a.device() != b.device())
+    fail(DT_ERR_DEVICE_MISMATCH, cat(fn, ": output is on ", device_str(b.device()), " but input is on ",
+                                     device_str(a.device()), " (both must be on one device)"));
+}
+
+Collectives& ProcessGroup::engine(const Tensor& t) {
+  const Device d = t.device();
+  if (d.is_cpu()) return *host_;
+  auto key = std::make_pair(d.type, d.index);
+  if (auto it = devices_.find(key); it != devices_.end()) return *it->second;
+  PluginBackend* p = plugin_of(d.type);
+  if (!p) fail(DT_ERR_INTERNAL, cat("no plugin serves ", device_str(d)));
+  // Every rank makes its communicators in the same order: the n-th one meets under key n.
+  const std::string id_key = cat(prefix_, "coll/", p->collectives_name(), "/", device_engines_made_++);
+  auto e = connect_device(*p, d, *store_, id_key, rank_, size_, timeout_);
+  return *devices_.emplace(key, std::move(e)).first->second;
 }
 
 void ProcessGroup::check_peer(int peer, const char* fn, const char* param) const {
@@ -175,7 +245,7 @@ void ProcessGroup::all_reduce(const Tensor& t, Reduction op) {
   on_contiguous(t, true, [&](const Tensor& c) {
     if (c.numel() == 0) return;
     run("all_reduce", [&] {
-      engine_->all_reduce(c.data(), static_cast<size_t>(c.numel()), c.dtype(),
+      engine(c).all_reduce(c.data(), static_cast<size_t>(c.numel()), c.dtype(),
                           op == Reduction::Avg ? Reduction::Sum : op);
     });
     if (op == Reduction::Avg) ops::binary_scalar_(BinaryOp::Div, c, static_cast<double>(size_));
@@ -188,13 +258,14 @@ void ProcessGroup::broadcast(const Tensor& t, int root) {
   t.storage()->begin_write("broadcast", "_");
   on_contiguous(t, rank_ != root, [&](const Tensor& c) {
     if (c.nbytes() == 0) return;
-    run("broadcast", [&] { engine_->broadcast(c.data(), c.nbytes(), root); });
+    run("broadcast", [&] { engine(c).broadcast(c.data(), c.nbytes(), root); });
   });
 }
 
 void ProcessGroup::all_gather(const Tensor& in, const Tensor& out) {
   check_tensor(in, "dt_all_gather", "input");
   check_tensor(out, "dt_all_gather", "output");
+  check_same_device(in, out, "dt_all_gather");
   if (in.dtype() != out.dtype())
     fail(DT_ERR_DTYPE_MISMATCH, cat("dt_all_gather: output is ", dtype_name(out.dtype()), " but input is ", dtype_name(in.dtype())));
   if (out.numel() != in.numel() * size_)
@@ -204,7 +275,7 @@ void ProcessGroup::all_gather(const Tensor& in, const Tensor& out) {
   on_contiguous(in, false, [&](const Tensor& ci) {
     on_contiguous(out, true, [&](const Tensor& co) {
       if (ci.nbytes() == 0) return;
-      run("all_gather", [&] { engine_->all_gather(ci.data(), co.data(), ci.nbytes()); });
+      run("all_gather", [&] { engine(ci).all_gather(ci.data(), co.data(), ci.nbytes()); });
     });
   });
 }
@@ -212,6 +283,7 @@ void ProcessGroup::all_gather(const Tensor& in, const Tensor& out) {
 void ProcessGroup::reduce_scatter(const Tensor& in, const Tensor& out, Reduction op) {
   check_tensor(in, "dt_reduce_scatter", "input");
   check_tensor(out, "dt_reduce_scatter", "output");
+  check_same_device(in, out, "dt_reduce_scatter");
   if (in.dtype() != out.dtype())
     fail(DT_ERR_DTYPE_MISMATCH, cat("dt_reduce_scatter: output is ", dtype_name(out.dtype()), " but input is ",
                                     dtype_name(in.dtype())));
@@ -221,13 +293,26 @@ void ProcessGroup::reduce_scatter(const Tensor& in, const Tensor& out, Reduction
   if (op == Reduction::Avg && !is_floating(in.dtype()))
     fail(DT_ERR_DTYPE_MISMATCH, cat("dt_reduce_scatter: avg needs a floating dtype, got ", dtype_name(in.dtype())));
   out.storage()->begin_write("reduce_scatter");
+  const Reduction engine_op = op == Reduction::Avg ? Reduction::Sum : op;
+  if (!in.device().is_cpu()) {  // a device library's own reduce-scatter
+    Tensor ci = ops::contiguous(in);
+    on_contiguous(out, true, [&](const Tensor& co) {
+      if (co.numel() == 0) return;
+      bool native = false;
+      run("reduce_scatter", [&] {
+        native = engine(ci).reduce_scatter(ci.data(), co.data(), static_cast<size_t>(co.numel()), co.dtype(), engine_op);
+      });
+      if (!native) fail(DT_ERR_INTERNAL, cat("reduce_scatter: the ", backend_, " engine has no reduce-scatter"));
+      if (op == Reduction::Avg) ops::binary_scalar_(BinaryOp::Div, co, static_cast<double>(size_));
+    });
+    return;
+  }
   // Gloo has no reduce-scatter for arbitrary reductions: all-reduce a copy of the input
   // (Gloo's ring) and keep this rank's part.
   Tensor whole = ops::to(in, in.device(), in.dtype(), /*force_copy=*/true);  // a fresh, contiguous copy
   if (whole.numel() > 0) {
     run("reduce_scatter", [&] {
-      engine_->all_reduce(whole.data(), static_cast<size_t>(whole.numel()), whole.dtype(),
-                          op == Reduction::Avg ? Reduction::Sum : op);
+      engine(whole).all_reduce(whole.data(), static_cast<size_t>(whole.numel()), whole.dtype(), engine_op);
     });
   }
   Tensor mine = ops::narrow(ops::reshape(whole, Dims{static_cast<int64_t>(size_), out.numel()}, false), 0, rank_, 1);
@@ -236,7 +321,7 @@ void ProcessGroup::reduce_scatter(const Tensor& in, const Tensor& out, Reduction
 }
 
 void ProcessGroup::barrier() {
-  run("barrier", [&] { engine_->barrier(); });
+  run("barrier", [&] { host_->barrier(); });
 }
 
 void ProcessGroup::send(const Tensor& t, int dst, int tag) {
@@ -246,7 +331,7 @@ void ProcessGroup::send(const Tensor& t, int dst, int tag) {
   if (tag < 0) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_send: tag ", tag, " must be >= 0"));
   on_contiguous(t, false, [&](const Tensor& c) {
     if (c.nbytes() == 0) return;
-    run("send", [&] { engine_->send(c.data(), c.nbytes(), dst, static_cast<uint32_t>(tag)); });
+    run("send", [&] { engine(c).send(c.data(), c.nbytes(), dst, static_cast<uint32_t>(tag)); });
   });
 }
 
@@ -258,8 +343,16 @@ void ProcessGroup::recv(const Tensor& t, int src, int tag) {
   t.storage()->begin_write("recv");
   on_contiguous(t, true, [&](const Tensor& c) {
     if (c.nbytes() == 0) return;
-    run("recv", [&] { engine_->recv(c.data(), c.nbytes(), src, static_cast<uint32_t>(tag)); });
+    run("recv", [&] { engine(c).recv(c.data(), c.nbytes(), src, static_cast<uint32_t>(tag)); });
   });
+}
+
+void ProcessGroup::host_all_gather(const Tensor& in, const Tensor& out) {
+  if (!in.device().is_cpu() || !out.device().is_cpu() || !in.is_contiguous() || !out.is_contiguous() ||
+      out.nbytes() != in.nbytes() * static_cast<size_t>(size_))
+    fail(DT_ERR_INTERNAL, "host_all_gather: contiguous cpu tensors of world size x the input's bytes expected");
+  if (in.nbytes() == 0) return;
+  run("all_gather", [&] { host_->all_gather(in.data(), out.data(), in.nbytes()); });
 }
 
 }  // namespace dt::dist

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "nn/autograd.h"
 #include "nn/functions.h"
+#include "nn/replica_broadcast.h"
 #include "ops/ops.h"
 
 namespace dt::nn {
@@ -26,7 +27,7 @@ struct JoinAll {
 class DataParallel final : public Module {
  public:
   DataParallel(const Ref<Module>& module, std::vector<Device> devices, Device output)
-      : devices_(std::move(devices)), output_(output) {
+      : devices_(std::move(devices)), output_(output), broadcast_(ReplicaBroadcast::make(devices_)) {
     children_.emplace_back("module", module);  // state_dict names "module.0.weight", as PyTorch's
   }
   const char* kind() const override { return "DataParallel"; }
@@ -45,6 +46,8 @@ class DataParallel final : public Module {
   std::vector<Ref<Module>> replicas_;  // replicas_[k] serves devices_[k + 1]
   std::vector<uint64_t> stamp_;        // the module's stamp when replicas_ were made
   bool tracked_ = false;               // replicas_ record gradients back to the module
+  // NCCL's broadcast into the replicas when the module changed; null: copies
+  std::unique_ptr<ReplicaBroadcast> broadcast_;
 };
 
 void DataParallel::check_module_device() const {
@@ -81,9 +84,14 @@ std::vector<Ref<Module>> DataParallel::replicas(size_t count) {
   const bool track = ag::grad_enabled();
   std::lock_guard<std::mutex> lock(mu_);
   if (now != stamp_ || (track && !tracked_)) {
-    replicas_.clear();
+    // Values changed, replicas complete and tracked as needed: a device library can
+    // overwrite them in place; otherwise they are made again by copies.
+    const bool refreshed = !(track && !tracked_) && broadcast_ && broadcast_->refresh(module(), replicas_);
+    if (!refreshed) {
+      replicas_.clear();
+      tracked_ = track;
+    }
     stamp_ = std::move(now);
-    tracked_ = track;
   }
   while (replicas_.size() + 1 < count) replicas_.push_back(module().replicate(devices_[replicas_.size() + 1]));
   return std::vector<Ref<Module>>(replicas_.begin(), replicas_.begin() + static_cast<std::ptrdiff_t>(count - 1));

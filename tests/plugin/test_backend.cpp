@@ -26,6 +26,7 @@
 #include "core/storage.h"
 #include "core/tensor.h"
 #include "cpu/cpu_backend.h"
+#include "test_collectives.h"
 
 namespace {
 
@@ -233,6 +234,7 @@ dtp_backend make_table() {
   t.event_synchronize = &event_synchronize;
   t.event_query = &event_query;
   t.event_elapsed_ms = &event_elapsed_ms;
+  set_test_collectives(t);
   return t;  // no pinned memory: those optional slots stay NULL
 }
 

@@ -110,7 +110,8 @@ func cStringOrNil(op, name, s string) (*C.char, error) {
 // NewProcessGroup joins a NEW process group and returns when every rank has joined and
 // connected (dt_process_group_new).
 //
-//   - backend: "gloo", or "" to choose by device (today "gloo"); "nccl" is ErrNotSupported
+//   - backend: "gloo" (CPU tensors), "nccl" (CUDA tensors; ErrNotSupported, saying why,
+//     where CUDA or NCCL cannot be used), or "" for both, chosen by each tensor's device
 //     in this build.
 //   - initMethod: torch.distributed's rendezvous spellings: "env://" (or ""), rank 0's
 //     address and port from MASTER_ADDR / MASTER_PORT; "tcp://host:port"; "file:///path"

@@ -284,13 +284,16 @@ func TestProcessGroupErrors(t *testing.T) {
 	noLeaks(t)
 	store := "file://" + filepath.Join(t.TempDir(), "store")
 
-	// Backends: "nccl" is not built; an unknown name is an argument error.
-	_, err := NewProcessGroup("nccl", store, 0, 1, time.Second)
-	e := wantCode(t, err, ErrNotSupported)
-	if !strings.Contains(e.Msg, "nccl") || e.Op != "NewProcessGroup" {
-		t.Errorf("nccl: %v", e)
+	// Backends: "nccl" without a usable GPU is ErrNotSupported, saying why; an unknown
+	// name is an argument error.
+	if !CUDAIsAvailable() {
+		_, err := NewProcessGroup("nccl", store, 0, 1, time.Second)
+		e := wantCode(t, err, ErrNotSupported)
+		if !strings.Contains(e.Msg, `"nccl" cannot be used`) || e.Op != "NewProcessGroup" {
+			t.Errorf("nccl: %v", e)
+		}
 	}
-	_, err = NewProcessGroup("mpi", store, 0, 1, time.Second)
+	_, err := NewProcessGroup("mpi", store, 0, 1, time.Second)
 	wantCode(t, err, ErrInvalidArgument)
 	_, err = NewProcessGroup("gloo", store, 0, 1, -time.Second)
 	wantCode(t, err, ErrInvalidArgument)
@@ -320,7 +323,7 @@ func TestProcessGroupErrors(t *testing.T) {
 		}
 	}
 	wantSlice(t, "AllReduce over one rank", readF32(t, x), []float32{1, 2, 3, 4})
-	e = wantCode(t, pg.AllReduce(x, ReduceOp(9)), ErrInvalidArgument)
+	e := wantCode(t, pg.AllReduce(x, ReduceOp(9)), ErrInvalidArgument)
 	if !strings.Contains(e.Msg, "op 9") || e.Op != "ProcessGroup.AllReduce" {
 		t.Errorf("bad op: %v", e)
 	}

@@ -116,8 +116,9 @@ impl ProcessGroup {
     /// Joins a NEW process group and returns when every rank has joined and connected
     /// (`dt_process_group_new`).
     ///
-    /// * `backend`: `Some("gloo")`, or `None` (or `Some("")`) to choose by device (today
-    ///   `"gloo"`); `"nccl"` is [`ErrorCode::NotSupported`] in this build.
+    /// * `backend`: `Some("gloo")` (CPU tensors), `Some("nccl")` (CUDA tensors;
+    ///   [`ErrorCode::NotSupported`], saying why, where CUDA or NCCL cannot be used), or
+    ///   `None` (or `Some("")`) for both, chosen by each tensor's device.
     /// * `init_method`: `torch.distributed`'s rendezvous spellings: `"env://"` (or `None`),
     ///   rank 0's address and port from `MASTER_ADDR` / `MASTER_PORT`; `"tcp://host:port"`;
     ///   `"file:///path"` (a file every rank can open; the last rank to release its group
@@ -378,10 +379,13 @@ mod tests {
             let code = |b: Option<&str>, i: Option<&str>, r, w, t| {
                 ProcessGroup::new(b, i, r, w, t).unwrap_err().code
             };
-            let e =
-                ProcessGroup::new(Some("nccl"), Some(&store), Some(0), Some(1), secs).unwrap_err();
-            assert_eq!(e.code, ErrorCode::NotSupported, "{e}");
-            assert!(e.message.contains("nccl"), "{e}");
+            if !crate::Device::cuda_is_available() {
+                // Without a usable GPU "nccl" says why it cannot be used.
+                let e = ProcessGroup::new(Some("nccl"), Some(&store), Some(0), Some(1), secs)
+                    .unwrap_err();
+                assert_eq!(e.code, ErrorCode::NotSupported, "{e}");
+                assert!(e.message.contains("\"nccl\" cannot be used"), "{e}");
+            }
             assert_eq!(
                 code(Some("mpi"), Some(&store), Some(0), Some(1), secs),
                 ErrorCode::InvalidArgument
