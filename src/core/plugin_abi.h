@@ -220,8 +220,9 @@ typedef struct dtp_backend {
   int32_t (*coll_group)(int32_t begin, dtp_error* err);
   /* Queues one collective on args->stream. */
   int32_t (*coll_run)(int32_t kind, const dtp_coll_args* args, dtp_error* err);
-  /* Waits until the work queued on stream is done. Fails (DT_ERR_DISTRIBUTED), aborting
-   * comm, when comm reports a failure (a peer gone) or timeout_ms pass first. */
+  /* Waits until comm's last collective queued outside a group has completed (the work
+   * queued on stream, when there is none). Fails (DT_ERR_DISTRIBUTED), aborting comm, when
+   * comm reports a failure (a peer gone) or timeout_ms pass first. */
   int32_t (*coll_wait)(void* comm, int32_t device, void* stream, int64_t timeout_ms, dtp_error* err);
 } dtp_backend;
 

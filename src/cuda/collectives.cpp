@@ -22,7 +22,14 @@ struct Comm {
   int device = 0;
   bool nonblocking = false;  // a process group's: every call may return ncclInProgress
   int64_t timeout_ms = 0;
+  // Recorded after each collective queued outside a group: coll_wait waits for it, not
+  // for everything the stream holds by then (DDP's backward keeps queuing work there).
+  cudaEvent_t done = nullptr;
+  bool recorded = false;
 };
+
+// ncclGroupStart depth of this thread: inside a group, collectives launch at the end.
+thread_local int t_group_depth = 0;
 
 const NcclLibrary& lib() {
   std::string why;
@@ -177,18 +184,20 @@ void coll_comm_destroy(void* handle, bool abort) noexcept {
   auto* c = static_cast<Comm*>(handle);
   if (!c) return;
   std::string why;
+  DeviceGuard guard(c->device);
   if (const NcclLibrary* l = nccl_library(&why); l && c->nccl) {
-    DeviceGuard guard(c->device);
     // Destroy waits for the peers' part of queued work; abort does not (after a failure).
     if (abort || c->nonblocking) l->CommAbort(c->nccl);
     else l->CommDestroy(c->nccl);
   }
+  if (c->done && cudaEventDestroy(c->done) != cudaSuccess) (void)cudaGetLastError();
   delete c;
 }
 
 void coll_group(bool begin) {
   const NcclLibrary& l = lib();
   nccl_check(l, begin ? l.GroupStart() : l.GroupEnd(), nullptr, begin ? "ncclGroupStart" : "ncclGroupEnd");
+  t_group_depth += begin ? 1 : (t_group_depth > 0 ? -1 : 0);
 }
 
 void coll_run(int32_t kind, const dtp_coll_args& a) {
@@ -230,6 +239,11 @@ void coll_run(int32_t kind, const dtp_coll_args& a) {
   }
   nccl_check(l, r, c.nccl, what);
   settle(l, c, what);
+  if (t_group_depth == 0) {
+    if (!c.done) check(cudaEventCreateWithFlags(&c.done, cudaEventDisableTiming), c.device, "cudaEventCreateWithFlags");
+    check(cudaEventRecord(c.done, s), c.device, "cudaEventRecord (after a collective)");
+    c.recorded = true;
+  }
 }
 
 void coll_wait(void* handle, int device, void* stream, int64_t timeout_ms) {
@@ -240,9 +254,9 @@ void coll_wait(void* handle, int device, void* stream, int64_t timeout_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   auto pause = std::chrono::microseconds(2);
   for (;;) {
-    cudaError_t e = cudaStreamQuery(s);
+    cudaError_t e = c.recorded ? cudaEventQuery(c.done) : cudaStreamQuery(s);
     if (e == cudaSuccess) return;
-    if (e != cudaErrorNotReady) check(e, device, "cudaStreamQuery (waiting for a collective)");
+    if (e != cudaErrorNotReady) check(e, device, "waiting for a collective");
     (void)cudaGetLastError();
     // A peer that exited shows up as the communicator's asynchronous error.
     ncclResult_t state = ncclSuccess;
