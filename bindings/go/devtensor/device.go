@@ -11,10 +11,11 @@ import (
 // DeviceType uses DLPack's codes, as the C ABI does.
 type DeviceType int32
 
+// The device types (DT_DEVICE_*), with DLPack's codes.
 const (
 	DeviceDefault DeviceType = C.DT_DEVICE_DEFAULT // process default / "unchanged"
-	DeviceCPU     DeviceType = C.DT_DEVICE_CPU
-	DeviceCUDA    DeviceType = C.DT_DEVICE_CUDA
+	DeviceCPU     DeviceType = C.DT_DEVICE_CPU     // the host CPU (kDLCPU); see DEVTENSOR_CPU_DEVICES
+	DeviceCUDA    DeviceType = C.DT_DEVICE_CUDA    // an NVIDIA GPU through the CUDA plugin (kDLCUDA)
 )
 
 // Device is a value: {DeviceCUDA, 1} is cuda:1. Parse text once with ParseDevice and
@@ -78,15 +79,16 @@ func DeviceCount(t DeviceType) (int, error) {
 // CUDAState says why CUDA is or is not usable (DT_CUDA_* codes).
 type CUDAState int32
 
+// The states CUDAStatus reports, with the values of the C header's DT_CUDA_* codes.
 const (
-	CUDAAvailable      CUDAState = C.DT_CUDA_AVAILABLE
-	CUDANotBuilt       CUDAState = C.DT_CUDA_NOT_BUILT
-	CUDAPluginMissing  CUDAState = C.DT_CUDA_PLUGIN_MISSING
-	CUDAPluginMismatch CUDAState = C.DT_CUDA_PLUGIN_MISMATCH
-	CUDANoDriver       CUDAState = C.DT_CUDA_NO_DRIVER
-	CUDADriverTooOld   CUDAState = C.DT_CUDA_DRIVER_TOO_OLD
-	CUDANoDevice       CUDAState = C.DT_CUDA_NO_DEVICE
-	CUDAAllHidden      CUDAState = C.DT_CUDA_ALL_HIDDEN
+	CUDAAvailable      CUDAState = C.DT_CUDA_AVAILABLE       // at least one CUDA device can be used
+	CUDANotBuilt       CUDAState = C.DT_CUDA_NOT_BUILT       // this build of devtensor has no CUDA backend
+	CUDAPluginMissing  CUDAState = C.DT_CUDA_PLUGIN_MISSING  // libdevtensor-cuda.so could not be loaded
+	CUDAPluginMismatch CUDAState = C.DT_CUDA_PLUGIN_MISMATCH // the plugin is from another devtensor version
+	CUDANoDriver       CUDAState = C.DT_CUDA_NO_DRIVER       // no NVIDIA driver is installed, or it failed to load
+	CUDADriverTooOld   CUDAState = C.DT_CUDA_DRIVER_TOO_OLD  // the driver is older than the CUDA runtime needs
+	CUDANoDevice       CUDAState = C.DT_CUDA_NO_DEVICE       // the driver sees no device
+	CUDAAllHidden      CUDAState = C.DT_CUDA_ALL_HIDDEN      // CUDA_VISIBLE_DEVICES hides every device
 )
 
 // String returns a short name for the state: "available", "not built", "plugin

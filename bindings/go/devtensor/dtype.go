@@ -8,18 +8,20 @@ import "fmt"
 // DType is an element type (dt_dtype).
 type DType int32
 
+// The element types, with the values of the C header (DT_FLOAT32 ...), and
+// DefaultDType, a sentinel that is never the dtype of a tensor.
 const (
 	DefaultDType DType = C.DT_DTYPE_DEFAULT // process default (constructors) / unchanged (To)
-	Float32      DType = C.DT_FLOAT32
-	Float64      DType = C.DT_FLOAT64
-	Float16      DType = C.DT_FLOAT16
-	BFloat16     DType = C.DT_BFLOAT16
-	Int8         DType = C.DT_INT8
-	Int16        DType = C.DT_INT16
-	Int32        DType = C.DT_INT32
-	Int64        DType = C.DT_INT64
-	Uint8        DType = C.DT_UINT8
-	Bool         DType = C.DT_BOOL
+	Float32      DType = C.DT_FLOAT32       // torch.float32; Go float32
+	Float64      DType = C.DT_FLOAT64       // torch.float64; Go float64
+	Float16      DType = C.DT_FLOAT16       // torch.float16 (IEEE half); no Go type, convert with ToDType
+	BFloat16     DType = C.DT_BFLOAT16      // torch.bfloat16; no Go type, convert with ToDType
+	Int8         DType = C.DT_INT8          // torch.int8; Go int8
+	Int16        DType = C.DT_INT16         // torch.int16; Go int16
+	Int32        DType = C.DT_INT32         // torch.int32; Go int32
+	Int64        DType = C.DT_INT64         // torch.int64; Go int64
+	Uint8        DType = C.DT_UINT8         // torch.uint8; Go uint8
+	Bool         DType = C.DT_BOOL          // torch.bool, one byte per element (0 or 1); Go bool
 )
 
 // String returns PyTorch's name of the dtype ("float32", "bfloat16", "bool").

@@ -60,6 +60,8 @@ type Error struct {
 	Msg  string // the library's detail, e.g. "add: expected device cpu:0 but got device cpu:1"
 }
 
+// Error formats the error as "devtensor: Op: Msg (code name)", or
+// "devtensor: Op: code name" when there is no message.
 func (e *Error) Error() string {
 	if e.Msg == "" {
 		return fmt.Sprintf("devtensor: %s: %s", e.Op, e.Code.Error())

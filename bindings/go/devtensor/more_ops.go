@@ -15,11 +15,32 @@ func (t *Tensor) like(op string, kind C.int) (*Tensor, error) {
 	return takeTensor(op, r)
 }
 
-// EmptyLike etc. return a new tensor with t's shape, dtype and device.
+// EmptyLike returns a new, uninitialised tensor with t's shape, dtype and device, as
+// torch.empty_like (dt_empty_like). The result is the caller's to Close. Errors:
+// ErrOutOfMemory; ErrClosed for a closed t, ErrInvalidArgument for a nil one,
+// ErrInvalidHandle.
 func (t *Tensor) EmptyLike() (*Tensor, error) { return t.like("Tensor.EmptyLike", C.GDT_L_EMPTY) }
+
+// ZerosLike returns a new tensor of zeros with t's shape, dtype and device, as
+// torch.zeros_like (dt_zeros_like). The result is the caller's to Close. Errors: as
+// EmptyLike.
 func (t *Tensor) ZerosLike() (*Tensor, error) { return t.like("Tensor.ZerosLike", C.GDT_L_ZEROS) }
-func (t *Tensor) OnesLike() (*Tensor, error)  { return t.like("Tensor.OnesLike", C.GDT_L_ONES) }
-func (t *Tensor) RandLike() (*Tensor, error)  { return t.like("Tensor.RandLike", C.GDT_L_RAND) }
+
+// OnesLike returns a new tensor of ones with t's shape, dtype and device, as
+// torch.ones_like (dt_ones_like). The result is the caller's to Close. Errors: as
+// EmptyLike.
+func (t *Tensor) OnesLike() (*Tensor, error) { return t.like("Tensor.OnesLike", C.GDT_L_ONES) }
+
+// RandLike returns a new tensor with t's shape, dtype and device holding uniform values
+// in [0, 1) from the device's Philox generator (advancing its offset), as
+// torch.rand_like (dt_rand_like). The result is the caller's to Close. Errors: as
+// EmptyLike, plus ErrDTypeMismatch when t's dtype is not floating.
+func (t *Tensor) RandLike() (*Tensor, error) { return t.like("Tensor.RandLike", C.GDT_L_RAND) }
+
+// RandnLike returns a new tensor with t's shape, dtype and device holding standard
+// normal values from the device's Philox generator (advancing its offset), as
+// torch.randn_like (dt_randn_like). The result is the caller's to Close. Errors: as
+// RandLike.
 func (t *Tensor) RandnLike() (*Tensor, error) { return t.like("Tensor.RandnLike", C.GDT_L_RANDN) }
 
 // FullLike returns a tensor like t filled with value.

@@ -12,10 +12,11 @@ import (
 // Reduction of a loss, as PyTorch's reduction="none" | "mean" | "sum".
 type Reduction int32
 
+// The reductions of a loss (DT_REDUCTION_*), for MSELoss, CrossEntropyLoss and NLLLoss.
 const (
-	ReductionNone Reduction = C.DT_REDUCTION_NONE
-	ReductionMean Reduction = C.DT_REDUCTION_MEAN
-	ReductionSum  Reduction = C.DT_REDUCTION_SUM
+	ReductionNone Reduction = C.DT_REDUCTION_NONE // one loss per element (or per sample), not reduced
+	ReductionMean Reduction = C.DT_REDUCTION_MEAN // the mean of the losses, a 0-d tensor
+	ReductionSum  Reduction = C.DT_REDUCTION_SUM  // the sum of the losses, a 0-d tensor
 )
 
 // Module owns one reference to a devtensor module (a layer, container or loss). Close it
@@ -93,14 +94,33 @@ func simpleModule(op string, kind C.int, a, b int64, p float64) (*Module, error)
 	return takeModule(op, C.gdt_simple_module(kind, C.int64_t(a), C.int64_t(b), C.double(p)))
 }
 
-// ReLU, Sigmoid, Tanh and GELU are the activations of torch.nn.
-func ReLU() (*Module, error)    { return simpleModule("ReLU", C.GDT_M_RELU, 0, 0, 0) }
-func Sigmoid() (*Module, error) { return simpleModule("Sigmoid", C.GDT_M_SIGMOID, 0, 0, 0) }
-func Tanh() (*Module, error)    { return simpleModule("Tanh", C.GDT_M_TANH, 0, 0, 0) }
-func GELU() (*Module, error)    { return simpleModule("GELU", C.GDT_M_GELU, 0, 0, 0) }
+// ReLU returns a new torch.nn.ReLU module, max(x, 0) elementwise, with no parameters
+// (dt_relu_new). The caller owns the Module and must Close it. It fails only with
+// ErrVersion (see CheckVersion) or ErrOutOfMemory.
+func ReLU() (*Module, error) { return simpleModule("ReLU", C.GDT_M_RELU, 0, 0, 0) }
 
-// Softmax and LogSoftmax along dim.
+// Sigmoid returns a new torch.nn.Sigmoid module, 1/(1+exp(-x)) elementwise, with no
+// parameters (dt_sigmoid_new). The caller owns the Module and must Close it. Errors: as
+// ReLU.
+func Sigmoid() (*Module, error) { return simpleModule("Sigmoid", C.GDT_M_SIGMOID, 0, 0, 0) }
+
+// Tanh returns a new torch.nn.Tanh module, tanh(x) elementwise, with no parameters
+// (dt_tanh_new). The caller owns the Module and must Close it. Errors: as ReLU.
+func Tanh() (*Module, error) { return simpleModule("Tanh", C.GDT_M_TANH, 0, 0, 0) }
+
+// GELU returns a new torch.nn.GELU module (the exact erf form, PyTorch's default) with
+// no parameters (dt_gelu_new); its Forward takes floating inputs only. The caller owns
+// the Module and must Close it. Errors: as ReLU.
+func GELU() (*Module, error) { return simpleModule("GELU", C.GDT_M_GELU, 0, 0, 0) }
+
+// Softmax returns a new torch.nn.Softmax(dim) module, a numerically stable softmax
+// along dim (dt_softmax_new). The caller owns the Module and must Close it. Errors: as
+// ReLU (a dim out of range fails at Forward).
 func Softmax(dim int64) (*Module, error) { return simpleModule("Softmax", C.GDT_M_SOFTMAX, dim, 0, 0) }
+
+// LogSoftmax returns a new torch.nn.LogSoftmax(dim) module, a numerically stable
+// log-softmax along dim (dt_log_softmax_new). The caller owns the Module and must Close
+// it. Errors: as Softmax.
 func LogSoftmax(dim int64) (*Module, error) {
 	return simpleModule("LogSoftmax", C.GDT_M_LOG_SOFTMAX, dim, 0, 0)
 }
@@ -270,10 +290,14 @@ func (m *Module) Device() (Device, error) {
 	return goDevice(d), nil
 }
 
-// Train and Eval set the mode of the module and its children (Dropout is active in
-// training mode only).
+// Train puts the module and its children in training mode, as torch's Module.train()
+// (dt_module_train): Dropout is active in training mode only. Errors: ErrClosed for a
+// closed m, ErrInvalidArgument for a nil one, ErrInvalidHandle.
 func (m *Module) Train() error { return m.mode("Module.Train", 1) }
-func (m *Module) Eval() error  { return m.mode("Module.Eval", 0) }
+
+// Eval puts the module and its children in evaluation mode, as torch's Module.eval()
+// (dt_module_eval): Dropout is then the identity. Errors: as Train.
+func (m *Module) Eval() error { return m.mode("Module.Eval", 0) }
 
 func (m *Module) mode(op string, train C.int) error {
 	h, err := m.handle(op)
