@@ -74,7 +74,7 @@ fn run(path: &str, epochs: usize) -> Result<f64, Box<dyn std::error::Error>> {
     let y_test = Tensor::from_slice(&ys[TRAIN..], &[(ROWS - TRAIN) as i64], device)?;
 
     devtensor::manual_seed(0)?;
-    let model = Sequential::new()
+    let mut model = Sequential::new()
         .add(Module::linear(PIXELS as i64, 128, true, DType::Float32, device)?)
         .add(Module::relu()?)
         .add(Module::linear(128, CLASSES, true, DType::Float32, device)?)

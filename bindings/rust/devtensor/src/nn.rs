@@ -7,7 +7,7 @@
 //!
 //! # fn main() -> devtensor::Result<()> {
 //! let dev = Device::cuda_if_available();
-//! let model = Sequential::new()
+//! let mut model = Sequential::new()
 //!     .add(Module::linear(4, 8, true, DType::Float32, Device::CPU)?)
 //!     .add(Module::relu()?)
 //!     .add(Module::linear(8, 3, true, DType::Float32, Device::CPU)?)
@@ -24,17 +24,47 @@
 //! # Ok(()) }
 //! ```
 //!
-//! THREADING. `Module` and `Optimizer` are neither `Send` nor `Sync`: the header allows
-//! forward from several threads but says `dt_module_to`, train/eval and loading must
-//! not overlap any other use of the same module, and `clone()` (a retain) lets several
-//! Rust values reach one module, so `&mut self` could not rule the overlap out. Keeping
-//! every handle to a module on one thread does. (Parameter *tensors* are ordinary
-//! `Tensor`s; do not read them from another thread while the module moves or steps.)
+//! THREADING. [`Module`] and [`Optimizer`] are `Send` (a model may move into a worker
+//! thread) and `Sync`. The header (`include/devtensor.h`, "modules") says "a module may
+//! run forward from several threads at once, and every module call is safe against every
+//! other", so [`Module::forward`], [`Module::loss`] and the readers take `&self`, and
+//! `Arc<Module>` shares one model between threads for inference. What changes the
+//! module — [`Module::to`], [`Module::load`], [`Module::train`], [`Module::eval`] — takes
+//! `&mut self`, as do [`Optimizer::step`] and [`Optimizer::zero_grad`]; to change a
+//! shared model, put it in an `Arc<RwLock<Module>>` (forward under `read()`, `to`
+//! under `write()`). [`Module::share`] is the explicit way to get a second owning handle
+//! to the *same* module (a retain; `Module` has no `Clone`, which would read as a copy).
+//! Through two handles a move and a forward may overlap: the header allows it (the
+//! forward sees each tensor before or after the move, and may fail with
+//! `DeviceMismatch`), so it is no memory-safety question. Parameter *tensors* are
+//! ordinary `Tensor`s: do not read them from another thread while the module moves or
+//! the optimizer steps (a reader sees each element's old or new value).
+//!
+//! ```
+//! use devtensor::nn::Module;
+//! use devtensor::{DType, Device, Tensor};
+//! use std::sync::Arc;
+//!
+//! # fn main() -> devtensor::Result<()> {
+//! let model = Arc::new(Module::linear(4, 2, true, DType::Float32, Device::CPU)?);
+//! let workers: Vec<_> = (0..2)
+//!     .map(|_| {
+//!         let model = Arc::clone(&model);
+//!         std::thread::spawn(move || -> devtensor::Result<Vec<i64>> {
+//!             let x = Tensor::ones(&[3, 4], DType::Float32, Device::CPU)?;
+//!             Ok(model.forward(&x)?.shape())
+//!         })
+//!     })
+//!     .collect();
+//! for w in workers {
+//!     assert_eq!(w.join().unwrap()?, vec![3, 2]);
+//! }
+//! # Ok(()) }
+//! ```
 use crate::error::{check, Error, ErrorCode, Result};
 use crate::{check_version, read_string, DType, Device, ProcessGroup, Tensor};
 use devtensor_sys as ffi;
 use std::ffi::CString;
-use std::marker::PhantomData;
 use std::path::Path;
 use std::ptr::NonNull;
 
@@ -59,22 +89,46 @@ impl Reduction {
     }
 }
 
-/// A layer, container or loss (`dt_module`). `clone()` is a retain (the same module);
-/// dropping releases and never panics.
+/// A layer, container or loss (`dt_module`). A `Module` owns one reference to the
+/// handle; [`Module::share`] adds one (the same module, not a copy); dropping releases
+/// and never panics. `Send + Sync`: see [`nn`](crate::nn)'s THREADING.
+///
+/// ```
+/// use devtensor::nn::Module;
+/// use devtensor::{DType, Device, Tensor};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let mut lin = Module::linear(3, 2, true, DType::Float32, Device::CPU)?;
+/// lin.eval()?;
+/// let y = std::thread::spawn(move || {
+///     // The model moved into this thread.
+///     lin.forward(&Tensor::zeros(&[1, 3], DType::Float32, Device::CPU)?)
+/// })
+/// .join()
+/// .unwrap()?;
+/// assert_eq!(y.shape(), vec![1, 2]);
+/// # Ok(()) }
+/// ```
 pub struct Module {
     ptr: NonNull<ffi::dt_module>,
-    _not_send: PhantomData<*const ()>,
 }
+
+// SAFETY: include/devtensor.h, "modules": "a module may run forward from several threads
+// at once, and every module call is safe against every other"; the top THREADING
+// paragraph: every function is safe from any thread, reference counts and handle checks
+// are atomic. A Module is only a handle: sending it to another thread (Send) and calling
+// its `&self` methods from several threads at once (Sync) are uses the header allows. A
+// reference is released only in Drop, which needs ownership, so no thread can release a
+// handle another thread is inside a call with.
+unsafe impl Send for Module {}
+unsafe impl Sync for Module {}
 
 fn new_module(call: impl FnOnce(*mut *mut ffi::dt_module) -> ffi::dt_status) -> Result<Module> {
     check_version()?;
     let mut out: *mut ffi::dt_module = std::ptr::null_mut();
     check(call(&mut out))?;
     NonNull::new(out)
-        .map(|ptr| Module {
-            ptr,
-            _not_send: PhantomData,
-        })
+        .map(|ptr| Module { ptr })
         .ok_or_else(|| {
             Error::new(
                 ErrorCode::Internal,
@@ -199,7 +253,7 @@ impl Module {
     ///
     /// Ownership: the DataParallel holds its own reference to `module`, so `module` may
     /// be dropped first; `module` stays usable on its own and shares its parameters
-    /// with the DataParallel. Threading: as any `Module` (not `Send`/`Sync`, see
+    /// with the DataParallel. Threading: as any `Module` (`Send + Sync`, see
     /// [`nn`](crate::nn)); the per-device threads are the library's and are joined
     /// before `forward` returns.
     ///
@@ -281,7 +335,7 @@ impl Module {
     ///
     /// Ownership: the result holds its own references to `module` and to `pg`, so both
     /// may be dropped first (`pg`'s connections stay open while the result lives).
-    /// Threading: as any `Module` (not `Send`/`Sync`, see [`nn`](crate::nn)).
+    /// Threading: as any `Module` (`Send + Sync`, see [`nn`](crate::nn)).
     ///
     /// ```
     /// use devtensor::nn::{Module, Sequential};
@@ -359,7 +413,24 @@ impl Module {
 
     /// Moves every parameter, gradient and buffer to `device` IN PLACE (and returns
     /// nothing new: handles to parameters follow the move). All or nothing.
-    pub fn to(&self, device: Device) -> Result<()> {
+    ///
+    /// ```
+    /// use devtensor::nn::Module;
+    /// use devtensor::{DType, Device};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let mut lin = Module::linear(3, 2, true, DType::Float32, Device::CPU)?;
+    /// let w = lin.parameters()?.remove(0);
+    /// lin.to(Device::cuda_if_available())?;
+    /// assert_eq!(w.device(), Device::cuda_if_available()); // the handle followed
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidDevice`], [`ErrorCode::DeviceUnavailable`],
+    /// [`ErrorCode::OutOfMemory`]; nothing moved then.
+    pub fn to(&mut self, device: Device) -> Result<()> {
         check(unsafe { ffi::dt_module_to(self.raw(), device.to_raw()) })
     }
     /// The device of the first parameter or buffer (`cpu:0` when there is none).
@@ -369,11 +440,27 @@ impl Module {
         Device::from_raw(d)
     }
     /// Training mode (dropout active), recursively.
-    pub fn train(&self) -> Result<()> {
+    ///
+    /// ```
+    /// # fn main() -> devtensor::Result<()> {
+    /// let mut drop = devtensor::nn::Module::dropout(0.5)?;
+    /// drop.eval()?;   // dropout off: forward is the identity
+    /// drop.train()?;  // on again
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidHandle`] only.
+    pub fn train(&mut self) -> Result<()> {
         check(unsafe { ffi::dt_module_train(self.raw()) })
     }
-    /// Evaluation mode, recursively.
-    pub fn eval(&self) -> Result<()> {
+    /// Evaluation mode, recursively (see [`Module::train`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidHandle`] only.
+    pub fn eval(&mut self) -> Result<()> {
         check(unsafe { ffi::dt_module_eval(self.raw()) })
     }
 
@@ -428,29 +515,65 @@ impl Module {
         self.named(ffi::dt_module_buffer_count, ffi::dt_module_buffer)
     }
 
+    /// Another owning handle to the SAME module (`dt_module_retain`), not a copy: the
+    /// explicit way to share a module, e.g. to keep using a layer that a [`Sequential`]
+    /// also holds. `&mut self` on one handle does not exclude calls through another,
+    /// which the header allows (see [`nn`](crate::nn)'s THREADING). To share a model
+    /// between threads, `Arc<Module>` works as well.
+    ///
+    /// ```
+    /// use devtensor::nn::{Module, Sequential};
+    /// use devtensor::{DType, Device};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let first = Module::linear(2, 2, false, DType::Float32, Device::CPU)?;
+    /// let model = Sequential::new().add(first.share()).add(Module::relu()?).build()?;
+    /// // The same weight tensor through both handles.
+    /// assert!(first.parameters()?[0].shares_storage(&model.parameters()?[0]));
+    /// # Ok(()) }
+    /// ```
+    pub fn share(&self) -> Module {
+        // SAFETY: self holds a reference, so the handle is live; retain cannot fail.
+        let st = unsafe { ffi::dt_module_retain(self.raw()) };
+        debug_assert_eq!(st, ffi::DT_OK);
+        Module { ptr: self.ptr }
+    }
+
     /// Saves the state dict as a safetensors file with PyTorch's key names.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let p = path_arg(path.as_ref())?;
         check(unsafe { ffi::dt_module_save(self.raw(), p.as_ptr()) })
     }
     /// Loads a safetensors file (e.g. written by PyTorch) into the module, all or nothing.
-    pub fn load(&self, path: impl AsRef<Path>) -> Result<()> {
+    /// The values are written in place: parameter handles see them.
+    ///
+    /// ```
+    /// use devtensor::nn::Module;
+    /// use devtensor::{DType, Device};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let path = std::env::temp_dir().join(format!("devtensor-doc-load-{}.safetensors", std::process::id()));
+    /// let a = Module::linear(3, 2, true, DType::Float32, Device::CPU)?;
+    /// let mut b = Module::linear(3, 2, true, DType::Float32, Device::CPU)?;
+    /// a.save(&path)?;
+    /// b.load(&path)?;
+    /// assert_eq!(a.parameters()?[0].to_vec::<f32>()?, b.parameters()?[0].to_vec::<f32>()?);
+    /// # std::fs::remove_file(&path).unwrap();
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::Io`] (no such file), [`ErrorCode::Format`] (a bad file, a missing
+    /// key or a wrong shape, named), [`ErrorCode::InvalidArgument`] (a path that is not
+    /// UTF-8 or holds a NUL byte), [`ErrorCode::OutOfMemory`]; the module is unchanged
+    /// then.
+    pub fn load(&mut self, path: impl AsRef<Path>) -> Result<()> {
         let p = path_arg(path.as_ref())?;
         check(unsafe { ffi::dt_module_load(self.raw(), p.as_ptr()) })
     }
 }
 
-impl Clone for Module {
-    /// Another reference to the same module (`dt_module_retain`).
-    fn clone(&self) -> Module {
-        // SAFETY: live handle; retain cannot fail for it.
-        let _ = unsafe { ffi::dt_module_retain(self.raw()) };
-        Module {
-            ptr: self.ptr,
-            _not_send: PhantomData,
-        }
-    }
-}
 
 impl Drop for Module {
     fn drop(&mut self) {
@@ -496,21 +619,26 @@ impl Sequential {
     }
 }
 
-/// An optimizer over a set of parameters (`dt_optimizer`): SGD, Adam, AdamW.
+/// An optimizer over a set of parameters (`dt_optimizer`): SGD, Adam, AdamW. Owns one
+/// reference; dropping releases it and never panics. `Send + Sync`: it may move to the
+/// thread that trains; [`Optimizer::step`] and [`Optimizer::zero_grad`] take `&mut self`.
 pub struct Optimizer {
     ptr: NonNull<ffi::dt_optimizer>,
-    _not_send: PhantomData<*const ()>,
 }
+
+// SAFETY: include/devtensor.h: every function is safe from any thread, reference counts
+// and handle checks are atomic, and "steps of one optimizer run one at a time (a
+// concurrent call waits)". An Optimizer is only a handle; its methods that act take
+// `&mut self`, and a reference is released only in Drop, which needs ownership.
+unsafe impl Send for Optimizer {}
+unsafe impl Sync for Optimizer {}
 
 fn new_opt(call: impl FnOnce(*mut *mut ffi::dt_optimizer) -> ffi::dt_status) -> Result<Optimizer> {
     check_version()?;
     let mut out: *mut ffi::dt_optimizer = std::ptr::null_mut();
     check(call(&mut out))?;
     NonNull::new(out)
-        .map(|ptr| Optimizer {
-            ptr,
-            _not_send: PhantomData,
-        })
+        .map(|ptr| Optimizer { ptr })
         .ok_or_else(|| {
             Error::new(
                 ErrorCode::Internal,
@@ -578,14 +706,14 @@ impl Optimizer {
     }
 }
 
-impl Clone for Optimizer {
-    /// Another reference to the same optimizer.
-    fn clone(&self) -> Optimizer {
-        let _ = unsafe { ffi::dt_optimizer_retain(self.ptr.as_ptr()) };
-        Optimizer {
-            ptr: self.ptr,
-            _not_send: PhantomData,
-        }
+impl Optimizer {
+    /// Another owning handle to the SAME optimizer (`dt_optimizer_retain`): the same
+    /// state (momentum, moments, step count), not a copy.
+    pub fn share(&self) -> Optimizer {
+        // SAFETY: self holds a reference, so the handle is live; retain cannot fail.
+        let st = unsafe { ffi::dt_optimizer_retain(self.ptr.as_ptr()) };
+        debug_assert_eq!(st, ffi::DT_OK);
+        Optimizer { ptr: self.ptr }
     }
 }
 
@@ -604,7 +732,7 @@ mod tests {
     fn sequential_names_to_in_place_and_training() {
         leak_checked(|| {
             crate::manual_seed(0).unwrap();
-            let model = Sequential::new()
+            let mut model = Sequential::new()
                 .add(Module::linear(2, 8, true, DType::Float32, Device::CPU).unwrap())
                 .add(Module::tanh().unwrap())
                 .add(Module::linear(8, 2, true, DType::Float32, Device::CPU).unwrap())
@@ -654,13 +782,97 @@ mod tests {
     }
 
     #[test]
+    fn module_and_optimizer_are_send_and_sync() {
+        fn assert_send<T: Send>() {}
+        fn assert_sync<T: Sync>() {}
+        assert_send::<Module>();
+        assert_sync::<Module>();
+        assert_send::<Optimizer>();
+        assert_sync::<Optimizer>();
+        assert_send::<std::sync::Arc<Module>>();
+    }
+
+    #[test]
+    fn model_and_optimizer_move_into_a_thread() {
+        leak_checked(|| {
+            crate::manual_seed(3).unwrap();
+            let mut model = Module::linear(2, 1, true, DType::Float32, Device::CPU).unwrap();
+            let mut opt = Optimizer::sgd(&model.parameters().unwrap(), 0.1, 0.0, 0.0, 0.0, false)
+                .unwrap();
+            let x = Tensor::from_slice(&[1f32, 2.0, 3.0, 4.0], &[2, 2], Device::CPU).unwrap();
+            let expected = model.forward(&x).unwrap().to_vec::<f32>().unwrap();
+            // Both move into a worker, which runs forward, trains a step and hands them back.
+            let worker = std::thread::spawn(move || {
+                model.eval().unwrap();
+                model.to(Device::CPU).unwrap();
+                let y = model.forward(&x).unwrap();
+                let got = y.to_vec::<f32>().unwrap();
+                opt.zero_grad().unwrap();
+                y.sum(&[], false).unwrap().backward().unwrap();
+                opt.step().unwrap();
+                (got, model, opt)
+            });
+            let (got, model, _opt) = worker.join().unwrap();
+            assert_eq!(got, expected);
+            // The step (lr 0.1 on d(sum y)/d(bias) = 2) moved the bias by -0.2.
+            let bias = model.named_parameters().unwrap().remove(1).1;
+            assert_eq!(model.named_parameters().unwrap()[1].0, "bias");
+            let b = bias.to_vec::<f32>().unwrap()[0];
+            let x2 = Tensor::from_slice(&[0f32, 0.0], &[1, 2], Device::CPU).unwrap();
+            let y0 = model.forward(&x2).unwrap().item().unwrap() as f32;
+            assert_eq!(y0, b); // forward of zeros is the bias
+        });
+    }
+
+    #[test]
+    fn arc_module_forward_from_several_threads() {
+        leak_checked(|| {
+            let model = std::sync::Arc::new(
+                Sequential::new()
+                    .add(Module::linear(4, 8, true, DType::Float32, Device::CPU).unwrap())
+                    .add(Module::relu().unwrap())
+                    .add(Module::linear(8, 2, true, DType::Float32, Device::CPU).unwrap())
+                    .build()
+                    .unwrap(),
+            );
+            let x = Tensor::randn(&[3, 4], DType::Float32, Device::CPU).unwrap();
+            let want = model.forward(&x).unwrap().to_vec::<f32>().unwrap();
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    let (m, x) = (std::sync::Arc::clone(&model), x.clone());
+                    std::thread::spawn(move || {
+                        (0..20)
+                            .map(|_| m.forward(&x).unwrap().to_vec::<f32>().unwrap())
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            for h in handles {
+                for got in h.join().unwrap() {
+                    assert_eq!(got, want);
+                }
+            }
+            // share(): a second handle to the same module, not a copy.
+            let first = Module::linear(2, 2, false, DType::Float32, Device::CPU).unwrap();
+            let seq = Sequential::new().add(first.share()).build().unwrap();
+            let (w1, w2) = (&first.parameters().unwrap()[0], &seq.parameters().unwrap()[0]);
+            assert!(w1.shares_storage(w2));
+            let mut opt = Optimizer::sgd(&seq.parameters().unwrap(), 0.1, 0.0, 0.0, 0.0, false)
+                .unwrap();
+            let mut same = opt.share();
+            same.zero_grad().unwrap();
+            opt.step().unwrap();
+        });
+    }
+
+    #[test]
     fn save_and_load() {
         leak_checked(|| {
             let dir = std::env::temp_dir().join(format!("devtensor-rust-{}", std::process::id()));
             std::fs::create_dir_all(&dir).unwrap();
             let path = dir.join("lin.safetensors");
             let a = Module::linear(3, 2, true, DType::Float32, Device::CPU).unwrap();
-            let b = Module::linear(3, 2, true, DType::Float32, Device::CPU).unwrap();
+            let mut b = Module::linear(3, 2, true, DType::Float32, Device::CPU).unwrap();
             a.save(&path).unwrap();
             b.load(&path).unwrap();
             let wa = a.parameters().unwrap()[0].to_vec::<f32>().unwrap();

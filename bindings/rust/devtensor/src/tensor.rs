@@ -32,9 +32,9 @@ pub struct Tensor {
 // exactly the uses that paragraph allows. The racy case it names — concurrent in-place
 // writes to one tensor's data — cannot happen through Tensor's own methods, which write
 // no existing tensor; the writes elsewhere (optimizer steps and module moves or loads,
-// on a Module / Optimizer that is neither Send nor Sync, and the collectives of a
-// ProcessGroup) are documented as not to overlap other use of the tensors they write,
-// and the header bounds what an overlapping reader sees (each element's old or new value;
+// which take `&mut` on the Optimizer / Module, and the collectives of a ProcessGroup)
+// are documented as not to overlap other use of the tensors they write, and the header
+// bounds what an overlapping reader sees (each element's old or new value;
 // devtensor's own state is never corrupted). A handle cannot be released while another
 // thread uses it, because release happens only in Drop, which needs ownership.
 unsafe impl Send for Tensor {}

@@ -35,7 +35,7 @@ fn mlp(seed: u64) -> (Module, Module) {
     devtensor::manual_seed(seed).unwrap();
     let first = Module::linear(8, 6, true, DType::Float32, Device::CPU).unwrap();
     let model = Sequential::new()
-        .add(first.clone())
+        .add(first.share())
         .add(Module::relu().unwrap())
         .add(Module::linear(6, 3, true, DType::Float32, Device::CPU).unwrap())
         .build()
@@ -117,7 +117,7 @@ fn one_rank() {
 
         let dev = Device::cuda_if_available();
         if dev != Device::CPU {
-            let (cm, _) = mlp(6);
+            let (mut cm, _) = mlp(6);
             cm.to(dev).unwrap();
             let e = Module::distributed_data_parallel(&cm, &pg, None, false).unwrap_err();
             assert_eq!(e.code, ErrorCode::DeviceMismatch, "{e}");

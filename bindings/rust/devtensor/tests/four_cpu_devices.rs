@@ -68,7 +68,7 @@ fn mixing_devices_is_a_device_mismatch() {
 #[test]
 fn module_to_moves_in_place() {
     with_four_cpus(|| {
-        let lin = Module::linear(3, 2, true, DType::Float32, Device::Cpu(0)).unwrap();
+        let mut lin = Module::linear(3, 2, true, DType::Float32, Device::Cpu(0)).unwrap();
         let w = lin.parameters().unwrap().remove(0);
         let before = w.to_vec::<f32>().unwrap();
         let x1 = Tensor::ones(&[1, 3], DType::Float32, Device::Cpu(1)).unwrap();
@@ -92,7 +92,7 @@ fn module_to_moves_in_place() {
 fn parameter_read_on_other_threads_while_the_module_moves() {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     with_four_cpus(|| {
-        let lin = Module::linear(24, 16, true, DType::Float32, Device::Cpu(0)).unwrap();
+        let mut lin = Module::linear(24, 16, true, DType::Float32, Device::Cpu(0)).unwrap();
         let w = lin.parameters().unwrap().remove(0);
         let before = w.to_vec::<f32>().unwrap();
         let done = AtomicBool::new(false);
@@ -284,7 +284,7 @@ fn data_parallel_module_not_on_device_ids_0() {
     with_four_cpus(|| {
         let lin = Module::linear(5, 3, true, DType::Float32, Device::Cpu(1)).unwrap();
         // Construction succeeds; the parameters' device is checked when forward runs.
-        let dp = Module::data_parallel(&lin, &[Device::Cpu(0), Device::Cpu(1)], None).unwrap();
+        let mut dp = Module::data_parallel(&lin, &[Device::Cpu(0), Device::Cpu(1)], None).unwrap();
         let x = Tensor::zeros(&[2, 5], DType::Float32, Device::Cpu(0)).unwrap();
         let e = dp.forward(&x).unwrap_err();
         assert_eq!(e.code, ErrorCode::DeviceMismatch, "{e}");
