@@ -56,6 +56,7 @@ mod dtype;
 mod error;
 pub mod nn;
 mod ops;
+pub use ops::Scalar;
 mod stream;
 mod tensor;
 

@@ -10,10 +10,12 @@
 //! assert_eq!(t.sum(&[], false).unwrap().item().unwrap(), 10.0);
 //! assert_eq!(t.add_scalar(1.0).unwrap().to_vec::<f32>().unwrap(), vec![2.0, 3.0, 4.0, 5.0]);
 //! ```
+//!
+//! The operators (`+ - * /`, unary `-`) are documented on [`Tensor`].
 use crate::error::{check, Error, ErrorCode, Result};
 use crate::Tensor;
 use devtensor_sys as ffi;
-use std::ops::{Add, Div, Mul, Sub};
+use std::ops::{Add, Div, Mul, Neg, Sub};
 
 macro_rules! binary {
     ($($(#[$m:meta])* $name:ident => $f:ident;)*) => {$(
@@ -199,26 +201,159 @@ impl Tensor {
     }
 }
 
+// ------------------------------------------------------------------ operators
+//
+// `+ - * /` for every mix of `Tensor` and `&Tensor`, with `f32` / `f64` / `i64` scalars on
+// either side, and unary `-`. Output = Result<Tensor>: the C call fails on a device, shape
+// or dtype mismatch, and an operator must not panic, so `(&a + &b)? * &a` is how a chain
+// reads. Inside the impls the ops are called by path (`Tensor::add(&x, y)`): on an owned
+// `Tensor`, `x.add(y)` would find the trait's by-value `add` before the inherent one.
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+    impl Sealed for i32 {}
+    impl Sealed for i64 {}
+}
+
+/// A scalar operand on the right of `+ - * /` (`&t * 2.5f32`): `f32`, `f64`, `i32` or
+/// `i64` (sealed). It reaches the C ABI as a double (an integer beyond 2^53 is rounded).
+/// As the header says, an integral value behaves like a Python int (an integer tensor
+/// keeps its dtype) and a non-integral one like a Python float (an integer tensor
+/// becomes the default float dtype). On the left, `f64` and `i64` are implemented (one
+/// type per literal kind, so that `2.0 * &t` and `2 * &t` infer without a suffix).
+///
+/// ```
+/// use devtensor::{Device, Tensor};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let t = Tensor::from_slice(&[1i64, 2], &[2], Device::CPU)?;
+/// assert_eq!((&t * 3)?.to_vec::<i64>()?, vec![3, 6]);         // stays int64
+/// assert_eq!((&t * 0.5f32)?.to_vec::<f32>()?, vec![0.5, 1.0]); // the default float dtype
+/// # Ok(()) }
+/// ```
+pub trait Scalar: sealed::Sealed + Copy {
+    /// The value as the C ABI's double.
+    fn to_f64(self) -> f64;
+}
+impl Scalar for f32 {
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+impl Scalar for f64 {
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+impl Scalar for i32 {
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+impl Scalar for i64 {
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+}
+
+impl Tensor {
+    /// `s - self`, as PyTorch's `s - t` (`__rsub__`): `(-self) + s`, exact in floating
+    /// point, recorded by autograd.
+    fn rsub_scalar(&self, s: f64) -> Result<Tensor> {
+        Tensor::neg(self)?.add_scalar(s)
+    }
+    /// `s / self`, true division: a 0-d tensor holding `s` (of `self`'s dtype when
+    /// floating, else the default float dtype, on `self`'s device) divided by `self`.
+    /// One rounding per element (PyTorch's `__rtruediv__` computes `reciprocal(t) * s`,
+    /// which may differ in the last bit).
+    fn rdiv_scalar(&self, s: f64) -> Result<Tensor> {
+        let dt = self.try_dtype()?;
+        let dt = if dt.is_floating_point() {
+            dt
+        } else {
+            crate::default_dtype()?
+        };
+        Tensor::full(&[], s, dt, self.device())?.div(self)
+    }
+}
+
 macro_rules! operator {
-    ($($tr:ident $m:ident $f:ident $fs:ident),*) => {$(
-        /// Elementwise, broadcasting; `Err` on a device, shape or dtype mismatch.
+    ($($tr:ident $m:ident $f:ident $fs:ident $rs:ident),*) => {$(
         impl $tr<&Tensor> for &Tensor {
             type Output = Result<Tensor>;
             fn $m(self, rhs: &Tensor) -> Result<Tensor> {
-                self.$f(rhs)
+                Tensor::$f(self, rhs)
             }
         }
-        /// With a scalar: `&t + 1.0`.
-        impl $tr<f64> for &Tensor {
+        impl $tr<Tensor> for &Tensor {
             type Output = Result<Tensor>;
-            fn $m(self, rhs: f64) -> Result<Tensor> {
-                self.$fs(rhs)
+            fn $m(self, rhs: Tensor) -> Result<Tensor> {
+                Tensor::$f(self, &rhs)
             }
         }
+        impl $tr<&Tensor> for Tensor {
+            type Output = Result<Tensor>;
+            fn $m(self, rhs: &Tensor) -> Result<Tensor> {
+                Tensor::$f(&self, rhs)
+            }
+        }
+        impl $tr<Tensor> for Tensor {
+            type Output = Result<Tensor>;
+            fn $m(self, rhs: Tensor) -> Result<Tensor> {
+                Tensor::$f(&self, &rhs)
+            }
+        }
+        impl<S: Scalar> $tr<S> for &Tensor {
+            type Output = Result<Tensor>;
+            fn $m(self, rhs: S) -> Result<Tensor> {
+                Tensor::$fs(self, rhs.to_f64())
+            }
+        }
+        impl<S: Scalar> $tr<S> for Tensor {
+            type Output = Result<Tensor>;
+            fn $m(self, rhs: S) -> Result<Tensor> {
+                Tensor::$fs(&self, rhs.to_f64())
+            }
+        }
+        operator!(@left $tr $m $rs f64);
+        operator!(@left $tr $m $rs i64);
     )*};
+    (@left $tr:ident $m:ident $rs:ident $s:ty) => {
+        impl $tr<&Tensor> for $s {
+            type Output = Result<Tensor>;
+            fn $m(self, rhs: &Tensor) -> Result<Tensor> {
+                Tensor::$rs(rhs, self.to_f64())
+            }
+        }
+        impl $tr<Tensor> for $s {
+            type Output = Result<Tensor>;
+            fn $m(self, rhs: Tensor) -> Result<Tensor> {
+                Tensor::$rs(&rhs, self.to_f64())
+            }
+        }
+    };
 }
-operator!(Add add add add_scalar, Sub sub sub sub_scalar, Mul mul mul mul_scalar,
-          Div div div div_scalar);
+// Scalar on the left: `+` and `*` commute; `s - t` and `s / t` have helpers above.
+operator!(Add add add add_scalar add_scalar, Sub sub sub sub_scalar rsub_scalar,
+          Mul mul mul mul_scalar mul_scalar, Div div div div_scalar rdiv_scalar);
+
+impl Neg for &Tensor {
+    type Output = Result<Tensor>;
+    /// `-t` (`dt_neg`): integer dtypes stay integer; a bool tensor is
+    /// [`ErrorCode::DtypeMismatch`].
+    fn neg(self) -> Result<Tensor> {
+        Tensor::neg(self)
+    }
+}
+impl Neg for Tensor {
+    type Output = Result<Tensor>;
+    /// `-t`, as for `&Tensor`.
+    fn neg(self) -> Result<Tensor> {
+        Tensor::neg(&self)
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -273,6 +408,78 @@ mod tests {
             assert_eq!(
                 (&bools - &bools).unwrap_err().code,
                 ErrorCode::DtypeMismatch
+            );
+        });
+    }
+
+    #[test]
+    fn operators_on_owned_and_borrowed_operands() {
+        leak_checked(|| {
+            let v = |r: crate::Result<Tensor>| r.unwrap().to_vec::<f32>().unwrap();
+            let a = t(&[1.0, 2.0, 4.0], &[3]);
+            let b = t(&[2.0, 8.0, 16.0], &[3]);
+            // Tensor op Tensor in all four ownership mixes (owned operands are clones).
+            assert_eq!(v(&a + &b), vec![3.0, 10.0, 20.0]);
+            assert_eq!(v(a.clone() + &b), vec![3.0, 10.0, 20.0]);
+            assert_eq!(v(&a + b.clone()), vec![3.0, 10.0, 20.0]);
+            assert_eq!(v(a.clone() + b.clone()), vec![3.0, 10.0, 20.0]);
+            assert_eq!(v(&a - &b), vec![-1.0, -6.0, -12.0]);
+            assert_eq!(v(a.clone() - b.clone()), vec![-1.0, -6.0, -12.0]);
+            assert_eq!(v(&a * b.clone()), vec![2.0, 16.0, 64.0]);
+            assert_eq!(v(a.clone() * &b), vec![2.0, 16.0, 64.0]);
+            assert_eq!(v(&b / &a), vec![2.0, 4.0, 4.0]);
+            assert_eq!(v(b.clone() / a.clone()), vec![2.0, 4.0, 4.0]);
+            // The issue's chain: (a + b) * a without extra borrows.
+            let chain = ((&a + &b).unwrap() * &a).unwrap();
+            assert_eq!(chain.to_vec::<f32>().unwrap(), vec![3.0, 20.0, 80.0]);
+            // Scalars on the right: f32, f64, i64.
+            assert_eq!(v(&a + 1.5f32), vec![2.5, 3.5, 5.5]);
+            assert_eq!(v(a.clone() - 1.0f64), vec![0.0, 1.0, 3.0]);
+            assert_eq!(v(&a * 3i64), vec![3.0, 6.0, 12.0]);
+            assert_eq!(v(a.clone() / 2i64), vec![0.5, 1.0, 2.0]);
+            // Scalars on the left.
+            assert_eq!(v(1.5 + &a), vec![2.5, 3.5, 5.5]);
+            assert_eq!(v(10.0f64 - &a), vec![9.0, 8.0, 6.0]);
+            assert_eq!(v(10i64 - a.clone()), vec![9.0, 8.0, 6.0]);
+            assert_eq!(v(3i64 * &a), vec![3.0, 6.0, 12.0]);
+            assert_eq!(v(2.0 * a.clone()), vec![2.0, 4.0, 8.0]);
+            assert_eq!(v(2 * &a), vec![2.0, 4.0, 8.0]); // bare literals infer f64 / i64
+            assert_eq!(v(&a * 2), vec![2.0, 4.0, 8.0]); // i32 on the right
+            assert_eq!(v(&a - 0.5), vec![0.5, 1.5, 3.5]);
+            assert_eq!(v(8.0f64 / &a), vec![8.0, 4.0, 2.0]);
+            assert_eq!(v(1i64 / a.clone()), vec![1.0, 0.5, 0.25]);
+            // Neg, borrowed and owned.
+            assert_eq!(v(-&a), vec![-1.0, -2.0, -4.0]);
+            assert_eq!(v(-a.clone()), vec![-1.0, -2.0, -4.0]);
+            // Integer tensors: an integral scalar keeps the dtype, s - t too; s / t is
+            // true division into the default float dtype, as in PyTorch.
+            let i = Tensor::from_slice(&[1i64, 2, 4], &[3], Device::CPU).unwrap();
+            assert_eq!((&i + 1i64).unwrap().to_vec::<i64>().unwrap(), vec![2, 3, 5]);
+            assert_eq!((10i64 - &i).unwrap().to_vec::<i64>().unwrap(), vec![9, 8, 6]);
+            assert_eq!((-&i).unwrap().to_vec::<i64>().unwrap(), vec![-1, -2, -4]);
+            let q = (2i64 / &i).unwrap();
+            assert_eq!(q.dtype(), DType::Float32);
+            assert_eq!(q.to_vec::<f32>().unwrap(), vec![2.0, 1.0, 0.5]);
+            let h = (&i * 0.5f64).unwrap(); // a non-integral scalar promotes
+            assert_eq!(h.to_vec::<f32>().unwrap(), vec![0.5, 1.0, 2.0]);
+            // float64 stays float64 whichever side the scalar is on.
+            let d = Tensor::from_slice(&[4.0f64], &[1], Device::CPU).unwrap();
+            assert_eq!((1.0 / &d).unwrap().to_vec::<f64>().unwrap(), vec![0.25]);
+            assert_eq!((&d / 8.0f32).unwrap().to_vec::<f64>().unwrap(), vec![0.5]);
+            // Errors are values, not panics.
+            let e = (a.clone() + t(&[1.0, 2.0], &[2])).unwrap_err();
+            assert_eq!(e.code, ErrorCode::ShapeMismatch, "{e}");
+            let bools = Tensor::from_slice(&[true], &[1], Device::CPU).unwrap();
+            assert_eq!((-&bools).unwrap_err().code, ErrorCode::DtypeMismatch);
+            assert_eq!((1i64 - &bools).unwrap_err().code, ErrorCode::DtypeMismatch);
+            // Autograd records through the scalar-left forms: d/dx sum(1/x - x) = -1/x^2 - 1.
+            let x = t(&[1.0, 2.0], &[2]);
+            x.set_requires_grad(true).unwrap();
+            let y = ((1i64 / &x).unwrap() - &x).unwrap();
+            y.sum(&[], false).unwrap().backward().unwrap();
+            assert_eq!(
+                x.grad().unwrap().unwrap().to_vec::<f32>().unwrap(),
+                vec![-2.0, -1.25]
             );
         });
     }

@@ -20,6 +20,52 @@ use std::ptr::NonNull;
 /// ([`nn`](crate::nn)), and the collectives of [`ProcessGroup`](crate::ProcessGroup)
 /// write the tensors they are given (in place, or an output); do not read those tensors
 /// from another thread while that runs.
+///
+/// # Operators
+///
+/// `+ - * /` take `Tensor` or `&Tensor` on either side (an owned operand is consumed,
+/// a borrowed one is not), a [`Scalar`](crate::Scalar) (`f32`, `f64`, `i32`, `i64`) on the right and an
+/// `f64` or `i64` on the left (one type per literal kind, so that `2.0 - &t` needs no
+/// suffix); unary `-` takes either too. They are the methods [`Tensor::add`],
+/// [`Tensor::add_scalar`], [`Tensor::neg`] and so on (`s - t` is `(-t) + s`, and `s / t`
+/// divides a 0-d tensor holding `s` by `t`), broadcast and promote as PyTorch does, and
+/// are recorded by autograd.
+///
+/// Every operator's `Output` is [`Result<Tensor>`](crate::Result): operands on two
+/// devices, shapes that do not broadcast or a dtype the op refuses are an [`Error`](crate::Error),
+/// never a panic. So a chain takes a `?` per step:
+///
+/// ```
+/// use devtensor::{Device, Tensor};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+/// let b = Tensor::from_slice(&[3.0f32, 4.0], &[2], Device::CPU)?;
+/// let c = (&a + &b)? * &a;                      // (a + b) * a, a and b still usable
+/// assert_eq!(c?.to_vec::<f32>()?, vec![4.0, 12.0]);
+/// let d = (2.0 - &a)? / 4i64;                   // scalars on either side
+/// assert_eq!(d?.to_vec::<f32>()?, vec![0.25, 0.0]);
+/// let e = (-(a * 2.0f32)?)?;                    // owned operands are consumed
+/// assert_eq!(e.to_vec::<f32>()?, vec![-2.0, -4.0]);
+/// let bad = &b + &Tensor::from_slice(&[1.0f32, 2.0, 3.0], &[3], Device::CPU)?;
+/// assert_eq!(bad.unwrap_err().code, devtensor::ErrorCode::ShapeMismatch);
+/// # Ok(()) }
+/// ```
+///
+/// # Errors
+///
+/// Each op and operator of this type ([`ErrorCode`] says more): [`ErrorCode::DeviceMismatch`] (operands on two devices),
+/// [`ErrorCode::ShapeMismatch`] (shapes that do not broadcast, or do not fit a view),
+/// [`ErrorCode::DtypeMismatch`] (a dtype the op refuses, e.g. `-` on bool),
+/// [`ErrorCode::InvalidArgument`] (a dimension out of range), [`ErrorCode::OutOfMemory`].
+///
+/// No `+=` (`AddAssign` and the others): an assign operator cannot return a
+/// `Result`, so it would have to panic on a mismatch or drop the error. And PyTorch's
+/// `a += b` writes `a`'s memory in place, which every clone and view of `a` sees, while
+/// a Rust `+=` on a handle could only rebind `a` to a new tensor: the same spelling
+/// with another meaning. The crate has no in-place ops (a [`Tensor`] is `Send + Sync`
+/// and its clones share one handle, so a write would race reads through another
+/// clone); write `a = (&a + &b)?`.
 pub struct Tensor {
     ptr: NonNull<ffi::dt_tensor>,
 }
