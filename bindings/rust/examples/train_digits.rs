@@ -4,7 +4,7 @@
 //! The file is decompressed by the `gzip` program (the workspace uses no outside crate).
 //!
 //!     cargo run --offline --example train_digits [-- path/to/digits.csv.gz [epochs]]
-use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+use devtensor::nn::{Adam, CrossEntropyLoss, Module, Sequential};
 use devtensor::{DType, Device, Tensor};
 use std::process::{exit, Command};
 
@@ -79,8 +79,8 @@ fn run(path: &str, epochs: usize) -> Result<f64, Box<dyn std::error::Error>> {
         .add(Module::relu()?)
         .add(Module::linear(128, CLASSES, true, DType::Float32, device)?)
         .build()?;
-    let loss_fn = Module::cross_entropy_loss(None, Reduction::Mean, -100, 0.0)?;
-    let mut opt = Optimizer::adam(&model.parameters()?, 1e-3, (0.9, 0.999), 1e-8, 0.0, false)?;
+    let loss_fn = CrossEntropyLoss::new().build()?; // PyTorch's defaults
+    let mut opt = Adam::new(&model.parameters()?, 1e-3).build()?; // betas (0.9, 0.999), eps 1e-8
 
     let mut perm = vec![0i64; TRAIN];
     for epoch in 1..=epochs {

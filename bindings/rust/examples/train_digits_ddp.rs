@@ -15,7 +15,7 @@
 //!
 //!     cargo run --offline --example train_digits_ddp [-- path/to/digits.csv.gz [steps]]
 //!     devtensor run --nproc-per-node 2 -- target/debug/examples/train_digits_ddp [path [steps]]
-use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+use devtensor::nn::{CrossEntropyLoss, Module, Sequential, Sgd};
 use devtensor::{DType, Device, ProcessGroup, ReduceOp, Tensor};
 use std::process::{exit, Command};
 
@@ -103,8 +103,8 @@ fn run(path: &str, steps: usize, rank: &mut usize) -> BoxResult<()> {
     };
     let runner = ddp.as_ref().unwrap_or(&model);
     let params = model.parameters()?;
-    let mut opt = Optimizer::sgd(&params, 0.1, 0.9, 0.0, 0.0, false)?;
-    let loss_fn = Module::cross_entropy_loss(None, Reduction::Mean, -100, 0.0)?;
+    let mut opt = Sgd::new(&params, 0.1).momentum(0.9).build()?;
+    let loss_fn = CrossEntropyLoss::new().build()?;
     let share = GLOBAL_BATCH / world;
     for step in 0..steps {
         // rows of this step's global batch, wrapping around the data; this rank's share

@@ -2,7 +2,7 @@
 //! `dt_optimizer` handles.
 //!
 //! ```
-//! use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+//! use devtensor::nn::{CrossEntropyLoss, Module, Sequential, Sgd};
 //! use devtensor::{DType, Device, Tensor};
 //!
 //! # fn main() -> devtensor::Result<()> {
@@ -13,8 +13,8 @@
 //!     .add(Module::linear(8, 3, true, DType::Float32, Device::CPU)?)
 //!     .build()?;
 //! model.to(dev)?;                                   // in place, like PyTorch
-//! let loss_fn = Module::cross_entropy_loss(None, Reduction::Mean, -100, 0.0)?;
-//! let mut opt = Optimizer::sgd(&model.parameters()?, 0.1, 0.0, 0.0, 0.0, false)?;
+//! let loss_fn = CrossEntropyLoss::new().build()?;         // PyTorch's defaults
+//! let mut opt = Sgd::new(&model.parameters()?, 0.1).momentum(0.9).build()?;
 //! let x = Tensor::randn(&[5, 4], DType::Float32, dev)?;
 //! let y = Tensor::from_slice(&[0i64, 1, 2, 0, 1], &[5], Device::CPU)?.to(dev)?;
 //! let loss = loss_fn.loss(&model.forward(&x)?, &y)?;
@@ -77,6 +77,13 @@ pub enum Reduction {
     Mean,
     /// The sum.
     Sum,
+}
+
+impl Default for Reduction {
+    /// [`Reduction::Mean`], PyTorch's `reduction="mean"`.
+    fn default() -> Reduction {
+        Reduction::Mean
+    }
 }
 
 impl Reduction {
@@ -717,9 +724,417 @@ impl Optimizer {
     }
 }
 
+impl std::fmt::Debug for Optimizer {
+    /// `Optimizer` (the handle's kind only: the C ABI tells no more).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Optimizer")
+    }
+}
+
 impl Drop for Optimizer {
     fn drop(&mut self) {
         let _ = unsafe { ffi::dt_optimizer_release(self.ptr.as_ptr()) };
+    }
+}
+
+
+// ------------------------------------------------------------------------ builders
+
+/// `torch.nn.CrossEntropyLoss` with PyTorch's defaults, changed by setters:
+/// `weight=None`, `reduction="mean"`, `ignore_index=-100`, `label_smoothing=0.0`.
+/// [`build`](CrossEntropyLoss::build) makes the loss [`Module`]
+/// (`dt_cross_entropy_loss_new`; the class weights are copied into its buffer
+/// `"weight"`).
+///
+/// ```
+/// use devtensor::nn::{CrossEntropyLoss, Reduction};
+/// use devtensor::{Device, Tensor};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let loss_fn = CrossEntropyLoss::new().label_smoothing(0.1).build()?;
+/// let logits = Tensor::from_slice(&[2.0f32, 0.0, 0.0, 2.0], &[2, 2], Device::CPU)?;
+/// let target = Tensor::from_slice(&[0i64, 1], &[2], Device::CPU)?;
+/// let l = loss_fn.loss(&logits, &target)?.item()?;
+/// assert!((l - 0.2269).abs() < 1e-4); // torch: 0.2269
+/// let per_sample = CrossEntropyLoss::new().reduction(Reduction::None).build()?;
+/// assert_eq!(per_sample.loss(&logits, &target)?.shape(), vec![2]);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct CrossEntropyLoss {
+    weight: Option<Tensor>,
+    reduction: Reduction,
+    ignore_index: i64,
+    label_smoothing: f64,
+}
+
+impl Default for CrossEntropyLoss {
+    fn default() -> CrossEntropyLoss {
+        CrossEntropyLoss::new()
+    }
+}
+
+impl CrossEntropyLoss {
+    /// PyTorch's defaults (see the type).
+    pub fn new() -> CrossEntropyLoss {
+        CrossEntropyLoss {
+            weight: None,
+            reduction: Reduction::Mean,
+            ignore_index: -100,
+            label_smoothing: 0.0,
+        }
+    }
+    /// A weight per class (a 1-d floating tensor of `C` values); copied at `build`.
+    pub fn weight(mut self, weight: &Tensor) -> CrossEntropyLoss {
+        self.weight = Some(weight.clone());
+        self
+    }
+    /// `reduction=` (default [`Reduction::Mean`]).
+    pub fn reduction(mut self, reduction: Reduction) -> CrossEntropyLoss {
+        self.reduction = reduction;
+        self
+    }
+    /// `ignore_index=`: targets of this class add nothing (default -100).
+    pub fn ignore_index(mut self, ignore_index: i64) -> CrossEntropyLoss {
+        self.ignore_index = ignore_index;
+        self
+    }
+    /// `label_smoothing=`, in [0, 1] (default 0.0).
+    pub fn label_smoothing(mut self, label_smoothing: f64) -> CrossEntropyLoss {
+        self.label_smoothing = label_smoothing;
+        self
+    }
+    /// The loss module.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`] (a label smoothing outside [0, 1]),
+    /// [`ErrorCode::DtypeMismatch`] / [`ErrorCode::ShapeMismatch`] (a weight that is not
+    /// a 1-d floating tensor), [`ErrorCode::OutOfMemory`].
+    pub fn build(&self) -> Result<Module> {
+        Module::cross_entropy_loss(
+            self.weight.as_ref(),
+            self.reduction,
+            self.ignore_index,
+            self.label_smoothing,
+        )
+    }
+}
+
+/// `torch.nn.NLLLoss` with PyTorch's defaults, changed by setters: `weight=None`,
+/// `reduction="mean"`, `ignore_index=-100`. [`build`](NllLoss::build) makes the loss
+/// [`Module`] (`dt_nll_loss_new`); its input is log-probabilities.
+///
+/// ```
+/// use devtensor::nn::NllLoss;
+/// use devtensor::{Device, Tensor};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let logp = Tensor::from_slice(&[-0.5f32, -1.0, -2.0, -0.25], &[2, 2], Device::CPU)?;
+/// let target = Tensor::from_slice(&[0i64, 1], &[2], Device::CPU)?;
+/// let l = NllLoss::new().build()?.loss(&logp, &target)?.item()?;
+/// assert_eq!(l, 0.375); // -(-0.5 + -0.25) / 2
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct NllLoss {
+    weight: Option<Tensor>,
+    reduction: Reduction,
+    ignore_index: i64,
+}
+
+impl Default for NllLoss {
+    fn default() -> NllLoss {
+        NllLoss::new()
+    }
+}
+
+impl NllLoss {
+    /// PyTorch's defaults (see the type).
+    pub fn new() -> NllLoss {
+        NllLoss {
+            weight: None,
+            reduction: Reduction::Mean,
+            ignore_index: -100,
+        }
+    }
+    /// A weight per class (a 1-d floating tensor of `C` values); copied at `build`.
+    pub fn weight(mut self, weight: &Tensor) -> NllLoss {
+        self.weight = Some(weight.clone());
+        self
+    }
+    /// `reduction=` (default [`Reduction::Mean`]).
+    pub fn reduction(mut self, reduction: Reduction) -> NllLoss {
+        self.reduction = reduction;
+        self
+    }
+    /// `ignore_index=` (default -100).
+    pub fn ignore_index(mut self, ignore_index: i64) -> NllLoss {
+        self.ignore_index = ignore_index;
+        self
+    }
+    /// The loss module.
+    ///
+    /// # Errors
+    ///
+    /// As [`CrossEntropyLoss::build`].
+    pub fn build(&self) -> Result<Module> {
+        Module::nll_loss(self.weight.as_ref(), self.reduction, self.ignore_index)
+    }
+}
+
+/// `torch.nn.MSELoss` with PyTorch's default `reduction="mean"`, changed by a setter.
+/// [`build`](MseLoss::build) makes the loss [`Module`] (`dt_mse_loss_new`).
+///
+/// ```
+/// use devtensor::nn::{MseLoss, Reduction};
+/// use devtensor::{Device, Tensor};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+/// let y = Tensor::from_slice(&[0.0f32, 0.0], &[2], Device::CPU)?;
+/// assert_eq!(MseLoss::new().build()?.loss(&x, &y)?.item()?, 2.5);
+/// assert_eq!(MseLoss::new().reduction(Reduction::Sum).build()?.loss(&x, &y)?.item()?, 5.0);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MseLoss {
+    reduction: Reduction,
+}
+
+impl MseLoss {
+    /// PyTorch's default, `reduction="mean"`.
+    pub fn new() -> MseLoss {
+        MseLoss {
+            reduction: Reduction::Mean,
+        }
+    }
+    /// `reduction=` (default [`Reduction::Mean`]).
+    pub fn reduction(mut self, reduction: Reduction) -> MseLoss {
+        self.reduction = reduction;
+        self
+    }
+    /// The loss module.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::OutOfMemory`] only.
+    pub fn build(&self) -> Result<Module> {
+        Module::mse_loss(self.reduction)
+    }
+}
+
+/// `torch.optim.SGD(params, lr)` with PyTorch's defaults for the rest, changed by
+/// setters: `momentum=0`, `dampening=0`, `weight_decay=0`, `nesterov=False`.
+/// [`build`](Sgd::build) makes the [`Optimizer`] (`dt_sgd_new`).
+///
+/// ```
+/// use devtensor::nn::{Module, Sgd};
+/// use devtensor::{DType, Device};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let model = Module::linear(4, 2, true, DType::Float32, Device::CPU)?;
+/// let mut opt = Sgd::new(&model.parameters()?, 0.1).momentum(0.9).nesterov(true).build()?;
+/// opt.step()?; // no gradients yet: nothing changes
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Sgd {
+    params: Vec<Tensor>,
+    lr: f64,
+    momentum: f64,
+    dampening: f64,
+    weight_decay: f64,
+    nesterov: bool,
+}
+
+impl Sgd {
+    /// SGD over `params` (the optimizer holds its own references) with learning rate
+    /// `lr`, and PyTorch's defaults for the rest.
+    pub fn new(params: &[Tensor], lr: f64) -> Sgd {
+        Sgd {
+            params: params.to_vec(),
+            lr,
+            momentum: 0.0,
+            dampening: 0.0,
+            weight_decay: 0.0,
+            nesterov: false,
+        }
+    }
+    /// `momentum=` (default 0).
+    pub fn momentum(mut self, momentum: f64) -> Sgd {
+        self.momentum = momentum;
+        self
+    }
+    /// `dampening=` (default 0).
+    pub fn dampening(mut self, dampening: f64) -> Sgd {
+        self.dampening = dampening;
+        self
+    }
+    /// `weight_decay=` (L2 penalty, default 0).
+    pub fn weight_decay(mut self, weight_decay: f64) -> Sgd {
+        self.weight_decay = weight_decay;
+        self
+    }
+    /// `nesterov=` (default `false`; needs a momentum and zero dampening).
+    pub fn nesterov(mut self, nesterov: bool) -> Sgd {
+        self.nesterov = nesterov;
+        self
+    }
+    /// The optimizer.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`] (a negative lr, momentum or weight decay, nesterov
+    /// without momentum or with dampening, a tensor listed twice),
+    /// [`ErrorCode::DtypeMismatch`] (a parameter that is not floating),
+    /// [`ErrorCode::InvalidHandle`].
+    pub fn build(&self) -> Result<Optimizer> {
+        Optimizer::sgd(
+            &self.params,
+            self.lr,
+            self.momentum,
+            self.dampening,
+            self.weight_decay,
+            self.nesterov,
+        )
+    }
+}
+
+/// `torch.optim.Adam(params, lr)` with PyTorch's defaults for the rest, changed by
+/// setters: `betas=(0.9, 0.999)`, `eps=1e-8`, `weight_decay=0` (an L2 term added to the
+/// gradient). [`build`](Adam::build) makes the [`Optimizer`] (`dt_adam_new`). For the
+/// decoupled weight decay of AdamW, see [`AdamW`].
+///
+/// ```
+/// use devtensor::nn::{Adam, Module};
+/// use devtensor::{DType, Device};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let model = Module::linear(4, 2, true, DType::Float32, Device::CPU)?;
+/// let mut opt = Adam::new(&model.parameters()?, 1e-3).betas(0.8, 0.99).build()?;
+/// opt.zero_grad()?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Adam {
+    params: Vec<Tensor>,
+    lr: f64,
+    betas: (f64, f64),
+    eps: f64,
+    weight_decay: f64,
+}
+
+impl Adam {
+    /// Adam over `params` (the optimizer holds its own references) with learning rate
+    /// `lr` (PyTorch's default is 1e-3), and PyTorch's defaults for the rest.
+    pub fn new(params: &[Tensor], lr: f64) -> Adam {
+        Adam {
+            params: params.to_vec(),
+            lr,
+            betas: (0.9, 0.999),
+            eps: 1e-8,
+            weight_decay: 0.0,
+        }
+    }
+    /// `betas=(beta1, beta2)`, each in [0, 1) (default (0.9, 0.999)).
+    pub fn betas(mut self, beta1: f64, beta2: f64) -> Adam {
+        self.betas = (beta1, beta2);
+        self
+    }
+    /// `eps=` (default 1e-8).
+    pub fn eps(mut self, eps: f64) -> Adam {
+        self.eps = eps;
+        self
+    }
+    /// `weight_decay=` (L2 penalty, default 0).
+    pub fn weight_decay(mut self, weight_decay: f64) -> Adam {
+        self.weight_decay = weight_decay;
+        self
+    }
+    /// The optimizer.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`] (a negative lr, eps or weight decay, a beta outside
+    /// [0, 1), a tensor listed twice), [`ErrorCode::DtypeMismatch`] (a parameter that is
+    /// not floating), [`ErrorCode::InvalidHandle`].
+    pub fn build(&self) -> Result<Optimizer> {
+        Optimizer::adam(
+            &self.params,
+            self.lr,
+            self.betas,
+            self.eps,
+            self.weight_decay,
+            false,
+        )
+    }
+}
+
+/// `torch.optim.AdamW(params, lr)` with PyTorch's defaults for the rest, changed by
+/// setters: `betas=(0.9, 0.999)`, `eps=1e-8`, `weight_decay=0.01` (decoupled: the
+/// parameters shrink by `lr * weight_decay` each step). [`build`](AdamW::build) makes
+/// the [`Optimizer`] (`dt_adam_new` with `decoupled = 1`).
+///
+/// ```
+/// use devtensor::nn::{AdamW, Module};
+/// use devtensor::{DType, Device};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let model = Module::linear(4, 2, true, DType::Float32, Device::CPU)?;
+/// let _opt = AdamW::new(&model.parameters()?, 1e-3).weight_decay(0.1).build()?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct AdamW {
+    params: Vec<Tensor>,
+    lr: f64,
+    betas: (f64, f64),
+    eps: f64,
+    weight_decay: f64,
+}
+
+impl AdamW {
+    /// AdamW over `params` (the optimizer holds its own references) with learning rate
+    /// `lr` (PyTorch's default is 1e-3), and PyTorch's defaults for the rest.
+    pub fn new(params: &[Tensor], lr: f64) -> AdamW {
+        AdamW {
+            params: params.to_vec(),
+            lr,
+            betas: (0.9, 0.999),
+            eps: 1e-8,
+            weight_decay: 1e-2,
+        }
+    }
+    /// `betas=(beta1, beta2)`, each in [0, 1) (default (0.9, 0.999)).
+    pub fn betas(mut self, beta1: f64, beta2: f64) -> AdamW {
+        self.betas = (beta1, beta2);
+        self
+    }
+    /// `eps=` (default 1e-8).
+    pub fn eps(mut self, eps: f64) -> AdamW {
+        self.eps = eps;
+        self
+    }
+    /// `weight_decay=` (decoupled, default 0.01).
+    pub fn weight_decay(mut self, weight_decay: f64) -> AdamW {
+        self.weight_decay = weight_decay;
+        self
+    }
+    /// The optimizer.
+    ///
+    /// # Errors
+    ///
+    /// As [`Adam::build`].
+    pub fn build(&self) -> Result<Optimizer> {
+        Optimizer::adam(
+            &self.params,
+            self.lr,
+            self.betas,
+            self.eps,
+            self.weight_decay,
+            true,
+        )
     }
 }
 
@@ -862,6 +1277,108 @@ mod tests {
             let mut same = opt.share();
             same.zero_grad().unwrap();
             opt.step().unwrap();
+        });
+    }
+
+    #[test]
+    fn builders_have_pytorchs_defaults() {
+        // torch.nn.CrossEntropyLoss(weight=None, ..., ignore_index=-100, reduction='mean',
+        // label_smoothing=0.0); NLLLoss(weight=None, ignore_index=-100, reduction='mean');
+        // MSELoss(reduction='mean') (torch.nn docs).
+        let ce = CrossEntropyLoss::new();
+        assert!(ce.weight.is_none());
+        assert_eq!((ce.reduction, ce.ignore_index, ce.label_smoothing), (Reduction::Mean, -100, 0.0));
+        let nll = NllLoss::default();
+        assert!(nll.weight.is_none());
+        assert_eq!((nll.reduction, nll.ignore_index), (Reduction::Mean, -100));
+        assert_eq!(MseLoss::new().reduction, Reduction::Mean);
+        assert_eq!(MseLoss::default().reduction, Reduction::Mean);
+        assert_eq!(Reduction::default(), Reduction::Mean);
+        // torch.optim.SGD(params, lr, momentum=0, dampening=0, weight_decay=0,
+        // nesterov=False); Adam(params, lr, betas=(0.9, 0.999), eps=1e-08,
+        // weight_decay=0); AdamW(params, lr, betas=(0.9, 0.999), eps=1e-08,
+        // weight_decay=0.01) (torch.optim docs).
+        let sgd = Sgd::new(&[], 0.5);
+        assert_eq!(
+            (sgd.lr, sgd.momentum, sgd.dampening, sgd.weight_decay, sgd.nesterov),
+            (0.5, 0.0, 0.0, 0.0, false)
+        );
+        let adam = Adam::new(&[], 1e-3);
+        assert_eq!((adam.lr, adam.betas, adam.eps, adam.weight_decay), (1e-3, (0.9, 0.999), 1e-8, 0.0));
+        let adamw = AdamW::new(&[], 1e-3);
+        assert_eq!((adamw.lr, adamw.betas, adamw.eps, adamw.weight_decay), (1e-3, (0.9, 0.999), 1e-8, 1e-2));
+        // Setters.
+        let s = Sgd::new(&[], 0.1).momentum(0.9).dampening(0.1).weight_decay(1e-4).nesterov(true);
+        assert_eq!((s.momentum, s.dampening, s.weight_decay, s.nesterov), (0.9, 0.1, 1e-4, true));
+        let a = AdamW::new(&[], 1e-3).betas(0.8, 0.9).eps(1e-6).weight_decay(0.0);
+        assert_eq!((a.betas, a.eps, a.weight_decay), ((0.8, 0.9), 1e-6, 0.0));
+        let c = CrossEntropyLoss::new().reduction(Reduction::Sum).ignore_index(3).label_smoothing(0.2);
+        assert_eq!((c.reduction, c.ignore_index, c.label_smoothing), (Reduction::Sum, 3, 0.2));
+    }
+
+    /// Three steps of `make(params)` on a fixed linear layer: its parameters after them.
+    fn train3(make: impl Fn(&[Tensor]) -> Result<Optimizer>) -> Vec<Vec<f32>> {
+        // The same start for every call: a seeded layer.
+        crate::manual_seed(11).unwrap();
+        let model = Module::linear(3, 2, true, DType::Float32, Device::CPU).unwrap();
+        let mut opt = make(&model.parameters().unwrap()).unwrap();
+        let x = Tensor::from_slice(&[1f32, -2.0, 0.5, 3.0, 1.0, -1.0], &[2, 3], Device::CPU).unwrap();
+        for _ in 0..3 {
+            opt.zero_grad().unwrap();
+            let y = model.forward(&x).unwrap();
+            (&y * &y).unwrap().sum(&[], false).unwrap().backward().unwrap();
+            opt.step().unwrap();
+        }
+        model.parameters().unwrap().iter().map(|p| p.to_vec::<f32>().unwrap()).collect()
+    }
+
+    #[test]
+    fn builders_build_what_the_positional_constructors_build() {
+        leak_checked(|| {
+            let a = train3(|p| Sgd::new(p, 0.01).momentum(0.9).weight_decay(1e-3).nesterov(true).build());
+            let b = train3(|p| Optimizer::sgd(p, 0.01, 0.9, 0.0, 1e-3, true));
+            assert_eq!(a, b);
+            let c = train3(|p| Sgd::new(p, 0.01).build());
+            assert_ne!(a, c);
+            assert_eq!(c, train3(|p| Optimizer::sgd(p, 0.01, 0.0, 0.0, 0.0, false)));
+            let d = train3(|p| Adam::new(p, 1e-2).build());
+            assert_eq!(d, train3(|p| Optimizer::adam(p, 1e-2, (0.9, 0.999), 1e-8, 0.0, false)));
+            let e = train3(|p| AdamW::new(p, 1e-2).build());
+            assert_eq!(e, train3(|p| Optimizer::adam(p, 1e-2, (0.9, 0.999), 1e-8, 1e-2, true)));
+            assert_ne!(d, e, "AdamW's default weight decay changed nothing");
+            // Errors come from build.
+            let err = Sgd::new(&[], 0.1).nesterov(true).build().unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidArgument, "{err}");
+            let err = Adam::new(&[], 0.1).betas(1.0, 0.999).build().unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidArgument, "{err}");
+
+            // Losses, with hand-computed values.
+            let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU).unwrap();
+            let z = Tensor::zeros(&[2], DType::Float32, Device::CPU).unwrap();
+            assert_eq!(MseLoss::new().build().unwrap().loss(&x, &z).unwrap().item().unwrap(), 2.5);
+            let sum = MseLoss::new().reduction(Reduction::Sum).build().unwrap();
+            assert_eq!(sum.loss(&x, &z).unwrap().item().unwrap(), 5.0);
+            let logp = Tensor::from_slice(&[-0.5f32, -1.0, -2.0, -0.25], &[2, 2], Device::CPU).unwrap();
+            let tgt = Tensor::from_slice(&[0i64, 1], &[2], Device::CPU).unwrap();
+            let nll = NllLoss::new().build().unwrap();
+            assert_eq!(nll.loss(&logp, &tgt).unwrap().item().unwrap(), 0.375);
+            let ignore1 = NllLoss::new().ignore_index(1).build().unwrap();
+            assert_eq!(ignore1.loss(&logp, &tgt).unwrap().item().unwrap(), 0.5);
+            let w = Tensor::from_slice(&[1.0f32, 3.0], &[2], Device::CPU).unwrap();
+            let weighted = NllLoss::new().weight(&w).reduction(Reduction::Sum).build().unwrap();
+            assert_eq!(weighted.loss(&logp, &tgt).unwrap().item().unwrap(), 1.25); // 0.5 + 3 * 0.25
+            // Cross entropy of logits [2, 0] / [0, 2] with targets 0 / 1: each sample
+            // -log_softmax = ln(1 + e^-2) = 0.126928; with label smoothing 0.1 over 2
+            // classes, 0.9 * 0.126928 + 0.1 * (0.126928 + 2.126928) / 2 = 0.226921.
+            let logits = Tensor::from_slice(&[2.0f32, 0.0, 0.0, 2.0], &[2, 2], Device::CPU).unwrap();
+            let ce = CrossEntropyLoss::new().build().unwrap();
+            assert!((ce.loss(&logits, &tgt).unwrap().item().unwrap() - 0.126928).abs() < 1e-5);
+            let smooth = CrossEntropyLoss::new().label_smoothing(0.1).build().unwrap();
+            assert!((smooth.loss(&logits, &tgt).unwrap().item().unwrap() - 0.226921).abs() < 1e-5);
+            let none = CrossEntropyLoss::new().reduction(Reduction::None).build().unwrap();
+            assert_eq!(none.loss(&logits, &tgt).unwrap().shape(), vec![2]);
+            let e = CrossEntropyLoss::new().label_smoothing(1.5).build().unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
         });
     }
 
