@@ -99,6 +99,15 @@ pub struct ProcessGroup {
 unsafe impl Send for ProcessGroup {}
 unsafe impl Sync for ProcessGroup {}
 
+raw_handle!(
+    ProcessGroup,
+    "devtensor::ProcessGroup",
+    dt_process_group,
+    dt_process_group_retain,
+    dt_process_group_release,
+    "devtensor::ProcessGroup::new(Some(\"gloo\"), Some(&format!(\"file://{}\", std::env::temp_dir().join(format!(\"devtensor-doc-raw-{}\", std::process::id())).display())), Some(0), Some(1), None)?"
+);
+
 /// `s` as a C string, or NULL for `None`; a NUL byte inside is an argument error.
 fn c_string_arg(s: Option<&str>, what: &str) -> Result<Option<CString>> {
     s.map(|s| {

@@ -43,11 +43,72 @@
 //!   (and their getters); per device, [`Device::memory_stats`] and [`Device::empty_cache`].
 //! * What the C ABI has and this crate does not expose (in-place ops, borrowing host
 //!   memory, the state-dict handles) is listed with the reasons in the repository's
-//!   `bindings/unbound.txt`; [`sys`] reaches all of it.
+//!   `bindings/unbound.txt`; [`sys`] reaches all of it. The handle types ([`Tensor`],
+//!   [`nn::Module`], [`nn::Optimizer`], [`ProcessGroup`], [`Stream`], [`Event`]) combine
+//!   with `sys` calls through `as_raw` (borrowed), `into_raw` (the reference goes to the
+//!   caller) and `unsafe from_raw` (a reference is taken over).
 //!
 //! Modules, losses, autograd and optimizers are in [`nn`].
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
+
+/// `as_raw`, `into_raw` and `unsafe from_raw` for a handle type `$t { ptr: NonNull<ffi::$raw> }`
+/// whose `Drop` releases one reference: the way to combine [`sys`] calls with the safe
+/// types. `$make` builds a value in the doc example.
+macro_rules! raw_handle {
+    ($t:ident, $path:literal, $raw:ident, $retain:ident, $release:ident, $make:literal) => {
+        impl $t {
+            #[doc = concat!(
+                "The raw `", stringify!($raw), "*`, BORROWED: valid while `self` lives; no ",
+                "reference is added. For the [`sys`](crate::sys) functions the safe API does ",
+                "not call. Writing through it (an in-place op) is the caller's race with every ",
+                "clone and view of the same handle. Example: [`", stringify!($t), "::from_raw`].")]
+            pub fn as_raw(&self) -> *mut devtensor_sys::$raw {
+                self.ptr.as_ptr()
+            }
+
+            #[doc = concat!(
+                "Gives up ownership: the returned `", stringify!($raw), "*` carries the ",
+                "reference `self` held, which the caller now owns (release it with `sys::",
+                stringify!($release), "`, or give it back to a value with [`", stringify!($t),
+                "::from_raw`], whose example shows both).")]
+            pub fn into_raw(self) -> *mut devtensor_sys::$raw {
+                let p = self.ptr.as_ptr();
+                std::mem::forget(self);
+                p
+            }
+
+            #[doc = concat!(
+                "Takes ownership of one reference to a raw `", stringify!($raw), "*`: ",
+                "dropping the result releases it (`sys::", stringify!($release), "`).\n\n",
+                "# Safety\n\n",
+                "`ptr` must be a live handle of this kind carrying a reference that the ",
+                "caller owns and hands over: a NEW reference returned by a `sys` call, one ",
+                "added with `sys::", stringify!($retain), "`, or one from [`", stringify!($t),
+                "::into_raw`]. Taking the same reference twice releases it twice (the library ",
+                "then reports `InvalidHandle` on later use; the safe API assumes it does not ",
+                "happen). A NULL `ptr` panics.\n\n",
+                "```\n",
+                "use devtensor::sys;\n",
+                "# fn main() -> devtensor::Result<()> {\n",
+                "let a = ", $make, ";\n",
+                "// A second reference through the raw crate, owned by a second value.\n",
+                "assert_eq!(unsafe { sys::", stringify!($retain), "(a.as_raw()) }, sys::DT_OK);\n",
+                "let b = unsafe { ", $path, "::from_raw(a.as_raw()) };\n",
+                "// Out to the caller and back in.\n",
+                "let p = b.into_raw();\n",
+                "let b = unsafe { ", $path, "::from_raw(p) };\n",
+                "drop((a, b)); // two references, two releases\n",
+                "# Ok(()) }\n",
+                "```")]
+            pub unsafe fn from_raw(ptr: *mut devtensor_sys::$raw) -> $t {
+                let ptr = std::ptr::NonNull::new(ptr)
+                    .expect(concat!(stringify!($t), "::from_raw: a NULL handle"));
+                $t { ptr }
+            }
+        }
+    };
+}
 
 mod device;
 mod distributed;

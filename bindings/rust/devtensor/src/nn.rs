@@ -130,6 +130,15 @@ pub struct Module {
 unsafe impl Send for Module {}
 unsafe impl Sync for Module {}
 
+raw_handle!(
+    Module,
+    "devtensor::nn::Module",
+    dt_module,
+    dt_module_retain,
+    dt_module_release,
+    "devtensor::nn::Module::relu()?"
+);
+
 fn new_module(call: impl FnOnce(*mut *mut ffi::dt_module) -> ffi::dt_status) -> Result<Module> {
     check_version()?;
     let mut out: *mut ffi::dt_module = std::ptr::null_mut();
@@ -639,6 +648,15 @@ pub struct Optimizer {
 // `&mut self`, and a reference is released only in Drop, which needs ownership.
 unsafe impl Send for Optimizer {}
 unsafe impl Sync for Optimizer {}
+
+raw_handle!(
+    Optimizer,
+    "devtensor::nn::Optimizer",
+    dt_optimizer,
+    dt_optimizer_retain,
+    dt_optimizer_release,
+    "devtensor::nn::Sgd::new(&devtensor::nn::Module::linear(2, 2, true, devtensor::DType::Float32, devtensor::Device::CPU)?.parameters()?, 0.1).build()?"
+);
 
 fn new_opt(call: impl FnOnce(*mut *mut ffi::dt_optimizer) -> ffi::dt_status) -> Result<Optimizer> {
     check_version()?;
@@ -1379,6 +1397,29 @@ mod tests {
             assert_eq!(none.loss(&logits, &tgt).unwrap().shape(), vec![2]);
             let e = CrossEntropyLoss::new().label_smoothing(1.5).build().unwrap_err();
             assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
+        });
+    }
+
+    #[test]
+    fn module_and_optimizer_raw_handles() {
+        leak_checked(|| {
+            let lin = Module::linear(3, 2, true, DType::Float32, Device::CPU).unwrap();
+            let mut n = 0usize;
+            assert_eq!(unsafe { ffi::dt_module_parameter_count(lin.as_raw(), &mut n) }, ffi::DT_OK);
+            assert_eq!(n, 2);
+            let p = lin.into_raw();
+            let lin = unsafe { Module::from_raw(p) };
+            assert_eq!(lin.named_parameters().unwrap().len(), 2);
+            // A module made by sys, owned by a Module.
+            let mut out: *mut ffi::dt_module = std::ptr::null_mut();
+            assert_eq!(unsafe { ffi::dt_relu_new(&mut out) }, ffi::DT_OK);
+            let relu = unsafe { Module::from_raw(out) };
+            let x = Tensor::from_slice(&[-1.0f32, 2.0], &[2], Device::CPU).unwrap();
+            assert_eq!(relu.forward(&x).unwrap().to_vec::<f32>().unwrap(), vec![0.0, 2.0]);
+            let opt = Sgd::new(&lin.parameters().unwrap(), 0.1).build().unwrap();
+            assert_eq!(unsafe { ffi::dt_optimizer_zero_grad(opt.as_raw()) }, ffi::DT_OK);
+            let mut opt2 = unsafe { Optimizer::from_raw(opt.into_raw()) };
+            opt2.step().unwrap();
         });
     }
 

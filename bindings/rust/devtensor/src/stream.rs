@@ -73,6 +73,23 @@ unsafe impl Sync for Stream {}
 unsafe impl Send for Event {}
 unsafe impl Sync for Event {}
 
+raw_handle!(
+    Stream,
+    "devtensor::Stream",
+    dt_stream,
+    dt_stream_retain,
+    dt_stream_release,
+    "devtensor::Stream::new(devtensor::Device::CPU)?"
+);
+raw_handle!(
+    Event,
+    "devtensor::Event",
+    dt_event,
+    dt_event_retain,
+    dt_event_release,
+    "devtensor::Event::new(devtensor::Device::CPU)?"
+);
+
 impl Stream {
     /// Wraps a NEW reference written by a C call.
     fn from_out(call: impl FnOnce(*mut *mut ffi::dt_stream) -> ffi::dt_status) -> Result<Stream> {

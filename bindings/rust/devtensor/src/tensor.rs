@@ -86,6 +86,15 @@ pub struct Tensor {
 unsafe impl Send for Tensor {}
 unsafe impl Sync for Tensor {}
 
+raw_handle!(
+    Tensor,
+    "devtensor::Tensor",
+    dt_tensor,
+    dt_tensor_retain,
+    dt_tensor_release,
+    "devtensor::Tensor::zeros(&[2], devtensor::DType::Float32, devtensor::Device::CPU)?"
+);
+
 impl Tensor {
     /// Wraps a NEW reference written by a C call.
     pub(crate) fn from_out(
@@ -760,6 +769,36 @@ mod tests {
             );
             let g = a.to(Device::Cuda(0)).unwrap();
             assert_eq!(g.pin_memory().unwrap_err().code, ErrorCode::NotSupported);
+        });
+    }
+
+    #[test]
+    fn raw_handles_round_trip_through_sys() {
+        leak_checked(|| {
+            let a = Tensor::from_slice(&[1.0f32, 2.0, 3.0], &[3], Device::CPU).unwrap();
+            // Borrowed: a sys call reads it; a is still the owner.
+            let mut n = 0usize;
+            assert_eq!(unsafe { ffi::dt_tensor_numel(a.as_raw(), &mut n) }, ffi::DT_OK);
+            assert_eq!(n, 3);
+            assert_eq!(a.as_raw(), a.as_ptr());
+            // A NEW tensor made through sys, owned by a Tensor.
+            let mut out: *mut ffi::dt_tensor = std::ptr::null_mut();
+            assert_eq!(unsafe { ffi::dt_mul_scalar(a.as_raw(), 2.0, &mut out) }, ffi::DT_OK);
+            let b = unsafe { Tensor::from_raw(out) };
+            assert_eq!(b.to_vec::<f32>().unwrap(), vec![2.0, 4.0, 6.0]);
+            // Out to the caller (who writes in place through sys: nobody else holds it),
+            // and back in.
+            let p = b.into_raw();
+            assert_eq!(unsafe { ffi::dt_add_scalar_(p, 1.0) }, ffi::DT_OK);
+            let b = unsafe { Tensor::from_raw(p) };
+            assert_eq!(b.to_vec::<f32>().unwrap(), vec![3.0, 5.0, 7.0]);
+            // A reference given out and released by hand.
+            let q = a.clone().into_raw();
+            assert_eq!(unsafe { ffi::dt_tensor_release(q) }, ffi::DT_OK);
+            assert_eq!(a.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0]);
+            // A NULL handle is refused loudly.
+            let r = std::panic::catch_unwind(|| unsafe { Tensor::from_raw(std::ptr::null_mut()) });
+            assert!(r.is_err());
         });
     }
 
