@@ -131,6 +131,118 @@ impl Tensor {
     // ------------------------------------------------------------- reductions
     // (sum, mean, max, min, argmax, argmin: ops_table.rs)
 
+    /// The sum of every element: a 0-d tensor, as `torch.sum(t)` (`dt_sum` over no
+    /// dims). Integers and bool sum to int64; recorded by autograd.
+    ///
+    /// ```
+    /// use devtensor::{Device, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[1.5f32, 2.0, -0.5], &[3], Device::CPU)?;
+    /// let s = t.sum_all()?;
+    /// assert_eq!((s.shape(), s.item()?), (vec![], 3.0));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::OutOfMemory`], [`ErrorCode::InvalidHandle`].
+    pub fn sum_all(&self) -> Result<Tensor> {
+        self.sum(&[], false)
+    }
+
+    /// Elementwise "close enough", as `torch.isclose(self, other, rtol, atol,
+    /// equal_nan)`: a bool tensor of the broadcast shape, true where `self == other`
+    /// (infinities of one sign included) or `|self - other|` is finite and `<= atol +
+    /// rtol * |other|`, and, with `equal_nan`, where both are NaN. The C ABI has no such function: it
+    /// is made of `eq`, `sub`, `abs`, `le` and `where_`, outside autograd.
+    ///
+    /// ```
+    /// use devtensor::{Device, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let a = Tensor::from_slice(&[1.0f64, 2.0, f64::NAN], &[3], Device::CPU)?;
+    /// let b = Tensor::from_slice(&[1.0f64 + 1e-9, 2.1, f64::NAN], &[3], Device::CPU)?;
+    /// assert_eq!(a.isclose(&b, 1e-5, 1e-8, false)?.to_vec::<bool>()?, vec![true, false, false]);
+    /// assert_eq!(a.isclose(&b, 0.1, 0.0, true)?.to_vec::<bool>()?, vec![true, true, true]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`] (a negative `rtol` or `atol`),
+    /// [`ErrorCode::DeviceMismatch`], [`ErrorCode::ShapeMismatch`] (shapes that do not
+    /// broadcast), [`ErrorCode::DtypeMismatch`] (bool tensors, which have no
+    /// difference), [`ErrorCode::OutOfMemory`].
+    pub fn isclose(&self, other: &Tensor, rtol: f64, atol: f64, equal_nan: bool) -> Result<Tensor> {
+        if !(rtol >= 0.0 && atol >= 0.0) {
+            return Err(Error::new(
+                ErrorCode::InvalidArgument,
+                format!("isclose: rtol ({rtol}) and atol ({atol}) must be non-negative"),
+            ));
+        }
+        crate::no_grad(|| -> Result<Tensor> {
+            let eq = self.eq(other)?;
+            let diff = Tensor::sub(self, other)?.abs()?;
+            let tol = other.abs()?.mul_scalar(rtol)?.add_scalar(atol)?;
+            // As torch: the difference must be finite too (inf - -inf is not near).
+            let finite = Tensor::sub(&diff, &diff)?.eq_scalar(0.0)?;
+            let near = finite.where_(&diff.le(&tol)?, &finite)?; // finite and within
+            let mut close = eq.where_(&eq, &near)?; // eq or near
+            if equal_nan {
+                let (nan_a, nan_b) = (self.ne(self)?, other.ne(other)?);
+                let both = nan_a.where_(&nan_b, &nan_a)?; // nan_a and nan_b
+                close = both.where_(&both, &close)?;
+            }
+            Ok(close)
+        })?
+    }
+
+    /// Whether every element is close to `other`'s, as `torch.allclose(self, other)`
+    /// with its defaults (`rtol=1e-05, atol=1e-08, equal_nan=False`); see
+    /// [`Tensor::allclose_with`] and [`Tensor::isclose`]. Shapes broadcast.
+    ///
+    /// ```
+    /// use devtensor::{Device, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// assert!(a.allclose(&(&a + 1e-6)?)?);
+    /// assert!(!a.allclose(&(&a + 1e-3)?)?);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Tensor::isclose`].
+    pub fn allclose(&self, other: &Tensor) -> Result<bool> {
+        self.allclose_with(other, 1e-5, 1e-8, false)
+    }
+
+    /// Whether every element is close to `other`'s, as `torch.allclose(self, other,
+    /// rtol, atol, equal_nan)` (every element of [`Tensor::isclose`] true; an empty
+    /// tensor is close).
+    ///
+    /// ```
+    /// use devtensor::{Device, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let a = Tensor::from_slice(&[100.0f32, f32::NAN], &[2], Device::CPU)?;
+    /// let b = Tensor::from_slice(&[101.0f32, f32::NAN], &[2], Device::CPU)?;
+    /// assert!(a.allclose_with(&b, 0.01, 0.0, true)?);
+    /// assert!(!a.allclose_with(&b, 0.01, 0.0, false)?);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Tensor::isclose`].
+    pub fn allclose_with(&self, other: &Tensor, rtol: f64, atol: f64, equal_nan: bool) -> Result<bool> {
+        let close = self.isclose(other, rtol, atol, equal_nan)?;
+        let n = close.numel();
+        Ok(close.sum_all()?.item()? as usize == n)
+    }
+
     /// Softmax along `dim`.
     pub fn softmax(&self, dim: i64) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_softmax(self.as_ptr(), dim, o) })
@@ -481,6 +593,44 @@ mod tests {
                 x.grad().unwrap().unwrap().to_vec::<f32>().unwrap(),
                 vec![-2.0, -1.25]
             );
+        });
+    }
+
+    #[test]
+    fn sum_all_isclose_and_allclose() {
+        leak_checked(|| {
+            let a = t(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
+            let s = a.sum_all().unwrap();
+            assert_eq!((s.shape(), s.item().unwrap()), (vec![], 10.0));
+            let i = Tensor::from_slice(&[true, true, false], &[3], Device::CPU).unwrap();
+            assert_eq!((i.sum_all().unwrap().dtype(), i.sum_all().unwrap().item().unwrap()), (DType::Int64, 2.0));
+            // |a - b| <= atol + rtol * |b|: 1e-5 * 1000 + 1e-8 = 0.01000001 at b = 1000.
+            let x = Tensor::from_slice(&[1000.0f64, 0.0, 1.0], &[3], Device::CPU).unwrap();
+            let y = Tensor::from_slice(&[1000.009f64, 1e-9, 1.0], &[3], Device::CPU).unwrap();
+            assert!(x.allclose(&y).unwrap());
+            let z = Tensor::from_slice(&[1000.011f64, 1e-9, 1.0], &[3], Device::CPU).unwrap();
+            assert!(!x.allclose(&z).unwrap());
+            assert_eq!(x.isclose(&z, 1e-5, 1e-8, false).unwrap().to_vec::<bool>().unwrap(), vec![false, true, true]);
+            // Infinities equal to themselves are close; NaN only with equal_nan.
+            let inf = Tensor::from_slice(&[f32::INFINITY, f32::NAN], &[2], Device::CPU).unwrap();
+            assert_eq!(inf.isclose(&inf, 1e-5, 1e-8, false).unwrap().to_vec::<bool>().unwrap(), vec![true, false]);
+            assert!(inf.allclose_with(&inf, 1e-5, 1e-8, true).unwrap());
+            let ninf = Tensor::from_slice(&[f32::NEG_INFINITY, 0.0], &[2], Device::CPU).unwrap();
+            assert_eq!(inf.isclose(&ninf, 1.0, 1.0, true).unwrap().to_vec::<bool>().unwrap(), vec![false, false]);
+            // Broadcasting, integers, an empty tensor, errors.
+            assert!(a.allclose(&t(&[1.0, 2.0], &[2])).unwrap() == false);
+            assert!(t(&[2.0, 2.0], &[2]).allclose(&t(&[2.0], &[1])).unwrap());
+            let ints = Tensor::from_slice(&[10i64, 20], &[2], Device::CPU).unwrap();
+            let ints2 = Tensor::from_slice(&[11i64, 20], &[2], Device::CPU).unwrap();
+            assert!(ints.allclose_with(&ints2, 0.1, 0.0, false).unwrap());
+            assert!(!ints.allclose(&ints2).unwrap());
+            let empty = Tensor::zeros(&[0], DType::Float32, Device::CPU).unwrap();
+            assert!(empty.allclose(&empty).unwrap());
+            assert_eq!(a.allclose(&t(&[1.0, 2.0, 3.0], &[3])).unwrap_err().code, ErrorCode::ShapeMismatch);
+            assert_eq!(a.isclose(&a, -1.0, 0.0, false).unwrap_err().code, ErrorCode::InvalidArgument);
+            // Outside autograd.
+            a.set_requires_grad(true).unwrap();
+            assert!(!a.isclose(&a, 1e-5, 1e-8, false).unwrap().requires_grad());
         });
     }
 
