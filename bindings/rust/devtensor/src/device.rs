@@ -160,6 +160,13 @@ impl Device {
     /// Why CUDA can or cannot be used: `(true, "...")` when it can, else `(false,
     /// reason)` — not built, plugin missing, no driver, no device, all hidden
     /// (`dt_cuda_status`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_cuda_status`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn cuda_status() -> Result<(bool, String)> {
         check_version()?;
         let mut state = 0i32;
@@ -181,18 +188,39 @@ impl Device {
     }
 
     /// Every usable GPU, or `[cpu:0]` when there is none (d2l's `try_all_gpus`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_all_gpus`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn all_gpus() -> Result<Vec<Device>> {
         check_version()?;
         device_list(|o, c, n| unsafe { ffi::dt_all_gpus(o, c, n) })
     }
 
     /// Every usable GPU ordered by free memory, most free first, or `[cpu:0]`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_devices_by_free_memory`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn by_free_memory() -> Result<Vec<Device>> {
         check_version()?;
         device_list(|o, c, n| unsafe { ffi::dt_devices_by_free_memory(o, c, n) })
     }
 
     /// The number of devices of a kind (`dt_device_count`); 0 CUDA devices without CUDA.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_device_count`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn count(kind: DeviceKind) -> Result<usize> {
         check_version()?;
         let t = match kind {
@@ -205,6 +233,13 @@ impl Device {
     }
 
     /// The process-wide default device (`dt_default_device`), initially `cpu:0`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_default_device`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn default_device() -> Result<Device> {
         check_version()?;
         let mut d = Device::CPU.to_raw();
@@ -213,6 +248,13 @@ impl Device {
     }
 
     /// Sets the process-wide default device (`dt_set_default_device`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_set_default_device`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn set_default(self) -> Result<()> {
         check_version()?;
         check(unsafe { ffi::dt_set_default_device(self.to_raw()) })
@@ -220,12 +262,26 @@ impl Device {
 
     /// CPU model or GPU name. Fails with `InvalidDevice` / `DeviceUnavailable` for a
     /// device that does not exist or cannot be used.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_device_name`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn name(self) -> Result<String> {
         check_version()?;
         read_string(|b, c, n| unsafe { ffi::dt_device_name(self.to_raw(), b, c, n) })
     }
 
     /// `(free, total)` memory in bytes (for CPU devices, the system's).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_device_memory`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn memory(self) -> Result<(u64, u64)> {
         check_version()?;
         let (mut free, mut total) = (0u64, 0u64);
@@ -234,6 +290,13 @@ impl Device {
     }
 
     /// Name, memory, compute capability, UUID, PCI bus id (`dt_device_properties`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_device_properties`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn properties(self) -> Result<DeviceProperties> {
         check_version()?;
         // SAFETY: a plain C struct of integers and char arrays; all-zero is valid.
@@ -256,6 +319,13 @@ impl Device {
     /// The allocator's statistics for this device (`dt_memory_stats`). Fails with
     /// `InvalidDevice` / `DeviceUnavailable` for a device that does not exist or cannot
     /// be used.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_memory_stats`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn memory_stats(self) -> Result<MemoryStats> {
         check_version()?;
         // SAFETY: a plain C struct of integers; all-zero is valid.
@@ -273,18 +343,39 @@ impl Device {
 
     /// Returns the allocator's cached, unused blocks on this device to the system
     /// (`dt_empty_cache`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_empty_cache`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn empty_cache(self) -> Result<()> {
         check_version()?;
         check(unsafe { ffi::dt_empty_cache(self.to_raw()) })
     }
 
     /// Waits for all work queued on the device (`dt_synchronize`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_synchronize`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn synchronize(self) -> Result<()> {
         check_version()?;
         check(unsafe { ffi::dt_synchronize(self.to_raw()) })
     }
 
     /// Seeds this device's random generator (`dt_device_manual_seed`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_device_manual_seed`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn manual_seed(self, seed: u64) -> Result<()> {
         check_version()?;
         check(unsafe { ffi::dt_device_manual_seed(self.to_raw(), seed) })

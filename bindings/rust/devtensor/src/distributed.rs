@@ -156,9 +156,11 @@ impl ProcessGroup {
     /// # Ok(()) }
     /// ```
     ///
-    /// Errors: [`ErrorCode::InvalidArgument`] (a bad init method or backend; missing or
-    /// malformed `RANK`, `WORLD_SIZE`, `MASTER_ADDR` or `MASTER_PORT`; a rank not below the
-    /// world size; ranks started with different world sizes; a NUL byte in a string),
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`] (a bad init method or backend; missing or malformed
+    /// `RANK`, `WORLD_SIZE`, `MASTER_ADDR` or `MASTER_PORT`; a rank not below the world
+    /// size; ranks started with different world sizes; a NUL byte in a string),
     /// [`ErrorCode::NotSupported`], [`ErrorCode::Io`] (the file of file:// cannot be
     /// opened), [`ErrorCode::Distributed`] (the port is taken, rank 0 unreachable, ranks
     /// that did not join in time: named), [`ErrorCode::OutOfMemory`].
@@ -213,8 +215,11 @@ impl ProcessGroup {
 
     /// Joins a new `"gloo"` group by the env:// convention, with the rank and world size
     /// from `RANK` and `WORLD_SIZE` and the default timeout (30 minutes): what each copy of
-    /// a program started by `devtensor run` (or torchrun) calls. Errors: as
-    /// [`ProcessGroup::new`].
+    /// a program started by `devtensor run` (or torchrun) calls.
+    ///
+    /// # Errors
+    ///
+    /// As [`ProcessGroup::new`].
     pub fn from_env() -> Result<ProcessGroup> {
         ProcessGroup::new(Some("gloo"), Some("env://"), None, None, None)
     }
@@ -249,7 +254,10 @@ impl ProcessGroup {
 
     /// In place: every rank's `t` becomes the reduction `op` of all ranks' `t`, element by
     /// element (`dt_all_reduce_`, as `torch.distributed.all_reduce`). `t` must have the
-    /// same shape and dtype on every rank; see the module's WRITES paragraph. Errors:
+    /// same shape and dtype on every rank; see the module's WRITES paragraph.
+    ///
+    /// # Errors
+    ///
     /// [`ErrorCode::InvalidArgument`] (a read-only `t`), [`ErrorCode::DeviceMismatch`],
     /// [`ErrorCode::DtypeMismatch`] ([`ReduceOp::Avg`] of a non-floating dtype),
     /// [`ErrorCode::Distributed`], [`ErrorCode::OutOfMemory`].
@@ -259,9 +267,12 @@ impl ProcessGroup {
     }
 
     /// In place: every rank's `t` becomes `root`'s `t` (`dt_broadcast_`, as
-    /// `torch.distributed.broadcast`); see the module's WRITES paragraph. Errors: as
-    /// [`all_reduce_`](ProcessGroup::all_reduce_); a `root` that is not a rank of the group
-    /// is [`ErrorCode::InvalidArgument`].
+    /// `torch.distributed.broadcast`); see the module's WRITES paragraph.
+    ///
+    /// # Errors
+    ///
+    /// As [`all_reduce_`](ProcessGroup::all_reduce_); a `root` that is not a rank of the
+    /// group is [`ErrorCode::InvalidArgument`].
     pub fn broadcast_(&self, t: &Tensor, root: i32) -> Result<()> {
         // SAFETY: two live handles.
         check(unsafe { ffi::dt_broadcast_(self.as_ptr(), t.as_ptr(), root) })
@@ -270,8 +281,11 @@ impl ProcessGroup {
     /// Writes every rank's `input`, in rank order, into `output` on every rank
     /// (`dt_all_gather`, as `torch.distributed.all_gather_into_tensor`): `output` has
     /// `size()` times `input`'s element count elements of `input`'s dtype, in any shape
-    /// (e.g. `[size, ...input's shape]`); see the module's WRITES paragraph. Errors: as
-    /// [`all_reduce_`](ProcessGroup::all_reduce_), plus [`ErrorCode::ShapeMismatch`]
+    /// (e.g. `[size, ...input's shape]`); see the module's WRITES paragraph.
+    ///
+    /// # Errors
+    ///
+    /// As [`all_reduce_`](ProcessGroup::all_reduce_), plus [`ErrorCode::ShapeMismatch`]
     /// (`output`'s element count) and [`ErrorCode::DtypeMismatch`] (the dtypes differ).
     pub fn all_gather(&self, input: &Tensor, output: &Tensor) -> Result<()> {
         // SAFETY: three live handles.
@@ -281,8 +295,12 @@ impl ProcessGroup {
     /// Reduces `input` (`size()` times `output`'s element count elements) over the ranks
     /// with `op` and writes the r-th of its `size()` equal parts into rank r's `output`
     /// (`dt_reduce_scatter`, as `torch.distributed.reduce_scatter_tensor`); see the
-    /// module's WRITES paragraph. Errors: as [`all_gather`](ProcessGroup::all_gather), plus
-    /// [`ErrorCode::DtypeMismatch`] for [`ReduceOp::Avg`] of a non-floating dtype.
+    /// module's WRITES paragraph.
+    ///
+    /// # Errors
+    ///
+    /// As [`all_gather`](ProcessGroup::all_gather), plus [`ErrorCode::DtypeMismatch`] for
+    /// [`ReduceOp::Avg`] of a non-floating dtype.
     pub fn reduce_scatter(&self, input: &Tensor, output: &Tensor, op: ReduceOp) -> Result<()> {
         // SAFETY: three live handles.
         check(unsafe {
@@ -290,7 +308,10 @@ impl ProcessGroup {
         })
     }
 
-    /// Returns when every rank of the group has called it (`dt_barrier`). Errors:
+    /// Returns when every rank of the group has called it (`dt_barrier`).
+    ///
+    /// # Errors
+    ///
     /// [`ErrorCode::Distributed`].
     pub fn barrier(&self) -> Result<()> {
         // SAFETY: a live handle.
@@ -299,7 +320,10 @@ impl ProcessGroup {
 
     /// Sends `t`'s elements to rank `dst`, which must call [`recv`](ProcessGroup::recv)
     /// with this rank, the same `tag` (>= 0) and as many bytes (`dt_send`); returns once
-    /// the data has left (the receiver may not have it yet). Errors:
+    /// the data has left (the receiver may not have it yet).
+    ///
+    /// # Errors
+    ///
     /// [`ErrorCode::InvalidArgument`] (`dst` not a rank or this rank, a negative tag),
     /// [`ErrorCode::DeviceMismatch`], [`ErrorCode::Distributed`].
     pub fn send(&self, t: &Tensor, dst: i32, tag: i32) -> Result<()> {
@@ -308,8 +332,11 @@ impl ProcessGroup {
     }
 
     /// Receives into `t` what rank `src` sent with this `tag` (`dt_recv`; see
-    /// [`send`](ProcessGroup::send) and the module's WRITES paragraph). Errors: as
-    /// [`send`](ProcessGroup::send).
+    /// [`send`](ProcessGroup::send) and the module's WRITES paragraph).
+    ///
+    /// # Errors
+    ///
+    /// As [`send`](ProcessGroup::send).
     pub fn recv(&self, t: &Tensor, src: i32, tag: i32) -> Result<()> {
         // SAFETY: two live handles.
         check(unsafe { ffi::dt_recv(self.as_ptr(), t.as_ptr(), src, tag) })

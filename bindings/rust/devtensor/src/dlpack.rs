@@ -22,6 +22,11 @@ impl Tensor {
     /// cannot carry the flag: export it with [`Tensor::to_dlpack_versioned`].
     ///
     /// [`ErrorCode::NotSupported`]: crate::ErrorCode::NotSupported
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_to_dlpack`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn to_dlpack(&self) -> Result<*mut ffi::DLManagedTensor> {
         let mut out: *mut ffi::DLManagedTensor = std::ptr::null_mut();
         // SAFETY: a live handle and a valid out-pointer.
@@ -38,6 +43,11 @@ impl Tensor {
     /// `managed` must be NULL (an error) or point to a valid `DLManagedTensor` whose
     /// `dl_tensor` describes memory that stays valid until its deleter runs, and nobody
     /// else may call that deleter once this returns `Ok`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_from_dlpack`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub unsafe fn from_dlpack(managed: *mut ffi::DLManagedTensor) -> Result<Tensor> {
         // SAFETY: the caller vouches for managed; out is a valid out-pointer.
         Tensor::from_out(|out| unsafe { ffi::dt_tensor_from_dlpack(managed, out) })
@@ -50,6 +60,11 @@ impl Tensor {
     /// it must do exactly once.
     ///
     /// [`DLPACK_FLAG_BITMASK_READ_ONLY`]: crate::sys::DLPACK_FLAG_BITMASK_READ_ONLY
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_to_dlpack_versioned`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn to_dlpack_versioned(&self) -> Result<*mut ffi::DLManagedTensorVersioned> {
         let mut out: *mut ffi::DLManagedTensorVersioned = std::ptr::null_mut();
         // SAFETY: a live handle and a valid out-pointer.
@@ -74,6 +89,11 @@ impl Tensor {
     ///
     /// [`ErrorCode::NotSupported`]: crate::ErrorCode::NotSupported
     /// [`DLPACK_FLAG_BITMASK_READ_ONLY`]: crate::sys::DLPACK_FLAG_BITMASK_READ_ONLY
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_from_dlpack_versioned`:
+    /// an [`Error`](crate::Error) with the library's code and message.
     pub unsafe fn from_dlpack_versioned(
         managed: *mut ffi::DLManagedTensorVersioned,
     ) -> Result<Tensor> {
@@ -100,6 +120,11 @@ impl Tensor {
     ///
     /// [`ErrorCode::InvalidArgument`]: crate::ErrorCode::InvalidArgument
     /// [`ErrorCode::Backend`]: crate::ErrorCode::Backend
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_from_dlpack_stream`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub unsafe fn from_dlpack_stream(
         managed: *mut ffi::DLManagedTensor,
         producer_stream: i64,
@@ -118,6 +143,12 @@ impl Tensor {
     ///
     /// # Safety
     /// As [`Tensor::from_dlpack_versioned`] and [`Tensor::from_dlpack_stream`].
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for
+    /// `dt_tensor_from_dlpack_versioned_stream`: an [`Error`](crate::Error) with the
+    /// library's code and message.
     pub unsafe fn from_dlpack_versioned_stream(
         managed: *mut ffi::DLManagedTensorVersioned,
         producer_stream: i64,

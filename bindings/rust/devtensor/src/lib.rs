@@ -51,6 +51,8 @@
 //! Modules, losses, autograd and optimizers are in [`nn`].
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
+// Every public function returning `Result` says when it fails; `cargo clippy` checks.
+#![warn(clippy::missing_errors_doc, clippy::missing_panics_doc)]
 
 /// `as_raw`, `into_raw` and `unsafe from_raw` for a handle type `$t { ptr: NonNull<ffi::$raw> }`
 /// whose `Drop` releases one reference: the way to combine [`sys`] calls with the safe
@@ -87,7 +89,9 @@ macro_rules! raw_handle {
                 "added with `sys::", stringify!($retain), "`, or one from [`", stringify!($t),
                 "::into_raw`]. Taking the same reference twice releases it twice (the library ",
                 "then reports `InvalidHandle` on later use; the safe API assumes it does not ",
-                "happen). A NULL `ptr` panics.\n\n",
+                "happen).\n\n",
+                "# Panics\n\n",
+                "On a NULL `ptr`.\n\n",
                 "```\n",
                 "use devtensor::sys;\n",
                 "# fn main() -> devtensor::Result<()> {\n",
@@ -147,6 +151,13 @@ fn version_string(v: u32) -> String {
 /// the same major version and not older than the header they were generated from
 /// ([`sys::HEADER_VERSION`]). Every constructor calls it; calling it directly is only
 /// needed to fail early. The error names both versions.
+///
+/// # Errors
+///
+/// The errors that `include/devtensor.h` lists for `dt_version`: an
+/// [`Error`] with the library's code and message.
+/// [`ErrorCode::Version`] when the loaded library is one
+/// these bindings cannot use.
 pub fn check_version() -> Result<()> {
     VERSION_ONCE.call_once(|| {
         // SAFETY: no arguments, never fails.
@@ -185,6 +196,11 @@ pub fn version() -> String {
 }
 
 /// A description of the build: version, backends, BLAS, compiler (`dt_build_info`).
+///
+/// # Errors
+///
+/// The errors that `include/devtensor.h` lists for `dt_build_info`: an
+/// [`Error`] with the library's code and message.
 pub fn build_info() -> Result<String> {
     read_string(|buf, cap, needed| unsafe { ffi::dt_build_info(buf, cap, needed) })
 }
@@ -197,18 +213,39 @@ pub fn live_handle_count() -> usize {
 }
 
 /// Seeds the random generators of every device (`dt_manual_seed`).
+///
+/// # Errors
+///
+/// The errors that `include/devtensor.h` lists for `dt_manual_seed`: an
+/// [`Error`] with the library's code and message.
+/// [`ErrorCode::Version`] when the loaded library is one
+/// these bindings cannot use.
 pub fn manual_seed(seed: u64) -> Result<()> {
     check_version()?;
     error::check(unsafe { ffi::dt_manual_seed(seed) })
 }
 
 /// Sets the number of CPU threads large operations use (`dt_set_num_threads`).
+///
+/// # Errors
+///
+/// The errors that `include/devtensor.h` lists for `dt_set_num_threads`: an
+/// [`Error`] with the library's code and message.
+/// [`ErrorCode::Version`] when the loaded library is one
+/// these bindings cannot use.
 pub fn set_num_threads(n: i32) -> Result<()> {
     check_version()?;
     error::check(unsafe { ffi::dt_set_num_threads(n) })
 }
 
 /// The number of CPU threads large operations use (`dt_num_threads`).
+///
+/// # Errors
+///
+/// The errors that `include/devtensor.h` lists for `dt_num_threads`: an
+/// [`Error`] with the library's code and message.
+/// [`ErrorCode::Version`] when the loaded library is one
+/// these bindings cannot use.
 pub fn num_threads() -> Result<i32> {
     check_version()?;
     let mut n = 0i32;
@@ -219,12 +256,26 @@ pub fn num_threads() -> Result<i32> {
 /// Sets the process-wide default dtype (`dt_set_default_dtype`), initially
 /// [`DType::Float32`]: the dtype of integer-to-float results (true division, `exp` of an
 /// integer tensor, ...). It must be floating ([`ErrorCode::DtypeMismatch`] otherwise).
+///
+/// # Errors
+///
+/// The errors that `include/devtensor.h` lists for `dt_set_default_dtype`: an
+/// [`Error`] with the library's code and message.
+/// [`ErrorCode::Version`] when the loaded library is one
+/// these bindings cannot use.
 pub fn set_default_dtype(dtype: DType) -> Result<()> {
     check_version()?;
     error::check(unsafe { ffi::dt_set_default_dtype(dtype.to_raw()) })
 }
 
 /// The process-wide default dtype (`dt_default_dtype`).
+///
+/// # Errors
+///
+/// The errors that `include/devtensor.h` lists for `dt_default_dtype`: an
+/// [`Error`] with the library's code and message.
+/// [`ErrorCode::Version`] when the loaded library is one
+/// these bindings cannot use.
 pub fn default_dtype() -> Result<DType> {
     check_version()?;
     let mut d = 0;
@@ -235,12 +286,26 @@ pub fn default_dtype() -> Result<DType> {
 /// Sets whether float32 matrix products on CUDA may use TensorFloat-32 tensor cores
 /// (faster, about 10 bits of mantissa), as `torch.backends.cuda.matmul.allow_tf32`
 /// (`dt_set_allow_tf32`). Off by default, as in PyTorch; process-wide; the CPU ignores it.
+///
+/// # Errors
+///
+/// The errors that `include/devtensor.h` lists for `dt_set_allow_tf32`: an
+/// [`Error`] with the library's code and message.
+/// [`ErrorCode::Version`] when the loaded library is one
+/// these bindings cannot use.
 pub fn set_allow_tf32(allow: bool) -> Result<()> {
     check_version()?;
     error::check(unsafe { ffi::dt_set_allow_tf32(allow as i32) })
 }
 
 /// Whether TF32 is allowed (`dt_allow_tf32`; see [`set_allow_tf32`]).
+///
+/// # Errors
+///
+/// The errors that `include/devtensor.h` lists for `dt_allow_tf32`: an
+/// [`Error`] with the library's code and message.
+/// [`ErrorCode::Version`] when the loaded library is one
+/// these bindings cannot use.
 pub fn allow_tf32() -> Result<bool> {
     check_version()?;
     let mut v = 0i32;
@@ -250,12 +315,22 @@ pub fn allow_tf32() -> Result<bool> {
 
 /// Turns autograd recording on or off, process-wide (`dt_set_grad_enabled`): for every
 /// thread that has no setting of its own (see [`no_grad`]).
+///
+/// # Errors
+///
+/// The errors that `include/devtensor.h` lists for `dt_set_grad_enabled`: an
+/// [`Error`] with the library's code and message.
 pub fn set_grad_enabled(enabled: bool) -> Result<()> {
     error::check(unsafe { ffi::dt_set_grad_enabled(enabled as i32) })
 }
 
 /// Whether autograd records operations on this thread (`dt_grad_enabled`): the thread's
 /// own setting if it has one, else the process-wide one.
+///
+/// # Errors
+///
+/// The errors that `include/devtensor.h` lists for `dt_grad_enabled`: an
+/// [`Error`] with the library's code and message.
 pub fn grad_enabled() -> Result<bool> {
     let mut v = 0i32;
     error::check(unsafe { ffi::dt_grad_enabled(&mut v) })?;
@@ -265,6 +340,11 @@ pub fn grad_enabled() -> Result<bool> {
 /// Runs `f` with grad mode off on this thread only (`dt_set_thread_grad_mode`, as
 /// PyTorch's `torch.no_grad()`), restoring the thread's previous mode afterwards, even on
 /// panic. Other threads keep recording.
+///
+/// # Errors
+///
+/// The errors that `include/devtensor.h` lists for `dt_set_thread_grad_mode`: an
+/// [`Error`] with the library's code and message.
 pub fn no_grad<R>(f: impl FnOnce() -> R) -> Result<R> {
     struct Restore(i32);
     impl Drop for Restore {
@@ -293,6 +373,11 @@ pub enum ThreadGradMode {
 /// The calling thread's own grad mode (`dt_thread_grad_mode`): [`ThreadGradMode::Disabled`]
 /// inside [`no_grad`], else [`ThreadGradMode::Process`]. [`grad_enabled`] says whether the
 /// thread records, whichever setting decides it.
+///
+/// # Errors
+///
+/// The errors that `include/devtensor.h` lists for `dt_thread_grad_mode`: an
+/// [`Error`] with the library's code and message.
 pub fn thread_grad_mode() -> Result<ThreadGradMode> {
     let mut v = 0i32;
     error::check(unsafe { ffi::dt_thread_grad_mode(&mut v) })?;

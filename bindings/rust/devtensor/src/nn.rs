@@ -169,6 +169,11 @@ impl Module {
     }
 
     /// `Linear(in, out, bias)` on `device`, initialised as PyTorch does.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_linear_new`: an
+    /// [`Error`] with the library's code and message.
     pub fn linear(
         in_features: i64,
         out_features: i64,
@@ -188,39 +193,84 @@ impl Module {
         })
     }
     /// `ReLU`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_relu_new`: an
+    /// [`Error`] with the library's code and message.
     pub fn relu() -> Result<Module> {
         new_module(|o| unsafe { ffi::dt_relu_new(o) })
     }
     /// `Sigmoid`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_sigmoid_new`: an
+    /// [`Error`] with the library's code and message.
     pub fn sigmoid() -> Result<Module> {
         new_module(|o| unsafe { ffi::dt_sigmoid_new(o) })
     }
     /// `Tanh`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tanh_new`: an
+    /// [`Error`] with the library's code and message.
     pub fn tanh() -> Result<Module> {
         new_module(|o| unsafe { ffi::dt_tanh_new(o) })
     }
     /// `GELU`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_gelu_new`: an
+    /// [`Error`] with the library's code and message.
     pub fn gelu() -> Result<Module> {
         new_module(|o| unsafe { ffi::dt_gelu_new(o) })
     }
     /// `Softmax(dim)`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_softmax_new`: an
+    /// [`Error`] with the library's code and message.
     pub fn softmax(dim: i64) -> Result<Module> {
         new_module(|o| unsafe { ffi::dt_softmax_new(dim, o) })
     }
     /// `LogSoftmax(dim)`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_log_softmax_new`: an
+    /// [`Error`] with the library's code and message.
     pub fn log_softmax(dim: i64) -> Result<Module> {
         new_module(|o| unsafe { ffi::dt_log_softmax_new(dim, o) })
     }
     /// `Dropout(p)`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_dropout_new`: an
+    /// [`Error`] with the library's code and message.
     pub fn dropout(p: f64) -> Result<Module> {
         new_module(|o| unsafe { ffi::dt_dropout_new(p, o) })
     }
     /// `Flatten(start_dim, end_dim)` (PyTorch's defaults: 1, -1).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_flatten_new`: an
+    /// [`Error`] with the library's code and message.
     pub fn flatten(start_dim: i64, end_dim: i64) -> Result<Module> {
         new_module(|o| unsafe { ffi::dt_flatten_new(start_dim, end_dim, o) })
     }
     /// `CrossEntropyLoss(weight, reduction, ignore_index, label_smoothing)`; the class
     /// weights are copied into the buffer `"weight"`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_cross_entropy_loss_new`: an
+    /// [`Error`] with the library's code and message.
     pub fn cross_entropy_loss(
         weight: Option<&Tensor>,
         reduction: Reduction,
@@ -233,6 +283,11 @@ impl Module {
         })
     }
     /// `NLLLoss(weight, reduction, ignore_index)`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_nll_loss_new`: an
+    /// [`Error`] with the library's code and message.
     pub fn nll_loss(
         weight: Option<&Tensor>,
         reduction: Reduction,
@@ -242,6 +297,11 @@ impl Module {
         new_module(|o| unsafe { ffi::dt_nll_loss_new(w, reduction.raw(), ignore_index, o) })
     }
     /// `MSELoss(reduction)`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_mse_loss_new`: an
+    /// [`Error`] with the library's code and message.
     pub fn mse_loss(reduction: Reduction) -> Result<Module> {
         new_module(|o| unsafe { ffi::dt_mse_loss_new(reduction.raw(), o) })
     }
@@ -273,12 +333,6 @@ impl Module {
     /// [`nn`](crate::nn)); the per-device threads are the library's and are joined
     /// before `forward` returns.
     ///
-    /// Errors: `InvalidDevice` for an ordinal that does not exist (the message names
-    /// `device_ids[i]`), `InvalidArgument` for a device listed twice or a DataParallel
-    /// as `module` (no nesting), `DeviceUnavailable` (e.g. CUDA without a GPU). A
-    /// `module` that is not on `device_ids[0]` is reported by `forward`, not here:
-    /// `DeviceMismatch`, `"module must have its parameters and buffers on device cpu:0
-    /// (device_ids[0]) but found one of them on device: cpu:1"`.
     ///
     /// ```
     /// use devtensor::nn::Module;
@@ -296,6 +350,15 @@ impl Module {
     /// assert!(model.parameters()?[0].grad()?.is_some());
     /// # Ok(()) }
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// `InvalidDevice` for an ordinal that does not exist (the message names
+    /// `device_ids[i]`), `InvalidArgument` for a device listed twice or a DataParallel as
+    /// `module` (no nesting), `DeviceUnavailable` (e.g. CUDA without a GPU). A `module`
+    /// that is not on `device_ids[0]` is reported by `forward`, not here: `DeviceMismatch`,
+    /// `"module must have its parameters and buffers on device cpu:0 (device_ids[0]) but
+    /// found one of them on device: cpu:1"`.
     pub fn data_parallel(
         module: &Module,
         device_ids: &[Device],
@@ -377,11 +440,13 @@ impl Module {
     /// # Ok(()) }
     /// ```
     ///
-    /// Errors: [`ErrorCode::InvalidArgument`] (a parameter of `module` already wrapped,
-    /// `Some(0)`, ranks with different parameter counts), [`ErrorCode::InvalidHandle`],
-    /// [`ErrorCode::DeviceMismatch`] (a parameter or buffer not on the CPU for
-    /// `"gloo"`), [`ErrorCode::ShapeMismatch`] (a parameter or buffer of another shape or
-    /// dtype on some rank), [`ErrorCode::Distributed`], [`ErrorCode::OutOfMemory`].
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`] (a parameter of `module` already wrapped, `Some(0)`,
+    /// ranks with different parameter counts), [`ErrorCode::InvalidHandle`],
+    /// [`ErrorCode::DeviceMismatch`] (a parameter or buffer not on the CPU for `"gloo"`),
+    /// [`ErrorCode::ShapeMismatch`] (a parameter or buffer of another shape or dtype on
+    /// some rank), [`ErrorCode::Distributed`], [`ErrorCode::OutOfMemory`].
     pub fn distributed_data_parallel(
         module: &Module,
         pg: &ProcessGroup,
@@ -413,16 +478,32 @@ impl Module {
     }
 
     /// Runs the module on its inputs (one, or input and target for a loss).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_module_forward`: an
+    /// [`Error`] with the library's code and message.
     pub fn forward_many(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let h: Vec<*const ffi::dt_tensor> = inputs.iter().map(|t| t.as_ptr() as *const _).collect();
         Tensor::from_out(|o| unsafe { ffi::dt_module_forward(self.raw(), h.as_ptr(), h.len(), o) })
     }
     /// Runs a layer or container on one input. A module on another device than the input
     /// is `DeviceMismatch` ("module parameters are on cuda:0 but the input is on cpu").
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`] (a wrong number of inputs, a target class out of
+    /// range), [`ErrorCode::DeviceMismatch`] (the module and its input on two devices),
+    /// [`ErrorCode::ShapeMismatch`] (naming both shapes), [`ErrorCode::DtypeMismatch`],
+    /// [`ErrorCode::OutOfMemory`] (`dt_module_forward`).
     pub fn forward(&self, input: &Tensor) -> Result<Tensor> {
         self.forward_many(&[input])
     }
     /// Runs a loss on `(input, target)`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Module::forward`].
     pub fn loss(&self, input: &Tensor, target: &Tensor) -> Result<Tensor> {
         self.forward_many(&[input, target])
     }
@@ -450,6 +531,11 @@ impl Module {
         check(unsafe { ffi::dt_module_to(self.raw(), device.to_raw()) })
     }
     /// The device of the first parameter or buffer (`cpu:0` when there is none).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_module_device`: an
+    /// [`Error`] with the library's code and message.
     pub fn device(&self) -> Result<Device> {
         let mut d = Device::CPU.to_raw();
         check(unsafe { ffi::dt_module_device(self.raw(), &mut d) })?;
@@ -515,10 +601,19 @@ impl Module {
     }
 
     /// Parameters with their state_dict names (`"0.weight"`), shared with the module.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_module_parameter_count`: an
+    /// [`Error`] with the library's code and message.
     pub fn named_parameters(&self) -> Result<Vec<(String, Tensor)>> {
         self.named(ffi::dt_module_parameter_count, ffi::dt_module_parameter)
     }
     /// The parameters (shared with the module).
+    ///
+    /// # Errors
+    ///
+    /// As [`Module::named_parameters`].
     pub fn parameters(&self) -> Result<Vec<Tensor>> {
         Ok(self
             .named_parameters()?
@@ -527,6 +622,11 @@ impl Module {
             .collect())
     }
     /// Buffers with their state_dict names (a loss's `"weight"`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_module_buffer_count`: an
+    /// [`Error`] with the library's code and message.
     pub fn named_buffers(&self) -> Result<Vec<(String, Tensor)>> {
         self.named(ffi::dt_module_buffer_count, ffi::dt_module_buffer)
     }
@@ -556,6 +656,11 @@ impl Module {
     }
 
     /// Saves the state dict as a safetensors file with PyTorch's key names.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_module_save`: an
+    /// [`Error`] with the library's code and message.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         let p = path_arg(path.as_ref())?;
         check(unsafe { ffi::dt_module_save(self.raw(), p.as_ptr()) })
@@ -629,6 +734,11 @@ impl Sequential {
         self
     }
     /// The container.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_sequential_new`: an
+    /// [`Error`] with the library's code and message.
     pub fn build(self) -> Result<Module> {
         let h: Vec<*mut ffi::dt_module> = self.children.iter().map(|m| m.raw()).collect();
         new_module(|o| unsafe { ffi::dt_sequential_new(h.as_ptr(), h.len(), o) })
@@ -674,6 +784,11 @@ fn new_opt(call: impl FnOnce(*mut *mut ffi::dt_optimizer) -> ffi::dt_status) -> 
 
 impl Optimizer {
     /// `torch.optim.SGD(params, lr, momentum, dampening, weight_decay, nesterov)`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_sgd_new`: an
+    /// [`Error`] with the library's code and message.
     pub fn sgd(
         params: &[Tensor],
         lr: f64,
@@ -697,6 +812,11 @@ impl Optimizer {
         })
     }
     /// `torch.optim.Adam` (`decoupled == false`) or `AdamW` (`true`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_adam_new`: an
+    /// [`Error`] with the library's code and message.
     #[allow(clippy::too_many_arguments)]
     pub fn adam(
         params: &[Tensor],
@@ -722,10 +842,20 @@ impl Optimizer {
         })
     }
     /// One update of every parameter that has a gradient.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_optimizer_step`: an
+    /// [`Error`] with the library's code and message.
     pub fn step(&mut self) -> Result<()> {
         check(unsafe { ffi::dt_optimizer_step(self.ptr.as_ptr()) })
     }
     /// Drops every parameter's gradient (`zero_grad(set_to_none=True)`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_optimizer_zero_grad`: an
+    /// [`Error`] with the library's code and message.
     pub fn zero_grad(&mut self) -> Result<()> {
         check(unsafe { ffi::dt_optimizer_zero_grad(self.ptr.as_ptr()) })
     }

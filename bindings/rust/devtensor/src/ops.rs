@@ -20,6 +20,14 @@ use std::ops::{Add, Div, Mul, Neg, Sub};
 macro_rules! binary {
     ($($(#[$m:meta])* $name:ident => $f:ident;)*) => {$(
         $(#[$m])*
+        ///
+        /// # Errors
+        ///
+        #[doc = concat!("The errors that `include/devtensor.h` lists for `", stringify!($f), "`: ",
+                        "[`DeviceMismatch`](crate::ErrorCode::DeviceMismatch) (operands on two devices), ",
+                        "[`ShapeMismatch`](crate::ErrorCode::ShapeMismatch) (shapes that do not broadcast), ",
+                        "[`DtypeMismatch`](crate::ErrorCode::DtypeMismatch) (a dtype the op refuses), ",
+                        "[`OutOfMemory`](crate::ErrorCode::OutOfMemory).")]
         pub fn $name(&self, other: &Tensor) -> Result<Tensor> {
             Tensor::from_out(|o| unsafe { ffi::$f(self.as_ptr(), other.as_ptr(), o) })
         }
@@ -28,6 +36,12 @@ macro_rules! binary {
 macro_rules! scalar {
     ($($(#[$m:meta])* $name:ident => $f:ident;)*) => {$(
         $(#[$m])*
+        ///
+        /// # Errors
+        ///
+        #[doc = concat!("The errors that `include/devtensor.h` lists for `", stringify!($f), "`: ",
+                        "[`DtypeMismatch`](crate::ErrorCode::DtypeMismatch) (a dtype the op refuses), ",
+                        "[`OutOfMemory`](crate::ErrorCode::OutOfMemory).")]
         pub fn $name(&self, other: f64) -> Result<Tensor> {
             Tensor::from_out(|o| unsafe { ffi::$f(self.as_ptr(), other, o) })
         }
@@ -36,6 +50,12 @@ macro_rules! scalar {
 macro_rules! unary {
     ($($(#[$m:meta])* $name:ident => $f:ident;)*) => {$(
         $(#[$m])*
+        ///
+        /// # Errors
+        ///
+        #[doc = concat!("The errors that `include/devtensor.h` lists for `", stringify!($f), "`: ",
+                        "[`DtypeMismatch`](crate::ErrorCode::DtypeMismatch) (a dtype the op refuses), ",
+                        "[`OutOfMemory`](crate::ErrorCode::OutOfMemory).")]
         pub fn $name(&self) -> Result<Tensor> {
             Tensor::from_out(|o| unsafe { ffi::$f(self.as_ptr(), o) })
         }
@@ -44,6 +64,14 @@ macro_rules! unary {
 macro_rules! reduce {
     ($($(#[$m:meta])* $name:ident => $f:ident;)*) => {$(
         $(#[$m])*
+        ///
+        /// # Errors
+        ///
+        #[doc = concat!("The errors that `include/devtensor.h` lists for `", stringify!($f), "`: ",
+                        "[`InvalidArgument`](crate::ErrorCode::InvalidArgument) (a dimension out of range or repeated), ",
+                        "[`DtypeMismatch`](crate::ErrorCode::DtypeMismatch) (a dtype the op refuses), ",
+                        "[`ShapeMismatch`](crate::ErrorCode::ShapeMismatch) (max, min, argmax, argmin of an empty extent), ",
+                        "[`OutOfMemory`](crate::ErrorCode::OutOfMemory).")]
         pub fn $name(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
             Tensor::from_out(|o| unsafe { ffi::$f(self.as_ptr(), dims.as_ptr(), dims.len(), keepdim as i32, o) })
         }
@@ -66,50 +94,100 @@ impl Tensor {
 
     /// The same elements with another shape (one `-1` is inferred); a view when the
     /// strides allow (exactly when PyTorch's is), else a copy.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_reshape`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe {
             ffi::dt_reshape(self.as_ptr(), shape.as_ptr(), shape.len(), o)
         })
     }
     /// As [`Tensor::reshape`] but always a view (`ShapeMismatch` when it cannot be).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_view`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn view(&self, shape: &[i64]) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_view(self.as_ptr(), shape.as_ptr(), shape.len(), o) })
     }
     /// Swaps two dimensions (a view).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_transpose`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_transpose(self.as_ptr(), dim0, dim1, o) })
     }
     /// Reorders the dimensions (a view).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_permute`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe {
             ffi::dt_permute(self.as_ptr(), dims.as_ptr(), dims.len(), o)
         })
     }
     /// `length` elements of `dim` from `start` (a view).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_narrow`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn narrow(&self, dim: i64, start: i64, length: i64) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_narrow(self.as_ptr(), dim, start, length, o) })
     }
     /// Drops the listed size-1 dimensions (every size-1 dimension when `dims` is empty).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_squeeze`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn squeeze(&self, dims: &[i64]) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe {
             ffi::dt_squeeze(self.as_ptr(), dims.as_ptr(), dims.len(), o)
         })
     }
     /// Inserts a size-1 dimension at `dim`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_unsqueeze`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_unsqueeze(self.as_ptr(), dim, o) })
     }
     /// Broadcasts to `shape` (a view with zero strides; `-1` keeps a size).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_expand`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn expand(&self, shape: &[i64]) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe {
             ffi::dt_expand(self.as_ptr(), shape.as_ptr(), shape.len(), o)
         })
     }
     /// A row-major contiguous tensor: `self` again when already contiguous, else a copy.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_contiguous`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn contiguous(&self) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_contiguous(self.as_ptr(), o) })
     }
     /// Flattens dimensions `start_dim..=end_dim` into one.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_flatten`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_flatten(self.as_ptr(), start_dim, end_dim, o) })
     }
@@ -124,6 +202,11 @@ impl Tensor {
     }
 
     /// `cond ? a : b` elementwise (`self` is the bool condition).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_where`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn where_(&self, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_where(self.as_ptr(), a.as_ptr(), b.as_ptr(), o) })
     }
@@ -244,10 +327,20 @@ impl Tensor {
     }
 
     /// Softmax along `dim`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_softmax`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn softmax(&self, dim: i64) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_softmax(self.as_ptr(), dim, o) })
     }
     /// Log-softmax along `dim`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_log_softmax`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn log_softmax(&self, dim: i64) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_log_softmax(self.as_ptr(), dim, o) })
     }
@@ -255,11 +348,21 @@ impl Tensor {
     // -------------------------------------------------------- joining, indexing
 
     /// Concatenates along `dim` (shapes match elsewhere; dtypes promote).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_cat`: an [`Error`](crate::Error)
+    /// with the library's code and message.
     pub fn cat(tensors: &[&Tensor], dim: i64) -> Result<Tensor> {
         let h = handles(tensors);
         Tensor::from_out(|o| unsafe { ffi::dt_cat(h.as_ptr(), h.len(), dim, o) })
     }
     /// Stacks tensors of one shape along a new dimension `dim`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_stack`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn stack(tensors: &[&Tensor], dim: i64) -> Result<Tensor> {
         let h = handles(tensors);
         Tensor::from_out(|o| unsafe { ffi::dt_stack(h.as_ptr(), h.len(), dim, o) })
@@ -285,29 +388,59 @@ impl Tensor {
     }
 
     /// Splits into `chunks` views along `dim`, as `torch.chunk`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_chunk`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn chunk(&self, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
         self.pieces(|o, c, n| unsafe { ffi::dt_chunk(self.as_ptr(), chunks, dim, o, c, n) })
     }
     /// Splits into views of `split_size` along `dim`, as `torch.split`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_split`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn split(&self, split_size: i64, dim: i64) -> Result<Vec<Tensor>> {
         self.pieces(|o, c, n| unsafe { ffi::dt_split(self.as_ptr(), split_size, dim, o, c, n) })
     }
 
     /// Elements at the integer indices of the 1-d `index` along `dim`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_index_select`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_index_select(self.as_ptr(), dim, index.as_ptr(), o) })
     }
     /// `torch.gather`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_gather`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_gather(self.as_ptr(), dim, index.as_ptr(), o) })
     }
     /// `torch.index_add`: a new tensor, `self` with `source`'s slices added at the
     /// positions `index` names along `dim` (repeated indices add up).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_index_add`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn index_add(&self, dim: i64, index: &Tensor, source: &Tensor) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_index_add(self.as_ptr(), dim, index.as_ptr(), source.as_ptr(), o) })
     }
     /// `torch.scatter_add`: a new tensor, `self` with `src`'s elements added where `index`
     /// points along `dim` (repeated indices add up).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_scatter_add`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn scatter_add(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_scatter_add(self.as_ptr(), dim, index.as_ptr(), src.as_ptr(), o) })
     }

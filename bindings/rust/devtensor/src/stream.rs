@@ -110,7 +110,11 @@ impl Stream {
 
     /// A new stream on `device` (`dt_stream_create`). On a GPU it is a hardware queue of
     /// its own that does not wait for the default stream; on the CPU it is the device's
-    /// one queue. Errors: [`ErrorCode::InvalidDevice`], [`ErrorCode::DeviceUnavailable`],
+    /// one queue.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidDevice`], [`ErrorCode::DeviceUnavailable`],
     /// [`ErrorCode::OutOfMemory`], [`ErrorCode::Backend`].
     pub fn new(device: Device) -> Result<Stream> {
         check_version()?;
@@ -119,7 +123,11 @@ impl Stream {
 
     /// Another reference to `device`'s default stream (`dt_stream_default`):
     /// [`is_default`](Stream::is_default) is true, and [`with_stream`] of it runs on the
-    /// default stream. Errors: as [`Stream::new`].
+    /// default stream.
+    ///
+    /// # Errors
+    ///
+    /// As [`Stream::new`].
     pub fn default_for(device: Device) -> Result<Stream> {
         check_version()?;
         Stream::from_out(|o| unsafe { ffi::dt_stream_default(device.to_raw(), o) })
@@ -142,16 +150,22 @@ impl Stream {
     }
 
     /// Waits until the work queued on this stream has finished (`dt_stream_synchronize`;
-    /// at once on the CPU). Errors: [`ErrorCode::DeviceLost`] (a kernel on it failed),
-    /// [`ErrorCode::Backend`].
+    /// at once on the CPU).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::DeviceLost`] (a kernel on it failed), [`ErrorCode::Backend`].
     pub fn synchronize(&self) -> Result<()> {
         // SAFETY: a live handle.
         check(unsafe { ffi::dt_stream_synchronize(self.as_ptr()) })
     }
 
     /// Whether the work queued on this stream has finished, without waiting
-    /// (`dt_stream_query`; always true on the CPU). Errors: as
-    /// [`synchronize`](Stream::synchronize).
+    /// (`dt_stream_query`; always true on the CPU).
+    ///
+    /// # Errors
+    ///
+    /// As [`synchronize`](Stream::synchronize).
     pub fn query(&self) -> Result<bool> {
         let mut done = 0i32;
         // SAFETY: a live handle and a valid out-pointer.
@@ -162,6 +176,11 @@ impl Stream {
     /// Work queued on this stream after this call waits until `event`'s recorded work has
     /// finished; the caller does not wait (`dt_stream_wait_event`). `event` may be of
     /// another device; an event never recorded is no wait.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_stream_wait_event`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn wait_event(&self, event: &Event) -> Result<()> {
         // SAFETY: two live handles.
         check(unsafe { ffi::dt_stream_wait_event(self.as_ptr(), event.as_ptr()) })
@@ -169,6 +188,11 @@ impl Stream {
 
     /// Work queued on this stream after this call waits for the work queued on `other` so
     /// far (an event recorded on `other`, waited for by this one; `dt_stream_wait_stream`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_stream_wait_stream`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn wait_stream(&self, other: &Stream) -> Result<()> {
         // SAFETY: two live handles.
         check(unsafe { ffi::dt_stream_wait_stream(self.as_ptr(), other.as_ptr()) })
@@ -178,6 +202,11 @@ impl Stream {
     /// (`dt_stream_native_handle`): a `cudaStream_t` for a CUDA stream (the default
     /// stream's too), NULL for a device without streams (the CPU). Borrowed: valid while
     /// this stream lives; never destroy it.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_stream_native_handle`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn native_handle(&self) -> Result<*mut c_void> {
         let mut p: *mut c_void = std::ptr::null_mut();
         // SAFETY: a live handle and a valid out-pointer.
@@ -224,6 +253,11 @@ impl fmt::Debug for Stream {
 /// be made known with [`Tensor::record_stream`].
 ///
 /// Errors, before `f` runs (it does not run then): [`ErrorCode::OutOfMemory`].
+///
+/// # Errors
+///
+/// The errors that `include/devtensor.h` lists for `dt_set_thread_stream`: an
+/// [`Error`](crate::Error) with the library's code and message.
 pub fn with_stream<R>(stream: &Stream, f: impl FnOnce() -> R) -> Result<R> {
     /// Sets the stream it holds (a reference of its own) back and releases it.
     struct Restore(*mut ffi::dt_stream);
@@ -246,8 +280,11 @@ pub fn with_stream<R>(stream: &Stream, f: impl FnOnce() -> R) -> Result<R> {
 
 /// Another reference to the calling thread's current stream for `device`
 /// (`dt_thread_stream`): the stream of the innermost [`with_stream`] on this thread for
-/// that device, else its default stream. Errors: [`ErrorCode::InvalidDevice`],
-/// [`ErrorCode::DeviceUnavailable`].
+/// that device, else its default stream.
+///
+/// # Errors
+///
+/// [`ErrorCode::InvalidDevice`], [`ErrorCode::DeviceUnavailable`].
 pub fn thread_stream(device: Device) -> Result<Stream> {
     check_version()?;
     Stream::from_out(|o| unsafe { ffi::dt_thread_stream(device.to_raw(), o) })
@@ -260,7 +297,11 @@ impl Event {
     }
 
     /// A new event on `device`, never recorded, that times what it marks
-    /// (`dt_event_create`). Errors: as [`Stream::new`].
+    /// (`dt_event_create`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Stream::new`].
     pub fn new(device: Device) -> Result<Event> {
         check_version()?;
         let mut out: *mut ffi::dt_event = std::ptr::null_mut();
@@ -285,7 +326,10 @@ impl Event {
     /// Marks the end of the work queued on `stream` so far (`dt_event_record`; `None`: the
     /// calling thread's current stream of the event's device, see [`with_stream`]).
     /// Recording again moves the mark. On the CPU the event completes when it is recorded.
-    /// Errors: [`ErrorCode::DeviceMismatch`] (a stream of another device),
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::DeviceMismatch`] (a stream of another device),
     /// [`ErrorCode::DeviceLost`], [`ErrorCode::Backend`].
     pub fn record(&self, stream: Option<&Stream>) -> Result<()> {
         let s = stream.map_or(std::ptr::null(), |s| s.as_ptr() as *const ffi::dt_stream);
@@ -294,14 +338,22 @@ impl Event {
     }
 
     /// Waits until the recorded work has finished, at once for an event never recorded
-    /// (`dt_event_synchronize`). Errors: [`ErrorCode::DeviceLost`], [`ErrorCode::Backend`].
+    /// (`dt_event_synchronize`).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::DeviceLost`], [`ErrorCode::Backend`].
     pub fn synchronize(&self) -> Result<()> {
         // SAFETY: a live handle.
         check(unsafe { ffi::dt_event_synchronize(self.as_ptr()) })
     }
 
     /// Whether the recorded work has finished (true for an event never recorded), without
-    /// waiting (`dt_event_query`). Errors: as [`synchronize`](Event::synchronize).
+    /// waiting (`dt_event_query`).
+    ///
+    /// # Errors
+    ///
+    /// As [`synchronize`](Event::synchronize).
     pub fn query(&self) -> Result<bool> {
         let mut done = 0i32;
         // SAFETY: a live handle and a valid out-pointer.
@@ -312,8 +364,11 @@ impl Event {
     /// Milliseconds from this event's mark to `end`'s, both recorded on one device, after
     /// waiting for their work to finish (`dt_event_elapsed_ms`): on a GPU from the
     /// device's clock (about 0.5 µs resolution), on the CPU from the host's steady clock.
-    /// Errors: [`ErrorCode::InvalidArgument`] (an event never recorded, events of
-    /// different devices), [`ErrorCode::DeviceLost`], [`ErrorCode::Backend`].
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`] (an event never recorded, events of different
+    /// devices), [`ErrorCode::DeviceLost`], [`ErrorCode::Backend`].
     pub fn elapsed_ms(&self, end: &Event) -> Result<f32> {
         let mut ms = 0f32;
         // SAFETY: two live handles and a valid out-pointer.
@@ -351,7 +406,10 @@ impl Tensor {
     /// stream of its device other than the one it was allocated on: when the memory is
     /// freed, the free waits for the work queued on `stream` until then
     /// (`dt_tensor_record_stream`, as torch's `Tensor.record_stream`). Nothing to do, and
-    /// no error, on devices without streams (the CPU). Errors:
+    /// no error, on devices without streams (the CPU).
+    ///
+    /// # Errors
+    ///
     /// [`ErrorCode::DeviceMismatch`] (a stream of another device),
     /// [`ErrorCode::OutOfMemory`].
     pub fn record_stream(&self, stream: &Stream) -> Result<()> {

@@ -133,6 +133,13 @@ impl Tensor {
     }
 
     /// Uninitialised contents (`dt_tensor_empty`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_empty`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn empty(shape: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
         Tensor::factory(shape, |s, n, o| unsafe {
             ffi::dt_tensor_empty(s, n, dtype.to_raw(), device.to_raw(), o)
@@ -146,6 +153,13 @@ impl Tensor {
     /// let t = Tensor::zeros(&[2, 3], DType::Float32, Device::CPU).unwrap();
     /// assert_eq!(t.to_string(), "tensor([[0., 0., 0.],\n        [0., 0., 0.]])");
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_zeros`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn zeros(shape: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
         Tensor::factory(shape, |s, n, o| unsafe {
             ffi::dt_tensor_zeros(s, n, dtype.to_raw(), device.to_raw(), o)
@@ -153,6 +167,13 @@ impl Tensor {
     }
 
     /// All ones.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_ones`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn ones(shape: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
         Tensor::factory(shape, |s, n, o| unsafe {
             ffi::dt_tensor_ones(s, n, dtype.to_raw(), device.to_raw(), o)
@@ -160,6 +181,13 @@ impl Tensor {
     }
 
     /// Every element `value`, cast to `dtype`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_full`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn full(shape: &[i64], value: f64, dtype: DType, device: Device) -> Result<Tensor> {
         Tensor::factory(shape, |s, n, o| unsafe {
             ffi::dt_tensor_full(s, n, value, dtype.to_raw(), device.to_raw(), o)
@@ -168,6 +196,13 @@ impl Tensor {
 
     /// Uniform in [0, 1) from the device's Philox generator: the same values on every
     /// device for one seed ([`crate::manual_seed`]). `dtype` must be floating.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_rand`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn rand(shape: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
         Tensor::factory(shape, |s, n, o| unsafe {
             ffi::dt_tensor_rand(s, n, dtype.to_raw(), device.to_raw(), o)
@@ -175,6 +210,13 @@ impl Tensor {
     }
 
     /// Standard normal values (see [`Tensor::rand`]).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_randn`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn randn(shape: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
         Tensor::factory(shape, |s, n, o| unsafe {
             ffi::dt_tensor_randn(s, n, dtype.to_raw(), device.to_raw(), o)
@@ -188,6 +230,13 @@ impl Tensor {
     /// let t = Tensor::arange(0.0, 4.0, 1.0, DType::Int64, Device::CPU).unwrap();
     /// assert_eq!(t.to_vec::<i64>().unwrap(), vec![0, 1, 2, 3]);
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_arange`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn arange(start: f64, end: f64, step: f64, dtype: DType, device: Device) -> Result<Tensor> {
         check_version()?;
         Tensor::from_out(|o| unsafe {
@@ -204,6 +253,13 @@ impl Tensor {
     /// assert_eq!(t.shape(), vec![2, 2]);
     /// assert_eq!(t.to_vec::<i32>().unwrap(), vec![1, 2, 3, 4]);
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_from_data`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn from_slice<T: Element>(data: &[T], shape: &[i64], device: Device) -> Result<Tensor> {
         check_version()?;
         let nbytes = std::mem::size_of_val(data);
@@ -222,11 +278,19 @@ impl Tensor {
 
     /// As [`Tensor::from_slice`], consuming a `Vec` (the data is still copied: the
     /// library owns its memory).
+    ///
+    /// # Errors
+    ///
+    /// As [`Tensor::from_slice`].
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[i64], device: Device) -> Result<Tensor> {
         Tensor::from_slice(&data, shape, device)
     }
 
     /// A 0-d tensor holding `value`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Tensor::from_slice`].
     pub fn scalar<T: Element>(value: T, device: Device) -> Result<Tensor> {
         Tensor::from_slice(&[value], &[], device)
     }
@@ -235,6 +299,13 @@ impl Tensor {
     /// (`dt_tensor_empty_pinned`), which copies to and from a GPU can use asynchronously.
     /// Pinned memory comes from the CUDA driver: without a usable CUDA backend this is
     /// [`ErrorCode::DeviceUnavailable`], with the reason.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_empty_pinned`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
     pub fn empty_pinned(shape: &[i64], dtype: DType) -> Result<Tensor> {
         Tensor::factory(shape, |s, n, o| unsafe {
             ffi::dt_tensor_empty_pinned(s, n, dtype.to_raw(), o)
@@ -246,6 +317,11 @@ impl Tensor {
     /// else a contiguous copy. A tensor not on a CPU device is
     /// [`ErrorCode::NotSupported`]; without a usable CUDA backend this is
     /// [`ErrorCode::DeviceUnavailable`].
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_pin_memory`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn pin_memory(&self) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_tensor_pin_memory(self.as_ptr(), o) })
     }
@@ -261,35 +337,70 @@ impl Tensor {
 
     /// Uninitialised contents with this tensor's shape, dtype and device
     /// (`dt_empty_like`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_empty_like`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn empty_like(&self) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_empty_like(self.as_ptr(), o) })
     }
 
     /// Zeros / ones / `value` with this tensor's shape, dtype and device.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_zeros_like`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn zeros_like(&self) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_zeros_like(self.as_ptr(), o) })
     }
     /// See [`Tensor::zeros_like`].
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_ones_like`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn ones_like(&self) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_ones_like(self.as_ptr(), o) })
     }
     /// See [`Tensor::zeros_like`].
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_full_like`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn full_like(&self, value: f64) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_full_like(self.as_ptr(), value, o) })
     }
     /// Uniform values in [0, 1) with this tensor's shape, dtype (floating) and device
     /// (`dt_rand_like`; see [`Tensor::rand`]).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_rand_like`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn rand_like(&self) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_rand_like(self.as_ptr(), o) })
     }
     /// Standard normal values with this tensor's shape, dtype (floating) and device
     /// (`dt_randn_like`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_randn_like`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn randn_like(&self) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_randn_like(self.as_ptr(), o) })
     }
 
     /// Uninitialised contents of `shape` with this tensor's dtype and device, as
     /// PyTorch's `Tensor.new_empty` (`dt_tensor_new_empty`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_new_empty`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn new_empty(&self, shape: &[i64]) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe {
             ffi::dt_tensor_new_empty(self.as_ptr(), shape.as_ptr(), shape.len(), o)
@@ -303,12 +414,22 @@ impl Tensor {
     /// let z = a.new_zeros(&[2, 2]).unwrap();
     /// assert_eq!((z.shape(), z.dtype()), (vec![2, 2], DType::Float64));
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_new_zeros`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn new_zeros(&self, shape: &[i64]) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe {
             ffi::dt_tensor_new_zeros(self.as_ptr(), shape.as_ptr(), shape.len(), o)
         })
     }
     /// Ones of `shape` with this tensor's dtype and device (`Tensor.new_ones`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_new_ones`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn new_ones(&self, shape: &[i64]) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe {
             ffi::dt_tensor_new_ones(self.as_ptr(), shape.as_ptr(), shape.len(), o)
@@ -316,6 +437,11 @@ impl Tensor {
     }
     /// `value` (cast to this tensor's dtype) everywhere in `shape`, on this tensor's
     /// device (`Tensor.new_full`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_new_full`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn new_full(&self, shape: &[i64], value: f64) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe {
             ffi::dt_tensor_new_full(self.as_ptr(), shape.as_ptr(), shape.len(), value, o)
@@ -364,14 +490,28 @@ impl Tensor {
         n
     }
 
-    /// The element type. (Panics only if the library reports a dtype newer than these
-    /// bindings know, which the version check rules out; use [`Tensor::try_dtype`] to
-    /// get an `Err` instead.)
+    /// The element type.
+    ///
+    /// ```
+    /// use devtensor::{DType, Device, Tensor};
+    /// let t = Tensor::zeros(&[2], DType::Int32, Device::CPU).unwrap();
+    /// assert_eq!(t.dtype(), DType::Int32);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// Only if the library reports a dtype newer than these bindings know, which the
+    /// version check rules out; [`Tensor::try_dtype`] gives an `Err` instead.
     pub fn dtype(&self) -> DType {
         self.try_dtype().expect("a dtype unknown to these bindings")
     }
 
     /// The element type, or an error for a dtype unknown to these bindings.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_dtype`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn try_dtype(&self) -> Result<DType> {
         let mut d = 0;
         check(unsafe { ffi::dt_tensor_dtype(self.as_ptr(), &mut d) })?;
@@ -416,11 +556,21 @@ impl Tensor {
     /// assert_eq!(b.device(), Device::cuda_if_available());
     /// assert_eq!(a.device(), Device::CPU);
     /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidDevice`] (a device that does not exist),
+    /// [`ErrorCode::DeviceUnavailable`] (e.g. CUDA without a GPU), [`ErrorCode::OutOfMemory`]
+    /// (`dt_tensor_to`).
     pub fn to(&self, device: Device) -> Result<Tensor> {
         self.to_raw(device.to_raw(), ffi::DT_DTYPE_DEFAULT, 0)
     }
 
     /// This tensor converted to `dtype` (PyTorch's casts; aliases when unchanged).
+    ///
+    /// # Errors
+    ///
+    /// As [`Tensor::to`].
     pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
         let keep = ffi::dt_device {
             type_: ffi::DT_DEVICE_DEFAULT,
@@ -430,11 +580,19 @@ impl Tensor {
     }
 
     /// Device and dtype at once.
+    ///
+    /// # Errors
+    ///
+    /// As [`Tensor::to`].
     pub fn to_device_dtype(&self, device: Device, dtype: DType) -> Result<Tensor> {
         self.to_raw(device.to_raw(), dtype.to_raw(), 0)
     }
 
     /// A copy with its own storage (same device and dtype), never an alias.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::OutOfMemory`] (`dt_tensor_to` with `DT_TO_COPY`).
     pub fn deep_copy(&self) -> Result<Tensor> {
         let keep = ffi::dt_device {
             type_: ffi::DT_DEVICE_DEFAULT,
@@ -446,6 +604,11 @@ impl Tensor {
     /// The elements in row-major order, copied to a `Vec` (from any device and layout).
     /// `T` must be the tensor's element type: asking for `f64` from a `float32` tensor is
     /// `DtypeMismatch` (convert with [`Tensor::to_dtype`] first).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::DtypeMismatch`] when `T` is not the tensor's element type; a failed copy
+    /// from the device ([`ErrorCode::DeviceLost`], [`ErrorCode::Backend`]).
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         let dt = self.try_dtype()?;
         if dt != T::DTYPE {
@@ -463,6 +626,11 @@ impl Tensor {
     }
 
     /// The value of a one-element tensor, as `f64`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_item`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn item(&self) -> Result<f64> {
         let mut v = 0f64;
         check(unsafe { ffi::dt_tensor_item(self.as_ptr(), &mut v) })?;
@@ -472,6 +640,11 @@ impl Tensor {
     // ---------------------------------------------------------------- autograd
 
     /// Marks a floating leaf as requiring grad (or not).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_set_requires_grad`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn set_requires_grad(&self, requires_grad: bool) -> Result<()> {
         check(unsafe { ffi::dt_tensor_set_requires_grad(self.as_ptr(), requires_grad as i32) })
     }
@@ -493,6 +666,11 @@ impl Tensor {
     }
 
     /// The accumulated gradient, if any.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_grad`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn grad(&self) -> Result<Option<Tensor>> {
         let mut out: *mut ffi::dt_tensor = std::ptr::null_mut();
         check(unsafe { ffi::dt_tensor_grad(self.as_ptr(), &mut out) })?;
@@ -500,27 +678,52 @@ impl Tensor {
     }
 
     /// Drops the accumulated gradient (`t.grad = None`).
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_clear_grad`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn clear_grad(&self) -> Result<()> {
         check(unsafe { ffi::dt_tensor_clear_grad(self.as_ptr()) })
     }
 
     /// The backward function's name (`"MulBackward0"`), `""` for a leaf.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_grad_fn_name`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn grad_fn_name(&self) -> Result<String> {
         read_string(|b, c, n| unsafe { ffi::dt_tensor_grad_fn_name(self.as_ptr(), b, c, n) })
     }
 
     /// A tensor sharing this one's memory, outside any graph.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_detach`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn detach(&self) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_tensor_detach(self.as_ptr(), o) })
     }
 
     /// Back-propagates from this one-element tensor (`loss.backward()`), adding into
     /// every leaf's `.grad`.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_backward`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn backward(&self) -> Result<()> {
         check(unsafe { ffi::dt_backward(self.as_ptr(), std::ptr::null()) })
     }
 
     /// Back-propagates with `grad` as the gradient of this tensor.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_backward`: an
+    /// [`Error`](crate::Error) with the library's code and message.
     pub fn backward_with(&self, grad: &Tensor) -> Result<()> {
         check(unsafe { ffi::dt_backward(self.as_ptr(), grad.as_ptr()) })
     }
