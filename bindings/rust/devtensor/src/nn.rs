@@ -1286,6 +1286,197 @@ impl AdamW {
     }
 }
 
+// -------------------------------------------------------- models of your own
+
+/// A model of your own: anything with a forward pass over one tensor and (named)
+/// parameters, as a subclass of PyTorch's `nn.Module`. [`Module`] implements it, so
+/// does every closure `Fn(&Tensor) -> Result<Tensor>` (a layer without parameters), and
+/// so does [`Layers`], a container that mixes both. Write a training loop once for
+/// `impl Forward`, and a struct of [`Module`]s with your own `forward` fits it:
+///
+/// ```
+/// use devtensor::nn::{Forward, Module, MseLoss, Sgd};
+/// use devtensor::{DType, Device, Result, Tensor};
+///
+/// /// y = l2(tanh(l1(x)) + x): a residual block, which Sequential cannot express.
+/// struct Residual {
+///     l1: Module,
+///     l2: Module,
+/// }
+///
+/// impl Forward for Residual {
+///     fn forward(&self, x: &Tensor) -> Result<Tensor> {
+///         let h = (self.l1.forward(x)?.tanh()? + x)?;
+///         self.l2.forward(&h)
+///     }
+///     fn named_parameters(&self) -> Result<Vec<(String, Tensor)>> {
+///         let mut p = devtensor::nn::prefixed("l1", self.l1.named_parameters()?);
+///         p.extend(devtensor::nn::prefixed("l2", self.l2.named_parameters()?));
+///         Ok(p)
+///     }
+/// }
+///
+/// fn train_step(model: &impl Forward, x: &Tensor, y: &Tensor) -> Result<f64> {
+///     let mut opt = Sgd::new(&model.parameters()?, 0.01).build()?;
+///     let loss = MseLoss::new().build()?.loss(&model.forward(x)?, y)?;
+///     opt.zero_grad()?;
+///     loss.backward()?;
+///     opt.step()?;
+///     loss.item()
+/// }
+///
+/// # fn main() -> Result<()> {
+/// let model = Residual {
+///     l1: Module::linear(3, 3, true, DType::Float32, Device::CPU)?,
+///     l2: Module::linear(3, 1, true, DType::Float32, Device::CPU)?,
+/// };
+/// assert_eq!(model.named_parameters()?[0].0, "l1.weight");
+/// let x = Tensor::randn(&[4, 3], DType::Float32, Device::CPU)?;
+/// let y = Tensor::zeros(&[4, 1], DType::Float32, Device::CPU)?;
+/// train_step(&model, &x, &y)?;
+/// # Ok(()) }
+/// ```
+pub trait Forward {
+    /// Runs the model on one input.
+    ///
+    /// # Errors
+    ///
+    /// Whatever the model's own calls fail with (for a [`Module`], as
+    /// [`Module::forward`]).
+    fn forward(&self, input: &Tensor) -> Result<Tensor>;
+
+    /// The parameters with their state-dict names (`"l1.weight"`); none by default.
+    ///
+    /// # Errors
+    ///
+    /// Whatever the model's own calls fail with (for a [`Module`], as
+    /// [`Module::named_parameters`]).
+    fn named_parameters(&self) -> Result<Vec<(String, Tensor)>> {
+        Ok(Vec::new())
+    }
+
+    /// The parameters, from [`Forward::named_parameters`]: what an optimizer is built
+    /// over.
+    ///
+    /// # Errors
+    ///
+    /// As [`Forward::named_parameters`].
+    fn parameters(&self) -> Result<Vec<Tensor>> {
+        Ok(self
+            .named_parameters()?
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect())
+    }
+}
+
+impl Forward for Module {
+    fn forward(&self, input: &Tensor) -> Result<Tensor> {
+        Module::forward(self, input)
+    }
+    fn named_parameters(&self) -> Result<Vec<(String, Tensor)>> {
+        Module::named_parameters(self)
+    }
+}
+
+/// A closure is a layer without parameters: `|x: &Tensor| x.relu()`.
+impl<F: Fn(&Tensor) -> Result<Tensor>> Forward for F {
+    fn forward(&self, input: &Tensor) -> Result<Tensor> {
+        self(input)
+    }
+}
+
+/// `named` with `prefix + "."` before each name, as PyTorch names a child's parameters
+/// (`"l1.weight"`): for [`Forward::named_parameters`] of a model made of parts.
+///
+/// ```
+/// use devtensor::nn::{prefixed, Module};
+/// use devtensor::{DType, Device};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let lin = Module::linear(2, 2, true, DType::Float32, Device::CPU)?;
+/// let names: Vec<String> = prefixed("encoder", lin.named_parameters()?)
+///     .into_iter()
+///     .map(|(n, _)| n)
+///     .collect();
+/// assert_eq!(names, ["encoder.weight", "encoder.bias"]);
+/// # Ok(()) }
+/// ```
+pub fn prefixed(prefix: &str, named: Vec<(String, Tensor)>) -> Vec<(String, Tensor)> {
+    named
+        .into_iter()
+        .map(|(n, t)| (format!("{prefix}.{n}"), t))
+        .collect()
+}
+
+/// A sequence of [`Forward`] layers run in order, built in Rust: unlike [`Sequential`]
+/// (a library module), it takes closures and models of your own too. Layer `i`'s
+/// parameters are named `"i." + name`, as in `nn.Sequential`. `Send + Sync`, as its
+/// layers must be.
+///
+/// ```
+/// use devtensor::nn::{Forward, Layers, Module};
+/// use devtensor::{DType, Device, Tensor};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let model = Layers::new()
+///     .add(Module::linear(4, 8, true, DType::Float32, Device::CPU)?)
+///     .add(|x: &Tensor| x.relu()? * 0.5)            // a closure layer
+///     .add(Module::linear(8, 2, true, DType::Float32, Device::CPU)?);
+/// let y = model.forward(&Tensor::ones(&[3, 4], DType::Float32, Device::CPU)?)?;
+/// assert_eq!(y.shape(), vec![3, 2]);
+/// assert_eq!(model.named_parameters()?[2].0, "2.weight");
+/// # Ok(()) }
+/// ```
+#[derive(Default)]
+pub struct Layers {
+    layers: Vec<Box<dyn Forward + Send + Sync>>,
+}
+
+impl Layers {
+    /// An empty sequence (its forward returns the input).
+    pub fn new() -> Layers {
+        Layers { layers: Vec::new() }
+    }
+    /// Appends a layer.
+    #[allow(clippy::should_implement_trait)]
+    pub fn add(mut self, layer: impl Forward + Send + Sync + 'static) -> Layers {
+        self.layers.push(Box::new(layer));
+        self
+    }
+    /// The number of layers.
+    pub fn len(&self) -> usize {
+        self.layers.len()
+    }
+    /// Whether there is no layer.
+    pub fn is_empty(&self) -> bool {
+        self.layers.is_empty()
+    }
+}
+
+impl Forward for Layers {
+    fn forward(&self, input: &Tensor) -> Result<Tensor> {
+        let mut x = input.clone();
+        for layer in &self.layers {
+            x = layer.forward(&x)?;
+        }
+        Ok(x)
+    }
+    fn named_parameters(&self) -> Result<Vec<(String, Tensor)>> {
+        let mut out = Vec::new();
+        for (i, layer) in self.layers.iter().enumerate() {
+            out.extend(prefixed(&i.to_string(), layer.named_parameters()?));
+        }
+        Ok(out)
+    }
+}
+
+impl std::fmt::Debug for Layers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Layers[{} layers]", self.layers.len())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1550,6 +1741,77 @@ mod tests {
             assert_eq!(unsafe { ffi::dt_optimizer_zero_grad(opt.as_raw()) }, ffi::DT_OK);
             let mut opt2 = unsafe { Optimizer::from_raw(opt.into_raw()) };
             opt2.step().unwrap();
+        });
+    }
+
+    #[test]
+    fn models_of_your_own_through_forward() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Layers>();
+        struct Mlp {
+            l1: Module,
+            l2: Module,
+        }
+        impl Forward for Mlp {
+            fn forward(&self, x: &Tensor) -> Result<Tensor> {
+                self.l2.forward(&self.l1.forward(x)?.tanh()?)
+            }
+            fn named_parameters(&self) -> Result<Vec<(String, Tensor)>> {
+                let mut p = prefixed("l1", self.l1.named_parameters()?);
+                p.extend(prefixed("l2", self.l2.named_parameters()?));
+                Ok(p)
+            }
+        }
+        /// One generic loop for every kind of model: the loss after `steps` steps.
+        fn train(model: &impl Forward, x: &Tensor, y: &Tensor, steps: usize) -> (f64, f64) {
+            let mut opt = Adam::new(&model.parameters().unwrap(), 0.05).build().unwrap();
+            let loss_fn = CrossEntropyLoss::new().build().unwrap();
+            let mut losses = Vec::new();
+            for _ in 0..steps {
+                let loss = loss_fn.loss(&model.forward(x).unwrap(), y).unwrap();
+                opt.zero_grad().unwrap();
+                loss.backward().unwrap();
+                opt.step().unwrap();
+                losses.push(loss.item().unwrap());
+            }
+            (losses[0], *losses.last().unwrap())
+        }
+        leak_checked(|| {
+            crate::manual_seed(1).unwrap();
+            let x = Tensor::from_slice(&[0f32, 0., 0., 1., 1., 0., 1., 1.], &[4, 2], Device::CPU).unwrap();
+            let y = Tensor::from_slice(&[0i64, 1, 1, 0], &[4], Device::CPU).unwrap();
+            let mlp = Mlp {
+                l1: Module::linear(2, 8, true, DType::Float32, Device::CPU).unwrap(),
+                l2: Module::linear(8, 2, true, DType::Float32, Device::CPU).unwrap(),
+            };
+            let names: Vec<String> = mlp.named_parameters().unwrap().into_iter().map(|(n, _)| n).collect();
+            assert_eq!(names, ["l1.weight", "l1.bias", "l2.weight", "l2.bias"]);
+            let (first, last) = train(&mlp, &x, &y, 150);
+            assert!(last < first * 0.2, "{first} -> {last}");
+            // Layers: a library module, a closure and a model of your own, mixed.
+            let layers = Layers::new()
+                .add(Module::linear(2, 2, false, DType::Float32, Device::CPU).unwrap())
+                .add(|t: &Tensor| t * 2.0)
+                .add(mlp);
+            assert_eq!(layers.len(), 3);
+            let names: Vec<String> = layers.named_parameters().unwrap().into_iter().map(|(n, _)| n).collect();
+            assert_eq!(names, ["0.weight", "2.l1.weight", "2.l1.bias", "2.l2.weight", "2.l2.bias"]);
+            let (first, last) = train(&layers, &x, &y, 150);
+            assert!(last < first, "{first} -> {last}");
+            // The closure's work is part of the graph: y = 2 * x through Layers.
+            let double = Layers::new().add(|t: &Tensor| t * 2i64);
+            let v = Tensor::from_slice(&[1.0f32, -3.0], &[2], Device::CPU).unwrap();
+            assert_eq!(double.forward(&v).unwrap().to_vec::<f32>().unwrap(), vec![2.0, -6.0]);
+            assert!(double.parameters().unwrap().is_empty());
+            assert_eq!(Layers::new().forward(&v).unwrap().to_vec::<f32>().unwrap(), vec![1.0, -3.0]);
+            // An error inside a layer stops the pass and comes out as it is.
+            let bad = Layers::new().add(|t: &Tensor| t.reshape(&[5]));
+            assert_eq!(bad.forward(&v).unwrap_err().code, ErrorCode::ShapeMismatch);
+            // A Module through the trait is the Module.
+            let lin = Module::linear(2, 3, true, DType::Float32, Device::CPU).unwrap();
+            let via_trait = Forward::forward(&lin, &v.reshape(&[1, 2]).unwrap()).unwrap();
+            assert_eq!(via_trait.to_vec::<f32>().unwrap(), lin.forward(&v.reshape(&[1, 2]).unwrap()).unwrap().to_vec::<f32>().unwrap());
+            assert_eq!(Forward::parameters(&lin).unwrap().len(), 2);
         });
     }
 
