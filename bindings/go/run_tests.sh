@@ -36,6 +36,7 @@ if [[ -n $prefix ]]; then
     CGO_LDFLAGS="-L$prefix/lib -Wl,-rpath,$prefix/lib" \
     go test -count=1 -tags devtensor_nopkgconfig ./...
 fi
-echo "+ go run ./examples/devices && go run ./examples/train_digits (must reach 95%)"
+echo "+ go run ./examples/devices && go run ./examples/realistic && go run ./examples/train_digits (must reach 95%)"
 DEVTENSOR_CPU_DEVICES=2 go run ./examples/devices
+DEVTENSOR_CPU_DEVICES=2 go run ./examples/realistic
 go run ./examples/train_digits

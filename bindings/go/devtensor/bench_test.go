@@ -14,9 +14,9 @@ import (
 // one after the other, so on a noisy machine their difference drifts: see
 // BenchmarkAdd4Overhead for the figure to report.
 func BenchmarkAdd4(b *testing.B) {
-	x := must(Ones([]int64{4}, Float32, CPU))
+	x := must(Ones([]int64{4}, Float32, CPU(0)))
 	defer x.Close()
-	y := must(Ones([]int64{4}, Float32, CPU))
+	y := must(Ones([]int64{4}, Float32, CPU(0)))
 	defer y.Close()
 	b.Run("Go", func(b *testing.B) {
 		b.ReportAllocs()
@@ -59,9 +59,9 @@ func BenchmarkAdd4(b *testing.B) {
 // stretches of time. Means, not medians: the collector's work (the slabs and their
 // finalizers) lands in a few chunks, and it is part of the cost.
 func BenchmarkAdd4Overhead(b *testing.B) {
-	x := must(Ones([]int64{4}, Float32, CPU))
+	x := must(Ones([]int64{4}, Float32, CPU(0)))
 	defer x.Close()
-	y := must(Ones([]int64{4}, Float32, CPU))
+	y := must(Ones([]int64{4}, Float32, CPU(0)))
 	defer y.Close()
 	const chunk = 1000
 	var goTime, cTime time.Duration
@@ -93,9 +93,9 @@ func BenchmarkAdd4Overhead(b *testing.B) {
 // inside one cgo call ("C"). Go - C is the overhead of a one-call op (the cgo transition,
 // the handle checks, the error check).
 func BenchmarkAddInPlace4(b *testing.B) {
-	x := must(Zeros([]int64{4}, Float32, CPU))
+	x := must(Zeros([]int64{4}, Float32, CPU(0)))
 	defer x.Close()
-	y := must(Zeros([]int64{4}, Float32, CPU)) // adding zeros: x stays finite
+	y := must(Zeros([]int64{4}, Float32, CPU(0))) // adding zeros: x stays finite
 	defer y.Close()
 	b.Run("Go", func(b *testing.B) {
 		b.ReportAllocs()

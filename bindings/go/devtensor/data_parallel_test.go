@@ -17,7 +17,7 @@ func dpRun(t *testing.T, mod *Module, params []Named, x, c *Tensor) (out, gx []f
 	dev = must(y.Device())
 	prod := must(y.Mul(c))
 	defer prod.Close()
-	loss := must(prod.Sum(nil, false))
+	loss := must(prod.Sum())
 	defer loss.Close()
 	if err := loss.Backward(nil); err != nil {
 		t.Fatal(err)
@@ -60,15 +60,15 @@ func TestDataParallelMatchesModule(t *testing.T) {
 	if err := ManualSeed(7); err != nil {
 		t.Fatal(err)
 	}
-	l1 := must(Linear(5, 4, true, Float32, CPU))
+	l1 := must(Linear(5, 4, LinearOptions{DType: Float32, Device: CPU(0)}))
 	defer l1.Close()
 	act := must(Tanh())
 	defer act.Close()
-	l2 := must(Linear(4, 3, true, Float32, CPU))
+	l2 := must(Linear(4, 3, LinearOptions{DType: Float32, Device: CPU(0)}))
 	defer l2.Close()
 	model := must(Sequential(l1, act, l2))
 	defer model.Close()
-	dp := must(DataParallel(model, []Device{CPU, CPUN(1), CPUN(2), CPUN(3)}, DefaultDevice))
+	dp := must(DataParallel(model, []Device{CPU(0), CPU(1), CPU(2), CPU(3)}, DefaultDevice))
 	defer dp.Close()
 	params := must(model.Parameters())
 	dpParams := must(dp.Parameters())
@@ -80,14 +80,14 @@ func TestDataParallelMatchesModule(t *testing.T) {
 		}
 	}
 	for _, rows := range []int64{8, 5, 7, 1} {
-		x := must(Randn([]int64{rows, 5}, Float32, CPU))
-		c := must(Randn([]int64{rows, 3}, Float32, CPU))
+		x := must(Randn([]int64{rows, 5}, Float32, CPU(0)))
+		c := must(Randn([]int64{rows, 3}, Float32, CPU(0)))
 		if err := x.SetRequiresGrad(true); err != nil {
 			t.Fatal(err)
 		}
 		out, gx, gp, _ := dpRun(t, model, params, x, c)
 		dout, dgx, dgp, dev := dpRun(t, dp, params, x, c)
-		if dev != CPU {
+		if dev != CPU(0) {
 			t.Errorf("rows=%d: output on %v, want cpu:0 (device_ids[0])", rows, dev)
 		}
 		dpClose(t, out, dout, "output")
@@ -99,13 +99,13 @@ func TestDataParallelMatchesModule(t *testing.T) {
 	}
 
 	// An explicit output device.
-	dp1 := must(DataParallel(model, []Device{CPU, CPUN(1)}, CPUN(1)))
+	dp1 := must(DataParallel(model, []Device{CPU(0), CPU(1)}, CPU(1)))
 	defer dp1.Close()
-	x := must(Ones([]int64{3, 5}, Float32, CPU))
+	x := must(Ones([]int64{3, 5}, Float32, CPU(0)))
 	defer x.Close()
 	y := must(dp1.Forward(x))
 	defer y.Close()
-	if d := must(y.Device()); d != CPUN(1) {
+	if d := must(y.Device()); d != CPU(1) {
 		t.Errorf("output on %v, want cpu:1", d)
 	}
 }
@@ -113,11 +113,11 @@ func TestDataParallelMatchesModule(t *testing.T) {
 // The module must be on device_ids[0] when Forward runs.
 func TestDataParallelWrongDevice(t *testing.T) {
 	noLeaks(t)
-	lin := must(Linear(5, 3, true, Float32, CPUN(1)))
+	lin := must(Linear(5, 3, LinearOptions{DType: Float32, Device: CPU(1)}))
 	defer lin.Close()
-	dp := must(DataParallel(lin, []Device{CPU, CPUN(1)}, DefaultDevice))
+	dp := must(DataParallel(lin, []Device{CPU(0), CPU(1)}, DefaultDevice))
 	defer dp.Close()
-	x := must(Ones([]int64{4, 5}, Float32, CPU))
+	x := must(Ones([]int64{4, 5}, Float32, CPU(0)))
 	defer x.Close()
 	_, err := dp.Forward(x)
 	e := wantCode(t, err, ErrDeviceMismatch)
@@ -130,21 +130,21 @@ func TestDataParallelWrongDevice(t *testing.T) {
 // Construction errors, and nil device IDs meaning every device of the module's type.
 func TestDataParallelErrors(t *testing.T) {
 	noLeaks(t)
-	lin := must(Linear(5, 3, true, Float32, CPU))
+	lin := must(Linear(5, 3, LinearOptions{DType: Float32, Device: CPU(0)}))
 	defer lin.Close()
 
-	_, err := DataParallel(lin, []Device{CPU, CPUN(5)}, DefaultDevice)
+	_, err := DataParallel(lin, []Device{CPU(0), CPU(5)}, DefaultDevice)
 	if e := wantCode(t, err, ErrInvalidDevice); !strings.Contains(e.Msg, "device_ids[1]") || e.Op != "DataParallel" {
 		t.Errorf("invalid ordinal: %+v", e)
 	}
-	_, err = DataParallel(lin, []Device{CPU, CPU}, DefaultDevice)
+	_, err = DataParallel(lin, []Device{CPU(0), CPU(0)}, DefaultDevice)
 	wantCode(t, err, ErrInvalidArgument)
 
 	dp := must(DataParallel(lin, nil, DefaultDevice)) // cpu:0..3
 	defer dp.Close()
-	_, err = DataParallel(dp, []Device{CPU}, DefaultDevice)
+	_, err = DataParallel(dp, []Device{CPU(0)}, DefaultDevice)
 	wantCode(t, err, ErrInvalidArgument) // nesting
-	x := must(Ones([]int64{2, 5}, Float32, CPU))
+	x := must(Ones([]int64{2, 5}, Float32, CPU(0)))
 	defer x.Close()
 	y := must(dp.Forward(x))
 	defer y.Close()
@@ -153,8 +153,8 @@ func TestDataParallelErrors(t *testing.T) {
 	}
 
 	// The DataParallel holds its own reference to the module.
-	lin2 := must(Linear(5, 3, true, Float32, CPU))
-	dp2 := must(DataParallel(lin2, []Device{CPU, CPUN(1)}, DefaultDevice))
+	lin2 := must(Linear(5, 3, LinearOptions{DType: Float32, Device: CPU(0)}))
+	dp2 := must(DataParallel(lin2, []Device{CPU(0), CPU(1)}, DefaultDevice))
 	defer dp2.Close()
 	if err := lin2.Close(); err != nil {
 		t.Fatal(err)

@@ -23,9 +23,9 @@ func ddpMLP(t *testing.T, seed uint64) (model, first *Module) {
 	if err := ManualSeed(seed); err != nil {
 		t.Fatal(err)
 	}
-	l1 := must(Linear(8, 6, true, Float32, CPU))
+	l1 := must(Linear(8, 6, LinearOptions{DType: Float32, Device: CPU(0)}))
 	act := must(ReLU())
-	l2 := must(Linear(6, 3, true, Float32, CPU))
+	l2 := must(Linear(6, 3, LinearOptions{DType: Float32, Device: CPU(0)}))
 	model = must(Sequential(l1, act, l2))
 	t.Cleanup(func() { l1.Close(); act.Close(); l2.Close(); model.Close() })
 	return model, l1
@@ -59,21 +59,21 @@ func TestDistributedDataParallelOneRank(t *testing.T) {
 	plain, _ := ddpMLP(t, 3) // the same weights, not wrapped
 
 	// Argument errors, found before any peer is involved.
-	_, err := DistributedDataParallel(nil, pg, 0, false)
+	_, err := DistributedDataParallel(nil, pg, DDPOptions{})
 	if e := wantCode(t, err, ErrInvalidArgument); e.Op != "DistributedDataParallel" {
 		t.Errorf("nil module: %v", e)
 	}
-	_, err = DistributedDataParallel(model, nil, 0, false)
+	_, err = DistributedDataParallel(model, nil, DDPOptions{})
 	wantCode(t, err, ErrInvalidArgument)
-	_, err = DistributedDataParallel(model, pg, -1, false)
+	_, err = DistributedDataParallel(model, pg, DDPOptions{BucketCapBytes: -1})
 	if e := wantCode(t, err, ErrInvalidArgument); !strings.Contains(e.Msg, "bucket_cap_bytes -1 is negative") {
 		t.Errorf("negative bucket cap: %v", e)
 	}
 
-	ddp := must(DistributedDataParallel(model, pg, 64, false)) // tiny buckets: one or two parameters each
+	ddp := must(DistributedDataParallel(model, pg, DDPOptions{BucketCapBytes: 64})) // tiny buckets: one or two parameters each
 	defer ddp.Close()
 	// A parameter belongs to at most one DistributedDataParallel.
-	_, err = DistributedDataParallel(model, pg, 0, false)
+	_, err = DistributedDataParallel(model, pg, DDPOptions{})
 	if e := wantCode(t, err, ErrInvalidArgument); !strings.Contains(e.Msg, "already belongs to another DistributedDataParallel") {
 		t.Errorf("wrapping twice: %v", e)
 	}
@@ -94,11 +94,11 @@ func TestDistributedDataParallelOneRank(t *testing.T) {
 
 	// Forward is the module's; backward's averaged gradients over one rank are the
 	// plain gradients, even after the caller closed its references to module and group.
-	x := must(Randn([]int64{5, 8}, Float32, CPU))
+	x := must(Randn([]int64{5, 8}, Float32, CPU(0)))
 	defer closeAll(t, x)
 	for _, m := range []*Module{plain, ddp} {
 		out := must(m.Forward(x))
-		loss := must(out.Sum(nil, false))
+		loss := must(out.Sum())
 		if err := loss.Backward(nil); err != nil {
 			t.Fatalf("Backward: %v", err)
 		}
@@ -115,9 +115,9 @@ func TestDistributedDataParallelOneRank(t *testing.T) {
 	// find_unused_parameters: a loss that leaves the second layer out.
 	for _, find := range []bool{false, true} {
 		m, first := ddpMLP(t, 4)
-		d := must(DistributedDataParallel(m, pg, 0, find))
+		d := must(DistributedDataParallel(m, pg, DDPOptions{FindUnusedParameters: find}))
 		h := must(first.Forward(x))
-		loss := must(h.Sum(nil, false))
+		loss := must(h.Sum())
 		err := loss.Backward(nil)
 		closeAll(t, h, loss)
 		if !find {
@@ -142,7 +142,7 @@ func TestDistributedDataParallelOneRank(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Closed, it lets go of the parameters: they can be wrapped again.
-		d = must(DistributedDataParallel(m, pg, 0, find))
+		d = must(DistributedDataParallel(m, pg, DDPOptions{FindUnusedParameters: find}))
 		if err := d.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +151,7 @@ func TestDistributedDataParallelOneRank(t *testing.T) {
 	// The DistributedDataParallel holds its own references to the module and the group.
 	m2, _ := ddpMLP(t, 5)
 	pg2 := must(NewProcessGroup("gloo", "file://"+filepath.Join(t.TempDir(), "store2"), 0, 1, 30*time.Second))
-	d2 := must(DistributedDataParallel(m2, pg2, 0, false))
+	d2 := must(DistributedDataParallel(m2, pg2, DDPOptions{}))
 	if err := m2.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestDistributedDataParallelOneRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := must(d2.Forward(x))
-	loss := must(out.Sum(nil, false))
+	loss := must(out.Sum())
 	if err := loss.Backward(nil); err != nil { // all-reduces over pg2, still open
 		t.Fatalf("Backward after closing the module and the group: %v", err)
 	}
@@ -168,16 +168,16 @@ func TestDistributedDataParallelOneRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Closed arguments are the binding's errors.
-	_, err = DistributedDataParallel(m2, pg, 0, false)
+	_, err = DistributedDataParallel(m2, pg, DDPOptions{})
 	wantCode(t, err, ErrClosed)
-	_, err = DistributedDataParallel(plain, pg2, 0, false)
+	_, err = DistributedDataParallel(plain, pg2, DDPOptions{})
 	wantCode(t, err, ErrClosed)
 	if CUDAIsAvailable() {
 		cm, _ := ddpMLP(t, 6)
 		if err := cm.To(CUDA(0)); err != nil {
 			t.Fatal(err)
 		}
-		_, err = DistributedDataParallel(cm, pg, 0, false)
+		_, err = DistributedDataParallel(cm, pg, DDPOptions{})
 		wantCode(t, err, ErrDeviceMismatch)
 	}
 }

@@ -25,9 +25,6 @@ type Device struct {
 	Index int32
 }
 
-// CPU is cpu:0.
-var CPU = Device{DeviceCPU, 0}
-
 // DefaultDevice is the sentinel meaning the process default device in constructors and
 // "unchanged" in To.
 var DefaultDevice = Device{DeviceDefault, 0}
@@ -35,8 +32,9 @@ var DefaultDevice = Device{DeviceDefault, 0}
 // CUDA returns cuda:i (whether or not it exists; see DeviceCount).
 func CUDA(i int) Device { return Device{DeviceCUDA, int32(i)} }
 
-// CPUN returns the logical CPU device cpu:i (see DEVTENSOR_CPU_DEVICES).
-func CPUN(i int) Device { return Device{DeviceCPU, int32(i)} }
+// CPU returns the logical CPU device cpu:i (whether or not it exists: there is one, cpu:0,
+// unless DEVTENSOR_CPU_DEVICES says more; see DeviceCount). CPU(0) is the host CPU.
+func CPU(i int) Device { return Device{DeviceCPU, int32(i)} }
 
 func (d Device) c() C.dt_device {
 	return C.dt_device{_type: C.int32_t(d.Type), index: C.int32_t(d.Index)}

@@ -79,8 +79,8 @@ func TestDevicesByHandle(t *testing.T) {
 		want Device
 		str  string
 	}{
-		{"cpu", CPU, "cpu:0"},
-		{"cpu:1", CPUN(1), "cpu:1"},
+		{"cpu", CPU(0), "cpu:0"},
+		{"cpu:1", CPU(1), "cpu:1"},
 		{"cuda", CUDA(0), "cuda:0"},
 		{"cuda:3", CUDA(3), "cuda:3"},
 	} {
@@ -115,7 +115,7 @@ func TestDevicesByHandle(t *testing.T) {
 	all := must(AllGPUs())
 	byFree := must(DevicesByFreeMemory())
 	if ncuda == 0 {
-		if g != CPU || len(all) != 1 || all[0] != CPU || len(byFree) != 1 || byFree[0] != CPU {
+		if g != CPU(0) || len(all) != 1 || all[0] != CPU(0) || len(byFree) != 1 || byFree[0] != CPU(0) {
 			t.Errorf("no GPU: TryGPU=%v AllGPUs=%v ByFree=%v", g, all, byFree)
 		}
 		// Asking for CUDA where none is usable fails cleanly, and says why.
@@ -135,21 +135,21 @@ func TestDevicesByHandle(t *testing.T) {
 		}
 	}
 	// A CPU device that does not exist.
-	_, err = Zeros([]int64{2}, Float32, CPUN(7))
+	_, err = Zeros([]int64{2}, Float32, CPU(7))
 	e := wantCode(t, err, ErrInvalidDevice)
 	if !strings.Contains(e.Msg, "cpu:7") {
 		t.Errorf("message %q does not name cpu:7", e.Msg)
 	}
-	name := must(CPU.Name())
-	free, total := must2(t)(CPU.Memory())
+	name := must(CPU(0).Name())
+	free, total := must2(t)(CPU(0).Memory())
 	if name == "" || total == 0 || free > total {
 		t.Errorf("cpu: name %q free %d total %d", name, free, total)
 	}
-	p := must(CPUN(1).Properties())
-	if p.Device != CPUN(1) || p.TotalMemory == 0 {
+	p := must(CPU(1).Properties())
+	if p.Device != CPU(1) || p.TotalMemory == 0 {
 		t.Errorf("properties %+v", p)
 	}
-	if err := CPU.Synchronize(); err != nil {
+	if err := CPU(0).Synchronize(); err != nil {
 		t.Error(err)
 	}
 }
@@ -196,7 +196,7 @@ func TestCUDAStateString(t *testing.T) {
 
 func TestFromSliceToSlice(t *testing.T) {
 	noLeaks(t)
-	a := must(FromSlice([]float32{1, 2, 3, 4, 5, 6}, []int64{2, 3}, CPU))
+	a := must(FromSlice([]float32{1, 2, 3, 4, 5, 6}, []int64{2, 3}, CPU(0)))
 	defer a.Close()
 	if s := must(a.Shape()); fmt.Sprint(s) != "[2 3]" {
 		t.Errorf("shape %v", s)
@@ -213,25 +213,25 @@ func TestFromSliceToSlice(t *testing.T) {
 	_, err := ToSlice[float64](a)
 	wantCode(t, err, ErrDTypeMismatch)
 
-	i := must(FromSlice([]int64{-1, 7}, nil, CPUN(1)))
+	i := must(FromSlice([]int64{-1, 7}, nil, CPU(1)))
 	defer i.Close()
-	if d := must(i.Device()); d != CPUN(1) {
+	if d := must(i.Device()); d != CPU(1) {
 		t.Errorf("device %v", d)
 	}
 	if got := must(ToSlice[int64](i)); fmt.Sprint(got) != "[-1 7]" {
 		t.Errorf("int64 %v", got)
 	}
-	b := must(FromSlice([]bool{true, false, true}, nil, CPU))
+	b := must(FromSlice([]bool{true, false, true}, nil, CPU(0)))
 	defer b.Close()
 	if got := must(ToSlice[bool](b)); fmt.Sprint(got) != "[true false true]" {
 		t.Errorf("bool %v", got)
 	}
-	u := must(FromSlice([]uint8{0, 255}, nil, CPU))
+	u := must(FromSlice([]uint8{0, 255}, nil, CPU(0)))
 	defer u.Close()
 	if got := must(ToSlice[uint8](u)); fmt.Sprint(got) != "[0 255]" {
 		t.Errorf("uint8 %v", got)
 	}
-	s := must(FromSlice([]float64{2.5}, []int64{}, CPU))
+	s := must(FromSlice([]float64{2.5}, []int64{}, CPU(0)))
 	defer s.Close()
 	if v := must(s.Item()); v != 2.5 {
 		t.Errorf("item %v", v)
@@ -243,7 +243,7 @@ func TestFromSliceToSlice(t *testing.T) {
 		t.Errorf("after CopyFromSlice %v", got)
 	}
 	// Shape and data disagree.
-	_, err = FromSlice([]float32{1, 2, 3}, []int64{2, 2}, CPU)
+	_, err = FromSlice([]float32{1, 2, 3}, []int64{2, 2}, CPU(0))
 	wantCode(t, err, ErrInvalidArgument)
 }
 
@@ -251,13 +251,13 @@ func TestConstructors(t *testing.T) {
 	noLeaks(t)
 	sc := NewScope()
 	defer sc.Close()
-	z := must(sc.Track(Zeros([]int64{3}, Float64, CPU)))
-	o := must(sc.Track(Ones([]int64{3}, Int32, CPU)))
-	f := must(sc.Track(Full([]int64{2}, 1.5, Float32, CPU)))
-	r := must(sc.Track(Arange(0, 5, 1, DefaultDType, CPU)))
-	e := must(sc.Track(Empty([]int64{4, 4}, Float32, CPU)))
-	u := must(sc.Track(Rand([]int64{100}, Float32, CPU)))
-	n := must(sc.Track(Randn([]int64{100}, Float64, CPU)))
+	z := must(sc.Track(Zeros([]int64{3}, Float64, CPU(0))))
+	o := must(sc.Track(Ones([]int64{3}, Int32, CPU(0))))
+	f := must(sc.Track(Full([]int64{2}, 1.5, Float32, CPU(0))))
+	r := must(sc.Track(Arange(0, 5, 1, DefaultDType, CPU(0))))
+	e := must(sc.Track(Empty([]int64{4, 4}, Float32, CPU(0))))
+	u := must(sc.Track(Rand([]int64{100}, Float32, CPU(0))))
+	n := must(sc.Track(Randn([]int64{100}, Float64, CPU(0))))
 	if v := must(ToSlice[float64](z)); fmt.Sprint(v) != "[0 0 0]" {
 		t.Error(v)
 	}
@@ -281,25 +281,25 @@ func TestConstructors(t *testing.T) {
 	if d := must(n.DType()); d != Float64 {
 		t.Error(d)
 	}
-	_, err := Zeros([]int64{-1}, Float32, CPU)
+	_, err := Zeros([]int64{-1}, Float32, CPU(0))
 	wantCode(t, err, ErrInvalidArgument)
-	_, err = Rand([]int64{2}, Int64, CPU)
+	_, err = Rand([]int64{2}, Int64, CPU(0))
 	wantCode(t, err, ErrDTypeMismatch)
 }
 
 func TestToReturnsNewTensorAndLeavesSource(t *testing.T) {
 	noLeaks(t)
-	a := must(FromSlice([]float32{1, 2, 3}, nil, CPU))
+	a := must(FromSlice([]float32{1, 2, 3}, nil, CPU(0)))
 	defer a.Close()
-	b := must(a.To(CPUN(1)))
+	b := must(a.To(CPU(1)))
 	defer b.Close()
 	if sameHandle(a, b) {
 		t.Fatal("To(cpu:1) returned the source")
 	}
-	if d := must(a.Device()); d != CPU {
+	if d := must(a.Device()); d != CPU(0) {
 		t.Errorf("source moved to %v", d)
 	}
-	if d := must(b.Device()); d != CPUN(1) {
+	if d := must(b.Device()); d != CPU(1) {
 		t.Errorf("result on %v", d)
 	}
 	if share := must(a.SharesStorage(b)); share {
@@ -321,10 +321,10 @@ func TestToReturnsNewTensorAndLeavesSource(t *testing.T) {
 
 func TestToAliasesWhenNothingChanges(t *testing.T) {
 	noLeaks(t)
-	a := must(FromSlice([]float32{1, 2}, nil, CPU))
-	b := must(a.To(CPU))
+	a := must(FromSlice([]float32{1, 2}, nil, CPU(0)))
+	b := must(a.To(CPU(0)))
 	c := must(a.ToDType(Float32))
-	d := must(a.ToDeviceDType(CPU, Float32, false, false))
+	d := must(a.ToDeviceDType(CPU(0), Float32, ToOptions{}))
 	if !sameHandle(a, b) || !sameHandle(a, c) || !sameHandle(a, d) {
 		t.Fatal("To with nothing to change did not alias the source")
 	}
@@ -332,7 +332,7 @@ func TestToAliasesWhenNothingChanges(t *testing.T) {
 		t.Error("alias does not share storage")
 	}
 	// DT_TO_COPY forces a copy.
-	e := must(a.ToDeviceDType(CPU, Float32, true, false))
+	e := must(a.ToDeviceDType(CPU(0), Float32, ToOptions{Copy: true}))
 	if sameHandle(a, e) || must(a.SharesStorage(e)) {
 		t.Error("copy=true aliased")
 	}
@@ -346,9 +346,9 @@ func TestToAliasesWhenNothingChanges(t *testing.T) {
 
 func TestDeviceMismatch(t *testing.T) {
 	noLeaks(t)
-	a := must(Ones([]int64{3}, Float32, CPUN(0)))
+	a := must(Ones([]int64{3}, Float32, CPU(0)))
 	defer a.Close()
-	b := must(Ones([]int64{3}, Float32, CPUN(1)))
+	b := must(Ones([]int64{3}, Float32, CPU(1)))
 	defer b.Close()
 	ops := map[string]func() (*Tensor, error){
 		"Add":    func() (*Tensor, error) { return a.Add(b) },
@@ -378,11 +378,11 @@ func TestDeviceMismatch(t *testing.T) {
 // in C; the binding reads it in the same cgo call as the failing function).
 func TestErrorMessagesPerGoroutine(t *testing.T) {
 	noLeaks(t)
-	a0 := must(Ones([]int64{2}, Float32, CPUN(0)))
+	a0 := must(Ones([]int64{2}, Float32, CPU(0)))
 	defer a0.Close()
-	a1 := must(Ones([]int64{2}, Float32, CPUN(1)))
+	a1 := must(Ones([]int64{2}, Float32, CPU(1)))
 	defer a1.Close()
-	base := must(Zeros([]int64{6}, Float32, CPU))
+	base := must(Zeros([]int64{6}, Float32, CPU(0)))
 	defer base.Close()
 
 	const G, iters = 300, 20
@@ -448,8 +448,8 @@ func TestErrorMessagesPerGoroutine(t *testing.T) {
 
 func TestCloseTwiceAndUseAfterClose(t *testing.T) {
 	noLeaks(t)
-	a := must(Ones([]int64{2}, Float32, CPU))
-	b := must(Ones([]int64{2}, Float32, CPU))
+	a := must(Ones([]int64{2}, Float32, CPU(0)))
+	b := must(Ones([]int64{2}, Float32, CPU(0)))
 	defer b.Close()
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
@@ -467,11 +467,11 @@ func TestCloseTwiceAndUseAfterClose(t *testing.T) {
 	wantCode(t, err, ErrClosed)
 	_, err = a.Shape()
 	wantCode(t, err, ErrClosed)
-	_, err = a.To(CPUN(1))
+	_, err = a.To(CPU(1))
 	wantCode(t, err, ErrClosed)
 	_, err = ToSlice[float32](a)
 	wantCode(t, err, ErrClosed)
-	_, err = a.Sum(nil, false)
+	_, err = a.Sum()
 	wantCode(t, err, ErrClosed)
 	_, err = a.Reshape(2, 1)
 	wantCode(t, err, ErrClosed)
@@ -490,8 +490,8 @@ func TestOps(t *testing.T) {
 	noLeaks(t)
 	s := NewScope()
 	defer s.Close()
-	a := must(s.Track(FromSlice([]float32{1, 2, 3, 4, 5, 6}, []int64{2, 3}, CPU)))
-	b := must(s.Track(FromSlice([]float32{10, 20, 30}, nil, CPU)))
+	a := must(s.Track(FromSlice([]float32{1, 2, 3, 4, 5, 6}, []int64{2, 3}, CPU(0))))
+	b := must(s.Track(FromSlice([]float32{10, 20, 30}, nil, CPU(0))))
 	check := func(name string, x *Tensor, err error, want string) {
 		t.Helper()
 		x = must(s.Track(x, err))
@@ -521,22 +521,22 @@ func TestOps(t *testing.T) {
 	check("transpose", x, err, "[1 4 2 5 3 6]")
 	x, err = a.Matmul(at)
 	check("matmul", x, err, "[14 32 32 77]")
-	x, err = a.Sum(nil, false)
+	x, err = a.Sum()
 	check("sum", x, err, "[21]")
-	x, err = a.Sum([]int64{1}, false)
+	x, err = a.Sum(Dims(1))
 	check("sum dim1", x, err, "[6 15]")
-	x, err = a.Mean([]int64{0}, true)
+	x, err = a.Mean(Dims(0), KeepDim())
 	check("mean", x, err, "[2.5 3.5 4.5]")
-	x, err = a.Max(nil, false)
+	x, err = a.Max()
 	check("max", x, err, "[6]")
 	sm := must(s.Track(a.Softmax(-1)))
-	tot := must(s.Track(sm.Sum([]int64{-1}, false)))
+	tot := must(s.Track(sm.Sum(Dims(-1))))
 	for _, v := range must(ToSlice[float32](tot)) {
 		if v < 0.9999 || v > 1.0001 {
 			t.Errorf("softmax row sums to %v", v)
 		}
 	}
-	am := must(s.Track(a.Argmax([]int64{1}, false)))
+	am := must(s.Track(a.Argmax(Dims(1))))
 	if v := must(ToSlice[int64](am)); fmt.Sprint(v) != "[2 2]" {
 		t.Error(v)
 	}
@@ -546,7 +546,7 @@ func TestOps(t *testing.T) {
 	if v := must(ToSlice[bool](gt)); fmt.Sprint(v) != "[false false false true true true]" {
 		t.Error(v)
 	}
-	zero := must(s.Track(Zeros([]int64{1}, Float32, CPU)))
+	zero := must(s.Track(Zeros([]int64{1}, Float32, CPU(0))))
 	x, err = Where(gt, a, zero)
 	check("where", x, err, "[0 0 0 4 5 6]")
 
@@ -571,28 +571,28 @@ func TestOps(t *testing.T) {
 	}
 	_, err = at.View(6)
 	wantCode(t, err, ErrShapeMismatch)
-	_, err = a.Add(must(s.Track(Ones([]int64{4}, Float32, CPU))))
+	_, err = a.Add(must(s.Track(Ones([]int64{4}, Float32, CPU(0)))))
 	wantCode(t, err, ErrShapeMismatch)
-	must(s.Track(a.Mean(nil, false)))
-	ints := must(s.Track(Ones([]int64{2}, Int64, CPU)))
-	_, err = ints.Mean(nil, false)
+	must(s.Track(a.Mean()))
+	ints := must(s.Track(Ones([]int64{2}, Int64, CPU(0))))
+	_, err = ints.Mean()
 	wantCode(t, err, ErrDTypeMismatch)
 }
 
 func TestString(t *testing.T) {
 	noLeaks(t)
-	a := must(FromSlice([]float32{1, 2}, nil, CPU))
+	a := must(FromSlice([]float32{1, 2}, nil, CPU(0)))
 	defer a.Close()
 	if s := a.String(); s != "tensor([1., 2.])" {
 		t.Errorf("String = %q", s)
 	}
-	b := must(FromSlice([]int64{1, 2}, nil, CPUN(1)))
+	b := must(FromSlice([]int64{1, 2}, nil, CPU(1)))
 	defer b.Close()
 	if s := b.String(); !strings.HasPrefix(s, "tensor([1, 2]") {
 		t.Errorf("String = %q", s)
 	}
 	// Big tensors are summarised, and the string helper grows its buffer.
-	big := must(Arange(0, 5000, 1, Float64, CPU))
+	big := must(Arange(0, 5000, 1, Float64, CPU(0)))
 	defer big.Close()
 	if s := big.String(); !strings.Contains(s, "...") || !strings.Contains(s, "torch.float64") {
 		t.Errorf("big String = %q", s)
@@ -604,7 +604,7 @@ func TestScope(t *testing.T) {
 	start := LiveHandles()
 	s := NewScope()
 	for i := 0; i < 10; i++ {
-		if _, err := s.Track(Zeros([]int64{int64(i)}, Float32, CPU)); err != nil {
+		if _, err := s.Track(Zeros([]int64{int64(i)}, Float32, CPU(0))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -612,7 +612,7 @@ func TestScope(t *testing.T) {
 		t.Fatalf("scope holds %d, live %d (start %d)", s.Len(), LiveHandles(), start)
 	}
 	// An error passes through untouched and registers nothing.
-	if _, err := s.Track(Zeros([]int64{-1}, Float32, CPU)); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := s.Track(Zeros([]int64{-1}, Float32, CPU(0))); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -624,7 +624,7 @@ func TestScope(t *testing.T) {
 	if LiveHandles() != start {
 		t.Fatalf("live %d after Scope.Close, want %d", LiveHandles(), start)
 	}
-	_, err := s.Track(Zeros([]int64{1}, Float32, CPU))
+	_, err := s.Track(Zeros([]int64{1}, Float32, CPU(0)))
 	wantCode(t, err, ErrClosed)
 }
 
@@ -632,7 +632,7 @@ func TestFinalizerSafetyNet(t *testing.T) {
 	start := LiveHandles()
 	func() {
 		for i := 0; i < 10; i++ {
-			_, _ = Zeros([]int64{8}, Float32, CPU) // leaked on purpose
+			_, _ = Zeros([]int64{8}, Float32, CPU(0)) // leaked on purpose
 		}
 	}()
 	for i := 0; i < 100 && LiveHandles() != start; i++ {
@@ -646,9 +646,9 @@ func TestFinalizerSafetyNet(t *testing.T) {
 
 func TestConcurrentOpsOnSharedInputs(t *testing.T) {
 	noLeaks(t)
-	a := must(Ones([]int64{16}, Float32, CPU))
+	a := must(Ones([]int64{16}, Float32, CPU(0)))
 	defer a.Close()
-	b := must(Full([]int64{16}, 2, Float32, CPU))
+	b := must(Full([]int64{16}, 2, Float32, CPU(0)))
 	defer b.Close()
 	var wg sync.WaitGroup
 	for g := 0; g < 64; g++ {
@@ -696,9 +696,9 @@ func TestVersionTooOldFailsConstructors(t *testing.T) {
 	saved := versionErr
 	versionErr = &Error{Code: ErrVersion, Op: "CheckVersion", Msg: "simulated old library"}
 	defer func() { versionErr = saved }()
-	_, err := Zeros([]int64{1}, Float32, CPU)
+	_, err := Zeros([]int64{1}, Float32, CPU(0))
 	wantCode(t, err, ErrVersion)
-	_, err = FromSlice([]float32{1}, nil, CPU)
+	_, err = FromSlice([]float32{1}, nil, CPU(0))
 	wantCode(t, err, ErrVersion)
 	if !errors.Is(CheckVersion(), ErrVersion) {
 		t.Fatal(CheckVersion())
@@ -709,9 +709,9 @@ func TestLikeJoinSplitIndex(t *testing.T) {
 	noLeaks(t)
 	s := NewScope()
 	defer s.Close()
-	a := must(s.Track(FromSlice([]float32{1, 2, 3, 4, 5, 6}, []int64{2, 3}, CPUN(1))))
+	a := must(s.Track(FromSlice([]float32{1, 2, 3, 4, 5, 6}, []int64{2, 3}, CPU(1))))
 	z := must(s.Track(a.ZerosLike()))
-	if d := must(z.Device()); d != CPUN(1) {
+	if d := must(z.Device()); d != CPU(1) {
 		t.Errorf("ZerosLike on %v", d)
 	}
 	f := must(s.Track(a.FullLike(7)))
@@ -726,7 +726,7 @@ func TestLikeJoinSplitIndex(t *testing.T) {
 	if sh := must(st.Shape()); fmt.Sprint(sh) != "[2 2 3]" {
 		t.Error(sh)
 	}
-	other := must(s.Track(Ones([]int64{2, 3}, Float32, CPU)))
+	other := must(s.Track(Ones([]int64{2, 3}, Float32, CPU(0))))
 	_, err := Cat([]*Tensor{a, other}, 0)
 	wantCode(t, err, ErrDeviceMismatch)
 	_, err = Cat(nil, 0)
@@ -748,20 +748,20 @@ func TestLikeJoinSplitIndex(t *testing.T) {
 	if len(sp) != 2 {
 		t.Errorf("%d splits", len(sp))
 	}
-	idx := must(s.Track(FromSlice([]int64{2, 0}, nil, CPUN(1))))
+	idx := must(s.Track(FromSlice([]int64{2, 0}, nil, CPU(1))))
 	sel := must(s.Track(a.IndexSelect(1, idx)))
 	if v := must(ToSlice[float32](sel)); fmt.Sprint(v) != "[3 1 6 4]" {
 		t.Error(v)
 	}
 	// index_add: both columns of src land in column 0; scatter_add: one element per row.
-	twice := must(s.Track(FromSlice([]int64{0, 0}, nil, CPUN(1))))
-	ones := must(s.Track(Ones([]int64{2, 2}, Float32, CPUN(1))))
+	twice := must(s.Track(FromSlice([]int64{0, 0}, nil, CPU(1))))
+	ones := must(s.Track(Ones([]int64{2, 2}, Float32, CPU(1))))
 	added := must(s.Track(a.IndexAdd(1, twice, ones)))
 	if v := must(ToSlice[float32](added)); fmt.Sprint(v) != "[3 2 3 6 5 6]" {
 		t.Error("IndexAdd:", v)
 	}
-	where := must(s.Track(FromSlice([]int64{2, 0}, []int64{2, 1}, CPUN(1))))
-	vals := must(s.Track(FromSlice([]float32{10, 20}, []int64{2, 1}, CPUN(1))))
+	where := must(s.Track(FromSlice([]int64{2, 0}, []int64{2, 1}, CPU(1))))
+	vals := must(s.Track(FromSlice([]float32{10, 20}, []int64{2, 1}, CPU(1))))
 	scattered := must(s.Track(a.ScatterAdd(1, where, vals)))
 	if v := must(ToSlice[float32](scattered)); fmt.Sprint(v) != "[1 2 13 24 5 6]" {
 		t.Error("ScatterAdd:", v)
@@ -790,17 +790,17 @@ func TestProcessSettings(t *testing.T) {
 	if err := SetNumThreads(n); err != nil {
 		t.Fatal(err)
 	}
-	if err := CPU.ManualSeed(1); err != nil {
+	if err := CPU(0).ManualSeed(1); err != nil {
 		t.Fatal(err)
 	}
-	ms := must(CPU.MemoryStats())
+	ms := must(CPU(0).MemoryStats())
 	if ms.AllocationCount == 0 {
 		t.Errorf("memory stats %+v", ms)
 	}
-	if err := CPU.EmptyCache(); err != nil {
+	if err := CPU(0).EmptyCache(); err != nil {
 		t.Error(err)
 	}
-	a := must(Zeros([]int64{2, 3}, Float32, CPU))
+	a := must(Zeros([]int64{2, 3}, Float32, CPU(0)))
 	defer a.Close()
 	if st := must(a.Strides()); fmt.Sprint(st) != "[3 1]" {
 		t.Error(st)
@@ -809,12 +809,12 @@ func TestProcessSettings(t *testing.T) {
 	if err := ManualSeed(42); err != nil {
 		t.Fatal(err)
 	}
-	r1 := must(Rand([]int64{4}, Float32, CPU))
+	r1 := must(Rand([]int64{4}, Float32, CPU(0)))
 	defer r1.Close()
 	if err := ManualSeed(42); err != nil {
 		t.Fatal(err)
 	}
-	r2 := must(Rand([]int64{4}, Float32, CPUN(1)))
+	r2 := must(Rand([]int64{4}, Float32, CPU(1)))
 	defer r2.Close()
 	if fmt.Sprint(must(ToSlice[float32](r1))) != fmt.Sprint(must(ToSlice[float32](r2))) {
 		t.Error("same seed gave different values")
@@ -826,13 +826,13 @@ func TestNewConstructors(t *testing.T) {
 	noLeaks(t)
 	s := NewScope()
 	defer s.Close()
-	src := must(s.Track(FromSlice([]float64{1, 2, 3}, nil, CPUN(1))))
+	src := must(s.Track(FromSlice([]float64{1, 2, 3}, nil, CPU(1))))
 	e := must(s.Track(src.NewEmpty([]int64{2, 2})))
 	z := must(s.Track(src.NewZeros([]int64{2, 2})))
 	o := must(s.Track(src.NewOnes([]int64{3})))
 	f := must(s.Track(src.NewFull([]int64{2}, 2.5)))
 	for _, x := range []*Tensor{e, z, o, f} {
-		if d := must(x.Device()); d != CPUN(1) {
+		if d := must(x.Device()); d != CPU(1) {
 			t.Errorf("new_* tensor on %v, want cpu:1", d)
 		}
 		if d := must(x.DType()); d != Float64 {
@@ -852,7 +852,7 @@ func TestNewConstructors(t *testing.T) {
 		t.Error(v)
 	}
 	// A 0-d result from a nil shape; the value is cast to src's dtype.
-	i := must(s.Track(FromSlice([]int32{7}, nil, CPU)))
+	i := must(s.Track(FromSlice([]int32{7}, nil, CPU(0))))
 	fi := must(s.Track(i.NewFull(nil, 3.9)))
 	if v := must(ToSlice[int32](fi)); fmt.Sprint(v) != "[3]" {
 		t.Error(v)
@@ -862,7 +862,7 @@ func TestNewConstructors(t *testing.T) {
 	}
 	_, err := src.NewZeros([]int64{-1})
 	wantCode(t, err, ErrInvalidArgument)
-	c := must(Zeros([]int64{1}, Float32, CPU))
+	c := must(Zeros([]int64{1}, Float32, CPU(0)))
 	c.Close()
 	_, err = c.NewOnes([]int64{1})
 	wantCode(t, err, ErrClosed)
@@ -872,7 +872,7 @@ func TestNewConstructors(t *testing.T) {
 // ErrDeviceUnavailable, and no tensor is pinned.
 func TestPinnedMemory(t *testing.T) {
 	noLeaks(t)
-	x := must(FromSlice([]float32{1, 2, 3, 4}, []int64{2, 2}, CPU))
+	x := must(FromSlice([]float32{1, 2, 3, 4}, []int64{2, 2}, CPU(0)))
 	defer x.Close()
 	if must(x.IsPinned()) {
 		t.Error("an ordinary tensor is pinned")
@@ -891,7 +891,7 @@ func TestPinnedMemory(t *testing.T) {
 	if !must(e.IsPinned()) {
 		t.Error("EmptyPinned is not pinned")
 	}
-	if d := must(e.Device()); d != CPU {
+	if d := must(e.Device()); d != CPU(0) {
 		t.Errorf("EmptyPinned on %v", d)
 	}
 	p := must(x.PinMemory())

@@ -392,6 +392,13 @@ func (pg *ProcessGroup) sendRecv(name string, recv bool, t *Tensor, peer, tag in
 	return resErr(name, r)
 }
 
+// DDPOptions are DistributedDataParallel's optional arguments; the zero value is
+// PyTorch's defaults.
+type DDPOptions struct {
+	BucketCapBytes       int64 // bytes of gradients per all-reduce bucket; 0: 25 MiB (bucket_cap_mb=25)
+	FindUnusedParameters bool  // a parameter without a gradient in a pass counts as zero
+}
+
 // DistributedDataParallel wraps m for data-parallel training over pg's processes, as
 // torch.nn.parallel.DistributedDataParallel(m, process_group=pg, bucket_cap_mb=...,
 // find_unused_parameters=...) (dt_distributed_data_parallel_new): every rank runs its own
@@ -407,11 +414,11 @@ func (pg *ProcessGroup) sendRecv(name string, recv bool, t *Tensor, peer, tag in
 //
 // Forward is m's forward. The result's parameters and buffers are m's, named "module." +
 // their names (as PyTorch's state_dict). During Tensor.Backward, gradients are
-// all-reduced (averaged) in buckets of about bucketCapBytes bytes (0 means 25 MiB,
+// all-reduced (averaged) in buckets of about opts.BucketCapBytes bytes (0 means 25 MiB,
 // torch's default), in reverse order of registration, each bucket as soon as its
 // gradients are computed, on a library thread of its own while backward goes on; the
 // gradients receive the averages when Backward returns (all or nothing). Every rank must
-// run the same backward passes. findUnusedParameters: a parameter that gets no gradient
+// run the same backward passes. opts.FindUnusedParameters: a parameter that gets no gradient
 // in a pass counts as zero; without it such a pass fails with ErrInvalidArgument naming
 // the parameter. Parameters that do not require grad are neither reduced nor checked. A
 // parameter belongs to at most one DistributedDataParallel.
@@ -422,11 +429,11 @@ func (pg *ProcessGroup) sendRecv(name string, recv bool, t *Tensor, peer, tag in
 // cgo call (see ProcessGroup).
 //
 // Errors: ErrInvalidArgument (nil m or pg, a parameter of m already wrapped, a negative
-// bucketCapBytes, ranks with different parameter counts), ErrClosed (m or pg closed),
+// BucketCapBytes, ranks with different parameter counts), ErrClosed (m or pg closed),
 // ErrInvalidHandle, ErrDeviceMismatch (a parameter or buffer not on the CPU for "gloo"),
 // ErrShapeMismatch (a parameter or buffer of another shape or dtype on some rank),
 // ErrDistributed, ErrOutOfMemory.
-func DistributedDataParallel(m *Module, pg *ProcessGroup, bucketCapBytes int64, findUnusedParameters bool) (*Module, error) {
+func DistributedDataParallel(m *Module, pg *ProcessGroup, opts DDPOptions) (*Module, error) {
 	const op = "DistributedDataParallel"
 	if versionErr != nil {
 		return nil, versionErr
@@ -440,10 +447,10 @@ func DistributedDataParallel(m *Module, pg *ProcessGroup, bucketCapBytes int64, 
 		return nil, err
 	}
 	var find C.int32_t
-	if findUnusedParameters {
+	if opts.FindUnusedParameters {
 		find = 1
 	}
-	r := C.gdt_distributed_data_parallel(mh, gh, C.int64_t(bucketCapBytes), find)
+	r := C.gdt_distributed_data_parallel(mh, gh, C.int64_t(opts.BucketCapBytes), find)
 	runtime.KeepAlive(m)
 	runtime.KeepAlive(pg)
 	return takeModule(op, r)

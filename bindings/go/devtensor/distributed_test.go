@@ -180,7 +180,7 @@ func twoRanksRankSide(t *testing.T) {
 
 	// all_reduce: sum and avg of float32, max of int64.
 	for _, op := range []ReduceOp{ReduceSum, ReduceAvg} {
-		x := must(FromSlice(sumInput(rank), []int64{4}, CPU))
+		x := must(FromSlice(sumInput(rank), []int64{4}, CPU(0)))
 		if err := pg.AllReduce(x, op); err != nil {
 			t.Fatalf("AllReduce %v: %v", op, err)
 		}
@@ -194,7 +194,7 @@ func twoRanksRankSide(t *testing.T) {
 		wantSlice(t, "AllReduce "+op.String(), readF32(t, x), want)
 		closeAll(t, x)
 	}
-	y := must(FromSlice(maxInput(rank), []int64{2, 2}, CPU))
+	y := must(FromSlice(maxInput(rank), []int64{2, 2}, CPU(0)))
 	if err := pg.AllReduce(y, ReduceMax); err != nil {
 		t.Fatalf("AllReduce MAX: %v", err)
 	}
@@ -209,7 +209,7 @@ func twoRanksRankSide(t *testing.T) {
 	closeAll(t, y)
 
 	// broadcast from rank 1.
-	b := must(FromSlice(bcastInput(rank), []int64{3}, CPU))
+	b := must(FromSlice(bcastInput(rank), []int64{3}, CPU(0)))
 	if err := pg.Broadcast(b, 1); err != nil {
 		t.Fatalf("Broadcast: %v", err)
 	}
@@ -217,8 +217,8 @@ func twoRanksRankSide(t *testing.T) {
 	closeAll(t, b)
 
 	// all_gather into [world, 3].
-	gin := must(FromSlice(gatherInput(rank), []int64{3}, CPU))
-	gout := must(Zeros([]int64{world, 3}, Float32, CPU))
+	gin := must(FromSlice(gatherInput(rank), []int64{3}, CPU(0)))
+	gout := must(Zeros([]int64{world, 3}, Float32, CPU(0)))
 	if err := pg.AllGather(gin, gout); err != nil {
 		t.Fatalf("AllGather: %v", err)
 	}
@@ -226,8 +226,8 @@ func twoRanksRankSide(t *testing.T) {
 	closeAll(t, gin, gout)
 
 	// reduce_scatter: rank r gets part r of the sum of both inputs.
-	sin := must(FromSlice(scatterInput(rank), []int64{6}, CPU))
-	sout := must(Zeros([]int64{3}, Float32, CPU))
+	sin := must(FromSlice(scatterInput(rank), []int64{6}, CPU(0)))
+	sout := must(Zeros([]int64{3}, Float32, CPU(0)))
 	if err := pg.ReduceScatter(sin, sout, ReduceSum); err != nil {
 		t.Fatalf("ReduceScatter: %v", err)
 	}
@@ -243,8 +243,8 @@ func twoRanksRankSide(t *testing.T) {
 	}
 
 	// send/recv both ways: rank 0 sends first, rank 1 receives first.
-	mine := must(FromSlice(p2pInput(rank), []int64{3}, CPU))
-	got := must(Zeros([]int64{3}, Float32, CPU))
+	mine := must(FromSlice(p2pInput(rank), []int64{3}, CPU(0)))
+	got := must(Zeros([]int64{3}, Float32, CPU(0)))
 	if rank == 0 {
 		if err := pg.Send(mine, peer, 7); err != nil {
 			t.Fatalf("Send: %v", err)
@@ -264,7 +264,7 @@ func twoRanksRankSide(t *testing.T) {
 	closeAll(t, mine, got)
 
 	// Argument errors are found before any peer is involved, and leave the group usable.
-	x := must(Ones([]int64{4}, Float32, CPU))
+	x := must(Ones([]int64{4}, Float32, CPU(0)))
 	wantCode(t, pg.AllReduce(x, ReduceOp(9)), ErrInvalidArgument)
 	wantCode(t, pg.Send(x, rank, 0), ErrInvalidArgument)
 	closeAll(t, x)
@@ -313,8 +313,8 @@ func TestProcessGroupErrors(t *testing.T) {
 		t.Fatalf("rank %d, size %d, backend %q; want 0, 1, gloo", r, n, b)
 	}
 
-	x := must(FromSlice([]float32{1, 2, 3, 4}, []int64{4}, CPU))
-	i32 := must(FromSlice([]int32{1, 2, 3, 4}, []int64{4}, CPU))
+	x := must(FromSlice([]float32{1, 2, 3, 4}, []int64{4}, CPU(0)))
+	i32 := must(FromSlice([]int32{1, 2, 3, 4}, []int64{4}, CPU(0)))
 	defer closeAll(t, x, i32)
 	// A reduction over one rank is the identity; avg of an integer dtype is refused.
 	for _, op := range []ReduceOp{ReduceSum, ReduceAvg, ReduceMin, ReduceMax, ReduceProduct} {
@@ -335,7 +335,7 @@ func TestProcessGroupErrors(t *testing.T) {
 	wantCode(t, pg.Send(x, 0, 0), ErrInvalidArgument)                 // this rank
 	wantCode(t, pg.Recv(x, 0, 0), ErrInvalidArgument)
 	wantCode(t, pg.AllGather(x, i32), ErrDTypeMismatch)
-	big := must(Zeros([]int64{5}, Float32, CPU))
+	big := must(Zeros([]int64{5}, Float32, CPU(0)))
 	wantCode(t, pg.AllGather(x, big), ErrShapeMismatch)
 	closeAll(t, big)
 	if CUDAIsAvailable() {
@@ -345,7 +345,7 @@ func TestProcessGroupErrors(t *testing.T) {
 	}
 	// Nil and closed tensors are the binding's errors.
 	wantCode(t, pg.AllReduce(nil, ReduceSum), ErrInvalidArgument)
-	closed := must(Zeros([]int64{4}, Float32, CPU))
+	closed := must(Zeros([]int64{4}, Float32, CPU(0)))
 	closeAll(t, closed)
 	wantCode(t, pg.AllGather(x, closed), ErrClosed)
 	if err := pg.Barrier(); err != nil {

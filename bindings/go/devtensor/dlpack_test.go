@@ -21,7 +21,7 @@ func TestDLPackFlagConstants(t *testing.T) {
 // the memory alive after the original closes.
 func TestDLPackVersionedRoundTrip(t *testing.T) {
 	noLeaks(t)
-	x := must(FromSlice([]float32{1, 2, 3, 4, 5, 6}, []int64{2, 3}, CPU))
+	x := must(FromSlice([]float32{1, 2, 3, 4, 5, 6}, []int64{2, 3}, CPU(0)))
 	p, err := x.ToDLPackVersioned()
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +73,7 @@ func TestDLPackVersionedRoundTrip(t *testing.T) {
 	_ = y.Close()
 
 	// A versioned export nobody imports: its deleter releases it.
-	z := must(Zeros([]int64{3}, Float32, CPU))
+	z := must(Zeros([]int64{3}, Float32, CPU(0)))
 	q, err := z.ToDLPackVersioned()
 	if err != nil {
 		t.Fatal(err)

@@ -3,17 +3,11 @@ package devtensor_test
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/devtensor/devtensor/bindings/go/devtensor"
 )
-
-// Must helpers belong in examples and tests only; the package never panics.
-func must[T any](v T, err error) T {
-	if err != nil {
-		panic(err)
-	}
-	return v
-}
 
 func ExampleParseDevice() {
 	d, err := devtensor.ParseDevice("cuda:1")
@@ -27,19 +21,19 @@ func ExampleParseDevice() {
 
 func ExampleTryGPU() {
 	// cuda:0 when a GPU is there, else cpu:0: code written once runs on both.
-	d := must(devtensor.TryGPU(0))
-	t := must(devtensor.Ones([]int64{2}, devtensor.Float32, d))
+	d := devtensor.Must(devtensor.TryGPU(0))
+	t := devtensor.Must(devtensor.Ones([]int64{2}, devtensor.Float32, d))
 	defer t.Close()
-	fmt.Println(must(t.Device()) == d)
+	fmt.Println(devtensor.Must(t.Device()) == d)
 	// Output: true
 }
 
 func ExampleFromSlice() {
-	t := must(devtensor.FromSlice([]float32{1, 2, 3, 4}, []int64{2, 2}, devtensor.CPU))
+	t := devtensor.Must(devtensor.FromSlice([]float32{1, 2, 3, 4}, []int64{2, 2}, devtensor.CPU(0)))
 	defer t.Close()
 	fmt.Println(t)
-	fmt.Println(must(t.Shape()), must(t.DType()))
-	fmt.Println(must(devtensor.ToSlice[float32](t)))
+	fmt.Println(devtensor.Must(t.Shape()), devtensor.Must(t.DType()))
+	fmt.Println(devtensor.Must(devtensor.ToSlice[float32](t)))
 	// Output:
 	// tensor([[1., 2.],
 	//         [3., 4.]])
@@ -49,21 +43,21 @@ func ExampleFromSlice() {
 
 func ExampleTensor_To() {
 	// The tests run with DEVTENSOR_CPU_DEVICES=2, so cpu:1 exists.
-	a := must(devtensor.FromSlice([]int64{1, 2, 3}, nil, devtensor.CPU))
+	a := devtensor.Must(devtensor.FromSlice([]int64{1, 2, 3}, nil, devtensor.CPU(0)))
 	defer a.Close()
-	b := must(a.To(devtensor.CPUN(1))) // a new tensor; a stays where it is
+	b := devtensor.Must(a.To(devtensor.CPU(1))) // a new tensor; a stays where it is
 	defer b.Close()
-	fmt.Println(must(a.Device()), must(b.Device()))
-	fmt.Println(must(devtensor.ToSlice[int64](b)))
+	fmt.Println(devtensor.Must(a.Device()), devtensor.Must(b.Device()))
+	fmt.Println(devtensor.Must(devtensor.ToSlice[int64](b)))
 	// Output:
 	// cpu:0 cpu:1
 	// [1 2 3]
 }
 
 func ExampleTensor_Add() {
-	a := must(devtensor.Ones([]int64{2}, devtensor.Float32, devtensor.CPUN(0)))
+	a := devtensor.Must(devtensor.Ones([]int64{2}, devtensor.Float32, devtensor.CPU(0)))
 	defer a.Close()
-	b := must(devtensor.Ones([]int64{2}, devtensor.Float32, devtensor.CPUN(1)))
+	b := devtensor.Must(devtensor.Ones([]int64{2}, devtensor.Float32, devtensor.CPU(1)))
 	defer b.Close()
 	_, err := a.Add(b)
 	fmt.Println(errors.Is(err, devtensor.ErrDeviceMismatch))
@@ -79,23 +73,23 @@ func ExampleTensor_Add() {
 func ExampleScope() {
 	s := devtensor.NewScope()
 	defer s.Close() // closes everything made through s
-	x := must(s.Track(devtensor.Arange(0, 4, 1, devtensor.Float32, devtensor.CPU)))
-	y := must(s.Track(x.MulScalar(2)))
-	z := must(s.Track(y.Sum(nil, false)))
-	fmt.Println(must(z.Item()), s.Len())
+	x := devtensor.Must(s.Track(devtensor.Arange(0, 4, 1, devtensor.Float32, devtensor.CPU(0))))
+	y := devtensor.Must(s.Track(x.MulScalar(2)))
+	z := devtensor.Must(s.Track(y.Sum()))
+	fmt.Println(devtensor.Must(z.Item()), s.Len())
 	// Output: 12 3
 }
 
 func ExampleWithStream() {
 	// On a GPU the ops inside run on s's queue, beside the default stream's work; on the
 	// CPU (one in-order queue) the same code runs unchanged.
-	dev := devtensor.CPU
-	s := must(devtensor.NewStream(dev))
+	dev := devtensor.CPU(0)
+	s := devtensor.Must(devtensor.NewStream(dev))
 	defer s.Close()
-	start, end := must(devtensor.NewEvent(dev)), must(devtensor.NewEvent(dev))
+	start, end := devtensor.Must(devtensor.NewEvent(dev)), devtensor.Must(devtensor.NewEvent(dev))
 	defer start.Close()
 	defer end.Close()
-	a := must(devtensor.Ones([]int64{2}, devtensor.Float32, dev))
+	a := devtensor.Must(devtensor.Ones([]int64{2}, devtensor.Float32, dev))
 	defer a.Close()
 	var b *devtensor.Tensor
 	err := devtensor.WithStream(s, func() (err error) {
@@ -111,7 +105,140 @@ func ExampleWithStream() {
 		panic(err)
 	}
 	defer b.Close()
-	ms := must(start.ElapsedMs(end)) // waits for the work between the marks
-	fmt.Println(must(devtensor.ToSlice[float32](b)), ms >= 0)
+	ms := devtensor.Must(start.ElapsedMs(end)) // waits for the work between the marks
+	fmt.Println(devtensor.Must(devtensor.ToSlice[float32](b)), ms >= 0)
 	// Output: [2 2] true
+}
+
+// Training: a 2-layer MLP learns XOR with Adam. Sequential owns its children, and
+// Parameters' result goes to the optimizer as it is.
+func ExampleAdam() {
+	dev := devtensor.CPU(0)
+	devtensor.MustOK(devtensor.ManualSeed(0))
+	model := devtensor.Must(devtensor.Sequential(
+		devtensor.Must(devtensor.Linear(2, 8, devtensor.LinearOptions{Device: dev})),
+		devtensor.Must(devtensor.Tanh()),
+		devtensor.Must(devtensor.Linear(8, 2, devtensor.LinearOptions{Device: dev})),
+	))
+	defer model.Close() // closes the three layers too
+	params := devtensor.Must(model.Parameters())
+	defer params.Close()
+	opt := devtensor.Must(devtensor.Adam(params, 0.05))
+	defer opt.Close()
+	lossFn := devtensor.Must(devtensor.CrossEntropyLoss(nil, devtensor.ReductionMean, -100, 0))
+	defer lossFn.Close()
+	x := devtensor.Must(devtensor.FromSlice([]float32{0, 0, 0, 1, 1, 0, 1, 1}, []int64{4, 2}, dev))
+	defer x.Close()
+	y := devtensor.Must(devtensor.FromSlice([]int64{0, 1, 1, 0}, []int64{4}, dev))
+	defer y.Close()
+	var first, last float64
+	for step := 0; step < 300; step++ {
+		s := devtensor.NewScope()
+		devtensor.MustOK(opt.ZeroGrad())
+		loss := devtensor.Must(s.Track(lossFn.Forward(devtensor.Must(s.Track(model.Forward(x))), y)))
+		devtensor.MustOK(loss.Backward(nil))
+		devtensor.MustOK(opt.Step())
+		last = devtensor.Must(loss.Item())
+		if step == 0 {
+			first = last
+		}
+		devtensor.MustOK(s.Close())
+	}
+	logits := devtensor.Must(model.Forward(x))
+	defer logits.Close()
+	pred := devtensor.Must(logits.Argmax(devtensor.Dims(1)))
+	defer pred.Close()
+	fmt.Println("loss fell:", last < first/10)
+	fmt.Println("predictions:", devtensor.Must(devtensor.ToSlice[int64](pred)))
+	// Output:
+	// loss fell: true
+	// predictions: [0 1 1 0]
+}
+
+// Save and load: the state dict goes to a safetensors file and into a second model of
+// the same shape, which then computes the same outputs.
+func ExampleModule_Save() {
+	dir, err := os.MkdirTemp("", "devtensor-example")
+	devtensor.MustOK(err)
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "model.safetensors")
+
+	devtensor.MustOK(devtensor.ManualSeed(1))
+	a := devtensor.Must(devtensor.Linear(3, 2, devtensor.LinearOptions{}))
+	defer a.Close()
+	devtensor.MustOK(a.Save(path))
+	devtensor.MustOK(devtensor.ManualSeed(2)) // b starts from other weights
+	b := devtensor.Must(devtensor.Linear(3, 2, devtensor.LinearOptions{}))
+	defer b.Close()
+	devtensor.MustOK(b.Load(path))
+
+	x := devtensor.Must(devtensor.Ones([]int64{1, 3}, devtensor.Float32, devtensor.CPU(0)))
+	defer x.Close()
+	ya, yb := devtensor.Must(a.Forward(x)), devtensor.Must(b.Forward(x))
+	defer ya.Close()
+	defer yb.Close()
+	eq := devtensor.Must(ya.Eq(yb))
+	defer eq.Close()
+	fmt.Println(devtensor.Must(devtensor.ToSlice[bool](eq)))
+	for _, p := range devtensor.Must(b.Parameters()) {
+		fmt.Println(p.Name, devtensor.Must(p.Tensor.Shape()))
+		p.Tensor.Close()
+	}
+	// A file that does not fit leaves the module unchanged.
+	c := devtensor.Must(devtensor.Linear(4, 2, devtensor.LinearOptions{}))
+	defer c.Close()
+	fmt.Println(errors.Is(c.Load(path), devtensor.ErrFormat))
+	// Output:
+	// [true true]
+	// weight [2 3]
+	// bias [2]
+	// true
+}
+
+// errors.Is on a device mismatch: a module on cpu:1 and an input on cpu:0. Moving the
+// input (or the module) fixes it; the library never copies silently.
+func ExampleModule_Forward_deviceMismatch() {
+	lin := devtensor.Must(devtensor.Linear(2, 1, devtensor.LinearOptions{Device: devtensor.CPU(1)}))
+	defer lin.Close()
+	x := devtensor.Must(devtensor.Ones([]int64{1, 2}, devtensor.Float32, devtensor.CPU(0)))
+	defer x.Close()
+	_, err := lin.Forward(x)
+	switch {
+	case errors.Is(err, devtensor.ErrDeviceMismatch):
+		x1 := devtensor.Must(x.To(devtensor.Must(lin.Device())))
+		defer x1.Close()
+		y := devtensor.Must(lin.Forward(x1))
+		defer y.Close()
+		fmt.Println("mismatch; on", devtensor.Must(y.Device()), "after moving x")
+	case err != nil:
+		fmt.Println("another error:", err)
+	default:
+		fmt.Println("no error")
+	}
+	// Output: mismatch; on cpu:1 after moving x
+}
+
+// DataParallel over cpu:0 and cpu:1 (the tests run with DEVTENSOR_CPU_DEVICES set, so
+// both exist): each device runs a replica on its half of the batch, and the outputs are
+// gathered on cpu:0, equal to the plain module's.
+func ExampleDataParallel() {
+	devtensor.MustOK(devtensor.ManualSeed(3))
+	lin := devtensor.Must(devtensor.Linear(3, 2, devtensor.LinearOptions{Device: devtensor.CPU(0)}))
+	defer lin.Close()
+	dp := devtensor.Must(devtensor.DataParallel(lin, []devtensor.Device{devtensor.CPU(0), devtensor.CPU(1)}, devtensor.DefaultDevice))
+	defer dp.Close()
+	x := devtensor.Must(devtensor.Randn([]int64{4, 3}, devtensor.Float32, devtensor.CPU(0)))
+	defer x.Close()
+	y := devtensor.Must(dp.Forward(x))
+	defer y.Close()
+	want := devtensor.Must(lin.Forward(x))
+	defer want.Close()
+	diff := devtensor.Must(y.Sub(want))
+	defer diff.Close()
+	absDiff := devtensor.Must(diff.Abs())
+	defer absDiff.Close()
+	maxDiff := devtensor.Must(absDiff.Max())
+	defer maxDiff.Close()
+	fmt.Println(devtensor.Must(y.Shape()), devtensor.Must(y.Device()), devtensor.Must(maxDiff.Item()) < 1e-6)
+	// Output: [4 2] cpu:0 true
 }

@@ -17,7 +17,7 @@ import (
 func TestCloseDefersRelease(t *testing.T) {
 	ReleasePending()
 	start := liveHandlesUnflushed()
-	x := must(Zeros([]int64{4}, Float32, CPU))
+	x := must(Zeros([]int64{4}, Float32, CPU(0)))
 	if got := liveHandlesUnflushed(); got != start+1 {
 		t.Fatalf("live %d after Zeros, want %d", got, start+1)
 	}
@@ -46,7 +46,7 @@ func TestReleasePendingFlushesSlot(t *testing.T) {
 	}
 	start := liveHandlesUnflushed()
 	errs := releaseErrors()
-	x := must(Zeros([]int64{4}, Float32, CPU))
+	x := must(Zeros([]int64{4}, Float32, CPU(0)))
 	_ = x.Close()
 	if atomicSlot() == 0 {
 		t.Fatal("Close left the release slot empty")
@@ -61,7 +61,7 @@ func TestReleasePendingFlushesSlot(t *testing.T) {
 	if got := liveHandlesUnflushed(); got != start {
 		t.Fatalf("live %d after ReleasePending, want %d", got, start)
 	}
-	y := must(Zeros([]int64{4}, Float32, CPU))
+	y := must(Zeros([]int64{4}, Float32, CPU(0)))
 	_ = y.Close()
 	if got := LiveHandles(); got != start {
 		t.Fatalf("LiveHandles %d with y closed, want %d (it must empty the slot)", got, start)
@@ -77,9 +77,9 @@ func TestReleasePendingFlushesSlot(t *testing.T) {
 func TestOpReleasesSlot(t *testing.T) {
 	ReleasePending()
 	start := liveHandlesUnflushed()
-	a := must(Ones([]int64{4}, Float32, CPU))
+	a := must(Ones([]int64{4}, Float32, CPU(0)))
 	defer a.Close()
-	x := must(Zeros([]int64{4}, Float32, CPU))
+	x := must(Zeros([]int64{4}, Float32, CPU(0)))
 	_ = x.Close()
 	if err := a.AddInPlace(a); err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func TestOpReleasesSlot(t *testing.T) {
 		t.Fatalf("Add after the slot release: %v, want [4 4 4 4]", got)
 	}
 	_ = z.Close()
-	b := must(Ones([]int64{3}, Float32, CPU))
+	b := must(Ones([]int64{3}, Float32, CPU(0)))
 	defer b.Close()
 	_, err := a.Add(b) // shapes [4] and [3] do not broadcast: the op fails in C
 	wantCode(t, err, ErrShapeMismatch)
@@ -104,28 +104,28 @@ func TestOpReleasesSlot(t *testing.T) {
 	}
 	cond := must(a.Gt(a))
 	defer cond.Close()
-	idx := must(FromSlice([]int64{0, 2}, nil, CPU))
+	idx := must(FromSlice([]int64{0, 2}, nil, CPU(0)))
 	defer idx.Close()
 	for _, f := range []func() (*Tensor, error){
 		func() (*Tensor, error) { return a.MulScalar(2) },
 		func() (*Tensor, error) { return a.Neg() },
 		func() (*Tensor, error) { return Where(cond, a, a) },
-		func() (*Tensor, error) { return a.Sum(nil, false) },
+		func() (*Tensor, error) { return a.Sum() },
 		func() (*Tensor, error) { return a.Softmax(0) },
 		func() (*Tensor, error) { return a.Reshape(2, 2) },
 		func() (*Tensor, error) { return a.Unsqueeze(0) },
 		func() (*Tensor, error) { return a.ZerosLike() },
 		func() (*Tensor, error) { return a.FullLike(1) },
 		func() (*Tensor, error) { return a.IndexSelect(0, idx) },
-		func() (*Tensor, error) { return Zeros([]int64{2}, Float32, CPU) },
-		func() (*Tensor, error) { return Full([]int64{2}, 7, Float32, CPU) },
-		func() (*Tensor, error) { return Arange(0, 3, 1, Float32, CPU) },
-		func() (*Tensor, error) { return FromSlice([]float32{1, 2}, nil, CPU) },
+		func() (*Tensor, error) { return Zeros([]int64{2}, Float32, CPU(0)) },
+		func() (*Tensor, error) { return Full([]int64{2}, 7, Float32, CPU(0)) },
+		func() (*Tensor, error) { return Arange(0, 3, 1, Float32, CPU(0)) },
+		func() (*Tensor, error) { return FromSlice([]float32{1, 2}, nil, CPU(0)) },
 		func() (*Tensor, error) { return a.ToDType(Float64) },
 		func() (*Tensor, error) { return Cat([]*Tensor{a, a}, 0) },
 		func() (*Tensor, error) { return a.Detach() },
 	} {
-		x := must(Zeros([]int64{4}, Float32, CPU))
+		x := must(Zeros([]int64{4}, Float32, CPU(0)))
 		_ = x.Close()
 		before := liveHandlesUnflushed()
 		y := must(f())
@@ -146,9 +146,9 @@ func TestOpReleasesSlot(t *testing.T) {
 // other reference: the release drops one reference, and the op reads the tensor after.
 func TestSlotReleaseOfAliasedHandle(t *testing.T) {
 	noLeaks(t)
-	x := must(FromSlice([]float32{1, 2, 3, 4}, nil, CPU))
+	x := must(FromSlice([]float32{1, 2, 3, 4}, nil, CPU(0)))
 	defer x.Close()
-	x2 := must(x.To(CPU))
+	x2 := must(x.To(CPU(0)))
 	if !sameHandle(x, x2) {
 		t.Skip("To to the same device made a new handle; nothing aliased to test")
 	}
@@ -173,7 +173,7 @@ func TestCloseReleasesTheWaitingTensor(t *testing.T) {
 	start := liveHandlesUnflushed()
 	ts := make([]*Tensor, 5)
 	for i := range ts {
-		ts[i] = must(Zeros([]int64{2}, Float32, CPU))
+		ts[i] = must(Zeros([]int64{2}, Float32, CPU(0)))
 	}
 	for i, x := range ts {
 		_ = x.Close()
@@ -192,7 +192,7 @@ func TestCloseReleasesTheWaitingTensor(t *testing.T) {
 func TestScopeCloseReleasesAll(t *testing.T) {
 	ReleasePending()
 	start := liveHandlesUnflushed()
-	x := must(Ones([]int64{3}, Float32, CPU))
+	x := must(Ones([]int64{3}, Float32, CPU(0)))
 	s := NewScope()
 	a := must(s.Track(x.AddScalar(1)))
 	b := must(s.Track(a.Mul(a)))
@@ -221,7 +221,7 @@ func TestScopeCloseReleasesAll(t *testing.T) {
 func TestDoubleReleaseIsCounted(t *testing.T) {
 	ReleasePending()
 	errs := releaseErrors()
-	x := must(Zeros([]int64{4}, Float32, CPU))
+	x := must(Zeros([]int64{4}, Float32, CPU(0)))
 	h := x.h
 	_ = x.Close()
 	if err := ReleasePending(); err != nil {
@@ -243,8 +243,8 @@ func TestReleaseSlotConcurrent(t *testing.T) {
 	ReleasePending()
 	start := liveHandlesUnflushed()
 	errs := releaseErrors()
-	x := must(Ones([]int64{4}, Float32, CPU))
-	y := must(Ones([]int64{4}, Float32, CPU))
+	x := must(Ones([]int64{4}, Float32, CPU(0)))
+	y := must(Ones([]int64{4}, Float32, CPU(0)))
 	const goroutines, iters = 200, 100
 	var wg sync.WaitGroup
 	fail := make(chan error, goroutines)
@@ -283,7 +283,7 @@ func TestReleaseSlotConcurrent(t *testing.T) {
 				case 1:
 					_ = LiveHandles()
 				case 2: // a larger tensor takes the same path
-					_ = must(Zeros([]int64{1 << 14}, Float32, CPU)).Close()
+					_ = must(Zeros([]int64{1 << 14}, Float32, CPU(0))).Close()
 				}
 			}
 		}(g)
@@ -311,13 +311,13 @@ func TestLargeTensorReleasedBeforeNextAllocation(t *testing.T) {
 	ReleasePending()
 	start := liveHandlesUnflushed()
 	const n = 16 << 20 // 64 MiB of float32
-	before := must(CPU.MemoryStats())
-	x := must(Zeros([]int64{n}, Float32, CPU))
+	before := must(CPU(0).MemoryStats())
+	x := must(Zeros([]int64{n}, Float32, CPU(0)))
 	_ = x.Close()
 	if atomicSlot() == 0 {
 		t.Fatal("the closed tensor is not in the release slot")
 	}
-	y := must(Zeros([]int64{n}, Float32, CPU)) // releases x first
+	y := must(Zeros([]int64{n}, Float32, CPU(0))) // releases x first
 	if atomicSlot() != 0 {
 		t.Fatal("Zeros left the closed tensor in the release slot")
 	}
@@ -330,7 +330,7 @@ func TestLargeTensorReleasedBeforeNextAllocation(t *testing.T) {
 	}
 	// Had y been allocated before x's release, the peak would have reached 128 MiB over
 	// what was live before (unless an earlier peak hides it).
-	after := must(CPU.MemoryStats())
+	after := must(CPU(0).MemoryStats())
 	if both := before.AllocatedBytes + 2*4*n; before.PeakAllocatedBytes >= both {
 		t.Logf("an earlier peak (%d bytes) hides this one; peak not checked", before.PeakAllocatedBytes)
 	} else if after.PeakAllocatedBytes >= both {
@@ -342,7 +342,7 @@ func TestLargeTensorReleasedBeforeNextAllocation(t *testing.T) {
 // A DLPack round trip shares memory, and the export's memory outlives the original Tensor.
 func TestDLPackRoundTrip(t *testing.T) {
 	noLeaks(t)
-	x := must(FromSlice([]float32{1, 2, 3, 4}, []int64{2, 2}, CPU))
+	x := must(FromSlice([]float32{1, 2, 3, 4}, []int64{2, 2}, CPU(0)))
 	p, err := x.ToDLPack()
 	if err != nil {
 		t.Fatal(err)
@@ -402,8 +402,8 @@ func TestTensorCloseConcurrent(t *testing.T) {
 	for r := 0; r < closeRounds; r++ {
 		_ = ReleasePending()
 		start := liveHandlesUnflushed()
-		x := must(FromSlice([]float32{1, 2, 3, 4}, nil, CPU))
-		x2 := must(x.To(CPU))
+		x := must(FromSlice([]float32{1, 2, 3, 4}, nil, CPU(0)))
+		x2 := must(x.To(CPU(0)))
 		if !sameHandle(x, x2) {
 			_, _ = x.Close(), x2.Close()
 			t.Skip("To to the same device made a new handle; nothing aliased to test")
@@ -445,7 +445,7 @@ func TestTensorCloseConcurrent(t *testing.T) {
 // ErrInvalidHandle). A Sequential holding the module keeps working.
 func TestModuleCloseConcurrent(t *testing.T) {
 	noLeaks(t)
-	x := must(FromSlice([]float32{-1, 2}, nil, CPU))
+	x := must(FromSlice([]float32{-1, 2}, nil, CPU(0)))
 	defer x.Close()
 	for r := 0; r < closeRounds; r++ {
 		start := LiveHandles()
@@ -483,7 +483,7 @@ func TestModuleCloseConcurrent(t *testing.T) {
 // The same for an Optimizer: exactly one of the concurrent Closes releases it.
 func TestOptimizerCloseConcurrent(t *testing.T) {
 	noLeaks(t)
-	lin := must(Linear(2, 2, true, Float32, CPU))
+	lin := must(Linear(2, 2, LinearOptions{DType: Float32, Device: CPU(0)}))
 	defer lin.Close()
 	params := must(lin.Parameters())
 	ps := make([]*Tensor, len(params))
@@ -493,7 +493,7 @@ func TestOptimizerCloseConcurrent(t *testing.T) {
 	}
 	for r := 0; r < closeRounds; r++ {
 		start := LiveHandles()
-		opt := must(SGD(ps, 0.1, 0, 0, 0, false))
+		opt := must(SGD(ps, 0.1))
 		if live := LiveHandles(); live != start+1 {
 			t.Fatalf("round %d: live %d after SGD, want %d", r, live, start+1)
 		}
@@ -515,7 +515,7 @@ func TestOptimizerCloseConcurrent(t *testing.T) {
 func TestScopeCloseConcurrent(t *testing.T) {
 	noLeaks(t)
 	errs := releaseErrors()
-	x := must(Ones([]int64{4}, Float32, CPU))
+	x := must(Ones([]int64{4}, Float32, CPU(0)))
 	defer x.Close()
 	for r := 0; r < closeRounds/3; r++ {
 		s := NewScope()

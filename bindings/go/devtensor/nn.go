@@ -5,6 +5,7 @@ import "C"
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -20,14 +21,24 @@ const (
 )
 
 // Module owns one reference to a devtensor module (a layer, container or loss). Close it
-// when done; a finalizer is only a safety net. Forward may run from several goroutines
-// at once; To, Train, Eval and Load must not overlap other use of the same module. Close
-// may be called from several goroutines at once (exactly one releases), but must not
-// race other use of the module. A Module must not be copied by value (go vet reports a
+// when done; a finalizer is only a safety net.
+//
+// Goroutines: a Module is safe for concurrent use. Forward, Save, Device, Parameters and
+// Buffers may run from several goroutines at once; To, Load, Train, Eval and Close are
+// exclusive: each waits for the calls in progress on the same Module to return, and the
+// calls that come later wait for it (a sync.RWMutex), so a Forward never sees a module
+// half moved or half loaded. Close may be called from several goroutines at once
+// (exactly one releases); a call after Close fails with ErrClosed. The lock is the Go
+// Module's own: a DataParallel or DistributedDataParallel wrapper has its own lock, and
+// acting on the wrapped module directly while the wrapper runs is only as safe as the C
+// library makes it (include/devtensor.h: safe, but a Forward may then see some tensors
+// moved or loaded and some not). A Module must not be copied by value (go vet reports a
 // copy): share the *Module.
 type Module struct {
-	_ noCopy  // go vet: a Module must not be copied (lifetime.go)
-	h uintptr // the dt_module* (C memory), 0 once closed; read with atomic.LoadUintptr
+	_        noCopy       // go vet: a Module must not be copied (lifetime.go)
+	mu       sync.RWMutex // Forward and readers: RLock; To, Load, Train, Eval, Close: Lock
+	h        uintptr      // the dt_module* (C memory), 0 once closed; read with atomic.LoadUintptr
+	children []*Module    // a Sequential's children, whose references it took over; closed by Close
 }
 
 func wrapModule(h C.uintptr_t) *Module {
@@ -58,33 +69,74 @@ func (m *Module) handle(op string) (C.uintptr_t, error) {
 	return C.uintptr_t(h), nil
 }
 
+// acquire takes m's lock (shared, or exclusive for the calls that change the module) and
+// returns its handle and the unlock; on error nothing is held.
+func (m *Module) acquire(op string, exclusive bool) (C.uintptr_t, func(), error) {
+	if m == nil {
+		return 0, nil, &Error{Code: ErrInvalidArgument, Op: op, Msg: "nil module"}
+	}
+	unlock := m.mu.RUnlock
+	if exclusive {
+		m.mu.Lock()
+		unlock = m.mu.Unlock
+	} else {
+		m.mu.RLock()
+	}
+	h, err := m.handle(op)
+	if err != nil {
+		unlock()
+		return 0, nil, err
+	}
+	return h, unlock, nil
+}
+
 // Close releases the module and returns the error of that release (nil when it
-// succeeded). Closing twice is a no-op returning nil, and so is a Close that races
-// another Close of the same Module: the handle is swapped out atomically, so exactly one
-// Close releases it (and returns its error).
+// succeeded); a Sequential then closes the modules it was made of. Close waits for the
+// calls in progress on m to return. Closing twice is a no-op returning nil, and so is a
+// Close that races another Close of the same Module: exactly one Close releases the
+// handle (and returns its error).
 func (m *Module) Close() error {
 	if m == nil {
 		return nil
 	}
+	m.mu.Lock()
 	h := atomic.SwapUintptr(&m.h, 0)
+	children := m.children
+	m.children = nil
+	m.mu.Unlock()
 	if h == 0 {
 		return nil
 	}
 	runtime.SetFinalizer(m, nil)
-	return resErr("Module.Close", C.gdt_module_release(C.uintptr_t(h)))
+	err := resErr("Module.Close", C.gdt_module_release(C.uintptr_t(h)))
+	for _, c := range children {
+		if cerr := c.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
-// Linear is torch.nn.Linear(in, out, bias) with weights of dtype on device, initialised
-// as PyTorch does from the device's Philox generator.
-func Linear(in, out int64, bias bool, dtype DType, device Device) (*Module, error) {
+// LinearOptions are Linear's optional arguments; the zero value is PyTorch's defaults: a
+// bias, the default dtype (SetDefaultDType) and the default device (SetDefaultDevice).
+type LinearOptions struct {
+	NoBias bool   // no bias (PyTorch's bias=False)
+	DType  DType  // the weights' dtype (floating); DefaultDType: the process default
+	Device Device // where the weights live; the zero Device (DefaultDevice): the process default
+}
+
+// Linear is torch.nn.Linear(in, out) (y = x @ weight^T + bias) with the weights' bias,
+// dtype and device from opts, initialised as PyTorch does from the device's Philox
+// generator. The caller owns the Module and must Close it.
+func Linear(in, out int64, opts LinearOptions) (*Module, error) {
 	if versionErr != nil {
 		return nil, versionErr
 	}
-	b := C.int32_t(0)
-	if bias {
-		b = 1
+	b := C.int32_t(1)
+	if opts.NoBias {
+		b = 0
 	}
-	return takeModule("Linear", C.gdt_linear(C.int64_t(in), C.int64_t(out), b, C.dt_dtype(dtype), device.c()))
+	return takeModule("Linear", C.gdt_linear(C.int64_t(in), C.int64_t(out), b, C.dt_dtype(opts.DType), opts.Device.c()))
 }
 
 func simpleModule(op string, kind C.int, a, b int64, p float64) (*Module, error) {
@@ -173,8 +225,12 @@ func NLLLoss(weight *Tensor, r Reduction, ignoreIndex int64) (*Module, error) {
 	return takeModule("NLLLoss", res)
 }
 
-// Sequential chains modules; child i is named "i" in parameter names. It takes its own
-// references: the caller still closes the modules it passed.
+// Sequential chains modules, as torch.nn.Sequential; child i is named "i" in parameter
+// names. It takes ownership of the modules passed: closing the Sequential closes them,
+// so the caller does not Close them (doing so anyway is harmless: the Sequential holds
+// references of its own). The caller may keep using them until the Sequential is closed
+// (their parameters are the Sequential's). On error nothing is taken: the caller still
+// owns the modules. The caller owns the result and must Close it.
 func Sequential(modules ...*Module) (*Module, error) {
 	if versionErr != nil {
 		return nil, versionErr
@@ -194,7 +250,12 @@ func Sequential(modules ...*Module) (*Module, error) {
 	r := C.gdt_sequential(p, C.size_t(len(hs)))
 	runtime.KeepAlive(modules)
 	runtime.KeepAlive(hs)
-	return takeModule("Sequential", r)
+	seq, err := takeModule("Sequential", r)
+	if err != nil {
+		return nil, err
+	}
+	seq.children = append([]*Module(nil), modules...)
+	return seq, nil
 }
 
 // DataParallel wraps m as torch.nn.DataParallel(m, deviceIDs, outputDevice): Forward
@@ -240,10 +301,11 @@ func DataParallel(m *Module, deviceIDs []Device, outputDevice Device) (*Module, 
 
 // Forward runs the module on its inputs (one, or input and target for a loss).
 func (m *Module) Forward(inputs ...*Tensor) (*Tensor, error) {
-	h, err := m.handle("Module.Forward")
+	h, unlock, err := m.acquire("Module.Forward", false)
 	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	hs := make([]C.uintptr_t, len(inputs))
 	for i, t := range inputs {
 		if hs[i], err = t.handle("Module.Forward"); err != nil {
@@ -264,10 +326,11 @@ func (m *Module) Forward(inputs ...*Tensor) (*Tensor, error) {
 // To moves every parameter and buffer to device in place: Tensors already taken from the
 // module follow the move.
 func (m *Module) To(device Device) error {
-	h, err := m.handle("Module.To")
+	h, unlock, err := m.acquire("Module.To", true)
 	if err != nil {
 		return err
 	}
+	defer unlock()
 	r := C.gdt_module_to(h, device.c())
 	runtime.KeepAlive(m)
 	return resErr("Module.To", r)
@@ -277,10 +340,11 @@ func (m *Module) To(device Device) error {
 // has none). See dt_module_device.
 func (m *Module) Device() (Device, error) {
 	const op = "Module.Device"
-	h, err := m.handle(op)
+	h, unlock, err := m.acquire(op, false)
 	if err != nil {
 		return Device{}, err
 	}
+	defer unlock()
 	var d C.dt_device
 	r := C.gdt_module_device(h, &d)
 	runtime.KeepAlive(m)
@@ -300,10 +364,11 @@ func (m *Module) Train() error { return m.mode("Module.Train", 1) }
 func (m *Module) Eval() error { return m.mode("Module.Eval", 0) }
 
 func (m *Module) mode(op string, train C.int) error {
-	h, err := m.handle(op)
+	h, unlock, err := m.acquire(op, true)
 	if err != nil {
 		return err
 	}
+	defer unlock()
 	r := C.gdt_module_mode(h, train)
 	runtime.KeepAlive(m)
 	return resErr(op, r)
@@ -315,16 +380,17 @@ type Named struct {
 	Tensor *Tensor
 }
 
-func (m *Module) named(op string, buffers C.int) ([]Named, error) {
-	h, err := m.handle(op)
+func (m *Module) named(op string, buffers C.int) (NamedTensors, error) {
+	h, unlock, err := m.acquire(op, false)
 	if err != nil {
 		return nil, err
 	}
+	defer unlock()
 	cnt := C.gdt_named_count(h, buffers)
 	if err := mkerr(op, cnt.st, cnt.msg); err != nil {
 		return nil, err
 	}
-	out := make([]Named, 0, int(cnt.n))
+	out := make(NamedTensors, 0, int(cnt.n))
 	for i := 0; i < int(cnt.n); i++ {
 		r := C.gdt_named(h, C.size_t(i), buffers)
 		if err := mkerr(op, r.st, r.msg); err != nil {
@@ -341,12 +407,35 @@ func (m *Module) named(op string, buffers C.int) ([]Named, error) {
 	return out, nil
 }
 
+// NamedTensors is what Parameters and Buffers return: tensors with their state_dict
+// names, each a reference of its own that the caller closes (Close closes them all). An
+// optimizer takes it as it is: Adam(params, lr).
+type NamedTensors []Named
+
+// Close closes every tensor of ns (Tensor.Close: idempotent, always nil) and returns nil.
+func (ns NamedTensors) Close() error {
+	for _, n := range ns {
+		n.Tensor.Close()
+	}
+	return nil
+}
+
+// Tensors returns ns's tensors in order, without their names (the same *Tensors: closing
+// ns closes them).
+func (ns NamedTensors) Tensors() []*Tensor {
+	ts := make([]*Tensor, len(ns))
+	for i, n := range ns {
+		ts[i] = n.Tensor
+	}
+	return ts
+}
+
 // Parameters returns the module's parameters (new Tensors sharing the module's data;
-// close them when done).
-func (m *Module) Parameters() ([]Named, error) { return m.named("Module.Parameters", 0) }
+// close them when done, e.g. with NamedTensors.Close).
+func (m *Module) Parameters() (NamedTensors, error) { return m.named("Module.Parameters", 0) }
 
 // Buffers returns the module's buffers (a loss's class weights), as Parameters.
-func (m *Module) Buffers() ([]Named, error) { return m.named("Module.Buffers", 1) }
+func (m *Module) Buffers() (NamedTensors, error) { return m.named("Module.Buffers", 1) }
 
 // Save writes the module's state dict as a safetensors file.
 func (m *Module) Save(path string) error { return m.file("Module.Save", path, false) }
@@ -355,10 +444,11 @@ func (m *Module) Save(path string) error { return m.file("Module.Save", path, fa
 func (m *Module) Load(path string) error { return m.file("Module.Load", path, true) }
 
 func (m *Module) file(op, path string, load bool) error {
-	h, err := m.handle(op)
+	h, unlock, err := m.acquire(op, load) // Load is exclusive, Save a reader
 	if err != nil {
 		return err
 	}
+	defer unlock()
 	cs := C.CString(path)
 	defer C.free(unsafe.Pointer(cs))
 	var r C.gdt_res

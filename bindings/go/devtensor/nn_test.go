@@ -17,19 +17,19 @@ func TestTrainingLowersTheLoss(t *testing.T) {
 	if err := ManualSeed(3); err != nil {
 		t.Fatal(err)
 	}
-	l1 := must(Linear(2, 8, true, Float32, CPU))
+	l1 := must(Linear(2, 8, LinearOptions{DType: Float32, Device: CPU(0)}))
 	defer l1.Close()
 	act := must(ReLU())
 	defer act.Close()
-	l2 := must(Linear(8, 2, true, Float32, CPU))
+	l2 := must(Linear(8, 2, LinearOptions{DType: Float32, Device: CPU(0)}))
 	defer l2.Close()
 	model := must(Sequential(l1, act, l2))
 	defer model.Close()
 	loss := must(CrossEntropyLoss(nil, ReductionMean, -100, 0))
 	defer loss.Close()
-	x := must(FromSlice([]float32{-1, -1, -1, 1, 1, -1, 1, 1}, []int64{4, 2}, CPU))
+	x := must(FromSlice([]float32{-1, -1, -1, 1, 1, -1, 1, 1}, []int64{4, 2}, CPU(0)))
 	defer x.Close()
-	y := must(FromSlice([]int64{0, 1, 1, 0}, []int64{4}, CPU))
+	y := must(FromSlice([]int64{0, 1, 1, 0}, []int64{4}, CPU(0)))
 	defer y.Close()
 	params := must(model.Parameters())
 	names := []string{}
@@ -42,7 +42,7 @@ func TestTrainingLowersTheLoss(t *testing.T) {
 	if got := strings.Join(names, ","); got != "0.weight,0.bias,2.weight,2.bias" {
 		t.Fatalf("parameter names %q", got)
 	}
-	opt := must(Adam(ts, 0.05, 0.9, 0.999, 1e-8, 0, false))
+	opt := must(Adam(ts, 0.05))
 	defer opt.Close()
 	var first, last float64
 	for step := 0; step < 200; step++ {
@@ -85,19 +85,19 @@ func TestTrainingLowersTheLoss(t *testing.T) {
 // another device is a DeviceMismatch naming both devices.
 func TestModuleToInPlaceAndMismatch(t *testing.T) {
 	noLeaks(t)
-	lin := must(Linear(3, 2, true, Float32, CPU))
+	lin := must(Linear(3, 2, LinearOptions{DType: Float32, Device: CPU(0)}))
 	defer lin.Close()
 	params := must(lin.Parameters())
 	w := params[0].Tensor
 	defer w.Close()
 	defer params[1].Tensor.Close()
-	if err := lin.To(CPUN(1)); err != nil {
+	if err := lin.To(CPU(1)); err != nil {
 		t.Fatal(err)
 	}
-	if d := must(w.Device()); d != CPUN(1) {
+	if d := must(w.Device()); d != CPU(1) {
 		t.Fatalf("the weight handle is on %v after Module.To(cpu:1)", d)
 	}
-	x := must(Ones([]int64{4, 3}, Float32, CPU))
+	x := must(Ones([]int64{4, 3}, Float32, CPU(0)))
 	defer x.Close()
 	_, err := lin.Forward(x)
 	if !errors.Is(err, ErrDeviceMismatch) || !strings.Contains(err.Error(), "module parameters are on cpu:1 but the input is on cpu:0") {
@@ -118,9 +118,9 @@ func TestModuleSaveLoadRoundTrip(t *testing.T) {
 	noLeaks(t)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "lin.safetensors")
-	a := must(Linear(4, 3, true, Float64, CPU))
+	a := must(Linear(4, 3, LinearOptions{DType: Float64, Device: CPU(0)}))
 	defer a.Close()
-	b := must(Linear(4, 3, true, Float64, CPU))
+	b := must(Linear(4, 3, LinearOptions{DType: Float64, Device: CPU(0)}))
 	defer b.Close()
 	if err := a.Save(path); err != nil {
 		t.Fatal(err)
@@ -147,20 +147,20 @@ func TestModuleSaveLoadRoundTrip(t *testing.T) {
 
 func TestModuleDevice(t *testing.T) {
 	noLeaks(t)
-	lin := must(Linear(2, 2, true, Float32, CPUN(1)))
+	lin := must(Linear(2, 2, LinearOptions{DType: Float32, Device: CPU(1)}))
 	defer lin.Close()
-	if d := must(lin.Device()); d != CPUN(1) {
+	if d := must(lin.Device()); d != CPU(1) {
 		t.Errorf("Linear on cpu:1 reports %v", d)
 	}
-	if err := lin.To(CPUN(2)); err != nil {
+	if err := lin.To(CPU(2)); err != nil {
 		t.Fatal(err)
 	}
-	if d := must(lin.Device()); d != CPUN(2) {
+	if d := must(lin.Device()); d != CPU(2) {
 		t.Errorf("after To(cpu:2): %v", d)
 	}
 	act := must(ReLU())
 	defer act.Close()
-	if d := must(act.Device()); d != CPU {
+	if d := must(act.Device()); d != CPU(0) {
 		t.Errorf("a module without parameters reports %v, want cpu:0", d)
 	}
 	if err := act.Close(); err != nil {
@@ -173,7 +173,7 @@ func TestModuleDevice(t *testing.T) {
 
 func TestRequiresGradAndIsLeaf(t *testing.T) {
 	noLeaks(t)
-	x := must(FromSlice([]float32{1, 2}, nil, CPU))
+	x := must(FromSlice([]float32{1, 2}, nil, CPU(0)))
 	defer x.Close()
 	if must(x.RequiresGrad()) || !must(x.IsLeaf()) {
 		t.Error("a new tensor: want a leaf that does not require grad")
@@ -194,7 +194,7 @@ func TestRequiresGradAndIsLeaf(t *testing.T) {
 	if must(d.RequiresGrad()) || !must(d.IsLeaf()) {
 		t.Error("a detached tensor: want a leaf that does not require grad")
 	}
-	c := must(Zeros([]int64{1}, Float32, CPU))
+	c := must(Zeros([]int64{1}, Float32, CPU(0)))
 	c.Close()
 	if _, err := c.RequiresGrad(); !errors.Is(err, ErrClosed) {
 		t.Errorf("RequiresGrad after Close: %v", err)
@@ -208,7 +208,7 @@ func TestRequiresGradAndIsLeaf(t *testing.T) {
 // same time still records, and after NoGrad the goroutine records again.
 func TestNoGradIsThisGoroutinesAlone(t *testing.T) {
 	noLeaks(t)
-	x := must(FromSlice([]float32{1, 2}, nil, CPU))
+	x := must(FromSlice([]float32{1, 2}, nil, CPU(0)))
 	defer x.Close()
 	if err := x.SetRequiresGrad(true); err != nil {
 		t.Fatal(err)

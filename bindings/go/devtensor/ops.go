@@ -123,19 +123,45 @@ func (t *Tensor) Contiguous() (*Tensor, error) {
 
 // ---------------------------------------------------------------- reductions
 
-func (t *Tensor) reduce(op string, code C.int, dims []int64, keepdim bool) (*Tensor, error) {
+// ReduceOption sets an optional argument of a reduction (Sum, Mean, Max, Min, Argmax,
+// Argmin): Dims and KeepDim. With none, a reduction takes every element and returns a
+// 0-d tensor, as PyTorch's t.sum().
+type ReduceOption func(*reduceConfig)
+
+type reduceConfig struct {
+	dims    []int64
+	keepdim bool
+}
+
+// Dims reduces over the given dims only (negative ones count from the end), as PyTorch's
+// dim=(...); the default is every dim (Argmax and Argmin: at most one dim, none meaning
+// the flattened tensor). Several Dims options add up.
+func Dims(dims ...int64) ReduceOption {
+	return func(c *reduceConfig) { c.dims = append(c.dims, dims...) }
+}
+
+// KeepDim keeps the reduced dims as size 1, as PyTorch's keepdim=True.
+func KeepDim() ReduceOption { return func(c *reduceConfig) { c.keepdim = true } }
+
+func (t *Tensor) reduce(op string, code C.int, opts []ReduceOption) (*Tensor, error) {
 	a, err := t.handle(op)
 	if err != nil {
 		return nil, err
 	}
-	p, n := shapeArg(dims)
+	var c reduceConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	p, n := shapeArg(c.dims)
 	var k C.int32_t
-	if keepdim {
+	if c.keepdim {
 		k = 1
 	}
 	r := C.gdt_op_reduce(code, a, p, n, k)
 	runtime.KeepAlive(t)
-	runtime.KeepAlive(dims)
+	runtime.KeepAlive(c.dims)
 	return takeTensor(op, r)
 }
 

@@ -244,9 +244,9 @@ func (t *Tensor) Cos() (*Tensor, error) {
 	return t.unary("Tensor.Cos", 108)
 }
 
-// Relu returns max(x, 0), elementwise with x = t (dt_relu).
-func (t *Tensor) Relu() (*Tensor, error) {
-	return t.unary("Tensor.Relu", 109)
+// ReLU returns max(x, 0), elementwise with x = t (dt_relu).
+func (t *Tensor) ReLU() (*Tensor, error) {
+	return t.unary("Tensor.ReLU", 109)
 }
 
 // Sigmoid returns the logistic sigmoid 1 / (1 + e^-x), elementwise with x = t (dt_sigmoid).
@@ -259,14 +259,14 @@ func (t *Tensor) Tanh() (*Tensor, error) {
 	return t.unary("Tensor.Tanh", 111)
 }
 
-// Gelu returns GELU, exact (erf) form: x * Phi(x), elementwise with x = t (dt_gelu).
-func (t *Tensor) Gelu() (*Tensor, error) {
-	return t.unary("Tensor.Gelu", 112)
+// GELU returns GELU, exact (erf) form: x * Phi(x), elementwise with x = t (dt_gelu).
+func (t *Tensor) GELU() (*Tensor, error) {
+	return t.unary("Tensor.GELU", 112)
 }
 
-// Silu returns SiLU (swish): x * sigmoid(x), elementwise with x = t (dt_silu).
-func (t *Tensor) Silu() (*Tensor, error) {
-	return t.unary("Tensor.Silu", 113)
+// SiLU returns SiLU (swish): x * sigmoid(x), elementwise with x = t (dt_silu).
+func (t *Tensor) SiLU() (*Tensor, error) {
+	return t.unary("Tensor.SiLU", 113)
 }
 
 // Erf returns the error function of x, elementwise with x = t (dt_erf).
@@ -274,32 +274,32 @@ func (t *Tensor) Erf() (*Tensor, error) {
 	return t.unary("Tensor.Erf", 115)
 }
 
-// Sum returns the sum over dims (all when none); integers and bool sum to int64 (dt_sum); keepdim keeps the reduced dims as size 1.
-func (t *Tensor) Sum(dims []int64, keepdim bool) (*Tensor, error) {
-	return t.reduce("Tensor.Sum", 301, dims, keepdim)
+// Sum returns the sum over dims (all when none); integers and bool sum to int64 (dt_sum); Dims(...) gives the dims, KeepDim() keeps the reduced dims as size 1.
+func (t *Tensor) Sum(opts ...ReduceOption) (*Tensor, error) {
+	return t.reduce("Tensor.Sum", 301, opts)
 }
 
-// Mean returns the mean over dims (all when none) of a floating tensor (dt_mean); keepdim keeps the reduced dims as size 1.
-func (t *Tensor) Mean(dims []int64, keepdim bool) (*Tensor, error) {
-	return t.reduce("Tensor.Mean", 302, dims, keepdim)
+// Mean returns the mean over dims (all when none) of a floating tensor (dt_mean); Dims(...) gives the dims, KeepDim() keeps the reduced dims as size 1.
+func (t *Tensor) Mean(opts ...ReduceOption) (*Tensor, error) {
+	return t.reduce("Tensor.Mean", 302, opts)
 }
 
-// Max returns the largest value over dims (all when none), as torch.amax (dt_max); keepdim keeps the reduced dims as size 1.
-func (t *Tensor) Max(dims []int64, keepdim bool) (*Tensor, error) {
-	return t.reduce("Tensor.Max", 303, dims, keepdim)
+// Max returns the largest value over dims (all when none), as torch.amax (dt_max); Dims(...) gives the dims, KeepDim() keeps the reduced dims as size 1.
+func (t *Tensor) Max(opts ...ReduceOption) (*Tensor, error) {
+	return t.reduce("Tensor.Max", 303, opts)
 }
 
-// Min returns the smallest value over dims (all when none), as torch.amin (dt_min); keepdim keeps the reduced dims as size 1.
-func (t *Tensor) Min(dims []int64, keepdim bool) (*Tensor, error) {
-	return t.reduce("Tensor.Min", 304, dims, keepdim)
+// Min returns the smallest value over dims (all when none), as torch.amin (dt_min); Dims(...) gives the dims, KeepDim() keeps the reduced dims as size 1.
+func (t *Tensor) Min(opts ...ReduceOption) (*Tensor, error) {
+	return t.reduce("Tensor.Min", 304, opts)
 }
 
-// Argmax returns the index of the largest value along at most one dim (none: the flattened tensor) (dt_argmax); keepdim keeps the reduced dims as size 1.
-func (t *Tensor) Argmax(dims []int64, keepdim bool) (*Tensor, error) {
-	return t.reduce("Tensor.Argmax", 305, dims, keepdim)
+// Argmax returns the index of the largest value along at most one dim (none: the flattened tensor) (dt_argmax); Dims(...) gives the dims, KeepDim() keeps the reduced dims as size 1.
+func (t *Tensor) Argmax(opts ...ReduceOption) (*Tensor, error) {
+	return t.reduce("Tensor.Argmax", 305, opts)
 }
 
-// Argmin returns the index of the smallest value along at most one dim (none: the flattened tensor) (dt_argmin); keepdim keeps the reduced dims as size 1.
-func (t *Tensor) Argmin(dims []int64, keepdim bool) (*Tensor, error) {
-	return t.reduce("Tensor.Argmin", 306, dims, keepdim)
+// Argmin returns the index of the smallest value along at most one dim (none: the flattened tensor) (dt_argmin); Dims(...) gives the dims, KeepDim() keeps the reduced dims as size 1.
+func (t *Tensor) Argmin(opts ...ReduceOption) (*Tensor, error) {
+	return t.reduce("Tensor.Argmin", 306, opts)
 }

@@ -47,25 +47,125 @@ func newOptimizer(op string, params []*Tensor, create func(p *C.uintptr_t, n C.s
 	return o, nil
 }
 
-// SGD is torch.optim.SGD over params.
-func SGD(params []*Tensor, lr, momentum, dampening, weightDecay float64, nesterov bool) (*Optimizer, error) {
+// Params is what an optimizer takes its parameters from: Module.Parameters' result as it
+// is (NamedTensors), a []Named, or a []*Tensor. The optimizer holds its own references:
+// the caller still closes the Tensors it passed.
+type Params interface {
+	NamedTensors | []Named | []*Tensor
+}
+
+func paramTensors[P Params](params P) []*Tensor {
+	switch ps := any(params).(type) {
+	case NamedTensors:
+		return ps.Tensors()
+	case []Named:
+		return NamedTensors(ps).Tensors()
+	case []*Tensor:
+		return ps
+	}
+	return nil // unreachable: Params has no other types
+}
+
+// OptimizerOption sets one hyperparameter of SGD, Adam or AdamW; an option an optimizer
+// does not have (Betas for SGD, Momentum for Adam) is ErrInvalidArgument.
+type OptimizerOption func(*optimConfig)
+
+type optimConfig struct {
+	momentum, dampening, weightDecay, beta1, beta2, eps float64
+	nesterov                                            bool
+	sgdOnly, adamOnly                                   []string // the options given, by kind
+}
+
+// Momentum is SGD's momentum factor (PyTorch's default 0).
+func Momentum(m float64) OptimizerOption {
+	return func(c *optimConfig) { c.momentum = m; c.sgdOnly = append(c.sgdOnly, "Momentum") }
+}
+
+// Dampening is SGD's dampening for momentum (PyTorch's default 0).
+func Dampening(d float64) OptimizerOption {
+	return func(c *optimConfig) { c.dampening = d; c.sgdOnly = append(c.sgdOnly, "Dampening") }
+}
+
+// Nesterov turns on SGD's Nesterov momentum (PyTorch's nesterov=True; it needs a momentum
+// and zero dampening).
+func Nesterov() OptimizerOption {
+	return func(c *optimConfig) { c.nesterov = true; c.sgdOnly = append(c.sgdOnly, "Nesterov") }
+}
+
+// WeightDecay is the L2 penalty of SGD and Adam (PyTorch's default 0) and AdamW's
+// decoupled weight decay (PyTorch's default 0.01).
+func WeightDecay(w float64) OptimizerOption {
+	return func(c *optimConfig) { c.weightDecay = w }
+}
+
+// Betas are Adam's and AdamW's coefficients of the running averages of the gradient and
+// its square (PyTorch's default 0.9, 0.999).
+func Betas(beta1, beta2 float64) OptimizerOption {
+	return func(c *optimConfig) { c.beta1, c.beta2 = beta1, beta2; c.adamOnly = append(c.adamOnly, "Betas") }
+}
+
+// Eps is the term Adam and AdamW add to the denominator (PyTorch's default 1e-8).
+func Eps(eps float64) OptimizerOption {
+	return func(c *optimConfig) { c.eps = eps; c.adamOnly = append(c.adamOnly, "Eps") }
+}
+
+func optimOptions(op string, c optimConfig, opts []OptimizerOption, adam bool) (optimConfig, error) {
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	wrong := c.adamOnly
+	if adam {
+		wrong = c.sgdOnly
+	}
+	if len(wrong) > 0 {
+		return c, &Error{Code: ErrInvalidArgument, Op: op, Msg: op + " has no option " + wrong[0]}
+	}
+	return c, nil
+}
+
+// SGD is torch.optim.SGD(params, lr, ...) over params (a []*Tensor, or Module.Parameters'
+// result as it is), with PyTorch's defaults unless opts say otherwise: Momentum,
+// Dampening, WeightDecay, Nesterov. The caller owns the Optimizer and must Close it.
+func SGD[P Params](params P, lr float64, opts ...OptimizerOption) (*Optimizer, error) {
+	c, err := optimOptions("SGD", optimConfig{}, opts, false)
+	if err != nil {
+		return nil, err
+	}
 	nest := C.int32_t(0)
-	if nesterov {
+	if c.nesterov {
 		nest = 1
 	}
-	return newOptimizer("SGD", params, func(p *C.uintptr_t, n C.size_t) C.gdt_hres {
-		return C.gdt_sgd(p, n, C.double(lr), C.double(momentum), C.double(dampening), C.double(weightDecay), nest)
+	return newOptimizer("SGD", paramTensors(params), func(p *C.uintptr_t, n C.size_t) C.gdt_hres {
+		return C.gdt_sgd(p, n, C.double(lr), C.double(c.momentum), C.double(c.dampening), C.double(c.weightDecay), nest)
 	})
 }
 
-// Adam is torch.optim.Adam; AdamW (decoupled weight decay) is Adam with decoupled true.
-func Adam(params []*Tensor, lr, beta1, beta2, eps, weightDecay float64, decoupled bool) (*Optimizer, error) {
-	dec := C.int32_t(0)
-	if decoupled {
-		dec = 1
+// Adam is torch.optim.Adam(params, lr, ...) over params (as SGD's), with PyTorch's
+// defaults unless opts say otherwise: Betas, Eps, WeightDecay (an L2 penalty added to
+// the gradient). The caller owns the Optimizer and must Close it.
+func Adam[P Params](params P, lr float64, opts ...OptimizerOption) (*Optimizer, error) {
+	return adam("Adam", paramTensors(params), lr, 0, opts)
+}
+
+// AdamW is torch.optim.AdamW(params, lr, ...): Adam with decoupled weight decay
+// (WeightDecay, default 0.01), the other options and defaults as Adam's.
+func AdamW[P Params](params P, lr float64, opts ...OptimizerOption) (*Optimizer, error) {
+	return adam("AdamW", paramTensors(params), lr, 1, opts)
+}
+
+func adam(op string, params []*Tensor, lr float64, decoupled C.int32_t, opts []OptimizerOption) (*Optimizer, error) {
+	def := optimConfig{beta1: 0.9, beta2: 0.999, eps: 1e-8}
+	if decoupled == 1 {
+		def.weightDecay = 0.01
 	}
-	return newOptimizer("Adam", params, func(p *C.uintptr_t, n C.size_t) C.gdt_hres {
-		return C.gdt_adam(p, n, C.double(lr), C.double(beta1), C.double(beta2), C.double(eps), C.double(weightDecay), dec)
+	c, err := optimOptions(op, def, opts, true)
+	if err != nil {
+		return nil, err
+	}
+	return newOptimizer(op, params, func(p *C.uintptr_t, n C.size_t) C.gdt_hres {
+		return C.gdt_adam(p, n, C.double(lr), C.double(c.beta1), C.double(c.beta2), C.double(c.eps), C.double(c.weightDecay), decoupled)
 	})
 }
 

@@ -27,11 +27,11 @@ func threadStreamIsDefault(t *testing.T, dev Device) bool {
 func TestStreamCreateClose(t *testing.T) {
 	noLeaks(t)
 	before := LiveHandles()
-	s := must(NewStream(CPUN(1)))
+	s := must(NewStream(CPU(1)))
 	if n := LiveHandles(); n != before+1 {
 		t.Errorf("NewStream: %d live handles, want %d", n, before+1)
 	}
-	if d := must(s.Device()); d != CPUN(1) {
+	if d := must(s.Device()); d != CPU(1) {
 		t.Errorf("NewStream(cpu:1) is on %v", d)
 	}
 	if must(s.IsDefault()) {
@@ -63,14 +63,14 @@ func TestStreamCreateClose(t *testing.T) {
 	// The process default device, and devices that are not there.
 	d := must(NewStream(DefaultDevice))
 	defer d.Close()
-	if dev := must(d.Device()); dev != CPU {
+	if dev := must(d.Device()); dev != CPU(0) {
 		t.Errorf("NewStream(DefaultDevice) is on %v, want cpu:0", dev)
 	}
-	_, err := NewStream(CPUN(9))
+	_, err := NewStream(CPU(9))
 	wantCode(t, err, ErrInvalidDevice)
-	_, err = DefaultStream(CPUN(9))
+	_, err = DefaultStream(CPU(9))
 	wantCode(t, err, ErrInvalidDevice)
-	_, err = NewEvent(CPUN(9))
+	_, err = NewEvent(CPU(9))
 	wantCode(t, err, ErrInvalidDevice)
 	if !CUDAIsAvailable() {
 		_, err = NewStream(CUDA(0))
@@ -80,7 +80,7 @@ func TestStreamCreateClose(t *testing.T) {
 
 func TestDefaultStream(t *testing.T) {
 	noLeaks(t)
-	for _, dev := range []Device{CPU, CPUN(3)} {
+	for _, dev := range []Device{CPU(0), CPU(3)} {
 		s := must(DefaultStream(dev))
 		if !must(s.IsDefault()) {
 			t.Errorf("DefaultStream(%v) is not the default", dev)
@@ -93,7 +93,7 @@ func TestDefaultStream(t *testing.T) {
 		}
 	}
 	// Outside WithStream a goroutine is on the default stream, wherever it runs.
-	if !threadStreamIsDefault(t, CPU) {
+	if !threadStreamIsDefault(t, CPU(0)) {
 		t.Error("ThreadStream outside WithStream is not the default stream")
 	}
 }
@@ -103,40 +103,40 @@ func TestDefaultStream(t *testing.T) {
 // return, an error and a panic alike.
 func TestWithStreamRunsOpsAndRestores(t *testing.T) {
 	noLeaks(t)
-	s := must(NewStream(CPU))
+	s := must(NewStream(CPU(0)))
 	defer s.Close()
-	a := must(FromSlice([]float32{1, 2, 3}, []int64{3}, CPU))
-	b := must(FromSlice([]float32{10, 20, 30}, []int64{3}, CPU))
+	a := must(FromSlice([]float32{1, 2, 3}, []int64{3}, CPU(0)))
+	b := must(FromSlice([]float32{10, 20, 30}, []int64{3}, CPU(0)))
 	defer closeAll(t, a, b)
 	ran := false
 	err := WithStream(s, func() error {
 		ran = true
-		cur := must(ThreadStream(CPU))
+		cur := must(ThreadStream(CPU(0)))
 		defer cur.Close()
-		if must(cur.IsDefault()) || must(cur.Device()) != CPU {
+		if must(cur.IsDefault()) || must(cur.Device()) != CPU(0) {
 			t.Error("inside WithStream the thread's cpu:0 stream is not s")
 		}
-		if !threadStreamIsDefault(t, CPUN(1)) {
+		if !threadStreamIsDefault(t, CPU(1)) {
 			t.Error("WithStream on cpu:0 changed cpu:1's stream")
 		}
 		// The goroutine stays on its thread (and so on s) across scheduling points.
 		for i := 0; i < 50; i++ {
 			runtime.Gosched()
 			time.Sleep(50 * time.Microsecond)
-			if threadStreamIsDefault(t, CPU) {
+			if threadStreamIsDefault(t, CPU(0)) {
 				t.Fatal("the goroutine left WithStream's thread")
 			}
 		}
 		// Another goroutine runs on another thread, on the default stream.
 		other := make(chan bool)
 		go func() {
-			s, err := ThreadStream(CPU)
+			s, err := ThreadStream(CPU(0))
 			if err != nil {
 				other <- false
 				return
 			}
-			defer s.Close()
 			d, _ := s.IsDefault()
+			s.Close() // before the send: the test's leak check may run as soon as it is received
 			other <- d
 		}()
 		if !<-other {
@@ -155,7 +155,7 @@ func TestWithStreamRunsOpsAndRestores(t *testing.T) {
 	if err != nil || !ran {
 		t.Fatalf("WithStream: %v (fn ran: %v)", err, ran)
 	}
-	if !threadStreamIsDefault(t, CPU) {
+	if !threadStreamIsDefault(t, CPU(0)) {
 		t.Error("after WithStream the thread's stream is not the default again")
 	}
 
@@ -166,7 +166,7 @@ func TestWithStreamRunsOpsAndRestores(t *testing.T) {
 	if err := WithStream(s, func() error { return sentinel }); err != sentinel {
 		t.Errorf("WithStream returned %v, want fn's error", err)
 	}
-	if !threadStreamIsDefault(t, CPU) {
+	if !threadStreamIsDefault(t, CPU(0)) {
 		t.Error("not restored after fn failed")
 	}
 	// A panic goes on, after the restore.
@@ -178,23 +178,23 @@ func TestWithStreamRunsOpsAndRestores(t *testing.T) {
 		}()
 		_ = WithStream(s, func() error { panic("boom") })
 	}()
-	if !threadStreamIsDefault(t, CPU) {
+	if !threadStreamIsDefault(t, CPU(0)) {
 		t.Error("not restored after fn panicked")
 	}
 
 	// Calls nest; the default stream sets the default back for the inner call.
-	def := must(DefaultStream(CPU))
+	def := must(DefaultStream(CPU(0)))
 	defer def.Close()
 	err = WithStream(s, func() error {
 		if err := WithStream(def, func() error {
-			if !threadStreamIsDefault(t, CPU) {
+			if !threadStreamIsDefault(t, CPU(0)) {
 				t.Error("WithStream(DefaultStream) is not on the default stream")
 			}
 			return nil
 		}); err != nil {
 			return err
 		}
-		if threadStreamIsDefault(t, CPU) {
+		if threadStreamIsDefault(t, CPU(0)) {
 			t.Error("the inner WithStream did not restore the outer one's stream")
 		}
 		return nil
@@ -202,7 +202,7 @@ func TestWithStreamRunsOpsAndRestores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !threadStreamIsDefault(t, CPU) {
+	if !threadStreamIsDefault(t, CPU(0)) {
 		t.Error("not restored after nested calls")
 	}
 }
@@ -210,7 +210,7 @@ func TestWithStreamRunsOpsAndRestores(t *testing.T) {
 // fn does not run when the stream cannot be set.
 func TestWithStreamRefusesClosedStream(t *testing.T) {
 	noLeaks(t)
-	s := must(NewStream(CPU))
+	s := must(NewStream(CPU(0)))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -225,13 +225,13 @@ func TestWithStreamRefusesClosedStream(t *testing.T) {
 // On the CPU an event completes when it is recorded, and elapsed time is the host clock.
 func TestEventRecordElapsedCPU(t *testing.T) {
 	noLeaks(t)
-	s := must(NewStream(CPU))
+	s := must(NewStream(CPU(0)))
 	defer s.Close()
-	start := must(NewEvent(CPU))
+	start := must(NewEvent(CPU(0)))
 	defer start.Close()
-	end := must(NewEvent(CPU))
+	end := must(NewEvent(CPU(0)))
 	defer end.Close()
-	if d := must(start.Device()); d != CPU {
+	if d := must(start.Device()); d != CPU(0) {
 		t.Errorf("NewEvent(cpu:0) is on %v", d)
 	}
 	// Never recorded: finished, nothing to wait for, no time.
@@ -272,7 +272,7 @@ func TestEventRecordElapsedCPU(t *testing.T) {
 	if err := s.WaitEvent(start); err != nil {
 		t.Error(err)
 	}
-	def := must(DefaultStream(CPU))
+	def := must(DefaultStream(CPU(0)))
 	defer def.Close()
 	if err := s.WaitStream(def); err != nil {
 		t.Error(err)
@@ -290,10 +290,10 @@ func TestEventRecordElapsedCPU(t *testing.T) {
 
 	// Device rules: another device's stream cannot be recorded on, and events of two
 	// devices have no elapsed time; waiting on another device's event is allowed.
-	other := must(NewStream(CPUN(1)))
+	other := must(NewStream(CPU(1)))
 	defer other.Close()
 	wantCode(t, start.Record(other), ErrDeviceMismatch)
-	ev1 := must(NewEvent(CPUN(1)))
+	ev1 := must(NewEvent(CPU(1)))
 	defer ev1.Close()
 	if err := ev1.Record(other); err != nil {
 		t.Fatal(err)
@@ -309,13 +309,13 @@ func TestEventRecordElapsedCPU(t *testing.T) {
 
 func TestTensorRecordStream(t *testing.T) {
 	noLeaks(t)
-	x := must(Ones([]int64{4}, Float32, CPU))
+	x := must(Ones([]int64{4}, Float32, CPU(0)))
 	defer x.Close()
-	s := must(NewStream(CPU))
+	s := must(NewStream(CPU(0)))
 	if err := x.RecordStream(s); err != nil { // nothing to do on the CPU, and no error
 		t.Error(err)
 	}
-	other := must(NewStream(CPUN(2)))
+	other := must(NewStream(CPU(2)))
 	defer other.Close()
 	wantCode(t, x.RecordStream(other), ErrDeviceMismatch)
 	wantCode(t, x.RecordStream(nil), ErrInvalidArgument)
@@ -332,8 +332,8 @@ func TestTensorRecordStream(t *testing.T) {
 // (outside this binding) fails with the library's ErrInvalidHandle, and never crashes.
 func TestReleasedStreamAndEvent(t *testing.T) {
 	noLeaks(t)
-	s := must(NewStream(CPU))
-	e := must(NewEvent(CPU))
+	s := must(NewStream(CPU(0)))
+	e := must(NewEvent(CPU(0)))
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -356,9 +356,9 @@ func TestReleasedStreamAndEvent(t *testing.T) {
 	_, err = e.Device()
 	wantCode(t, err, ErrClosed)
 
-	live := must(NewStream(CPU))
+	live := must(NewStream(CPU(0)))
 	defer live.Close()
-	liveEv := must(NewEvent(CPU))
+	liveEv := must(NewEvent(CPU(0)))
 	defer liveEv.Close()
 	wantCode(t, live.WaitEvent(e), ErrClosed)
 	wantCode(t, live.WaitStream(s), ErrClosed)
@@ -368,9 +368,9 @@ func TestReleasedStreamAndEvent(t *testing.T) {
 
 	// A second owner of one handle (what a copy by value would make, and go vet
 	// reports): once the first releases it, the library refuses the stale handle.
-	s2 := must(NewStream(CPU))
+	s2 := must(NewStream(CPU(0)))
 	alias := &Stream{h: atomic.LoadUintptr(&s2.h)}
-	e2 := must(NewEvent(CPU))
+	e2 := must(NewEvent(CPU(0)))
 	evAlias := &Event{h: atomic.LoadUintptr(&e2.h)}
 	if err := s2.Close(); err != nil {
 		t.Fatal(err)
@@ -390,8 +390,8 @@ func TestReleasedStreamAndEvent(t *testing.T) {
 func TestStreamCloseConcurrent(t *testing.T) {
 	noLeaks(t)
 	for round := 0; round < 20; round++ {
-		s := must(NewStream(CPU))
-		e := must(NewEvent(CPU))
+		s := must(NewStream(CPU(0)))
+		e := must(NewEvent(CPU(0)))
 		var wg sync.WaitGroup
 		for i := 0; i < 8; i++ {
 			wg.Add(1)
@@ -415,8 +415,8 @@ func TestStreamFinalizer(t *testing.T) {
 	before := LiveHandles()
 	func() {
 		for i := 0; i < 10; i++ {
-			must(NewStream(CPU))
-			must(NewEvent(CPU))
+			must(NewStream(CPU(0)))
+			must(NewEvent(CPU(0)))
 		}
 	}()
 	for i := 0; i < 50 && LiveHandles() != before; i++ {
@@ -432,7 +432,7 @@ func TestStreamFinalizer(t *testing.T) {
 // stream) and refuses anything else, leaving the struct the caller's.
 func TestDLPackStreamImports(t *testing.T) {
 	noLeaks(t)
-	x := must(FromSlice([]float32{1, 2, 3, 4}, []int64{2, 2}, CPU))
+	x := must(FromSlice([]float32{1, 2, 3, 4}, []int64{2, 2}, CPU(0)))
 	defer x.Close()
 
 	p := must(x.ToDLPack())
@@ -454,7 +454,7 @@ func TestDLPackStreamImports(t *testing.T) {
 	v := must(x.ToDLPackVersioned())
 	_, err = FromDLPackVersionedStream(v, 3)
 	wantCode(t, err, ErrInvalidArgument)
-	s := must(NewStream(CPU))
+	s := must(NewStream(CPU(0)))
 	defer s.Close()
 	var w *Tensor
 	if err := WithStream(s, func() (err error) {

@@ -505,14 +505,23 @@ func (t *Tensor) ToDType(dtype DType) (*Tensor, error) {
 	return t.to("Tensor.ToDType", DefaultDevice, dtype, 0)
 }
 
-// ToDeviceDType converts device and dtype at once. copy forces a fresh copy;
-// nonBlocking allows an asynchronous device copy.
-func (t *Tensor) ToDeviceDType(device Device, dtype DType, copy, nonBlocking bool) (*Tensor, error) {
+// ToOptions are the flags of ToDeviceDType (DT_TO_*); the zero value is PyTorch's
+// defaults (copy=False, non_blocking=False).
+type ToOptions struct {
+	Copy        bool // always return a fresh copy, never another reference to t
+	NonBlocking bool // allow an asynchronous device copy (GPU, pinned memory)
+}
+
+// ToDeviceDType converts device and dtype at once (DefaultDevice / DefaultDType: leave
+// that one unchanged), as PyTorch's Tensor.to(device, dtype, non_blocking, copy):
+// ToOptions{Copy: true} forces a fresh copy, ToOptions{NonBlocking: true} allows an
+// asynchronous device copy. The result is a NEW Tensor; close it and t.
+func (t *Tensor) ToDeviceDType(device Device, dtype DType, opts ToOptions) (*Tensor, error) {
 	var f C.uint32_t
-	if copy {
+	if opts.Copy {
 		f |= toCopy
 	}
-	if nonBlocking {
+	if opts.NonBlocking {
 		f |= toNonBlocking
 	}
 	return t.to("Tensor.ToDeviceDType", device, dtype, f)

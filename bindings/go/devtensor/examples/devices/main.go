@@ -33,7 +33,7 @@ func run() error {
 		return err
 	}
 	fmt.Println("best device:", best)
-	x, err := dt.FromSlice([]float32{1, 2, 3, 4}, []int64{2, 2}, dt.CPU)
+	x, err := dt.FromSlice([]float32{1, 2, 3, 4}, []int64{2, 2}, dt.CPU(0))
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func run() error {
 	defer y.Close()
 	fmt.Println("on", best, y)
 	if n, _ := dt.DeviceCount(dt.DeviceCPU); n > 1 {
-		other, err := dt.Ones([]int64{2, 2}, dt.Float32, dt.CPUN(1))
+		other, err := dt.Ones([]int64{2, 2}, dt.Float32, dt.CPU(1))
 		if err != nil {
 			return err
 		}

@@ -132,7 +132,7 @@ func run(path string, epochs int) (float64, error) {
 	if err := dt.ManualSeed(0); err != nil {
 		return 0, err
 	}
-	l1, err := dt.Linear(pixels, 128, true, dt.Float32, device)
+	l1, err := dt.Linear(pixels, 128, dt.LinearOptions{DType: dt.Float32, Device: device})
 	if err != nil {
 		return 0, err
 	}
@@ -142,7 +142,7 @@ func run(path string, epochs int) (float64, error) {
 		return 0, err
 	}
 	defer act.Close()
-	l2, err := dt.Linear(128, classes, true, dt.Float32, device)
+	l2, err := dt.Linear(128, classes, dt.LinearOptions{DType: dt.Float32, Device: device})
 	if err != nil {
 		return 0, err
 	}
@@ -157,16 +157,12 @@ func run(path string, epochs int) (float64, error) {
 		return 0, err
 	}
 	defer lossFn.Close()
-	named, err := model.Parameters()
+	params, err := model.Parameters()
 	if err != nil {
 		return 0, err
 	}
-	params := make([]*dt.Tensor, len(named))
-	for i, p := range named {
-		params[i] = p.Tensor
-		defer p.Tensor.Close()
-	}
-	opt, err := dt.Adam(params, 1e-3, 0.9, 0.999, 1e-8, 0, false)
+	defer params.Close()
+	opt, err := dt.Adam(params, 1e-3) // Parameters' result as it is
 	if err != nil {
 		return 0, err
 	}
@@ -191,7 +187,7 @@ func run(path string, epochs int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	pred, err := s.Track(logits.Argmax([]int64{1}, false))
+	pred, err := s.Track(logits.Argmax(dt.Dims(1)))
 	if err != nil {
 		return 0, err
 	}
@@ -199,7 +195,7 @@ func run(path string, epochs int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	hits, err := s.Track(hit.Sum(nil, false))
+	hits, err := s.Track(hit.Sum())
 	if err != nil {
 		return 0, err
 	}

@@ -105,7 +105,7 @@ func mlp(seed uint64) (*dt.Module, error) {
 	if err := dt.ManualSeed(seed); err != nil {
 		return nil, err
 	}
-	l1, err := dt.Linear(pixels, hidden, true, dt.Float32, dt.CPU)
+	l1, err := dt.Linear(pixels, hidden, dt.LinearOptions{DType: dt.Float32, Device: dt.CPU(0)})
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func mlp(seed uint64) (*dt.Module, error) {
 		return nil, err
 	}
 	defer act.Close()
-	l2, err := dt.Linear(hidden, classes, true, dt.Float32, dt.CPU)
+	l2, err := dt.Linear(hidden, classes, dt.LinearOptions{DType: dt.Float32, Device: dt.CPU(0)})
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func run(path string, steps int) error {
 	defer model.Close()
 	runner := model
 	if pg != nil {
-		if runner, err = dt.DistributedDataParallel(model, pg, 0, false); err != nil {
+		if runner, err = dt.DistributedDataParallel(model, pg, dt.DDPOptions{}); err != nil {
 			return err
 		}
 		defer runner.Close()
@@ -179,7 +179,7 @@ func run(path string, steps int) error {
 		return err
 	}
 	defer closeAll(params)
-	opt, err := dt.SGD(params, 0.1, 0.9, 0, 0, false)
+	opt, err := dt.SGD(params, 0.1, dt.Momentum(0.9))
 	if err != nil {
 		return err
 	}
@@ -222,11 +222,11 @@ func step(runner, lossFn *dt.Module, opt *dt.Optimizer, pg *dt.ProcessGroup, xs 
 	sc := dt.NewScope()
 	defer sc.Close()
 	n := int64(len(ys))
-	xb, err := sc.Track(dt.FromSlice(xs, []int64{n, pixels}, dt.CPU))
+	xb, err := sc.Track(dt.FromSlice(xs, []int64{n, pixels}, dt.CPU(0)))
 	if err != nil {
 		return 0, err
 	}
-	yb, err := sc.Track(dt.FromSlice(ys, []int64{n}, dt.CPU))
+	yb, err := sc.Track(dt.FromSlice(ys, []int64{n}, dt.CPU(0)))
 	if err != nil {
 		return 0, err
 	}
@@ -250,7 +250,7 @@ func step(runner, lossFn *dt.Module, opt *dt.Optimizer, pg *dt.ProcessGroup, xs 
 	if pg == nil {
 		return loss.Item()
 	}
-	mean, err := sc.Track(loss.ToDeviceDType(dt.CPU, dt.Float64, true, false))
+	mean, err := sc.Track(loss.ToDeviceDType(dt.CPU(0), dt.Float64, dt.ToOptions{Copy: true}))
 	if err != nil {
 		return 0, err
 	}
@@ -269,7 +269,7 @@ func paramsEqualEverywhere(pg *dt.ProcessGroup, params []*dt.Tensor) (bool, erro
 		if err != nil {
 			return false, err
 		}
-		all, err := dt.Empty([]int64{int64(world), int64(numel)}, dt.Float32, dt.CPU)
+		all, err := dt.Empty([]int64{int64(world), int64(numel)}, dt.Float32, dt.CPU(0))
 		if err != nil {
 			return false, err
 		}
