@@ -170,6 +170,17 @@ impl Module {
 
     /// `Linear(in, out, bias)` on `device`, initialised as PyTorch does.
     ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(3, 2, true, DType::Float32, Device::CPU)?;
+    /// let names: Vec<String> = lin.named_parameters()?.into_iter().map(|(n, _)| n).collect();
+    /// assert_eq!(names, ["weight", "bias"]);
+    /// assert_eq!(lin.parameters()?[0].shape(), vec![2, 3]); // [out, in]
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_linear_new`: an
@@ -194,6 +205,15 @@ impl Module {
     }
     /// `ReLU`.
     ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[-1.0f32, 0.0, 2.0], &[1, 3], Device::CPU)?;
+    /// assert_eq!(Module::relu()?.forward(&x)?.to_vec::<f32>()?, vec![0.0, 0.0, 2.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_relu_new`: an
@@ -202,6 +222,15 @@ impl Module {
         new_module(|o| unsafe { ffi::dt_relu_new(o) })
     }
     /// `Sigmoid`.
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[-1.0f32, 0.0, 2.0], &[1, 3], Device::CPU)?;
+    /// assert_eq!(Module::sigmoid()?.forward(&x)?.to_vec::<f32>()?[1], 0.5);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -212,6 +241,15 @@ impl Module {
     }
     /// `Tanh`.
     ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[-1.0f32, 0.0, 2.0], &[1, 3], Device::CPU)?;
+    /// assert_eq!(Module::tanh()?.forward(&x)?.to_vec::<f32>()?[1], 0.0);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_tanh_new`: an
@@ -220,6 +258,15 @@ impl Module {
         new_module(|o| unsafe { ffi::dt_tanh_new(o) })
     }
     /// `GELU`.
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[-1.0f32, 0.0, 2.0], &[1, 3], Device::CPU)?;
+    /// assert_eq!(Module::gelu()?.forward(&x)?.to_vec::<f32>()?[1], 0.0);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -230,6 +277,15 @@ impl Module {
     }
     /// `Softmax(dim)`.
     ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[1, 4], DType::Float32, Device::CPU)?;
+    /// assert_eq!(Module::softmax(1)?.forward(&t)?.to_vec::<f32>()?, vec![0.25; 4]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_softmax_new`: an
@@ -238,6 +294,16 @@ impl Module {
         new_module(|o| unsafe { ffi::dt_softmax_new(dim, o) })
     }
     /// `LogSoftmax(dim)`.
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[1, 2], DType::Float64, Device::CPU)?;
+    /// let l = Module::log_softmax(1)?.forward(&t)?.to_vec::<f64>()?;
+    /// assert!((l[0] + std::f64::consts::LN_2).abs() < 1e-12);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -248,6 +314,17 @@ impl Module {
     }
     /// `Dropout(p)`.
     ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[-1.0f32, 0.0, 2.0], &[1, 3], Device::CPU)?;
+    /// let mut d = Module::dropout(0.5)?;
+    /// d.eval()?; // evaluation mode: the identity
+    /// assert_eq!(d.forward(&x)?.to_vec::<f32>()?, x.to_vec::<f32>()?);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_dropout_new`: an
@@ -256,6 +333,15 @@ impl Module {
         new_module(|o| unsafe { ffi::dt_dropout_new(p, o) })
     }
     /// `Flatten(start_dim, end_dim)` (PyTorch's defaults: 1, -1).
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[2, 3, 4], DType::Float32, Device::CPU)?;
+    /// assert_eq!(Module::flatten(1, -1)?.forward(&t)?.shape(), vec![2, 12]);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -266,6 +352,18 @@ impl Module {
     }
     /// `CrossEntropyLoss(weight, reduction, ignore_index, label_smoothing)`; the class
     /// weights are copied into the buffer `"weight"`.
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// // CrossEntropyLoss(reduction="sum"); nn::CrossEntropyLoss::new() has the defaults.
+    /// let ce = Module::cross_entropy_loss(None, Reduction::Sum, -100, 0.0)?;
+    /// let logits = Tensor::zeros(&[2, 4], DType::Float32, Device::CPU)?;
+    /// let target = Tensor::from_slice(&[0i64, 3], &[2], Device::CPU)?;
+    /// assert!((ce.loss(&logits, &target)?.item()? - 2.0 * 4f64.ln()).abs() < 1e-6);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -284,6 +382,17 @@ impl Module {
     }
     /// `NLLLoss(weight, reduction, ignore_index)`.
     ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let nll = Module::nll_loss(None, Reduction::Mean, -100)?;
+    /// let logp = Tensor::from_slice(&[-1.0f32, -2.0], &[1, 2], Device::CPU)?;
+    /// let target = Tensor::from_slice(&[1i64], &[1], Device::CPU)?;
+    /// assert_eq!(nll.loss(&logp, &target)?.item()?, 2.0);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_nll_loss_new`: an
@@ -297,6 +406,17 @@ impl Module {
         new_module(|o| unsafe { ffi::dt_nll_loss_new(w, reduction.raw(), ignore_index, o) })
     }
     /// `MSELoss(reduction)`.
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let mse = Module::mse_loss(Reduction::Mean)?;
+    /// let a = Tensor::from_slice(&[1.0f32, 3.0], &[2], Device::CPU)?;
+    /// let b = Tensor::zeros(&[2], DType::Float32, Device::CPU)?;
+    /// assert_eq!(mse.loss(&a, &b)?.item()?, 5.0);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -479,6 +599,16 @@ impl Module {
 
     /// Runs the module on its inputs (one, or input and target for a loss).
     ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let mse = Module::mse_loss(Reduction::Sum)?;
+    /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// assert_eq!(mse.forward_many(&[&a, &a])?.item()?, 0.0);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_module_forward`: an
@@ -490,6 +620,16 @@ impl Module {
     /// Runs a layer or container on one input. A module on another device than the input
     /// is `DeviceMismatch` ("module parameters are on cuda:0 but the input is on cpu").
     ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(3, 2, false, DType::Float32, Device::CPU)?;
+    /// let y = lin.forward(&Tensor::zeros(&[5, 3], DType::Float32, Device::CPU)?)?;
+    /// assert_eq!(y.to_vec::<f32>()?, vec![0.0; 10]); // no bias: zeros in, zeros out
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`ErrorCode::InvalidArgument`] (a wrong number of inputs, a target class out of
@@ -500,6 +640,17 @@ impl Module {
         self.forward_many(&[input])
     }
     /// Runs a loss on `(input, target)`.
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let mse = Module::mse_loss(Reduction::Mean)?;
+    /// let a = Tensor::from_slice(&[2.0f32], &[1], Device::CPU)?;
+    /// let b = Tensor::from_slice(&[0.0f32], &[1], Device::CPU)?;
+    /// assert_eq!(mse.loss(&a, &b)?.item()?, 4.0);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -532,6 +683,16 @@ impl Module {
     }
     /// The device of the first parameter or buffer (`cpu:0` when there is none).
     ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 2, true, DType::Float32, Device::CPU)?;
+    /// assert_eq!(lin.device()?, Device::CPU);
+    /// assert_eq!(Module::relu()?.device()?, Device::CPU); // no parameter
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_module_device`: an
@@ -558,6 +719,17 @@ impl Module {
         check(unsafe { ffi::dt_module_train(self.raw()) })
     }
     /// Evaluation mode, recursively (see [`Module::train`]).
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let mut model = Module::dropout(0.9)?;
+    /// model.eval()?;
+    /// let x = Tensor::ones(&[8], DType::Float32, Device::CPU)?;
+    /// assert_eq!(model.forward(&x)?.to_vec::<f32>()?, vec![1.0; 8]);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -602,6 +774,20 @@ impl Module {
 
     /// Parameters with their state_dict names (`"0.weight"`), shared with the module.
     ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let model = Sequential::new()
+    ///     .add(Module::linear(2, 4, true, DType::Float32, Device::CPU)?)
+    ///     .add(Module::relu()?)
+    ///     .add(Module::linear(4, 1, false, DType::Float32, Device::CPU)?)
+    ///     .build()?;
+    /// let names: Vec<String> = model.named_parameters()?.into_iter().map(|(n, _)| n).collect();
+    /// assert_eq!(names, ["0.weight", "0.bias", "2.weight"]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_module_parameter_count`: an
@@ -610,6 +796,21 @@ impl Module {
         self.named(ffi::dt_module_parameter_count, ffi::dt_module_parameter)
     }
     /// The parameters (shared with the module).
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let model = Sequential::new()
+    ///     .add(Module::linear(2, 4, true, DType::Float32, Device::CPU)?)
+    ///     .add(Module::relu()?)
+    ///     .add(Module::linear(4, 1, false, DType::Float32, Device::CPU)?)
+    ///     .build()?;
+    /// let p = model.parameters()?;
+    /// assert_eq!((p.len(), p[0].shape()), (3, vec![4, 2]));
+    /// assert!(p.iter().all(|t| t.requires_grad()));
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -622,6 +823,16 @@ impl Module {
             .collect())
     }
     /// Buffers with their state_dict names (a loss's `"weight"`).
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let w = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// let ce = Module::cross_entropy_loss(Some(&w), Reduction::Mean, -100, 0.0)?;
+    /// assert_eq!(ce.named_buffers()?[0].0, "weight");
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -656,6 +867,18 @@ impl Module {
     }
 
     /// Saves the state dict as a safetensors file with PyTorch's key names.
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// let path = std::env::temp_dir().join(format!("devtensor-doc-save-{}.safetensors", std::process::id()));
+    /// lin.save(&path)?; // keys "weight" and "bias", as torch writes them
+    /// assert!(path.exists());
+    /// std::fs::remove_file(&path).unwrap();
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -722,18 +945,57 @@ pub struct Sequential {
 
 impl Sequential {
     /// An empty builder.
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let model = Sequential::new()
+    ///     .add(Module::linear(2, 4, true, DType::Float32, Device::CPU)?)
+    ///     .add(Module::relu()?)
+    ///     .add(Module::linear(4, 1, false, DType::Float32, Device::CPU)?)
+    ///     .build()?;
+    /// assert_eq!(model.parameters()?.len(), 3);
+    /// # Ok(()) }
+    /// ```
     pub fn new() -> Sequential {
         Sequential {
             children: Vec::new(),
         }
     }
     /// Appends a module (the container keeps its own reference).
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let model = Sequential::new()
+    ///     .add(Module::linear(2, 4, true, DType::Float32, Device::CPU)?)
+    ///     .add(Module::relu()?)
+    ///     .add(Module::linear(4, 1, false, DType::Float32, Device::CPU)?)
+    ///     .build()?;
+    /// assert_eq!(model.named_parameters()?[2].0, "2.weight"); // child 2
+    /// # Ok(()) }
+    /// ```
     #[allow(clippy::should_implement_trait)]
     pub fn add(mut self, m: Module) -> Sequential {
         self.children.push(m);
         self
     }
     /// The container.
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let model = Sequential::new()
+    ///     .add(Module::linear(2, 4, true, DType::Float32, Device::CPU)?)
+    ///     .add(Module::relu()?)
+    ///     .add(Module::linear(4, 1, false, DType::Float32, Device::CPU)?)
+    ///     .build()?;
+    /// assert_eq!(model.forward(&Tensor::zeros(&[3, 2], DType::Float32, Device::CPU)?)?.shape(), vec![3, 1]);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -785,6 +1047,22 @@ fn new_opt(call: impl FnOnce(*mut *mut ffi::dt_optimizer) -> ffi::dt_status) -> 
 impl Optimizer {
     /// `torch.optim.SGD(params, lr, momentum, dampening, weight_decay, nesterov)`.
     ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// // lr 0.1, momentum 0.9, dampening 0, weight decay 0, no Nesterov (nn::Sgd names them)
+    /// let mut opt = Optimizer::sgd(&lin.parameters()?, 0.1, 0.9, 0.0, 0.0, false)?;
+    /// let x = Tensor::ones(&[1, 2], DType::Float32, Device::CPU)?;
+    /// let before = lin.parameters()?[1].item()?;
+    /// opt.zero_grad()?;
+    /// lin.forward(&x)?.sum_all()?.backward()?; // d/d(bias) = 1
+    /// opt.step()?;
+    /// assert!((lin.parameters()?[1].item()? - (before - 0.1)).abs() < 1e-6);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_sgd_new`: an
@@ -812,6 +1090,22 @@ impl Optimizer {
         })
     }
     /// `torch.optim.Adam` (`decoupled == false`) or `AdamW` (`true`).
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// // lr 1e-3, betas, eps, weight decay 0, coupled (Adam; true is AdamW; nn::Adam names them)
+    /// let mut opt = Optimizer::adam(&lin.parameters()?, 1e-3, (0.9, 0.999), 1e-8, 0.0, false)?;
+    /// let x = Tensor::ones(&[1, 2], DType::Float32, Device::CPU)?;
+    /// let before = lin.parameters()?[1].item()?;
+    /// opt.zero_grad()?;
+    /// lin.forward(&x)?.sum_all()?.backward()?; // d/d(bias) = 1
+    /// opt.step()?; // Adam's first step moves each parameter by about lr
+    /// assert!((lin.parameters()?[1].item()? - (before - 1e-3)).abs() < 1e-6);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -843,6 +1137,21 @@ impl Optimizer {
     }
     /// One update of every parameter that has a gradient.
     ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// let mut opt = Optimizer::sgd(&lin.parameters()?, 0.5, 0.0, 0.0, 0.0, false)?;
+    /// let x = Tensor::ones(&[1, 2], DType::Float32, Device::CPU)?;
+    /// let before = lin.parameters()?[1].item()?;
+    /// opt.zero_grad()?;
+    /// lin.forward(&x)?.sum_all()?.backward()?; // d/d(bias) = 1
+    /// opt.step()?;
+    /// assert!((lin.parameters()?[1].item()? - (before - 0.5)).abs() < 1e-6);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_optimizer_step`: an
@@ -851,6 +1160,18 @@ impl Optimizer {
         check(unsafe { ffi::dt_optimizer_step(self.ptr.as_ptr()) })
     }
     /// Drops every parameter's gradient (`zero_grad(set_to_none=True)`).
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// let mut opt = Optimizer::sgd(&lin.parameters()?, 0.5, 0.0, 0.0, 0.0, false)?;
+    /// lin.forward(&Tensor::ones(&[1, 2], DType::Float32, Device::CPU)?)?.sum_all()?.backward()?;
+    /// opt.zero_grad()?;
+    /// assert!(lin.parameters()?[0].grad()?.is_none());
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -864,6 +1185,18 @@ impl Optimizer {
 impl Optimizer {
     /// Another owning handle to the SAME optimizer (`dt_optimizer_retain`): the same
     /// state (momentum, moments, step count), not a copy.
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// let mut opt = Optimizer::sgd(&lin.parameters()?, 0.5, 0.0, 0.0, 0.0, false)?;
+    /// let mut same = opt.share();
+    /// same.zero_grad()?; // the same optimizer
+    /// opt.step()?;
+    /// # Ok(()) }
+    /// ```
     pub fn share(&self) -> Optimizer {
         // SAFETY: self holds a reference, so the handle is live; retain cannot fail.
         let st = unsafe { ffi::dt_optimizer_retain(self.ptr.as_ptr()) };

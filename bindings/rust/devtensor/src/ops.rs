@@ -95,6 +95,14 @@ impl Tensor {
     /// The same elements with another shape (one `-1` is inferred); a view when the
     /// strides allow (exactly when PyTorch's is), else a copy.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::arange(0.0, 6.0, 1.0, DType::Float32, Device::CPU)?;
+    /// assert_eq!(t.reshape(&[2, -1])?.shape(), vec![2, 3]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_reshape`: an
@@ -106,6 +114,16 @@ impl Tensor {
     }
     /// As [`Tensor::reshape`] but always a view (`ShapeMismatch` when it cannot be).
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::arange(0.0, 6.0, 1.0, DType::Float32, Device::CPU)?;
+    /// let v = t.view(&[3, 2])?;
+    /// assert!(v.shares_storage(&t));
+    /// assert_eq!(v.transpose(0, 1)?.view(&[6]).unwrap_err().code, ErrorCode::ShapeMismatch);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_view`: an
@@ -115,6 +133,15 @@ impl Tensor {
     }
     /// Swaps two dimensions (a view).
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::arange(0.0, 6.0, 1.0, DType::Float32, Device::CPU)?;
+    /// let m = t.reshape(&[2, 3])?.transpose(0, 1)?;
+    /// assert_eq!(m.contiguous()?.to_vec::<f32>()?, vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_transpose`: an
@@ -123,6 +150,14 @@ impl Tensor {
         Tensor::from_out(|o| unsafe { ffi::dt_transpose(self.as_ptr(), dim0, dim1, o) })
     }
     /// Reorders the dimensions (a view).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[2, 3, 4], DType::Float32, Device::CPU)?;
+    /// assert_eq!(t.permute(&[2, 0, 1])?.shape(), vec![4, 2, 3]);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -135,6 +170,14 @@ impl Tensor {
     }
     /// `length` elements of `dim` from `start` (a view).
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::arange(0.0, 6.0, 1.0, DType::Float32, Device::CPU)?;
+    /// assert_eq!(t.narrow(0, 1, 3)?.to_vec::<f32>()?, vec![1.0, 2.0, 3.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_narrow`: an
@@ -143,6 +186,15 @@ impl Tensor {
         Tensor::from_out(|o| unsafe { ffi::dt_narrow(self.as_ptr(), dim, start, length, o) })
     }
     /// Drops the listed size-1 dimensions (every size-1 dimension when `dims` is empty).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[1, 2, 1], DType::Float32, Device::CPU)?;
+    /// assert_eq!(t.squeeze(&[])?.shape(), vec![2]);
+    /// assert_eq!(t.squeeze(&[0])?.shape(), vec![2, 1]);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -155,6 +207,14 @@ impl Tensor {
     }
     /// Inserts a size-1 dimension at `dim`.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::arange(0.0, 6.0, 1.0, DType::Float32, Device::CPU)?;
+    /// assert_eq!(t.unsqueeze(0)?.shape(), vec![1, 6]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_unsqueeze`: an
@@ -163,6 +223,15 @@ impl Tensor {
         Tensor::from_out(|o| unsafe { ffi::dt_unsqueeze(self.as_ptr(), dim, o) })
     }
     /// Broadcasts to `shape` (a view with zero strides; `-1` keeps a size).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[1.0f32, 2.0], &[1, 2], Device::CPU)?;
+    /// let e = t.expand(&[3, -1])?;
+    /// assert_eq!((e.shape(), e.strides()), (vec![3, 2], vec![0, 1]));
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -175,6 +244,15 @@ impl Tensor {
     }
     /// A row-major contiguous tensor: `self` again when already contiguous, else a copy.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::arange(0.0, 6.0, 1.0, DType::Float32, Device::CPU)?;
+    /// let tr = t.reshape(&[2, 3])?.transpose(0, 1)?;
+    /// assert!(!tr.is_contiguous() && tr.contiguous()?.is_contiguous());
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_contiguous`: an
@@ -183,6 +261,14 @@ impl Tensor {
         Tensor::from_out(|o| unsafe { ffi::dt_contiguous(self.as_ptr(), o) })
     }
     /// Flattens dimensions `start_dim..=end_dim` into one.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[2, 3, 4], DType::Float32, Device::CPU)?;
+    /// assert_eq!(t.flatten(1, -1)?.shape(), vec![2, 12]);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -202,6 +288,16 @@ impl Tensor {
     }
 
     /// `cond ? a : b` elementwise (`self` is the bool condition).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let cond = Tensor::from_slice(&[true, false], &[2], Device::CPU)?;
+    /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// let b = Tensor::from_slice(&[10.0f32, 20.0], &[2], Device::CPU)?;
+    /// assert_eq!(cond.where_(&a, &b)?.to_vec::<f32>()?, vec![1.0, 20.0]);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -328,6 +424,14 @@ impl Tensor {
 
     /// Softmax along `dim`.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[0.0f32, 0.0], &[2], Device::CPU)?;
+    /// assert_eq!(t.softmax(0)?.to_vec::<f32>()?, vec![0.5, 0.5]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_softmax`: an
@@ -336,6 +440,15 @@ impl Tensor {
         Tensor::from_out(|o| unsafe { ffi::dt_softmax(self.as_ptr(), dim, o) })
     }
     /// Log-softmax along `dim`.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[0.0f64, 0.0], &[2], Device::CPU)?;
+    /// let l = t.log_softmax(0)?.to_vec::<f64>()?;
+    /// assert!((l[0] + std::f64::consts::LN_2).abs() < 1e-12);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -349,6 +462,15 @@ impl Tensor {
 
     /// Concatenates along `dim` (shapes match elsewhere; dtypes promote).
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let a = Tensor::from_slice(&[1i64, 2], &[2], Device::CPU)?;
+    /// let b = Tensor::from_slice(&[3i64], &[1], Device::CPU)?;
+    /// assert_eq!(Tensor::cat(&[&a, &b], 0)?.to_vec::<i64>()?, vec![1, 2, 3]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_cat`: an [`Error`](crate::Error)
@@ -358,6 +480,14 @@ impl Tensor {
         Tensor::from_out(|o| unsafe { ffi::dt_cat(h.as_ptr(), h.len(), dim, o) })
     }
     /// Stacks tensors of one shape along a new dimension `dim`.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let a = Tensor::zeros(&[2], DType::Float32, Device::CPU)?;
+    /// assert_eq!(Tensor::stack(&[&a, &a, &a], 0)?.shape(), vec![3, 2]);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -389,6 +519,15 @@ impl Tensor {
 
     /// Splits into `chunks` views along `dim`, as `torch.chunk`.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::arange(0.0, 5.0, 1.0, DType::Int64, Device::CPU)?;
+    /// let parts = t.chunk(2, 0)?;
+    /// assert_eq!(parts[1].to_vec::<i64>()?, vec![3, 4]); // 3 + 2 rows
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_chunk`: an
@@ -397,6 +536,15 @@ impl Tensor {
         self.pieces(|o, c, n| unsafe { ffi::dt_chunk(self.as_ptr(), chunks, dim, o, c, n) })
     }
     /// Splits into views of `split_size` along `dim`, as `torch.split`.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::arange(0.0, 5.0, 1.0, DType::Int64, Device::CPU)?;
+    /// let parts = t.split(2, 0)?;
+    /// assert_eq!((parts.len(), parts[2].to_vec::<i64>()?), (3, vec![4]));
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -408,6 +556,15 @@ impl Tensor {
 
     /// Elements at the integer indices of the 1-d `index` along `dim`.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[10.0f32, 20.0, 30.0], &[3], Device::CPU)?;
+    /// let i = Tensor::from_slice(&[2i64, 0], &[2], Device::CPU)?;
+    /// assert_eq!(t.index_select(0, &i)?.to_vec::<f32>()?, vec![30.0, 10.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_index_select`: an
@@ -416,6 +573,15 @@ impl Tensor {
         Tensor::from_out(|o| unsafe { ffi::dt_index_select(self.as_ptr(), dim, index.as_ptr(), o) })
     }
     /// `torch.gather`.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2], Device::CPU)?;
+    /// let i = Tensor::from_slice(&[1i64, 0], &[2, 1], Device::CPU)?;
+    /// assert_eq!(t.gather(1, &i)?.to_vec::<f32>()?, vec![2.0, 3.0]);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -427,6 +593,16 @@ impl Tensor {
     /// `torch.index_add`: a new tensor, `self` with `source`'s slices added at the
     /// positions `index` names along `dim` (repeated indices add up).
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[3], DType::Float32, Device::CPU)?;
+    /// let i = Tensor::from_slice(&[0i64, 2, 0], &[3], Device::CPU)?;
+    /// let src = Tensor::from_slice(&[1.0f32, 2.0, 3.0], &[3], Device::CPU)?;
+    /// assert_eq!(t.index_add(0, &i, &src)?.to_vec::<f32>()?, vec![4.0, 0.0, 2.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_index_add`: an
@@ -436,6 +612,16 @@ impl Tensor {
     }
     /// `torch.scatter_add`: a new tensor, `self` with `src`'s elements added where `index`
     /// points along `dim` (repeated indices add up).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[3], DType::Float32, Device::CPU)?;
+    /// let i = Tensor::from_slice(&[0i64, 2, 0], &[3], Device::CPU)?;
+    /// let src = Tensor::from_slice(&[1.0f32, 2.0, 3.0], &[3], Device::CPU)?;
+    /// assert_eq!(t.scatter_add(0, &i, &src)?.to_vec::<f32>()?, vec![4.0, 0.0, 2.0]);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///

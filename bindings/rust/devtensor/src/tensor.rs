@@ -134,6 +134,14 @@ impl Tensor {
 
     /// Uninitialised contents (`dt_tensor_empty`).
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::empty(&[2, 3], DType::Float32, Device::CPU)?;
+    /// assert_eq!(t.shape(), vec![2, 3]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_tensor_empty`: an
@@ -168,6 +176,14 @@ impl Tensor {
 
     /// All ones.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::ones(&[2], DType::Int64, Device::CPU)?;
+    /// assert_eq!(t.to_vec::<i64>()?, vec![1, 1]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_tensor_ones`: an
@@ -181,6 +197,14 @@ impl Tensor {
     }
 
     /// Every element `value`, cast to `dtype`.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::full(&[2], 2.5, DType::Float64, Device::CPU)?;
+    /// assert_eq!(t.to_vec::<f64>()?, vec![2.5, 2.5]);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -197,6 +221,18 @@ impl Tensor {
     /// Uniform in [0, 1) from the device's Philox generator: the same values on every
     /// device for one seed ([`crate::manual_seed`]). `dtype` must be floating.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// devtensor::manual_seed(0)?;
+    /// let a = Tensor::rand(&[3], DType::Float32, Device::CPU)?;
+    /// devtensor::manual_seed(0)?;
+    /// let b = Tensor::rand(&[3], DType::Float32, Device::CPU)?;
+    /// assert_eq!(a.to_vec::<f32>()?, b.to_vec::<f32>()?); // one seed, the same values
+    /// assert!(a.to_vec::<f32>()?.iter().all(|v| (0.0..1.0).contains(v)));
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_tensor_rand`: an
@@ -210,6 +246,14 @@ impl Tensor {
     }
 
     /// Standard normal values (see [`Tensor::rand`]).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::randn(&[2, 2], DType::Float64, Device::CPU)?;
+    /// assert_eq!((t.shape(), t.dtype()), (vec![2, 2], DType::Float64));
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -279,6 +323,14 @@ impl Tensor {
     /// As [`Tensor::from_slice`], consuming a `Vec` (the data is still copied: the
     /// library owns its memory).
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_vec(vec![1u8, 2, 3], &[3], Device::CPU)?;
+    /// assert_eq!(t.dtype(), DType::UInt8);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`Tensor::from_slice`].
@@ -287,6 +339,14 @@ impl Tensor {
     }
 
     /// A 0-d tensor holding `value`.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::scalar(3i32, Device::CPU)?;
+    /// assert_eq!((t.ndim(), t.item()?), (0, 3.0));
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -299,6 +359,16 @@ impl Tensor {
     /// (`dt_tensor_empty_pinned`), which copies to and from a GPU can use asynchronously.
     /// Pinned memory comes from the CUDA driver: without a usable CUDA backend this is
     /// [`ErrorCode::DeviceUnavailable`], with the reason.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// match Tensor::empty_pinned(&[4], DType::Float32) {
+    ///     Ok(t) => assert!(t.is_pinned()),
+    ///     Err(e) => assert_eq!(e.code, ErrorCode::DeviceUnavailable), // no CUDA here
+    /// }
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -318,6 +388,17 @@ impl Tensor {
     /// [`ErrorCode::NotSupported`]; without a usable CUDA backend this is
     /// [`ErrorCode::DeviceUnavailable`].
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// match x.pin_memory() {
+    ///     Ok(p) => assert!(p.is_pinned()),
+    ///     Err(e) => assert_eq!(e.code, ErrorCode::DeviceUnavailable), // no CUDA here
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_tensor_pin_memory`: an
@@ -328,6 +409,14 @@ impl Tensor {
 
     /// Whether the memory is pinned host memory (`dt_tensor_is_pinned`; always `false`
     /// without CUDA).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// assert!(!x.is_pinned());
+    /// # Ok(()) }
+    /// ```
     pub fn is_pinned(&self) -> bool {
         let mut v = 0i32;
         // SAFETY: a live handle; cannot fail with a valid out pointer.
@@ -337,6 +426,15 @@ impl Tensor {
 
     /// Uninitialised contents with this tensor's shape, dtype and device
     /// (`dt_empty_like`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let a = Tensor::ones(&[2, 3], DType::Int32, Device::CPU)?;
+    /// let e = a.empty_like()?;
+    /// assert_eq!((e.shape(), e.dtype()), (vec![2, 3], DType::Int32));
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -348,6 +446,14 @@ impl Tensor {
 
     /// Zeros / ones / `value` with this tensor's shape, dtype and device.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let a = Tensor::ones(&[2], DType::Int32, Device::CPU)?;
+    /// assert_eq!(a.zeros_like()?.to_vec::<i32>()?, vec![0, 0]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_zeros_like`: an
@@ -357,6 +463,14 @@ impl Tensor {
     }
     /// See [`Tensor::zeros_like`].
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// assert_eq!(x.ones_like()?.to_vec::<f32>()?, vec![1.0, 1.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_ones_like`: an
@@ -365,6 +479,14 @@ impl Tensor {
         Tensor::from_out(|o| unsafe { ffi::dt_ones_like(self.as_ptr(), o) })
     }
     /// See [`Tensor::zeros_like`].
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// assert_eq!(x.full_like(7.0)?.to_vec::<f32>()?, vec![7.0, 7.0]);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -376,6 +498,14 @@ impl Tensor {
     /// Uniform values in [0, 1) with this tensor's shape, dtype (floating) and device
     /// (`dt_rand_like`; see [`Tensor::rand`]).
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// assert_eq!(x.rand_like()?.shape(), vec![2]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_rand_like`: an
@@ -385,6 +515,14 @@ impl Tensor {
     }
     /// Standard normal values with this tensor's shape, dtype (floating) and device
     /// (`dt_randn_like`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// assert_eq!(x.randn_like()?.dtype(), DType::Float32);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -396,6 +534,15 @@ impl Tensor {
 
     /// Uninitialised contents of `shape` with this tensor's dtype and device, as
     /// PyTorch's `Tensor.new_empty` (`dt_tensor_new_empty`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let a = Tensor::ones(&[1], DType::Float64, Device::CPU)?;
+    /// let e = a.new_empty(&[2, 2])?;
+    /// assert_eq!((e.shape(), e.dtype()), (vec![2, 2], DType::Float64));
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -426,6 +573,14 @@ impl Tensor {
     }
     /// Ones of `shape` with this tensor's dtype and device (`Tensor.new_ones`).
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let a = Tensor::zeros(&[1], DType::Float64, Device::CPU)?;
+    /// assert_eq!(a.new_ones(&[2])?.to_vec::<f64>()?, vec![1.0, 1.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_tensor_new_ones`: an
@@ -437,6 +592,14 @@ impl Tensor {
     }
     /// `value` (cast to this tensor's dtype) everywhere in `shape`, on this tensor's
     /// device (`Tensor.new_full`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let a = Tensor::zeros(&[1], DType::Int64, Device::CPU)?;
+    /// assert_eq!(a.new_full(&[2], 3.0)?.to_vec::<i64>()?, vec![3, 3]);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -451,6 +614,14 @@ impl Tensor {
     // ---------------------------------------------------------------- metadata
 
     /// The number of dimensions.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[2, 3], DType::Float32, Device::CPU)?;
+    /// assert_eq!(t.ndim(), 2);
+    /// # Ok(()) }
+    /// ```
     pub fn ndim(&self) -> usize {
         let mut n = 0usize;
         // SAFETY: a live handle; cannot fail with a valid out pointer.
@@ -459,6 +630,14 @@ impl Tensor {
     }
 
     /// The sizes of the dimensions.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[2, 3], DType::Float32, Device::CPU)?;
+    /// assert_eq!(t.shape(), vec![2, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn shape(&self) -> Vec<i64> {
         let mut s = vec![0i64; self.ndim()];
         // SAFETY: s has room for ndim sizes.
@@ -467,6 +646,15 @@ impl Tensor {
     }
 
     /// The strides, in elements.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[2, 3], DType::Float32, Device::CPU)?;
+    /// assert_eq!(t.strides(), vec![3, 1]);
+    /// assert_eq!(t.transpose(0, 1)?.strides(), vec![1, 3]);
+    /// # Ok(()) }
+    /// ```
     pub fn strides(&self) -> Vec<i64> {
         let mut s = vec![0i64; self.ndim()];
         // SAFETY: s has room for ndim strides.
@@ -475,6 +663,14 @@ impl Tensor {
     }
 
     /// The number of elements.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[2, 3], DType::Float32, Device::CPU)?;
+    /// assert_eq!(t.numel(), 6);
+    /// # Ok(()) }
+    /// ```
     pub fn numel(&self) -> usize {
         let mut n = 0usize;
         unsafe { ffi::dt_tensor_numel(self.as_ptr(), &mut n) };
@@ -483,6 +679,14 @@ impl Tensor {
 
     /// The size of the elements in bytes: `numel() * dtype().size()`, what
     /// [`Tensor::to_vec`] copies (`dt_tensor_nbytes`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[2, 3], DType::Float32, Device::CPU)?;
+    /// assert_eq!(t.nbytes(), 24); // 6 float32
+    /// # Ok(()) }
+    /// ```
     pub fn nbytes(&self) -> usize {
         let mut n = 0usize;
         // SAFETY: a live handle; cannot fail with a valid out pointer.
@@ -508,6 +712,14 @@ impl Tensor {
 
     /// The element type, or an error for a dtype unknown to these bindings.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[2, 3], DType::Float32, Device::CPU)?;
+    /// assert_eq!(t.try_dtype()?, DType::Float32);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_tensor_dtype`: an
@@ -519,6 +731,14 @@ impl Tensor {
     }
 
     /// The device the tensor lives on.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[2, 3], DType::Float32, Device::CPU)?;
+    /// assert_eq!(t.device(), Device::CPU);
+    /// # Ok(()) }
+    /// ```
     pub fn device(&self) -> Device {
         let mut d = Device::CPU.to_raw();
         unsafe { ffi::dt_tensor_device(self.as_ptr(), &mut d) };
@@ -526,6 +746,15 @@ impl Tensor {
     }
 
     /// Whether the elements are laid out contiguously in row-major order.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[2, 3], DType::Float32, Device::CPU)?;
+    /// assert!(t.is_contiguous());
+    /// assert!(!t.transpose(0, 1)?.is_contiguous());
+    /// # Ok(()) }
+    /// ```
     pub fn is_contiguous(&self) -> bool {
         let mut v = 0i32;
         unsafe { ffi::dt_tensor_is_contiguous(self.as_ptr(), &mut v) };
@@ -533,6 +762,15 @@ impl Tensor {
     }
 
     /// Whether the two tensors share storage (one is a view of the other, or both of one).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[2, 3], DType::Float32, Device::CPU)?;
+    /// assert!(t.reshape(&[6])?.shares_storage(&t));
+    /// assert!(!t.deep_copy()?.shares_storage(&t));
+    /// # Ok(()) }
+    /// ```
     pub fn shares_storage(&self, other: &Tensor) -> bool {
         let mut v = 0i32;
         unsafe { ffi::dt_tensor_shares_storage(self.as_ptr(), other.as_ptr(), &mut v) };
@@ -568,6 +806,14 @@ impl Tensor {
 
     /// This tensor converted to `dtype` (PyTorch's casts; aliases when unchanged).
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[1.7f32, -1.7], &[2], Device::CPU)?;
+    /// assert_eq!(t.to_dtype(DType::Int64)?.to_vec::<i64>()?, vec![1, -1]); // truncates
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`Tensor::to`].
@@ -581,6 +827,15 @@ impl Tensor {
 
     /// Device and dtype at once.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// let d = x.to_device_dtype(Device::CPU, DType::Float64)?;
+    /// assert_eq!(d.to_vec::<f64>()?, vec![1.0, 2.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`Tensor::to`].
@@ -589,6 +844,16 @@ impl Tensor {
     }
 
     /// A copy with its own storage (same device and dtype), never an alias.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// let c = x.deep_copy()?;
+    /// assert!(!c.shares_storage(&x));
+    /// assert_eq!(c.to_vec::<f32>()?, x.to_vec::<f32>()?);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -604,6 +869,15 @@ impl Tensor {
     /// The elements in row-major order, copied to a `Vec` (from any device and layout).
     /// `T` must be the tensor's element type: asking for `f64` from a `float32` tensor is
     /// `DtypeMismatch` (convert with [`Tensor::to_dtype`] first).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// assert_eq!(x.to_vec::<f32>()?, vec![1.0, 2.0]);
+    /// assert_eq!(x.to_vec::<f64>().unwrap_err().code, ErrorCode::DtypeMismatch);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -627,6 +901,13 @@ impl Tensor {
 
     /// The value of a one-element tensor, as `f64`.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// assert_eq!(Tensor::scalar(2.5f32, Device::CPU)?.item()?, 2.5);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_tensor_item`: an
@@ -641,6 +922,15 @@ impl Tensor {
 
     /// Marks a floating leaf as requiring grad (or not).
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// x.set_requires_grad(true)?;
+    /// assert!(x.requires_grad());
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_tensor_set_requires_grad`: an
@@ -650,6 +940,16 @@ impl Tensor {
     }
 
     /// Whether autograd tracks this tensor.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// assert!(!x.requires_grad());
+    /// x.set_requires_grad(true)?;
+    /// assert!((&x * 2.0)?.requires_grad());
+    /// # Ok(()) }
+    /// ```
     pub fn requires_grad(&self) -> bool {
         let mut v = 0i32;
         unsafe { ffi::dt_tensor_requires_grad(self.as_ptr(), &mut v) };
@@ -658,6 +958,15 @@ impl Tensor {
 
     /// Whether this tensor has no `grad_fn`: made by the user (a constructor, `detach`, an
     /// op not recorded), not recorded by an op (`dt_tensor_is_leaf`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// x.set_requires_grad(true)?;
+    /// assert!(x.is_leaf() && !(&x * 2.0)?.is_leaf());
+    /// # Ok(()) }
+    /// ```
     pub fn is_leaf(&self) -> bool {
         let mut v = 0i32;
         // SAFETY: a live handle; cannot fail with a valid out pointer.
@@ -666,6 +975,16 @@ impl Tensor {
     }
 
     /// The accumulated gradient, if any.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// x.set_requires_grad(true)?;
+    /// (&x * &x)?.sum_all()?.backward()?;
+    /// assert_eq!(x.grad()?.unwrap().to_vec::<f32>()?, vec![2.0, 4.0]); // d(x^2)/dx
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -679,6 +998,17 @@ impl Tensor {
 
     /// Drops the accumulated gradient (`t.grad = None`).
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// x.set_requires_grad(true)?;
+    /// x.sum_all()?.backward()?;
+    /// x.clear_grad()?;
+    /// assert!(x.grad()?.is_none());
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_tensor_clear_grad`: an
@@ -689,6 +1019,16 @@ impl Tensor {
 
     /// The backward function's name (`"MulBackward0"`), `""` for a leaf.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// x.set_requires_grad(true)?;
+    /// assert_eq!(x.grad_fn_name()?, "");
+    /// assert!(!(&x * &x)?.grad_fn_name()?.is_empty());
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_tensor_grad_fn_name`: an
@@ -698,6 +1038,17 @@ impl Tensor {
     }
 
     /// A tensor sharing this one's memory, outside any graph.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// x.set_requires_grad(true)?;
+    /// let y = (&x * 2.0)?;
+    /// let d = y.detach()?;
+    /// assert!(!d.requires_grad() && d.shares_storage(&y));
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -710,6 +1061,16 @@ impl Tensor {
     /// Back-propagates from this one-element tensor (`loss.backward()`), adding into
     /// every leaf's `.grad`.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// x.set_requires_grad(true)?;
+    /// (&x * 3.0)?.sum_all()?.backward()?;
+    /// assert_eq!(x.grad()?.unwrap().to_vec::<f32>()?, vec![3.0, 3.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_backward`: an
@@ -719,6 +1080,17 @@ impl Tensor {
     }
 
     /// Back-propagates with `grad` as the gradient of this tensor.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// x.set_requires_grad(true)?;
+    /// let y = (&x * 3.0)?;
+    /// y.backward_with(&Tensor::from_slice(&[1.0f32, 10.0], &[2], Device::CPU)?)?;
+    /// assert_eq!(x.grad()?.unwrap().to_vec::<f32>()?, vec![3.0, 30.0]);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
