@@ -123,6 +123,15 @@ impl Device {
     }
 
     /// The kind of device.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// use devtensor::DeviceKind;
+    /// assert_eq!(Device::Cuda(1).kind(), DeviceKind::Cuda);
+    /// assert_eq!(Device::CPU.kind(), DeviceKind::Cpu);
+    /// # Ok(()) }
+    /// ```
     pub fn kind(self) -> DeviceKind {
         match self {
             Device::Cpu(_) => DeviceKind::Cpu,
@@ -131,6 +140,14 @@ impl Device {
     }
 
     /// The ordinal within its kind.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// assert_eq!(Device::Cuda(1).index(), 1);
+    /// assert_eq!("cpu".parse::<Device>()?.index(), 0);
+    /// # Ok(()) }
+    /// ```
     pub fn index(self) -> u32 {
         match self {
             Device::Cpu(i) | Device::Cuda(i) => i,
@@ -138,12 +155,27 @@ impl Device {
     }
 
     /// `true` for a CUDA device.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// assert!(Device::Cuda(0).is_cuda() && !Device::CPU.is_cuda());
+    /// # Ok(()) }
+    /// ```
     pub fn is_cuda(self) -> bool {
         matches!(self, Device::Cuda(_))
     }
 
     /// `cuda:0` when a CUDA device can be used, else `cpu:0` (tch's
     /// `Device::cuda_if_available`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let dev = Device::cuda_if_available();
+    /// assert_eq!(dev.is_cuda(), Device::cuda_is_available());
+    /// # Ok(()) }
+    /// ```
     pub fn cuda_if_available() -> Device {
         if Device::cuda_is_available() {
             Device::Cuda(0)
@@ -153,6 +185,16 @@ impl Device {
     }
 
     /// Whether at least one CUDA device can be used (`dt_cuda_is_available`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// if !Device::cuda_is_available() {
+    ///     let (usable, why) = Device::cuda_status()?;
+    ///     assert!(!usable && !why.is_empty());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn cuda_is_available() -> bool {
         check_version().is_ok() && unsafe { ffi::dt_cuda_is_available() } == 1
     }
@@ -160,6 +202,15 @@ impl Device {
     /// Why CUDA can or cannot be used: `(true, "...")` when it can, else `(false,
     /// reason)` — not built, plugin missing, no driver, no device, all hidden
     /// (`dt_cuda_status`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let (usable, why) = Device::cuda_status()?;
+    /// assert_eq!(usable, Device::cuda_is_available());
+    /// println!("CUDA: {why}");
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -175,6 +226,16 @@ impl Device {
     }
 
     /// `cuda:i` if that GPU exists, else `cpu:0` (d2l's `try_gpu`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let dev = Device::try_gpu(0); // cuda:0, or cpu:0 without it
+    /// assert!(dev == Device::Cuda(0) || dev == Device::CPU);
+    /// let far = Device::try_gpu(1000);
+    /// assert_eq!(far, Device::CPU);
+    /// # Ok(()) }
+    /// ```
     pub fn try_gpu(i: u32) -> Device {
         let mut d = Device::CPU.to_raw();
         if check_version().is_ok()
@@ -189,6 +250,14 @@ impl Device {
 
     /// Every usable GPU, or `[cpu:0]` when there is none (d2l's `try_all_gpus`).
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let gpus = Device::all_gpus()?;
+    /// assert!(!gpus.is_empty()); // [cpu:0] without a GPU
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_all_gpus`: an
@@ -202,6 +271,15 @@ impl Device {
 
     /// Every usable GPU ordered by free memory, most free first, or `[cpu:0]`.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let best = Device::by_free_memory()?[0];
+    /// let t = Tensor::zeros(&[2], DType::Float32, best)?;
+    /// assert_eq!(t.device(), best);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_devices_by_free_memory`: an
@@ -214,6 +292,15 @@ impl Device {
     }
 
     /// The number of devices of a kind (`dt_device_count`); 0 CUDA devices without CUDA.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// use devtensor::DeviceKind;
+    /// assert!(Device::count(DeviceKind::Cpu)? >= 1);
+    /// assert_eq!(Device::count(DeviceKind::Cuda)? > 0, Device::cuda_is_available());
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -234,6 +321,13 @@ impl Device {
 
     /// The process-wide default device (`dt_default_device`), initially `cpu:0`.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// assert_eq!(Device::default_device()?, Device::CPU);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_default_device`: an
@@ -249,6 +343,14 @@ impl Device {
 
     /// Sets the process-wide default device (`dt_set_default_device`).
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// Device::CPU.set_default()?;
+    /// assert_eq!(Device::default_device()?, Device::CPU);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_set_default_device`: an
@@ -263,6 +365,14 @@ impl Device {
     /// CPU model or GPU name. Fails with `InvalidDevice` / `DeviceUnavailable` for a
     /// device that does not exist or cannot be used.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let n = Device::CPU.name()?; // the CPU model
+    /// assert!(!n.is_empty());
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_device_name`: an
@@ -275,6 +385,14 @@ impl Device {
     }
 
     /// `(free, total)` memory in bytes (for CPU devices, the system's).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let (free, total) = Device::CPU.memory()?;
+    /// assert!(free <= total && total > 0);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -290,6 +408,14 @@ impl Device {
     }
 
     /// Name, memory, compute capability, UUID, PCI bus id (`dt_device_properties`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let p = Device::CPU.properties()?;
+    /// assert!(p.total_memory > 0);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -320,6 +446,16 @@ impl Device {
     /// `InvalidDevice` / `DeviceUnavailable` for a device that does not exist or cannot
     /// be used.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let before = Device::CPU.memory_stats()?.allocated_bytes;
+    /// let t = Tensor::zeros(&[1024], DType::Float32, Device::CPU)?;
+    /// assert!(Device::CPU.memory_stats()?.allocated_bytes >= before + 4096);
+    /// drop(t);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_memory_stats`: an
@@ -344,6 +480,13 @@ impl Device {
     /// Returns the allocator's cached, unused blocks on this device to the system
     /// (`dt_empty_cache`).
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// Device::CPU.empty_cache()?; // frees what the allocator holds and no tensor uses
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_empty_cache`: an
@@ -357,6 +500,16 @@ impl Device {
 
     /// Waits for all work queued on the device (`dt_synchronize`).
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let dev = Device::cuda_if_available();
+    /// let t = Tensor::ones(&[4], DType::Float32, dev)?;
+    /// let _u = (&t * 2.0)?; // queued on a GPU
+    /// dev.synchronize()?;   // finished
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_synchronize`: an
@@ -369,6 +522,17 @@ impl Device {
     }
 
     /// Seeds this device's random generator (`dt_device_manual_seed`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// Device::CPU.manual_seed(7)?;
+    /// let a = Tensor::rand(&[2], DType::Float32, Device::CPU)?;
+    /// Device::CPU.manual_seed(7)?;
+    /// let b = Tensor::rand(&[2], DType::Float32, Device::CPU)?;
+    /// assert_eq!(a.to_vec::<f32>()?, b.to_vec::<f32>()?);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///

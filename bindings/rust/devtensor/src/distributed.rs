@@ -69,6 +69,14 @@ pub enum ReduceOp {
 
 impl ReduceOp {
     /// The `DT_REDUCE_*` value.
+    ///
+    /// ```
+    /// # use devtensor::ReduceOp;
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// assert_eq!(ReduceOp::Sum.to_raw(), devtensor::sys::DT_REDUCE_SUM);
+    /// # Ok(()) }
+    /// ```
     pub fn to_raw(self) -> i32 {
         match self {
             ReduceOp::Sum => ffi::DT_REDUCE_SUM,
@@ -217,6 +225,14 @@ impl ProcessGroup {
     /// from `RANK` and `WORLD_SIZE` and the default timeout (30 minutes): what each copy of
     /// a program started by `devtensor run` (or torchrun) calls.
     ///
+    /// ```no_run
+    /// // cargo build && devtensor run --nproc-per-node 2 -- target/debug/myprogram
+    /// # fn main() -> devtensor::Result<()> {
+    /// let pg = devtensor::ProcessGroup::from_env()?;
+    /// println!("rank {} of {}", pg.rank(), pg.size());
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`ProcessGroup::new`].
@@ -230,6 +246,18 @@ impl ProcessGroup {
     }
 
     /// This process's rank in the group, `0..size()` (`dt_process_group_rank`).
+    ///
+    /// ```
+    /// # use devtensor::ReduceOp;
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// // A group of one process; under `devtensor run --nproc-per-node N` every rank joins.
+    /// let store = std::env::temp_dir().join(format!("devtensor-doc-rank-{}", std::process::id()));
+    /// let pg = devtensor::ProcessGroup::new(Some("gloo"), Some(&format!("file://{}", store.display())),
+    ///                                       Some(0), Some(1), None)?;
+    /// assert_eq!((pg.rank(), pg.size()), (0, 1));
+    /// # Ok(()) }
+    /// ```
     pub fn rank(&self) -> i32 {
         let mut v = 0i32;
         // SAFETY: a live handle and a valid out-pointer: cannot fail.
@@ -238,6 +266,18 @@ impl ProcessGroup {
     }
 
     /// The number of ranks in the group (`dt_process_group_size`).
+    ///
+    /// ```
+    /// # use devtensor::ReduceOp;
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// // A group of one process; under `devtensor run --nproc-per-node N` every rank joins.
+    /// let store = std::env::temp_dir().join(format!("devtensor-doc-size-{}", std::process::id()));
+    /// let pg = devtensor::ProcessGroup::new(Some("gloo"), Some(&format!("file://{}", store.display())),
+    ///                                       Some(0), Some(1), None)?;
+    /// assert_eq!(pg.size(), 1);
+    /// # Ok(()) }
+    /// ```
     pub fn size(&self) -> i32 {
         let mut v = 0i32;
         // SAFETY: a live handle and a valid out-pointer: cannot fail.
@@ -246,6 +286,18 @@ impl ProcessGroup {
     }
 
     /// The name of the group's backend, `"gloo"` (`dt_process_group_backend`).
+    ///
+    /// ```
+    /// # use devtensor::ReduceOp;
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// // A group of one process; under `devtensor run --nproc-per-node N` every rank joins.
+    /// let store = std::env::temp_dir().join(format!("devtensor-doc-backend-{}", std::process::id()));
+    /// let pg = devtensor::ProcessGroup::new(Some("gloo"), Some(&format!("file://{}", store.display())),
+    ///                                       Some(0), Some(1), None)?;
+    /// assert_eq!(pg.backend(), "gloo");
+    /// # Ok(()) }
+    /// ```
     pub fn backend(&self) -> String {
         // SAFETY: a live handle, and the buffer read_string passes: cannot fail.
         read_string(|b, c, n| unsafe { ffi::dt_process_group_backend(self.as_ptr(), b, c, n) })
@@ -255,6 +307,20 @@ impl ProcessGroup {
     /// In place: every rank's `t` becomes the reduction `op` of all ranks' `t`, element by
     /// element (`dt_all_reduce_`, as `torch.distributed.all_reduce`). `t` must have the
     /// same shape and dtype on every rank; see the module's WRITES paragraph.
+    ///
+    /// ```
+    /// # use devtensor::ReduceOp;
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// // A group of one process; under `devtensor run --nproc-per-node N` every rank joins.
+    /// let store = std::env::temp_dir().join(format!("devtensor-doc-allreduce-{}", std::process::id()));
+    /// let pg = devtensor::ProcessGroup::new(Some("gloo"), Some(&format!("file://{}", store.display())),
+    ///                                       Some(0), Some(1), None)?;
+    /// let t = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// pg.all_reduce_(&t, ReduceOp::Sum)?; // the sum over one rank
+    /// assert_eq!(t.to_vec::<f32>()?, vec![1.0, 2.0]);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -268,6 +334,21 @@ impl ProcessGroup {
 
     /// In place: every rank's `t` becomes `root`'s `t` (`dt_broadcast_`, as
     /// `torch.distributed.broadcast`); see the module's WRITES paragraph.
+    ///
+    /// ```
+    /// # use devtensor::ReduceOp;
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// // A group of one process; under `devtensor run --nproc-per-node N` every rank joins.
+    /// let store = std::env::temp_dir().join(format!("devtensor-doc-broadcast-{}", std::process::id()));
+    /// let pg = devtensor::ProcessGroup::new(Some("gloo"), Some(&format!("file://{}", store.display())),
+    ///                                       Some(0), Some(1), None)?;
+    /// let t = Tensor::from_slice(&[5i64], &[1], Device::CPU)?;
+    /// pg.broadcast_(&t, 0)?;
+    /// assert_eq!(t.to_vec::<i64>()?, vec![5]);
+    /// assert_eq!(pg.broadcast_(&t, 3).unwrap_err().code, ErrorCode::InvalidArgument);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -283,6 +364,21 @@ impl ProcessGroup {
     /// `size()` times `input`'s element count elements of `input`'s dtype, in any shape
     /// (e.g. `[size, ...input's shape]`); see the module's WRITES paragraph.
     ///
+    /// ```
+    /// # use devtensor::ReduceOp;
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// // A group of one process; under `devtensor run --nproc-per-node N` every rank joins.
+    /// let store = std::env::temp_dir().join(format!("devtensor-doc-allgather-{}", std::process::id()));
+    /// let pg = devtensor::ProcessGroup::new(Some("gloo"), Some(&format!("file://{}", store.display())),
+    ///                                       Some(0), Some(1), None)?;
+    /// let input = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// let output = Tensor::zeros(&[pg.size() as i64, 2], DType::Float32, Device::CPU)?;
+    /// pg.all_gather(&input, &output)?;
+    /// assert_eq!(output.to_vec::<f32>()?, vec![1.0, 2.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`all_reduce_`](ProcessGroup::all_reduce_), plus [`ErrorCode::ShapeMismatch`]
@@ -297,6 +393,21 @@ impl ProcessGroup {
     /// (`dt_reduce_scatter`, as `torch.distributed.reduce_scatter_tensor`); see the
     /// module's WRITES paragraph.
     ///
+    /// ```
+    /// # use devtensor::ReduceOp;
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// // A group of one process; under `devtensor run --nproc-per-node N` every rank joins.
+    /// let store = std::env::temp_dir().join(format!("devtensor-doc-reducescatter-{}", std::process::id()));
+    /// let pg = devtensor::ProcessGroup::new(Some("gloo"), Some(&format!("file://{}", store.display())),
+    ///                                       Some(0), Some(1), None)?;
+    /// let input = Tensor::from_slice(&[3.0f32, 4.0], &[2], Device::CPU)?;
+    /// let output = Tensor::zeros(&[2], DType::Float32, Device::CPU)?;
+    /// pg.reduce_scatter(&input, &output, ReduceOp::Max)?;
+    /// assert_eq!(output.to_vec::<f32>()?, vec![3.0, 4.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`all_gather`](ProcessGroup::all_gather), plus [`ErrorCode::DtypeMismatch`] for
@@ -310,6 +421,18 @@ impl ProcessGroup {
 
     /// Returns when every rank of the group has called it (`dt_barrier`).
     ///
+    /// ```
+    /// # use devtensor::ReduceOp;
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// // A group of one process; under `devtensor run --nproc-per-node N` every rank joins.
+    /// let store = std::env::temp_dir().join(format!("devtensor-doc-barrier-{}", std::process::id()));
+    /// let pg = devtensor::ProcessGroup::new(Some("gloo"), Some(&format!("file://{}", store.display())),
+    ///                                       Some(0), Some(1), None)?;
+    /// pg.barrier()?;
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`ErrorCode::Distributed`].
@@ -322,6 +445,20 @@ impl ProcessGroup {
     /// with this rank, the same `tag` (>= 0) and as many bytes (`dt_send`); returns once
     /// the data has left (the receiver may not have it yet).
     ///
+    /// ```
+    /// # use devtensor::ReduceOp;
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// // A group of one process; under `devtensor run --nproc-per-node N` every rank joins.
+    /// let store = std::env::temp_dir().join(format!("devtensor-doc-send-{}", std::process::id()));
+    /// let pg = devtensor::ProcessGroup::new(Some("gloo"), Some(&format!("file://{}", store.display())),
+    ///                                       Some(0), Some(1), None)?;
+    /// let t = Tensor::zeros(&[2], DType::Float32, Device::CPU)?;
+    /// // Rank 0 of two would send with pg.send(&t, 1, 0); with one rank there is no peer.
+    /// assert_eq!(pg.send(&t, 0, 0).unwrap_err().code, ErrorCode::InvalidArgument);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`ErrorCode::InvalidArgument`] (`dst` not a rank or this rank, a negative tag),
@@ -333,6 +470,20 @@ impl ProcessGroup {
 
     /// Receives into `t` what rank `src` sent with this `tag` (`dt_recv`; see
     /// [`send`](ProcessGroup::send) and the module's WRITES paragraph).
+    ///
+    /// ```
+    /// # use devtensor::ReduceOp;
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// // A group of one process; under `devtensor run --nproc-per-node N` every rank joins.
+    /// let store = std::env::temp_dir().join(format!("devtensor-doc-recv-{}", std::process::id()));
+    /// let pg = devtensor::ProcessGroup::new(Some("gloo"), Some(&format!("file://{}", store.display())),
+    ///                                       Some(0), Some(1), None)?;
+    /// let t = Tensor::zeros(&[2], DType::Float32, Device::CPU)?;
+    /// // Rank 1 of two would receive rank 0's with pg.recv(&t, 0, 0); here there is no peer.
+    /// assert_eq!(pg.recv(&t, 0, 0).unwrap_err().code, ErrorCode::InvalidArgument);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///

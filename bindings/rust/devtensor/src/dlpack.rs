@@ -23,6 +23,17 @@ impl Tensor {
     ///
     /// [`ErrorCode::NotSupported`]: crate::ErrorCode::NotSupported
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// let managed = x.to_dlpack()?; // for another framework, which calls its deleter
+    /// // Here devtensor takes it back: zero-copy both ways.
+    /// let y = unsafe { Tensor::from_dlpack(managed)? };
+    /// assert_eq!(y.to_vec::<f32>()?, vec![1.0, 2.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_tensor_to_dlpack`: an
@@ -44,6 +55,15 @@ impl Tensor {
     /// `dl_tensor` describes memory that stays valid until its deleter runs, and nobody
     /// else may call that deleter once this returns `Ok`.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// let y = unsafe { Tensor::from_dlpack(x.to_dlpack()?)? };
+    /// assert_eq!(y.to_vec::<f32>()?, vec![1.0, 2.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_tensor_from_dlpack`: an
@@ -60,6 +80,17 @@ impl Tensor {
     /// it must do exactly once.
     ///
     /// [`DLPACK_FLAG_BITMASK_READ_ONLY`]: crate::sys::DLPACK_FLAG_BITMASK_READ_ONLY
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// let managed = x.to_dlpack_versioned()?;
+    /// assert_eq!(unsafe { (*managed).version.major }, 1);
+    /// let y = unsafe { Tensor::from_dlpack_versioned(managed)? };
+    /// assert!(!y.is_read_only());
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -89,6 +120,15 @@ impl Tensor {
     ///
     /// [`ErrorCode::NotSupported`]: crate::ErrorCode::NotSupported
     /// [`DLPACK_FLAG_BITMASK_READ_ONLY`]: crate::sys::DLPACK_FLAG_BITMASK_READ_ONLY
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// let y = unsafe { Tensor::from_dlpack_versioned(x.to_dlpack_versioned()?)? };
+    /// assert_eq!(y.shape(), vec![2]);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -121,6 +161,16 @@ impl Tensor {
     /// [`ErrorCode::InvalidArgument`]: crate::ErrorCode::InvalidArgument
     /// [`ErrorCode::Backend`]: crate::ErrorCode::Backend
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// // -1: no ordering needed (host memory: -1 or 0)
+    /// let y = unsafe { Tensor::from_dlpack_stream(x.to_dlpack()?, -1)? };
+    /// assert_eq!(y.to_vec::<f32>()?, vec![1.0, 2.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_tensor_from_dlpack_stream`: an
@@ -144,6 +194,15 @@ impl Tensor {
     /// # Safety
     /// As [`Tensor::from_dlpack_versioned`] and [`Tensor::from_dlpack_stream`].
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// let y = unsafe { Tensor::from_dlpack_versioned_stream(x.to_dlpack_versioned()?, -1)? };
+    /// assert_eq!(y.to_vec::<f32>()?, vec![1.0, 2.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for
@@ -161,6 +220,14 @@ impl Tensor {
 
     /// Whether devtensor must not write this tensor's memory: a versioned DLPack import
     /// flagged read-only, or a view of one (`dt_tensor_is_read_only`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+    /// assert!(!x.is_read_only()); // only a DLPack import flagged read-only is
+    /// # Ok(()) }
+    /// ```
     pub fn is_read_only(&self) -> bool {
         let mut v = 0i32;
         // SAFETY: a live handle; cannot fail with a valid out pointer.

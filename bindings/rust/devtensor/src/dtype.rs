@@ -69,6 +69,13 @@ impl DType {
     }
 
     /// Bytes per element (`dt_dtype_size`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// assert_eq!((DType::Float64.size(), DType::BFloat16.size(), DType::Bool.size()), (8, 2, 1));
+    /// # Ok(()) }
+    /// ```
     pub fn size(self) -> usize {
         let mut n = 0usize;
         // SAFETY: a valid out pointer. Every DType is a dtype of the header these bindings
@@ -80,6 +87,13 @@ impl DType {
     }
 
     /// `true` for the floating dtypes.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// assert!(DType::Float16.is_floating_point() && !DType::Int64.is_floating_point());
+    /// # Ok(()) }
+    /// ```
     pub fn is_floating_point(self) -> bool {
         matches!(
             self,

@@ -52,6 +52,14 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// The code for a nonzero `dt_status`.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// assert_eq!(ErrorCode::from_status(ErrorCode::ShapeMismatch.status().unwrap()), ErrorCode::ShapeMismatch);
+    /// assert_eq!(ErrorCode::from_status(9999), ErrorCode::Unknown(9999));
+    /// # Ok(()) }
+    /// ```
     pub fn from_status(status: i32) -> ErrorCode {
         match status {
             ffi::DT_ERR_INVALID_ARGUMENT => ErrorCode::InvalidArgument,
@@ -74,6 +82,15 @@ impl ErrorCode {
     }
 
     /// The `dt_status` value, or `None` for [`ErrorCode::Version`], which has none.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let e = Tensor::zeros(&[2], DType::Float32, Device::CPU)?.reshape(&[3]).unwrap_err();
+    /// assert_eq!(e.code.status(), Some(devtensor::sys::DT_ERR_SHAPE_MISMATCH));
+    /// assert_eq!(ErrorCode::Version.status(), None); // the bindings' own
+    /// # Ok(()) }
+    /// ```
     pub fn status(self) -> Option<i32> {
         Some(match self {
             ErrorCode::InvalidArgument => ffi::DT_ERR_INVALID_ARGUMENT,

@@ -152,6 +152,13 @@ fn version_string(v: u32) -> String {
 /// ([`sys::HEADER_VERSION`]). Every constructor calls it; calling it directly is only
 /// needed to fail early. The error names both versions.
 ///
+/// ```
+/// # use devtensor::{DType, Device, ErrorCode, Tensor};
+/// # fn main() -> devtensor::Result<()> {
+/// devtensor::check_version()?; // fail early, before the first tensor
+/// # Ok(()) }
+/// ```
+///
 /// # Errors
 ///
 /// The errors that `include/devtensor.h` lists for `dt_version`: an
@@ -188,6 +195,14 @@ fn version_error(lib: u32, hdr: u32) -> Option<Error> {
 }
 
 /// The loaded library's version, `"MAJOR.MINOR.PATCH"` (`dt_version_string`).
+///
+/// ```
+/// # use devtensor::{DType, Device, ErrorCode, Tensor};
+/// # fn main() -> devtensor::Result<()> {
+/// let v = devtensor::version();
+/// assert_eq!(v.split('.').count(), 3);
+/// # Ok(()) }
+/// ```
 pub fn version() -> String {
     // SAFETY: static storage, never NULL.
     unsafe { CStr::from_ptr(ffi::dt_version_string()) }
@@ -196,6 +211,14 @@ pub fn version() -> String {
 }
 
 /// A description of the build: version, backends, BLAS, compiler (`dt_build_info`).
+///
+/// ```
+/// # use devtensor::{DType, Device, ErrorCode, Tensor};
+/// # fn main() -> devtensor::Result<()> {
+/// let info = devtensor::build_info()?;
+/// assert!(info.contains(&devtensor::version()));
+/// # Ok(()) }
+/// ```
 ///
 /// # Errors
 ///
@@ -207,12 +230,33 @@ pub fn build_info() -> Result<String> {
 
 /// The number of live handles of every kind in the process (`dt_live_handle_count`): a
 /// test that ends with the count it started with has leaked none.
+///
+/// ```
+/// # use devtensor::{DType, Device, ErrorCode, Tensor};
+/// # fn main() -> devtensor::Result<()> {
+/// let before = devtensor::live_handle_count();
+/// let t = Tensor::zeros(&[1], DType::Float32, Device::CPU)?;
+/// assert_eq!(devtensor::live_handle_count(), before + 1);
+/// drop(t);
+/// assert_eq!(devtensor::live_handle_count(), before);
+/// # Ok(()) }
+/// ```
 pub fn live_handle_count() -> usize {
     // SAFETY: no arguments.
     unsafe { ffi::dt_live_handle_count() }
 }
 
 /// Seeds the random generators of every device (`dt_manual_seed`).
+///
+/// ```
+/// # use devtensor::{DType, Device, ErrorCode, Tensor};
+/// # fn main() -> devtensor::Result<()> {
+/// devtensor::manual_seed(42)?;
+/// let a = Tensor::randn(&[3], DType::Float32, Device::CPU)?;
+/// devtensor::manual_seed(42)?;
+/// assert_eq!(a.to_vec::<f32>()?, Tensor::randn(&[3], DType::Float32, Device::CPU)?.to_vec::<f32>()?);
+/// # Ok(()) }
+/// ```
 ///
 /// # Errors
 ///
@@ -227,6 +271,14 @@ pub fn manual_seed(seed: u64) -> Result<()> {
 
 /// Sets the number of CPU threads large operations use (`dt_set_num_threads`).
 ///
+/// ```
+/// # use devtensor::{DType, Device, ErrorCode, Tensor};
+/// # fn main() -> devtensor::Result<()> {
+/// devtensor::set_num_threads(2)?;
+/// assert_eq!(devtensor::num_threads()?, 2);
+/// # Ok(()) }
+/// ```
+///
 /// # Errors
 ///
 /// The errors that `include/devtensor.h` lists for `dt_set_num_threads`: an
@@ -239,6 +291,13 @@ pub fn set_num_threads(n: i32) -> Result<()> {
 }
 
 /// The number of CPU threads large operations use (`dt_num_threads`).
+///
+/// ```
+/// # use devtensor::{DType, Device, ErrorCode, Tensor};
+/// # fn main() -> devtensor::Result<()> {
+/// assert!(devtensor::num_threads()? >= 1);
+/// # Ok(()) }
+/// ```
 ///
 /// # Errors
 ///
@@ -257,6 +316,16 @@ pub fn num_threads() -> Result<i32> {
 /// [`DType::Float32`]: the dtype of integer-to-float results (true division, `exp` of an
 /// integer tensor, ...). It must be floating ([`ErrorCode::DtypeMismatch`] otherwise).
 ///
+/// ```
+/// # use devtensor::{DType, Device, ErrorCode, Tensor};
+/// # fn main() -> devtensor::Result<()> {
+/// devtensor::set_default_dtype(DType::Float64)?;
+/// let i = Tensor::from_slice(&[1i64, 2], &[2], Device::CPU)?;
+/// assert_eq!((&i / 2i64)?.dtype(), DType::Float64); // true division
+/// devtensor::set_default_dtype(DType::Float32)?;
+/// # Ok(()) }
+/// ```
+///
 /// # Errors
 ///
 /// The errors that `include/devtensor.h` lists for `dt_set_default_dtype`: an
@@ -269,6 +338,13 @@ pub fn set_default_dtype(dtype: DType) -> Result<()> {
 }
 
 /// The process-wide default dtype (`dt_default_dtype`).
+///
+/// ```
+/// # use devtensor::{DType, Device, ErrorCode, Tensor};
+/// # fn main() -> devtensor::Result<()> {
+/// assert_eq!(devtensor::default_dtype()?, DType::Float32);
+/// # Ok(()) }
+/// ```
 ///
 /// # Errors
 ///
@@ -287,6 +363,15 @@ pub fn default_dtype() -> Result<DType> {
 /// (faster, about 10 bits of mantissa), as `torch.backends.cuda.matmul.allow_tf32`
 /// (`dt_set_allow_tf32`). Off by default, as in PyTorch; process-wide; the CPU ignores it.
 ///
+/// ```
+/// # use devtensor::{DType, Device, ErrorCode, Tensor};
+/// # fn main() -> devtensor::Result<()> {
+/// devtensor::set_allow_tf32(true)?;
+/// assert!(devtensor::allow_tf32()?);
+/// devtensor::set_allow_tf32(false)?;
+/// # Ok(()) }
+/// ```
+///
 /// # Errors
 ///
 /// The errors that `include/devtensor.h` lists for `dt_set_allow_tf32`: an
@@ -299,6 +384,13 @@ pub fn set_allow_tf32(allow: bool) -> Result<()> {
 }
 
 /// Whether TF32 is allowed (`dt_allow_tf32`; see [`set_allow_tf32`]).
+///
+/// ```
+/// # use devtensor::{DType, Device, ErrorCode, Tensor};
+/// # fn main() -> devtensor::Result<()> {
+/// assert!(!devtensor::allow_tf32()?); // off by default, as in PyTorch
+/// # Ok(()) }
+/// ```
 ///
 /// # Errors
 ///
@@ -316,6 +408,17 @@ pub fn allow_tf32() -> Result<bool> {
 /// Turns autograd recording on or off, process-wide (`dt_set_grad_enabled`): for every
 /// thread that has no setting of its own (see [`no_grad`]).
 ///
+/// ```
+/// # use devtensor::{DType, Device, ErrorCode, Tensor};
+/// # fn main() -> devtensor::Result<()> {
+/// let x = Tensor::ones(&[2], DType::Float32, Device::CPU)?;
+/// x.set_requires_grad(true)?;
+/// devtensor::set_grad_enabled(false)?;
+/// assert!(!(&x * 2.0)?.requires_grad());
+/// devtensor::set_grad_enabled(true)?;
+/// # Ok(()) }
+/// ```
+///
 /// # Errors
 ///
 /// The errors that `include/devtensor.h` lists for `dt_set_grad_enabled`: an
@@ -326,6 +429,14 @@ pub fn set_grad_enabled(enabled: bool) -> Result<()> {
 
 /// Whether autograd records operations on this thread (`dt_grad_enabled`): the thread's
 /// own setting if it has one, else the process-wide one.
+///
+/// ```
+/// # use devtensor::{DType, Device, ErrorCode, Tensor};
+/// # fn main() -> devtensor::Result<()> {
+/// assert!(devtensor::grad_enabled()?);
+/// assert!(!devtensor::no_grad(|| devtensor::grad_enabled())??);
+/// # Ok(()) }
+/// ```
 ///
 /// # Errors
 ///
@@ -340,6 +451,17 @@ pub fn grad_enabled() -> Result<bool> {
 /// Runs `f` with grad mode off on this thread only (`dt_set_thread_grad_mode`, as
 /// PyTorch's `torch.no_grad()`), restoring the thread's previous mode afterwards, even on
 /// panic. Other threads keep recording.
+///
+/// ```
+/// # use devtensor::{DType, Device, ErrorCode, Tensor};
+/// # fn main() -> devtensor::Result<()> {
+/// let x = Tensor::ones(&[2], DType::Float32, Device::CPU)?;
+/// x.set_requires_grad(true)?;
+/// let y = devtensor::no_grad(|| &x * 2.0)??;
+/// assert!(!y.requires_grad());
+/// assert!((&x * 2.0)?.requires_grad()); // recording again
+/// # Ok(()) }
+/// ```
 ///
 /// # Errors
 ///
@@ -373,6 +495,16 @@ pub enum ThreadGradMode {
 /// The calling thread's own grad mode (`dt_thread_grad_mode`): [`ThreadGradMode::Disabled`]
 /// inside [`no_grad`], else [`ThreadGradMode::Process`]. [`grad_enabled`] says whether the
 /// thread records, whichever setting decides it.
+///
+/// ```
+/// # use devtensor::{DType, Device, ErrorCode, Tensor};
+/// # fn main() -> devtensor::Result<()> {
+/// use devtensor::ThreadGradMode;
+/// assert_eq!(devtensor::thread_grad_mode()?, ThreadGradMode::Process);
+/// let inside = devtensor::no_grad(devtensor::thread_grad_mode)??;
+/// assert_eq!(inside, ThreadGradMode::Disabled);
+/// # Ok(()) }
+/// ```
 ///
 /// # Errors
 ///

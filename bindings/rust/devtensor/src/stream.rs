@@ -112,6 +112,15 @@ impl Stream {
     /// its own that does not wait for the default stream; on the CPU it is the device's
     /// one queue.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let dev = Device::cuda_if_available();
+    /// let s = devtensor::Stream::new(dev)?;
+    /// assert_eq!(s.device(), dev);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`ErrorCode::InvalidDevice`], [`ErrorCode::DeviceUnavailable`],
@@ -125,6 +134,14 @@ impl Stream {
     /// [`is_default`](Stream::is_default) is true, and [`with_stream`] of it runs on the
     /// default stream.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let s = devtensor::Stream::default_for(Device::CPU)?;
+    /// assert!(s.is_default());
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// As [`Stream::new`].
@@ -134,6 +151,14 @@ impl Stream {
     }
 
     /// The stream's device (`dt_stream_device`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let s = devtensor::Stream::new(Device::CPU)?;
+    /// assert_eq!(s.device(), Device::CPU);
+    /// # Ok(()) }
+    /// ```
     pub fn device(&self) -> Device {
         let mut d = Device::CPU.to_raw();
         // SAFETY: a live handle and a valid out-pointer: cannot fail.
@@ -142,6 +167,15 @@ impl Stream {
     }
 
     /// Whether this is its device's default stream (`dt_stream_is_default`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let s = devtensor::Stream::new(Device::CPU)?;
+    /// assert!(!s.is_default());
+    /// assert!(devtensor::Stream::default_for(Device::CPU)?.is_default());
+    /// # Ok(()) }
+    /// ```
     pub fn is_default(&self) -> bool {
         let mut v = 0i32;
         // SAFETY: a live handle and a valid out-pointer: cannot fail.
@@ -151,6 +185,15 @@ impl Stream {
 
     /// Waits until the work queued on this stream has finished (`dt_stream_synchronize`;
     /// at once on the CPU).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let s = devtensor::Stream::new(Device::CPU)?;
+    /// s.synchronize()?;
+    /// assert!(s.query()?);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -162,6 +205,14 @@ impl Stream {
 
     /// Whether the work queued on this stream has finished, without waiting
     /// (`dt_stream_query`; always true on the CPU).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let s = devtensor::Stream::new(Device::CPU)?;
+    /// assert!(s.query()?); // nothing queued
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -177,6 +228,16 @@ impl Stream {
     /// finished; the caller does not wait (`dt_stream_wait_event`). `event` may be of
     /// another device; an event never recorded is no wait.
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let s = devtensor::Stream::new(Device::CPU)?;
+    /// let e = devtensor::Event::new(Device::CPU)?;
+    /// e.record(None)?;
+    /// s.wait_event(&e)?;
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// The errors that `include/devtensor.h` lists for `dt_stream_wait_event`: an
@@ -188,6 +249,15 @@ impl Stream {
 
     /// Work queued on this stream after this call waits for the work queued on `other` so
     /// far (an event recorded on `other`, waited for by this one; `dt_stream_wait_stream`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let s = devtensor::Stream::new(Device::CPU)?;
+    /// let other = devtensor::Stream::default_for(Device::CPU)?;
+    /// s.wait_stream(&other)?;
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -202,6 +272,14 @@ impl Stream {
     /// (`dt_stream_native_handle`): a `cudaStream_t` for a CUDA stream (the default
     /// stream's too), NULL for a device without streams (the CPU). Borrowed: valid while
     /// this stream lives; never destroy it.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let s = devtensor::Stream::new(Device::CPU)?;
+    /// assert!(s.native_handle()?.is_null()); // no native stream on the CPU
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -254,6 +332,17 @@ impl fmt::Debug for Stream {
 ///
 /// Errors, before `f` runs (it does not run then): [`ErrorCode::OutOfMemory`].
 ///
+/// ```
+/// # use devtensor::{DType, Device, ErrorCode, Tensor};
+/// # fn main() -> devtensor::Result<()> {
+/// let dev = Device::cuda_if_available();
+/// let s = devtensor::Stream::new(dev)?;
+/// let y = devtensor::with_stream(&s, || Tensor::ones(&[4], DType::Float32, dev))??;
+/// s.synchronize()?;
+/// assert_eq!(y.to_vec::<f32>()?, vec![1.0; 4]);
+/// # Ok(()) }
+/// ```
+///
 /// # Errors
 ///
 /// The errors that `include/devtensor.h` lists for `dt_set_thread_stream`: an
@@ -282,6 +371,15 @@ pub fn with_stream<R>(stream: &Stream, f: impl FnOnce() -> R) -> Result<R> {
 /// (`dt_thread_stream`): the stream of the innermost [`with_stream`] on this thread for
 /// that device, else its default stream.
 ///
+/// ```
+/// # use devtensor::{DType, Device, ErrorCode, Tensor};
+/// # fn main() -> devtensor::Result<()> {
+/// let s = devtensor::Stream::new(Device::CPU)?;
+/// let inside = devtensor::with_stream(&s, || devtensor::thread_stream(Device::CPU))??;
+/// assert_eq!(inside.device(), Device::CPU);
+/// # Ok(()) }
+/// ```
+///
 /// # Errors
 ///
 /// [`ErrorCode::InvalidDevice`], [`ErrorCode::DeviceUnavailable`].
@@ -298,6 +396,14 @@ impl Event {
 
     /// A new event on `device`, never recorded, that times what it marks
     /// (`dt_event_create`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let e = devtensor::Event::new(Device::CPU)?;
+    /// assert!(e.query()?); // never recorded: complete
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -316,6 +422,14 @@ impl Event {
     }
 
     /// The event's device (`dt_event_device`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let e = devtensor::Event::new(Device::CPU)?;
+    /// assert_eq!(e.device(), Device::CPU);
+    /// # Ok(()) }
+    /// ```
     pub fn device(&self) -> Device {
         let mut d = Device::CPU.to_raw();
         // SAFETY: a live handle and a valid out-pointer: cannot fail.
@@ -326,6 +440,15 @@ impl Event {
     /// Marks the end of the work queued on `stream` so far (`dt_event_record`; `None`: the
     /// calling thread's current stream of the event's device, see [`with_stream`]).
     /// Recording again moves the mark. On the CPU the event completes when it is recorded.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let e = devtensor::Event::new(Device::CPU)?;
+    /// e.record(None)?; // on the thread's current stream
+    /// e.synchronize()?;
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -340,6 +463,16 @@ impl Event {
     /// Waits until the recorded work has finished, at once for an event never recorded
     /// (`dt_event_synchronize`).
     ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let e = devtensor::Event::new(Device::CPU)?;
+    /// e.record(None)?;
+    /// e.synchronize()?;
+    /// assert!(e.query()?);
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     ///
     /// [`ErrorCode::DeviceLost`], [`ErrorCode::Backend`].
@@ -350,6 +483,16 @@ impl Event {
 
     /// Whether the recorded work has finished (true for an event never recorded), without
     /// waiting (`dt_event_query`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let e = devtensor::Event::new(Device::CPU)?;
+    /// e.record(None)?;
+    /// e.synchronize()?;
+    /// assert!(e.query()?);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -364,6 +507,18 @@ impl Event {
     /// Milliseconds from this event's mark to `end`'s, both recorded on one device, after
     /// waiting for their work to finish (`dt_event_elapsed_ms`): on a GPU from the
     /// device's clock (about 0.5 µs resolution), on the CPU from the host's steady clock.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let (start, end) = (devtensor::Event::new(Device::CPU)?, devtensor::Event::new(Device::CPU)?);
+    /// start.record(None)?;
+    /// let _t = Tensor::randn(&[256, 256], DType::Float32, Device::CPU)?;
+    /// end.record(None)?;
+    /// end.synchronize()?;
+    /// assert!(start.elapsed_ms(&end)? >= 0.0);
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
@@ -407,6 +562,15 @@ impl Tensor {
     /// freed, the free waits for the work queued on `stream` until then
     /// (`dt_tensor_record_stream`, as torch's `Tensor.record_stream`). Nothing to do, and
     /// no error, on devices without streams (the CPU).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let s = devtensor::Stream::new(Device::CPU)?;
+    /// let t = Tensor::zeros(&[4], DType::Float32, Device::CPU)?;
+    /// t.record_stream(&s)?; // its memory waits for s's work before reuse
+    /// # Ok(()) }
+    /// ```
     ///
     /// # Errors
     ///
