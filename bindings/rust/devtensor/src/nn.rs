@@ -1768,20 +1768,56 @@ pub struct Layers {
 
 impl Layers {
     /// An empty sequence (its forward returns the input).
+    ///
+    /// ```
+    /// # use devtensor::nn::{Forward, Layers, Module};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let id = Layers::new();
+    /// let x = Tensor::ones(&[2], DType::Float32, Device::CPU)?;
+    /// assert_eq!(id.forward(&x)?.to_vec::<f32>()?, vec![1.0, 1.0]);
+    /// # Ok(()) }
+    /// ```
     pub fn new() -> Layers {
         Layers { layers: Vec::new() }
     }
     /// Appends a layer.
+    ///
+    /// ```
+    /// # use devtensor::nn::{Forward, Layers, Module};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let model = Layers::new().add(Module::relu()?).add(|x: &Tensor| x + 1i64);
+    /// let x = Tensor::from_slice(&[-2.0f32, 3.0], &[2], Device::CPU)?;
+    /// assert_eq!(model.forward(&x)?.to_vec::<f32>()?, vec![1.0, 4.0]);
+    /// # Ok(()) }
+    /// ```
     #[allow(clippy::should_implement_trait)]
     pub fn add(mut self, layer: impl Forward + Send + Sync + 'static) -> Layers {
         self.layers.push(Box::new(layer));
         self
     }
     /// The number of layers.
+    ///
+    /// ```
+    /// # use devtensor::nn::{Forward, Layers, Module};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// assert_eq!(Layers::new().add(Module::relu()?).len(), 1);
+    /// # Ok(()) }
+    /// ```
     pub fn len(&self) -> usize {
         self.layers.len()
     }
     /// Whether there is no layer.
+    ///
+    /// ```
+    /// # use devtensor::nn::{Forward, Layers, Module};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// assert!(Layers::new().is_empty());
+    /// # Ok(()) }
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.layers.is_empty()
     }

@@ -937,7 +937,7 @@ mod tests {
             let ninf = Tensor::from_slice(&[f32::NEG_INFINITY, 0.0], &[2], Device::CPU).unwrap();
             assert_eq!(inf.isclose(&ninf, 1.0, 1.0, true).unwrap().to_vec::<bool>().unwrap(), vec![false, false]);
             // Broadcasting, integers, an empty tensor, errors.
-            assert!(a.allclose(&t(&[1.0, 2.0], &[2])).unwrap() == false);
+            assert!(!a.allclose(&t(&[1.0, 2.0], &[2])).unwrap());
             assert!(t(&[2.0, 2.0], &[2]).allclose(&t(&[2.0], &[1])).unwrap());
             let ints = Tensor::from_slice(&[10i64, 20], &[2], Device::CPU).unwrap();
             let ints2 = Tensor::from_slice(&[11i64, 20], &[2], Device::CPU).unwrap();
