@@ -803,6 +803,39 @@ DT_API dt_status dt_log_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out
  *  bfloat16 compute in float32; integer dtypes are supported; bool is refused.
  *  Errors: as the binary ops. */
 DT_API dt_status dt_matmul(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+/** torch.nn.functional.conv2d: input [N, C, H, W] or [C, H, W], weight [OC, C / groups,
+ *  kH, kW], bias [OC] or NULL; stride, padding, dilation as dt_conv2d_new's (NULL:
+ *  defaults; {DT_PADDING_SAME, 0}: "same"). Differentiable in input, weight and bias.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, sizes not positive, groups not dividing the
+ *  channels), DT_ERR_INVALID_HANDLE, DT_ERR_SHAPE_MISMATCH (channels, 4-d weight, bias
+ *  size, kernel larger than the padded input: the message gives the shapes),
+ *  DT_ERR_DTYPE_MISMATCH (dtypes differ, not floating), DT_ERR_DEVICE_MISMATCH,
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_conv2d(const dt_tensor* input, const dt_tensor* weight, const dt_tensor* bias,
+                           const int64_t* stride, const int64_t* padding, const int64_t* dilation, int64_t groups,
+                           dt_tensor** out);
+/** torch.nn.functional.max_pool2d: the largest value of each kernel_size window of input
+ *  [N, C, H, W] or [C, H, W] (floating), windows stride apart (NULL: kernel_size), over
+ *  input padded with -inf by padding (NULL: 0; at most half the kernel), spread by
+ *  dilation (NULL: 1). Output size (H + 2 * padding - dilation * (k - 1) - 1) / stride + 1.
+ *  The gradient goes to each window's largest element. ceil_mode must be 0 (1:
+ *  DT_ERR_NOT_SUPPORTED). Errors: DT_ERR_INVALID_ARGUMENT (NULL, sizes not positive,
+ *  padding over half the kernel), DT_ERR_INVALID_HANDLE, DT_ERR_SHAPE_MISMATCH (not 3-d or
+ *  4-d, a kernel larger than the padded input), DT_ERR_DTYPE_MISMATCH (not floating),
+ *  DT_ERR_NOT_SUPPORTED, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_max_pool2d(const dt_tensor* input, const int64_t* kernel_size, const int64_t* stride,
+                               const int64_t* padding, const int64_t* dilation, int32_t ceil_mode, dt_tensor** out);
+/** torch.nn.functional.avg_pool2d: the mean of each window, zero padding counted when
+ *  count_include_pad is 1 (PyTorch's default), else only the elements inside the input.
+ *  Arguments and errors as dt_max_pool2d (no dilation). */
+DT_API dt_status dt_avg_pool2d(const dt_tensor* input, const int64_t* kernel_size, const int64_t* stride,
+                               const int64_t* padding, int32_t ceil_mode, int32_t count_include_pad, dt_tensor** out);
+/** torch.nn.functional.adaptive_avg_pool2d: output_size (2 values) [OH, OW]; output (i, j)
+ *  averages rows floor(i * H / OH) .. ceil((i + 1) * H / OH) - 1 and the columns alike.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, sizes not positive), DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_SHAPE_MISMATCH (not 3-d or 4-d, zero height or width), DT_ERR_DTYPE_MISMATCH. */
+DT_API dt_status dt_adaptive_avg_pool2d(const dt_tensor* input, const int64_t* output_size, dt_tensor** out);
+
 
 /* ---------------------------------------------------------------------- joining, indexing */
 
@@ -971,6 +1004,41 @@ DT_API dt_status dt_dropout_new(double p, dt_module** out);
 /** Flatten(start_dim, end_dim), as torch.nn.Flatten (PyTorch's defaults are 1 and -1).
  *  Errors: as dt_relu_new. */
 DT_API dt_status dt_flatten_new(int64_t start_dim, int64_t end_dim, dt_module** out);
+/** padding[0] == DT_PADDING_SAME asks for padding="same" (the output has the input's
+ *  height and width; stride must be 1): PyTorch's split, the odd one extra at the end. */
+#define DT_PADDING_SAME (-1)
+/** Conv2d(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias),
+ *  as torch.nn.Conv2d: parameters "weight" [out_channels, in_channels / groups, kH, kW]
+ *  and "bias" [out_channels] (so PyTorch's state_dict loads unchanged), initialised as
+ *  PyTorch does (uniform in +-1/sqrt(in_channels / groups * kH * kW)), with dtype
+ *  (floating) on device. kernel_size, stride, padding, dilation: 2 values each (height,
+ *  width); NULL means PyTorch's default: stride (1, 1), padding (0, 0), dilation (1, 1);
+ *  padding {DT_PADDING_SAME, 0} for "same". forward(input [N, in_channels, H, W] or
+ *  [in_channels, H, W]) gives [N, out_channels, OH, OW] (or 3-d), OH = (H + 2 * padding -
+ *  dilation * (kH - 1) - 1) / stride + 1. Runs on every device (im2col and a matrix
+ *  product).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out or kernel_size, sizes not positive,
+ *  channels not divisible by groups, bias not 0/1, "same" with a stride),
+ *  DT_ERR_DTYPE_MISMATCH, DT_ERR_INVALID_DEVICE, DT_ERR_DEVICE_UNAVAILABLE,
+ *  DT_ERR_OUT_OF_MEMORY; forward: DT_ERR_SHAPE_MISMATCH naming the module and the shapes
+ *  (wrong channel count, a kernel larger than the padded input), DT_ERR_DTYPE_MISMATCH,
+ *  DT_ERR_DEVICE_MISMATCH. */
+DT_API dt_status dt_conv2d_new(int64_t in_channels, int64_t out_channels, const int64_t* kernel_size,
+                               const int64_t* stride, const int64_t* padding, const int64_t* dilation, int64_t groups,
+                               int32_t bias, dt_dtype dtype, dt_device device, dt_module** out);
+/** MaxPool2d(kernel_size, stride, padding, dilation, ceil_mode), AvgPool2d(kernel_size,
+ *  stride, padding, ceil_mode, count_include_pad) and AdaptiveAvgPool2d(output_size), as
+ *  torch.nn's, with no parameters; forward as dt_max_pool2d, dt_avg_pool2d,
+ *  dt_adaptive_avg_pool2d. Pairs of 2 values (height, width); NULL stride means the
+ *  kernel size, NULL padding (0, 0), NULL dilation (1, 1). ceil_mode = 1 is not supported
+ *  yet (DT_ERR_NOT_SUPPORTED). Errors: DT_ERR_INVALID_ARGUMENT (NULL out, kernel_size or
+ *  output_size, sizes not positive, negative padding, flags not 0/1),
+ *  DT_ERR_NOT_SUPPORTED; forward: as the functional forms, the message naming the module. */
+DT_API dt_status dt_max_pool2d_new(const int64_t* kernel_size, const int64_t* stride, const int64_t* padding,
+                                   const int64_t* dilation, int32_t ceil_mode, dt_module** out);
+DT_API dt_status dt_avg_pool2d_new(const int64_t* kernel_size, const int64_t* stride, const int64_t* padding,
+                                   int32_t ceil_mode, int32_t count_include_pad, dt_module** out);
+DT_API dt_status dt_adaptive_avg_pool2d_new(const int64_t* output_size, dt_module** out);
 /** CrossEntropyLoss: forward(input [N, C] logits, target [N] class indices). weight
  *  (NULL, or a 1-d floating tensor of C class weights, COPIED into the buffer "weight"),
  *  reduction DT_REDUCTION_*, targets equal to ignore_index are skipped (PyTorch's

@@ -6,6 +6,7 @@
 
 #include "core/tensor.h"
 #include "core/op_kinds.h"
+#include "ops/window.h"
 
 namespace dt::ag {
 
@@ -41,6 +42,15 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
 Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source);
 Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
+
+// torch.nn.functional.conv2d: input [N, C, H, W] or [C, H, W], weight [OC, C / groups,
+// KH, KW] (win's kernel size is ignored: the weight's), bias [OC] or undefined.
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const ops::Window2d& win, int64_t groups);
+
+// torch.nn.functional's pooling over [N, C, H, W] or [C, H, W] (nn/grad_pool.cpp).
+Tensor max_pool2d(const Tensor& input, const ops::Window2d& w);
+Tensor avg_pool2d(const Tensor& input, const ops::Window2d& w, bool count_include_pad);
+Tensor adaptive_avg_pool2d(const Tensor& input, int64_t out_h, int64_t out_w);
 
 // g summed over the dims broadcasting added or stretched, back to `shape`.
 Tensor sum_to(const Tensor& g, const Dims& shape);

@@ -8,6 +8,13 @@
 #include "ops/ops.h"
 
 namespace dt::nn {
+
+void init_uniform(const Tensor& t, double bound) {
+  Tensor u = ops::random(t.shape(), RandomDist::Uniform, t.dtype(), t.device(), "init");
+  Tensor scaled = ops::binary_scalar(BinaryOp::Sub, ops::binary_scalar(BinaryOp::Mul, u, 2.0 * bound), bound);
+  ops::copy_(t, scaled);
+}
+
 namespace {
 
 const Tensor& only_input(const Module& m, const std::vector<Tensor>& in) {
@@ -15,12 +22,6 @@ const Tensor& only_input(const Module& m, const std::vector<Tensor>& in) {
   return in[0];
 }
 
-// Uniform in [-bound, bound) from the device's Philox stream, written into t.
-void init_uniform(const Tensor& t, double bound) {
-  Tensor u = ops::random(t.shape(), RandomDist::Uniform, t.dtype(), t.device(), "init");
-  Tensor scaled = ops::binary_scalar(BinaryOp::Sub, ops::binary_scalar(BinaryOp::Mul, u, 2.0 * bound), bound);
-  ops::copy_(t, scaled);
-}
 
 class Linear final : public Module {
  public:

@@ -4,6 +4,7 @@
 
 #include "nn/module.h"
 #include "core/op_kinds.h"
+#include "ops/window.h"
 
 namespace dt::nn {
 
@@ -14,5 +15,35 @@ Module* new_activation(UnaryOp op, const char* kind);
 Module* new_softmax(int64_t dim, bool log);
 Module* new_dropout(double p);
 Module* new_flatten(int64_t start_dim, int64_t end_dim);
+
+// Conv2d (nn/conv_layers.cpp): PyTorch's arguments, (height, width) pairs.
+struct Conv2dOptions {
+  int64_t in_channels = 0, out_channels = 0;
+  int64_t kernel[2] = {1, 1}, stride[2] = {1, 1}, padding[2] = {0, 0}, dilation[2] = {1, 1};
+  bool same_padding = false;  // padding="same": the output has the input's size (stride 1)
+  int64_t groups = 1;
+  bool bias = true;
+};
+Module* new_conv2d(const Conv2dOptions& o, DType dtype, Device device);
+// The window o describes (its "same" padding split as PyTorch does), and o's checks
+// (INVALID_ARGUMENT naming fn), shared with the functional dt_conv2d.
+ops::Window2d conv_window(const Conv2dOptions& o);
+void check_conv_options(const char* fn, const Conv2dOptions& o);
+// Pooling (nn/pool_layers.cpp): PyTorch's arguments, (height, width) pairs; the
+// functional forms share the window and its checks (INVALID_ARGUMENT naming fn).
+struct PoolOptions {
+  int64_t kernel[2] = {1, 1}, stride[2] = {1, 1}, padding[2] = {0, 0}, dilation[2] = {1, 1};
+  bool ceil_mode = false;        // not supported yet: NOT_SUPPORTED
+  bool count_include_pad = true;  // AvgPool2d
+  int64_t output[2] = {1, 1};     // AdaptiveAvgPool2d
+};
+ops::Window2d pool_window(const char* fn, const PoolOptions& o);
+Module* new_max_pool2d(const PoolOptions& o);
+Module* new_avg_pool2d(const PoolOptions& o);
+Module* new_adaptive_avg_pool2d(int64_t out_h, int64_t out_w);
+
+// Uniform in [-bound, bound) from the device's Philox stream, written into t (the
+// initialisation of PyTorch's layers).
+void init_uniform(const Tensor& t, double bound);
 
 }  // namespace dt::nn

@@ -199,6 +199,49 @@ r = R(cid)
 add(cid, "dt_matmul", lambda v: torch.matmul(v[0], v[1]),
     [make_input(r, (4, 3), views=[["transpose", 0, 1]]), make_input(r, (2, 4), views=[["transpose", 0, 1]])])
 
+# ----------------------------------------------------------------------------- conv2d
+
+# (id, input shape, weight shape, bias, stride, padding, dilation, groups): float64, with
+# finite differences.
+for name, xs, ws, bias, stride, padding, dilation, groups in [
+        ("basic", (2, 3, 5, 4), (4, 3, 3, 3), True, 1, 0, 1, 1),
+        ("stride_pad", (1, 2, 7, 6), (3, 2, 3, 2), True, (2, 3), (1, 2), 1, 1),
+        ("dilation", (1, 2, 7, 6), (2, 2, 3, 2), False, 1, (2, 1), (2, 1), 1),
+        ("groups", (2, 4, 4, 5), (6, 2, 2, 3), True, 1, 1, 1, 2),
+        ("same", (1, 3, 5, 4), (2, 3, 4, 3), True, 1, "same", 1, 1),
+        ("unbatched", (3, 4, 4), (2, 3, 3, 3), True, 1, 1, 1, 1)]:
+    cid = f"dt_conv2d_{name}"
+    r = R(cid)
+    pair = lambda v: list(v) if isinstance(v, tuple) else [v, v]  # noqa: E731
+    params = {"stride": pair(stride), "padding": padding if padding == "same" else pair(padding),
+              "dilation": pair(dilation), "groups": groups}
+    inputs = [make_input(r, xs), make_input(r, ws)] + ([make_input(r, (ws[0],))] if bias else [])
+    add(cid, "dt_conv2d",
+        lambda v, s=stride, p=padding, d=dilation, g=groups: torch.nn.functional.conv2d(
+            v[0], v[1], v[2] if len(v) > 2 else None, stride=s, padding=p, dilation=d, groups=g),
+        inputs, params=params, grad_fn=False)
+
+# ----------------------------------------------------------------------------- pooling
+
+F = torch.nn.functional
+for name, xs, k, st, p, d in [("max_3x3_s2_p1", (1, 2, 7, 6), (3, 3), (2, 2), (1, 1), (1, 1)),
+                              ("max_overlap_dilated", (2, 1, 7, 8), (3, 2), (1, 2), (1, 1), (2, 1))]:
+    cid = f"dt_max_pool2d_{name}"
+    add(cid, "dt_max_pool2d", lambda v, k=k, st=st, p=p, d=d: F.max_pool2d(v[0], k, st, p, d),
+        [make_input(R(cid), xs)], params={"kernel_size": list(k), "stride": list(st), "padding": list(p),
+                                          "dilation": list(d)}, grad_fn=False)
+for name, xs, k, st, p, incl in [("avg_3x3_s2_p1_incl", (1, 2, 7, 6), (3, 3), (2, 2), (1, 1), 1),
+                                 ("avg_2x3_excl", (2, 1, 5, 7), (2, 3), (1, 2), (1, 1), 0)]:
+    cid = f"dt_avg_pool2d_{name}"
+    add(cid, "dt_avg_pool2d", lambda v, k=k, st=st, p=p, incl=incl: F.avg_pool2d(v[0], k, st, p,
+                                                                              count_include_pad=bool(incl)),
+        [make_input(R(cid), xs)], params={"kernel_size": list(k), "stride": list(st), "padding": list(p),
+                                          "count_include_pad": incl}, grad_fn=False)
+for name, xs, size in [("uneven", (1, 2, 7, 5), (3, 2)), ("to_1x1", (2, 3, 4, 4), (1, 1))]:
+    cid = f"dt_adaptive_avg_pool2d_{name}"
+    add(cid, "dt_adaptive_avg_pool2d", lambda v, size=size: F.adaptive_avg_pool2d(v[0], size),
+        [make_input(R(cid), xs)], params={"output_size": list(size)}, grad_fn=False)
+
 # ----------------------------------------------------------------------------- views and joins
 
 r = R("views")

@@ -1017,7 +1017,78 @@ def gen_join():
     sadd("dt_scatter_add_bad_dim", In(F32, [3, 2]), 2, [1, 2], [0, 0], In(F32, [1, 2]))
 
 
+# ----------------------------------------------------------------------------- conv2d
+
+# (id, input shape, weight shape, bias, stride, padding, dilation, groups, input views)
+CONV2D = [
+    ("basic", [2, 3, 7, 6], [4, 3, 3, 3], True, [1, 1], [0, 0], [1, 1], 1, []),
+    ("stride_pad", [1, 2, 9, 8], [5, 2, 3, 2], True, [2, 3], [1, 2], [1, 1], 1, []),
+    ("dilation", [2, 2, 10, 9], [3, 2, 3, 3], True, [1, 1], [2, 1], [2, 1], 1, []),
+    ("groups", [2, 6, 5, 5], [4, 3, 3, 3], True, [1, 1], [0, 0], [1, 1], 2, []),
+    ("depthwise_no_bias", [1, 4, 6, 7], [4, 1, 3, 3], False, [1, 1], [1, 1], [1, 1], 4, []),
+    ("same_even_kernel", [1, 3, 6, 5], [2, 3, 4, 2], True, [1, 1], "same", [1, 2], 1, []),
+    ("unbatched", [3, 5, 5], [2, 3, 3, 3], True, [1, 1], [1, 1], [1, 1], 1, []),
+    ("pointwise", [2, 8, 4, 4], [6, 8, 1, 1], True, [1, 1], [0, 0], [1, 1], 1, []),
+    ("transposed_input", [2, 3, 7, 6], [2, 3, 2, 3], True, [1, 2], [1, 0], [1, 1], 1, [["transpose", 2, 3]]),
+    ("kernel_fills_input", [1, 2, 3, 3], [4, 2, 3, 3], True, [1, 1], [0, 0], [1, 1], 1, []),
+    ("odd_strided", [3, 5, 13, 11], [7, 5, 3, 3], True, [2, 2], [1, 1], [1, 1], 1, []),
+]
+
+
+def conv2d_fn(stride, padding, dilation, groups):
+    def fn(x, w, b=None):
+        return F.conv2d(x, w, b, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    return fn
+
+
+def gen_conv2d():
+    op = "dt_conv2d"
+    for name, xs, ws, bias, stride, padding, dilation, groups, views in CONV2D:
+        k = ws[1] * ws[2] * ws[3]  # products summed per output
+        for dt in ["float32", "float64"]:
+            ins = [In(dt, xs, views=views), In(dt, ws)] + ([In(dt, [ws[0]])] if bias else [])
+            params = {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}
+            case(f"{op}_{dt}_{name}", op, ins, conv2d_fn(stride, padding, dilation, groups), params=params,
+                 atol_from=lambda ts, r, k=k: k)
+
+
+# (id, input shape, kernel, stride, padding, dilation / count_include_pad)
+MAX_POOL2D = [
+    ("2x2", [2, 3, 6, 7], [2, 2], [2, 2], [0, 0], [1, 1]),
+    ("3x3_s2_p1", [1, 2, 9, 8], [3, 3], [2, 2], [1, 1], [1, 1]),
+    ("overlap_dilated", [2, 2, 9, 10], [3, 2], [1, 2], [1, 1], [2, 1]),
+    ("unbatched", [3, 5, 5], [2, 3], [1, 1], [0, 1], [1, 1]),
+]
+AVG_POOL2D = [
+    ("2x2", [2, 3, 6, 7], [2, 2], [2, 2], [0, 0], 1),
+    ("3x3_s2_p1_incl", [1, 2, 9, 8], [3, 3], [2, 2], [1, 1], 1),
+    ("3x3_s2_p1_excl", [1, 2, 9, 8], [3, 3], [2, 2], [1, 1], 0),
+    ("unbatched", [3, 5, 5], [2, 3], [1, 2], [1, 1], 0),
+]
+ADAPTIVE = [("to_1x1", [2, 3, 7, 5], [1, 1]), ("uneven", [1, 2, 7, 9], [3, 4]), ("upsample", [1, 2, 3, 2], [5, 3]),
+            ("unbatched", [2, 6, 6], [2, 3])]
+
+
+def gen_pool2d():
+    for dt in ["float32", "float64"]:
+        for name, xs, k, st, p, d in MAX_POOL2D:
+            case(f"dt_max_pool2d_{dt}_{name}", "dt_max_pool2d", [In(dt, xs)],
+                 lambda x, k=k, st=st, p=p, d=d: F.max_pool2d(x, k, st, p, d),
+                 params={"kernel_size": k, "stride": st, "padding": p, "dilation": d})
+        for name, xs, k, st, p, incl in AVG_POOL2D:
+            case(f"dt_avg_pool2d_{dt}_{name}", "dt_avg_pool2d", [In(dt, xs)],
+                 lambda x, k=k, st=st, p=p, incl=incl: F.avg_pool2d(x, k, st, p, count_include_pad=bool(incl)),
+                 params={"kernel_size": k, "stride": st, "padding": p, "count_include_pad": incl},
+                 atol_from=lambda ts, r, k=k: k[0] * k[1])
+        for name, xs, size in ADAPTIVE:
+            case(f"dt_adaptive_avg_pool2d_{dt}_{name}", "dt_adaptive_avg_pool2d", [In(dt, xs)],
+                 lambda x, size=size: F.adaptive_avg_pool2d(x, size), params={"output_size": size},
+                 atol_from=lambda ts, r: 9)
+
+
 def main():
+    gen_conv2d()
+    gen_pool2d()
     gen_unary()
     gen_binary()
     gen_scalar()

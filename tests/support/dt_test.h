@@ -52,6 +52,7 @@ class M {
   explicit M(dt_module* m) : m_(m) {}
   M(const M&) = delete;
   M& operator=(const M&) = delete;
+  M(M&& o) noexcept : m_(o.m_) { o.m_ = nullptr; }
   ~M() { dt_module_release(m_); }
   dt_module** out() { return &m_; }
   operator dt_module*() const { return m_; }

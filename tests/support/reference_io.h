@@ -501,6 +501,25 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
                    params.at("length").get<int64_t>(), out);
   } else if (op == "dt_unsqueeze") {
     st = dt_unsqueeze(I(0), params.at("dim").get<int64_t>(), out);
+  } else if (op == "dt_conv2d") {  // inputs: input, weight[, bias]
+    std::vector<int64_t> stride = Ints(params.at("stride")), dilation = Ints(params.at("dilation")), padding;
+    if (params.at("padding").is_string()) padding = {DT_PADDING_SAME, 0};  // "same"
+    else padding = Ints(params.at("padding"));
+    st = dt_conv2d(I(0), I(1), in.size() > 2 ? I(2) : nullptr, stride.data(), padding.data(), dilation.data(),
+                   params.at("groups").get<int64_t>(), out);
+  } else if (op == "dt_max_pool2d" || op == "dt_avg_pool2d" || op == "dt_adaptive_avg_pool2d") {
+    if (op == "dt_adaptive_avg_pool2d") {
+      std::vector<int64_t> size = Ints(params.at("output_size"));
+      st = dt_adaptive_avg_pool2d(I(0), size.data(), out);
+    } else {
+      std::vector<int64_t> k = Ints(params.at("kernel_size")), s = Ints(params.at("stride")), p = Ints(params.at("padding"));
+      if (op == "dt_max_pool2d") {
+        std::vector<int64_t> d = Ints(params.at("dilation"));
+        st = dt_max_pool2d(I(0), k.data(), s.data(), p.data(), d.data(), 0, out);
+      } else {
+        st = dt_avg_pool2d(I(0), k.data(), s.data(), p.data(), 0, params.at("count_include_pad").get<int32_t>(), out);
+      }
+    }
   } else if (op == "dt_flatten") {
     st = dt_flatten(I(0), params.at("start_dim").get<int64_t>(), params.at("end_dim").get<int64_t>(), out);
   } else {

@@ -18,10 +18,8 @@
 
 #include <devtensor.h>
 
-#define ROWS 1797
-#define PIXELS 64
-#define CLASSES 10
-#define TRAIN 1437
+#include "digits_data.h"
+
 #define BATCH 64
 
 #ifndef DT_DIGITS_PATH
@@ -37,55 +35,6 @@ static int check(dt_status st, const char* what) {
   do {                                   \
     if (check((expr), #expr)) goto fail; \
   } while (0)
-
-/* Reads the 1797 rows: pixels scaled to [0, 1] and labels. */
-static int load_digits(const char* path, float* pixels, int64_t* labels) {
-  gzFile f = gzopen(path, "rb");
-  char line[1024];
-  int row = 0;
-  if (!f) {
-    fprintf(stderr, "train_digits: cannot open %s\n", path);
-    return 1;
-  }
-  while (row < ROWS && gzgets(f, line, sizeof line)) {
-    char* p = line;
-    int col;
-    for (col = 0; col <= PIXELS; ++col) {
-      char* end;
-      long v = strtol(p, &end, 10);
-      if (end == p) break;
-      if (col < PIXELS) pixels[row * PIXELS + col] = (float)v / 16.0f;
-      else labels[row] = v;
-      p = *end == ',' ? end + 1 : end;
-    }
-    if (col != PIXELS + 1) {
-      fprintf(stderr, "train_digits: %s: row %d is malformed\n", path, row + 1);
-      gzclose(f);
-      return 1;
-    }
-    ++row;
-  }
-  gzclose(f);
-  if (row != ROWS) {
-    fprintf(stderr, "train_digits: %s: expected %d rows, got %d\n", path, ROWS, row);
-    return 1;
-  }
-  return 0;
-}
-
-/* A permutation of 0..n-1 from a fixed LCG (the same on every machine). */
-static void shuffle(int64_t* idx, int64_t n, uint64_t* state) {
-  int64_t i;
-  for (i = 0; i < n; ++i) idx[i] = i;
-  for (i = n - 1; i > 0; --i) {
-    int64_t j, t;
-    *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-    j = (int64_t)((*state >> 33) % (uint64_t)(i + 1));
-    t = idx[i];
-    idx[i] = idx[j];
-    idx[j] = t;
-  }
-}
 
 /* Parses "cpu:0,cpu:1" into devices; returns their count, 0 on a bad list. */
 static size_t parse_devices(const char* list, dt_device* devices, size_t cap) {

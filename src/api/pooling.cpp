@@ -1,0 +1,106 @@
+// Pooling entry points: the functional dt_max_pool2d, dt_avg_pool2d and
+// dt_adaptive_avg_pool2d, and their modules.
+#include "api/objects.h"
+#include "api/shim.h"
+#include "nn/functions.h"
+#include "nn/layers.h"
+
+using namespace dt;
+using namespace dt::api;
+
+namespace {
+
+// PyTorch's defaults: stride = kernel_size, padding 0, dilation 1.
+nn::PoolOptions pool_options(const char* fn, const int64_t* kernel, const int64_t* stride, const int64_t* padding,
+                             const int64_t* dilation, int32_t ceil_mode) {
+  if (!kernel) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": kernel_size is NULL (2 values: height, width)"));
+  if (ceil_mode != 0 && ceil_mode != 1) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ceil_mode must be 0 or 1, got ", ceil_mode));
+  nn::PoolOptions o;
+  for (int i = 0; i < 2; ++i) {
+    o.kernel[i] = kernel[i];
+    o.stride[i] = stride ? stride[i] : kernel[i];
+    o.padding[i] = padding ? padding[i] : 0;
+    o.dilation[i] = dilation ? dilation[i] : 1;
+  }
+  o.ceil_mode = ceil_mode == 1;
+  return o;
+}
+
+int32_t flag(int32_t v, const char* fn, const char* name) {
+  if (v != 0 && v != 1) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", name, " must be 0 or 1, got ", v));
+  return v;
+}
+
+template <typename Make>
+dt_status module_out(const char* fn, dt_module** out, Make make) {
+  return guard([&] {
+    require(out, fn, "out");
+    nn::Module* m = make();
+    *out = static_cast<dt_module*>(new_object_handle<nn::Module, HandleKind::Module>(m));
+  });
+}
+
+const int64_t* output_size_arg(const int64_t* output_size, const char* fn) {
+  if (!output_size) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": output_size is NULL (2 values: height, width)"));
+  return output_size;
+}
+
+}  // namespace
+
+extern "C" {
+
+DT_API dt_status dt_max_pool2d(const dt_tensor* input, const int64_t* kernel_size, const int64_t* stride,
+                               const int64_t* padding, const int64_t* dilation, int32_t ceil_mode, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_max_pool2d", "out");
+    Borrowed x = tensor_arg(input, "dt_max_pool2d", "input");
+    nn::PoolOptions o = pool_options("dt_max_pool2d", kernel_size, stride, padding, dilation, ceil_mode);
+    *out = new_handle(ag::max_pool2d(x, nn::pool_window("dt_max_pool2d", o)));
+  });
+}
+
+DT_API dt_status dt_avg_pool2d(const dt_tensor* input, const int64_t* kernel_size, const int64_t* stride,
+                               const int64_t* padding, int32_t ceil_mode, int32_t count_include_pad, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_avg_pool2d", "out");
+    Borrowed x = tensor_arg(input, "dt_avg_pool2d", "input");
+    nn::PoolOptions o = pool_options("dt_avg_pool2d", kernel_size, stride, padding, nullptr, ceil_mode);
+    const bool include = flag(count_include_pad, "dt_avg_pool2d", "count_include_pad") == 1;
+    *out = new_handle(ag::avg_pool2d(x, nn::pool_window("dt_avg_pool2d", o), include));
+  });
+}
+
+DT_API dt_status dt_adaptive_avg_pool2d(const dt_tensor* input, const int64_t* output_size, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_adaptive_avg_pool2d", "out");
+    Borrowed x = tensor_arg(input, "dt_adaptive_avg_pool2d", "input");
+    const int64_t* s = output_size_arg(output_size, "dt_adaptive_avg_pool2d");
+    *out = new_handle(ag::adaptive_avg_pool2d(x, s[0], s[1]));
+  });
+}
+
+DT_API dt_status dt_max_pool2d_new(const int64_t* kernel_size, const int64_t* stride, const int64_t* padding,
+                                   const int64_t* dilation, int32_t ceil_mode, dt_module** out) {
+  return module_out("dt_max_pool2d_new", out, [&] {
+    nn::PoolOptions o = pool_options("dt_max_pool2d_new", kernel_size, stride, padding, dilation, ceil_mode);
+    return nn::new_max_pool2d(o);
+  });
+}
+
+DT_API dt_status dt_avg_pool2d_new(const int64_t* kernel_size, const int64_t* stride, const int64_t* padding,
+                                   int32_t ceil_mode, int32_t count_include_pad, dt_module** out) {
+  return module_out("dt_avg_pool2d_new", out, [&] {
+    nn::PoolOptions o = pool_options("dt_avg_pool2d_new", kernel_size, stride, padding, nullptr, ceil_mode);
+    o.count_include_pad = flag(count_include_pad, "dt_avg_pool2d_new", "count_include_pad") == 1;
+    return nn::new_avg_pool2d(o);
+  });
+}
+
+DT_API dt_status dt_adaptive_avg_pool2d_new(const int64_t* output_size, dt_module** out) {
+  return module_out("dt_adaptive_avg_pool2d_new", out, [&] {
+    const int64_t* s = output_size_arg(output_size, "dt_adaptive_avg_pool2d_new");
+    return nn::new_adaptive_avg_pool2d(s[0], s[1]);
+  });
+}
+
+}  // extern "C"

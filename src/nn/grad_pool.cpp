@@ -1,0 +1,120 @@
+// Differentiable 2-d pooling, as torch.nn.functional's max_pool2d, avg_pool2d and
+// adaptive_avg_pool2d. Max and average pooling reduce the windows view of
+// ops/window.h; their backward passes send the gradient back through fold_windows (max
+// pooling to the argmax of each window only). Adaptive average pooling is two products
+// with averaging matrices (PyTorch's start = floor(i * H / OH), end = ceil((i + 1) * H / OH)
+// windows), so autograd comes from matmul's.
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+#include "nn/autograd.h"
+#include "nn/functions.h"
+#include "nn/node.h"
+#include "ops/ops.h"
+#include "ops/window.h"
+
+namespace dt::ag {
+namespace {
+
+using G = std::vector<Tensor>;
+
+void check_pool_input(const char* op, const Tensor& x) {
+  if (x.ndim() != 3 && x.ndim() != 4)
+    fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": expected a 3-d (unbatched) or 4-d (batched) input, but got input of size ",
+                                    dims_str(x.shape())));
+  if (!is_floating(x.dtype()))
+    fail(DT_ERR_DTYPE_MISMATCH, cat(op, ": not implemented for ", dtype_name(x.dtype()), " (a floating dtype is needed)"));
+}
+
+// PyTorch's rule: padding at most half the (dilated) kernel, so no window lies in padding only.
+void check_half_padding(const char* op, const ops::Window2d& w) {
+  const int64_t eh = w.dh * (w.kh - 1) + 1, ew = w.dw * (w.kw - 1) + 1;
+  if (2 * w.pt > eh || 2 * w.pl > ew)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": padding should be at most half of the effective kernel size, but got ",
+                                      ops::window_str(w)));
+}
+
+Tensor batched(const Tensor& x) { return x.ndim() == 3 ? ops::unsqueeze(x, 0) : x; }
+Tensor unbatched_like(const Tensor& out, const Tensor& input) {
+  return input.ndim() == 3 ? ops::reshape(out, Dims{out.size(1), out.size(2), out.size(3)}, false) : out;
+}
+
+}  // namespace
+
+Tensor max_pool2d(const Tensor& input, const ops::Window2d& w) {
+  check_pool_input("max_pool2d", input);
+  check_half_padding("max_pool2d", w);
+  const Tensor x = batched(input);
+  Tensor v = ops::windows(x, w, -std::numeric_limits<double>::infinity());
+  const int64_t N = v.size(0), C = v.size(1), OH = v.size(2), OW = v.size(3), K = w.kh * w.kw;
+  Tensor flat = ops::reshape(ops::contiguous(v), Dims{N, C, OH, OW, K}, false);
+  const int64_t last = 4;
+  Tensor out = unbatched_like(ops::reduce(ReduceOp::Max, flat, &last, 1, false), input);
+  if (!should_record({&input})) return out;
+  Tensor idx = ops::unsqueeze(ops::reduce(ReduceOp::ArgMax, flat, &last, 1, false), 4);  // [N, C, OH, OW, 1]
+  const Dims x_shape = x.shape(), in_shape = input.shape();
+  record(out, make_node("MaxPool2DWithIndicesBackward0", [=](const Tensor& grad) {
+           Tensor g = ops::reshape(grad, Dims{N, C, OH, OW, 1}, false);
+           Tensor cols = ops::full(Dims{N, C, OH, OW, K}, 0.0, grad.dtype(), grad.device());
+           ops::scatter_add_(cols, 4, idx, g);
+           Tensor gx = ops::fold_windows(ops::reshape(cols, Dims{N, C, OH, OW, w.kh, w.kw}, false), x_shape, w);
+           return G{ops::reshape(gx, in_shape, false)};
+         }),
+         {&input});
+  return out;
+}
+
+Tensor avg_pool2d(const Tensor& input, const ops::Window2d& w, bool count_include_pad) {
+  check_pool_input("avg_pool2d", input);
+  check_half_padding("avg_pool2d", w);
+  const Tensor x = batched(input);
+  Tensor v = ops::windows(x, w, 0.0);
+  const int64_t N = v.size(0), C = v.size(1), OH = v.size(2), OW = v.size(3);
+  const int64_t last2[] = {4, 5};
+  Tensor sums = ops::reduce(ReduceOp::Sum, v, last2, 2, false);  // [N, C, OH, OW]
+  // The divisor: the window's size, or without padding its elements inside the input.
+  Tensor divisor = count_include_pad
+                       ? Tensor()
+                       : ops::reduce(ReduceOp::Sum,
+                                     ops::windows(ops::full(Dims{1, 1, x.size(2), x.size(3)}, 1.0, x.dtype(), x.device()),
+                                                  w, 0.0),
+                                     last2, 2, false);  // [1, 1, OH, OW]
+  const double k = static_cast<double>(w.kh * w.kw);
+  Tensor avg = count_include_pad ? ops::binary_scalar(BinaryOp::Div, sums, k) : ops::binary(BinaryOp::Div, sums, divisor);
+  Tensor out = unbatched_like(avg, input);
+  if (!should_record({&input})) return out;
+  const Dims x_shape = x.shape(), in_shape = input.shape();
+  record(out, make_node("AvgPool2DBackward0", [=](const Tensor& grad) {
+           Tensor g = ops::reshape(grad, Dims{N, C, OH, OW}, false);
+           g = count_include_pad ? ops::binary_scalar(BinaryOp::Div, g, k) : ops::binary(BinaryOp::Div, g, divisor);
+           Tensor spread = ops::expand(ops::reshape(g, Dims{N, C, OH, OW, 1, 1}, false), Dims{N, C, OH, OW, w.kh, w.kw});
+           return G{ops::reshape(ops::fold_windows(spread, x_shape, w), in_shape, false)};
+         }),
+         {&input});
+  return out;
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& input, int64_t oh, int64_t ow) {
+  check_pool_input("adaptive_avg_pool2d", input);
+  if (oh <= 0 || ow <= 0)
+    fail(DT_ERR_INVALID_ARGUMENT, cat("adaptive_avg_pool2d: output_size (", oh, ", ", ow, ") must be positive"));
+  const int64_t H = input.size(input.ndim() - 2), W = input.size(input.ndim() - 1);
+  if (H == 0 || W == 0)
+    fail(DT_ERR_SHAPE_MISMATCH, cat("adaptive_avg_pool2d: expected an input with non-zero height and width, but got ",
+                                    dims_str(input.shape())));
+  // rows x cols averaging matrix: row i averages [floor(i * n / rows), ceil((i + 1) * n / rows)).
+  auto averaging = [&](int64_t rows, int64_t n) {
+    std::vector<double> m(static_cast<size_t>(rows * n), 0.0);
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t start = (i * n) / rows, end = ((i + 1) * n + rows - 1) / rows;
+      for (int64_t j = start; j < end; ++j) m[static_cast<size_t>(i * n + j)] = 1.0 / static_cast<double>(end - start);
+    }
+    Tensor t = ops::from_host(m.data(), m.size() * sizeof(double), Dims{rows, n}, DType::Float64, Device{DT_DEVICE_CPU, 0});
+    return ops::to(t, input.device(), input.dtype(), false);
+  };
+  Tensor ph = averaging(oh, H), pw = averaging(ow, W);  // [OH, H], [OW, W]
+  return matmul(matmul(ph, input), ops::transpose(pw, 0, 1));
+}
+
+}  // namespace dt::ag

@@ -1,0 +1,86 @@
+#include "ops/window.h"
+
+#include "core/error.h"
+#include "ops/ops.h"
+
+namespace dt::ops {
+
+std::string window_str(const Window2d& w) {
+  return cat("kernel_size=(", w.kh, ", ", w.kw, "), stride=(", w.sh, ", ", w.sw, "), padding=(", w.pt,
+             w.pb != w.pt ? cat("/", w.pb) : std::string(), ", ", w.pl, w.pr != w.pl ? cat("/", w.pr) : std::string(),
+             "), dilation=(", w.dh, ", ", w.dw, ")");
+}
+
+void window_output(const char* op, const Window2d& w, int64_t h, int64_t wd, int64_t* oh, int64_t* ow) {
+  if (w.kh <= 0 || w.kw <= 0 || w.sh <= 0 || w.sw <= 0 || w.dh <= 0 || w.dw <= 0)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": kernel size, stride and dilation must be positive (", window_str(w), ")"));
+  if (w.pt < 0 || w.pb < 0 || w.pl < 0 || w.pr < 0)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": padding must be non-negative (", window_str(w), ")"));
+  const int64_t eh = w.dh * (w.kh - 1) + 1, ew = w.dw * (w.kw - 1) + 1;  // the dilated kernel
+  const int64_t ph = h + w.pt + w.pb, pw = wd + w.pl + w.pr;
+  if (eh > ph || ew > pw)
+    fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": the input's spatial size (", h, " x ", wd, ", padded ", ph, " x ", pw,
+                                    ") is smaller than the kernel (", eh, " x ", ew, " with dilation; ", window_str(w),
+                                    ")"));
+  *oh = (ph - eh) / w.sh + 1;
+  *ow = (pw - ew) / w.sw + 1;
+}
+
+namespace {
+
+// x with `fill` around it (x itself when there is no padding).
+Tensor padded(const Tensor& x, const Window2d& w, double fill) {
+  if (w.pt == 0 && w.pb == 0 && w.pl == 0 && w.pr == 0) return x;
+  const int64_t H = x.size(2), W = x.size(3);
+  Tensor p = full(Dims{x.size(0), x.size(1), H + w.pt + w.pb, W + w.pl + w.pr}, fill, x.dtype(), x.device());
+  copy_(narrow(narrow(p, 2, w.pt, H), 3, w.pl, W), x);
+  return p;
+}
+
+}  // namespace
+
+Tensor windows(const Tensor& x, const Window2d& w, double fill) {
+  int64_t oh = 0, ow = 0;
+  window_output("windows", w, x.size(2), x.size(3), &oh, &ow);
+  Tensor p = padded(x, w, fill);
+  // Window (oh, ow) starts at (oh * sh, ow * sw) of the padded input.
+  const int64_t sN = p.stride(0), sC = p.stride(1), sH = p.stride(2), sW = p.stride(3);
+  Dims shape, strides;
+  for (int64_t v : {x.size(0), x.size(1), oh, ow, w.kh, w.kw}) shape.push(v);
+  for (int64_t v : {sN, sC, sH * w.sh, sW * w.sw, sH * w.dh, sW * w.dw}) strides.push(v);
+  return p.view_as(shape, strides, p.offset());
+}
+
+Tensor fold_windows(const Tensor& g, const Dims& x_shape, const Window2d& w) {
+  const int64_t N = x_shape.v[0], C = x_shape.v[1], H = x_shape.v[2], W = x_shape.v[3];
+  const int64_t oh = g.size(2), ow = g.size(3);
+  Tensor p = full(Dims{N, C, H + w.pt + w.pb, W + w.pl + w.pr}, 0.0, g.dtype(), g.device());
+  const int64_t sN = p.stride(0), sC = p.stride(1), sH = p.stride(2), sW = p.stride(3);
+  Dims shape, strides;
+  for (int64_t v : {N, C, oh, ow}) shape.push(v);
+  for (int64_t v : {sN, sC, sH * w.sh, sW * w.sw}) strides.push(v);
+  // One kernel position at a time: its windows never overlap each other, so each add is
+  // an ordinary in-place add into a strided view of the padded result.
+  for (int64_t i = 0; i < w.kh; ++i)
+    for (int64_t j = 0; j < w.kw; ++j) {
+      Tensor dst = p.view_as(shape, strides, p.offset() + i * w.dh * sH + j * w.dw * sW);
+      binary_(BinaryOp::Add, dst, reshape(narrow(narrow(g, 4, i, 1), 5, j, 1), shape, false));
+    }
+  if (w.pt == 0 && w.pb == 0 && w.pl == 0 && w.pr == 0) return p;
+  return contiguous(narrow(narrow(p, 2, w.pt, H), 3, w.pl, W));
+}
+
+Tensor im2col(const Tensor& x, const Window2d& w) {
+  Tensor v = windows(x, w, 0.0);  // [N, C, OH, OW, KH, KW]
+  const int64_t N = v.size(0), C = v.size(1), oh = v.size(2), ow = v.size(3);
+  return reshape(contiguous(permute(v, Dims{0, 2, 3, 1, 4, 5})), Dims{N, oh * ow, C * w.kh * w.kw}, false);
+}
+
+Tensor col2im(const Tensor& cols, const Dims& x_shape, const Window2d& w) {
+  int64_t oh = 0, ow = 0;
+  window_output("col2im", w, x_shape.v[2], x_shape.v[3], &oh, &ow);
+  Tensor g = reshape(cols, Dims{x_shape.v[0], oh, ow, x_shape.v[1], w.kh, w.kw}, false);
+  return fold_windows(permute(g, Dims{0, 3, 1, 2, 4, 5}), x_shape, w);
+}
+
+}  // namespace dt::ops

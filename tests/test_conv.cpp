@@ -1,0 +1,199 @@
+// Conv2d, the module and the functional form, beyond the PyTorch reference values (the
+// reference suites, test_reference_ops and test_autograd, hold dt_conv2d's outputs and
+// gradients against torch.nn.functional.conv2d, with finite differences in float64):
+// PyTorch's parameter names, shapes and initialisation bounds, the module agreeing with
+// the functional form, and every bad input answered by a clear error naming the module
+// and the shapes.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "support/dt_test.h"
+
+namespace {
+
+class Conv : public LeakChecked {};
+
+std::string param_name(dt_module* m, size_t i, T* t) {
+  char buf[64] = {};
+  EXPECT_EQ(dt_module_parameter(m, i, buf, sizeof buf, nullptr, t->out()), DT_OK) << dt_last_error_message();
+  return buf;
+}
+
+M conv(int64_t in, int64_t out, int64_t k, const int64_t* stride = nullptr, const int64_t* padding = nullptr,
+       int64_t groups = 1, int32_t bias = 1) {
+  M m;
+  const int64_t kernel[2] = {k, k};
+  EXPECT_EQ(dt_conv2d_new(in, out, kernel, stride, padding, nullptr, groups, bias, DT_FLOAT32, cpu(), m.out()), DT_OK)
+      << dt_last_error_message();
+  return m;
+}
+
+TEST_F(Conv, ParametersHavePyTorchsNamesShapesAndBounds) {
+  DT_ASSERT_OK(dt_manual_seed(3));
+  M m = conv(6, 8, 3, nullptr, nullptr, 2);
+  size_t n = 0;
+  DT_ASSERT_OK(dt_module_parameter_count(m, &n));
+  ASSERT_EQ(n, 2u);
+  T w, b;
+  EXPECT_EQ(param_name(m, 0, &w), "weight");
+  EXPECT_EQ(param_name(m, 1, &b), "bias");
+  EXPECT_EQ(shape_of(w), (std::vector<int64_t>{8, 3, 3, 3}));  // [out, in / groups, kH, kW]
+  EXPECT_EQ(shape_of(b), (std::vector<int64_t>{8}));
+  // kaiming_uniform_(a=sqrt(5)): bound 1 / sqrt(fan_in), fan_in = 3 * 3 * 3.
+  const double bound = 1.0 / std::sqrt(27.0);
+  double largest = 0;
+  for (float v : values<float>(w)) largest = std::max(largest, std::fabs(static_cast<double>(v)));
+  for (float v : values<float>(b)) largest = std::max(largest, std::fabs(static_cast<double>(v)));
+  EXPECT_LE(largest, bound);
+  EXPECT_GT(largest, 0.8 * bound) << "216 + 8 uniform draws should come near the bound";
+  M plain = conv(3, 4, 3, nullptr, nullptr, 1, 0);
+  DT_ASSERT_OK(dt_module_parameter_count(plain, &n));
+  EXPECT_EQ(n, 1u) << "bias=0: no bias parameter";
+}
+
+TEST_F(Conv, TheModuleIsTheFunctionalFormWithItsParameters) {
+  const int64_t stride[2] = {2, 1}, padding[2] = {1, 2};
+  M m = conv(3, 5, 3, stride, padding);
+  T w, b, x, via_module, via_functional;
+  param_name(m, 0, &w);
+  param_name(m, 1, &b);
+  const int64_t xs[] = {2, 3, 9, 7};
+  DT_ASSERT_OK(dt_tensor_randn(xs, 4, DT_FLOAT32, cpu(), x.out()));
+  const dt_tensor* in[] = {x};
+  DT_ASSERT_OK(dt_module_forward(m, in, 1, via_module.out()));
+  DT_ASSERT_OK(dt_conv2d(x, w, b, stride, padding, nullptr, 1, via_functional.out()));
+  EXPECT_EQ(shape_of(via_module), (std::vector<int64_t>{2, 5, 5, 9}));  // (9+2-3)/2+1, (7+4-3)/1+1
+  EXPECT_EQ(values<float>(via_module), values<float>(via_functional));
+}
+
+TEST_F(Conv, SamePaddingKeepsTheSizeAndRefusesAStride) {
+  const int64_t same[2] = {DT_PADDING_SAME, 0}, stride[2] = {2, 2};
+  M m = conv(2, 3, 4, nullptr, same);
+  T x, y;
+  const int64_t xs[] = {1, 2, 6, 5};
+  DT_ASSERT_OK(dt_tensor_randn(xs, 4, DT_FLOAT32, cpu(), x.out()));
+  const dt_tensor* in[] = {x};
+  DT_ASSERT_OK(dt_module_forward(m, in, 1, y.out()));
+  EXPECT_EQ(shape_of(y), (std::vector<int64_t>{1, 3, 6, 5}));
+  M bad;
+  const int64_t kernel[2] = {3, 3};
+  DT_EXPECT_STATUS(dt_conv2d_new(2, 3, kernel, stride, same, nullptr, 1, 1, DT_FLOAT32, cpu(), bad.out()),
+                   DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("padding='same' is not supported for strided convolutions"),
+            std::string::npos)
+      << dt_last_error_message();
+}
+
+TEST_F(Conv, BadInputNamesTheModuleAndTheShapes) {
+  M m = conv(3, 8, 3);
+  T x, y, small, ints;
+  const int64_t xs[] = {2, 4, 10, 10}, tiny[] = {1, 3, 2, 2};
+  DT_ASSERT_OK(dt_tensor_zeros(xs, 4, DT_FLOAT32, cpu(), x.out()));
+  const dt_tensor* in[] = {x};
+  DT_EXPECT_STATUS(dt_module_forward(m, in, 1, y.out()), DT_ERR_SHAPE_MISMATCH);
+  EXPECT_NE(std::string(dt_last_error_message())
+                .find("Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1)): expected an input of shape [N, 3, H, W] or "
+                      "[3, H, W] but got [2, 4, 10, 10]"),
+            std::string::npos)
+      << dt_last_error_message();
+  // A kernel larger than the (padded) input.
+  DT_ASSERT_OK(dt_tensor_zeros(tiny, 4, DT_FLOAT32, cpu(), small.out()));
+  const dt_tensor* in2[] = {small};
+  DT_EXPECT_STATUS(dt_module_forward(m, in2, 1, y.out()), DT_ERR_SHAPE_MISMATCH);
+  EXPECT_NE(std::string(dt_last_error_message()).find("is smaller than the kernel"), std::string::npos)
+      << dt_last_error_message();
+  EXPECT_NE(std::string(dt_last_error_message()).find("Conv2d(3, 8"), std::string::npos) << dt_last_error_message();
+  // An input of another dtype than the parameters.
+  const int64_t ok[] = {1, 3, 5, 5};
+  DT_ASSERT_OK(dt_tensor_zeros(ok, 4, DT_FLOAT64, cpu(), ints.out()));
+  const dt_tensor* in3[] = {ints};
+  DT_EXPECT_STATUS(dt_module_forward(m, in3, 1, y.out()), DT_ERR_DTYPE_MISMATCH);
+  EXPECT_NE(std::string(dt_last_error_message()).find("input (float64), weight (float32)"), std::string::npos)
+      << dt_last_error_message();
+}
+
+TEST_F(Conv, BadConstructionAndFunctionalArgumentsAreRefused) {
+  M m;
+  const int64_t k3[2] = {3, 3}, zero[2] = {0, 1}, negative[2] = {-2, 0};
+  DT_EXPECT_STATUS(dt_conv2d_new(6, 8, k3, nullptr, nullptr, nullptr, 4, 1, DT_FLOAT32, cpu(), m.out()),
+                   DT_ERR_INVALID_ARGUMENT);  // 6 % 4
+  EXPECT_NE(std::string(dt_last_error_message()).find("in_channels (6) must be divisible by groups (4)"),
+            std::string::npos)
+      << dt_last_error_message();
+  DT_EXPECT_STATUS(dt_conv2d_new(4, 6, k3, nullptr, nullptr, nullptr, 4, 1, DT_FLOAT32, cpu(), m.out()),
+                   DT_ERR_INVALID_ARGUMENT);  // 6 % 4
+  DT_EXPECT_STATUS(dt_conv2d_new(3, 8, zero, nullptr, nullptr, nullptr, 1, 1, DT_FLOAT32, cpu(), m.out()),
+                   DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_conv2d_new(3, 8, k3, nullptr, negative, nullptr, 1, 1, DT_FLOAT32, cpu(), m.out()),
+                   DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_conv2d_new(3, 8, nullptr, nullptr, nullptr, nullptr, 1, 1, DT_FLOAT32, cpu(), m.out()),
+                   DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_conv2d_new(3, 8, k3, nullptr, nullptr, nullptr, 1, 1, DT_INT64, cpu(), m.out()),
+                   DT_ERR_DTYPE_MISMATCH);
+  DT_EXPECT_STATUS(dt_conv2d_new(3, 8, k3, nullptr, nullptr, nullptr, 1, 2, DT_FLOAT32, cpu(), m.out()),
+                   DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(static_cast<dt_module*>(m), nullptr) << "outputs stay untouched on failure";
+
+  T x, w3, w, b, y;
+  const int64_t xs[] = {1, 3, 5, 5}, w3s[] = {4, 3, 3}, ws[] = {4, 3, 3, 3}, bs[] = {5};
+  DT_ASSERT_OK(dt_tensor_zeros(xs, 4, DT_FLOAT32, cpu(), x.out()));
+  DT_ASSERT_OK(dt_tensor_zeros(w3s, 3, DT_FLOAT32, cpu(), w3.out()));
+  DT_ASSERT_OK(dt_tensor_zeros(ws, 4, DT_FLOAT32, cpu(), w.out()));
+  DT_ASSERT_OK(dt_tensor_zeros(bs, 1, DT_FLOAT32, cpu(), b.out()));
+  DT_EXPECT_STATUS(dt_conv2d(x, w3, nullptr, nullptr, nullptr, nullptr, 1, y.out()), DT_ERR_SHAPE_MISMATCH);
+  DT_EXPECT_STATUS(dt_conv2d(x, w, b, nullptr, nullptr, nullptr, 1, y.out()), DT_ERR_SHAPE_MISMATCH);
+  EXPECT_NE(std::string(dt_last_error_message()).find("expected bias of size [4]"), std::string::npos)
+      << dt_last_error_message();
+  DT_EXPECT_STATUS(dt_conv2d(x, w, nullptr, nullptr, nullptr, nullptr, 3, y.out()), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_conv2d(nullptr, w, nullptr, nullptr, nullptr, nullptr, 1, y.out()), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_conv2d(x, w, nullptr, nullptr, nullptr, nullptr, 1, nullptr), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(y.get(), nullptr);
+}
+
+TEST_F(Conv, AConvNetTrainsAndItsStateDictRoundTrips) {
+  // conv -> relu -> flatten -> linear on random data: the loss falls under SGD, and the
+  // parameters keep PyTorch's names inside a Sequential ("0.weight", "3.weight").
+  DT_ASSERT_OK(dt_manual_seed(17));
+  M c = conv(1, 4, 3), relu, flat, lin, net, mse;
+  DT_ASSERT_OK(dt_relu_new(relu.out()));
+  DT_ASSERT_OK(dt_flatten_new(1, -1, flat.out()));
+  DT_ASSERT_OK(dt_linear_new(4 * 4 * 4, 2, 1, DT_FLOAT32, cpu(), lin.out()));
+  dt_module* parts[] = {c, relu, flat, lin};
+  DT_ASSERT_OK(dt_sequential_new(parts, 4, net.out()));
+  DT_ASSERT_OK(dt_mse_loss_new(DT_REDUCTION_MEAN, mse.out()));
+  size_t n = 0;
+  DT_ASSERT_OK(dt_module_parameter_count(net, &n));
+  ASSERT_EQ(n, 4u);
+  std::vector<T> params(n);
+  std::vector<const dt_tensor*> raw;
+  for (size_t i = 0; i < n; ++i) {
+    char buf[32] = {};
+    DT_ASSERT_OK(dt_module_parameter(net, i, buf, sizeof buf, nullptr, params[i].out()));
+    if (i == 0) EXPECT_STREQ(buf, "0.weight");
+    if (i == 2) EXPECT_STREQ(buf, "3.weight");
+    raw.push_back(params[i]);
+  }
+  dt_optimizer* opt = nullptr;
+  DT_ASSERT_OK(dt_sgd_new(raw.data(), raw.size(), 0.05, 0.9, 0.0, 0.0, 0, &opt));
+  T x, target;
+  const int64_t xs[] = {8, 1, 6, 6}, ts[] = {8, 2};
+  DT_ASSERT_OK(dt_tensor_randn(xs, 4, DT_FLOAT32, cpu(), x.out()));
+  DT_ASSERT_OK(dt_tensor_randn(ts, 2, DT_FLOAT32, cpu(), target.out()));
+  double first = 0, last = 0;
+  for (int step = 0; step < 30; ++step) {
+    T out, loss;
+    const dt_tensor* in[] = {x};
+    DT_ASSERT_OK(dt_module_forward(net, in, 1, out.out()));
+    const dt_tensor* pair[] = {out, target};
+    DT_ASSERT_OK(dt_module_forward(mse, pair, 2, loss.out()));
+    DT_ASSERT_OK(dt_tensor_item(loss, step == 0 ? &first : &last));
+    DT_ASSERT_OK(dt_backward(loss, nullptr));
+    DT_ASSERT_OK(dt_optimizer_step(opt));
+    DT_ASSERT_OK(dt_optimizer_zero_grad(opt));
+  }
+  EXPECT_LT(last, 0.5 * first) << "first " << first << ", last " << last;
+  DT_ASSERT_OK(dt_optimizer_release(opt));
+}
+
+}  // namespace

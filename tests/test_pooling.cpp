@@ -1,0 +1,102 @@
+// Pooling modules and their functional forms beyond the PyTorch reference values (the
+// reference suites hold max_pool2d, avg_pool2d and adaptive_avg_pool2d outputs and
+// gradients against torch.nn.functional, with finite differences in float64): PyTorch's
+// defaults (stride = kernel size), values worked by hand, and every bad argument answered
+// with a clear error naming the module.
+#include <string>
+#include <vector>
+
+#include "support/dt_test.h"
+
+namespace {
+
+class Pooling : public LeakChecked {};
+
+T from(const std::vector<float>& v, std::vector<int64_t> shape) {
+  T t;
+  EXPECT_EQ(dt_tensor_from_data(v.data(), v.size() * sizeof(float), shape.data(), shape.size(), DT_FLOAT32, cpu(),
+                                t.out()),
+            DT_OK)
+      << dt_last_error_message();
+  return t;
+}
+
+T forward(dt_module* m, dt_tensor* x) {
+  T y;
+  const dt_tensor* in[] = {x};
+  EXPECT_EQ(dt_module_forward(m, in, 1, y.out()), DT_OK) << dt_last_error_message();
+  return y;
+}
+
+TEST_F(Pooling, MaxAndAveragePoolingByHandWithPyTorchsDefaultStride) {
+  // 1 x 1 x 4 x 4, values 0..15: 2 x 2 windows, stride 2 by default.
+  std::vector<float> v(16);
+  for (int i = 0; i < 16; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i);
+  T x = from(v, {1, 1, 4, 4});
+  const int64_t k2[2] = {2, 2};
+  M maxp, avgp, adapt;
+  DT_ASSERT_OK(dt_max_pool2d_new(k2, nullptr, nullptr, nullptr, 0, maxp.out()));
+  DT_ASSERT_OK(dt_avg_pool2d_new(k2, nullptr, nullptr, 0, 1, avgp.out()));
+  const int64_t one[2] = {1, 1};
+  DT_ASSERT_OK(dt_adaptive_avg_pool2d_new(one, adapt.out()));
+  T mx = forward(maxp, x), av = forward(avgp, x), ad = forward(adapt, x);
+  EXPECT_EQ(shape_of(mx), (std::vector<int64_t>{1, 1, 2, 2}));
+  EXPECT_EQ(values<float>(mx), (std::vector<float>{5, 7, 13, 15}));
+  EXPECT_EQ(values<float>(av), (std::vector<float>{2.5f, 4.5f, 10.5f, 12.5f}));
+  EXPECT_EQ(values<float>(ad), (std::vector<float>{7.5f}));
+}
+
+TEST_F(Pooling, MaxPoolingSendsTheGradientToEachWindowsLargest) {
+  T x = from({1, 9, 2, 3, 4, 0, 8, 7, 5}, {1, 1, 3, 3});
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
+  const int64_t k2[2] = {2, 2}, s1[2] = {1, 1};
+  T y, s;
+  DT_ASSERT_OK(dt_max_pool2d(x, k2, s1, nullptr, nullptr, 0, y.out()));
+  EXPECT_EQ(values<float>(y), (std::vector<float>{9, 9, 8, 7}));  // windows {1,9,3,4} {9,2,4,0} {3,4,8,7} {4,0,7,5}
+  DT_ASSERT_OK(dt_sum(y, nullptr, 0, 0, s.out()));
+  DT_ASSERT_OK(dt_backward(s, nullptr));
+  T g;
+  DT_ASSERT_OK(dt_tensor_grad(x, g.out()));
+  EXPECT_EQ(values<float>(g), (std::vector<float>{0, 2, 0, 0, 0, 0, 1, 1, 0}));  // 9 wins twice
+}
+
+TEST_F(Pooling, BadArgumentsAreRefusedNamingTheModule) {
+  const int64_t k3[2] = {3, 3}, pad2[2] = {2, 2}, zero[2] = {0, 3};
+  M m;
+  DT_EXPECT_STATUS(dt_max_pool2d_new(k3, nullptr, nullptr, nullptr, 1, m.out()), DT_ERR_NOT_SUPPORTED);
+  EXPECT_NE(std::string(dt_last_error_message()).find("ceil_mode=True is not supported yet"), std::string::npos);
+  DT_EXPECT_STATUS(dt_max_pool2d_new(zero, nullptr, nullptr, nullptr, 0, m.out()), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_max_pool2d_new(nullptr, nullptr, nullptr, nullptr, 0, m.out()), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_avg_pool2d_new(k3, nullptr, nullptr, 0, 2, m.out()), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_adaptive_avg_pool2d_new(nullptr, m.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(static_cast<dt_module*>(m), nullptr);
+
+  DT_ASSERT_OK(dt_max_pool2d_new(k3, nullptr, pad2, nullptr, 0, m.out()));
+  T x, y, small, ints;
+  const int64_t xs[] = {1, 2, 8, 8}, tiny[] = {1, 2, 2, 2};
+  DT_ASSERT_OK(dt_tensor_zeros(xs, 4, DT_FLOAT32, cpu(), x.out()));
+  const dt_tensor* in[] = {x};
+  DT_EXPECT_STATUS(dt_module_forward(m, in, 1, y.out()), DT_ERR_INVALID_ARGUMENT);  // padding 2 > 3 / 2
+  EXPECT_NE(std::string(dt_last_error_message()).find("MaxPool2d(kernel_size=(3, 3), stride=(3, 3), padding=(2, 2)): "),
+            std::string::npos)
+      << dt_last_error_message();
+  EXPECT_NE(std::string(dt_last_error_message()).find("at most half of the effective kernel size"), std::string::npos);
+  M plain;
+  DT_ASSERT_OK(dt_max_pool2d_new(k3, nullptr, nullptr, nullptr, 0, plain.out()));
+  DT_ASSERT_OK(dt_tensor_zeros(tiny, 4, DT_FLOAT32, cpu(), small.out()));
+  const dt_tensor* in2[] = {small};
+  DT_EXPECT_STATUS(dt_module_forward(plain, in2, 1, y.out()), DT_ERR_SHAPE_MISMATCH);
+  EXPECT_NE(std::string(dt_last_error_message()).find("smaller than the kernel"), std::string::npos)
+      << dt_last_error_message();
+  DT_ASSERT_OK(dt_tensor_zeros(xs, 4, DT_INT64, cpu(), ints.out()));
+  const dt_tensor* in3[] = {ints};
+  DT_EXPECT_STATUS(dt_module_forward(plain, in3, 1, y.out()), DT_ERR_DTYPE_MISMATCH);
+  const int64_t flat[] = {8};
+  T one_d;
+  DT_ASSERT_OK(dt_tensor_zeros(flat, 1, DT_FLOAT32, cpu(), one_d.out()));
+  const int64_t size[2] = {2, 2};
+  DT_EXPECT_STATUS(dt_adaptive_avg_pool2d(one_d, size, y.out()), DT_ERR_SHAPE_MISMATCH);
+  EXPECT_EQ(y.get(), nullptr);
+}
+
+}  // namespace
