@@ -1429,6 +1429,106 @@ void add_module_cases(Table& T) {
   T.add("dt_linear_new", "huge", {OOM, IA},
         [mod_out](Ctx& x) { return dt_linear_new(int64_t{1} << 31, int64_t{1} << 31, 1, DT_FLOAT32, CPU0, mod_out(x)); });
   T.devices("dt_linear_new", [mod_out](Ctx& x, dt_device d) { return dt_linear_new(3, 2, 1, DT_FLOAT32, d, mod_out(x)); });
+  // Convolution and pooling (issue 19). The [2, 3] tensors of the context are not images,
+  // so a 2-d input is the shape error; a 4-d weight is made in the row when needed.
+  static const int64_t k2[2] = {2, 2}, k0[2] = {0, 2}, one[2] = {1, 1};
+  auto with_weight = [](dt_status (*call)(Ctx&, dt_tensor*)) {
+    return [call](Ctx& x) {
+      const int64_t ws[4] = {2, 3, 1, 1};
+      dt_tensor* w = nullptr;
+      if (dt_tensor_zeros(ws, 4, DT_FLOAT32, CPU0, &w) != DT_OK) return dt_status{-999};
+      dt_status st = call(x, w);
+      dt_tensor_release(w);
+      return st;
+    };
+  };
+  T.handles("dt_conv2d", "input", [](Ctx& x, const dt_tensor* t) {
+    return dt_conv2d(t, x.a, nullptr, nullptr, nullptr, nullptr, 1, &x.o.t);
+  });
+  T.handles("dt_conv2d", "weight", [](Ctx& x, const dt_tensor* t) {
+    return dt_conv2d(x.a, t, nullptr, nullptr, nullptr, nullptr, 1, &x.o.t);
+  });
+  T.handles("dt_conv2d", "bias", [](Ctx& x, const dt_tensor* t) {
+    return dt_conv2d(x.a, x.a, t, nullptr, nullptr, nullptr, 1, &x.o.t);
+  }, /*with_null=*/false);  // NULL bias is "no bias"
+  T.add("dt_conv2d", "out=NULL", {IA}, [](Ctx& x) { return dt_conv2d(x.a, x.a, nullptr, nullptr, nullptr, nullptr, 1, nullptr); });
+  T.add("dt_conv2d", "weight_2d", {SM}, [](Ctx& x) {
+     return dt_conv2d(x.a, x.a, nullptr, nullptr, nullptr, nullptr, 1, &x.o.t);
+   }).msg_has = "4-d weight";
+  T.add("dt_conv2d", "input_2d", {SM}, with_weight([](Ctx& x, dt_tensor* w) {
+     return dt_conv2d(x.a, w, nullptr, nullptr, nullptr, nullptr, 1, &x.o.t);
+   })).msg_has = "[2, 3]";
+  T.add("dt_conv2d", "groups=0", {IA}, with_weight([](Ctx& x, dt_tensor* w) {
+     return dt_conv2d(x.a, w, nullptr, nullptr, nullptr, nullptr, 0, &x.o.t);
+   })).msg_has = "groups";
+  T.add("dt_conv2d", "stride=0", {IA}, with_weight([](Ctx& x, dt_tensor* w) {
+     return dt_conv2d(x.a, w, nullptr, k0, nullptr, nullptr, 1, &x.o.t);
+   }));
+  T.add("dt_conv2d_new", "out=NULL", {IA}, [](Ctx&) {
+    return dt_conv2d_new(3, 2, k2, nullptr, nullptr, nullptr, 1, 1, DT_FLOAT32, CPU0, nullptr);
+  });
+  T.add("dt_conv2d_new", "kernel_size=NULL", {IA}, [mod_out](Ctx& x) {
+    return dt_conv2d_new(3, 2, nullptr, nullptr, nullptr, nullptr, 1, 1, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_conv2d_new", "kernel_size=0", {IA}, [mod_out](Ctx& x) {
+    return dt_conv2d_new(3, 2, k0, nullptr, nullptr, nullptr, 1, 1, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_conv2d_new", "in_channels=0", {IA}, [mod_out](Ctx& x) {
+    return dt_conv2d_new(0, 2, k2, nullptr, nullptr, nullptr, 1, 1, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_conv2d_new", "groups_not_dividing", {IA}, [mod_out](Ctx& x) {
+     return dt_conv2d_new(3, 2, k2, nullptr, nullptr, nullptr, 2, 1, DT_FLOAT32, CPU0, mod_out(x));
+   }).msg_has = "divisible by groups";
+  T.add("dt_conv2d_new", "bias=2", {IA}, [mod_out](Ctx& x) {
+    return dt_conv2d_new(3, 2, k2, nullptr, nullptr, nullptr, 1, 2, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_conv2d_new", "dtype=int32", {TM}, [mod_out](Ctx& x) {
+    return dt_conv2d_new(3, 2, k2, nullptr, nullptr, nullptr, 1, 1, DT_INT32, CPU0, mod_out(x));
+  });
+  T.devices("dt_conv2d_new", [mod_out](Ctx& x, dt_device d) {
+    return dt_conv2d_new(3, 2, k2, nullptr, nullptr, nullptr, 1, 1, DT_FLOAT32, d, mod_out(x));
+  });
+  T.handles("dt_max_pool2d", "input", [](Ctx& x, const dt_tensor* t) {
+    return dt_max_pool2d(t, k2, nullptr, nullptr, nullptr, 0, &x.o.t);
+  });
+  T.add("dt_max_pool2d", "out=NULL", {IA}, [](Ctx& x) { return dt_max_pool2d(x.a, k2, nullptr, nullptr, nullptr, 0, nullptr); });
+  T.add("dt_max_pool2d", "kernel_size=NULL", {IA}, [](Ctx& x) {
+    return dt_max_pool2d(x.a, nullptr, nullptr, nullptr, nullptr, 0, &x.o.t);
+  });
+  T.add("dt_max_pool2d", "ceil_mode=1", {NS}, [](Ctx& x) { return dt_max_pool2d(x.a, k2, nullptr, nullptr, nullptr, 1, &x.o.t); })
+      .msg_has = "ceil_mode";
+  T.add("dt_max_pool2d", "input_2d", {SM}, [](Ctx& x) { return dt_max_pool2d(x.a, k2, nullptr, nullptr, nullptr, 0, &x.o.t); });
+  T.handles("dt_avg_pool2d", "input", [](Ctx& x, const dt_tensor* t) {
+    return dt_avg_pool2d(t, k2, nullptr, nullptr, 0, 1, &x.o.t);
+  });
+  T.add("dt_avg_pool2d", "out=NULL", {IA}, [](Ctx& x) { return dt_avg_pool2d(x.a, k2, nullptr, nullptr, 0, 1, nullptr); });
+  T.add("dt_avg_pool2d", "count_include_pad=2", {IA}, [](Ctx& x) {
+    return dt_avg_pool2d(x.a, k2, nullptr, nullptr, 0, 2, &x.o.t);
+  });
+  T.add("dt_avg_pool2d", "input_2d", {SM}, [](Ctx& x) { return dt_avg_pool2d(x.a, k2, nullptr, nullptr, 0, 1, &x.o.t); });
+  T.handles("dt_adaptive_avg_pool2d", "input", [](Ctx& x, const dt_tensor* t) {
+    return dt_adaptive_avg_pool2d(t, one, &x.o.t);
+  });
+  T.add("dt_adaptive_avg_pool2d", "out=NULL", {IA}, [](Ctx& x) { return dt_adaptive_avg_pool2d(x.a, one, nullptr); });
+  T.add("dt_adaptive_avg_pool2d", "output_size=NULL", {IA}, [](Ctx& x) {
+    return dt_adaptive_avg_pool2d(x.a, nullptr, &x.o.t);
+  });
+  T.add("dt_adaptive_avg_pool2d", "output_size=0", {IA}, [](Ctx& x) { return dt_adaptive_avg_pool2d(x.a, k0, &x.o.t); });
+  T.add("dt_max_pool2d_new", "out=NULL", {IA}, [](Ctx&) { return dt_max_pool2d_new(k2, nullptr, nullptr, nullptr, 0, nullptr); });
+  T.add("dt_max_pool2d_new", "kernel_size=NULL", {IA}, [mod_out](Ctx& x) {
+    return dt_max_pool2d_new(nullptr, nullptr, nullptr, nullptr, 0, mod_out(x));
+  });
+  T.add("dt_max_pool2d_new", "ceil_mode=1", {NS}, [mod_out](Ctx& x) {
+    return dt_max_pool2d_new(k2, nullptr, nullptr, nullptr, 1, mod_out(x));
+  });
+  T.add("dt_avg_pool2d_new", "out=NULL", {IA}, [](Ctx&) { return dt_avg_pool2d_new(k2, nullptr, nullptr, 0, 1, nullptr); });
+  T.add("dt_avg_pool2d_new", "kernel_size=0", {IA}, [mod_out](Ctx& x) {
+    return dt_avg_pool2d_new(k0, nullptr, nullptr, 0, 1, mod_out(x));
+  });
+  T.add("dt_adaptive_avg_pool2d_new", "out=NULL", {IA}, [](Ctx&) { return dt_adaptive_avg_pool2d_new(one, nullptr); });
+  T.add("dt_adaptive_avg_pool2d_new", "output_size=NULL", {IA}, [mod_out](Ctx& x) {
+    return dt_adaptive_avg_pool2d_new(nullptr, mod_out(x));
+  });
   T.add("dt_sequential_new", "out=NULL", {IA}, [](Ctx&) { return dt_sequential_new(nullptr, 0, nullptr); });
   T.add("dt_sequential_new", "modules=NULL_n=2", {IA}, [mod_out](Ctx& x) { return dt_sequential_new(nullptr, 2, mod_out(x)); });
   mod_handles("dt_sequential_new", [mod_out](Ctx& x, dt_module* m) {

@@ -96,9 +96,9 @@ Tensor avg_pool2d(const Tensor& input, const ops::Window2d& w, bool count_includ
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& input, int64_t oh, int64_t ow) {
-  check_pool_input("adaptive_avg_pool2d", input);
   if (oh <= 0 || ow <= 0)
     fail(DT_ERR_INVALID_ARGUMENT, cat("adaptive_avg_pool2d: output_size (", oh, ", ", ow, ") must be positive"));
+  check_pool_input("adaptive_avg_pool2d", input);
   const int64_t H = input.size(input.ndim() - 2), W = input.size(input.ndim() - 1);
   if (H == 0 || W == 0)
     fail(DT_ERR_SHAPE_MISMATCH, cat("adaptive_avg_pool2d: expected an input with non-zero height and width, but got ",
