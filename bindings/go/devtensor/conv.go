@@ -1,0 +1,260 @@
+package devtensor
+
+// #include "nn_shim.h"
+import "C"
+
+import "runtime"
+
+// Conv2dOptions are the optional arguments of Conv2d and Tensor.Conv2d; the zero value
+// is PyTorch's defaults: stride (1, 1), padding (0, 0), dilation (1, 1), one group, a
+// bias, the default dtype (SetDefaultDType) and the default device (SetDefaultDevice).
+// Pairs are (height, width); a zero pair means the default, a pair with one zero is
+// passed on (and refused with ErrInvalidArgument where 0 is not allowed).
+type Conv2dOptions struct {
+	Stride      [2]int64 // the windows' step; {0, 0}: (1, 1)
+	Padding     [2]int64 // zeros added on each side; {0, 0}: none
+	PaddingSame bool     // PyTorch's padding="same" (stride must be 1; Padding must be zero)
+	Dilation    [2]int64 // the spacing of the kernel's elements; {0, 0}: (1, 1)
+	Groups      int64    // channel groups; 0: 1
+	NoBias      bool     // Conv2d only: no bias (PyTorch's bias=False)
+	DType       DType    // Conv2d only: the weights' dtype (floating); DefaultDType: the process default
+	Device      Device   // Conv2d only: where the weights live; the zero Device: the process default
+}
+
+func (o *Conv2dOptions) geometry(op string) (s, p, d [2]int64, groups int64, err error) {
+	s, p, d, groups = o.Stride, o.Padding, o.Dilation, o.Groups
+	if s == [2]int64{} {
+		s = [2]int64{1, 1}
+	}
+	if d == [2]int64{} {
+		d = [2]int64{1, 1}
+	}
+	if groups == 0 {
+		groups = 1
+	}
+	if o.PaddingSame {
+		if p != [2]int64{} {
+			return s, p, d, groups, &Error{Code: ErrInvalidArgument, Op: op, Msg: "PaddingSame with a nonzero Padding"}
+		}
+		p = [2]int64{C.DT_PADDING_SAME, 0}
+	}
+	return s, p, d, groups, nil
+}
+
+// Conv2d is torch.nn.Conv2d(in, out, kernel) (dt_conv2d_new) with stride, padding,
+// dilation, groups, bias, dtype and device from opts: parameters "weight" [out, in /
+// groups, kernel[0], kernel[1]] and "bias" [out] (PyTorch's names and shapes, so its
+// state_dict loads unchanged), initialised as PyTorch does. Forward takes [N, in, H, W]
+// or [in, H, W] and gives [N, out, OH, OW] (or 3-d), OH = (H + 2*padding - dilation *
+// (kernel - 1) - 1) / stride + 1. The caller owns the Module and must Close it.
+//
+// Errors: ErrInvalidArgument (sizes not positive, channels not divisible by Groups,
+// PaddingSame with a stride or with a Padding), ErrDTypeMismatch (a dtype that is not
+// floating), ErrInvalidDevice, ErrDeviceUnavailable, ErrOutOfMemory, ErrVersion (see
+// CheckVersion). Forward: ErrShapeMismatch naming the module and the shapes (wrong
+// channel count, a kernel larger than the padded input), ErrDTypeMismatch,
+// ErrDeviceMismatch.
+func Conv2d(in, out int64, kernel [2]int64, opts Conv2dOptions) (*Module, error) {
+	const op = "Conv2d"
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	s, p, d, g, err := opts.geometry(op)
+	if err != nil {
+		return nil, err
+	}
+	b := C.int32_t(1)
+	if opts.NoBias {
+		b = 0
+	}
+	return takeModule(op, C.gdt_conv2d_new(C.int64_t(in), C.int64_t(out), C.int64_t(kernel[0]), C.int64_t(kernel[1]),
+		C.int64_t(s[0]), C.int64_t(s[1]), C.int64_t(p[0]), C.int64_t(p[1]), C.int64_t(d[0]), C.int64_t(d[1]),
+		C.int64_t(g), b, C.dt_dtype(opts.DType), opts.Device.c()))
+}
+
+// Conv2d is torch.nn.functional.conv2d(t, weight, bias) (dt_conv2d): t [N, C, H, W] or
+// [C, H, W], weight [OC, C / groups, kH, kW], bias [OC] or nil; stride, padding,
+// dilation and groups from opts (its NoBias, DType and Device must be zero: the bias is
+// the argument, the dtype and device the tensors'). Differentiable in t, weight and bias.
+//
+// Errors: ErrInvalidArgument (a nil t or weight, sizes not positive, groups not dividing
+// the channels, NoBias/DType/Device set in opts), ErrClosed, ErrShapeMismatch (channels,
+// a weight that is not 4-d, the bias size, a kernel larger than the padded input: the
+// message gives the shapes), ErrDTypeMismatch (dtypes differ or are not floating),
+// ErrDeviceMismatch, ErrOutOfMemory.
+func (t *Tensor) Conv2d(weight, bias *Tensor, opts Conv2dOptions) (*Tensor, error) {
+	const op = "Tensor.Conv2d"
+	if opts.NoBias || opts.DType != DefaultDType || opts.Device != (Device{}) {
+		return nil, &Error{Code: ErrInvalidArgument, Op: op,
+			Msg: "NoBias, DType and Device are Conv2d's (the module's) options; pass bias nil instead"}
+	}
+	s, p, d, g, err := opts.geometry(op)
+	if err != nil {
+		return nil, err
+	}
+	ih, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	wh, err := weight.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	var bh C.uintptr_t
+	if bias != nil {
+		if bh, err = bias.handle(op); err != nil {
+			return nil, err
+		}
+	}
+	r := C.gdt_conv2d(ih, wh, bh, C.int64_t(s[0]), C.int64_t(s[1]), C.int64_t(p[0]), C.int64_t(p[1]),
+		C.int64_t(d[0]), C.int64_t(d[1]), C.int64_t(g))
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(weight)
+	runtime.KeepAlive(bias)
+	return takeTensor(op, r)
+}
+
+// MaxPool2dOptions are the optional arguments of MaxPool2d and Tensor.MaxPool2d; the
+// zero value is PyTorch's defaults: stride the kernel size, padding (0, 0), dilation
+// (1, 1). Pairs are (height, width). PyTorch's ceil_mode=True is not supported by the
+// library (dt_max_pool2d: DT_ERR_NOT_SUPPORTED) and so has no option here: the output
+// size rounds down.
+type MaxPool2dOptions struct {
+	Stride   [2]int64 // the windows' step; {0, 0}: the kernel size
+	Padding  [2]int64 // -inf added on each side (at most half the kernel); {0, 0}: none
+	Dilation [2]int64 // the spacing of a window's elements; {0, 0}: (1, 1)
+}
+
+// AvgPool2dOptions are the optional arguments of AvgPool2d and Tensor.AvgPool2d; the
+// zero value is PyTorch's defaults: stride the kernel size, padding (0, 0), the zero
+// padding counted in the mean (count_include_pad=True). ceil_mode=True is not
+// supported (see MaxPool2dOptions).
+type AvgPool2dOptions struct {
+	Stride     [2]int64 // the windows' step; {0, 0}: the kernel size
+	Padding    [2]int64 // zeros added on each side (at most half the kernel); {0, 0}: none
+	ExcludePad bool     // average only the elements inside the input (count_include_pad=False)
+}
+
+type pool2dArgs struct {
+	max       C.int
+	kernel    [2]int64
+	hasStride C.int
+	s, p, d   [2]int64
+	incPad    C.int32_t
+}
+
+func maxArgs(kernel [2]int64, o MaxPool2dOptions) pool2dArgs {
+	a := pool2dArgs{max: 1, kernel: kernel, s: o.Stride, p: o.Padding, d: o.Dilation}
+	if o.Stride != [2]int64{} {
+		a.hasStride = 1
+	}
+	if a.d == [2]int64{} {
+		a.d = [2]int64{1, 1}
+	}
+	return a
+}
+
+func avgArgs(kernel [2]int64, o AvgPool2dOptions) pool2dArgs {
+	a := pool2dArgs{kernel: kernel, s: o.Stride, p: o.Padding, d: [2]int64{1, 1}, incPad: 1}
+	if o.Stride != [2]int64{} {
+		a.hasStride = 1
+	}
+	if o.ExcludePad {
+		a.incPad = 0
+	}
+	return a
+}
+
+func pool2dModule(op string, a pool2dArgs) (*Module, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	return takeModule(op, C.gdt_pool2d_new(a.max, C.int64_t(a.kernel[0]), C.int64_t(a.kernel[1]), a.hasStride,
+		C.int64_t(a.s[0]), C.int64_t(a.s[1]), C.int64_t(a.p[0]), C.int64_t(a.p[1]), C.int64_t(a.d[0]),
+		C.int64_t(a.d[1]), a.incPad))
+}
+
+func (t *Tensor) pool2d(op string, a pool2dArgs) (*Tensor, error) {
+	h, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_pool2d(a.max, h, C.int64_t(a.kernel[0]), C.int64_t(a.kernel[1]), a.hasStride,
+		C.int64_t(a.s[0]), C.int64_t(a.s[1]), C.int64_t(a.p[0]), C.int64_t(a.p[1]), C.int64_t(a.d[0]),
+		C.int64_t(a.d[1]), a.incPad)
+	runtime.KeepAlive(t)
+	return takeTensor(op, r)
+}
+
+// MaxPool2d is torch.nn.MaxPool2d(kernel) (dt_max_pool2d_new) with stride, padding and
+// dilation from opts, with no parameters; Forward as Tensor.MaxPool2d. The caller owns
+// the Module and must Close it.
+//
+// Errors: ErrInvalidArgument (sizes not positive, negative padding), ErrOutOfMemory,
+// ErrVersion (see CheckVersion). Forward: as Tensor.MaxPool2d, the message naming the
+// module.
+func MaxPool2d(kernel [2]int64, opts MaxPool2dOptions) (*Module, error) {
+	return pool2dModule("MaxPool2d", maxArgs(kernel, opts))
+}
+
+// AvgPool2d is torch.nn.AvgPool2d(kernel) (dt_avg_pool2d_new) with stride, padding and
+// count_include_pad from opts, with no parameters; Forward as Tensor.AvgPool2d. The
+// caller owns the Module and must Close it.
+//
+// Errors: as MaxPool2d.
+func AvgPool2d(kernel [2]int64, opts AvgPool2dOptions) (*Module, error) {
+	return pool2dModule("AvgPool2d", avgArgs(kernel, opts))
+}
+
+// AdaptiveAvgPool2d is torch.nn.AdaptiveAvgPool2d(size) (dt_adaptive_avg_pool2d_new),
+// with no parameters; Forward as Tensor.AdaptiveAvgPool2d. The caller owns the Module
+// and must Close it.
+//
+// Errors: ErrInvalidArgument (sizes not positive), ErrOutOfMemory, ErrVersion (see
+// CheckVersion). Forward: as Tensor.AdaptiveAvgPool2d, the message naming the module.
+func AdaptiveAvgPool2d(size [2]int64) (*Module, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	return takeModule("AdaptiveAvgPool2d", C.gdt_adaptive_avg_pool2d_new(C.int64_t(size[0]), C.int64_t(size[1])))
+}
+
+// MaxPool2d is torch.nn.functional.max_pool2d(t, kernel) (dt_max_pool2d): the largest
+// value of each kernel window of t [N, C, H, W] or [C, H, W] (floating), with stride,
+// padding (-inf) and dilation from opts. Output size (H + 2*padding - dilation *
+// (kernel - 1) - 1) / stride + 1. The gradient goes to each window's largest element.
+//
+// Errors: ErrInvalidArgument (a nil t, sizes not positive, padding over half the
+// kernel), ErrClosed, ErrShapeMismatch (t not 3-d or 4-d, a kernel larger than the
+// padded input), ErrDTypeMismatch (not floating), ErrOutOfMemory.
+func (t *Tensor) MaxPool2d(kernel [2]int64, opts MaxPool2dOptions) (*Tensor, error) {
+	return t.pool2d("Tensor.MaxPool2d", maxArgs(kernel, opts))
+}
+
+// AvgPool2d is torch.nn.functional.avg_pool2d(t, kernel) (dt_avg_pool2d): the mean of
+// each kernel window of t [N, C, H, W] or [C, H, W] (floating), with stride, padding
+// (zeros) and count_include_pad from opts. Differentiable.
+//
+// Errors: as Tensor.MaxPool2d.
+func (t *Tensor) AvgPool2d(kernel [2]int64, opts AvgPool2dOptions) (*Tensor, error) {
+	return t.pool2d("Tensor.AvgPool2d", avgArgs(kernel, opts))
+}
+
+// AdaptiveAvgPool2d is torch.nn.functional.adaptive_avg_pool2d(t, size)
+// (dt_adaptive_avg_pool2d): t [N, C, H, W] or [C, H, W] (floating) to [N, C, size[0],
+// size[1]]; output (i, j) averages rows floor(i*H/OH) .. ceil((i+1)*H/OH) - 1 and the
+// columns alike. Differentiable.
+//
+// Errors: ErrInvalidArgument (a nil t, sizes not positive), ErrClosed,
+// ErrShapeMismatch (t not 3-d or 4-d, zero height or width), ErrDTypeMismatch (not
+// floating), ErrOutOfMemory.
+func (t *Tensor) AdaptiveAvgPool2d(size [2]int64) (*Tensor, error) {
+	const op = "Tensor.AdaptiveAvgPool2d"
+	h, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_adaptive_avg_pool2d(h, C.int64_t(size[0]), C.int64_t(size[1]))
+	runtime.KeepAlive(t)
+	return takeTensor(op, r)
+}
