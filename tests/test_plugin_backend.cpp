@@ -259,111 +259,94 @@ TEST_F(PluginBackend, AFailedDeviceCollectiveBreaksTheGroupAndLeaksNothing) {
   DT_ASSERT_OK(dt_process_group_release(pg));
 }
 
+// Trains lin (a Linear(3, 2) on testdev:0) for 4 SGD steps on fixed data, running
+// forward through model (lin itself or a wrapper around it); returns the losses.
+std::vector<float> train_four_steps(dt_module* model, dt_module* lin) {
+  std::vector<float> losses;
+  M mse;
+  EXPECT_EQ(dt_mse_loss_new(DT_REDUCTION_MEAN, mse.out()), DT_OK);
+  T w, b;
+  EXPECT_EQ(dt_module_parameter(lin, 0, nullptr, 0, nullptr, w.out()), DT_OK);
+  EXPECT_EQ(dt_module_parameter(lin, 1, nullptr, 0, nullptr, b.out()), DT_OK);
+  const dt_tensor* params[] = {w, b};
+  dt_optimizer* opt = nullptr;
+  EXPECT_EQ(dt_sgd_new(params, 2, 0.1, 0.0, 0.0, 0.0, 0, &opt), DT_OK) << dt_last_error_message();
+  const float xs[12] = {1, 2, 3, -1, 0, 1, 2, 2, -2, 0.5f, 0.5f, 0.5f};
+  const float ys[8] = {1, 0, 0, 1, 1, 1, -1, 0};
+  const int64_t xshape[] = {4, 3}, yshape[] = {4, 2};
+  T x, y;
+  EXPECT_EQ(dt_tensor_from_data(xs, sizeof xs, xshape, 2, DT_FLOAT32, kDev0, x.out()), DT_OK);
+  EXPECT_EQ(dt_tensor_from_data(ys, sizeof ys, yshape, 2, DT_FLOAT32, kDev0, y.out()), DT_OK);
+  for (int step = 0; step < 4; ++step) {
+    T out, loss;
+    const dt_tensor* in[] = {x};
+    const dt_tensor* pair[2] = {nullptr, y};
+    double v = 0;
+    dt_status st = dt_module_forward(model, in, 1, out.out());
+    pair[0] = out;
+    if (st == DT_OK) st = dt_module_forward(mse, pair, 2, loss.out());
+    if (st == DT_OK) st = dt_tensor_item(loss, &v);
+    if (st == DT_OK) st = dt_backward(loss, nullptr);
+    if (st == DT_OK) st = dt_optimizer_step(opt);
+    if (st == DT_OK) st = dt_optimizer_zero_grad(opt);
+    EXPECT_EQ(st, DT_OK) << dt_last_error_message();
+    if (st != DT_OK) break;
+    losses.push_back(static_cast<float>(v));
+  }
+  dt_optimizer_release(opt);
+  return losses;
+}
+
+M linear_on_testdev(uint64_t seed) {
+  M lin;
+  EXPECT_EQ(dt_manual_seed(seed), DT_OK);
+  EXPECT_EQ(dt_linear_new(3, 2, 1, DT_FLOAT32, cpu(), lin.out()), DT_OK);
+  EXPECT_EQ(dt_module_to(lin, kDev0), DT_OK);
+  return lin;
+}
+
 TEST_F(PluginBackend, DistributedDataParallelTrainsOnItLikeThePlainModule) {
   // One rank: DDP's averaged gradients are the plain ones, reduced through the plugin.
-  std::vector<float> losses[2];
-  uint64_t runs[2] = {};
-  for (int run = 0; run < 2; ++run) {
-    DT_ASSERT_OK(dt_manual_seed(9));
-    M lin, mse, ddp;
-    DT_ASSERT_OK(dt_linear_new(3, 2, 1, DT_FLOAT32, cpu(), lin.out()));
-    DT_ASSERT_OK(dt_module_to(lin, kDev0));
-    DT_ASSERT_OK(dt_mse_loss_new(DT_REDUCTION_MEAN, mse.out()));
-    dt_process_group* pg = nullptr;
-    if (run == 1) {
-      DT_ASSERT_OK(dt_process_group_new("testcoll", store_file("ddp").c_str(), 0, 1, 10000, &pg));
-      DT_ASSERT_OK(dt_distributed_data_parallel_new(lin, pg, 0, 0, ddp.out()));
-    }
-    dt_module* model = run == 1 ? static_cast<dt_module*>(ddp) : static_cast<dt_module*>(lin);
-    T w, b;
-    DT_ASSERT_OK(dt_module_parameter(lin, 0, nullptr, 0, nullptr, w.out()));
-    DT_ASSERT_OK(dt_module_parameter(lin, 1, nullptr, 0, nullptr, b.out()));
-    const dt_tensor* params[] = {w, b};
-    dt_optimizer* opt = nullptr;
-    DT_ASSERT_OK(dt_sgd_new(params, 2, 0.1, 0.0, 0.0, 0.0, 0, &opt));
-    const float xs[12] = {1, 2, 3, -1, 0, 1, 2, 2, -2, 0.5f, 0.5f, 0.5f};
-    const float ys[8] = {1, 0, 0, 1, 1, 1, -1, 0};
-    const int64_t xshape[] = {4, 3}, yshape[] = {4, 2};
-    T x, y;
-    DT_ASSERT_OK(dt_tensor_from_data(xs, sizeof xs, xshape, 2, DT_FLOAT32, kDev0, x.out()));
-    DT_ASSERT_OK(dt_tensor_from_data(ys, sizeof ys, yshape, 2, DT_FLOAT32, kDev0, y.out()));
-    const uint64_t start = coll_counts().runs;
-    for (int step = 0; step < 4; ++step) {
-      T out, loss;
-      const dt_tensor* in[] = {x};
-      DT_ASSERT_OK(dt_module_forward(model, in, 1, out.out()));
-      const dt_tensor* pair[] = {out, y};
-      DT_ASSERT_OK(dt_module_forward(mse, pair, 2, loss.out()));
-      double v = 0;
-      DT_ASSERT_OK(dt_tensor_item(loss, &v));
-      losses[run].push_back(static_cast<float>(v));
-      DT_ASSERT_OK(dt_backward(loss, nullptr));
-      DT_ASSERT_OK(dt_optimizer_step(opt));
-      DT_ASSERT_OK(dt_optimizer_zero_grad(opt));
-    }
-    runs[run] = coll_counts().runs - start;
-    DT_ASSERT_OK(dt_optimizer_release(opt));
-    DT_ASSERT_OK(dt_process_group_release(pg));
-  }
-  EXPECT_EQ(losses[0], losses[1]);
-  EXPECT_LT(losses[1].back(), losses[1].front());
-  EXPECT_EQ(runs[0], 0u);
-  EXPECT_EQ(runs[1], 4u) << "one bucket all-reduced per backward";
+  M plain = linear_on_testdev(9), wrapped = linear_on_testdev(9), ddp;
+  const uint64_t before_plain = coll_counts().runs;
+  const std::vector<float> expected = train_four_steps(plain, plain);
+  EXPECT_EQ(coll_counts().runs, before_plain);
+  dt_process_group* pg = nullptr;
+  DT_ASSERT_OK(dt_process_group_new("testcoll", store_file("ddp").c_str(), 0, 1, 10000, &pg));
+  DT_ASSERT_OK(dt_distributed_data_parallel_new(wrapped, pg, 0, 0, ddp.out()));
+  const uint64_t before = coll_counts().runs;
+  const std::vector<float> got = train_four_steps(ddp, wrapped);
+  EXPECT_EQ(coll_counts().runs - before, 4u) << "one bucket all-reduced per backward";
+  DT_ASSERT_OK(dt_process_group_release(pg));
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got, expected);
+  EXPECT_LT(got.back(), got.front());
 }
 
 TEST_F(PluginBackend, DataParallelRefreshesItsReplicasWithOneGroupedBroadcast) {
   // DataParallel over testdev:0 and testdev:1: after each optimizer step the replica's
   // parameters are overwritten by the plugin's broadcast (a group of 2 devices x 2
   // tensors), and training equals the plain module's.
-  std::vector<float> losses[2];
-  CollCounts used[2] = {};
-  for (int run = 0; run < 2; ++run) {
-    DT_ASSERT_OK(dt_manual_seed(11));
-    M lin, mse, dp;
-    DT_ASSERT_OK(dt_linear_new(3, 2, 1, DT_FLOAT32, cpu(), lin.out()));
-    DT_ASSERT_OK(dt_module_to(lin, kDev0));
-    DT_ASSERT_OK(dt_mse_loss_new(DT_REDUCTION_MEAN, mse.out()));
-    const dt_device both[] = {kDev0, kDev1};
-    if (run == 1) DT_ASSERT_OK(dt_data_parallel_new(lin, both, 2, kDev0, dp.out()));
-    dt_module* model = run == 1 ? static_cast<dt_module*>(dp) : static_cast<dt_module*>(lin);
-    T w, b;
-    DT_ASSERT_OK(dt_module_parameter(lin, 0, nullptr, 0, nullptr, w.out()));
-    DT_ASSERT_OK(dt_module_parameter(lin, 1, nullptr, 0, nullptr, b.out()));
-    const dt_tensor* params[] = {w, b};
-    dt_optimizer* opt = nullptr;
-    DT_ASSERT_OK(dt_sgd_new(params, 2, 0.1, 0.0, 0.0, 0.0, 0, &opt));
-    const float xs[12] = {1, 2, 3, -1, 0, 1, 2, 2, -2, 0.5f, 0.5f, 0.5f};
-    const float ys[8] = {1, 0, 0, 1, 1, 1, -1, 0};
-    const int64_t xshape[] = {4, 3}, yshape[] = {4, 2};
-    T x, y;
-    DT_ASSERT_OK(dt_tensor_from_data(xs, sizeof xs, xshape, 2, DT_FLOAT32, kDev0, x.out()));
-    DT_ASSERT_OK(dt_tensor_from_data(ys, sizeof ys, yshape, 2, DT_FLOAT32, kDev0, y.out()));
-    const CollCounts start = coll_counts();
-    for (int step = 0; step < 4; ++step) {
-      T out, loss;
-      const dt_tensor* in[] = {x};
-      DT_ASSERT_OK(dt_module_forward(model, in, 1, out.out()));
-      const dt_tensor* pair[] = {out, y};
-      DT_ASSERT_OK(dt_module_forward(mse, pair, 2, loss.out()));
-      double v = 0;
-      DT_ASSERT_OK(dt_tensor_item(loss, &v));
-      losses[run].push_back(static_cast<float>(v));
-      DT_ASSERT_OK(dt_backward(loss, nullptr));
-      DT_ASSERT_OK(dt_optimizer_step(opt));
-      DT_ASSERT_OK(dt_optimizer_zero_grad(opt));
-    }
-    const CollCounts end = coll_counts();
-    used[run] = CollCounts{end.runs - start.runs, end.waits - start.waits, end.comms - start.comms,
-                           end.groups - start.groups};
-    DT_ASSERT_OK(dt_optimizer_release(opt));
+  M plain = linear_on_testdev(11), wrapped = linear_on_testdev(11);
+  const std::vector<float> expected = train_four_steps(plain, plain);
+  const dt_device both[] = {kDev0, kDev1};
+  const CollCounts start = coll_counts();
+  std::vector<float> got;
+  CollCounts end{};
+  {
+    M dp;
+    DT_ASSERT_OK(dt_data_parallel_new(wrapped, both, 2, kDev0, dp.out()));
+    got = train_four_steps(dp, wrapped);
+    end = coll_counts();
   }
-  for (int step = 0; step < 4; ++step) EXPECT_NEAR(losses[0][step], losses[1][step], 1e-6) << "step " << step;
-  EXPECT_LT(losses[1].back(), losses[1].front());
-  EXPECT_EQ(used[0].runs, 0u);
+  ASSERT_EQ(got.size(), 4u);
+  for (size_t step = 0; step < 4; ++step) EXPECT_NEAR(expected[step], got[step], 1e-6) << "step " << step;
+  EXPECT_LT(got.back(), got.front());
   // Step 0 makes the replica by copies; steps 1-3 refresh it: 3 groups of 2 x 2 broadcasts.
-  EXPECT_EQ(used[1].groups, 3u);
-  EXPECT_EQ(used[1].runs, 12u);
-  EXPECT_EQ(coll_counts().comms, 0u) << "the DataParallel's communicators die with it";
+  EXPECT_EQ(end.groups - start.groups, 3u);
+  EXPECT_EQ(end.runs - start.runs, 12u);
+  EXPECT_EQ(end.comms - start.comms, 2u) << "one communicator per device";
+  EXPECT_EQ(coll_counts().comms, start.comms) << "the DataParallel's communicators die with it";
 }
 
 TEST_F(PluginBackend, AModuleTrainsOnIt) {
