@@ -51,6 +51,7 @@ pub const DT_GRAD_MODE_PROCESS: i32 = -1;
 pub const DT_REDUCTION_NONE: i32 = 0;
 pub const DT_REDUCTION_MEAN: i32 = 1;
 pub const DT_REDUCTION_SUM: i32 = 2;
+pub const DT_PADDING_SAME: i32 = -1;
 pub const DT_REDUCE_SUM: i32 = 0;
 pub const DT_REDUCE_AVG: i32 = 1;
 pub const DT_REDUCE_MIN: i32 = 2;
@@ -1232,6 +1233,47 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_conv2d(
+        input: *const dt_tensor,
+        weight: *const dt_tensor,
+        bias: *const dt_tensor,
+        stride: *const i64,
+        padding: *const i64,
+        dilation: *const i64,
+        groups: i64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_max_pool2d(
+        input: *const dt_tensor,
+        kernel_size: *const i64,
+        stride: *const i64,
+        padding: *const i64,
+        dilation: *const i64,
+        ceil_mode: i32,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_avg_pool2d(
+        input: *const dt_tensor,
+        kernel_size: *const i64,
+        stride: *const i64,
+        padding: *const i64,
+        ceil_mode: i32,
+        count_include_pad: i32,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_adaptive_avg_pool2d(
+        input: *const dt_tensor,
+        output_size: *const i64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_cat(
         tensors: *const *const dt_tensor,
         n: usize,
@@ -1382,6 +1424,47 @@ extern "C" {
 }
 extern "C" {
     pub fn dt_flatten_new(start_dim: i64, end_dim: i64, out: *mut *mut dt_module) -> dt_status;
+}
+extern "C" {
+    pub fn dt_conv2d_new(
+        in_channels: i64,
+        out_channels: i64,
+        kernel_size: *const i64,
+        stride: *const i64,
+        padding: *const i64,
+        dilation: *const i64,
+        groups: i64,
+        bias: i32,
+        dtype: dt_dtype,
+        device: dt_device,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_max_pool2d_new(
+        kernel_size: *const i64,
+        stride: *const i64,
+        padding: *const i64,
+        dilation: *const i64,
+        ceil_mode: i32,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_avg_pool2d_new(
+        kernel_size: *const i64,
+        stride: *const i64,
+        padding: *const i64,
+        ceil_mode: i32,
+        count_include_pad: i32,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_adaptive_avg_pool2d_new(
+        output_size: *const i64,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
 }
 extern "C" {
     pub fn dt_cross_entropy_loss_new(

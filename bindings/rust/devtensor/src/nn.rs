@@ -68,6 +68,11 @@ use std::ffi::CString;
 use std::path::Path;
 use std::ptr::NonNull;
 
+mod conv;
+pub use conv::{
+    AvgPool2d, AvgPool2dOptions, Conv2d, Conv2dOptions, MaxPool2d, MaxPool2dOptions, Padding,
+};
+
 /// Loss reduction, as PyTorch's `reduction=`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reduction {

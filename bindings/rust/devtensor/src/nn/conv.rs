@@ -1,0 +1,598 @@
+//! Convolution and 2-d pooling: the modules' builders ([`Conv2d`], [`MaxPool2d`],
+//! [`AvgPool2d`], [`Module::adaptive_avg_pool2d`]) and the functional forms as
+//! [`Tensor`] methods ([`Tensor::conv2d`], [`Tensor::max_pool2d`],
+//! [`Tensor::avg_pool2d`], [`Tensor::adaptive_avg_pool2d`]). Pairs are `(height,
+//! width)`. PyTorch's `ceil_mode=True` is not supported by the library
+//! (`DT_ERR_NOT_SUPPORTED`), so it has no setter here: output sizes round down.
+
+use super::{new_module, Module};
+use crate::error::Result;
+use crate::{DType, Device, Tensor};
+use devtensor_sys as ffi;
+
+fn pair(p: (i64, i64)) -> [i64; 2] {
+    [p.0, p.1]
+}
+
+/// A convolution's padding: explicit zeros on each side, or PyTorch's `padding="same"`
+/// (the output has the input's height and width; the stride must be 1; an odd total is
+/// split with the extra one at the end). A `(h, w)` pair converts to
+/// [`Padding::Explicit`], so `.padding((1, 1))` works.
+///
+/// ```
+/// use devtensor::nn::Padding;
+/// assert_eq!(Padding::from((1, 2)), Padding::Explicit(1, 2));
+/// assert_eq!(Padding::default(), Padding::Explicit(0, 0));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Padding {
+    /// `padding=(h, w)`: zeros added above and below, left and right.
+    Explicit(i64, i64),
+    /// `padding="same"` (`DT_PADDING_SAME`).
+    Same,
+}
+
+impl Default for Padding {
+    fn default() -> Padding {
+        Padding::Explicit(0, 0)
+    }
+}
+
+impl From<(i64, i64)> for Padding {
+    fn from(p: (i64, i64)) -> Padding {
+        Padding::Explicit(p.0, p.1)
+    }
+}
+
+impl Padding {
+    fn to_raw(self) -> [i64; 2] {
+        match self {
+            Padding::Explicit(h, w) => [h, w],
+            Padding::Same => [ffi::DT_PADDING_SAME as i64, 0],
+        }
+    }
+}
+
+/// The geometry of a 2-d convolution, as `torch.nn.functional.conv2d`'s keyword
+/// arguments; [`Default`] is PyTorch's: stride `(1, 1)`, padding `(0, 0)`, dilation
+/// `(1, 1)`, one group. [`Tensor::conv2d`] takes it; [`Conv2d`] holds one.
+///
+/// ```
+/// use devtensor::nn::{Conv2dOptions, Padding};
+/// let o = Conv2dOptions { padding: Padding::Same, ..Conv2dOptions::default() };
+/// assert_eq!((o.stride, o.dilation, o.groups), ((1, 1), (1, 1), 1));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conv2dOptions {
+    /// The windows' step, `(sh, sw)`.
+    pub stride: (i64, i64),
+    /// Zero padding or `"same"`.
+    pub padding: Padding,
+    /// The spacing of the kernel's elements.
+    pub dilation: (i64, i64),
+    /// Channel groups (both channel counts divisible by it).
+    pub groups: i64,
+}
+
+impl Default for Conv2dOptions {
+    fn default() -> Conv2dOptions {
+        Conv2dOptions {
+            stride: (1, 1),
+            padding: Padding::default(),
+            dilation: (1, 1),
+            groups: 1,
+        }
+    }
+}
+
+/// `torch.nn.Conv2d(in_channels, out_channels, kernel_size)` with PyTorch's defaults,
+/// changed by setters (stride `(1, 1)`, padding `(0, 0)`, dilation `(1, 1)`, one group,
+/// a bias, the process default dtype and device). [`build`](Conv2d::build) makes the
+/// [`Module`] (`dt_conv2d_new`): parameters `"weight"` `[out, in / groups, kh, kw]` and
+/// `"bias"` `[out]` (PyTorch's names and shapes), initialised as PyTorch does. Its
+/// forward takes `[N, in, H, W]` or `[in, H, W]` and gives `[N, out, OH, OW]`, `OH = (H +
+/// 2 * padding - dilation * (kh - 1) - 1) / stride + 1`.
+///
+/// ```
+/// use devtensor::nn::{Conv2d, Padding};
+/// use devtensor::{DType, Device, Tensor};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let conv = Conv2d::new(4, 6, (3, 3)).stride((2, 2)).padding((1, 1)).groups(2).build()?;
+/// let names: Vec<String> = conv.named_parameters()?.into_iter().map(|(n, _)| n).collect();
+/// assert_eq!(names, ["weight", "bias"]);
+/// assert_eq!(conv.parameters()?[0].shape(), vec![6, 2, 3, 3]);
+/// let x = Tensor::randn(&[2, 4, 7, 8], DType::Float32, Device::CPU)?;
+/// assert_eq!(conv.forward(&x)?.shape(), vec![2, 6, 4, 4]);
+/// let same = Conv2d::new(1, 1, (3, 3)).padding(Padding::Same).bias(false).build()?;
+/// assert_eq!(same.parameters()?.len(), 1);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Conv2d {
+    in_channels: i64,
+    out_channels: i64,
+    kernel_size: (i64, i64),
+    options: Conv2dOptions,
+    bias: bool,
+    dtype: Option<DType>,
+    device: Option<Device>,
+}
+
+impl Conv2d {
+    /// `Conv2d(in_channels, out_channels, kernel_size)` with PyTorch's defaults (see the
+    /// type).
+    pub fn new(in_channels: i64, out_channels: i64, kernel_size: (i64, i64)) -> Conv2d {
+        Conv2d {
+            in_channels,
+            out_channels,
+            kernel_size,
+            options: Conv2dOptions::default(),
+            bias: true,
+            dtype: None,
+            device: None,
+        }
+    }
+    /// `stride=` (default `(1, 1)`).
+    pub fn stride(mut self, stride: (i64, i64)) -> Conv2d {
+        self.options.stride = stride;
+        self
+    }
+    /// `padding=`: a `(h, w)` pair or [`Padding::Same`] (default `(0, 0)`).
+    pub fn padding(mut self, padding: impl Into<Padding>) -> Conv2d {
+        self.options.padding = padding.into();
+        self
+    }
+    /// `dilation=` (default `(1, 1)`).
+    pub fn dilation(mut self, dilation: (i64, i64)) -> Conv2d {
+        self.options.dilation = dilation;
+        self
+    }
+    /// `groups=` (default 1).
+    pub fn groups(mut self, groups: i64) -> Conv2d {
+        self.options.groups = groups;
+        self
+    }
+    /// All of the geometry at once (stride, padding, dilation, groups).
+    pub fn options(mut self, options: Conv2dOptions) -> Conv2d {
+        self.options = options;
+        self
+    }
+    /// `bias=` (default `true`).
+    pub fn bias(mut self, bias: bool) -> Conv2d {
+        self.bias = bias;
+        self
+    }
+    /// The weights' dtype, floating (default: the process default,
+    /// [`set_default_dtype`](crate::set_default_dtype)).
+    pub fn dtype(mut self, dtype: DType) -> Conv2d {
+        self.dtype = Some(dtype);
+        self
+    }
+    /// Where the weights live (default: the process default device).
+    pub fn device(mut self, device: Device) -> Conv2d {
+        self.device = Some(device);
+        self
+    }
+    /// The module.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_conv2d_new`:
+    /// [`ErrorCode::InvalidArgument`](crate::ErrorCode::InvalidArgument) (sizes not
+    /// positive, channels not divisible by the groups, `"same"` with a stride),
+    /// `DtypeMismatch` (a dtype that is not floating), `InvalidDevice`,
+    /// `DeviceUnavailable`, `OutOfMemory`. Its forward fails with `ShapeMismatch`
+    /// naming the module and the shapes (a wrong channel count, a kernel larger than the
+    /// padded input), `DtypeMismatch`, `DeviceMismatch`.
+    pub fn build(&self) -> Result<Module> {
+        let k = pair(self.kernel_size);
+        let s = pair(self.options.stride);
+        let p = self.options.padding.to_raw();
+        let d = pair(self.options.dilation);
+        let dtype = self.dtype.map_or(ffi::DT_DTYPE_DEFAULT, DType::to_raw);
+        let device = self.device.map_or(
+            ffi::dt_device {
+                type_: ffi::DT_DEVICE_DEFAULT,
+                index: 0,
+            },
+            Device::to_raw,
+        );
+        new_module(|o| unsafe {
+            ffi::dt_conv2d_new(
+                self.in_channels,
+                self.out_channels,
+                k.as_ptr(),
+                s.as_ptr(),
+                p.as_ptr(),
+                d.as_ptr(),
+                self.options.groups,
+                self.bias as i32,
+                dtype,
+                device,
+                o,
+            )
+        })
+    }
+}
+
+/// The arguments of `torch.nn.functional.max_pool2d` after the kernel size;
+/// [`Default`] is PyTorch's: stride the kernel size (`None`), padding `(0, 0)`,
+/// dilation `(1, 1)`. No `ceil_mode` (not supported; see the module).
+///
+/// ```
+/// use devtensor::nn::MaxPool2dOptions;
+/// let o = MaxPool2dOptions { stride: Some((1, 1)), ..MaxPool2dOptions::default() };
+/// assert_eq!(o.dilation, (1, 1));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MaxPool2dOptions {
+    /// The windows' step; `None`: the kernel size.
+    pub stride: Option<(i64, i64)>,
+    /// `-inf` added on each side (at most half the kernel).
+    pub padding: (i64, i64),
+    /// The spacing of a window's elements.
+    pub dilation: (i64, i64),
+}
+
+impl Default for MaxPool2dOptions {
+    fn default() -> MaxPool2dOptions {
+        MaxPool2dOptions {
+            stride: None,
+            padding: (0, 0),
+            dilation: (1, 1),
+        }
+    }
+}
+
+/// The arguments of `torch.nn.functional.avg_pool2d` after the kernel size;
+/// [`Default`] is PyTorch's: stride the kernel size (`None`), padding `(0, 0)`, the
+/// zero padding counted in the mean (`count_include_pad=True`). No `ceil_mode` (not
+/// supported; see the module).
+///
+/// ```
+/// use devtensor::nn::AvgPool2dOptions;
+/// assert!(AvgPool2dOptions::default().count_include_pad);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AvgPool2dOptions {
+    /// The windows' step; `None`: the kernel size.
+    pub stride: Option<(i64, i64)>,
+    /// Zeros added on each side (at most half the kernel).
+    pub padding: (i64, i64),
+    /// Whether the padding counts in the mean.
+    pub count_include_pad: bool,
+}
+
+impl Default for AvgPool2dOptions {
+    fn default() -> AvgPool2dOptions {
+        AvgPool2dOptions {
+            stride: None,
+            padding: (0, 0),
+            count_include_pad: true,
+        }
+    }
+}
+
+/// `torch.nn.MaxPool2d(kernel_size)` with PyTorch's defaults ([`MaxPool2dOptions`]),
+/// changed by setters; [`build`](MaxPool2d::build) makes the [`Module`]
+/// (`dt_max_pool2d_new`, no parameters; forward as [`Tensor::max_pool2d`]).
+///
+/// ```
+/// use devtensor::nn::MaxPool2d;
+/// use devtensor::{DType, Device, Tensor};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let x = Tensor::arange(0.0, 16.0, 1.0, DType::Float32, Device::CPU)?.reshape(&[1, 1, 4, 4])?;
+/// let pool = MaxPool2d::new((2, 2)).build()?;
+/// assert_eq!(pool.forward(&x)?.to_vec::<f32>()?, vec![5.0, 7.0, 13.0, 15.0]);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct MaxPool2d {
+    kernel_size: (i64, i64),
+    options: MaxPool2dOptions,
+}
+
+impl MaxPool2d {
+    /// `MaxPool2d(kernel_size)` with PyTorch's defaults.
+    pub fn new(kernel_size: (i64, i64)) -> MaxPool2d {
+        MaxPool2d {
+            kernel_size,
+            options: MaxPool2dOptions::default(),
+        }
+    }
+    /// `stride=` (default: the kernel size).
+    pub fn stride(mut self, stride: (i64, i64)) -> MaxPool2d {
+        self.options.stride = Some(stride);
+        self
+    }
+    /// `padding=` (default `(0, 0)`).
+    pub fn padding(mut self, padding: (i64, i64)) -> MaxPool2d {
+        self.options.padding = padding;
+        self
+    }
+    /// `dilation=` (default `(1, 1)`).
+    pub fn dilation(mut self, dilation: (i64, i64)) -> MaxPool2d {
+        self.options.dilation = dilation;
+        self
+    }
+    /// The module.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_max_pool2d_new`:
+    /// [`ErrorCode::InvalidArgument`](crate::ErrorCode::InvalidArgument) (sizes not
+    /// positive, negative padding), `OutOfMemory`; its forward fails as
+    /// [`Tensor::max_pool2d`] does, the message naming the module.
+    pub fn build(&self) -> Result<Module> {
+        let k = pair(self.kernel_size);
+        let s = self.options.stride.map(pair);
+        let p = pair(self.options.padding);
+        let d = pair(self.options.dilation);
+        new_module(|o| unsafe {
+            ffi::dt_max_pool2d_new(
+                k.as_ptr(),
+                s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+                p.as_ptr(),
+                d.as_ptr(),
+                0,
+                o,
+            )
+        })
+    }
+}
+
+/// `torch.nn.AvgPool2d(kernel_size)` with PyTorch's defaults ([`AvgPool2dOptions`]),
+/// changed by setters; [`build`](AvgPool2d::build) makes the [`Module`]
+/// (`dt_avg_pool2d_new`, no parameters; forward as [`Tensor::avg_pool2d`]).
+///
+/// ```
+/// use devtensor::nn::AvgPool2d;
+/// use devtensor::{DType, Device, Tensor};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let x = Tensor::arange(0.0, 16.0, 1.0, DType::Float32, Device::CPU)?.reshape(&[1, 1, 4, 4])?;
+/// let pool = AvgPool2d::new((2, 2)).build()?;
+/// assert_eq!(pool.forward(&x)?.to_vec::<f32>()?, vec![2.5, 4.5, 10.5, 12.5]);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct AvgPool2d {
+    kernel_size: (i64, i64),
+    options: AvgPool2dOptions,
+}
+
+impl AvgPool2d {
+    /// `AvgPool2d(kernel_size)` with PyTorch's defaults.
+    pub fn new(kernel_size: (i64, i64)) -> AvgPool2d {
+        AvgPool2d {
+            kernel_size,
+            options: AvgPool2dOptions::default(),
+        }
+    }
+    /// `stride=` (default: the kernel size).
+    pub fn stride(mut self, stride: (i64, i64)) -> AvgPool2d {
+        self.options.stride = Some(stride);
+        self
+    }
+    /// `padding=` (default `(0, 0)`).
+    pub fn padding(mut self, padding: (i64, i64)) -> AvgPool2d {
+        self.options.padding = padding;
+        self
+    }
+    /// `count_include_pad=` (default `true`).
+    pub fn count_include_pad(mut self, count_include_pad: bool) -> AvgPool2d {
+        self.options.count_include_pad = count_include_pad;
+        self
+    }
+    /// The module.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_avg_pool2d_new`: as
+    /// [`MaxPool2d::build`]; its forward fails as [`Tensor::avg_pool2d`] does, the
+    /// message naming the module.
+    pub fn build(&self) -> Result<Module> {
+        let k = pair(self.kernel_size);
+        let s = self.options.stride.map(pair);
+        let p = pair(self.options.padding);
+        new_module(|o| unsafe {
+            ffi::dt_avg_pool2d_new(
+                k.as_ptr(),
+                s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+                p.as_ptr(),
+                0,
+                self.options.count_include_pad as i32,
+                o,
+            )
+        })
+    }
+}
+
+impl Module {
+    /// `torch.nn.AdaptiveAvgPool2d(output_size)` (`dt_adaptive_avg_pool2d_new`), no
+    /// parameters; forward as [`Tensor::adaptive_avg_pool2d`].
+    ///
+    /// ```
+    /// use devtensor::nn::Module;
+    /// use devtensor::{DType, Device, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::arange(0.0, 16.0, 1.0, DType::Float32, Device::CPU)?.reshape(&[1, 1, 4, 4])?;
+    /// let pool = Module::adaptive_avg_pool2d((1, 1))?;
+    /// assert_eq!(pool.forward(&x)?.to_vec::<f32>()?, vec![7.5]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_adaptive_avg_pool2d_new`:
+    /// [`ErrorCode::InvalidArgument`](crate::ErrorCode::InvalidArgument) (sizes not
+    /// positive), `OutOfMemory`; its forward fails as [`Tensor::adaptive_avg_pool2d`]
+    /// does, the message naming the module.
+    pub fn adaptive_avg_pool2d(output_size: (i64, i64)) -> Result<Module> {
+        let sz = pair(output_size);
+        new_module(|o| unsafe { ffi::dt_adaptive_avg_pool2d_new(sz.as_ptr(), o) })
+    }
+}
+
+impl Tensor {
+    /// `torch.nn.functional.conv2d(self, weight, bias, **options)` (`dt_conv2d`):
+    /// `self` `[N, C, H, W]` or `[C, H, W]`, `weight` `[OC, C / groups, kh, kw]`, `bias`
+    /// `[OC]` or `None`. Differentiable in `self`, `weight` and `bias`.
+    ///
+    /// ```
+    /// use devtensor::nn::Conv2dOptions;
+    /// use devtensor::{DType, Device, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0], &[1, 1, 3, 3], Device::CPU)?;
+    /// let w = Tensor::ones(&[1, 1, 2, 2], DType::Float32, Device::CPU)?;
+    /// let y = x.conv2d(&w, None, &Conv2dOptions::default())?;
+    /// assert_eq!(y.shape(), vec![1, 1, 2, 2]);
+    /// assert_eq!(y.to_vec::<f32>()?, vec![12.0, 16.0, 24.0, 28.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_conv2d`:
+    /// [`ErrorCode::InvalidArgument`](crate::ErrorCode::InvalidArgument) (sizes not
+    /// positive, groups not dividing the channels), `ShapeMismatch` (channels, a weight
+    /// that is not 4-d, the bias size, a kernel larger than the padded input: the
+    /// message gives the shapes), `DtypeMismatch` (dtypes differ or are not floating),
+    /// `DeviceMismatch`, `OutOfMemory`.
+    pub fn conv2d(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        options: &Conv2dOptions,
+    ) -> Result<Tensor> {
+        let s = pair(options.stride);
+        let p = options.padding.to_raw();
+        let d = pair(options.dilation);
+        let b = bias.map_or(std::ptr::null(), |b| b.as_ptr() as *const ffi::dt_tensor);
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_conv2d(
+                self.as_ptr(),
+                weight.as_ptr(),
+                b,
+                s.as_ptr(),
+                p.as_ptr(),
+                d.as_ptr(),
+                options.groups,
+                o,
+            )
+        })
+    }
+
+    /// `torch.nn.functional.max_pool2d(self, kernel_size, **options)`
+    /// (`dt_max_pool2d`): the largest value of each window of `self` `[N, C, H, W]` or
+    /// `[C, H, W]` (floating). The gradient goes to each window's largest element.
+    ///
+    /// ```
+    /// use devtensor::nn::MaxPool2dOptions;
+    /// use devtensor::{DType, Device, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::arange(0.0, 16.0, 1.0, DType::Float32, Device::CPU)?.reshape(&[1, 1, 4, 4])?;
+    /// let y = x.max_pool2d((2, 2), &MaxPool2dOptions::default())?;
+    /// assert_eq!(y.to_vec::<f32>()?, vec![5.0, 7.0, 13.0, 15.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_max_pool2d`:
+    /// [`ErrorCode::InvalidArgument`](crate::ErrorCode::InvalidArgument) (sizes not
+    /// positive, padding over half the kernel), `ShapeMismatch` (not 3-d or 4-d, a
+    /// kernel larger than the padded input), `DtypeMismatch` (not floating),
+    /// `OutOfMemory`.
+    pub fn max_pool2d(
+        &self,
+        kernel_size: (i64, i64),
+        options: &MaxPool2dOptions,
+    ) -> Result<Tensor> {
+        let k = pair(kernel_size);
+        let s = options.stride.map(pair);
+        let p = pair(options.padding);
+        let d = pair(options.dilation);
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_max_pool2d(
+                self.as_ptr(),
+                k.as_ptr(),
+                s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+                p.as_ptr(),
+                d.as_ptr(),
+                0,
+                o,
+            )
+        })
+    }
+
+    /// `torch.nn.functional.avg_pool2d(self, kernel_size, **options)`
+    /// (`dt_avg_pool2d`): the mean of each window of `self` `[N, C, H, W]` or `[C, H,
+    /// W]` (floating). Differentiable.
+    ///
+    /// ```
+    /// use devtensor::nn::AvgPool2dOptions;
+    /// use devtensor::{DType, Device, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::arange(0.0, 16.0, 1.0, DType::Float32, Device::CPU)?.reshape(&[1, 1, 4, 4])?;
+    /// let y = x.avg_pool2d((2, 2), &AvgPool2dOptions::default())?;
+    /// assert_eq!(y.to_vec::<f32>()?, vec![2.5, 4.5, 10.5, 12.5]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_avg_pool2d`: as
+    /// [`Tensor::max_pool2d`].
+    pub fn avg_pool2d(
+        &self,
+        kernel_size: (i64, i64),
+        options: &AvgPool2dOptions,
+    ) -> Result<Tensor> {
+        let k = pair(kernel_size);
+        let s = options.stride.map(pair);
+        let p = pair(options.padding);
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_avg_pool2d(
+                self.as_ptr(),
+                k.as_ptr(),
+                s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
+                p.as_ptr(),
+                0,
+                options.count_include_pad as i32,
+                o,
+            )
+        })
+    }
+
+    /// `torch.nn.functional.adaptive_avg_pool2d(self, output_size)`
+    /// (`dt_adaptive_avg_pool2d`): `self` `[N, C, H, W]` or `[C, H, W]` (floating) to
+    /// `[N, C, oh, ow]`; output `(i, j)` averages rows `floor(i * H / oh) ..
+    /// ceil((i + 1) * H / oh) - 1` and the columns alike. Differentiable.
+    ///
+    /// ```
+    /// use devtensor::{DType, Device, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::arange(0.0, 16.0, 1.0, DType::Float32, Device::CPU)?.reshape(&[1, 1, 4, 4])?;
+    /// assert_eq!(x.adaptive_avg_pool2d((1, 1))?.to_vec::<f32>()?, vec![7.5]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_adaptive_avg_pool2d`:
+    /// [`ErrorCode::InvalidArgument`](crate::ErrorCode::InvalidArgument) (sizes not
+    /// positive), `ShapeMismatch` (not 3-d or 4-d, zero height or width),
+    /// `DtypeMismatch` (not floating).
+    pub fn adaptive_avg_pool2d(&self, output_size: (i64, i64)) -> Result<Tensor> {
+        let sz = pair(output_size);
+        Tensor::from_out(|o| unsafe { ffi::dt_adaptive_avg_pool2d(self.as_ptr(), sz.as_ptr(), o) })
+    }
+}
