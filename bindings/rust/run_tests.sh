@@ -87,6 +87,8 @@ else
 fi
 echo "+ cargo run --offline --example devices (DEVTENSOR_CPU_DEVICES=2)"
 DEVTENSOR_CPU_DEVICES=2 cargo run --offline --locked -j "$jobs" -q --example devices
+echo "+ cargo run --offline --example realistic (DEVTENSOR_CPU_DEVICES=2; issue 20's yardstick)"
+DEVTENSOR_CPU_DEVICES=2 cargo run --offline --locked -j "$jobs" -q --example realistic
 echo "+ cargo run --offline --example train_digits (must reach 95%)"
 cargo run --offline --locked -j "$jobs" -q --release --example train_digits
 echo "+ Cargo.lock check"
