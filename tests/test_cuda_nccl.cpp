@@ -16,19 +16,10 @@ namespace {
 
 const dt_device kCuda{DT_DEVICE_CUDA, 0};
 
-std::string build_info() {
-  size_t need = 0;
-  dt_build_info(nullptr, 0, &need);
-  std::string s(need + 1, '\0');
-  dt_build_info(s.data(), s.size(), &need);
-  s.resize(need);
-  return s;
-}
-
 class Nccl : public LeakChecked {
  protected:
   void SetUp() override {
-    const std::string info = build_info();
+    const std::string info = build_info_text();
     const size_t at = info.find("nccl: ");
     const std::string line = at == std::string::npos ? "no nccl line" : info.substr(at, info.find('\n', at) - at);
     if (!dt_cuda_is_available() || line.rfind("nccl: usable", 0) != 0) GTEST_SKIP() << line;

@@ -363,28 +363,33 @@ bool PluginBackend::collectives_usable(std::string* why, int32_t* version) {
   return ok;
 }
 
-const dtp_backend& PluginBackend::coll_table() {
+// Making a communicator asks the library (coll_probe) whether it can run here; the calls
+// on a communicator that exists only check the slots are there, so a collective pays no probe.
+const dtp_backend& PluginBackend::coll_table(bool probe) {
   const dtp_backend& t = table();
   std::string why;
-  if (!collectives_usable(&why, nullptr)) fail(DT_ERR_NOT_SUPPORTED, why);
+  if (probe ? !collectives_usable(&why, nullptr) : !collectives_) {
+    if (!probe) why = cat("the ", display_, " plugin has no collectives");
+    fail(DT_ERR_NOT_SUPPORTED, why);
+  }
   return t;
 }
 
 void PluginBackend::coll_unique_id(uint8_t out[DTP_COLL_ID_BYTES]) {
-  const dtp_backend& t = coll_table();
+  const dtp_backend& t = coll_table(true);
   call(t.coll_name, [&](dtp_error* e) { return t.coll_unique_id(out, e); });
 }
 
 void* PluginBackend::coll_comm_init(int32_t index, int32_t nranks, int32_t rank, const uint8_t id[DTP_COLL_ID_BYTES],
                                     int64_t timeout_ms) {
-  const dtp_backend& t = coll_table();
+  const dtp_backend& t = coll_table(true);
   void* comm = nullptr;
   call(nullptr, [&](dtp_error* e) { return t.coll_comm_init(index, nranks, rank, id, timeout_ms, &comm, e); });
   return comm;
 }
 
 std::vector<void*> PluginBackend::coll_comm_init_all(const std::vector<int32_t>& indices) {
-  const dtp_backend& t = coll_table();
+  const dtp_backend& t = coll_table(true);
   std::vector<void*> comms(indices.size(), nullptr);
   call(nullptr, [&](dtp_error* e) {
     return t.coll_comm_init_all(static_cast<int32_t>(indices.size()), indices.data(), comms.data(), e);
@@ -397,17 +402,17 @@ void PluginBackend::coll_comm_destroy(void* comm, bool abort) noexcept {
 }
 
 void PluginBackend::coll_group(bool begin) {
-  const dtp_backend& t = coll_table();
+  const dtp_backend& t = coll_table(false);
   call(nullptr, [&](dtp_error* e) { return t.coll_group(begin ? 1 : 0, e); });
 }
 
 void PluginBackend::coll_run(int32_t kind, const dtp_coll_args& args) {
-  const dtp_backend& t = coll_table();
+  const dtp_backend& t = coll_table(false);
   call(nullptr, [&](dtp_error* e) { return t.coll_run(kind, &args, e); });
 }
 
 void PluginBackend::coll_wait(void* comm, int32_t index, void* stream, int64_t timeout_ms) {
-  const dtp_backend& t = coll_table();
+  const dtp_backend& t = coll_table(false);
   call(nullptr, [&](dtp_error* e) { return t.coll_wait(comm, index, stream, timeout_ms, e); });
 }
 

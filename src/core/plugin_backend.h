@@ -79,7 +79,7 @@ class PluginBackend final : public Backend {
   void open();       // dlopen, entry symbol, ABI and release checks (sets table_ or the state)
   void probe_once();
   const dtp_backend& table();  // the usable table; throws DEVICE_UNAVAILABLE saying why
-  const dtp_backend& coll_table();  // table() with every coll_* slot; else NOT_SUPPORTED
+  const dtp_backend& coll_table(bool probe);  // table() with every coll_* slot (and usable, when probe); else NOT_SUPPORTED
 
   std::string path_;
   int32_t type_ = 0;

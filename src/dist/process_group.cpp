@@ -175,6 +175,8 @@ void ProcessGroup::run(const char* what, F&& f) {
 }
 
 void ProcessGroup::check_tensor(const Tensor& t, const char* fn, const std::string& what) const {
+  if (t.device().is_cpu() ? host_tensors_ : t.device().type == checked_device_type_.load(std::memory_order_relaxed))
+    return;  // the common case: no message built, no plugin asked
   const std::string where = cat(fn, ": ", what, " is on ", device_str(t.device()));
   if (t.device().is_cpu()) {
     if (!host_tensors_) {
@@ -196,6 +198,7 @@ void ProcessGroup::check_tensor(const Tensor& t, const char* fn, const std::stri
   std::string why;
   if (!p->collectives_usable(&why, nullptr))
     fail(DT_ERR_NOT_SUPPORTED, cat(where, ", whose collective library (", lib, ") cannot be used here: ", why));
+  checked_device_type_.store(t.device().type, std::memory_order_relaxed);
 }
 
 void ProcessGroup::check_same_device(const Tensor& a, const Tensor& b, const char* fn) const {

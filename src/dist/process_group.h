@@ -11,6 +11,7 @@
 // Backend "gloo" takes host tensors only, "nccl" (a plugin's coll_name) that plugin's
 // tensors only, "" both.
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -71,6 +72,9 @@ class ProcessGroup : public RefCounted {
   bool host_tensors_ = true;  // Gloo takes host tensors
   std::string device_lib_;    // the one device library taken ("nccl"); "": any plugin's
   bool device_tensors_ = false;
+  // The device type whose tensors last passed check_tensor: later calls skip the plugin
+  // lookup and the library probe (a collective's hot path). -1 until one passes.
+  mutable std::atomic<int32_t> checked_device_type_{-1};
   std::unique_ptr<Collectives> host_;  // Gloo
   std::map<std::pair<int32_t, int32_t>, std::unique_ptr<Collectives>> devices_;  // by (type, index)
   std::mutex mu_;

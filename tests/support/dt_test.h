@@ -90,6 +90,16 @@ inline std::string str(dt_tensor* t) {
   return s;
 }
 
+// dt_build_info's text (one "name: value" line per component).
+inline std::string build_info_text() {
+  size_t need = 0;
+  dt_build_info(nullptr, 0, &need);
+  std::string s(need, '\0');
+  dt_build_info(&s[0], need, &need);
+  s.resize(need ? need - 1 : 0);
+  return s;
+}
+
 // Fails the test if it leaves handles behind.
 class LeakChecked : public ::testing::Test {
  protected:

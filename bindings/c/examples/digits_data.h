@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <zlib.h>
 
 #define ROWS 1797
@@ -61,6 +62,22 @@ static void shuffle(int64_t* idx, int64_t n, uint64_t* state) {
     idx[i] = idx[j];
     idx[j] = t;
   }
+}
+
+/* The rows in a shuffled order from *rng (the first TRAIN train, the rest test):
+ * xs gets ROWS * PIXELS pixels, ys the labels. */
+static int load_digits_shuffled(const char* path, uint64_t* rng, float* xs, int64_t* ys) {
+  static float pixels[ROWS * PIXELS];
+  static int64_t labels[ROWS];
+  int64_t order[ROWS];
+  int i;
+  if (load_digits(path, pixels, labels)) return 1;
+  shuffle(order, ROWS, rng);
+  for (i = 0; i < ROWS; ++i) {
+    memcpy(xs + i * PIXELS, pixels + order[i] * PIXELS, sizeof(float) * PIXELS);
+    ys[i] = labels[order[i]];
+  }
+  return 0;
 }
 
 #endif /* DEVTENSOR_EXAMPLES_DIGITS_DATA_H */
