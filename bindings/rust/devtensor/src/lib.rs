@@ -41,10 +41,13 @@
 //!   tensors, writing the tensors they are given.
 //! * Process settings: [`set_default_dtype`], [`set_num_threads`], [`set_allow_tf32`]
 //!   (and their getters); per device, [`Device::memory_stats`] and [`Device::empty_cache`].
+//! * State dicts ([`StateDict`], PyTorch's `state_dict`): an ordered map from names to
+//!   tensors, from [`nn::Module::state_dict`], into [`nn::Module::load_state_dict`], and
+//!   to and from safetensors files ([`StateDict::save`], [`StateDict::load`]).
 //! * What the C ABI has and this crate does not expose (in-place ops, borrowing host
-//!   memory, the state-dict handles) is listed with the reasons in the repository's
+//!   memory) is listed with the reasons in the repository's
 //!   `bindings/unbound.txt`; [`sys`] reaches all of it. The handle types ([`Tensor`],
-//!   [`nn::Module`], [`nn::Optimizer`], [`ProcessGroup`], [`Stream`], [`Event`]) combine
+//!   [`nn::Module`], [`nn::Optimizer`], [`StateDict`], [`ProcessGroup`], [`Stream`], [`Event`]) combine
 //!   with `sys` calls through `as_raw` (borrowed), `into_raw` (the reference goes to the
 //!   caller) and `unsafe from_raw` (a reference is taken over).
 //!
@@ -122,6 +125,7 @@ mod error;
 pub mod nn;
 mod ops;
 pub use ops::Scalar;
+mod state_dict;
 mod stream;
 mod tensor;
 
@@ -129,6 +133,7 @@ pub use device::{Device, DeviceKind, DeviceProperties, MemoryStats};
 pub use distributed::{ProcessGroup, ReduceOp};
 pub use dtype::{DType, Element};
 pub use error::{Error, ErrorCode, Result};
+pub use state_dict::{StateDict, StateDictIter};
 pub use stream::{thread_stream, with_stream, Event, Stream};
 pub use tensor::Tensor;
 

@@ -62,7 +62,7 @@
 //! # Ok(()) }
 //! ```
 use crate::error::{check, Error, ErrorCode, Result};
-use crate::{check_version, read_string, DType, Device, ProcessGroup, Tensor};
+use crate::{check_version, read_string, DType, Device, ProcessGroup, StateDict, Tensor};
 use devtensor_sys as ffi;
 use std::ffi::CString;
 use std::path::Path;
@@ -158,7 +158,7 @@ fn new_module(call: impl FnOnce(*mut *mut ffi::dt_module) -> ffi::dt_status) -> 
         })
 }
 
-fn path_arg(path: &Path) -> Result<CString> {
+pub(crate) fn path_arg(path: &Path) -> Result<CString> {
     let s = path.to_str().ok_or_else(|| {
         Error::new(
             ErrorCode::InvalidArgument,
@@ -920,6 +920,68 @@ impl Module {
     pub fn load(&mut self, path: impl AsRef<Path>) -> Result<()> {
         let p = path_arg(path.as_ref())?;
         check(unsafe { ffi::dt_module_load(self.raw(), p.as_ptr()) })
+    }
+
+    /// The module's state dict (`dt_module_state_dict`), as PyTorch's
+    /// `model.state_dict()`: its parameters then its buffers, by their PyTorch names
+    /// (`"0.weight"`), SHARED with the module (the tensors are the module's own, not
+    /// copies: they see later training steps and moves). Save it with
+    /// [`StateDict::save`], or copy it into another module with
+    /// [`Module::load_state_dict`].
+    ///
+    /// ```
+    /// use devtensor::nn::{Module, Sequential};
+    /// use devtensor::{DType, Device};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let model = Sequential::new()
+    ///     .add(Module::linear(3, 4, true, DType::Float32, Device::CPU)?)
+    ///     .add(Module::relu()?)
+    ///     .add(Module::linear(4, 2, false, DType::Float32, Device::CPU)?)
+    ///     .build()?;
+    /// let sd = model.state_dict()?;
+    /// assert_eq!(sd.names()?, ["0.weight", "0.bias", "2.weight"]);
+    /// assert_eq!(sd.get("2.weight")?.unwrap().shape(), vec![2, 4]); // [out, in]
+    /// assert!(sd.get("0.weight")?.unwrap().shares_storage(&model.parameters()?[0]));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_module_state_dict`: an
+    /// [`Error`] with the library's code and message.
+    pub fn state_dict(&self) -> Result<StateDict> {
+        StateDict::from_out(|o| unsafe { ffi::dt_module_state_dict(self.raw(), o) })
+    }
+
+    /// Copies every tensor of `sd` into the module's parameter or buffer of the same
+    /// name (`dt_module_load_state_dict`), converting dtype and device, as PyTorch's
+    /// `load_state_dict(sd, strict=True)`: all or nothing. The values are written in
+    /// place, so parameter handles (and an optimizer over them) see them.
+    ///
+    /// ```
+    /// use devtensor::nn::Module;
+    /// use devtensor::{DType, Device, StateDict, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let mut lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// let sd = StateDict::from_pairs([
+    ///     ("weight", Tensor::from_slice(&[2.0f32, -1.0], &[1, 2], Device::CPU)?),
+    ///     ("bias", Tensor::from_slice(&[0.5f32], &[1], Device::CPU)?),
+    /// ])?;
+    /// lin.load_state_dict(&sd)?;
+    /// let x = Tensor::from_slice(&[3.0f32, 4.0], &[1, 2], Device::CPU)?;
+    /// assert_eq!(lin.forward(&x)?.to_vec::<f32>()?, vec![2.5]); // 2*3 - 1*4 + 0.5
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`] for a missing or unexpected key or a wrong shape
+    /// (the message names the key), [`ErrorCode::OutOfMemory`]
+    /// (`dt_module_load_state_dict`); the module is unchanged then.
+    pub fn load_state_dict(&mut self, sd: &StateDict) -> Result<()> {
+        check(unsafe { ffi::dt_module_load_state_dict(self.raw(), sd.as_raw()) })
     }
 }
 
