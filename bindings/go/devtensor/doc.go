@@ -12,8 +12,12 @@
 // cgo call, so the message is the right one even when the goroutine moves to another
 // OS thread. Tensors hold C memory (possibly GPU memory): Close them (defer t.Close(),
 // or a Scope); a finalizer is only a safety net. Close may be called from several
-// goroutines at once (exactly one releases). A Tensor, Module, Optimizer, Scope, Stream,
-// Event or ProcessGroup must not be copied by value: go vet reports a copy.
+// goroutines at once (exactly one releases). A Tensor, Module, Optimizer, StateDict,
+// Scope, Stream, Event or ProcessGroup must not be copied by value: go vet reports a copy.
+//
+// State dicts (StateDict, as PyTorch's state_dict): Module.StateDict gives a module's
+// parameters and buffers by their PyTorch names, Module.LoadStateDict copies one into a
+// module, and StateDict.Save / LoadSafetensors write and read safetensors files.
 //
 // Grad mode: SetGradEnabled is process-wide; NoGrad turns recording off for the calling
 // goroutine only, locking it to its OS thread while it runs (grad mode is per thread).

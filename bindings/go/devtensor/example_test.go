@@ -242,3 +242,48 @@ func ExampleDataParallel() {
 	fmt.Println(devtensor.Must(y.Shape()), devtensor.Must(y.Device()), devtensor.Must(maxDiff.Item()) < 1e-6)
 	// Output: [4 2] cpu:0 true
 }
+
+// A state dict (PyTorch's state_dict): weights set by name, a safetensors file, and a
+// second model loaded from it that computes the same output.
+func ExampleStateDict() {
+	dir, err := os.MkdirTemp("", "devtensor-example")
+	devtensor.MustOK(err)
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "linear.safetensors")
+
+	w := devtensor.Must(devtensor.FromSlice([]float32{2, -1}, []int64{1, 2}, devtensor.CPU(0)))
+	defer w.Close()
+	b := devtensor.Must(devtensor.FromSlice([]float32{0.5}, []int64{1}, devtensor.CPU(0)))
+	defer b.Close()
+	sd := devtensor.Must(devtensor.NewStateDict(devtensor.Named{Name: "weight", Tensor: w}, devtensor.Named{Name: "bias", Tensor: b}))
+	defer sd.Close()
+	a := devtensor.Must(devtensor.Linear(2, 1, devtensor.LinearOptions{}))
+	defer a.Close()
+	devtensor.MustOK(a.LoadStateDict(sd)) // strict: every key, the right shapes
+
+	// The module's own state dict, shared with it, to a file and into a second Linear.
+	own := devtensor.Must(a.StateDict())
+	defer own.Close()
+	fmt.Println(devtensor.Must(own.Names()))
+	devtensor.MustOK(own.Save(path))
+	loaded := devtensor.Must(devtensor.LoadSafetensors(path, devtensor.DefaultDevice))
+	defer loaded.Close()
+	c := devtensor.Must(devtensor.Linear(2, 1, devtensor.LinearOptions{}))
+	defer c.Close()
+	devtensor.MustOK(c.LoadStateDict(loaded))
+
+	x := devtensor.Must(devtensor.FromSlice([]float32{3, 4}, []int64{1, 2}, devtensor.CPU(0)))
+	defer x.Close()
+	y := devtensor.Must(c.Forward(x)) // 2*3 - 1*4 + 0.5
+	defer y.Close()
+	fmt.Println(devtensor.Must(devtensor.ToSlice[float32](y)))
+
+	// A wrong shape is the C API's invalid argument, naming the key.
+	bad := devtensor.Must(devtensor.NewStateDict(devtensor.Named{Name: "weight", Tensor: b}, devtensor.Named{Name: "bias", Tensor: b}))
+	defer bad.Close()
+	fmt.Println(errors.Is(c.LoadStateDict(bad), devtensor.ErrInvalidArgument))
+	// Output:
+	// [weight bias]
+	// [2.5]
+	// true
+}

@@ -23,9 +23,9 @@ const (
 // Module owns one reference to a devtensor module (a layer, container or loss). Close it
 // when done; a finalizer is only a safety net.
 //
-// Goroutines: a Module is safe for concurrent use. Forward, Save, Device, Parameters and
-// Buffers may run from several goroutines at once; To, Load, Train, Eval and Close are
-// exclusive: each waits for the calls in progress on the same Module to return, and the
+// Goroutines: a Module is safe for concurrent use. Forward, Save, Device, Parameters,
+// Buffers and StateDict may run from several goroutines at once; To, Load,
+// LoadStateDict, Train, Eval and Close are exclusive: each waits for the calls in progress on the same Module to return, and the
 // calls that come later wait for it (a sync.RWMutex), so a Forward never sees a module
 // half moved or half loaded. Close may be called from several goroutines at once
 // (exactly one releases); a call after Close fails with ErrClosed. The lock is the Go
@@ -36,7 +36,7 @@ const (
 // copy): share the *Module.
 type Module struct {
 	_        noCopy       // go vet: a Module must not be copied (lifetime.go)
-	mu       sync.RWMutex // Forward and readers: RLock; To, Load, Train, Eval, Close: Lock
+	mu       sync.RWMutex // Forward and readers: RLock; To, Load, LoadStateDict, Train, Eval, Close: Lock
 	h        uintptr      // the dt_module* (C memory), 0 once closed; read with atomic.LoadUintptr
 	children []*Module    // a Sequential's children, whose references it took over; closed by Close
 }
