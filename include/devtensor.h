@@ -836,6 +836,46 @@ DT_API dt_status dt_avg_pool2d(const dt_tensor* input, const int64_t* kernel_siz
  *  DT_ERR_SHAPE_MISMATCH (not 3-d or 4-d, zero height or width), DT_ERR_DTYPE_MISMATCH. */
 DT_API dt_status dt_adaptive_avg_pool2d(const dt_tensor* input, const int64_t* output_size, dt_tensor** out);
 
+/* ---------------------------------------------------------------------- normalisation, embedding */
+/** torch.nn.functional.batch_norm: input [N, C, ...] normalised per channel c to
+ *  (x - mean_c) / sqrt(var_c + eps) * weight_c + bias_c. With training = 1 the statistics
+ *  are the batch's (over every dim but 1, the variance biased), and running_mean and
+ *  running_var, when given, are updated IN PLACE: running = (1 - momentum) * running +
+ *  momentum * batch (the variance unbiased), as PyTorch. With training = 0 they are
+ *  the statistics used (both required). weight, bias, running_mean, running_var: NULL
+ *  or [C] of the input's dtype, on its device; borrowed. Autograd: one node,
+ *  NativeBatchNormBackward0, for input, weight and bias.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL input or out, one running tensor without the
+ *  other, training = 0 without them, training not 0/1, eps not positive),
+ *  DT_ERR_INVALID_HANDLE, DT_ERR_SHAPE_MISMATCH (fewer than 2 dims, a [C] tensor of
+ *  another size, one value per channel when training), DT_ERR_DTYPE_MISMATCH (not
+ *  floating, dtypes differ), DT_ERR_DEVICE_MISMATCH, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_batch_norm(const dt_tensor* input, dt_tensor* running_mean, dt_tensor* running_var,
+                               const dt_tensor* weight, const dt_tensor* bias, int32_t training, double momentum,
+                               double eps, dt_tensor** out);
+/** torch.nn.functional.layer_norm: normalises over the last ndims dims, which must be
+ *  normalized_shape (ndims values); weight and bias NULL or of that shape. Autograd:
+ *  NativeLayerNormBackward0. Errors: as dt_batch_norm (SHAPE_MISMATCH when the input's
+ *  last dims are not normalized_shape). */
+DT_API dt_status dt_layer_norm(const dt_tensor* input, const int64_t* normalized_shape, size_t ndims,
+                               const dt_tensor* weight, const dt_tensor* bias, double eps, dt_tensor** out);
+/** torch.nn.functional.group_norm: input [N, C, ...], its C channels split into
+ *  num_groups groups, each normalised over its channels and every dim after 1; weight
+ *  and bias NULL or [C]. Autograd: NativeGroupNormBackward0. Errors: as dt_batch_norm
+ *  (SHAPE_MISMATCH when C is not a multiple of num_groups). */
+DT_API dt_status dt_group_norm(const dt_tensor* input, int64_t num_groups, const dt_tensor* weight,
+                               const dt_tensor* bias, double eps, dt_tensor** out);
+/** padding_idx for none (dt_embedding, dt_embedding_new). */
+#define DT_PADDING_IDX_NONE INT64_MIN
+/** torch.nn.functional.embedding: the rows of weight [num_embeddings, dim] that the
+ *  integer indices (int64 or int32, any shape) name; the result has the indices' shape
+ *  plus [dim]. The row padding_idx (in [0, num_embeddings), or DT_PADDING_IDX_NONE)
+ *  gets no gradient. Autograd: EmbeddingBackward0 (to weight).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, an index outside [0, num_embeddings) naming
+ *  it, padding_idx outside), DT_ERR_INVALID_HANDLE, DT_ERR_SHAPE_MISMATCH (weight not
+ *  2-d), DT_ERR_DTYPE_MISMATCH (indices not int64/int32), DT_ERR_DEVICE_MISMATCH. */
+DT_API dt_status dt_embedding(const dt_tensor* input, const dt_tensor* weight, int64_t padding_idx, dt_tensor** out);
+
 
 /* ---------------------------------------------------------------------- joining, indexing */
 
@@ -1039,6 +1079,44 @@ DT_API dt_status dt_max_pool2d_new(const int64_t* kernel_size, const int64_t* st
 DT_API dt_status dt_avg_pool2d_new(const int64_t* kernel_size, const int64_t* stride, const int64_t* padding,
                                    int32_t ceil_mode, int32_t count_include_pad, dt_module** out);
 DT_API dt_status dt_adaptive_avg_pool2d_new(const int64_t* output_size, dt_module** out);
+/** BatchNorm1d / BatchNorm2d(num_features, eps, momentum, affine, track_running_stats),
+ *  as torch.nn's (PyTorch's defaults: 1e-5, 0.1, 1, 1; a negative momentum is PyTorch's
+ *  None, the cumulative moving average). Parameters "weight" (ones) and "bias" (zeros)
+ *  [num_features] when affine; buffers "running_mean" (zeros), "running_var" (ones)
+ *  [num_features] and "num_batches_tracked" (int64, 0-d) when tracking: PyTorch's
+ *  state_dict loads unchanged, and dt_module_to moves the buffers too. forward(input):
+ *  [N, C] or [N, C, L] (1d), [N, C, H, W] (2d). In training mode batch statistics,
+ *  updating the buffers (num_batches_tracked += 1); in eval mode the running ones
+ *  (batch statistics when not tracking).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out, num_features not positive, eps not
+ *  positive, momentum over 1, flags not 0/1), DT_ERR_DTYPE_MISMATCH, DT_ERR_INVALID_DEVICE,
+ *  DT_ERR_DEVICE_UNAVAILABLE, DT_ERR_OUT_OF_MEMORY; forward: DT_ERR_SHAPE_MISMATCH
+ *  naming the module and the input's size (wrong rank, wrong channel count), the
+ *  errors of dt_batch_norm. */
+DT_API dt_status dt_batch_norm1d_new(int64_t num_features, double eps, double momentum, int32_t affine,
+                                     int32_t track_running_stats, dt_dtype dtype, dt_device device, dt_module** out);
+DT_API dt_status dt_batch_norm2d_new(int64_t num_features, double eps, double momentum, int32_t affine,
+                                     int32_t track_running_stats, dt_dtype dtype, dt_device device, dt_module** out);
+/** LayerNorm(normalized_shape, eps, elementwise_affine, bias), as torch.nn.LayerNorm
+ *  (ndims values; PyTorch's defaults 1e-5, 1, 1): "weight" (ones) and "bias" (zeros) of
+ *  normalized_shape. forward as dt_layer_norm. Errors: as dt_batch_norm1d_new (an empty
+ *  or non-positive normalized_shape is INVALID_ARGUMENT). */
+DT_API dt_status dt_layer_norm_new(const int64_t* normalized_shape, size_t ndims, double eps,
+                                   int32_t elementwise_affine, int32_t bias, dt_dtype dtype, dt_device device,
+                                   dt_module** out);
+/** GroupNorm(num_groups, num_channels, eps, affine), as torch.nn.GroupNorm: "weight"
+ *  (ones) and "bias" (zeros) [num_channels]. forward as dt_group_norm. Errors: as
+ *  dt_batch_norm1d_new (num_channels not a positive multiple of num_groups). */
+DT_API dt_status dt_group_norm_new(int64_t num_groups, int64_t num_channels, double eps, int32_t affine,
+                                   dt_dtype dtype, dt_device device, dt_module** out);
+/** Embedding(num_embeddings, embedding_dim, padding_idx), as torch.nn.Embedding: "weight"
+ *  [num_embeddings, embedding_dim] drawn from N(0, 1) (the device's Philox stream), the
+ *  row padding_idx zeroed; padding_idx DT_PADDING_IDX_NONE for none, negative counting
+ *  from the end. forward(indices) as dt_embedding. Errors: DT_ERR_INVALID_ARGUMENT
+ *  (sizes not positive, padding_idx outside), as dt_batch_norm1d_new; forward: as
+ *  dt_embedding, naming the module. */
+DT_API dt_status dt_embedding_new(int64_t num_embeddings, int64_t embedding_dim, int64_t padding_idx, dt_dtype dtype,
+                                  dt_device device, dt_module** out);
 /** CrossEntropyLoss: forward(input [N, C] logits, target [N] class indices). weight
  *  (NULL, or a 1-d floating tensor of C class weights, COPIED into the buffer "weight"),
  *  reduction DT_REDUCTION_*, targets equal to ignore_index are skipped (PyTorch's

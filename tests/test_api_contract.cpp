@@ -1529,6 +1529,147 @@ void add_module_cases(Table& T) {
   T.add("dt_adaptive_avg_pool2d_new", "output_size=NULL", {IA}, [mod_out](Ctx& x) {
     return dt_adaptive_avg_pool2d_new(nullptr, mod_out(x));
   });
+  // Normalisation and embedding (issue 19). a is [2, 3]: 3 channels, or 2 embeddings of 3.
+  static const int64_t last3[1] = {3}, last4[1] = {4};
+  auto mut = [](const dt_tensor* t) { return const_cast<dt_tensor*>(t); };
+  T.handles("dt_batch_norm", "input", [](Ctx& x, const dt_tensor* t) {
+    return dt_batch_norm(t, nullptr, nullptr, nullptr, nullptr, 1, 0.1, 1e-5, &x.o.t);
+  });
+  T.handles("dt_batch_norm", "running_mean", [mut](Ctx& x, const dt_tensor* t) {
+    return dt_batch_norm(x.a, mut(t), x.v3, nullptr, nullptr, 1, 0.1, 1e-5, &x.o.t);
+  }, false);  // NULL: none
+  T.handles("dt_batch_norm", "running_var", [mut](Ctx& x, const dt_tensor* t) {
+    return dt_batch_norm(x.a, x.v3, mut(t), nullptr, nullptr, 0, 0.1, 1e-5, &x.o.t);
+  }, false);  // NULL: none
+  T.handles("dt_batch_norm", "weight", [](Ctx& x, const dt_tensor* t) {
+    return dt_batch_norm(x.a, nullptr, nullptr, t, nullptr, 1, 0.1, 1e-5, &x.o.t);
+  }, false);  // NULL: none
+  T.handles("dt_batch_norm", "bias", [](Ctx& x, const dt_tensor* t) {
+    return dt_batch_norm(x.a, nullptr, nullptr, nullptr, t, 1, 0.1, 1e-5, &x.o.t);
+  }, false);  // NULL: none
+  T.add("dt_batch_norm", "out=NULL", {IA}, [](Ctx& x) {
+    return dt_batch_norm(x.a, nullptr, nullptr, nullptr, nullptr, 1, 0.1, 1e-5, nullptr);
+  });
+  T.add("dt_batch_norm", "training=2", {IA}, [](Ctx& x) {
+    return dt_batch_norm(x.a, nullptr, nullptr, nullptr, nullptr, 2, 0.1, 1e-5, &x.o.t);
+  });
+  T.add("dt_batch_norm", "eval_without_running", {IA}, [](Ctx& x) {
+    return dt_batch_norm(x.a, nullptr, nullptr, nullptr, nullptr, 0, 0.1, 1e-5, &x.o.t);
+  }).msg_has = "running_mean";
+  T.add("dt_batch_norm", "eps=0", {IA}, [](Ctx& x) {
+    return dt_batch_norm(x.a, nullptr, nullptr, nullptr, nullptr, 1, 0.1, 0.0, &x.o.t);
+  });
+  T.add("dt_batch_norm", "weight_of_4", {SM}, [](Ctx& x) {
+    return dt_batch_norm(x.a, nullptr, nullptr, x.v4, nullptr, 1, 0.1, 1e-5, &x.o.t);
+  }).msg_has = "[4]";
+  T.add("dt_batch_norm", "input_1d", {SM}, [](Ctx& x) {
+    return dt_batch_norm(x.v3, nullptr, nullptr, nullptr, nullptr, 1, 0.1, 1e-5, &x.o.t);
+  });
+  T.add("dt_batch_norm", "input_int32", {TM}, [](Ctx& x) {
+    return dt_batch_norm(x.i32, nullptr, nullptr, nullptr, nullptr, 1, 0.1, 1e-5, &x.o.t);
+  });
+  T.handles("dt_layer_norm", "input", [](Ctx& x, const dt_tensor* t) {
+    return dt_layer_norm(t, last3, 1, nullptr, nullptr, 1e-5, &x.o.t);
+  });
+  T.handles("dt_layer_norm", "weight", [](Ctx& x, const dt_tensor* t) {
+    return dt_layer_norm(x.a, last3, 1, t, nullptr, 1e-5, &x.o.t);
+  }, false);  // NULL: none
+  T.handles("dt_layer_norm", "bias", [](Ctx& x, const dt_tensor* t) {
+    return dt_layer_norm(x.a, last3, 1, nullptr, t, 1e-5, &x.o.t);
+  }, false);  // NULL: none
+  T.add("dt_layer_norm", "out=NULL", {IA}, [](Ctx& x) { return dt_layer_norm(x.a, last3, 1, nullptr, nullptr, 1e-5, nullptr); });
+  T.add("dt_layer_norm", "normalized_shape=NULL", {IA}, [](Ctx& x) {
+    return dt_layer_norm(x.a, nullptr, 1, nullptr, nullptr, 1e-5, &x.o.t);
+  });
+  T.add("dt_layer_norm", "normalized_shape=[4]", {SM}, [](Ctx& x) {
+    return dt_layer_norm(x.a, last4, 1, nullptr, nullptr, 1e-5, &x.o.t);
+  }).msg_has = "[2, 3]";
+  T.handles("dt_group_norm", "input", [](Ctx& x, const dt_tensor* t) {
+    return dt_group_norm(t, 1, nullptr, nullptr, 1e-5, &x.o.t);
+  });
+  T.handles("dt_group_norm", "weight", [](Ctx& x, const dt_tensor* t) {
+    return dt_group_norm(x.a, 1, t, nullptr, 1e-5, &x.o.t);
+  }, false);  // NULL: none
+  T.handles("dt_group_norm", "bias", [](Ctx& x, const dt_tensor* t) {
+    return dt_group_norm(x.a, 1, nullptr, t, 1e-5, &x.o.t);
+  }, false);  // NULL: none
+  T.add("dt_group_norm", "out=NULL", {IA}, [](Ctx& x) { return dt_group_norm(x.a, 1, nullptr, nullptr, 1e-5, nullptr); });
+  T.add("dt_group_norm", "groups=2_of_3_channels", {SM}, [](Ctx& x) {
+    return dt_group_norm(x.a, 2, nullptr, nullptr, 1e-5, &x.o.t);
+  }).msg_has = "num_groups";
+  T.handles("dt_embedding", "input", [](Ctx& x, const dt_tensor* t) {
+    return dt_embedding(t, x.a, DT_PADDING_IDX_NONE, &x.o.t);
+  });
+  T.handles("dt_embedding", "weight", [](Ctx& x, const dt_tensor* t) {
+    return dt_embedding(x.idx, t, DT_PADDING_IDX_NONE, &x.o.t);
+  });
+  T.add("dt_embedding", "out=NULL", {IA}, [](Ctx& x) { return dt_embedding(x.idx, x.a, DT_PADDING_IDX_NONE, nullptr); });
+  T.add("dt_embedding", "float_indices", {TM}, [](Ctx& x) {
+    return dt_embedding(x.a, x.a, DT_PADDING_IDX_NONE, &x.o.t);
+  }).msg_has = "int64 or int32";
+  T.add("dt_embedding", "index_out_of_range", {IA}, [](Ctx& x) {
+    return dt_embedding(x.idx_bad, x.a, DT_PADDING_IDX_NONE, &x.o.t);
+  });
+  T.add("dt_embedding", "padding_idx=5", {IA}, [](Ctx& x) { return dt_embedding(x.idx, x.a, 5, &x.o.t); });
+  T.add("dt_embedding", "weight_1d", {SM}, [](Ctx& x) { return dt_embedding(x.idx, x.v3, DT_PADDING_IDX_NONE, &x.o.t); });
+  for (auto* bn : {&dt_batch_norm1d_new, &dt_batch_norm2d_new}) {
+    const char* fn = bn == &dt_batch_norm1d_new ? "dt_batch_norm1d_new" : "dt_batch_norm2d_new";
+    T.add(fn, "out=NULL", {IA}, [bn](Ctx&) { return bn(3, 1e-5, 0.1, 1, 1, DT_FLOAT32, CPU0, nullptr); });
+    T.add(fn, "num_features=0", {IA}, [bn, mod_out](Ctx& x) { return bn(0, 1e-5, 0.1, 1, 1, DT_FLOAT32, CPU0, mod_out(x)); });
+    T.add(fn, "eps=0", {IA}, [bn, mod_out](Ctx& x) { return bn(3, 0.0, 0.1, 1, 1, DT_FLOAT32, CPU0, mod_out(x)); });
+    T.add(fn, "momentum=2", {IA}, [bn, mod_out](Ctx& x) { return bn(3, 1e-5, 2.0, 1, 1, DT_FLOAT32, CPU0, mod_out(x)); });
+    T.add(fn, "affine=2", {IA}, [bn, mod_out](Ctx& x) { return bn(3, 1e-5, 0.1, 2, 1, DT_FLOAT32, CPU0, mod_out(x)); });
+    T.add(fn, "track_running_stats=2", {IA},
+          [bn, mod_out](Ctx& x) { return bn(3, 1e-5, 0.1, 1, 2, DT_FLOAT32, CPU0, mod_out(x)); });
+    T.add(fn, "dtype=int32", {TM}, [bn, mod_out](Ctx& x) { return bn(3, 1e-5, 0.1, 1, 1, DT_INT32, CPU0, mod_out(x)); });
+    T.devices(fn, [bn, mod_out](Ctx& x, dt_device d) { return bn(3, 1e-5, 0.1, 1, 1, DT_FLOAT32, d, mod_out(x)); });
+  }
+  T.add("dt_layer_norm_new", "out=NULL", {IA}, [](Ctx&) {
+    return dt_layer_norm_new(last3, 1, 1e-5, 1, 1, DT_FLOAT32, CPU0, nullptr);
+  });
+  T.add("dt_layer_norm_new", "normalized_shape=NULL", {IA}, [mod_out](Ctx& x) {
+    return dt_layer_norm_new(nullptr, 1, 1e-5, 1, 1, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_layer_norm_new", "ndims=0", {IA}, [mod_out](Ctx& x) {
+    return dt_layer_norm_new(last3, 0, 1e-5, 1, 1, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_layer_norm_new", "bias=2", {IA}, [mod_out](Ctx& x) {
+    return dt_layer_norm_new(last3, 1, 1e-5, 1, 2, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_layer_norm_new", "dtype=int32", {TM}, [mod_out](Ctx& x) {
+    return dt_layer_norm_new(last3, 1, 1e-5, 1, 1, DT_INT32, CPU0, mod_out(x));
+  });
+  T.devices("dt_layer_norm_new", [mod_out](Ctx& x, dt_device d) {
+    return dt_layer_norm_new(last3, 1, 1e-5, 1, 1, DT_FLOAT32, d, mod_out(x));
+  });
+  T.add("dt_group_norm_new", "out=NULL", {IA}, [](Ctx&) { return dt_group_norm_new(2, 4, 1e-5, 1, DT_FLOAT32, CPU0, nullptr); });
+  T.add("dt_group_norm_new", "channels_not_divisible", {IA}, [mod_out](Ctx& x) {
+    return dt_group_norm_new(3, 4, 1e-5, 1, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_group_norm_new", "affine=2", {IA}, [mod_out](Ctx& x) {
+    return dt_group_norm_new(2, 4, 1e-5, 2, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_group_norm_new", "dtype=int32", {TM}, [mod_out](Ctx& x) {
+    return dt_group_norm_new(2, 4, 1e-5, 1, DT_INT32, CPU0, mod_out(x));
+  });
+  T.devices("dt_group_norm_new", [mod_out](Ctx& x, dt_device d) {
+    return dt_group_norm_new(2, 4, 1e-5, 1, DT_FLOAT32, d, mod_out(x));
+  });
+  T.add("dt_embedding_new", "out=NULL", {IA}, [](Ctx&) {
+    return dt_embedding_new(5, 3, DT_PADDING_IDX_NONE, DT_FLOAT32, CPU0, nullptr);
+  });
+  T.add("dt_embedding_new", "num_embeddings=0", {IA}, [mod_out](Ctx& x) {
+    return dt_embedding_new(0, 3, DT_PADDING_IDX_NONE, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_embedding_new", "padding_idx=5", {IA}, [mod_out](Ctx& x) {
+    return dt_embedding_new(5, 3, 5, DT_FLOAT32, CPU0, mod_out(x));
+  }).msg_has = "padding_idx";
+  T.add("dt_embedding_new", "dtype=int64", {TM}, [mod_out](Ctx& x) {
+    return dt_embedding_new(5, 3, DT_PADDING_IDX_NONE, DT_INT64, CPU0, mod_out(x));
+  });
+  T.devices("dt_embedding_new", [mod_out](Ctx& x, dt_device d) {
+    return dt_embedding_new(5, 3, DT_PADDING_IDX_NONE, DT_FLOAT32, d, mod_out(x));
+  });
   T.add("dt_sequential_new", "out=NULL", {IA}, [](Ctx&) { return dt_sequential_new(nullptr, 0, nullptr); });
   T.add("dt_sequential_new", "modules=NULL_n=2", {IA}, [mod_out](Ctx& x) { return dt_sequential_new(nullptr, 2, mod_out(x)); });
   mod_handles("dt_sequential_new", [mod_out](Ctx& x, dt_module* m) {

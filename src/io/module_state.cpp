@@ -28,7 +28,7 @@ void load_state_dict(nn::Module& m, const StateDict& sd, dt_status code, const c
     if (!src.defined()) fail(code, cat(fn, ": missing key \"", name, "\" (", m.kind(), " has it)"));
     if (src.shape() != t.shape())
       fail(code, cat(fn, ": wrong shape for \"", name, "\": the state has ", dims_str(src.shape()),
-                     " but the module has ", dims_str(t.shape())));
+                     " but the module (", m.kind(), ") has ", dims_str(t.shape())));
     if (!is_floating(src.dtype()) && is_floating(t.dtype()) && src.dtype() != DType::Int64 && src.dtype() != DType::Int32)
       fail(code, cat(fn, ": \"", name, "\" holds ", dtype_name(src.dtype()), " but the module's tensor is ",
                      dtype_name(t.dtype())));

@@ -2,6 +2,7 @@
 // errors) and, when autograd must track it (nn/autograd.h), records a node with the
 // op's backward formula and PyTorch's name for it. The C shim calls these.
 #pragma once
+#include <cstdint>
 #include <vector>
 
 #include "core/tensor.h"
@@ -51,6 +52,21 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
 Tensor max_pool2d(const Tensor& input, const ops::Window2d& w);
 Tensor avg_pool2d(const Tensor& input, const ops::Window2d& w, bool count_include_pad);
 Tensor adaptive_avg_pool2d(const Tensor& input, int64_t out_h, int64_t out_w);
+
+// torch.nn.functional's normalisation (nn/grad_norm.cpp); weight and bias may be
+// undefined. batch_norm: input [N, C, ...]; with training, batch statistics (and, when
+// the running tensors are defined, their update in place: running = (1 - momentum) *
+// running + momentum * batch, the variance unbiased); without, the running statistics.
+Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps);
+Tensor layer_norm(const Tensor& input, const Dims& normalized_shape, const Tensor& weight, const Tensor& bias,
+                  double eps);
+Tensor group_norm(const Tensor& input, int64_t groups, const Tensor& weight, const Tensor& bias, double eps);
+// torch.nn.functional.embedding: rows of weight [num, dim] picked by integer indices of
+// any shape (result: indices' shape + [dim]); the row padding_idx (in [0, num), or
+// kNoPaddingIdx) gets no gradient.
+constexpr int64_t kNoPaddingIdx = INT64_MIN;
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx);
 
 // g summed over the dims broadcasting added or stretched, back to `shape`.
 Tensor sum_to(const Tensor& g, const Dims& shape);

@@ -42,6 +42,22 @@ Module* new_max_pool2d(const PoolOptions& o);
 Module* new_avg_pool2d(const PoolOptions& o);
 Module* new_adaptive_avg_pool2d(int64_t out_h, int64_t out_w);
 
+// Normalisation and embedding (nn/norm_layers.cpp), PyTorch's arguments and defaults.
+struct BatchNormOptions {
+  int64_t num_features = 0;
+  double eps = 1e-5;
+  double momentum = 0.1;  // negative: PyTorch's None, the cumulative moving average
+  bool affine = true, track_running_stats = true;
+  bool cumulative() const { return momentum < 0; }
+};
+// spatial_dims 1: BatchNorm1d ([N, C] or [N, C, L]); 2: BatchNorm2d ([N, C, H, W]).
+Module* new_batch_norm(const BatchNormOptions& o, int spatial_dims, DType dtype, Device device);
+Module* new_layer_norm(const Dims& normalized_shape, double eps, bool elementwise_affine, bool bias, DType dtype,
+                       Device device);
+Module* new_group_norm(int64_t num_groups, int64_t num_channels, double eps, bool affine, DType dtype, Device device);
+// padding_idx: ag::kNoPaddingIdx for none, negative counts from the end.
+Module* new_embedding(int64_t num_embeddings, int64_t embedding_dim, int64_t padding_idx, DType dtype, Device device);
+
 // Uniform in [-bound, bound) from the device's Philox stream, written into t (the
 // initialisation of PyTorch's layers).
 void init_uniform(const Tensor& t, double bound);

@@ -290,6 +290,57 @@ add("dt_scatter_add", "dt_scatter_add", lambda v: torch.scatter_add(v[0], 1, v[1
     [make_input(r, (2, 4)), (gidx_spec, torch.tensor(gidx)), make_input(r, (2, 3))], params={"dim": 1})
 # (src larger than index: torch 1.13's ScatterAddBackward0 returns index's shape and fails;
 # tests/test_autograd.cpp checks devtensor's zero-padded gradient by hand.)
+# ----------------------------------------------------------------------------- normalisation
+# float64 with finite differences; weight and bias are leaves too. Batch norm in training
+# (batch statistics; the running tensors are not leaves) and in eval (the running ones).
+NORM_NAMES = ["running_mean", "running_var", "weight", "bias"]
+
+
+def norm_case(cid, op, xs, cshape, has, fn, params, views=()):
+    r = R(cid)
+    inputs = [make_input(r, xs, views=views)]
+    for name in NORM_NAMES:
+        if name in has:
+            running = name.startswith("running")
+            low = 0.5 if name in ("running_var", "weight") else -1.0
+            inputs.append(make_input(r, cshape, low=low, high=2.0, grad=not running))
+
+    def call(v):
+        a = dict(zip([n for n in NORM_NAMES if n in has], v[1:]))
+        # F.batch_norm writes the running tensors: give it copies so that reruns agree
+        a = {k: (t.detach().clone() if k.startswith("running") else t) for k, t in a.items()}
+        return fn(v[0], a)
+    add(cid, op, call, inputs, params=dict(params, has=has, eps=1e-5))
+
+
+norm_case("dt_batch_norm_train", "dt_batch_norm", (4, 3, 3, 2), (3,), ["running_mean", "running_var", "weight", "bias"],
+          lambda x, a: F.batch_norm(x, a["running_mean"], a["running_var"], a["weight"], a["bias"], True, 0.1, 1e-5),
+          {"training": 1, "momentum": 0.1})
+norm_case("dt_batch_norm_train_2d_input", "dt_batch_norm", (5, 4), (4,), ["weight", "bias"],
+          lambda x, a: F.batch_norm(x, None, None, a["weight"], a["bias"], True, 0.1, 1e-5),
+          {"training": 1, "momentum": 0.1})
+norm_case("dt_batch_norm_train_no_affine_transposed", "dt_batch_norm", (3, 2, 4, 3), (2,), [],
+          lambda x, a: F.batch_norm(x, None, None, None, None, True, 0.1, 1e-5),
+          {"training": 1, "momentum": 0.1}, views=[["transpose", 2, 3]])
+norm_case("dt_batch_norm_eval", "dt_batch_norm", (3, 3, 2, 2), (3,), ["running_mean", "running_var", "weight", "bias"],
+          lambda x, a: F.batch_norm(x, a["running_mean"], a["running_var"], a["weight"], a["bias"], False, 0.1, 1e-5),
+          {"training": 0, "momentum": 0.1})
+norm_case("dt_layer_norm", "dt_layer_norm", (3, 4, 5), (4, 5), ["weight", "bias"],
+          lambda x, a: F.layer_norm(x, (4, 5), a["weight"], a["bias"], 1e-5), {"normalized_shape": [4, 5]})
+norm_case("dt_layer_norm_no_affine", "dt_layer_norm", (4, 6), (6,), [],
+          lambda x, a: F.layer_norm(x, (6,), None, None, 1e-5), {"normalized_shape": [6]})
+norm_case("dt_group_norm", "dt_group_norm", (2, 6, 3, 2), (6,), ["weight", "bias"],
+          lambda x, a: F.group_norm(x, 3, a["weight"], a["bias"], 1e-5), {"num_groups": 3})
+norm_case("dt_group_norm_3d_no_affine", "dt_group_norm", (3, 4, 5), (4,), [],
+          lambda x, a: F.group_norm(x, 2, None, None, 1e-5), {"num_groups": 2})
+emb_idx = [[1, 0, 4], [4, 2, 0]]
+emb_spec = {"dtype": "int64", "shape": [2, 3], "data": sum(emb_idx, []), "views": [], "requires_grad": False}
+add("dt_embedding", "dt_embedding", lambda v: F.embedding(v[1], v[0]),
+    [make_input(R("dt_embedding"), (5, 3)), (emb_spec, torch.tensor(emb_idx))], params={"padding_idx": None})
+add("dt_embedding_padding_idx", "dt_embedding", lambda v: F.embedding(v[1], v[0], padding_idx=0),
+    [make_input(R("dt_embedding_padding_idx"), (5, 3)), (emb_spec, torch.tensor(emb_idx))], params={"padding_idx": 0},
+    fd=False)  # by definition the padding row's gradient is 0, not its finite difference
+
 # a graph that reuses an input: gradients from both uses add up
 add("reuse_mul_self", "dt_mul", lambda v: v[0] * v[0], [make_input(r, (3,))], params={"reuse": True})
 

@@ -278,6 +278,8 @@ def classify(e):
             or "stack expects each tensor to be equal size" in m or "The expanded size" in m
             or "is invalid for input of size" in m or "view size is not compatible" in m):
         return "DT_ERR_SHAPE_MISMATCH"
+    if "expected input with shape [*" in m or "to be divisible by num_groups" in m:
+        return "DT_ERR_SHAPE_MISMATCH"  # layer_norm / group_norm shapes
     if "chunk expects `chunks` to be greater than 0" in m:
         return "DT_ERR_INVALID_ARGUMENT"
     return None
@@ -1086,9 +1088,81 @@ def gen_pool2d():
                  atol_from=lambda ts, r: 9)
 
 
+# ----------------------------------------------------------------------------- normalisation
+# (id, input shape, training, has (the optional tensors given), momentum, views)
+BATCH_NORM = [
+    ("train_2d_affine", [4, 3, 5, 6], 1, ["running_mean", "running_var", "weight", "bias"], 0.1, []),
+    ("train_no_running", [5, 4], 1, ["weight", "bias"], 0.1, []),
+    ("train_3d_plain", [3, 2, 7], 1, [], 0.1, []),
+    ("eval_2d", [2, 3, 4, 5], 0, ["running_mean", "running_var", "weight", "bias"], 0.1, []),
+    ("eval_no_affine", [6, 5], 0, ["running_mean", "running_var"], 0.1, []),
+    ("train_transposed", [3, 4, 5, 2], 1, ["weight", "bias"], 0.1, [["transpose", 2, 3]]),
+]
+LAYER_NORM = [
+    ("last_dim", [4, 7], [7], ["weight", "bias"]),
+    ("last_two", [2, 3, 4, 5], [4, 5], ["weight", "bias"]),
+    ("no_affine", [3, 6], [6], []),
+    ("weight_only", [2, 5, 3], [3], ["weight"]),
+    ("wrong_shape", [2, 5, 3], [5], ["weight", "bias"]),
+]
+GROUP_NORM = [
+    ("4d", [2, 6, 3, 4], 3, ["weight", "bias"]),
+    ("one_group", [3, 4, 5], 1, ["weight", "bias"]),
+    ("per_channel", [2, 4, 3, 3], 4, []),
+    ("2d_input", [5, 6], 2, ["weight", "bias"]),
+    ("not_divisible", [2, 6, 3], 4, []),
+]
+
+
+def norm_inputs(dt, xs, has, channels_shape, views=()):
+    ins = [In(dt, xs, views=views)]
+    for name in ["running_mean", "running_var", "weight", "bias"]:
+        if name in has:
+            ins.append(In(dt, channels_shape, domain="positive" if name in ("running_var", "weight") else "normal"))
+    return ins
+
+
+def norm_args(ts, has):
+    d = dict(zip([n for n in ["running_mean", "running_var", "weight", "bias"] if n in has], ts[1:]))
+    return d
+
+
+def gen_norm():
+    for dt in ["float32", "float64"]:
+        for name, xs, training, has, momentum, views in BATCH_NORM:
+            def fn(*ts, has=has, training=training, momentum=momentum):
+                a = norm_args(ts, has)
+                return F.batch_norm(ts[0], a.get("running_mean"), a.get("running_var"), a.get("weight"), a.get("bias"),
+                                    bool(training), momentum, 1e-5)
+            case(f"dt_batch_norm_{dt}_{name}", "dt_batch_norm", norm_inputs(dt, xs, has, [xs[1]], views), fn,
+                 params={"has": has, "training": training, "momentum": momentum, "eps": 1e-5},
+                 atol_from=lambda ts, r: 16)
+        for name, xs, shape, has in LAYER_NORM:
+            def fn(*ts, has=has, shape=shape):
+                a = norm_args(ts, has)
+                return F.layer_norm(ts[0], shape, a.get("weight"), a.get("bias"), 1e-5)
+            case(f"dt_layer_norm_{dt}_{name}", "dt_layer_norm", norm_inputs(dt, xs, has, shape), fn,
+                 params={"has": has, "normalized_shape": shape, "eps": 1e-5}, atol_from=lambda ts, r: 16)
+        for name, xs, groups, has in GROUP_NORM:
+            def fn(*ts, has=has, groups=groups):
+                a = norm_args(ts, has)
+                return F.group_norm(ts[0], groups, a.get("weight"), a.get("bias"), 1e-5)
+            case(f"dt_group_norm_{dt}_{name}", "dt_group_norm", norm_inputs(dt, xs, has, [xs[1]]), fn,
+                 params={"has": has, "num_groups": groups, "eps": 1e-5}, atol_from=lambda ts, r: 16)
+        # embedding: inputs weight, indices (F.embedding takes indices first)
+        for name, ws, idx_shape, idx, pad in [("rows", [5, 3], [4], [0, 3, 3, 4], None),
+                                              ("2d_indices_pad", [6, 4], [2, 3], [1, 0, 5, 2, 2, 0], 0),
+                                              ("int32", [4, 2], [3], [3, 1, 2], None),
+                                              ("out_of_range", [4, 2], [2], [1, 4], None)]:
+            it = "int32" if name == "int32" else "int64"
+            case(f"dt_embedding_{dt}_{name}", "dt_embedding", [In(dt, ws), In(it, idx_shape, data=idx)],
+                 lambda w, i, pad=pad: F.embedding(i, w, padding_idx=pad), params={"padding_idx": pad})
+
+
 def main():
     gen_conv2d()
     gen_pool2d()
+    gen_norm()
     gen_unary()
     gen_binary()
     gen_scalar()

@@ -522,6 +522,28 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
     }
   } else if (op == "dt_flatten") {
     st = dt_flatten(I(0), params.at("start_dim").get<int64_t>(), params.at("end_dim").get<int64_t>(), out);
+  } else if (op == "dt_batch_norm" || op == "dt_layer_norm" || op == "dt_group_norm") {
+    // inputs: input, then those of params "has" in this order: running_mean,
+    // running_var, weight, bias (the running ones written in place when training).
+    std::map<std::string, dt_tensor*> opt;
+    size_t next = 1;
+    for (const char* name : {"running_mean", "running_var", "weight", "bias"})
+      for (const auto& h : params.at("has"))
+        if (h.get<std::string>() == name) opt[name] = I(next++);
+    auto get = [&](const char* name) { return opt.count(name) ? opt[name] : nullptr; };
+    const double eps = params.at("eps").get<double>();
+    if (op == "dt_batch_norm") {
+      st = dt_batch_norm(I(0), get("running_mean"), get("running_var"), get("weight"), get("bias"),
+                         params.at("training").get<int32_t>(), params.at("momentum").get<double>(), eps, out);
+    } else if (op == "dt_layer_norm") {
+      std::vector<int64_t> shape = Ints(params.at("normalized_shape"));
+      st = dt_layer_norm(I(0), shape.data(), shape.size(), get("weight"), get("bias"), eps, out);
+    } else {
+      st = dt_group_norm(I(0), params.at("num_groups").get<int64_t>(), get("weight"), get("bias"), eps, out);
+    }
+  } else if (op == "dt_embedding") {  // inputs: weight, indices (PyTorch's F.embedding order is indices, weight)
+    const int64_t pad = params.at("padding_idx").is_null() ? DT_PADDING_IDX_NONE : params.at("padding_idx").get<int64_t>();
+    st = dt_embedding(I(1), I(0), pad, out);
   } else {
     *known = false;
   }

@@ -1,9 +1,11 @@
 /* train_digits_cnn: a small convolutional net learns the UCI handwritten digits (8 x 8
  * images) through the C API only:
  *
- *   Conv2d(1, 32, 3, padding 1) - ReLU - MaxPool2d(2)       32 x 4 x 4
- *   Conv2d(32, 64, 3, padding 1) - ReLU - MaxPool2d(2)      64 x 2 x 2
+ *   Conv2d(1, 32, 3, padding 1) - BatchNorm2d(32) - ReLU - MaxPool2d(2)    32 x 4 x 4
+ *   Conv2d(32, 64, 3, padding 1) - BatchNorm2d(64) - ReLU - MaxPool2d(2)   64 x 2 x 2
  *   Flatten - Linear(256, 10)
+ *
+ * Training uses each batch's statistics; the test, in eval mode, the running ones.
  *
  *   train_digits_cnn [path/to/digits.csv.gz] [epochs] [min-accuracy-percent]
  *
@@ -19,7 +21,8 @@
 
 #include "digits_loop.h"
 
-#define NLAYERS 9
+#define NLAYERS 10
+#define NPARAMS 10
 
 #ifndef DT_DIGITS_PATH
 #define DT_DIGITS_PATH "data/digits.csv.gz"
@@ -52,7 +55,7 @@ int main(int argc, char** argv) {
   dt_module* layers[NLAYERS] = {NULL};
   dt_module *model = NULL, *loss_fn = NULL;
   dt_tensor *x_train = NULL, *y_train = NULL, *x_test = NULL, *y_test = NULL;
-  dt_tensor* params[6] = {NULL};
+  dt_tensor* params[NPARAMS] = {NULL};
   dt_optimizer* opt = NULL;
 
   if (load_digits_shuffled(path, &rng, xs, ys)) return 1;
@@ -66,21 +69,23 @@ int main(int argc, char** argv) {
 
   CHECK(dt_manual_seed(0));
   CHECK(dt_conv2d_new(1, 32, k3, NULL, pad1, NULL, 1, 1, DT_FLOAT32, device, &layers[0]));
-  CHECK(dt_relu_new(&layers[1]));
-  CHECK(dt_max_pool2d_new(k2, NULL, NULL, NULL, 0, &layers[2]));
-  CHECK(dt_conv2d_new(32, 64, k3, NULL, pad1, NULL, 1, 1, DT_FLOAT32, device, &layers[3]));
-  CHECK(dt_relu_new(&layers[4]));
-  CHECK(dt_max_pool2d_new(k2, NULL, NULL, NULL, 0, &layers[5]));
-  CHECK(dt_flatten_new(1, -1, &layers[6]));
-  CHECK(dt_linear_new(64 * 2 * 2, CLASSES, 1, DT_FLOAT32, device, &layers[7]));
-  CHECK(dt_sequential_new(layers, 8, &model));
+  CHECK(dt_batch_norm2d_new(32, 1e-5, 0.1, 1, 1, DT_FLOAT32, device, &layers[1]));
+  CHECK(dt_relu_new(&layers[2]));
+  CHECK(dt_max_pool2d_new(k2, NULL, NULL, NULL, 0, &layers[3]));
+  CHECK(dt_conv2d_new(32, 64, k3, NULL, pad1, NULL, 1, 1, DT_FLOAT32, device, &layers[4]));
+  CHECK(dt_batch_norm2d_new(64, 1e-5, 0.1, 1, 1, DT_FLOAT32, device, &layers[5]));
+  CHECK(dt_relu_new(&layers[6]));
+  CHECK(dt_max_pool2d_new(k2, NULL, NULL, NULL, 0, &layers[7]));
+  CHECK(dt_flatten_new(1, -1, &layers[8]));
+  CHECK(dt_linear_new(64 * 2 * 2, CLASSES, 1, DT_FLOAT32, device, &layers[9]));
+  CHECK(dt_sequential_new(layers, NLAYERS, &model));
   CHECK(dt_cross_entropy_loss_new(NULL, DT_REDUCTION_MEAN, -100, 0.0, &loss_fn));
   CHECK(dt_module_parameter_count(model, &nparams));
-  if (nparams != 6) {
-    fprintf(stderr, "train_digits_cnn: expected 6 parameters, got %d\n", (int)nparams);
+  if (nparams != NPARAMS) {
+    fprintf(stderr, "train_digits_cnn: expected %d parameters, got %d\n", NPARAMS, (int)nparams);
     goto fail;
   }
-  for (i = 0; i < 6; ++i) CHECK(dt_module_parameter(model, (size_t)i, NULL, 0, NULL, &params[i]));
+  for (i = 0; i < NPARAMS; ++i) CHECK(dt_module_parameter(model, (size_t)i, NULL, 0, NULL, &params[i]));
   CHECK(dt_adam_new((const dt_tensor* const*)params, nparams, 2e-3, 0.9, 0.999, 1e-8, 0.0, 0, &opt));
 
   for (epoch = 1; epoch <= epochs; ++epoch) {
@@ -94,7 +99,7 @@ int main(int argc, char** argv) {
   if (rc) fprintf(stderr, "train_digits_cnn: the accuracy is below %.2f%%\n", 100 * minimum);
 
 fail:
-  for (i = 0; i < 6; ++i) dt_tensor_release(params[i]);
+  for (i = 0; i < NPARAMS; ++i) dt_tensor_release(params[i]);
   dt_optimizer_release(opt);
   dt_module_release(loss_fn);
   dt_module_release(model);

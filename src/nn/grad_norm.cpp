@@ -1,0 +1,227 @@
+// Differentiable normalisation, as torch.nn.functional's batch_norm, layer_norm and
+// group_norm. All three share one core: the input, viewed in a "statistics" shape, is
+// standardised over some of its dims (xhat = (x - mean) / sqrt(var + eps), the biased
+// variance), then scaled and shifted per channel. One autograd node covers input,
+// weight and bias with the closed-form gradient
+//   dx = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)),  gxhat = g * weight,
+// named as PyTorch's fused op (NativeBatchNormBackward0, ...). BatchNorm in eval mode
+// uses fixed statistics (its running buffers): dx = gxhat * rstd.
+#include <cmath>
+
+#include "core/error.h"
+#include "nn/autograd.h"
+#include "nn/functions.h"
+#include "nn/node.h"
+#include "ops/ops.h"
+
+namespace dt::ag {
+namespace {
+
+using G = std::vector<Tensor>;
+
+struct NormSpec {
+  const char* name;       // the grad_fn's name
+  Dims stats_shape;       // x viewed so
+  std::vector<int64_t> over;  // the dims of that view the statistics run over
+  Dims affine_shape;      // weight and bias viewed so, broadcast against x's shape
+};
+
+Tensor mean_over(const Tensor& t, const std::vector<int64_t>& over) {
+  return ops::reduce(ReduceOp::Mean, t, over.data(), over.size(), true);
+}
+
+// xhat from batch statistics (mean, var out, in the view, kept dims) or, when fixed_mean
+// is defined, from the given mean and rstd (already in the view's kept shape).
+Tensor normalize(const Tensor& input, const NormSpec& s, double eps, const Tensor& weight, const Tensor& bias,
+                 const Tensor& fixed_mean, const Tensor& fixed_rstd, Tensor* mean_out, Tensor* var_out) {
+  const Tensor x = ops::reshape(input, s.stats_shape, false);
+  Tensor mean = fixed_mean, rstd = fixed_rstd;
+  Tensor centered;
+  if (!fixed_mean.defined()) {
+    mean = mean_over(x, s.over);
+    centered = ops::binary(BinaryOp::Sub, x, mean);
+    Tensor var = mean_over(ops::binary(BinaryOp::Mul, centered, centered), s.over);
+    rstd = ops::unary(UnaryOp::Rsqrt, ops::binary_scalar(BinaryOp::Add, var, eps));
+    if (var_out) *var_out = var;
+  } else {
+    centered = ops::binary(BinaryOp::Sub, x, mean);
+  }
+  if (mean_out) *mean_out = mean;
+  const Tensor xhat = ops::reshape(ops::binary(BinaryOp::Mul, centered, rstd), input.shape(), false);
+  const Tensor w = weight.defined() ? ops::reshape(weight, s.affine_shape, false) : Tensor();
+  const Tensor b = bias.defined() ? ops::reshape(bias, s.affine_shape, false) : Tensor();
+  Tensor out = w.defined() ? ops::binary(BinaryOp::Mul, xhat, w) : xhat;
+  if (b.defined()) out = ops::binary(BinaryOp::Add, out, b);
+  if (!should_record({&input, &weight, &bias})) return out;
+  const bool fixed = fixed_mean.defined();
+  const bool need_x = requires_grad(input), need_w = weight.defined() && requires_grad(weight);
+  const bool need_b = bias.defined() && requires_grad(bias);
+  const Dims in_shape = input.shape(), w_shape = weight.defined() ? weight.shape() : Dims{};
+  const Dims b_shape = bias.defined() ? bias.shape() : Dims{};
+  const Tensor ws = w.defined() ? detach(w) : Tensor();
+  record(out, make_node(s.name, [=](const Tensor& g) {
+           Tensor gx, gw, gb;
+           if (need_w) gw = ops::reshape(sum_to(ops::binary(BinaryOp::Mul, g, xhat), s.affine_shape), w_shape, false);
+           if (need_b) gb = ops::reshape(sum_to(g, s.affine_shape), b_shape, false);
+           if (need_x) {
+             const Tensor gxhat = ws.defined() ? ops::binary(BinaryOp::Mul, g, ws) : g;
+             const Tensor gv = ops::reshape(gxhat, s.stats_shape, false);
+             if (fixed) {
+               gx = ops::binary(BinaryOp::Mul, gv, rstd);
+             } else {
+               const Tensor xv = ops::reshape(xhat, s.stats_shape, false);
+               Tensor inner = ops::binary(BinaryOp::Sub, gv, mean_over(gv, s.over));
+               const Tensor proj = mean_over(ops::binary(BinaryOp::Mul, gv, xv), s.over);
+               inner = ops::binary(BinaryOp::Sub, inner, ops::binary(BinaryOp::Mul, xv, proj));
+               gx = ops::binary(BinaryOp::Mul, inner, rstd);
+             }
+             gx = ops::reshape(gx, in_shape, false);
+           }
+           return G{gx, gw, gb};
+         }),
+         {&input, &weight, &bias});
+  return out;
+}
+
+void check_floating(const char* op, const Tensor& x) {
+  if (!is_floating(x.dtype()))
+    fail(DT_ERR_DTYPE_MISMATCH, cat(op, ": expected a floating input, got ", dtype_name(x.dtype())));
+}
+
+// An optional per-channel tensor: defined, 1-d of `size` elements, x's dtype and device.
+void check_vector(const char* op, const char* what, const Tensor& t, const Dims& shape, const Tensor& x) {
+  if (!t.defined()) return;
+  if (t.shape() != shape)
+    fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": expected ", what, " of shape ", dims_str(shape), " for an input of shape ",
+                                    dims_str(x.shape()), ", but got ", dims_str(t.shape())));
+  if (t.dtype() != x.dtype())
+    fail(DT_ERR_DTYPE_MISMATCH, cat(op, ": ", what, " is ", dtype_name(t.dtype()), " but the input is ",
+                                    dtype_name(x.dtype()), " (they must match)"));
+  ops::check_same_device(op, x, t);
+}
+
+// [1, C, 1, ...] for an input of x's rank.
+Dims channel_shape(const Tensor& x) {
+  Dims s;
+  for (int64_t d = 0; d < x.ndim(); ++d) s.push(d == 1 ? x.size(1) : 1);
+  return s;
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps) {
+  const char* op = "batch_norm";
+  check_floating(op, x);
+  if (x.ndim() < 2)
+    fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": expected an input of at least 2 dims [N, C, ...], but got input of size ",
+                                    dims_str(x.shape())));
+  const int64_t C = x.size(1);
+  const Dims c{C};
+  check_vector(op, "weight", weight, c, x);
+  check_vector(op, "bias", bias, c, x);
+  check_vector(op, "running_mean", running_mean, c, x);
+  check_vector(op, "running_var", running_var, c, x);
+  if (running_mean.defined() != running_var.defined())
+    fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": running_mean and running_var must both be given or both be NULL"));
+  if (!training && !running_mean.defined())
+    fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": eval mode (training = 0) needs running_mean and running_var"));
+  if (!(eps > 0)) fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": eps must be positive, got ", eps));
+  NormSpec s{"NativeBatchNormBackward0", x.shape(), {}, channel_shape(x)};
+  for (int64_t d = 0; d < x.ndim(); ++d)
+    if (d != 1) s.over.push_back(d);
+  if (!training) {
+    const Tensor rstd = ops::unary(UnaryOp::Rsqrt, ops::binary_scalar(BinaryOp::Add, running_var, eps));
+    return normalize(x, s, eps, weight, bias, ops::reshape(running_mean, s.affine_shape, false),
+                     ops::reshape(rstd, s.affine_shape, false), nullptr, nullptr);
+  }
+  const int64_t per_channel = C > 0 ? x.numel() / C : 0;
+  if (per_channel <= 1)
+    fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": expected more than 1 value per channel when training, got input size ",
+                                    dims_str(x.shape())));
+  Tensor mean, var;
+  Tensor out = normalize(x, s, eps, weight, bias, Tensor(), Tensor(), &mean, &var);
+  if (running_mean.defined()) {
+    // PyTorch's update: running = (1 - momentum) * running + momentum * batch, with the
+    // unbiased variance; outside autograd, in place.
+    const double unbias = static_cast<double>(per_channel) / static_cast<double>(per_channel - 1);
+    Tensor batch_mean = ops::reshape(mean, c, false), batch_var = ops::reshape(var, c, false);
+    ops::binary_scalar_(BinaryOp::Mul, running_mean, 1.0 - momentum);
+    ops::binary_(BinaryOp::Add, running_mean, ops::binary_scalar(BinaryOp::Mul, batch_mean, momentum));
+    ops::binary_scalar_(BinaryOp::Mul, running_var, 1.0 - momentum);
+    ops::binary_(BinaryOp::Add, running_var, ops::binary_scalar(BinaryOp::Mul, batch_var, momentum * unbias));
+  }
+  return out;
+}
+
+Tensor layer_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& weight, const Tensor& bias, double eps) {
+  const char* op = "layer_norm";
+  check_floating(op, x);
+  const int64_t k = static_cast<int64_t>(normalized_shape.size());
+  bool fits = k >= 1 && k <= x.ndim();
+  for (int64_t i = 0; fits && i < k; ++i) fits = x.size(x.ndim() - k + i) == normalized_shape[static_cast<int>(i)];
+  if (!fits)
+    fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": normalized_shape ", dims_str(normalized_shape),
+                                    " must be the last dims of the input, but got input of size ", dims_str(x.shape())));
+  check_vector(op, "weight", weight, normalized_shape, x);
+  check_vector(op, "bias", bias, normalized_shape, x);
+  if (!(eps > 0)) fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": eps must be positive, got ", eps));
+  NormSpec s{"NativeLayerNormBackward0", x.shape(), {}, normalized_shape};
+  for (int64_t d = x.ndim() - k; d < x.ndim(); ++d) s.over.push_back(d);
+  return normalize(x, s, eps, weight, bias, Tensor(), Tensor(), nullptr, nullptr);
+}
+
+Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& weight, const Tensor& bias, double eps) {
+  const char* op = "group_norm";
+  check_floating(op, x);
+  if (x.ndim() < 2)
+    fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": expected an input of at least 2 dims [N, C, ...], but got input of size ",
+                                    dims_str(x.shape())));
+  const int64_t N = x.size(0), C = x.size(1);
+  if (groups <= 0 || C % groups != 0)
+    fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": expected the number of channels (", C, ") of input of size ",
+                                    dims_str(x.shape()), " to be divisible by num_groups (", groups, ")"));
+  check_vector(op, "weight", weight, Dims{C}, x);
+  check_vector(op, "bias", bias, Dims{C}, x);
+  if (!(eps > 0)) fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": eps must be positive, got ", eps));
+  const int64_t rest = N > 0 && groups > 0 ? x.numel() / (N * groups) : 0;
+  NormSpec s{"NativeGroupNormBackward0", Dims{N, groups, rest}, {2}, channel_shape(x)};
+  return normalize(x, s, eps, weight, bias, Tensor(), Tensor(), nullptr, nullptr);
+}
+
+Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx) {
+  const char* op = "embedding";
+  if (weight.ndim() != 2)
+    fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": expected a 2-d weight [num_embeddings, embedding_dim], but got weight of size ",
+                                    dims_str(weight.shape())));
+  if (indices.dtype() != DType::Int64 && indices.dtype() != DType::Int32)
+    fail(DT_ERR_DTYPE_MISMATCH, cat(op, ": expected indices of dtype int64 or int32, but got ", dtype_name(indices.dtype()),
+                                    " (indices of size ", dims_str(indices.shape()), ")"));
+  ops::check_same_device(op, weight, indices);
+  const int64_t num = weight.size(0), dim = weight.size(1);
+  if (padding_idx != kNoPaddingIdx && (padding_idx < 0 || padding_idx >= num))
+    fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": padding_idx ", padding_idx, " is outside [0, ", num, ")"));
+  const Tensor flat = ops::checked_index(op, ops::reshape(indices, Dims{indices.numel()}, false), num, false);
+  if (indices.ndim() >= kMaxDims)
+    fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": indices of size ", dims_str(indices.shape()), " have too many dims (the result ",
+                                    "adds one; at most ", kMaxDims, ")"));
+  Dims out_shape = indices.shape();
+  out_shape.push(dim);
+  Tensor out = ops::reshape(ops::index_select(weight, 0, flat), out_shape, false);
+  if (!should_record({&weight})) return out;
+  const Dims w_shape = weight.shape();
+  record(out, make_node("EmbeddingBackward0", [=](const Tensor& g) {
+           Tensor rows = ops::reshape(g, Dims{flat.numel(), dim}, false);
+           if (padding_idx != kNoPaddingIdx) {  // the padding row gets no gradient
+             Tensor keep = ops::binary_scalar(BinaryOp::Ne, flat, static_cast<double>(padding_idx));
+             rows = ops::binary(BinaryOp::Mul, rows, ops::to(ops::unsqueeze(keep, 1), rows.device(), rows.dtype(), false));
+           }
+           Tensor gw = ops::full(w_shape, 0.0, g.dtype(), g.device());
+           ops::index_add_(gw, 0, flat, rows);
+           return G{gw};
+         }),
+         {&weight});
+  return out;
+}
+
+}  // namespace dt::ag

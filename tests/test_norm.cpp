@@ -1,0 +1,310 @@
+// Normalisation and embedding modules (BatchNorm1d/2d, LayerNorm, GroupNorm, Embedding)
+// through the C ABI. The reference cases (tests/reference/norm_module_cases.json, from
+// gen_norm_module_reference.py and PyTorch) load PyTorch's whole state_dict by its key
+// names, run training and eval steps, and compare outputs, input and parameter gradients
+// and the state after (running statistics, num_batches_tracked), on the CPU and on
+// cuda:0 when it is usable. The functional forms' values and gradients (with finite
+// differences) are in cases.json / grad_cases.json (test_reference_ops, test_autograd).
+// Below them: PyTorch's initial values, moving buffers with the module, and errors that
+// name the module and the shapes.
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "support/dt_test.h"
+#include "support/reference_io.h"
+
+namespace {
+
+const bool kDevicesSet = [] { return setenv("DEVTENSOR_CPU_DEVICES", "2", 1) == 0; }();
+
+const json& NormCases() {
+  static const json cases = [] {
+    std::ifstream in(std::string(DT_TEST_DATA_DIR) + "/reference/norm_module_cases.json");
+    if (!in) return json::array();
+    return json::parse(in).at("cases");
+  }();
+  return cases;
+}
+
+class Norm : public LeakChecked {};
+
+// The module a case names, with PyTorch's defaults for the arguments it leaves out.
+dt_status MakeModule(const json& c, dt_module** out) {
+  const std::string kind = c.at("module").get<std::string>();
+  const json& a = c.at("args");
+  const dt_dtype dt = DtypeOf(c.at("dtype").get<std::string>());
+  const dt_device cpu0{DT_DEVICE_CPU, 0};
+  const double eps = a.value("eps", 1e-5);
+  if (kind == "BatchNorm1d" || kind == "BatchNorm2d") {
+    const double momentum = a.contains("momentum") && a.at("momentum").is_null() ? -1.0 : a.value("momentum", 0.1);
+    const int32_t affine = a.value("affine", true) ? 1 : 0, track = a.value("track_running_stats", true) ? 1 : 0;
+    return (kind == "BatchNorm1d" ? dt_batch_norm1d_new : dt_batch_norm2d_new)(
+        a.at("num_features").get<int64_t>(), eps, momentum, affine, track, dt, cpu0, out);
+  }
+  if (kind == "LayerNorm") {
+    std::vector<int64_t> shape = Ints(a.at("normalized_shape"));
+    return dt_layer_norm_new(shape.data(), shape.size(), eps, a.value("elementwise_affine", true) ? 1 : 0, 1, dt, cpu0,
+                             out);
+  }
+  if (kind == "GroupNorm")
+    return dt_group_norm_new(a.at("num_groups").get<int64_t>(), a.at("num_channels").get<int64_t>(), eps,
+                             a.value("affine", true) ? 1 : 0, dt, cpu0, out);
+  if (kind == "Embedding") {
+    const int64_t pad = a.contains("padding_idx") && !a.at("padding_idx").is_null() ? a.at("padding_idx").get<int64_t>()
+                                                                                     : DT_PADDING_IDX_NONE;
+    return dt_embedding_new(a.at("num_embeddings").get<int64_t>(), a.at("embedding_dim").get<int64_t>(), pad, dt, cpu0,
+                            out);
+  }
+  ADD_FAILURE() << "unknown module " << kind;
+  return DT_ERR_INVALID_ARGUMENT;
+}
+
+void ExpectClose(const std::vector<double>& got, const json& want, double tol, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double e = want.at(i).get<double>();
+    EXPECT_NEAR(got[i], e, tol * (1 + std::fabs(e))) << what << " element " << i;
+  }
+}
+
+std::vector<double> Values(dt_tensor* t) {
+  Info info;
+  Read(t, &info);
+  return info.values;
+}
+
+void RunCase(const json& c, const dt_device& device) {
+  SCOPED_TRACE("case " + c.at("id").get<std::string>());
+  const double tol = c.at("dtype") == "float32" ? 2e-5 : 1e-10;
+  M m;
+  ASSERT_EQ(MakeModule(c, m.out()), DT_OK) << dt_last_error_message();
+  {  // PyTorch's state_dict, by its key names
+    dt_state_dict* sd = nullptr;
+    ASSERT_EQ(dt_state_dict_new(&sd), DT_OK);
+    for (const auto& [name, spec] : c.at("state").items()) {
+      Ref t;
+      ASSERT_TRUE(MakeInput(spec, dt_device{DT_DEVICE_CPU, 0}, &t));
+      EXPECT_EQ(dt_state_dict_set(sd, name.c_str(), t.get()), DT_OK) << dt_last_error_message();
+    }
+    const dt_status st = dt_module_load_state_dict(m, sd);
+    dt_state_dict_release(sd);
+    ASSERT_EQ(st, DT_OK) << dt_last_error_message();
+  }
+  DT_ASSERT_OK(dt_module_to(m, device));
+  size_t nparams = 0;
+  DT_ASSERT_OK(dt_module_parameter_count(m, &nparams));
+  for (const auto& step : c.at("steps")) {
+    DT_ASSERT_OK(step.at("train").get<bool>() ? dt_module_train(m) : dt_module_eval(m));
+    const bool indices = step.at("input").at("dtype") == "int64";
+    Ref x, leaf, w;
+    ASSERT_TRUE(MakeInput(step.at("input"), device, &x, indices ? nullptr : &leaf));
+    ASSERT_TRUE(MakeInput(step.at("weights"), device, &w));
+    T out, prod, loss;
+    const dt_tensor* in[1] = {x.get()};
+    ASSERT_EQ(dt_module_forward(m, in, 1, out.out()), DT_OK) << dt_last_error_message();
+    EXPECT_EQ(shape_of(out), Ints(step.at("output").at("shape")));
+    ExpectClose(Values(out), step.at("output").at("values"), tol, "output");
+    DT_ASSERT_OK(dt_mul(out, w.get(), prod.out()));
+    DT_ASSERT_OK(dt_sum(prod, nullptr, 0, 0, loss.out()));
+    DT_ASSERT_OK(dt_backward(loss, nullptr));
+    if (!indices) {
+      T g;
+      DT_ASSERT_OK(dt_tensor_grad(leaf.get(), g.out()));
+      ExpectClose(Values(g), step.at("input_grad"), tol, "input grad");
+    }
+    for (size_t i = 0; i < nparams; ++i) {
+      char name[64] = {};
+      T p, g;
+      DT_ASSERT_OK(dt_module_parameter(m, i, name, sizeof name, nullptr, p.out()));
+      DT_ASSERT_OK(dt_tensor_grad(p, g.out()));
+      ASSERT_TRUE(step.at("grads").contains(name)) << name;
+      ExpectClose(Values(g), step.at("grads").at(name), tol, std::string("grad of ") + name);
+    }
+  }
+  dt_state_dict* after = nullptr;
+  DT_ASSERT_OK(dt_module_state_dict(m, &after));
+  size_t count = 0;
+  dt_state_dict_count(after, &count);
+  EXPECT_EQ(count, c.at("final").size()) << "the state_dict has PyTorch's keys";
+  for (const auto& [name, want] : c.at("final").items()) {
+    T t;
+    EXPECT_EQ(dt_state_dict_find(after, name.c_str(), t.out()), DT_OK) << name << ": " << dt_last_error_message();
+    if (t.get()) ExpectClose(Values(t), want, tol, "final " + name);
+  }
+  dt_state_dict_release(after);
+}
+
+TEST_F(Norm, ModulesMatchPyTorchOnTheCpu) {
+  ASSERT_FALSE(NormCases().empty()) << "regenerate tests/reference/norm_module_cases.json";
+  for (const auto& c : NormCases()) RunCase(c, dt_device{DT_DEVICE_CPU, 0});
+}
+
+TEST_F(Norm, ModulesMatchPyTorchOnCuda) {
+  if (!dt_cuda_is_available()) GTEST_SKIP() << "CUDA is not usable here";
+  for (const auto& c : NormCases()) RunCase(c, dt_device{DT_DEVICE_CUDA, 0});
+}
+
+std::string NameAt(dt_module* m, size_t i, bool buffer, T* t) {
+  char buf[64] = {};
+  EXPECT_EQ(buffer ? dt_module_buffer(m, i, buf, sizeof buf, nullptr, t->out())
+                   : dt_module_parameter(m, i, buf, sizeof buf, nullptr, t->out()),
+            DT_OK)
+      << dt_last_error_message();
+  return buf;
+}
+
+TEST_F(Norm, BatchNormStartsAsPyTorchsAndItsBuffersMoveWithIt) {
+  M bn;
+  DT_ASSERT_OK(dt_batch_norm2d_new(3, 1e-5, 0.1, 1, 1, DT_FLOAT32, cpu(0), bn.out()));
+  T w, b, rm, rv, nbt;
+  EXPECT_EQ(NameAt(bn, 0, false, &w), "weight");
+  EXPECT_EQ(NameAt(bn, 1, false, &b), "bias");
+  EXPECT_EQ(NameAt(bn, 0, true, &rm), "running_mean");
+  EXPECT_EQ(NameAt(bn, 1, true, &rv), "running_var");
+  EXPECT_EQ(NameAt(bn, 2, true, &nbt), "num_batches_tracked");
+  EXPECT_EQ(values<float>(w), (std::vector<float>{1, 1, 1}));
+  EXPECT_EQ(values<float>(b), (std::vector<float>{0, 0, 0}));
+  EXPECT_EQ(values<float>(rm), (std::vector<float>{0, 0, 0}));
+  EXPECT_EQ(values<float>(rv), (std::vector<float>{1, 1, 1}));
+  EXPECT_EQ(values<int64_t>(nbt), (std::vector<int64_t>{0}));
+  EXPECT_TRUE(shape_of(nbt).empty()) << "0-d, as PyTorch's";
+  // One training step on cpu:1: the buffers moved in place, and updated there.
+  DT_ASSERT_OK(dt_module_to(bn, cpu(1)));
+  dt_device d{};
+  DT_ASSERT_OK(dt_tensor_device(rm, &d));
+  EXPECT_EQ(d.index, 1) << "the handle the caller holds sees the moved buffer";
+  // Channel c holds c, c + 2 (batch of 2, 1 x 1 images): mean c + 1, unbiased var 2.
+  const float x[6] = {0, 1, 2, 2, 3, 4};
+  const int64_t shape[4] = {2, 3, 1, 1};
+  T in, out;
+  DT_ASSERT_OK(dt_tensor_from_data(x, sizeof x, shape, 4, DT_FLOAT32, cpu(1), in.out()));
+  const dt_tensor* args[1] = {in.get()};
+  DT_ASSERT_OK(dt_module_forward(bn, args, 1, out.out()));
+  const std::vector<float> mean = values<float>(rm), var = values<float>(rv);
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_NEAR(mean[c], 0.1 * (c + 1), 1e-6);    // 0.9 * 0 + 0.1 * (c + 1)
+    EXPECT_NEAR(var[c], 0.9 + 0.1 * 2.0, 1e-6);  // 0.9 * 1 + 0.1 * 2
+  }
+  EXPECT_EQ(values<int64_t>(nbt), (std::vector<int64_t>{1}));
+  // normalised: (x - mean) / sqrt(1 + eps) with the biased variance 1: -1 and +1
+  const std::vector<float> y = values<float>(out);
+  EXPECT_NEAR(y[0], -1.0, 1e-4);
+  EXPECT_NEAR(y[3], 1.0, 1e-4);
+}
+
+TEST_F(Norm, EmbeddingStartsNormalWithItsPaddingRowZero) {
+  DT_ASSERT_OK(dt_manual_seed(5));
+  M e;
+  DT_ASSERT_OK(dt_embedding_new(50, 20, -2, DT_FLOAT64, cpu(), e.out()));  // padding_idx 48
+  T w;
+  EXPECT_EQ(NameAt(e, 0, false, &w), "weight");
+  EXPECT_EQ(shape_of(w), (std::vector<int64_t>{50, 20}));
+  const std::vector<double> v = values<double>(w);
+  double sum = 0, sq = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i / 20 == 48) EXPECT_EQ(v[i], 0.0) << "padding row, element " << i % 20;
+    sum += v[i];
+    sq += v[i] * v[i];
+  }
+  const double n = 49 * 20, mean = sum / n;
+  EXPECT_NEAR(mean, 0.0, 0.15);          // 980 draws of N(0, 1): sd of the mean 0.032
+  EXPECT_NEAR(sq / n - mean * mean, 1.0, 0.2);
+}
+
+TEST_F(Norm, BadInputNamesTheModuleAndTheShapes) {
+  M bn, ln, gn, emb;
+  DT_ASSERT_OK(dt_batch_norm2d_new(3, 1e-5, 0.1, 1, 1, DT_FLOAT32, cpu(), bn.out()));
+  const int64_t ls[1] = {4};
+  DT_ASSERT_OK(dt_layer_norm_new(ls, 1, 1e-5, 1, 1, DT_FLOAT32, cpu(), ln.out()));
+  DT_ASSERT_OK(dt_group_norm_new(2, 4, 1e-5, 1, DT_FLOAT32, cpu(), gn.out()));
+  DT_ASSERT_OK(dt_embedding_new(10, 3, DT_PADDING_IDX_NONE, DT_FLOAT32, cpu(), emb.out()));
+  auto forward = [](dt_module* m, dt_tensor* x, dt_status want, const std::vector<std::string>& needles) {
+    T out;
+    const dt_tensor* in[1] = {x};
+    DT_EXPECT_STATUS(dt_module_forward(m, in, 1, out.out()), want);
+    const std::string msg = dt_last_error_message();
+    for (const auto& n : needles) EXPECT_NE(msg.find(n), std::string::npos) << "'" << n << "' in: " << msg;
+    EXPECT_EQ(out.get(), nullptr);
+  };
+  auto zeros = [](std::vector<int64_t> shape, dt_dtype dt) {
+    T t;
+    EXPECT_EQ(dt_tensor_zeros(shape.data(), shape.size(), dt, cpu(), t.out()), DT_OK);
+    return t;
+  };
+  T four_channels = zeros({2, 4, 5, 5}, DT_FLOAT32);
+  forward(bn, four_channels, DT_ERR_SHAPE_MISMATCH, {"BatchNorm2d(3", "3 channels", "[2, 4, 5, 5]"});
+  T three_d = zeros({3, 5, 5}, DT_FLOAT32);
+  forward(bn, three_d, DT_ERR_SHAPE_MISMATCH, {"BatchNorm2d(3", "expected 4D input (got 3D input", "[3, 5, 5]"});
+  M bn1;
+  DT_ASSERT_OK(dt_batch_norm1d_new(3, 1e-5, 0.1, 1, 1, DT_FLOAT32, cpu(), bn1.out()));
+  T one_row = zeros({1, 3}, DT_FLOAT32);
+  forward(bn1, one_row, DT_ERR_SHAPE_MISMATCH, {"BatchNorm1d(3", "more than 1 value per channel", "[1, 3]"});
+  T doubles = zeros({2, 3, 4, 4}, DT_FLOAT64);
+  forward(bn, doubles, DT_ERR_DTYPE_MISMATCH, {"BatchNorm2d(3", "float32", "float64"});
+  T last5 = zeros({2, 5}, DT_FLOAT32);
+  forward(ln, last5, DT_ERR_SHAPE_MISMATCH, {"LayerNorm([4]", "[2, 5]"});
+  T six = zeros({2, 6, 3}, DT_FLOAT32);
+  forward(gn, six, DT_ERR_SHAPE_MISMATCH, {"GroupNorm(2, 4", "[2, 6, 3]"});
+  T float_indices = zeros({2, 3}, DT_FLOAT32);
+  forward(emb, float_indices, DT_ERR_DTYPE_MISMATCH, {"Embedding(10, 3)", "int64 or int32", "float32", "[2, 3]"});
+  const int64_t idx[3] = {1, 10, 2}, n3 = 3;
+  T far;
+  DT_ASSERT_OK(dt_tensor_from_data(idx, sizeof idx, &n3, 1, DT_INT64, cpu(), far.out()));
+  forward(emb, far, DT_ERR_INVALID_ARGUMENT, {"Embedding(10, 3)", "10"});
+  // Its own state_dict with running_mean of another shape: the key and both shapes.
+  dt_state_dict* sd = nullptr;
+  DT_ASSERT_OK(dt_module_state_dict(bn, &sd));
+  T four = zeros({4}, DT_FLOAT32);
+  DT_ASSERT_OK(dt_state_dict_set(sd, "running_mean", four));
+  const dt_status st = dt_module_load_state_dict(bn, sd);
+  const std::string msg = dt_last_error_message();
+  dt_state_dict_release(sd);
+  EXPECT_EQ(st, DT_ERR_INVALID_ARGUMENT) << msg;
+  EXPECT_NE(msg.find("running_mean"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("BatchNorm2d"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[4]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[3]"), std::string::npos) << msg;
+}
+
+TEST_F(Norm, ConstructorsAndFunctionalFormsRefuseBadArguments) {
+  M m;
+  DT_EXPECT_STATUS(dt_batch_norm2d_new(0, 1e-5, 0.1, 1, 1, DT_FLOAT32, cpu(), m.out()), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_batch_norm2d_new(3, 0.0, 0.1, 1, 1, DT_FLOAT32, cpu(), m.out()), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_batch_norm1d_new(3, 1e-5, 1.5, 1, 1, DT_FLOAT32, cpu(), m.out()), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_batch_norm1d_new(3, 1e-5, 0.1, 2, 1, DT_FLOAT32, cpu(), m.out()), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_batch_norm1d_new(3, 1e-5, 0.1, 1, 1, DT_INT64, cpu(), m.out()), DT_ERR_DTYPE_MISMATCH);
+  DT_EXPECT_STATUS(dt_layer_norm_new(nullptr, 1, 1e-5, 1, 1, DT_FLOAT32, cpu(), m.out()), DT_ERR_INVALID_ARGUMENT);
+  const int64_t bad[2] = {3, 0};
+  DT_EXPECT_STATUS(dt_layer_norm_new(bad, 2, 1e-5, 1, 1, DT_FLOAT32, cpu(), m.out()), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_group_norm_new(4, 6, 1e-5, 1, DT_FLOAT32, cpu(), m.out()), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_embedding_new(5, 3, 5, DT_FLOAT32, cpu(), m.out()), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_embedding_new(5, 0, DT_PADDING_IDX_NONE, DT_FLOAT32, cpu(), m.out()), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_embedding_new(5, 3, 0, DT_FLOAT32, cpu(), nullptr), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(*m.out(), nullptr) << "nothing made on failure";
+
+  T x, rm, w64, out;
+  const int64_t s[2] = {4, 3}, c[1] = {3};
+  DT_ASSERT_OK(dt_tensor_ones(s, 2, DT_FLOAT32, cpu(), x.out()));
+  DT_ASSERT_OK(dt_tensor_zeros(c, 1, DT_FLOAT32, cpu(), rm.out()));
+  DT_ASSERT_OK(dt_tensor_ones(c, 1, DT_FLOAT64, cpu(), w64.out()));
+  // eval needs the running statistics; one without the other is refused
+  DT_EXPECT_STATUS(dt_batch_norm(x, nullptr, nullptr, nullptr, nullptr, 0, 0.1, 1e-5, out.out()),
+                   DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_batch_norm(x, rm, nullptr, nullptr, nullptr, 1, 0.1, 1e-5, out.out()), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_batch_norm(x, nullptr, nullptr, w64, nullptr, 1, 0.1, 1e-5, out.out()), DT_ERR_DTYPE_MISMATCH);
+  EXPECT_NE(std::string(dt_last_error_message()).find("weight is float64 but the input is float32"), std::string::npos)
+      << dt_last_error_message();
+  DT_EXPECT_STATUS(dt_batch_norm(x, nullptr, nullptr, nullptr, nullptr, 3, 0.1, 1e-5, out.out()),
+                   DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_layer_norm(x, c, 1, nullptr, nullptr, 1e-5, nullptr), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_group_norm(nullptr, 1, nullptr, nullptr, 1e-5, out.out()), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_embedding(x, x, DT_PADDING_IDX_NONE, out.out()), DT_ERR_DTYPE_MISMATCH);
+  EXPECT_EQ(out.get(), nullptr) << "outputs untouched on failure";
+  // the running statistics are untouched by a refused call
+  EXPECT_EQ(values<float>(rm), (std::vector<float>{0, 0, 0}));
+}
+
+}  // namespace
