@@ -466,3 +466,44 @@ func TestRealisticProgramLength(t *testing.T) {
 	t.Logf("examples/realistic/main.go: %d lines; bindings/rust/examples/realistic.rs: %d (%.2fx)", goLines, rustLines,
 		float64(goLines)/float64(rustLines))
 }
+
+// readmeBlock returns the fenced block after the line "<!-- consumer: tag -->" in the
+// README at path, as tests/packaging/run reads it (the lines between the next line
+// starting with ``` and the one after it).
+func readmeBlock(t *testing.T, path, tag string) string {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(src), "\n")
+	for i, l := range lines {
+		if strings.TrimSuffix(l, "\n") != "<!-- consumer: "+tag+" -->" {
+			continue
+		}
+		for j := i + 1; j < len(lines); j++ {
+			if strings.HasPrefix(lines[j], "```") {
+				for k := j + 1; k < len(lines); k++ {
+					if strings.HasPrefix(lines[k], "```") {
+						return strings.Join(lines[j+1:k], "")
+					}
+				}
+			}
+		}
+	}
+	t.Fatalf("%s: no fenced block after <!-- consumer: %s -->", path, tag)
+	return ""
+}
+
+// The README shows examples/realistic as it is, so that the two cannot drift;
+// tests/packaging/run builds and runs the README's copy out of tree.
+func TestREADMEShowsRealisticProgram(t *testing.T) {
+	inTree, err := os.ReadFile(filepath.Join("examples", "realistic", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shown := readmeBlock(t, filepath.Join("..", "README.md"), "realistic/main.go"); shown != string(inTree) {
+		t.Fatalf("the block after <!-- consumer: realistic/main.go --> in bindings/go/README.md is not "+
+			"examples/realistic/main.go; copy the file into the README.\nREADME:\n%s\nfile:\n%s", shown, inTree)
+	}
+}
