@@ -1195,6 +1195,27 @@ DT_API dt_status dt_module_buffer_count(const dt_module* m, size_t* out);
 DT_API dt_status dt_module_buffer(const dt_module* m, size_t i, char* buf, size_t cap, size_t* needed,
                                   dt_tensor** tensor);
 
+/** The module's kind, PyTorch's class name ("Linear", "Sequential", "BatchNorm2d"), by
+ *  the string protocol. Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (buf NULL
+ *  with cap > 0). */
+DT_API dt_status dt_module_kind(const dt_module* m, char* buf, size_t cap, size_t* needed);
+/** Children: the modules a container holds, named as the middle parts of state_dict keys
+ *  (a Sequential's are "0", "1", ...; "features.0.weight" is parameter "weight" of child
+ *  "0" of child "features"), as PyTorch's named_children(). A child handle is a NEW
+ *  reference to the SAME module, not a copy: its parameters are the parent's, so moving,
+ *  loading or training it changes the parent, and it stays valid after the parent is
+ *  released. dt_module_child_count: the direct children. Errors: DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_INVALID_ARGUMENT (NULL). */
+DT_API dt_status dt_module_child_count(const dt_module* m, size_t* out);
+/** Direct child i: its name (string protocol, buf may be NULL with cap 0) and, when child
+ *  is not NULL, a NEW reference to it. Errors: DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_INVALID_ARGUMENT (i out of range, buf NULL with cap > 0). */
+DT_API dt_status dt_module_child_at(const dt_module* m, size_t i, char* buf, size_t cap, size_t* needed,
+                                    dt_module** child);
+/** The descendant at a dotted path ("2", "features.0"), as net[2] or net.features[0] in
+ *  PyTorch: a NEW reference to it. Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT
+ *  (NULL, no such child: the message names the missing part and the children there are). */
+DT_API dt_status dt_module_child(const dt_module* m, const char* path, dt_module** out);
 /** A NEW state dict whose entries are the module's parameters then buffers, by their
  *  state_dict names, SHARED with the module (writes through them change it).
  *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out). */

@@ -1817,6 +1817,25 @@ void add_module_cases(Table& T) {
     });
   }
 
+  // Children and kind (a Linear has no children).
+  mod_handles("dt_module_kind", [](Ctx& x, dt_module* m) { return dt_module_kind(m, x.o.buf, sizeof x.o.buf, &x.o.sz); });
+  T.add("dt_module_kind", "buf=NULL_cap=8", {IA}, [](Ctx& x) { return dt_module_kind(LiveModule(x).lin, nullptr, 8, nullptr); });
+  mod_handles("dt_module_child_count", [](Ctx& x, dt_module* m) { return dt_module_child_count(m, &x.o.sz); });
+  T.add("dt_module_child_count", "out=NULL", {IA}, [](Ctx& x) { return dt_module_child_count(LiveModule(x).lin, nullptr); });
+  mod_handles("dt_module_child_at", [mod_out](Ctx& x, dt_module* m) {
+    return dt_module_child_at(m, 0, x.o.buf, sizeof x.o.buf, &x.o.sz, mod_out(x));
+  });
+  T.add("dt_module_child_at", "i=out_of_range", {IA}, [mod_out](Ctx& x) {
+    return dt_module_child_at(LiveModule(x).lin, 0, nullptr, 0, nullptr, mod_out(x));
+  }).msg_has = "0 children";
+  mod_handles("dt_module_child", [mod_out](Ctx& x, dt_module* m) { return dt_module_child(m, "0", mod_out(x)); });
+  T.add("dt_module_child", "out=NULL", {IA}, [](Ctx& x) { return dt_module_child(LiveModule(x).lin, "0", nullptr); });
+  T.add("dt_module_child", "path=NULL", {IA}, [mod_out](Ctx& x) {
+    return dt_module_child(LiveModule(x).lin, nullptr, mod_out(x));
+  });
+  T.add("dt_module_child", "path=missing", {IA}, [mod_out](Ctx& x) {
+    return dt_module_child(LiveModule(x).lin, "no.such", mod_out(x));
+  }).msg_has = "no child \"no\"";
   mod_handles("dt_module_state_dict", [](Ctx& x, dt_module* m) {
     return dt_module_state_dict(m, reinterpret_cast<dt_state_dict**>(&x.o.ptr));
   });

@@ -92,6 +92,86 @@ TEST_F(Modules, LinearFollowsPyTorchInitAndNames) {
   DT_EXPECT_STATUS(dt_module_parameter(seq, 3, nullptr, 0, nullptr, nullptr), DT_ERR_INVALID_ARGUMENT);
 }
 
+std::string kind_of(dt_module* m) {
+  char buf[32] = {};
+  EXPECT_EQ(dt_module_kind(m, buf, sizeof buf, nullptr), DT_OK) << dt_last_error_message();
+  return buf;
+}
+
+// net = Sequential(Linear(4, 3), ReLU(), Sequential(Linear(3, 2), BatchNorm1d(2))): its
+// children by index and by path, as net[2][1] in PyTorch, are the parent's own modules.
+TEST_F(Modules, ChildrenAreReachableByNameAndAreTheParentsOwn) {
+  M l1, act, l2, bn, inner, net;
+  DT_ASSERT_OK(dt_linear_new(4, 3, 1, DT_FLOAT32, cpu(), l1.out()));
+  DT_ASSERT_OK(dt_relu_new(act.out()));
+  DT_ASSERT_OK(dt_linear_new(3, 2, 1, DT_FLOAT32, cpu(), l2.out()));
+  DT_ASSERT_OK(dt_batch_norm1d_new(2, 1e-5, 0.1, 1, 1, DT_FLOAT32, cpu(), bn.out()));
+  dt_module* in2[2] = {l2, bn};
+  DT_ASSERT_OK(dt_sequential_new(in2, 2, inner.out()));
+  dt_module* in3[3] = {l1, act, inner};
+  DT_ASSERT_OK(dt_sequential_new(in3, 3, net.out()));
+
+  EXPECT_EQ(kind_of(net), "Sequential");
+  size_t n = 0;
+  DT_ASSERT_OK(dt_module_child_count(net, &n));
+  EXPECT_EQ(n, 3u);
+  const char* kinds[3] = {"Linear", "ReLU", "Sequential"};
+  for (size_t i = 0; i < 3; ++i) {
+    char name[8] = {};
+    M c;
+    DT_ASSERT_OK(dt_module_child_at(net, i, name, sizeof name, nullptr, c.out()));
+    EXPECT_EQ(std::string(name), std::to_string(i));
+    EXPECT_EQ(kind_of(c), kinds[i]);
+  }
+  DT_ASSERT_OK(dt_module_child_count(l1, &n));
+  EXPECT_EQ(n, 0u) << "a Linear has no children";
+
+  // net[2][1] is the BatchNorm1d: its buffer is the parent's "2.1.running_mean".
+  M child;
+  DT_ASSERT_OK(dt_module_child(net, "2.1", child.out()));
+  EXPECT_EQ(kind_of(child), "BatchNorm1d");
+  T mine, parents;
+  DT_ASSERT_OK(dt_module_buffer(child, 0, nullptr, 0, nullptr, mine.out()));
+  dt_state_dict* sd = nullptr;
+  DT_ASSERT_OK(dt_module_state_dict(net, &sd));
+  DT_ASSERT_OK(dt_state_dict_find(sd, "2.1.running_mean", parents.out()));
+  dt_state_dict_release(sd);
+  const float seven[2] = {7, 7};
+  DT_ASSERT_OK(dt_tensor_copy_from_host(mine, seven, sizeof seven));
+  EXPECT_EQ(values<float>(parents), (std::vector<float>{7, 7})) << "the child is the parent's module, not a copy";
+
+  // Moving the child moves that part of the parent only.
+  DT_ASSERT_OK(dt_module_to(child, cpu(1)));
+  dt_device d{};
+  DT_ASSERT_OK(dt_tensor_device(parents, &d));
+  EXPECT_EQ(d.index, 1);
+  T first;
+  DT_ASSERT_OK(dt_module_parameter(net, 0, nullptr, 0, nullptr, first.out()));
+  DT_ASSERT_OK(dt_tensor_device(first, &d));
+  EXPECT_EQ(d.index, 0);
+
+  // A child outlives its parent.
+  net = M();
+  inner = M();
+  bn = M();
+  EXPECT_EQ(kind_of(child), "BatchNorm1d");
+
+  // Paths that lead nowhere name the missing part and the children there are.
+  M none;
+  dt_module* two[2] = {l1, act};
+  DT_ASSERT_OK(dt_sequential_new(two, 2, net.out()));
+  EXPECT_EQ(dt_module_child(net, "2.5", none.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("no child \"2\" on the path \"2.5\" (Sequential's children: 0, 1)"),
+            std::string::npos)
+      << dt_last_error_message();
+  EXPECT_EQ(dt_module_child(net, "0.weight", none.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("(Linear has no children)"), std::string::npos)
+      << dt_last_error_message();
+  EXPECT_EQ(dt_module_child(net, nullptr, none.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(dt_module_child_at(net, 2, nullptr, 0, nullptr, none.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(*none.out(), nullptr) << "nothing made on failure";
+}
+
 TEST_F(Modules, ModuleToMovesParametersAndBuffersInPlace) {
   M lin, loss;
   DT_ASSERT_OK(dt_linear_new(3, 2, 1, DT_FLOAT32, cpu(0), lin.out()));

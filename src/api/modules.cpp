@@ -261,6 +261,63 @@ DT_API dt_status dt_module_buffer(const dt_module* m, size_t i, char* buf, size_
   return named_entry(m, i, buf, cap, needed, tensor, false, "dt_module_buffer");
 }
 
+DT_API dt_status dt_module_kind(const dt_module* m, char* buf, size_t cap, size_t* needed) {
+  return guard([&] {
+    check_string_buffer(buf, cap, "dt_module_kind");
+    write_string(module_arg(m, "dt_module_kind")->kind(), buf, cap, needed);
+  });
+}
+
+DT_API dt_status dt_module_child_count(const dt_module* m, size_t* out) {
+  return guard([&] {
+    require(out, "dt_module_child_count", "out");
+    *out = module_arg(m, "dt_module_child_count")->children().size();
+  });
+}
+
+namespace {
+// A new handle holding one more reference to a module another one owns.
+dt_module* shared_module_handle(nn::Module* child) {
+  child->ref();
+  return static_cast<dt_module*>(new_object_handle<nn::Module, HandleKind::Module>(child));
+}
+}  // namespace
+
+DT_API dt_status dt_module_child_at(const dt_module* m, size_t i, char* buf, size_t cap, size_t* needed,
+                                    dt_module** child) {
+  const char* fn = "dt_module_child_at";
+  return guard([&] {
+    check_string_buffer(buf, cap, fn);
+    const auto& children = module_arg(m, fn)->children();
+    if (i >= children.size())
+      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": index ", i, " is out of range (the module has ", children.size(),
+                                        " children)"));
+    dt_module* h = child ? shared_module_handle(children[i].second.get()) : nullptr;
+    write_string(children[i].first, buf, cap, needed);
+    if (child) *child = h;
+  });
+}
+
+DT_API dt_status dt_module_child(const dt_module* m, const char* path, dt_module** out) {
+  const char* fn = "dt_module_child";
+  return guard([&] {
+    require(out, fn, "out");
+    if (!path) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": path is NULL"));
+    nn::Module* mod = module_arg(m, fn);
+    std::string missing;
+    const nn::Module* parent = nullptr;
+    nn::Module* found = mod->find_child(path, &missing, &parent);
+    if (!found) {
+      std::string names;
+      for (const auto& [name, c] : parent->children()) names += (names.empty() ? "" : ", ") + name;
+      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": no child \"", missing, "\" on the path \"", path, "\" (", parent->kind(),
+                                        names.empty() ? std::string(" has no children") : cat("'s children: ", names),
+                                        ")"));
+    }
+    *out = shared_module_handle(found);
+  });
+}
+
 DT_API dt_status dt_module_state_dict(const dt_module* m, dt_state_dict** out) {
   return guard([&] {
     require(out, "dt_module_state_dict", "out");

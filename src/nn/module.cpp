@@ -56,6 +56,26 @@ void Module::to(Device device) {
   }
 }
 
+Module* Module::find_child(const std::string& path, std::string* missing, const Module** parent) const {
+  const Module* at = this;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    const std::string name = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const Module* next = nullptr;
+    for (const auto& [n, child] : at->children_)
+      if (n == name) next = child.get();
+    if (!next) {
+      *missing = name;
+      *parent = at;
+      return nullptr;
+    }
+    at = next;
+    if (dot == std::string::npos) return const_cast<Module*>(at);
+    start = dot + 1;
+  }
+}
+
 const Tensor* Module::first(bool params) const {
   const Named& own = params ? params_ : buffers_;
   if (!own.empty()) return &own[0].second;

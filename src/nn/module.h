@@ -42,6 +42,11 @@ class Module : public RefCounted {
     for (const auto& [name, t] : buffers_) f(t);
     for (const auto& [name, child] : children_) child->visit_tensors(f);
   }
+  // The direct children, named as in state_dict keys ("0", "features"), in order.
+  const std::vector<std::pair<std::string, Ref<Module>>>& children() const { return children_; }
+  // The descendant at a dotted path ("features.0"), or null; then *missing is the first
+  // name not found and *parent the module that lacks it.
+  Module* find_child(const std::string& path, std::string* missing, const Module** parent) const;
   // The device of the first parameter or buffer (cpu:0 when there is none).
   Device device() const;
   // The first parameter (params) or buffer, depth first, or null: what forward checks

@@ -53,6 +53,14 @@ class M {
   M(const M&) = delete;
   M& operator=(const M&) = delete;
   M(M&& o) noexcept : m_(o.m_) { o.m_ = nullptr; }
+  M& operator=(M&& o) noexcept {
+    if (this != &o) {
+      dt_module_release(m_);
+      m_ = o.m_;
+      o.m_ = nullptr;
+    }
+    return *this;
+  }
   ~M() { dt_module_release(m_); }
   dt_module** out() { return &m_; }
   operator dt_module*() const { return m_; }
