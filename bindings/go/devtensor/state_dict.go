@@ -29,6 +29,10 @@ import (
 type StateDict struct {
 	_ noCopy  // go vet: a StateDict must not be copied (lifetime.go)
 	h uintptr // the dt_state_dict* (C memory), 0 once closed; read with atomic.LoadUintptr
+	// Padding to 16 bytes keeps a StateDict out of the runtime's tiny allocator: a
+	// forgotten 8-byte one sharing a 16-byte block with a live neighbour is never
+	// finalized (seen as a flaky TestStateDictOwnership).
+	_ [1]uintptr
 }
 
 func wrapStateDict(h C.uintptr_t) *StateDict {
