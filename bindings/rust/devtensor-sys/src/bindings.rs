@@ -1274,6 +1274,48 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_batch_norm(
+        input: *const dt_tensor,
+        running_mean: *mut dt_tensor,
+        running_var: *mut dt_tensor,
+        weight: *const dt_tensor,
+        bias: *const dt_tensor,
+        training: i32,
+        momentum: f64,
+        eps: f64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_layer_norm(
+        input: *const dt_tensor,
+        normalized_shape: *const i64,
+        ndims: usize,
+        weight: *const dt_tensor,
+        bias: *const dt_tensor,
+        eps: f64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_group_norm(
+        input: *const dt_tensor,
+        num_groups: i64,
+        weight: *const dt_tensor,
+        bias: *const dt_tensor,
+        eps: f64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_embedding(
+        input: *const dt_tensor,
+        weight: *const dt_tensor,
+        padding_idx: i64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_cat(
         tensors: *const *const dt_tensor,
         n: usize,
@@ -1467,6 +1509,63 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_batch_norm1d_new(
+        num_features: i64,
+        eps: f64,
+        momentum: f64,
+        affine: i32,
+        track_running_stats: i32,
+        dtype: dt_dtype,
+        device: dt_device,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_batch_norm2d_new(
+        num_features: i64,
+        eps: f64,
+        momentum: f64,
+        affine: i32,
+        track_running_stats: i32,
+        dtype: dt_dtype,
+        device: dt_device,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_layer_norm_new(
+        normalized_shape: *const i64,
+        ndims: usize,
+        eps: f64,
+        elementwise_affine: i32,
+        bias: i32,
+        dtype: dt_dtype,
+        device: dt_device,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_group_norm_new(
+        num_groups: i64,
+        num_channels: i64,
+        eps: f64,
+        affine: i32,
+        dtype: dt_dtype,
+        device: dt_device,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_embedding_new(
+        num_embeddings: i64,
+        embedding_dim: i64,
+        padding_idx: i64,
+        dtype: dt_dtype,
+        device: dt_device,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_cross_entropy_loss_new(
         weight: *const dt_tensor,
         reduction: i32,
@@ -1545,6 +1644,34 @@ extern "C" {
         cap: usize,
         needed: *mut usize,
         tensor: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_module_kind(
+        m: *const dt_module,
+        buf: *mut ::std::os::raw::c_char,
+        cap: usize,
+        needed: *mut usize,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_module_child_count(m: *const dt_module, out: *mut usize) -> dt_status;
+}
+extern "C" {
+    pub fn dt_module_child_at(
+        m: *const dt_module,
+        i: usize,
+        buf: *mut ::std::os::raw::c_char,
+        cap: usize,
+        needed: *mut usize,
+        child: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_module_child(
+        m: *const dt_module,
+        path: *const ::std::os::raw::c_char,
+        out: *mut *mut dt_module,
     ) -> dt_status;
 }
 extern "C" {
