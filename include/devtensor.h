@@ -875,6 +875,17 @@ DT_API dt_status dt_group_norm(const dt_tensor* input, int64_t num_groups, const
  *  it, padding_idx outside), DT_ERR_INVALID_HANDLE, DT_ERR_SHAPE_MISMATCH (weight not
  *  2-d), DT_ERR_DTYPE_MISMATCH (indices not int64/int32), DT_ERR_DEVICE_MISMATCH. */
 DT_API dt_status dt_embedding(const dt_tensor* input, const dt_tensor* weight, int64_t padding_idx, dt_tensor** out);
+/** torch.nn.functional.scaled_dot_product_attention: softmax(query key^T / sqrt(E) +
+ *  mask) value over the last two dims, batched (and broadcast) over the others: query
+ *  [..., L, E], key [..., S, E], value [..., S, Ev] -> [..., L, Ev]. attn_mask: NULL, bool
+ *  (true: the query may attend to that key, as PyTorch's) or additive of the query's
+ *  dtype, broadcast to [..., L, S]; is_causal = 1 lets query i attend to keys 0..i only
+ *  (then no attn_mask). A query that may attend to no key gives NaN, as PyTorch's.
+ *  Differentiable (matmul, softmax). Errors: DT_ERR_INVALID_ARGUMENT (NULL, is_causal not
+ *  0/1, both a mask and is_causal), DT_ERR_INVALID_HANDLE, DT_ERR_SHAPE_MISMATCH,
+ *  DT_ERR_DTYPE_MISMATCH, DT_ERR_DEVICE_MISMATCH, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_scaled_dot_product_attention(const dt_tensor* query, const dt_tensor* key, const dt_tensor* value,
+                                                 const dt_tensor* attn_mask, int32_t is_causal, dt_tensor** out);
 
 
 /* ---------------------------------------------------------------------- joining, indexing */
@@ -1117,6 +1128,42 @@ DT_API dt_status dt_group_norm_new(int64_t num_groups, int64_t num_channels, dou
  *  dt_embedding, naming the module. */
 DT_API dt_status dt_embedding_new(int64_t num_embeddings, int64_t embedding_dim, int64_t padding_idx, dt_dtype dtype,
                                   dt_device device, dt_module** out);
+/** MultiheadAttention(embed_dim, num_heads, dropout, bias, batch_first), as
+ *  torch.nn.MultiheadAttention (PyTorch's defaults: 0.0, 1, 0; kdim = vdim = embed_dim):
+ *  "in_proj_weight" [3 * embed_dim, embed_dim] (xavier-uniform), "in_proj_bias" (zeros)
+ *  and child "out_proj" (a Linear, bias zeros), so PyTorch's state_dict loads unchanged.
+ *  dt_module_forward takes 1 to 5 inputs: query [L, N, E] ([N, L, E] with batch_first;
+ *  unbatched [L, E]), key and value [S, N, E] (NULL or absent: the query, self-attention),
+ *  key_padding_mask [N, S] and attn_mask [L, S] or [N * num_heads, L, S] (NULL or absent:
+ *  none; bool masks are true where attention is NOT allowed, float masks are added), and
+ *  gives the attention output only (not PyTorch's averaged weights). dropout applies to
+ *  the attention weights in training mode.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out, embed_dim not a positive multiple of
+ *  num_heads, dropout outside [0, 1], flags not 0/1), DT_ERR_DTYPE_MISMATCH and the
+ *  device errors of dt_linear_new; forward: DT_ERR_SHAPE_MISMATCH naming the module and
+ *  the shapes, DT_ERR_DTYPE_MISMATCH (a float mask of another dtype). */
+DT_API dt_status dt_multihead_attention_new(int64_t embed_dim, int64_t num_heads, double dropout, int32_t bias,
+                                            int32_t batch_first, dt_dtype dtype, dt_device device, dt_module** out);
+/** TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
+ *  layer_norm_eps, batch_first, norm_first), as torch.nn's (PyTorch's defaults: 2048,
+ *  0.1, "relu", 1e-5, 0, 0; activation "relu" or "gelu", NULL for "relu"): children
+ *  self_attn (MultiheadAttention), linear1, dropout, linear2, norm1, norm2, dropout1,
+ *  dropout2 with PyTorch's state_dict keys. dt_module_forward takes 1 to 3 inputs: src,
+ *  src_mask and src_key_padding_mask (NULL or absent: none), masks as
+ *  dt_multihead_attention_new's. Errors: as dt_multihead_attention_new (d_model not a
+ *  positive multiple of nhead, unknown activation). */
+DT_API dt_status dt_transformer_encoder_layer_new(int64_t d_model, int64_t nhead, int64_t dim_feedforward,
+                                                  double dropout, const char* activation, double layer_norm_eps,
+                                                  int32_t batch_first, int32_t norm_first, dt_dtype dtype,
+                                                  dt_device device, dt_module** out);
+/** TransformerEncoder: num_layers distinct TransformerEncoderLayers (borrowed; the
+ *  encoder takes references, as dt_sequential_new) run in order, then norm (NULL for
+ *  none), as torch.nn.TransformerEncoder: state_dict keys "layers.<i>.…" and "norm.…".
+ *  dt_module_forward takes 1 to 3 inputs as the layer's (src, mask,
+ *  src_key_padding_mask). Errors: DT_ERR_INVALID_ARGUMENT (NULL, no layers, a module that
+ *  is not a TransformerEncoderLayer, one layer given twice), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_transformer_encoder_new(dt_module* const* layers, size_t num_layers, dt_module* norm,
+                                            dt_module** out);
 /** CrossEntropyLoss: forward(input [N, C] logits, target [N] class indices). weight
  *  (NULL, or a 1-d floating tensor of C class weights, COPIED into the buffer "weight"),
  *  reduction DT_REDUCTION_*, targets equal to ignore_index are skipped (PyTorch's
@@ -1161,8 +1208,9 @@ DT_API dt_status dt_data_parallel_new(dt_module* module, const dt_device* device
 DT_API dt_status dt_module_retain(dt_module* m);
 /** Drops a reference (NULL is a no-op). Errors: DT_ERR_INVALID_HANDLE. */
 DT_API dt_status dt_module_release(dt_module* m);
-/** Runs the module: n inputs (1, or 2 for losses: input and target); *out is a NEW
- *  reference, recorded by autograd when grad mode is on.
+/** Runs the module: n inputs (1, or 2 for losses: input and target; attention modules
+ *  take optional ones, which may be NULL or left out: see their constructors); *out is a
+ *  NEW reference, recorded by autograd when grad mode is on.
  *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out or inputs, wrong
  *  count, a target class out of range), DT_ERR_DEVICE_MISMATCH ("module parameters are
  *  on cuda:0 but the input is on cpu"), DT_ERR_SHAPE_MISMATCH (naming both shapes),

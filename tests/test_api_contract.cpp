@@ -1655,6 +1655,88 @@ void add_module_cases(Table& T) {
   T.devices("dt_group_norm_new", [mod_out](Ctx& x, dt_device d) {
     return dt_group_norm_new(2, 4, 1e-5, 1, DT_FLOAT32, d, mod_out(x));
   });
+  // Attention. a [2, 3] as query, key and value: one batch of 2 positions, E = 3.
+  T.handles("dt_scaled_dot_product_attention", "query", [](Ctx& x, const dt_tensor* t) {
+    return dt_scaled_dot_product_attention(t, x.a, x.a, nullptr, 0, &x.o.t);
+  });
+  T.handles("dt_scaled_dot_product_attention", "key", [](Ctx& x, const dt_tensor* t) {
+    return dt_scaled_dot_product_attention(x.a, t, x.a, nullptr, 0, &x.o.t);
+  });
+  T.handles("dt_scaled_dot_product_attention", "value", [](Ctx& x, const dt_tensor* t) {
+    return dt_scaled_dot_product_attention(x.a, x.a, t, nullptr, 0, &x.o.t);
+  });
+  T.handles("dt_scaled_dot_product_attention", "attn_mask", [](Ctx& x, const dt_tensor* t) {
+    return dt_scaled_dot_product_attention(x.a, x.a, x.a, t, 0, &x.o.t);
+  }, false);  // NULL: none
+  T.add("dt_scaled_dot_product_attention", "out=NULL", {IA}, [](Ctx& x) {
+    return dt_scaled_dot_product_attention(x.a, x.a, x.a, nullptr, 0, nullptr);
+  });
+  T.add("dt_scaled_dot_product_attention", "is_causal=2", {IA}, [](Ctx& x) {
+    return dt_scaled_dot_product_attention(x.a, x.a, x.a, nullptr, 2, &x.o.t);
+  });
+  T.add("dt_scaled_dot_product_attention", "mask_and_causal", {IA}, [](Ctx& x) {
+    return dt_scaled_dot_product_attention(x.a, x.a, x.a, x.bl, 1, &x.o.t);
+  });
+  T.add("dt_scaled_dot_product_attention", "key_of_another_width", {SM}, [](Ctx& x) {
+    return dt_scaled_dot_product_attention(x.a, x.bt, x.a, nullptr, 0, &x.o.t);
+  });
+  T.add("dt_scaled_dot_product_attention", "int_query", {TM}, [](Ctx& x) {
+    return dt_scaled_dot_product_attention(x.i32, x.a, x.a, nullptr, 0, &x.o.t);
+  });
+  T.add("dt_multihead_attention_new", "out=NULL", {IA}, [](Ctx&) {
+    return dt_multihead_attention_new(4, 2, 0.0, 1, 0, DT_FLOAT32, CPU0, nullptr);
+  });
+  T.add("dt_multihead_attention_new", "heads_not_dividing", {IA}, [mod_out](Ctx& x) {
+    return dt_multihead_attention_new(6, 4, 0.0, 1, 0, DT_FLOAT32, CPU0, mod_out(x));
+  }).msg_has = "num_heads";
+  T.add("dt_multihead_attention_new", "dropout=2", {IA}, [mod_out](Ctx& x) {
+    return dt_multihead_attention_new(4, 2, 2.0, 1, 0, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_multihead_attention_new", "batch_first=2", {IA}, [mod_out](Ctx& x) {
+    return dt_multihead_attention_new(4, 2, 0.0, 1, 2, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_multihead_attention_new", "dtype=int32", {TM}, [mod_out](Ctx& x) {
+    return dt_multihead_attention_new(4, 2, 0.0, 1, 0, DT_INT32, CPU0, mod_out(x));
+  });
+  T.devices("dt_multihead_attention_new", [mod_out](Ctx& x, dt_device d) {
+    return dt_multihead_attention_new(4, 2, 0.0, 1, 0, DT_FLOAT32, d, mod_out(x));
+  });
+  T.add("dt_transformer_encoder_layer_new", "out=NULL", {IA}, [](Ctx&) {
+    return dt_transformer_encoder_layer_new(4, 2, 8, 0.0, "relu", 1e-5, 0, 0, DT_FLOAT32, CPU0, nullptr);
+  });
+  T.add("dt_transformer_encoder_layer_new", "activation=tanh", {IA}, [mod_out](Ctx& x) {
+    return dt_transformer_encoder_layer_new(4, 2, 8, 0.0, "tanh", 1e-5, 0, 0, DT_FLOAT32, CPU0, mod_out(x));
+  }).msg_has = "tanh";
+  T.add("dt_transformer_encoder_layer_new", "nhead_not_dividing", {IA}, [mod_out](Ctx& x) {
+    return dt_transformer_encoder_layer_new(4, 3, 8, 0.0, "relu", 1e-5, 0, 0, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_transformer_encoder_layer_new", "norm_first=2", {IA}, [mod_out](Ctx& x) {
+    return dt_transformer_encoder_layer_new(4, 2, 8, 0.0, "relu", 1e-5, 0, 2, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_transformer_encoder_layer_new", "dtype=int32", {TM}, [mod_out](Ctx& x) {
+    return dt_transformer_encoder_layer_new(4, 2, 8, 0.0, "relu", 1e-5, 0, 0, DT_INT32, CPU0, mod_out(x));
+  });
+  T.devices("dt_transformer_encoder_layer_new", [mod_out](Ctx& x, dt_device d) {
+    return dt_transformer_encoder_layer_new(4, 2, 8, 0.0, nullptr, 1e-5, 0, 0, DT_FLOAT32, d, mod_out(x));
+  });
+  T.add("dt_transformer_encoder_new", "out=NULL", {IA}, [](Ctx&) {
+    return dt_transformer_encoder_new(nullptr, 0, nullptr, nullptr);
+  });
+  T.add("dt_transformer_encoder_new", "no_layers", {IA}, [mod_out](Ctx& x) {
+    return dt_transformer_encoder_new(nullptr, 0, nullptr, mod_out(x));
+  });
+  T.add("dt_transformer_encoder_new", "layers=NULL_n=2", {IA}, [mod_out](Ctx& x) {
+    return dt_transformer_encoder_new(nullptr, 2, nullptr, mod_out(x));
+  });
+  T.add("dt_transformer_encoder_new", "not_an_encoder_layer", {IA}, [mod_out](Ctx& x) {
+    LiveModule l(x);
+    dt_module* layers[1] = {l.lin};
+    return dt_transformer_encoder_new(layers, 1, nullptr, mod_out(x));
+  }).msg_has = "not a TransformerEncoderLayer";
+  mod_handles("dt_transformer_encoder_new", [mod_out](Ctx& x, dt_module* m) {
+    dt_module* layers[1] = {m};
+    return dt_transformer_encoder_new(layers, 1, nullptr, mod_out(x));
+  }, false);
   T.add("dt_embedding_new", "out=NULL", {IA}, [](Ctx&) {
     return dt_embedding_new(5, 3, DT_PADDING_IDX_NONE, DT_FLOAT32, CPU0, nullptr);
   });

@@ -1,5 +1,6 @@
-// Normalisation and embedding modules (BatchNorm1d/2d, LayerNorm, GroupNorm, Embedding)
-// through the C ABI. The reference cases (tests/reference/norm_module_cases.json, from
+// Normalisation, embedding and attention modules (BatchNorm1d/2d, LayerNorm, GroupNorm,
+// Embedding, MultiheadAttention, TransformerEncoderLayer, TransformerEncoder) through the
+// C ABI. The reference cases (tests/reference/norm_module_cases.json, from
 // gen_norm_module_reference.py and PyTorch) load PyTorch's whole state_dict by its key
 // names, run training and eval steps, and compare outputs, input and parameter gradients
 // and the state after (running statistics, num_batches_tracked), on the CPU and on
@@ -58,6 +59,28 @@ dt_status MakeModule(const json& c, dt_module** out) {
     return dt_embedding_new(a.at("num_embeddings").get<int64_t>(), a.at("embedding_dim").get<int64_t>(), pad, dt, cpu0,
                             out);
   }
+  if (kind == "MultiheadAttention")
+    return dt_multihead_attention_new(a.at("embed_dim").get<int64_t>(), a.at("num_heads").get<int64_t>(), 0.0,
+                                      a.value("bias", true) ? 1 : 0, a.value("batch_first", false) ? 1 : 0, dt, cpu0,
+                                      out);
+  auto encoder_layer = [&](const json& e, dt_module** layer) {
+    const std::string act = e.value("activation", std::string("relu"));
+    return dt_transformer_encoder_layer_new(e.at("d_model").get<int64_t>(), e.at("nhead").get<int64_t>(),
+                                            e.value("dim_feedforward", int64_t{2048}), e.value("dropout", 0.1),
+                                            act.c_str(), e.value("layer_norm_eps", 1e-5),
+                                            e.value("batch_first", false) ? 1 : 0, e.value("norm_first", false) ? 1 : 0,
+                                            dt, cpu0, layer);
+  };
+  if (kind == "TransformerEncoderLayer") return encoder_layer(a, out);
+  if (kind == "TransformerEncoder") {
+    std::vector<dt_module*> layers(a.at("num_layers").get<size_t>(), nullptr);
+    dt_status st = DT_OK;
+    for (auto& l : layers)
+      if (st == DT_OK) st = encoder_layer(a.at("layer"), &l);
+    if (st == DT_OK) st = dt_transformer_encoder_new(layers.data(), layers.size(), nullptr, out);
+    for (dt_module* l : layers) dt_module_release(l);
+    return st;
+  }
   ADD_FAILURE() << "unknown module " << kind;
   return DT_ERR_INVALID_ARGUMENT;
 }
@@ -98,25 +121,33 @@ void RunCase(const json& c, const dt_device& device) {
   DT_ASSERT_OK(dt_module_parameter_count(m, &nparams));
   for (const auto& step : c.at("steps")) {
     DT_ASSERT_OK(step.at("train").get<bool>() ? dt_module_train(m) : dt_module_eval(m));
-    const bool indices = step.at("input").at("dtype") == "int64";
-    Ref x, leaf, w;
-    ASSERT_TRUE(MakeInput(step.at("input"), device, &x, indices ? nullptr : &leaf));
+    // inputs: null for None; float inputs are leaves whose gradients are compared
+    const json& specs = step.at("inputs");
+    std::vector<Ref> xs(specs.size()), leaves(specs.size());
+    std::vector<const dt_tensor*> in(specs.size(), nullptr);
+    for (size_t i = 0; i < specs.size(); ++i) {
+      if (specs[i].is_null()) continue;
+      const bool grad = !step.at("input_grads").at(i).is_null();
+      ASSERT_TRUE(MakeInput(specs[i], device, &xs[i], grad ? &leaves[i] : nullptr));
+      in[i] = xs[i].get();
+    }
+    Ref w;
     ASSERT_TRUE(MakeInput(step.at("weights"), device, &w));
     T out, prod, loss;
-    const dt_tensor* in[1] = {x.get()};
-    ASSERT_EQ(dt_module_forward(m, in, 1, out.out()), DT_OK) << dt_last_error_message();
+    ASSERT_EQ(dt_module_forward(m, in.data(), in.size(), out.out()), DT_OK) << dt_last_error_message();
     EXPECT_EQ(shape_of(out), Ints(step.at("output").at("shape")));
     ExpectClose(Values(out), step.at("output").at("values"), tol, "output");
     DT_ASSERT_OK(dt_mul(out, w.get(), prod.out()));
     DT_ASSERT_OK(dt_sum(prod, nullptr, 0, 0, loss.out()));
     DT_ASSERT_OK(dt_backward(loss, nullptr));
-    if (!indices) {
+    for (size_t i = 0; i < specs.size(); ++i) {
+      if (!leaves[i].get()) continue;
       T g;
-      DT_ASSERT_OK(dt_tensor_grad(leaf.get(), g.out()));
-      ExpectClose(Values(g), step.at("input_grad"), tol, "input grad");
+      DT_ASSERT_OK(dt_tensor_grad(leaves[i].get(), g.out()));
+      ExpectClose(Values(g), step.at("input_grads").at(i), tol, "grad of input " + std::to_string(i));
     }
     for (size_t i = 0; i < nparams; ++i) {
-      char name[64] = {};
+      char name[96] = {};
       T p, g;
       DT_ASSERT_OK(dt_module_parameter(m, i, name, sizeof name, nullptr, p.out()));
       DT_ASSERT_OK(dt_tensor_grad(p, g.out()));
@@ -267,6 +298,39 @@ TEST_F(Norm, BadInputNamesTheModuleAndTheShapes) {
   EXPECT_NE(msg.find("BatchNorm2d"), std::string::npos) << msg;
   EXPECT_NE(msg.find("[4]"), std::string::npos) << msg;
   EXPECT_NE(msg.find("[3]"), std::string::npos) << msg;
+}
+
+TEST_F(Norm, AttentionNamesTheModuleAndTheShapes) {
+  M mha, layer;
+  DT_ASSERT_OK(dt_multihead_attention_new(8, 2, 0.0, 1, 0, DT_FLOAT32, cpu(), mha.out()));
+  DT_ASSERT_OK(dt_transformer_encoder_layer_new(8, 2, 16, 0.0, "relu", 1e-5, 0, 0, DT_FLOAT32, cpu(), layer.out()));
+  const int64_t s6[3] = {4, 2, 6}, s8[3] = {4, 2, 8}, kpm[2] = {3, 4};
+  T x6, x8, mask, out;
+  DT_ASSERT_OK(dt_tensor_zeros(s6, 3, DT_FLOAT32, cpu(), x6.out()));
+  DT_ASSERT_OK(dt_tensor_zeros(s8, 3, DT_FLOAT32, cpu(), x8.out()));
+  DT_ASSERT_OK(dt_tensor_zeros(kpm, 2, DT_BOOL, cpu(), mask.out()));
+  const dt_tensor* one[1] = {x6.get()};
+  DT_EXPECT_STATUS(dt_module_forward(mha, one, 1, out.out()), DT_ERR_SHAPE_MISMATCH);
+  std::string msg = dt_last_error_message();
+  EXPECT_NE(msg.find("MultiheadAttention(embed_dim=8, num_heads=2)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[4, 2, 6]"), std::string::npos) << msg;
+  // key_padding_mask [3, 4] for a batch of 2 over 4 keys
+  const dt_tensor* masked[4] = {x8.get(), nullptr, nullptr, mask.get()};
+  DT_EXPECT_STATUS(dt_module_forward(mha, masked, 4, out.out()), DT_ERR_SHAPE_MISMATCH);
+  msg = dt_last_error_message();
+  EXPECT_NE(msg.find("key_padding_mask must be [2, 4]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[3, 4]"), std::string::npos) << msg;
+  // six inputs; a NULL query (only the optional inputs may be NULL)
+  const dt_tensor* six[6] = {x8.get(), x8.get(), x8.get(), nullptr, nullptr, nullptr};
+  DT_EXPECT_STATUS(dt_module_forward(mha, six, 6, out.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("takes 1 to 5 inputs"), std::string::npos) << dt_last_error_message();
+  const dt_tensor* no_query[1] = {nullptr};
+  DT_EXPECT_STATUS(dt_module_forward(layer, no_query, 1, out.out()), DT_ERR_INVALID_ARGUMENT);
+  // the layer: the shape error of its attention, naming the input's shape
+  const dt_tensor* src[1] = {x6.get()};
+  DT_EXPECT_STATUS(dt_module_forward(layer, src, 1, out.out()), DT_ERR_SHAPE_MISMATCH);
+  EXPECT_NE(std::string(dt_last_error_message()).find("[4, 2, 6]"), std::string::npos) << dt_last_error_message();
+  EXPECT_EQ(out.get(), nullptr);
 }
 
 TEST_F(Norm, ConstructorsAndFunctionalFormsRefuseBadArguments) {

@@ -205,11 +205,19 @@ DT_API dt_status dt_module_forward(dt_module* m, const dt_tensor* const* inputs,
     require(out, fn, "out");
     nn::Module* mod = module_arg_pinned(m, fn);
     if (n > 0 && !inputs) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": inputs is NULL but n is ", n));
-    if (n != mod->arity())
-      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", mod->kind(), " takes ", mod->arity(), " input",
-                                        mod->arity() == 1 ? "" : "s (input, target)", " but ", n, " were given"));
+    if (n > mod->arity() || n < mod->min_inputs()) {
+      const std::string count = mod->min_inputs() == mod->arity() ? cat(mod->arity())
+                                                                    : cat(mod->min_inputs(), " to ", mod->arity());
+      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", mod->kind(), " takes ", count, " input",
+                                        mod->arity() == 1 ? "" : mod->arity() == 2 ? "s (input, target)" : "s", " but ", n,
+                                        " were given"));
+    }
     std::vector<Tensor> in;
     for (size_t i = 0; i < n; ++i) {
+      if (!inputs[i] && mod->input_optional(i)) {  // None
+        in.emplace_back();
+        continue;
+      }
       Borrowed b = tensor_arg(inputs[i], fn, "inputs[i]");
       in.push_back(b);
     }

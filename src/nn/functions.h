@@ -68,6 +68,15 @@ Tensor group_norm(const Tensor& input, int64_t groups, const Tensor& weight, con
 constexpr int64_t kNoPaddingIdx = INT64_MIN;
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx);
 
+// torch.nn.functional.scaled_dot_product_attention (nn/grad_attention.cpp): q [..., L, E],
+// k [..., S, E], v [..., S, Ev]; attn_mask (may be undefined) bool (true: take part) or
+// additive of q's dtype, broadcast to [..., L, S]; is_causal masks keys after the query.
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask,
+                                    bool is_causal);
+// A mask as the additive float form: bool masks give -inf where true (true_masks, as
+// nn.MultiheadAttention's) or where false (as SDPA's); float masks pass through.
+Tensor additive_mask(const char* op, const Tensor& mask, bool true_masks, DType dtype);
+
 // g summed over the dims broadcasting added or stretched, back to `shape`.
 Tensor sum_to(const Tensor& g, const Dims& shape);
 

@@ -58,6 +58,24 @@ Module* new_group_norm(int64_t num_groups, int64_t num_channels, double eps, boo
 // padding_idx: ag::kNoPaddingIdx for none, negative counts from the end.
 Module* new_embedding(int64_t num_embeddings, int64_t embedding_dim, int64_t padding_idx, DType dtype, Device device);
 
+// Attention (nn/attention_layers.cpp), PyTorch's arguments and defaults.
+struct AttentionOptions {
+  int64_t embed_dim = 0, num_heads = 1;
+  double dropout = 0.0;  // on the attention weights, in training mode
+  bool bias = true, batch_first = false;
+};
+Module* new_multihead_attention(const AttentionOptions& o, DType dtype, Device device);
+struct EncoderLayerOptions {
+  int64_t d_model = 0, nhead = 1, dim_feedforward = 2048;
+  double dropout = 0.1, layer_norm_eps = 1e-5;
+  bool gelu = false;  // activation: relu, or gelu (exact)
+  bool batch_first = false, norm_first = false;
+};
+Module* new_transformer_encoder_layer(const EncoderLayerOptions& o, DType dtype, Device device);
+// TransformerEncoder: the layers (distinct TransformerEncoderLayers) as child "layers"
+// ("layers.0.self_attn.in_proj_weight"), then norm (may be null) as child "norm".
+Module* new_transformer_encoder(const std::vector<Ref<Module>>& layers, const Ref<Module>& norm);
+
 // Uniform in [-bound, bound) from the device's Philox stream, written into t (the
 // initialisation of PyTorch's layers).
 void init_uniform(const Tensor& t, double bound);

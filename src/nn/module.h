@@ -21,8 +21,12 @@ class Module : public RefCounted {
   static void destroy(Module* m) { delete m; }
 
   virtual const char* kind() const = 0;  // "Linear", as PyTorch's class name
-  // The number of inputs forward takes (1, or 2 for losses).
+  // The number of inputs forward takes (1, or 2 for losses): at most arity(), at least
+  // min_inputs(); input i may be undefined (NULL in the C API) when input_optional(i),
+  // as PyTorch's None (attention masks).
   virtual size_t arity() const { return 1; }
+  virtual size_t min_inputs() const { return arity(); }
+  virtual bool input_optional(size_t) const { return false; }
   virtual Tensor forward(const std::vector<Tensor>& inputs) = 0;
 
   // Parameters / buffers of this module and its children, with state_dict names.

@@ -341,6 +341,32 @@ add("dt_embedding_padding_idx", "dt_embedding", lambda v: F.embedding(v[1], v[0]
     [make_input(R("dt_embedding_padding_idx"), (5, 3)), (emb_spec, torch.tensor(emb_idx))], params={"padding_idx": 0},
     fd=False)  # by definition the padding row's gradient is 0, not its finite difference
 
+# scaled dot-product attention: the math of torch 2.x's F.scaled_dot_product_attention
+def sdpa(q, k, v, mask=None, causal=False):
+    s = (q / (q.shape[-1] ** 0.5)) @ k.transpose(-2, -1)
+    if causal:
+        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else s + mask
+    return torch.softmax(s, -1) @ v
+
+
+r = R("sdpa")
+add("dt_scaled_dot_product_attention", "dt_scaled_dot_product_attention", lambda v: sdpa(v[0], v[1], v[2]),
+    [make_input(r, (2, 3, 4)), make_input(r, (2, 5, 4)), make_input(r, (2, 5, 3))], params={"is_causal": 0},
+    grad_fn=False)
+add("dt_scaled_dot_product_attention_causal", "dt_scaled_dot_product_attention",
+    lambda v: sdpa(v[0], v[1], v[2], causal=True),
+    [make_input(r, (2, 4, 3)), make_input(r, (2, 4, 3)), make_input(r, (2, 4, 2))], params={"is_causal": 1},
+    grad_fn=False)
+sdpa_mask = {"dtype": "float64", "shape": [3, 5], "data": [float(x) for x in r.uniform(-1, 1, 15)], "views": [],
+             "requires_grad": False}
+add("dt_scaled_dot_product_attention_float_mask", "dt_scaled_dot_product_attention",
+    lambda v: sdpa(v[0], v[1], v[2], v[3]),
+    [make_input(r, (2, 3, 4)), make_input(r, (2, 5, 4)), make_input(r, (2, 5, 3)),
+     (sdpa_mask, torch.tensor(sdpa_mask["data"], dtype=torch.float64).reshape(3, 5))], params={"is_causal": 0},
+    grad_fn=False)
+
 # a graph that reuses an input: gradients from both uses add up
 add("reuse_mul_self", "dt_mul", lambda v: v[0] * v[0], [make_input(r, (3,))], params={"reuse": True})
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Generates tests/reference/norm_module_cases.json: PyTorch references for devtensor's
-normalisation and embedding modules (BatchNorm1d/2d, LayerNorm, GroupNorm, Embedding).
+normalisation, embedding and attention modules (BatchNorm1d/2d, LayerNorm, GroupNorm,
+Embedding, MultiheadAttention, TransformerEncoderLayer, TransformerEncoder).
 
 Regenerate (Debian's interpreter has torch and numpy):
 
@@ -13,10 +14,10 @@ Deterministic (numpy generators with fixed seeds). tests/test_norm.cpp reads it.
   state     the module's whole state_dict (parameters randomised away from their
             initial values, buffers as PyTorch keeps them) as {name: {dtype, shape, data}},
             which the test loads with dt_module_load_state_dict, so the names must match
-  steps     [{train (mode), input {dtype, shape, data, views}, weights (loss = sum(out *
-            weights)), output {shape, values}, input_grad (values, or null for indices),
-            grads {parameter: values}}]: the gradients accumulate over the steps, as they
-            do without zero_grad
+  steps     [{train (mode), inputs [{dtype, shape, data, views} or null for None],
+            weights (loss = sum(out * weights)), output {shape, values}, input_grads
+            [values, or null for indices, masks and None], grads {parameter: values}}]:
+            the gradients accumulate over the steps, as they do without zero_grad
   final     the state_dict after the steps {name: values}: running statistics updated by
             each training step, num_batches_tracked counted
 """
@@ -43,15 +44,20 @@ def values(t):
     return [float(v) for v in t.detach().reshape(-1).tolist()]
 
 
-def add(cid, module_cls, args, dtype, inputs, seed, index_input=False):
-    """inputs: list of (train, shape or index data, views) per step."""
+def add(cid, module_cls, args, dtype, inputs, seed, index_input=False, make=None):
+    """inputs: per step (train, shape or index data, views), or (train, [extra inputs]) with
+    make(g, dtype) -> module for attention modules: extra inputs are ("x", shape) for a
+    float input that gets a gradient, ("bool", values, shape) for a mask, None for None."""
     g = np.random.default_rng(seed)
     torch_dtype = {"float32": torch.float32, "float64": torch.float64}[dtype]
     kw = dict(args)
-    m = module_cls(**kw).to(torch_dtype)
+    m = (make() if make else module_cls(**kw)).to(torch_dtype)
     with torch.no_grad():
         for name, p in m.named_parameters():
-            p.copy_(torch.tensor(g.uniform(0.5, 1.5, size=tuple(p.shape)), dtype=torch_dtype))
+            p.copy_(torch.tensor(g.uniform(0.5, 1.5, size=tuple(p.shape)), dtype=torch_dtype)
+                    if "weight" in name and p.dim() == 1 else
+                    torch.tensor(g.uniform(-0.6, 0.6, size=tuple(p.shape)), dtype=torch_dtype)
+                    if make else torch.tensor(g.uniform(0.5, 1.5, size=tuple(p.shape)), dtype=torch_dtype))
         for name, b in m.named_buffers():
             if name == "running_mean":
                 b.copy_(torch.tensor(g.uniform(-0.5, 0.5, size=tuple(b.shape)), dtype=torch_dtype))
@@ -63,23 +69,56 @@ def add(cid, module_cls, args, dtype, inputs, seed, index_input=False):
             m.weight[m.padding_idx].fill_(0.0)
     state = {k: spec(v) for k, v in m.state_dict().items()}
     steps = []
-    for train, shape_or_idx, views in inputs:
+    for step in inputs:
+        train = step[0]
         m.train(train)
-        if index_input:
-            x = torch.tensor(shape_or_idx, dtype=torch.int64)
-            xv = x
+        specs, grads_of, args_in = [], [], []
+        if make:
+            for item in step[1]:
+                if item is None:
+                    specs.append(None)
+                    args_in.append(None)
+                    grads_of.append(None)
+                elif item[0] == "x":
+                    x = torch.tensor(np.round(g.normal(0.0, 1.0, size=tuple(item[1])), 4), dtype=torch_dtype,
+                                     requires_grad=True)
+                    specs.append(spec(x))
+                    args_in.append(x)
+                    grads_of.append(x)
+                else:  # ("bool", values, shape)
+                    mk = torch.tensor(item[1], dtype=torch.bool).reshape(item[2])
+                    specs.append({"dtype": "bool", "shape": list(item[2]), "data": [int(v) for v in item[1]],
+                                  "views": []})
+                    args_in.append(mk)
+                    grads_of.append(None)
+            if isinstance(m, nn.MultiheadAttention):  # None key / value: the query (devtensor's self-attention)
+                a = args_in + [None] * (5 - len(args_in))
+                q = a[0]
+                k = a[1] if a[1] is not None else q
+                v = a[2] if a[2] is not None else k
+                out = m(q, k, v, key_padding_mask=a[3], attn_mask=a[4])[0]  # (output, weights)
+            else:
+                out = m(*args_in)
         else:
-            x = torch.tensor(np.round(g.normal(0.3, 1.5, size=tuple(shape_or_idx)), 4), dtype=torch_dtype,
-                             requires_grad=True)
-            xv = x
-            for v in views:
-                xv = xv.transpose(v[1], v[2])
-        out = m(xv)
+            shape_or_idx, views = step[1], step[2]
+            if index_input:
+                x = torch.tensor(shape_or_idx, dtype=torch.int64)
+                xv = x
+                grads_of.append(None)
+            else:
+                x = torch.tensor(np.round(g.normal(0.3, 1.5, size=tuple(shape_or_idx)), 4), dtype=torch_dtype,
+                                 requires_grad=True)
+                xv = x
+                for v in views:
+                    xv = xv.transpose(v[1], v[2])
+                grads_of.append(x)
+            specs.append(spec(x, views))
+            out = m(xv)
         w = torch.tensor(g.uniform(-1, 1, size=tuple(out.shape)), dtype=torch_dtype)
         (out * w).sum().backward()
-        steps.append({"train": bool(train), "input": spec(x, views), "weights": spec(w),
+        steps.append({"train": bool(train), "inputs": specs, "weights": spec(w),
                       "output": {"shape": list(out.shape), "values": values(out)},
-                      "input_grad": None if index_input else values(x.grad),
+                      "input_grads": [None if x is None else values(x.grad) for x in grads_of],
                       "grads": {n: values(p.grad) for n, p in m.named_parameters() if p.grad is not None}})
     final = {k: values(v) for k, v in m.state_dict().items()}
     args_json = {k: (list(v) if isinstance(v, tuple) else v) for k, v in args.items()}
@@ -108,6 +147,35 @@ for dt in ["float32", "float64"]:
     add(f"embedding_negative_padding_{dt}", nn.Embedding,
         {"num_embeddings": 5, "embedding_dim": 4, "padding_idx": -1}, dt,
         [(True, [[4, 0], [3, 4]], [])], 9, index_input=True)
+
+# Attention: dropout 0 so that training steps are deterministic; masks bool (True = not
+# allowed) as nn.MultiheadAttention takes them. Key padding masks leave each query a key.
+L, S, N, E = 4, 5, 2, 8
+KPM = ("bool", [0, 0, 0, 1, 1, 0, 0, 0, 0, 1], (N, S))
+CAUSAL = ("bool", [int(j > i) for i in range(L) for j in range(L)], (L, L))
+for dt in ["float32", "float64"]:
+    mha = {"embed_dim": E, "num_heads": 2}
+    add(f"mha_self_{dt}", nn.MultiheadAttention, mha, dt,
+        [(True, [("x", (L, N, E))]), (False, [("x", (L, N, E)), None, None, None, CAUSAL])], 10,
+        make=lambda: nn.MultiheadAttention(E, 2))
+    add(f"mha_cross_batch_first_{dt}", nn.MultiheadAttention, dict(mha, batch_first=True), dt,
+        [(True, [("x", (N, L, E)), ("x", (N, S, E)), ("x", (N, S, E)), KPM])], 11,
+        make=lambda: nn.MultiheadAttention(E, 2, batch_first=True))
+    add(f"mha_unbatched_no_bias_{dt}", nn.MultiheadAttention, dict(mha, num_heads=4, bias=False), dt,
+        [(True, [("x", (L, E)), ("x", (S, E)), ("x", (S, E))])], 12,
+        make=lambda: nn.MultiheadAttention(E, 4, bias=False))
+    enc = {"d_model": E, "nhead": 2, "dim_feedforward": 16, "dropout": 0.0}
+    add(f"encoder_layer_{dt}", nn.TransformerEncoderLayer, enc, dt,
+        [(True, [("x", (L, N, E)), CAUSAL]), (False, [("x", (L, N, E)), None, KPM[:1] + ([0, 0, 1, 1, 0, 0, 0, 1], (N, L))])],
+        13, make=lambda: nn.TransformerEncoderLayer(E, 2, 16, 0.0))
+    add(f"encoder_layer_gelu_norm_first_batch_first_{dt}", nn.TransformerEncoderLayer,
+        dict(enc, activation="gelu", norm_first=True, batch_first=True, layer_norm_eps=1e-4), dt,
+        [(True, [("x", (N, L, E))])], 14,
+        make=lambda: nn.TransformerEncoderLayer(E, 2, 16, 0.0, "gelu", 1e-4, True, True))
+    add(f"encoder_2_layers_{dt}", nn.TransformerEncoder, {"num_layers": 2, "layer": enc}, dt,
+        [(True, [("x", (L, N, E)), CAUSAL]), (False, [("x", (L, N, E))])], 15,
+        make=lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(E, 2, 16, 0.0), 2,
+                                           enable_nested_tensor=False))
 
 out = os.path.join(HERE, "norm_module_cases.json")
 with open(out, "w") as fh:

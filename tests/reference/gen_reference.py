@@ -1159,10 +1159,40 @@ def gen_norm():
                  lambda w, i, pad=pad: F.embedding(i, w, padding_idx=pad), params={"padding_idx": pad})
 
 
+def sdpa(q, k, v, mask=None, causal=False):
+    """The math of torch.nn.functional.scaled_dot_product_attention (torch 2.x; 1.13 has
+    no public one): softmax(q k^T / sqrt(E) + mask) v, a bool mask True where allowed."""
+    s = (q / math.sqrt(q.shape[-1])) @ k.transpose(-2, -1)
+    if causal:
+        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
+    if mask is not None:
+        s = s.masked_fill(~mask, float("-inf")) if mask.dtype == torch.bool else s + mask
+    return torch.softmax(s, -1) @ v
+
+
+def gen_attention():
+    op = "dt_scaled_dot_product_attention"
+    for dt in ["float32", "float64"]:
+        qs, ks, vs = [2, 3, 4, 5], [2, 3, 6, 5], [2, 3, 6, 7]
+        case(f"{op}_{dt}_plain", op, [In(dt, qs), In(dt, ks), In(dt, vs)], lambda q, k, v: sdpa(q, k, v),
+             params={"is_causal": 0}, atol_from=lambda ts, r: 16)
+        case(f"{op}_{dt}_causal", op, [In(dt, [3, 5, 4]), In(dt, [3, 5, 4]), In(dt, [3, 5, 2])],
+             lambda q, k, v: sdpa(q, k, v, causal=True), params={"is_causal": 1}, atol_from=lambda ts, r: 16)
+        allowed = [1, 0, 1, 1, 0, 1] * 4
+        case(f"{op}_{dt}_bool_mask_broadcast", op,
+             [In(dt, qs), In(dt, ks), In(dt, vs), In("bool", [4, 6], data=allowed)],
+             lambda q, k, v, m: sdpa(q, k, v, m), params={"is_causal": 0}, atol_from=lambda ts, r: 16)
+        case(f"{op}_{dt}_float_mask", op, [In(dt, [4, 3]), In(dt, [5, 3]), In(dt, [5, 3]), In(dt, [4, 5])],
+             lambda q, k, v, m: sdpa(q, k, v, m), params={"is_causal": 0}, atol_from=lambda ts, r: 16)
+        case(f"{op}_{dt}_key_width_differs", op, [In(dt, [2, 4, 5]), In(dt, [2, 6, 4]), In(dt, [2, 6, 3])],
+             lambda q, k, v: sdpa(q, k, v), params={"is_causal": 0})
+
+
 def main():
     gen_conv2d()
     gen_pool2d()
     gen_norm()
+    gen_attention()
     gen_unary()
     gen_binary()
     gen_scalar()

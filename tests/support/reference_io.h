@@ -541,6 +541,9 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
     } else {
       st = dt_group_norm(I(0), params.at("num_groups").get<int64_t>(), get("weight"), get("bias"), eps, out);
     }
+  } else if (op == "dt_scaled_dot_product_attention") {  // inputs: query, key, value[, attn_mask]
+    st = dt_scaled_dot_product_attention(I(0), I(1), I(2), in.size() > 3 ? I(3) : nullptr,
+                                         params.at("is_causal").get<int32_t>(), out);
   } else if (op == "dt_embedding") {  // inputs: weight, indices (PyTorch's F.embedding order is indices, weight)
     const int64_t pad = params.at("padding_idx").is_null() ? DT_PADDING_IDX_NONE : params.at("padding_idx").get<int64_t>();
     st = dt_embedding(I(1), I(0), pad, out);
