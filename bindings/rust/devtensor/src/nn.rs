@@ -72,6 +72,9 @@ mod conv;
 pub use conv::{
     AvgPool2d, AvgPool2dOptions, Conv2d, Conv2dOptions, MaxPool2d, MaxPool2dOptions, Padding,
 };
+mod norm;
+pub use norm::{BatchNorm1d, BatchNorm2d, Embedding, GroupNorm, LayerNorm, RunningStats};
+mod tree;
 
 /// Loss reduction, as PyTorch's `reduction=`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
