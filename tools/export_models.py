@@ -12,6 +12,12 @@ mode), which the C, Rust and Go programs compare their own forward pass with.
              its BatchNorm running statistics set to random values (as after training,
              so eval mode differs from train mode), input [2, 3, 224, 224] ~ N(0, 1).
 
+  transformer  torch.nn.TransformerEncoder: 2 TransformerEncoderLayers (d_model 64, nhead
+             4, dim_feedforward 256, gelu, batch_first) and a final LayerNorm, random
+             initialisation (torch.manual_seed(0)); "input" [3, 16, 64] ~ N(0, 1), a
+             boolean "key_padding_mask" [3, 16] (true: padding; the sequences are 16, 11
+             and 5 long), and PyTorch's output as "logits" (eval mode).
+
 Deterministic: the same PyTorch gives the same files. The files are written at test
 time (46 MB for resnet18), never committed. Needs Debian's python3-torch and
 python3-torchvision (script/bootstrap installs both).
@@ -52,7 +58,20 @@ def resnet18():
     return model, [("input", x), ("logits", logits)]
 
 
-MODELS = {"resnet18": resnet18}
+def transformer():
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(64, 4, 256, 0.1, "gelu", batch_first=True)
+    model = torch.nn.TransformerEncoder(layer, 2, norm=torch.nn.LayerNorm(64), enable_nested_tensor=False)
+    model.eval()
+    x = torch.randn(3, 16, 64)
+    lengths = torch.tensor([16, 11, 5])
+    padding = torch.arange(16)[None, :] >= lengths[:, None]
+    with torch.no_grad():
+        out = model(x, src_key_padding_mask=padding)
+    return model, [("input", x), ("key_padding_mask", padding), ("logits", out)]
+
+
+MODELS = {"resnet18": resnet18, "transformer": transformer}
 
 
 def main():

@@ -22,6 +22,8 @@
 
 #include <devtensor.h>
 
+#include "model_check.h"
+
 static const dt_state_dict* weights;
 static int failed;
 
@@ -136,11 +138,10 @@ static dt_tensor* resnet18(dt_tensor* x) {
 int main(int argc, char** argv) {
   const double limit = argc > 3 ? atof(argv[3]) : 1e-4;
   dt_state_dict *model = NULL, *check = NULL;
-  dt_tensor *input = NULL, *expected = NULL, *logits = NULL, *diff = NULL, *adiff = NULL, *worst = NULL,
-            *aexp = NULL, *largest = NULL;
+  dt_tensor *input = NULL, *expected = NULL, *logits = NULL;
   dt_device device;
   char name[32];
-  double worst_v = 0, largest_v = 0, relative = 0;
+  double worst = 0, largest = 0;
   struct timespec t0, t1;
   int rc = 1;
   if (argc < 3) {
@@ -160,26 +161,12 @@ int main(int argc, char** argv) {
   if (failed || !ok(dt_synchronize(device), "synchronize")) goto done;
   clock_gettime(CLOCK_MONOTONIC, &t1);
   printf("forward: %.1f ms\n", 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec));
-  /* max |logits - expected| / max |expected| */
-  if (!ok(dt_sub(logits, expected, &diff), "difference") || !ok(dt_abs(diff, &adiff), "abs") ||
-      !ok(dt_max(adiff, NULL, 0, 0, &worst), "max") || !ok(dt_abs(expected, &aexp), "abs") ||
-      !ok(dt_max(aexp, NULL, 0, 0, &largest), "max") || !ok(dt_tensor_item(worst, &worst_v), "item") ||
-      !ok(dt_tensor_item(largest, &largest_v), "item"))
-    goto done;
-  relative = worst_v / largest_v;
-  printf("logits: largest %.4g, largest difference from PyTorch %.3g (relative %.3g, limit %.0e)\n", largest_v, worst_v,
-         relative, limit);
-  rc = relative <= limit ? 0 : 2;
-  if (rc) fprintf(stderr, "resnet18: the logits differ from PyTorch's by more than %g\n", limit);
+  if (!ok(largest_difference(logits, expected, &worst, &largest), "comparison")) goto done;
+  rc = report_difference("resnet18", worst, largest, limit);
 done:
   dt_tensor_release(input);
   dt_tensor_release(expected);
   dt_tensor_release(logits);
-  dt_tensor_release(diff);
-  dt_tensor_release(adiff);
-  dt_tensor_release(worst);
-  dt_tensor_release(aexp);
-  dt_tensor_release(largest);
   dt_state_dict_release(model);
   dt_state_dict_release(check);
   return rc;
