@@ -1316,6 +1316,16 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_scaled_dot_product_attention(
+        query: *const dt_tensor,
+        key: *const dt_tensor,
+        value: *const dt_tensor,
+        attn_mask: *const dt_tensor,
+        is_causal: i32,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_cat(
         tensors: *const *const dt_tensor,
         n: usize,
@@ -1562,6 +1572,41 @@ extern "C" {
         padding_idx: i64,
         dtype: dt_dtype,
         device: dt_device,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_multihead_attention_new(
+        embed_dim: i64,
+        num_heads: i64,
+        dropout: f64,
+        bias: i32,
+        batch_first: i32,
+        dtype: dt_dtype,
+        device: dt_device,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_transformer_encoder_layer_new(
+        d_model: i64,
+        nhead: i64,
+        dim_feedforward: i64,
+        dropout: f64,
+        activation: *const ::std::os::raw::c_char,
+        layer_norm_eps: f64,
+        batch_first: i32,
+        norm_first: i32,
+        dtype: dt_dtype,
+        device: dt_device,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_transformer_encoder_new(
+        layers: *const *mut dt_module,
+        num_layers: usize,
+        norm: *mut dt_module,
         out: *mut *mut dt_module,
     ) -> dt_status;
 }
