@@ -75,6 +75,8 @@ pub use conv::{
 mod norm;
 pub use norm::{BatchNorm1d, BatchNorm2d, Embedding, GroupNorm, LayerNorm, RunningStats};
 mod tree;
+mod attention;
+pub use attention::{Activation, MultiheadAttention, TransformerEncoder, TransformerEncoderLayer};
 
 /// Loss reduction, as PyTorch's `reduction=`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -623,6 +625,48 @@ impl Module {
     /// [`Error`] with the library's code and message.
     pub fn forward_many(&self, inputs: &[&Tensor]) -> Result<Tensor> {
         let h: Vec<*const ffi::dt_tensor> = inputs.iter().map(|t| t.as_ptr() as *const _).collect();
+        Tensor::from_out(|o| unsafe { ffi::dt_module_forward(self.raw(), h.as_ptr(), h.len(), o) })
+    }
+    /// Runs the module on inputs of which some may be absent, `None` being PyTorch's
+    /// `None` (passed to `dt_module_forward` as NULL): the attention modules' optional
+    /// arguments. [`MultiheadAttention`] takes `[query, key,
+    /// value, key_padding_mask, attn_mask]` (1 to 5; `key` `None`: self-attention),
+    /// [`TransformerEncoderLayer`] and
+    /// [`TransformerEncoder`] `[src, mask,
+    /// src_key_padding_mask]` (1 to 3); trailing inputs may be left out or given as
+    /// `None`. Their bool masks are `true` where attention is NOT allowed. Other modules
+    /// take no optional input: a `None` is `InvalidArgument` for them.
+    ///
+    /// ```
+    /// use devtensor::nn::MultiheadAttention;
+    /// use devtensor::{DType, Device, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let mha = MultiheadAttention::new(4, 2).build()?;
+    /// let q = Tensor::randn(&[3, 1, 4], DType::Float32, Device::CPU)?; // [L, N, E]
+    /// // Causal attention: true above the diagonal forbids the later positions.
+    /// let causal = Tensor::from_slice(
+    ///     &[false, true, true, false, false, true, false, false, false], &[3, 3], Device::CPU)?;
+    /// let y = mha.forward_with(&[Some(&q), None, None, None, Some(&causal)])?;
+    /// assert_eq!(y.shape(), vec![3, 1, 4]);
+    /// // Self-attention: the key and value default to the query.
+    /// let a = mha.forward_with(&[Some(&q), None, None])?;
+    /// assert!(a.allclose(&mha.forward_many(&[&q, &q, &q])?)?);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Module::forward`]; [`ErrorCode::InvalidArgument`] for a required input
+    /// given as `None` (the first one, or any of a module without optional inputs), or
+    /// too many inputs (`dt_module_forward`).
+    pub fn forward_with(&self, inputs: &[Option<&Tensor>]) -> Result<Tensor> {
+        let h: Vec<*const ffi::dt_tensor> = inputs
+            .iter()
+            .map(|t| t.map_or(std::ptr::null(), |t| t.as_ptr() as *const _))
+            .collect();
+        // SAFETY: a live module handle, and h.len() tensor handles (or NULLs) borrowed for
+        // the call; a valid out-pointer.
         Tensor::from_out(|o| unsafe { ffi::dt_module_forward(self.raw(), h.as_ptr(), h.len(), o) })
     }
     /// Runs a layer or container on one input. A module on another device than the input

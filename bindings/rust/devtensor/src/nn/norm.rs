@@ -21,11 +21,11 @@ const DEFAULT_MOMENTUM: f64 = 0.1;
 /// carry over from the header).
 const PADDING_IDX_NONE: i64 = i64::MIN;
 
-fn raw_dtype(dtype: Option<DType>) -> ffi::dt_dtype {
+pub(super) fn raw_dtype(dtype: Option<DType>) -> ffi::dt_dtype {
     dtype.map_or(ffi::DT_DTYPE_DEFAULT, DType::to_raw)
 }
 
-fn raw_device(device: Option<Device>) -> ffi::dt_device {
+pub(super) fn raw_device(device: Option<Device>) -> ffi::dt_device {
     device.map_or(
         ffi::dt_device {
             type_: ffi::DT_DEVICE_DEFAULT,
@@ -620,7 +620,7 @@ impl RunningStats {
     }
 }
 
-fn opt_ptr(t: Option<&Tensor>) -> *const ffi::dt_tensor {
+pub(super) fn opt_ptr(t: Option<&Tensor>) -> *const ffi::dt_tensor {
     t.map_or(std::ptr::null(), |t| t.as_ptr() as *const ffi::dt_tensor)
 }
 
