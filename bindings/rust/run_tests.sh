@@ -10,7 +10,9 @@
 # devtensor/tests/ddp.rs runs the train_digits_ddp example, which cargo test builds,
 # once plainly and once over two ranks, comparing the losses); the
 # parameter-read-while-moving test again under valgrind; cargo run --example
-# devices and --example train_digits; the check that Cargo.lock names only workspace crates. CARGO_TARGET_DIR defaults to build/rust-target in the repository.
+# devices, --example realistic and --example train_digits; --example resnet18 and
+# --example transformer on PyTorch's models (see model_files); the check that Cargo.lock
+# names only workspace crates. CARGO_TARGET_DIR defaults to build/rust-target in the repository.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -67,6 +69,28 @@ lock_check() {
   echo "Cargo.lock: only workspace crates ($names)"
 }
 
+# model_files: sets $models to a directory holding the files tools/export_models.py
+# writes (resnet18, transformer): $DEVTENSOR_MODELS, or build/release/models (ctest's
+# models.export fixture writes it), when complete; else a temporary directory it writes
+# them into now (removed on exit); else empty, printing SKIP and why.
+model_files() {
+  local m
+  models=${DEVTENSOR_MODELS:-$root/build/release/models}
+  for m in resnet18 resnet18_check transformer transformer_check; do
+    [[ -f $models/$m.safetensors ]] && continue
+    if ! /usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null; then
+      echo "SKIP: no $models/$m.safetensors, and /usr/bin/python3 lacks torch or torchvision to write it (script/bootstrap)"
+      models=
+      return 0
+    fi
+    echo "no $models/$m.safetensors: tools/export_models.py writes the models into a temporary directory"
+    models=$(mktemp -d)
+    trap 'rm -rf "$models"' EXIT
+    /usr/bin/python3 "$root/tools/export_models.py" "$models"
+    return 0
+  done
+}
+
 echo "+ script/gen-op-bindings --check (ops_table.rs matches src/core/op_table.h)"
 "$root/script/gen-op-bindings" --check
 echo "+ bindgen check"
@@ -91,5 +115,17 @@ echo "+ cargo run --offline --example realistic (DEVTENSOR_CPU_DEVICES=2; issue 
 DEVTENSOR_CPU_DEVICES=2 cargo run --offline --locked -j "$jobs" -q --example realistic
 echo "+ cargo run --offline --example train_digits (must reach 95%)"
 cargo run --offline --locked -j "$jobs" -q --release --example train_digits
+# The PyTorch models of issue 19 (examples resnet18 and transformer, each compared with
+# PyTorch's output within 1e-4): the files ctest's models.export fixture wrote
+# ($DEVTENSOR_MODELS, default build/release/models), else written now into a temporary
+# directory by tools/export_models.py, else skipped saying why.
+echo "+ cargo run --offline --release --example resnet18 / transformer (PyTorch's models)"
+model_files
+if [[ -n $models ]]; then
+  for m in resnet18 transformer; do
+    cargo run --offline --locked -j "$jobs" -q --release --example "$m" -- \
+      "$models/$m.safetensors" "$models/${m}_check.safetensors"
+  done
+fi
 echo "+ Cargo.lock check"
 lock_check
