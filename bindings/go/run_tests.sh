@@ -4,7 +4,9 @@
 # devtensor (cmake --install build/release --prefix PREFIX). PREFIX defaults to
 # $DEVTENSOR_PREFIX; without either, PKG_CONFIG_PATH must already find devtensor.pc.
 # Runs: go vet; go test -race with GODEBUG=cgocheck=2 (pkg-config build); go test with
-# the devtensor_nopkgconfig tag (CGO_CFLAGS/CGO_LDFLAGS build). No module proxy.
+# the devtensor_nopkgconfig tag (CGO_CFLAGS/CGO_LDFLAGS build); the examples devices,
+# realistic, train_digits and, on PyTorch's models (see model_files), resnet18. No
+# module proxy.
 # The two-process tests start programs under `devtensor run`: TestProcessGroupTwoRanks
 # the test binary itself, TestDistributedDataParallelDigitsTwoRanks examples/train_digits_ddp
 # (built with `go build`, run once plainly and once over two ranks, the losses compared).
@@ -20,6 +22,30 @@ if [[ -n $prefix ]]; then
     export DEVTENSOR_CLI=$prefix/bin/devtensor
   fi
 fi
+root=$(cd ../.. && pwd)
+
+# model_files: sets $models to a directory holding the files tools/export_models.py
+# writes (resnet18, transformer): $DEVTENSOR_MODELS, or build/release/models (ctest's
+# models.export fixture writes it), when complete; else a temporary directory it writes
+# them into now (removed on exit); else empty, printing SKIP and why.
+model_files() {
+  local m
+  models=${DEVTENSOR_MODELS:-$root/build/release/models}
+  for m in resnet18 resnet18_check transformer transformer_check; do
+    [[ -f $models/$m.safetensors ]] && continue
+    if ! /usr/bin/python3 -c 'import torch, torchvision' 2>/dev/null; then
+      echo "SKIP: no $models/$m.safetensors, and /usr/bin/python3 lacks torch or torchvision to write it (script/bootstrap)"
+      models=
+      return 0
+    fi
+    echo "no $models/$m.safetensors: tools/export_models.py writes the models into a temporary directory"
+    models=$(mktemp -d)
+    trap 'rm -rf "$models"' EXIT
+    /usr/bin/python3 "$root/tools/export_models.py" "$models"
+    return 0
+  done
+}
+
 cd devtensor # the module: github.com/devtensor/devtensor/bindings/go/devtensor
 export GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local
 command -v go >/dev/null || { echo "go not found (apt-get install -y golang-go)"; exit 1; }
@@ -40,3 +66,12 @@ echo "+ go run ./examples/devices && go run ./examples/realistic && go run ./exa
 DEVTENSOR_CPU_DEVICES=2 go run ./examples/devices
 DEVTENSOR_CPU_DEVICES=2 go run ./examples/realistic
 go run ./examples/train_digits
+# The PyTorch models of issue 19 (examples/resnet18, compared with PyTorch's output
+# within 1e-4): see model_files.
+echo "+ go run ./examples/resnet18 (PyTorch's model)"
+model_files
+if [[ -n $models ]]; then
+  for m in resnet18; do
+    go run "./examples/$m" "$models/$m.safetensors" "$models/${m}_check.safetensors"
+  done
+fi
