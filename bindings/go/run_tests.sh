@@ -5,8 +5,8 @@
 # $DEVTENSOR_PREFIX; without either, PKG_CONFIG_PATH must already find devtensor.pc.
 # Runs: go vet; go test -race with GODEBUG=cgocheck=2 (pkg-config build); go test with
 # the devtensor_nopkgconfig tag (CGO_CFLAGS/CGO_LDFLAGS build); the examples devices,
-# realistic, train_digits and, on PyTorch's models (see model_files), resnet18. No
-# module proxy.
+# realistic, train_digits and, on PyTorch's models (see model_files), resnet18 and
+# transformer. No module proxy.
 # The two-process tests start programs under `devtensor run`: TestProcessGroupTwoRanks
 # the test binary itself, TestDistributedDataParallelDigitsTwoRanks examples/train_digits_ddp
 # (built with `go build`, run once plainly and once over two ranks, the losses compared).
@@ -66,12 +66,12 @@ echo "+ go run ./examples/devices && go run ./examples/realistic && go run ./exa
 DEVTENSOR_CPU_DEVICES=2 go run ./examples/devices
 DEVTENSOR_CPU_DEVICES=2 go run ./examples/realistic
 go run ./examples/train_digits
-# The PyTorch models of issue 19 (examples/resnet18, compared with PyTorch's output
-# within 1e-4): see model_files.
-echo "+ go run ./examples/resnet18 (PyTorch's model)"
+# The PyTorch models of issue 19 (examples/resnet18 and examples/transformer, each
+# compared with PyTorch's output within 1e-4): see model_files.
+echo "+ go run ./examples/resnet18 && go run ./examples/transformer (PyTorch's models)"
 model_files
 if [[ -n $models ]]; then
-  for m in resnet18; do
+  for m in resnet18 transformer; do
     go run "./examples/$m" "$models/$m.safetensors" "$models/${m}_check.safetensors"
   done
 fi
