@@ -15,6 +15,10 @@ import (
 type Optimizer struct {
 	_ noCopy  // go vet: an Optimizer must not be copied (lifetime.go)
 	h uintptr // the dt_optimizer* (C memory), 0 once closed; read with atomic.LoadUintptr
+	// Padding to 16 bytes keeps an Optimizer out of the runtime's tiny allocator: a
+	// forgotten 8-byte one sharing a 16-byte block with a live neighbour is never
+	// finalized (TestFinalizersRunBesideLiveObjects; StateDict has the same padding).
+	_ [1]uintptr
 }
 
 func newOptimizer(op string, params []*Tensor, create func(p *C.uintptr_t, n C.size_t) C.gdt_hres) (*Optimizer, error) {

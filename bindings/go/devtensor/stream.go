@@ -35,6 +35,10 @@ import (
 type Stream struct {
 	_ noCopy  // go vet: a Stream must not be copied (lifetime.go)
 	h uintptr // the dt_stream* (C memory), 0 once closed; read with atomic.LoadUintptr
+	// Padding to 16 bytes keeps a Stream out of the runtime's tiny allocator: a
+	// forgotten 8-byte one sharing a 16-byte block with a live neighbour is never
+	// finalized (TestFinalizersRunBesideLiveObjects; StateDict has the same padding).
+	_ [1]uintptr
 }
 
 // Event owns one reference to a devtensor event (dt_event*): a marker in a stream's work
@@ -44,6 +48,10 @@ type Stream struct {
 type Event struct {
 	_ noCopy  // go vet: an Event must not be copied (lifetime.go)
 	h uintptr // the dt_event* (C memory), 0 once closed; read with atomic.LoadUintptr
+	// Padding to 16 bytes keeps an Event out of the runtime's tiny allocator: a
+	// forgotten 8-byte one sharing a 16-byte block with a live neighbour is never
+	// finalized (TestFinalizersRunBesideLiveObjects; StateDict has the same padding).
+	_ [1]uintptr
 }
 
 func wrapStream(h C.uintptr_t) *Stream {
