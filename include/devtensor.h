@@ -814,6 +814,14 @@ DT_API dt_status dt_matmul(const dt_tensor* a, const dt_tensor* b, dt_tensor** o
 DT_API dt_status dt_conv2d(const dt_tensor* input, const dt_tensor* weight, const dt_tensor* bias,
                            const int64_t* stride, const int64_t* padding, const int64_t* dilation, int64_t groups,
                            dt_tensor** out);
+/** torch.nn.functional.conv1d: input [N, C, L] or [C, L], weight [OC, C / groups, K],
+ *  bias NULL or [OC]; stride, dilation (PyTorch's default 1), padding (0, or
+ *  DT_PADDING_SAME for "same" with stride 1), groups. Output [N, OC, OL], OL = (L + 2 *
+ *  padding - dilation * (K - 1) - 1) / stride + 1. Runs as dt_conv2d over a height of 1
+ *  (autograd: ConvolutionBackward0). Errors: as dt_conv2d (SHAPE_MISMATCH for a weight
+ *  that is not 3-d or an input that is not 2-d or 3-d). */
+DT_API dt_status dt_conv1d(const dt_tensor* input, const dt_tensor* weight, const dt_tensor* bias, int64_t stride,
+                           int64_t padding, int64_t dilation, int64_t groups, dt_tensor** out);
 /** torch.nn.functional.max_pool2d: the largest value of each kernel_size window of input
  *  [N, C, H, W] or [C, H, W] (floating), windows stride apart (NULL: kernel_size), over
  *  input padded with -inf by padding (NULL: 0; at most half the kernel), spread by
@@ -1077,6 +1085,14 @@ DT_API dt_status dt_flatten_new(int64_t start_dim, int64_t end_dim, dt_module** 
 DT_API dt_status dt_conv2d_new(int64_t in_channels, int64_t out_channels, const int64_t* kernel_size,
                                const int64_t* stride, const int64_t* padding, const int64_t* dilation, int64_t groups,
                                int32_t bias, dt_dtype dtype, dt_device device, dt_module** out);
+/** Conv1d(in_channels, out_channels, kernel_size, stride, padding, dilation, groups,
+ *  bias), as torch.nn.Conv1d (PyTorch's defaults: 1, 0, 1, 1, 1; padding DT_PADDING_SAME
+ *  for "same"): "weight" [out_channels, in_channels / groups, kernel_size] and "bias"
+ *  [out_channels], initialised as PyTorch does. forward as dt_conv1d. Errors: as
+ *  dt_conv2d_new. */
+DT_API dt_status dt_conv1d_new(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride,
+                               int64_t padding, int64_t dilation, int64_t groups, int32_t bias, dt_dtype dtype,
+                               dt_device device, dt_module** out);
 /** MaxPool2d(kernel_size, stride, padding, dilation, ceil_mode), AvgPool2d(kernel_size,
  *  stride, padding, ceil_mode, count_include_pad) and AdaptiveAvgPool2d(output_size), as
  *  torch.nn's, with no parameters; forward as dt_max_pool2d, dt_avg_pool2d,

@@ -1488,6 +1488,52 @@ void add_module_cases(Table& T) {
   T.devices("dt_conv2d_new", [mod_out](Ctx& x, dt_device d) {
     return dt_conv2d_new(3, 2, k2, nullptr, nullptr, nullptr, 1, 1, DT_FLOAT32, d, mod_out(x));
   });
+  // Conv1d: a [2, 3] is an unbatched input of 2 channels; a 3-d weight is made in the row.
+  auto with_weight1d = [](dt_status (*call)(Ctx&, dt_tensor*)) {
+    return [call](Ctx& x) {
+      const int64_t ws[3] = {2, 2, 1};
+      dt_tensor* w = nullptr;
+      if (dt_tensor_zeros(ws, 3, DT_FLOAT32, CPU0, &w) != DT_OK) return dt_status{-999};
+      dt_status st = call(x, w);
+      dt_tensor_release(w);
+      return st;
+    };
+  };
+  T.handles("dt_conv1d", "input", [](Ctx& x, const dt_tensor* t) {
+    return dt_conv1d(t, x.a, nullptr, 1, 0, 1, 1, &x.o.t);
+  });
+  T.handles("dt_conv1d", "weight", [](Ctx& x, const dt_tensor* t) {
+    return dt_conv1d(x.a, t, nullptr, 1, 0, 1, 1, &x.o.t);
+  });
+  T.handles("dt_conv1d", "bias", [](Ctx& x, const dt_tensor* t) {
+    return dt_conv1d(x.a, x.a, t, 1, 0, 1, 1, &x.o.t);
+  }, false);  // NULL: none
+  T.add("dt_conv1d", "out=NULL", {IA}, [](Ctx& x) { return dt_conv1d(x.a, x.a, nullptr, 1, 0, 1, 1, nullptr); });
+  T.add("dt_conv1d", "weight_2d", {SM}, [](Ctx& x) { return dt_conv1d(x.a, x.a, nullptr, 1, 0, 1, 1, &x.o.t); });
+  T.add("dt_conv1d", "stride=0", {IA}, with_weight1d([](Ctx& x, dt_tensor* w) {
+     return dt_conv1d(x.a, w, nullptr, 0, 0, 1, 1, &x.o.t);
+   }));
+  T.add("dt_conv1d", "same_with_stride_2", {IA}, with_weight1d([](Ctx& x, dt_tensor* w) {
+     return dt_conv1d(x.a, w, nullptr, 2, DT_PADDING_SAME, 1, 1, &x.o.t);
+   })).msg_has = "same";
+  T.add("dt_conv1d_new", "out=NULL", {IA}, [](Ctx&) {
+    return dt_conv1d_new(3, 2, 3, 1, 0, 1, 1, 1, DT_FLOAT32, CPU0, nullptr);
+  });
+  T.add("dt_conv1d_new", "kernel_size=0", {IA}, [mod_out](Ctx& x) {
+    return dt_conv1d_new(3, 2, 0, 1, 0, 1, 1, 1, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_conv1d_new", "groups_not_dividing", {IA}, [mod_out](Ctx& x) {
+    return dt_conv1d_new(3, 2, 3, 1, 0, 1, 2, 1, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_conv1d_new", "bias=2", {IA}, [mod_out](Ctx& x) {
+    return dt_conv1d_new(3, 2, 3, 1, 0, 1, 1, 2, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_conv1d_new", "dtype=int32", {TM}, [mod_out](Ctx& x) {
+    return dt_conv1d_new(3, 2, 3, 1, 0, 1, 1, 1, DT_INT32, CPU0, mod_out(x));
+  });
+  T.devices("dt_conv1d_new", [mod_out](Ctx& x, dt_device d) {
+    return dt_conv1d_new(3, 2, 3, 1, 0, 1, 1, 1, DT_FLOAT32, d, mod_out(x));
+  });
   T.handles("dt_max_pool2d", "input", [](Ctx& x, const dt_tensor* t) {
     return dt_max_pool2d(t, k2, nullptr, nullptr, nullptr, 0, &x.o.t);
   });

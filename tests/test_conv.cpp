@@ -196,4 +196,35 @@ TEST_F(Conv, AConvNetTrainsAndItsStateDictRoundTrips) {
   DT_ASSERT_OK(dt_optimizer_release(opt));
 }
 
+TEST_F(Conv, Conv1dHasPyTorchsNamesAndIsTheFunctionalForm) {
+  DT_ASSERT_OK(dt_manual_seed(4));
+  M m;
+  DT_ASSERT_OK(dt_conv1d_new(4, 6, 3, 2, 1, 1, 2, 1, DT_FLOAT64, cpu(), m.out()));
+  T w, b;
+  EXPECT_EQ(param_name(m, 0, &w), "weight");
+  EXPECT_EQ(param_name(m, 1, &b), "bias");
+  EXPECT_EQ(shape_of(w), (std::vector<int64_t>{6, 2, 3}));  // [out, in / groups, k]
+  const double bound = 1.0 / std::sqrt(6.0);               // fan_in = 2 * 3
+  for (double v : values<double>(w)) EXPECT_LE(std::fabs(v), bound);
+  // The module is dt_conv1d with its own parameters: [2, 4, 9] -> [2, 6, 5].
+  const int64_t xs[3] = {2, 4, 9};
+  T x, y, z;
+  DT_ASSERT_OK(dt_tensor_ones(xs, 3, DT_FLOAT64, cpu(), x.out()));
+  const dt_tensor* in[1] = {x.get()};
+  DT_ASSERT_OK(dt_module_forward(m, in, 1, y.out()));
+  DT_ASSERT_OK(dt_conv1d(x, w, b, 2, 1, 1, 2, z.out()));
+  EXPECT_EQ(shape_of(y), (std::vector<int64_t>{2, 6, 5}));
+  EXPECT_EQ(values<double>(y), values<double>(z));
+  // A 4-channel module given 3 channels: the module and both shapes in the message.
+  const int64_t bad[3] = {2, 3, 9};
+  T x3;
+  DT_ASSERT_OK(dt_tensor_ones(bad, 3, DT_FLOAT64, cpu(), x3.out()));
+  in[0] = x3.get();
+  T none;
+  DT_EXPECT_STATUS(dt_module_forward(m, in, 1, none.out()), DT_ERR_SHAPE_MISMATCH);
+  const std::string msg = dt_last_error_message();
+  EXPECT_NE(msg.find("Conv1d(4, 6"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[2, 3, 9]"), std::string::npos) << msg;
+}
+
 }  // namespace

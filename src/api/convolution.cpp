@@ -1,4 +1,4 @@
-// Convolution entry points: the functional dt_conv2d and the module dt_conv2d_new.
+// Convolution entry points: the functional dt_conv2d and dt_conv1d, and their modules.
 #include "api/objects.h"
 #include "api/shim.h"
 #include "nn/functions.h"
@@ -67,6 +67,54 @@ DT_API dt_status dt_conv2d_new(int64_t in_channels, int64_t out_channels, const 
     o.out_channels = out_channels;
     o.bias = bias == 1;
     nn::Module* m = nn::new_conv2d(o, resolve_dtype(dtype), resolve_device(device));
+    *out = static_cast<dt_module*>(new_object_handle<nn::Module, HandleKind::Module>(m));
+  });
+}
+
+// Conv1d's scalars as the width entries of Conv2d's options.
+nn::Conv2dOptions conv1d_options(int64_t kernel, int64_t stride, int64_t padding, int64_t dilation, int64_t groups) {
+  nn::Conv2dOptions o;
+  o.kernel[1] = kernel;
+  o.stride[1] = stride;
+  o.dilation[1] = dilation;
+  o.same_padding = padding == DT_PADDING_SAME;
+  if (!o.same_padding) o.padding[1] = padding;
+  o.groups = groups;
+  return o;
+}
+
+DT_API dt_status dt_conv1d(const dt_tensor* input, const dt_tensor* weight, const dt_tensor* bias, int64_t stride,
+                           int64_t padding, int64_t dilation, int64_t groups, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_conv1d", "out");
+    Borrowed x = tensor_arg(input, "dt_conv1d", "input");
+    Borrowed w = tensor_arg(weight, "dt_conv1d", "weight");
+    Tensor b;
+    if (bias) {
+      Borrowed bb = tensor_arg(bias, "dt_conv1d", "bias");
+      b = bb;
+    }
+    const Tensor& wt = w;
+    if (wt.ndim() != 3)
+      fail(DT_ERR_SHAPE_MISMATCH, cat("dt_conv1d: expected a 3-d weight [out_channels, in_channels / groups, kW], ",
+                                      "but got weight of size ", dims_str(wt.shape())));
+    nn::Conv2dOptions o = conv1d_options(wt.size(2), stride, padding, dilation, groups);
+    nn::check_conv_options("dt_conv1d", o);
+    *out = new_handle(ag::conv1d(x, wt, b, nn::conv_window(o), groups));
+  });
+}
+
+DT_API dt_status dt_conv1d_new(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride,
+                               int64_t padding, int64_t dilation, int64_t groups, int32_t bias, dt_dtype dtype,
+                               dt_device device, dt_module** out) {
+  return guard([&] {
+    require(out, "dt_conv1d_new", "out");
+    if (bias != 0 && bias != 1) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_conv1d_new: bias must be 0 or 1, got ", bias));
+    nn::Conv2dOptions o = conv1d_options(kernel_size, stride, padding, dilation, groups);
+    o.in_channels = in_channels;
+    o.out_channels = out_channels;
+    o.bias = bias == 1;
+    nn::Module* m = nn::new_conv1d(o, resolve_dtype(dtype), resolve_device(device));
     *out = static_cast<dt_module*>(new_object_handle<nn::Module, HandleKind::Module>(m));
   });
 }

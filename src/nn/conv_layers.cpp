@@ -1,4 +1,4 @@
-// Convolution modules of torch.nn: Conv2d, with PyTorch's constructor arguments,
+// Convolution modules of torch.nn: Conv2d and Conv1d (over a height of 1), with PyTorch's constructor arguments,
 // defaults, initialisation and state-dict names ("weight" [out, in / groups, kH, kW],
 // "bias" [out]), so a state_dict saved from PyTorch loads unchanged.
 #include <cmath>
@@ -99,7 +99,60 @@ class Conv2d final : public Module {
   Conv2dOptions o_;
 };
 
+// Conv1d: Conv2d over a height of 1 (input [N, C, L] -> [N, C, 1, L], weight [OC, C / g,
+// K] -> [OC, C / g, 1, K]), so it shares Conv2d's kernels and ConvolutionBackward0.
+class Conv1d final : public Module {
+ public:
+  Module* clone() const override { return new Conv1d(*this); }
+  Conv1d(const Conv2dOptions& o, DType dtype, Device device) : o_(o) {
+    const int64_t fan_in = o.in_channels / o.groups * o.kernel[1];
+    const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
+    Tensor w = new_parameter(Dims{o.out_channels, o.in_channels / o.groups, o.kernel[1]}, dtype, device);
+    if (w.numel() > 0) init_uniform(w, bound);
+    ag::set_requires_grad(w, true);
+    params_.emplace_back("weight", w);
+    if (o.bias) {
+      Tensor b = new_parameter(Dims{o.out_channels}, dtype, device);
+      if (b.numel() > 0) init_uniform(b, bound);
+      ag::set_requires_grad(b, true);
+      params_.emplace_back("bias", b);
+    }
+  }
+  const char* kind() const override { return "Conv1d"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    if (in.size() != 1) fail(DT_ERR_INVALID_ARGUMENT, cat("Conv1d: expected 1 input but got ", in.size()));
+    const Tensor& x = in[0];
+    check_input_device(*this, x);
+    const std::string what = cat("Conv1d(", o_.in_channels, ", ", o_.out_channels, ", kernel_size=(", o_.kernel[1],
+                                 ",), stride=(", o_.stride[1], ",))");
+    if ((x.ndim() != 2 && x.ndim() != 3) || x.size(x.ndim() - 2) != o_.in_channels)
+      fail(DT_ERR_SHAPE_MISMATCH, cat(what, ": expected an input of shape [N, ", o_.in_channels, ", L] or [",
+                                      o_.in_channels, ", L] but got ", dims_str(x.shape())));
+    try {
+      return ag::conv1d(x, params_[0].second, o_.bias ? params_[1].second : Tensor(), conv_window(o_), o_.groups);
+    } catch (const Error& e) {
+      fail(e.code(), cat(what, ": ", e.what()));
+    }
+  }
+
+ private:
+  Conv2dOptions o_;
+};
+
 }  // namespace
+
+Module* new_conv1d(const Conv2dOptions& o, DType dtype, Device device) {
+  check_conv_options("Conv1d", o);
+  if (o.in_channels <= 0 || o.out_channels <= 0)
+    fail(DT_ERR_INVALID_ARGUMENT, cat("Conv1d: in_channels (", o.in_channels, ") and out_channels (", o.out_channels,
+                                      ") must be positive"));
+  if (o.in_channels % o.groups != 0 || o.out_channels % o.groups != 0)
+    fail(DT_ERR_INVALID_ARGUMENT, cat("Conv1d: in_channels (", o.in_channels, ") and out_channels (", o.out_channels,
+                                      ") must be divisible by groups (", o.groups, ")"));
+  if (!is_floating(dtype))
+    fail(DT_ERR_DTYPE_MISMATCH, cat("Conv1d: parameters need a floating dtype, got ", dtype_name(dtype)));
+  return new Conv1d(o, dtype, device);
+}
 
 Module* new_conv2d(const Conv2dOptions& o, DType dtype, Device device) {
   check_conv_options("Conv2d", o);

@@ -48,6 +48,10 @@ Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tens
 // KH, KW] (win's kernel size is ignored: the weight's), bias [OC] or undefined.
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const ops::Window2d& win, int64_t groups);
 
+// torch.nn.functional.conv1d: input [N, C, L] or [C, L], weight [OC, C / groups, K]; the
+// window's width entries apply (its height is 1).
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const ops::Window2d& win, int64_t groups);
+
 // torch.nn.functional's pooling over [N, C, H, W] or [C, H, W] (nn/grad_pool.cpp).
 Tensor max_pool2d(const Tensor& input, const ops::Window2d& w);
 Tensor avg_pool2d(const Tensor& input, const ops::Window2d& w, bool count_include_pad);

@@ -95,4 +95,20 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
   return out;
 }
 
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const ops::Window2d& window,
+              int64_t groups) {
+  if (input.ndim() != 2 && input.ndim() != 3)
+    fail(DT_ERR_SHAPE_MISMATCH, cat("conv1d: expected a 2-d (unbatched) or 3-d (batched) input, but got input of size ",
+                                    dims_str(input.shape())));
+  if (weight.ndim() != 3)
+    fail(DT_ERR_SHAPE_MISMATCH, cat("conv1d: expected a 3-d weight [out_channels, in_channels / groups, kW], but got ",
+                                    "weight of size ", dims_str(weight.shape())));
+  ops::Window2d win = window;  // height 1
+  win.kh = win.sh = win.dh = 1;
+  win.pt = win.pb = 0;
+  const int64_t h = input.ndim() - 1;  // the new height dim, before the length
+  Tensor out = conv2d(unsqueeze(input, h), unsqueeze(weight, 2), bias, win, groups);
+  return squeeze(out, &h, 1);
+}
+
 }  // namespace dt::ag

@@ -25,6 +25,9 @@ struct Conv2dOptions {
   bool bias = true;
 };
 Module* new_conv2d(const Conv2dOptions& o, DType dtype, Device device);
+// Conv1d: the options' width entries (index 1) are the 1-d ones; kernel[0] = stride[0] =
+// dilation[0] = 1 and padding[0] = 0.
+Module* new_conv1d(const Conv2dOptions& o, DType dtype, Device device);
 // The window o describes (its "same" padding split as PyTorch does), and o's checks
 // (INVALID_ARGUMENT naming fn), shared with the functional dt_conv2d.
 ops::Window2d conv_window(const Conv2dOptions& o);

@@ -221,6 +221,18 @@ for name, xs, ws, bias, stride, padding, dilation, groups in [
             v[0], v[1], v[2] if len(v) > 2 else None, stride=s, padding=p, dilation=d, groups=g),
         inputs, params=params, grad_fn=False)
 
+for name, xs, ws, bias, stride, padding, dilation, groups in [
+        ("basic", (2, 3, 7), (4, 3, 3), True, 1, 0, 1, 1),
+        ("strided_dilated_groups", (1, 4, 11), (2, 2, 3), True, 2, 1, 2, 2),
+        ("same_unbatched", (3, 6), (2, 3, 4), False, 1, "same", 1, 1)]:
+    cid = f"dt_conv1d_{name}"
+    r = R(cid)
+    inputs = [make_input(r, xs), make_input(r, ws)] + ([make_input(r, (ws[0],))] if bias else [])
+    add(cid, "dt_conv1d",
+        lambda v, s=stride, p=padding, d=dilation, g=groups: torch.nn.functional.conv1d(
+            v[0], v[1], v[2] if len(v) > 2 else None, stride=s, padding=p, dilation=d, groups=g),
+        inputs, params={"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}, grad_fn=False)
+
 # ----------------------------------------------------------------------------- pooling
 
 F = torch.nn.functional

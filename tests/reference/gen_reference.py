@@ -278,6 +278,8 @@ def classify(e):
             or "stack expects each tensor to be equal size" in m or "The expanded size" in m
             or "is invalid for input of size" in m or "view size is not compatible" in m):
         return "DT_ERR_SHAPE_MISMATCH"
+    if "Kernel size can't be greater than actual input size" in m:
+        return "DT_ERR_SHAPE_MISMATCH"
     if "expected input with shape [*" in m or "to be divisible by num_groups" in m:
         return "DT_ERR_SHAPE_MISMATCH"  # layer_norm / group_norm shapes
     if "chunk expects `chunks` to be greater than 0" in m:
@@ -1053,6 +1055,27 @@ def gen_conv2d():
             case(f"{op}_{dt}_{name}", op, ins, conv2d_fn(stride, padding, dilation, groups), params=params,
                  atol_from=lambda ts, r, k=k: k)
 
+# (id, input shape, weight shape, bias, stride, padding, dilation, groups)
+CONV1D = [
+    ("basic", [2, 3, 9], [4, 3, 3], True, 1, 0, 1, 1),
+    ("odd_strided_padded", [3, 4, 13], [5, 4, 4], True, 3, 2, 1, 1),
+    ("dilated_groups", [2, 6, 11], [4, 3, 3], False, 1, 1, 2, 2),
+    ("same", [1, 2, 7], [3, 2, 4], True, 1, "same", 1, 1),
+    ("unbatched", [3, 8], [2, 3, 5], True, 2, 1, 1, 1),
+    ("kernel_too_large", [1, 2, 3], [2, 2, 5], True, 1, 0, 1, 1),
+]
+
+
+def gen_conv1d():
+    op = "dt_conv1d"
+    for name, xs, ws, bias, stride, padding, dilation, groups in CONV1D:
+        for dt in ["float32", "float64"]:
+            ins = [In(dt, xs), In(dt, ws)] + ([In(dt, [ws[0]])] if bias else [])
+            case(f"{op}_{dt}_{name}", op, ins,
+                 lambda x, w, b=None, s=stride, p=padding, d=dilation, g=groups: F.conv1d(x, w, b, s, p, d, g),
+                 params={"stride": stride, "padding": padding, "dilation": dilation, "groups": groups},
+                 atol_from=lambda ts, r, k=ws[1] * ws[2]: k)
+
 
 # (id, input shape, kernel, stride, padding, dilation / count_include_pad)
 MAX_POOL2D = [
@@ -1190,6 +1213,7 @@ def gen_attention():
 
 def main():
     gen_conv2d()
+    gen_conv1d()
     gen_pool2d()
     gen_norm()
     gen_attention()

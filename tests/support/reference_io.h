@@ -507,6 +507,10 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
     else padding = Ints(params.at("padding"));
     st = dt_conv2d(I(0), I(1), in.size() > 2 ? I(2) : nullptr, stride.data(), padding.data(), dilation.data(),
                    params.at("groups").get<int64_t>(), out);
+  } else if (op == "dt_conv1d") {  // inputs: input, weight[, bias]
+    const int64_t padding = params.at("padding").is_string() ? DT_PADDING_SAME : params.at("padding").get<int64_t>();
+    st = dt_conv1d(I(0), I(1), in.size() > 2 ? I(2) : nullptr, params.at("stride").get<int64_t>(), padding,
+                   params.at("dilation").get<int64_t>(), params.at("groups").get<int64_t>(), out);
   } else if (op == "dt_max_pool2d" || op == "dt_avg_pool2d" || op == "dt_adaptive_avg_pool2d") {
     if (op == "dt_adaptive_avg_pool2d") {
       std::vector<int64_t> size = Ints(params.at("output_size"));
