@@ -1245,6 +1245,18 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_conv1d(
+        input: *const dt_tensor,
+        weight: *const dt_tensor,
+        bias: *const dt_tensor,
+        stride: i64,
+        padding: i64,
+        dilation: i64,
+        groups: i64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_max_pool2d(
         input: *const dt_tensor,
         kernel_size: *const i64,
@@ -1485,6 +1497,21 @@ extern "C" {
         stride: *const i64,
         padding: *const i64,
         dilation: *const i64,
+        groups: i64,
+        bias: i32,
+        dtype: dt_dtype,
+        device: dt_device,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_conv1d_new(
+        in_channels: i64,
+        out_channels: i64,
+        kernel_size: i64,
+        stride: i64,
+        padding: i64,
+        dilation: i64,
         groups: i64,
         bias: i32,
         dtype: dt_dtype,
