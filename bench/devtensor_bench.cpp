@@ -13,6 +13,10 @@
 //   train_mlp_784_256_10  one training step (zero_grad, forward, cross-entropy, backward,
 //                      SGD step) of Linear(784,256)-ReLU-Linear(256,10) at batch 64
 //   train_linear16_256 the same for 16 x (Linear(256,256)+ReLU) at batch 128 (256 classes)
+//   train_lenet5       the same for LeNet-5 at batch 64 on 28x28 images
+//   resnet18_fwd       ResNet-18's eval forward (functional ops) on [8, 3, 224, 224]
+//   transformer_layer_train  the same for one TransformerEncoderLayer(512, 8 heads, ff 2048)
+//                      on [8, 256, 512] with a Linear(512, 16) head over the 2048 tokens
 //
 // Thread count: --threads=N, else the environment variable DT_BENCH_THREADS, else the
 // library's default (DEVTENSOR_NUM_THREADS or the number of cores); set with
@@ -24,6 +28,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -109,37 +115,19 @@ void BM_sgemm(benchmark::State& state, int64_t n) {
                                                 benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// One training step per iteration, through modules, autograd and an optimizer.
-void BM_train(benchmark::State& state, std::vector<int64_t> widths, int64_t batch) {
-  std::vector<dt_module*> layers;
-  dt_module *model = nullptr, *loss_fn = nullptr;
+// One training step per iteration of `model` (owned: released here) on input x and
+// labels y: zero_grad, forward, cross-entropy, backward, SGD step.
+void train_loop(benchmark::State& state, dt_module* model, Tensor& x, Tensor& y, double flops) {
+  dt_module* loss_fn = nullptr;
   dt_optimizer* opt = nullptr;
   std::vector<dt_tensor*> params;
-  Tensor x, y;
   auto cleanup = [&] {
     for (dt_tensor* p : params) dt_tensor_release(p);
     dt_optimizer_release(opt);
     dt_module_release(loss_fn);
     dt_module_release(model);
-    for (dt_module* m : layers) dt_module_release(m);
   };
-  auto fail = [&](const char* what, dt_status s) {
-    state.SkipWithError(error_text(what, s).c_str());
-    cleanup();
-  };
-  dt_status s = dt_manual_seed(0);
-  for (size_t i = 0; s == DT_OK && i + 1 < widths.size(); ++i) {
-    dt_module* m = nullptr;
-    s = dt_linear_new(widths[i], widths[i + 1], 1, DT_FLOAT32, kCpu, &m);
-    if (s == DT_OK) layers.push_back(m);
-    // ReLU after every Linear but the last of the MLP; after every one in the stack
-    if (s == DT_OK && (i + 2 < widths.size() || widths.size() > 3)) {
-      s = dt_relu_new(&m);
-      if (s == DT_OK) layers.push_back(m);
-    }
-  }
-  if (s == DT_OK) s = dt_sequential_new(layers.data(), layers.size(), &model);
-  if (s == DT_OK) s = dt_cross_entropy_loss_new(nullptr, DT_REDUCTION_MEAN, -100, 0.0, &loss_fn);
+  dt_status s = dt_cross_entropy_loss_new(nullptr, DT_REDUCTION_MEAN, -100, 0.0, &loss_fn);
   size_t n = 0;
   if (s == DT_OK) s = dt_module_parameter_count(model, &n);
   for (size_t i = 0; s == DT_OK && i < n; ++i) {
@@ -148,37 +136,257 @@ void BM_train(benchmark::State& state, std::vector<int64_t> widths, int64_t batc
     if (s == DT_OK) params.push_back(p);
   }
   if (s == DT_OK) s = dt_sgd_new(params.data(), params.size(), 0.01, 0, 0, 0, 0, &opt);
-  if (s != DT_OK) return fail("building the model", s);
-  if (!make_input(state, {batch, widths.front()}, 7, x)) return cleanup();
-  std::vector<int64_t> labels(static_cast<size_t>(batch));
-  for (int64_t i = 0; i < batch; ++i) labels[static_cast<size_t>(i)] = (i * 7 + 3) % widths.back();
-  s = dt_tensor_from_data(labels.data(), labels.size() * 8, &batch, 1, DT_INT64, kCpu, &y.t);
-  if (s != DT_OK) return fail("labels", s);
   auto step = [&]() -> dt_status {
-    dt_tensor *logits = nullptr, *loss = nullptr;
+    dt_tensor *out = nullptr, *loss = nullptr;
     const dt_tensor* in[2] = {x.t, nullptr};
     dt_status st = dt_optimizer_zero_grad(opt);
-    if (st == DT_OK) st = dt_module_forward(model, in, 1, &logits);
-    in[0] = logits;
+    if (st == DT_OK) st = dt_module_forward(model, in, 1, &out);
+    in[0] = out;
     in[1] = y.t;
     if (st == DT_OK) st = dt_module_forward(loss_fn, in, 2, &loss);
     if (st == DT_OK) st = dt_backward(loss, nullptr);
     if (st == DT_OK) st = dt_optimizer_step(opt);
-    dt_tensor_release(logits);
+    dt_tensor_release(out);
     dt_tensor_release(loss);
     return st;
   };
-  if ((s = step()) != DT_OK) return fail("training step", s);
+  if (s == DT_OK) s = step();
+  if (s != DT_OK) {
+    state.SkipWithError(error_text("training step", s).c_str());
+    return cleanup();
+  }
   for (auto _ : state) {
     if ((s = step()) != DT_OK) {
       state.SkipWithError(error_text("training step", s).c_str());
       break;
     }
   }
-  double flops = 0;  // forward, then backward's two products per layer
-  for (size_t i = 0; i + 1 < widths.size(); ++i) flops += 6.0 * batch * widths[i] * widths[i + 1];
   state.counters["GFLOPS"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   cleanup();
+}
+
+// Labels (i * 7 + 3) % classes for the rows of a batch; shape = the batch's dims but the
+// class dim (so [batch] or [batch, seq]).
+bool make_labels(benchmark::State& state, std::vector<int64_t> shape, int64_t classes, Tensor& out) {
+  size_t n = 1;
+  for (int64_t d : shape) n *= static_cast<size_t>(d);
+  std::vector<int64_t> labels(n);
+  for (size_t i = 0; i < n; ++i) labels[i] = static_cast<int64_t>((i * 7 + 3) % static_cast<size_t>(classes));
+  dt_status s = dt_tensor_from_data(labels.data(), n * 8, shape.data(), shape.size(), DT_INT64, kCpu, &out.t);
+  if (s != DT_OK) state.SkipWithError(error_text("labels", s).c_str());
+  return s == DT_OK;
+}
+
+// A Sequential of modules made by `make` (each returns the next layer or a status).
+dt_status sequential_of(const std::vector<std::function<dt_status(dt_module**)>>& make, dt_module** out) {
+  std::vector<dt_module*> layers;
+  dt_status s = DT_OK;
+  for (const auto& m : make) {
+    dt_module* layer = nullptr;
+    if (s == DT_OK) s = m(&layer);
+    if (s == DT_OK) layers.push_back(layer);
+  }
+  if (s == DT_OK) s = dt_sequential_new(layers.data(), layers.size(), out);
+  for (dt_module* l : layers) dt_module_release(l);
+  return s;
+}
+
+void BM_train(benchmark::State& state, std::vector<int64_t> widths, int64_t batch) {
+  std::vector<std::function<dt_status(dt_module**)>> make;
+  for (size_t i = 0; i + 1 < widths.size(); ++i) {
+    make.push_back([&, i](dt_module** m) { return dt_linear_new(widths[i], widths[i + 1], 1, DT_FLOAT32, kCpu, m); });
+    // ReLU after every Linear but the last of the MLP; after every one in the stack
+    if (i + 2 < widths.size() || widths.size() > 3) make.push_back([](dt_module** m) { return dt_relu_new(m); });
+  }
+  dt_module* model = nullptr;
+  dt_status s = dt_manual_seed(0);
+  if (s == DT_OK) s = sequential_of(make, &model);
+  if (s != DT_OK) return state.SkipWithError(error_text("building the model", s).c_str());
+  Tensor x, y;
+  if (!make_input(state, {batch, widths.front()}, 7, x) || !make_labels(state, {batch}, widths.back(), y)) {
+    dt_module_release(model);
+    return;
+  }
+  double flops = 0;  // forward, then backward's two products per layer
+  for (size_t i = 0; i + 1 < widths.size(); ++i) flops += 6.0 * batch * widths[i] * widths[i + 1];
+  train_loop(state, model, x, y, flops);
+}
+
+// LeNet-5 on [64, 1, 28, 28]: Conv2d(1, 6, 5) - ReLU - MaxPool2d(2) - Conv2d(6, 16, 5) -
+// ReLU - MaxPool2d(2) - Flatten - Linear(256, 120) - ReLU - Linear(120, 84) - ReLU -
+// Linear(84, 10).
+void BM_lenet5(benchmark::State& state) {
+  const int64_t k5[2] = {5, 5}, k2[2] = {2, 2};
+  auto conv = [&](int64_t in, int64_t out) {
+    return [=](dt_module** m) { return dt_conv2d_new(in, out, k5, nullptr, nullptr, nullptr, 1, 1, DT_FLOAT32, kCpu, m); };
+  };
+  auto linear = [](int64_t in, int64_t out) {
+    return [=](dt_module** m) { return dt_linear_new(in, out, 1, DT_FLOAT32, kCpu, m); };
+  };
+  auto relu = [](dt_module** m) { return dt_relu_new(m); };
+  auto pool = [&](dt_module** m) { return dt_max_pool2d_new(k2, nullptr, nullptr, nullptr, 0, m); };
+  dt_module* model = nullptr;
+  dt_status s = dt_manual_seed(0);
+  if (s == DT_OK)
+    s = sequential_of({conv(1, 6), relu, pool, conv(6, 16), relu, pool, [](dt_module** m) { return dt_flatten_new(1, -1, m); },
+                       linear(256, 120), relu, linear(120, 84), relu, linear(84, 10)},
+                      &model);
+  if (s != DT_OK) return state.SkipWithError(error_text("building LeNet-5", s).c_str());
+  Tensor x, y;
+  if (!make_input(state, {64, 1, 28, 28}, 8, x) || !make_labels(state, {64}, 10, y)) {
+    dt_module_release(model);
+    return;
+  }
+  // conv MACs: 6*24*24*25 + 16*8*8*150; linear: 256*120 + 120*84 + 84*10; x2 flop, x3 with backward
+  const double macs = 6.0 * 24 * 24 * 25 + 16.0 * 8 * 8 * 150 + 256.0 * 120 + 120.0 * 84 + 84.0 * 10;
+  train_loop(state, model, x, y, 6.0 * 64 * macs);
+}
+
+// One TransformerEncoderLayer(512, 8, 2048, dropout 0, relu, batch_first) on [8, 256, 512]
+// followed by a Linear(512, 16) head (so the step ends in cross-entropy), forward and
+// backward and an SGD step.
+void BM_transformer_layer(benchmark::State& state) {
+  dt_module* model = nullptr;
+  dt_status s = dt_manual_seed(0);
+  if (s == DT_OK)
+    s = sequential_of({[](dt_module** m) {
+                         return dt_transformer_encoder_layer_new(512, 8, 2048, 0.0, "relu", 1e-5, 1, 0, DT_FLOAT32, kCpu, m);
+                       },
+                       [](dt_module** m) { return dt_flatten_new(0, 1, m); },
+                       [](dt_module** m) { return dt_linear_new(512, 16, 1, DT_FLOAT32, kCpu, m); }},
+                      &model);
+  if (s != DT_OK) return state.SkipWithError(error_text("building the layer", s).c_str());
+  Tensor x, y;
+  if (!make_input(state, {8, 256, 512}, 9, x) || !make_labels(state, {8 * 256}, 16, y)) {
+    dt_module_release(model);
+    return;
+  }
+  // per token: projections 4 * 512^2, feed-forward 2 * 512 * 2048, attention 2 * 256 * 512
+  const double macs = 8.0 * 256 * (4.0 * 512 * 512 + 2.0 * 512 * 2048 + 2.0 * 256 * 512);
+  train_loop(state, model, x, y, 6.0 * macs);
+}
+
+// ResNet-18 (torchvision's layout) in eval mode, forward only, on [8, 3, 224, 224]: the
+// functional ops of the C API, weights uniform from the LCG, BatchNorm with running
+// statistics mean 0 / var 1 and affine 1 / 0 (the same work whatever the values).
+class ResNet18 {
+ public:
+  explicit ResNet18(benchmark::State& state) : state_(state) {}
+  ~ResNet18() {
+    for (auto& [k, t] : params_) dt_tensor_release(t);
+  }
+  dt_tensor* conv(dt_tensor* x, int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad) {
+    dt_tensor* w = param({out, in, k, k});
+    const int64_t st[2] = {stride, stride}, p[2] = {pad, pad};
+    dt_tensor* y = nullptr;
+    check(dt_conv2d(x, w, nullptr, st, p, nullptr, 1, &y));
+    dt_tensor_release(x);
+    return y;
+  }
+  dt_tensor* bn(dt_tensor* x, int64_t c, bool relu) {
+    dt_tensor *mean = constant(c, 0.0), *var = constant(c, 1.0), *w = constant(c, 1.0), *b = constant(c, 0.0), *y = nullptr;
+    check(dt_batch_norm(x, mean, var, w, b, 0, 0.1, 1e-5, &y));
+    dt_tensor_release(x);
+    if (relu) return this->relu(y);
+    return y;
+  }
+  dt_tensor* relu(dt_tensor* x) {
+    dt_tensor* y = nullptr;
+    check(dt_relu(x, &y));
+    dt_tensor_release(x);
+    return y;
+  }
+  dt_tensor* block(dt_tensor* x, int64_t in, int64_t out, int64_t stride) {
+    dt_tensor_retain(x);
+    dt_tensor* shortcut = x;
+    dt_tensor* y = bn(conv(x, in, out, 3, stride, 1), out, true);
+    y = bn(conv(y, out, out, 3, 1, 1), out, false);
+    if (stride != 1 || in != out) shortcut = bn(conv(shortcut, in, out, 1, stride, 0), out, false);
+    dt_tensor* sum = nullptr;
+    check(dt_add(y, shortcut, &sum));
+    dt_tensor_release(y);
+    dt_tensor_release(shortcut);
+    return relu(sum);
+  }
+  // Returns the logits [N, 1000] (a new reference), or null after an error.
+  dt_tensor* forward(const dt_tensor* input) {
+    calls_ = 0;
+    dt_tensor* x = const_cast<dt_tensor*>(input);
+    dt_tensor_retain(x);
+    x = bn(conv(x, 3, 64, 7, 2, 3), 64, true);
+    const int64_t k3[2] = {3, 3}, s2[2] = {2, 2}, p1[2] = {1, 1}, one[2] = {1, 1};
+    dt_tensor* y = nullptr;
+    check(dt_max_pool2d(x, k3, s2, p1, nullptr, 0, &y));
+    dt_tensor_release(x);
+    x = y;
+    int64_t width = 64;
+    for (int64_t out : {64, 128, 256, 512}) {
+      x = block(x, width, out, out == 64 ? 1 : 2);
+      x = block(x, out, out, 1);
+      width = out;
+    }
+    dt_tensor *pooled = nullptr, *flat = nullptr, *wt = nullptr, *prod = nullptr, *logits = nullptr;
+    check(dt_adaptive_avg_pool2d(x, one, &pooled));
+    check(dt_flatten(pooled, 1, -1, &flat));
+    check(dt_transpose(param({1000, 512}), 0, 1, &wt));
+    check(dt_matmul(flat, wt, &prod));
+    check(dt_add(prod, param({1000}), &logits));
+    for (dt_tensor* t : {x, pooled, flat, wt, prod}) dt_tensor_release(t);
+    if (!ok_) {
+      dt_tensor_release(logits);
+      return nullptr;
+    }
+    return logits;
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  void check(dt_status s) {
+    if (s != DT_OK && ok_) {
+      ok_ = false;
+      state_.SkipWithError(error_text("resnet18 forward", s).c_str());
+    }
+  }
+  // The call-th weight of the network, made on the first forward (same shapes every time).
+  dt_tensor* param(std::vector<int64_t> shape) {
+    const int key = calls_++;
+    auto it = params_.find(key);
+    if (it != params_.end()) return it->second;
+    Tensor t;
+    if (!make_input(state_, shape, 100 + static_cast<uint32_t>(key), t)) ok_ = false;
+    dt_tensor* raw = t.t;
+    t.t = nullptr;
+    params_[key] = raw;
+    return raw;
+  }
+  dt_tensor* constant(int64_t c, double v) {
+    const int key = calls_++;
+    auto it = params_.find(key);
+    if (it != params_.end()) return it->second;
+    dt_tensor* t = nullptr;
+    check(dt_tensor_full(&c, 1, v, DT_FLOAT32, kCpu, &t));
+    params_[key] = t;
+    return t;
+  }
+  benchmark::State& state_;
+  std::map<int, dt_tensor*> params_;
+  int calls_ = 0;
+  bool ok_ = true;
+};
+
+void BM_resnet18_fwd(benchmark::State& state) {
+  Tensor x;
+  if (!make_input(state, {8, 3, 224, 224}, 10, x)) return;
+  ResNet18 net(state);
+  dt_tensor* warm = net.forward(x.t);
+  if (!warm) return;
+  dt_tensor_release(warm);
+  for (auto _ : state) {
+    dt_tensor* logits = net.forward(x.t);
+    if (!logits) break;
+    dt_tensor_release(logits);
+  }
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * 8 * 1.814e9 * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 int parse_threads(int* argc, char** argv) {
@@ -226,6 +434,9 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("sgemm_2048", BM_sgemm, int64_t(2048))->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("train_mlp_784_256_10", BM_train, std::vector<int64_t>{784, 256, 10}, int64_t(64))
       ->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("resnet18_fwd", BM_resnet18_fwd)->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("train_lenet5", BM_lenet5)->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("transformer_layer_train", BM_transformer_layer)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("train_linear16_256", BM_train, std::vector<int64_t>(17, 256), int64_t(128))
       ->UseRealTime()->Unit(benchmark::kMillisecond);
 

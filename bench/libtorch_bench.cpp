@@ -92,6 +92,98 @@ void BM_train(benchmark::State& state, std::vector<int64_t> widths, int64_t batc
   state.counters["GFLOPS"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The same module-based steps as devtensor_bench: zero_grad, forward, cross-entropy,
+// backward, SGD step.
+template <class Forward>
+void train_steps(benchmark::State& state, std::vector<torch::Tensor> params, Forward forward, const torch::Tensor& y,
+                 double flops) {
+  torch::optim::SGD opt(params, torch::optim::SGDOptions(0.01));
+  auto step = [&] {
+    opt.zero_grad();
+    auto loss = torch::nn::functional::cross_entropy(forward(), y);
+    loss.backward();
+    opt.step();
+  };
+  step();
+  for (auto _ : state) step();
+  state.counters["GFLOPS"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+torch::Tensor labels_of(int64_t n, int64_t classes) {
+  std::vector<int64_t> labels(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) labels[static_cast<size_t>(i)] = (i * 7 + 3) % classes;
+  return torch::tensor(labels, torch::kInt64);
+}
+
+void BM_lenet5(benchmark::State& state) {
+  torch::manual_seed(0);
+  namespace nn = torch::nn;
+  nn::Sequential model(nn::Conv2d(nn::Conv2dOptions(1, 6, 5)), nn::ReLU(), nn::MaxPool2d(2),
+                       nn::Conv2d(nn::Conv2dOptions(6, 16, 5)), nn::ReLU(), nn::MaxPool2d(2), nn::Flatten(),
+                       nn::Linear(256, 120), nn::ReLU(), nn::Linear(120, 84), nn::ReLU(), nn::Linear(84, 10));
+  auto x = make_input({64, 1, 28, 28}, 8);
+  const double macs = 6.0 * 24 * 24 * 25 + 16.0 * 8 * 8 * 150 + 256.0 * 120 + 120.0 * 84 + 84.0 * 10;
+  train_steps(state, model->parameters(), [&] { return model->forward(x); }, labels_of(64, 10), 6.0 * 64 * macs);
+}
+
+// libtorch 1.13's C++ TransformerEncoderLayer has no batch_first: the input is [256, 8,
+// 512] (sequence first), the same math as devtensor's batch_first [8, 256, 512].
+void BM_transformer_layer(benchmark::State& state) {
+  torch::manual_seed(0);
+  namespace nn = torch::nn;
+  nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(512, 8).dim_feedforward(2048).dropout(0.0));
+  nn::Linear head(512, 16);
+  auto x = make_input({256, 8, 512}, 9);
+  auto params = layer->parameters();
+  for (auto& p : head->parameters()) params.push_back(p);
+  const double macs = 8.0 * 256 * (4.0 * 512 * 512 + 2.0 * 512 * 2048 + 2.0 * 256 * 512);
+  train_steps(state, params, [&] { return head->forward(layer->forward(x).flatten(0, 1)); }, labels_of(8 * 256, 16),
+              6.0 * macs);
+}
+
+// ResNet-18 (torchvision's layout, eval mode, forward only) on [8, 3, 224, 224].
+struct BasicBlockImpl : torch::nn::Module {
+  BasicBlockImpl(int64_t in, int64_t out, int64_t stride) {
+    namespace nn = torch::nn;
+    conv1 = register_module("conv1", nn::Conv2d(nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false)));
+    bn1 = register_module("bn1", nn::BatchNorm2d(out));
+    conv2 = register_module("conv2", nn::Conv2d(nn::Conv2dOptions(out, out, 3).padding(1).bias(false)));
+    bn2 = register_module("bn2", nn::BatchNorm2d(out));
+    if (stride != 1 || in != out) {
+      down_conv = register_module("down_conv", nn::Conv2d(nn::Conv2dOptions(in, out, 1).stride(stride).bias(false)));
+      down_bn = register_module("down_bn", nn::BatchNorm2d(out));
+    }
+  }
+  torch::Tensor forward(const torch::Tensor& x) {
+    auto y = bn2(conv2(torch::relu(bn1(conv1(x)))));
+    auto shortcut = down_conv ? down_bn(down_conv(x)) : x;
+    return torch::relu(y + shortcut);
+  }
+  torch::nn::Conv2d conv1{nullptr}, conv2{nullptr}, down_conv{nullptr};
+  torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr}, down_bn{nullptr};
+};
+TORCH_MODULE(BasicBlock);
+
+void BM_resnet18_fwd(benchmark::State& state) {
+  torch::manual_seed(0);
+  namespace nn = torch::nn;
+  nn::Sequential net(nn::Conv2d(nn::Conv2dOptions(3, 64, 7).stride(2).padding(3).bias(false)), nn::BatchNorm2d(64),
+                     nn::ReLU(), nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2).padding(1)));
+  int64_t width = 64;
+  for (int64_t out : {64, 128, 256, 512}) {
+    net->push_back(BasicBlock(width, out, out == 64 ? 1 : 2));
+    net->push_back(BasicBlock(out, out, 1));
+    width = out;
+  }
+  net->push_back(nn::AdaptiveAvgPool2d(nn::AdaptiveAvgPool2dOptions({1, 1})));
+  net->push_back(nn::Flatten());
+  net->push_back(nn::Linear(512, 1000));
+  net->eval();
+  auto x = make_input({8, 3, 224, 224}, 10);
+  run_op(state, [&] { return net->forward(x); });
+  state.counters["GFLOPS"] = benchmark::Counter(2.0 * 8 * 1.814e9 * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 int parse_threads(int* argc, char** argv) {
   int threads = 0;
   int w = 1;
@@ -128,6 +220,9 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("sgemm_2048", BM_sgemm, int64_t(2048))->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("train_mlp_784_256_10", BM_train, std::vector<int64_t>{784, 256, 10}, int64_t(64))
       ->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("resnet18_fwd", BM_resnet18_fwd)->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("train_lenet5", BM_lenet5)->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("transformer_layer_train", BM_transformer_layer)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("train_linear16_256", BM_train, std::vector<int64_t>(17, 256), int64_t(128))
       ->UseRealTime()->Unit(benchmark::kMillisecond);
 
