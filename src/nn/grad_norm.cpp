@@ -5,7 +5,8 @@
 // weight and bias with the closed-form gradient
 //   dx = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)),  gxhat = g * weight,
 // named as PyTorch's fused op (NativeBatchNormBackward0, ...). BatchNorm in eval mode
-// uses fixed statistics (its running buffers): dx = gxhat * rstd.
+// uses fixed statistics (its running buffers), folded into one scale and shift per
+// channel: dx = g * scale.
 #include <cmath>
 
 #include "core/error.h"
@@ -30,22 +31,16 @@ Tensor mean_over(const Tensor& t, const std::vector<int64_t>& over) {
   return ops::reduce(ReduceOp::Mean, t, over.data(), over.size(), true);
 }
 
-// xhat from batch statistics (mean, var out, in the view, kept dims) or, when fixed_mean
-// is defined, from the given mean and rstd (already in the view's kept shape).
+// xhat from batch statistics (mean and the biased var out, in the view, kept dims), scaled
+// and shifted.
 Tensor normalize(const Tensor& input, const NormSpec& s, double eps, const Tensor& weight, const Tensor& bias,
-                 const Tensor& fixed_mean, const Tensor& fixed_rstd, Tensor* mean_out, Tensor* var_out) {
+                 Tensor* mean_out, Tensor* var_out) {
   const Tensor x = ops::reshape(input, s.stats_shape, false);
-  Tensor mean = fixed_mean, rstd = fixed_rstd;
-  Tensor centered;
-  if (!fixed_mean.defined()) {
-    mean = mean_over(x, s.over);
-    centered = ops::binary(BinaryOp::Sub, x, mean);
-    Tensor var = mean_over(ops::binary(BinaryOp::Mul, centered, centered), s.over);
-    rstd = ops::unary(UnaryOp::Rsqrt, ops::binary_scalar(BinaryOp::Add, var, eps));
-    if (var_out) *var_out = var;
-  } else {
-    centered = ops::binary(BinaryOp::Sub, x, mean);
-  }
+  const Tensor mean = mean_over(x, s.over);
+  const Tensor centered = ops::binary(BinaryOp::Sub, x, mean);
+  const Tensor var = mean_over(ops::binary(BinaryOp::Mul, centered, centered), s.over);
+  const Tensor rstd = ops::unary(UnaryOp::Rsqrt, ops::binary_scalar(BinaryOp::Add, var, eps));
+  if (var_out) *var_out = var;
   if (mean_out) *mean_out = mean;
   const Tensor xhat = ops::reshape(ops::binary(BinaryOp::Mul, centered, rstd), input.shape(), false);
   const Tensor w = weight.defined() ? ops::reshape(weight, s.affine_shape, false) : Tensor();
@@ -53,7 +48,6 @@ Tensor normalize(const Tensor& input, const NormSpec& s, double eps, const Tenso
   Tensor out = w.defined() ? ops::binary(BinaryOp::Mul, xhat, w) : xhat;
   if (b.defined()) out = ops::binary(BinaryOp::Add, out, b);
   if (!should_record({&input, &weight, &bias})) return out;
-  const bool fixed = fixed_mean.defined();
   const bool need_x = requires_grad(input), need_w = weight.defined() && requires_grad(weight);
   const bool need_b = bias.defined() && requires_grad(bias);
   const Dims in_shape = input.shape(), w_shape = weight.defined() ? weight.shape() : Dims{};
@@ -66,20 +60,47 @@ Tensor normalize(const Tensor& input, const NormSpec& s, double eps, const Tenso
            if (need_x) {
              const Tensor gxhat = ws.defined() ? ops::binary(BinaryOp::Mul, g, ws) : g;
              const Tensor gv = ops::reshape(gxhat, s.stats_shape, false);
-             if (fixed) {
-               gx = ops::binary(BinaryOp::Mul, gv, rstd);
-             } else {
-               const Tensor xv = ops::reshape(xhat, s.stats_shape, false);
-               Tensor inner = ops::binary(BinaryOp::Sub, gv, mean_over(gv, s.over));
-               const Tensor proj = mean_over(ops::binary(BinaryOp::Mul, gv, xv), s.over);
-               inner = ops::binary(BinaryOp::Sub, inner, ops::binary(BinaryOp::Mul, xv, proj));
-               gx = ops::binary(BinaryOp::Mul, inner, rstd);
-             }
-             gx = ops::reshape(gx, in_shape, false);
+             const Tensor xv = ops::reshape(xhat, s.stats_shape, false);
+             Tensor inner = ops::binary(BinaryOp::Sub, gv, mean_over(gv, s.over));
+             const Tensor proj = mean_over(ops::binary(BinaryOp::Mul, gv, xv), s.over);
+             inner = ops::binary(BinaryOp::Sub, inner, ops::binary(BinaryOp::Mul, xv, proj));
+             gx = ops::reshape(ops::binary(BinaryOp::Mul, inner, rstd), in_shape, false);
            }
            return G{gx, gw, gb};
          }),
          {&input, &weight, &bias});
+  return out;
+}
+
+// Batch norm with fixed statistics (eval mode) as one scale and one shift per channel,
+// folded on the [C] vectors first: y = x * scale + shift, scale = weight / sqrt(var + eps),
+// shift = bias - mean * scale; two passes over x instead of four.
+Tensor batch_norm_eval(const Tensor& x, const NormSpec& s, const Tensor& mean, const Tensor& var, const Tensor& weight,
+                       const Tensor& bias, double eps) {
+  const Tensor rstd = ops::unary(UnaryOp::Rsqrt, ops::binary_scalar(BinaryOp::Add, var, eps));
+  const Tensor scale = weight.defined() ? ops::binary(BinaryOp::Mul, weight, rstd) : rstd;
+  Tensor shift = ops::unary(UnaryOp::Neg, ops::binary(BinaryOp::Mul, mean, scale));
+  if (bias.defined()) shift = ops::binary(BinaryOp::Add, shift, bias);
+  const Tensor scale_v = ops::reshape(scale, s.affine_shape, false);
+  Tensor out = ops::binary(BinaryOp::Add, ops::binary(BinaryOp::Mul, x, scale_v),
+                           ops::reshape(shift, s.affine_shape, false));
+  if (!should_record({&x, &weight, &bias})) return out;
+  const bool need_x = requires_grad(x), need_w = weight.defined() && requires_grad(weight);
+  const bool need_b = bias.defined() && requires_grad(bias);
+  const Tensor xs = need_w ? detach(x) : Tensor();
+  const Tensor mean_v = ops::reshape(mean, s.affine_shape, false), rstd_v = ops::reshape(rstd, s.affine_shape, false);
+  const Dims c{x.size(1)};
+  record(out, make_node(s.name, [=](const Tensor& g) {
+           Tensor gx, gw, gb;
+           if (need_x) gx = ops::binary(BinaryOp::Mul, g, scale_v);
+           if (need_w) {
+             const Tensor xhat = ops::binary(BinaryOp::Mul, ops::binary(BinaryOp::Sub, xs, mean_v), rstd_v);
+             gw = ops::reshape(sum_to(ops::binary(BinaryOp::Mul, g, xhat), s.affine_shape), c, false);
+           }
+           if (need_b) gb = ops::reshape(sum_to(g, s.affine_shape), c, false);
+           return G{gx, gw, gb};
+         }),
+         {&x, &weight, &bias});
   return out;
 }
 
@@ -130,17 +151,13 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   NormSpec s{"NativeBatchNormBackward0", x.shape(), {}, channel_shape(x)};
   for (int64_t d = 0; d < x.ndim(); ++d)
     if (d != 1) s.over.push_back(d);
-  if (!training) {
-    const Tensor rstd = ops::unary(UnaryOp::Rsqrt, ops::binary_scalar(BinaryOp::Add, running_var, eps));
-    return normalize(x, s, eps, weight, bias, ops::reshape(running_mean, s.affine_shape, false),
-                     ops::reshape(rstd, s.affine_shape, false), nullptr, nullptr);
-  }
+  if (!training) return batch_norm_eval(x, s, running_mean, running_var, weight, bias, eps);
   const int64_t per_channel = C > 0 ? x.numel() / C : 0;
   if (per_channel <= 1)
     fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": expected more than 1 value per channel when training, got input size ",
                                     dims_str(x.shape())));
   Tensor mean, var;
-  Tensor out = normalize(x, s, eps, weight, bias, Tensor(), Tensor(), &mean, &var);
+  Tensor out = normalize(x, s, eps, weight, bias, &mean, &var);
   if (running_mean.defined()) {
     // PyTorch's update: running = (1 - momentum) * running + momentum * batch, with the
     // unbiased variance; outside autograd, in place.
@@ -168,7 +185,7 @@ Tensor layer_norm(const Tensor& x, const Dims& normalized_shape, const Tensor& w
   if (!(eps > 0)) fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": eps must be positive, got ", eps));
   NormSpec s{"NativeLayerNormBackward0", x.shape(), {}, normalized_shape};
   for (int64_t d = x.ndim() - k; d < x.ndim(); ++d) s.over.push_back(d);
-  return normalize(x, s, eps, weight, bias, Tensor(), Tensor(), nullptr, nullptr);
+  return normalize(x, s, eps, weight, bias, nullptr, nullptr);
 }
 
 Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& weight, const Tensor& bias, double eps) {
@@ -186,7 +203,7 @@ Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& weight, const T
   if (!(eps > 0)) fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": eps must be positive, got ", eps));
   const int64_t rest = N > 0 && groups > 0 ? x.numel() / (N * groups) : 0;
   NormSpec s{"NativeGroupNormBackward0", Dims{N, groups, rest}, {2}, channel_shape(x)};
-  return normalize(x, s, eps, weight, bias, Tensor(), Tensor(), nullptr, nullptr);
+  return normalize(x, s, eps, weight, bias, nullptr, nullptr);
 }
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx) {
