@@ -114,6 +114,115 @@ func (t *Tensor) Conv2d(weight, bias *Tensor, opts Conv2dOptions) (*Tensor, erro
 	return takeTensor(op, r)
 }
 
+// Conv1dOptions are the optional arguments of Conv1d and Tensor.Conv1d; the zero value
+// is PyTorch's defaults: stride 1, padding 0, dilation 1, one group, a bias, the default
+// dtype (SetDefaultDType) and the default device (SetDefaultDevice). A zero Stride,
+// Dilation or Groups means the default; a negative one is passed on (and refused with
+// ErrInvalidArgument).
+type Conv1dOptions struct {
+	Stride      int64  // the windows' step; 0: 1
+	Padding     int64  // zeros added at both ends; 0: none
+	PaddingSame bool   // PyTorch's padding="same" (stride must be 1; Padding must be zero)
+	Dilation    int64  // the spacing of the kernel's elements; 0: 1
+	Groups      int64  // channel groups; 0: 1
+	NoBias      bool   // Conv1d only: no bias (PyTorch's bias=False)
+	DType       DType  // Conv1d only: the weights' dtype (floating); DefaultDType: the process default
+	Device      Device // Conv1d only: where the weights live; the zero Device: the process default
+}
+
+func (o *Conv1dOptions) geometry(op string) (s, p, d, groups int64, err error) {
+	s, p, d, groups = o.Stride, o.Padding, o.Dilation, o.Groups
+	if s == 0 {
+		s = 1
+	}
+	if d == 0 {
+		d = 1
+	}
+	if groups == 0 {
+		groups = 1
+	}
+	if o.PaddingSame {
+		if p != 0 {
+			return s, p, d, groups, &Error{Code: ErrInvalidArgument, Op: op, Msg: "PaddingSame with a nonzero Padding"}
+		}
+		p = C.DT_PADDING_SAME
+	}
+	return s, p, d, groups, nil
+}
+
+// Conv1d is torch.nn.Conv1d(in, out, kernel) (dt_conv1d_new) with stride, padding,
+// dilation, groups, bias, dtype and device from opts: parameters "weight" [out, in /
+// groups, kernel] and "bias" [out] (PyTorch's names and shapes, so its state_dict loads
+// unchanged), initialised as PyTorch does. Forward takes [N, in, L] or [in, L] and gives
+// [N, out, OL] (or 2-d), OL = (L + 2*padding - dilation * (kernel - 1) - 1) / stride +
+// 1, as Tensor.Conv1d. The caller owns the Module and must Close it.
+//
+// Errors: ErrInvalidArgument (sizes not positive, channels not divisible by Groups,
+// PaddingSame with a stride or with a Padding), ErrDTypeMismatch (a dtype that is not
+// floating), ErrInvalidDevice, ErrDeviceUnavailable, ErrOutOfMemory, ErrVersion (see
+// CheckVersion). Forward: ErrShapeMismatch naming the module and the shapes (wrong
+// channel count, a kernel larger than the padded input), ErrDTypeMismatch,
+// ErrDeviceMismatch.
+func Conv1d(in, out, kernel int64, opts Conv1dOptions) (*Module, error) {
+	const op = "Conv1d"
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	s, p, d, g, err := opts.geometry(op)
+	if err != nil {
+		return nil, err
+	}
+	b := C.int32_t(1)
+	if opts.NoBias {
+		b = 0
+	}
+	return takeModule(op, C.gdt_conv1d_new(C.int64_t(in), C.int64_t(out), C.int64_t(kernel), C.int64_t(s),
+		C.int64_t(p), C.int64_t(d), C.int64_t(g), b, C.dt_dtype(opts.DType), opts.Device.c()))
+}
+
+// Conv1d is torch.nn.functional.conv1d(t, weight, bias) (dt_conv1d): t [N, C, L] or [C,
+// L], weight [OC, C / groups, K], bias [OC] or nil; stride, padding, dilation and groups
+// from opts (its NoBias, DType and Device must be zero: the bias is the argument, the
+// dtype and device the tensors'). The output is [N, OC, OL], OL = (L + 2*padding -
+// dilation * (K - 1) - 1) / stride + 1. Runs as a 2-d convolution over a height of 1;
+// differentiable in t, weight and bias.
+//
+// Errors: ErrInvalidArgument (a nil t or weight, sizes not positive, groups not dividing
+// the channels, NoBias/DType/Device set in opts), ErrClosed, ErrShapeMismatch (channels,
+// a weight that is not 3-d, t not 2-d or 3-d, the bias size, a kernel larger than the
+// padded input: the message gives the shapes), ErrDTypeMismatch (dtypes differ or are
+// not floating), ErrDeviceMismatch, ErrOutOfMemory.
+func (t *Tensor) Conv1d(weight, bias *Tensor, opts Conv1dOptions) (*Tensor, error) {
+	const op = "Tensor.Conv1d"
+	if opts.NoBias || opts.DType != DefaultDType || opts.Device != (Device{}) {
+		return nil, &Error{Code: ErrInvalidArgument, Op: op,
+			Msg: "NoBias, DType and Device are Conv1d's (the module's) options; pass bias nil instead"}
+	}
+	s, p, d, g, err := opts.geometry(op)
+	if err != nil {
+		return nil, err
+	}
+	ih, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	wh, err := weight.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	var bh C.uintptr_t
+	if bias != nil {
+		if bh, err = bias.handle(op); err != nil {
+			return nil, err
+		}
+	}
+	r := C.gdt_conv1d(ih, wh, bh, C.int64_t(s), C.int64_t(p), C.int64_t(d), C.int64_t(g))
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(weight)
+	runtime.KeepAlive(bias)
+	return takeTensor(op, r)
+}
+
 // MaxPool2dOptions are the optional arguments of MaxPool2d and Tensor.MaxPool2d; the
 // zero value is PyTorch's defaults: stride the kernel size, padding (0, 0), dilation
 // (1, 1). Pairs are (height, width). PyTorch's ceil_mode=True is not supported by the

@@ -9,6 +9,8 @@ import (
 
 // Compile checks of the convolution and pooling signatures.
 var (
+	_ func(int64, int64, int64, Conv1dOptions) (*Module, error)       = Conv1d
+	_ func(*Tensor, *Tensor, *Tensor, Conv1dOptions) (*Tensor, error) = (*Tensor).Conv1d
 	_ func(int64, int64, [2]int64, Conv2dOptions) (*Module, error)    = Conv2d
 	_ func(*Tensor, *Tensor, *Tensor, Conv2dOptions) (*Tensor, error) = (*Tensor).Conv2d
 	_ func([2]int64, MaxPool2dOptions) (*Module, error)               = MaxPool2d
@@ -179,5 +181,142 @@ func TestPool2d(t *testing.T) {
 	}
 	if _, err := x4.MaxPool2d(k, MaxPool2dOptions{Padding: [2]int64{2, 2}}); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("padding over half the kernel: %v", err)
+	}
+}
+
+func TestConv1dModule(t *testing.T) {
+	conv := must(Conv1d(4, 6, 3, Conv1dOptions{Stride: 2, Padding: 1, Groups: 2}))
+	defer conv.Close()
+	ps := must(conv.Parameters())
+	defer ps.Close()
+	if len(ps) != 2 || ps[0].Name != "weight" || ps[1].Name != "bias" {
+		t.Fatalf("parameters %v", ps)
+	}
+	if s := must(ps[0].Tensor.Shape()); !reflect.DeepEqual(s, []int64{6, 2, 3}) {
+		t.Fatalf("weight shape %v", s)
+	}
+	if s := must(ps[1].Tensor.Shape()); !reflect.DeepEqual(s, []int64{6}) {
+		t.Fatalf("bias shape %v", s)
+	}
+	x := must(Randn([]int64{2, 4, 8}, Float32, CPU(0)))
+	defer x.Close()
+	_, shape := f32s(t, must(conv.Forward(x)))
+	if !reflect.DeepEqual(shape, []int64{2, 6, 4}) {
+		t.Fatalf("output shape %v", shape)
+	}
+	x2 := must(Randn([]int64{4, 8}, Float32, CPU(0)))
+	defer x2.Close()
+	if _, shape := f32s(t, must(conv.Forward(x2))); !reflect.DeepEqual(shape, []int64{6, 4}) {
+		t.Fatalf("unbatched output shape %v", shape)
+	}
+
+	same := must(Conv1d(1, 1, 3, Conv1dOptions{PaddingSame: true, NoBias: true, DType: Float64, Device: CPU(0)}))
+	defer same.Close()
+	ps2 := must(same.Parameters())
+	defer ps2.Close()
+	if len(ps2) != 1 || must(ps2[0].Tensor.DType()) != Float64 {
+		t.Fatalf("NoBias/Float64: %v", ps2)
+	}
+	if s := must(ps2[0].Tensor.Shape()); !reflect.DeepEqual(s, []int64{1, 1, 3}) {
+		t.Fatalf("weight shape %v", s)
+	}
+	y := must(Randn([]int64{2, 1, 5}, Float64, CPU(0)))
+	defer y.Close()
+	o := must(same.Forward(y))
+	defer o.Close()
+	if s := must(o.Shape()); !reflect.DeepEqual(s, []int64{2, 1, 5}) {
+		t.Fatalf("padding same: shape %v", s)
+	}
+
+	// a wrong channel count and a kernel larger than the input: ErrShapeMismatch naming the module
+	wrong := must(Randn([]int64{1, 3, 8}, Float32, CPU(0)))
+	defer wrong.Close()
+	if _, err := conv.Forward(wrong); !errors.Is(err, ErrShapeMismatch) || !strings.Contains(err.Error(), "Conv1d") {
+		t.Fatalf("wrong channel count: %v", err)
+	}
+	small := must(Randn([]int64{1, 4, 2}, Float32, CPU(0)))
+	defer small.Close()
+	big := must(Conv1d(4, 1, 3, Conv1dOptions{}))
+	defer big.Close()
+	if _, err := big.Forward(small); !errors.Is(err, ErrShapeMismatch) || !strings.Contains(err.Error(), "Conv1d") {
+		t.Fatalf("kernel larger than the input: %v", err)
+	}
+	if _, err := Conv1d(1, 1, 3, Conv1dOptions{PaddingSame: true, Stride: 2}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("same with a stride: %v", err)
+	}
+	if _, err := Conv1d(3, 2, 3, Conv1dOptions{Groups: 2}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("groups not dividing: %v", err)
+	}
+	if _, err := Conv1d(1, 1, 3, Conv1dOptions{PaddingSame: true, Padding: 1}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("same with a padding: %v", err)
+	}
+	if _, err := Conv1d(1, 1, 0, Conv1dOptions{}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("zero kernel: %v", err)
+	}
+	if _, err := Conv1d(1, 1, 3, Conv1dOptions{DType: Int64}); !errors.Is(err, ErrDTypeMismatch) {
+		t.Fatalf("integer dtype: %v", err)
+	}
+}
+
+func TestConv1dModuleEqualsFunctional(t *testing.T) {
+	opts := Conv1dOptions{Stride: 2, Padding: 2, Dilation: 2, Groups: 3}
+	conv := must(Conv1d(3, 6, 3, opts))
+	defer conv.Close()
+	ps := must(conv.Parameters())
+	defer ps.Close()
+	x := must(Randn([]int64{2, 3, 11}, Float32, CPU(0)))
+	defer x.Close()
+	m, mshape := f32s(t, must(conv.Forward(x)))
+	f, fshape := f32s(t, must(x.Conv1d(ps[0].Tensor, ps[1].Tensor, Conv1dOptions{Stride: 2, Padding: 2, Dilation: 2, Groups: 3})))
+	if !reflect.DeepEqual(mshape, []int64{2, 6, 6}) || !reflect.DeepEqual(mshape, fshape) || !reflect.DeepEqual(m, f) {
+		t.Fatalf("module %v %v, functional %v %v", mshape, m, fshape, f)
+	}
+}
+
+func TestConv1dFunctional(t *testing.T) {
+	x := must(FromSlice([]float32{1, 2, 3, 4}, []int64{1, 1, 4}, CPU(0)))
+	defer x.Close()
+	w := must(Ones([]int64{1, 1, 2}, Float32, CPU(0)))
+	defer w.Close()
+	got, shape := f32s(t, must(x.Conv1d(w, nil, Conv1dOptions{})))
+	if !reflect.DeepEqual(got, []float32{3, 5, 7}) || !reflect.DeepEqual(shape, []int64{1, 1, 3}) {
+		t.Fatalf("conv1d: %v %v", got, shape)
+	}
+	if got, _ = f32s(t, must(x.Conv1d(w, nil, Conv1dOptions{Stride: 2}))); !reflect.DeepEqual(got, []float32{3, 7}) {
+		t.Fatalf("conv1d stride 2: %v", got)
+	}
+	// padded to [0, 1, 2, 3, 4, 0], plus a bias of 0.5
+	b := must(FromSlice([]float32{0.5}, []int64{1}, CPU(0)))
+	defer b.Close()
+	if got, _ = f32s(t, must(x.Conv1d(w, b, Conv1dOptions{Padding: 1}))); !reflect.DeepEqual(got, []float32{1.5, 3.5, 5.5, 7.5, 4.5}) {
+		t.Fatalf("conv1d padding 1 bias: %v", got)
+	}
+	if got, _ = f32s(t, must(x.Conv1d(w, nil, Conv1dOptions{Dilation: 2}))); !reflect.DeepEqual(got, []float32{1 + 3, 2 + 4}) {
+		t.Fatalf("conv1d dilation 2: %v", got)
+	}
+	// "same" with an even kernel: the extra zero at the end
+	if got, _ = f32s(t, must(x.Conv1d(w, nil, Conv1dOptions{PaddingSame: true}))); !reflect.DeepEqual(got, []float32{3, 5, 7, 4}) {
+		t.Fatalf("conv1d same: %v", got)
+	}
+	if _, err := x.Conv1d(w, nil, Conv1dOptions{NoBias: true}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("NoBias in the functional form: %v", err)
+	}
+	big := must(Ones([]int64{1, 1, 5}, Float32, CPU(0)))
+	defer big.Close()
+	if _, err := x.Conv1d(big, nil, Conv1dOptions{}); !errors.Is(err, ErrShapeMismatch) {
+		t.Fatalf("kernel larger than the input: %v", err)
+	}
+	w4 := must(Ones([]int64{1, 1, 2, 2}, Float32, CPU(0)))
+	defer w4.Close()
+	if _, err := x.Conv1d(w4, nil, Conv1dOptions{}); !errors.Is(err, ErrShapeMismatch) {
+		t.Fatalf("4-d weight: %v", err)
+	}
+	w2 := must(Ones([]int64{1, 2, 2}, Float32, CPU(0)))
+	defer w2.Close()
+	if _, err := x.Conv1d(w2, nil, Conv1dOptions{}); !errors.Is(err, ErrShapeMismatch) {
+		t.Fatalf("wrong channel count: %v", err)
+	}
+	if _, err := x.Conv1d(nil, nil, Conv1dOptions{}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("nil weight: %v", err)
 	}
 }

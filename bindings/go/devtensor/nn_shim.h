@@ -193,6 +193,19 @@ static inline gdt_hres gdt_conv2d_new(int64_t in, int64_t out, int64_t kh, int64
   dt_module* m = NULL;
   dt_status st = dt_conv2d_new(in, out, k, s, p, d, groups, bias, dt, dev, &m);
   return gdt_hr(st, m); }
+static inline gdt_tres gdt_conv1d(uintptr_t in, uintptr_t w, uintptr_t b, int64_t stride, int64_t padding,
+                                  int64_t dilation, int64_t groups) {
+  gdt_take_slot();
+  dt_tensor* o = NULL;
+  dt_status st = dt_conv1d((const dt_tensor*)in, (const dt_tensor*)w, (const dt_tensor*)b, stride, padding, dilation,
+                           groups, &o);
+  return gdt_tr(st, o); }
+static inline gdt_hres gdt_conv1d_new(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t padding,
+                                      int64_t dilation, int64_t groups, int32_t bias, dt_dtype dt, dt_device dev) {
+  gdt_take_slot();
+  dt_module* m = NULL;
+  dt_status st = dt_conv1d_new(in, out, k, stride, padding, dilation, groups, bias, dt, dev, &m);
+  return gdt_hr(st, m); }
 /* max: extra = 1 then dh, dw are the dilation; avg: extra = 0 and dh is count_include_pad.
  * has_stride == 0: NULL stride (the kernel size). */
 static inline gdt_tres gdt_pool2d(int max, uintptr_t in, int64_t kh, int64_t kw, int has_stride, int64_t sh,

@@ -1,8 +1,8 @@
-//! Convolution and 2-d pooling (dt_conv2d, dt_*_pool2d and their modules): shapes and
-//! parameter names, hand-computed values, and the errors.
+//! Convolution and 2-d pooling (dt_conv1d, dt_conv2d, dt_*_pool2d and their modules):
+//! shapes and parameter names, hand-computed values, and the errors.
 use devtensor::nn::{
-    AvgPool2d, AvgPool2dOptions, Conv2d, Conv2dOptions, MaxPool2d, MaxPool2dOptions, Module,
-    Padding,
+    AvgPool2d, AvgPool2dOptions, Conv1d, Conv1dOptions, Conv2d, Conv2dOptions, MaxPool2d,
+    MaxPool2dOptions, Module, Padding, Padding1d,
 };
 use devtensor::{DType, Device, ErrorCode, Tensor};
 
@@ -191,4 +191,132 @@ fn pooling_errors() {
     let ints = Tensor::from_slice(&[1i64, 2, 3, 4], &[1, 1, 2, 2], Device::CPU).unwrap();
     let e = ints.adaptive_avg_pool2d((1, 1)).unwrap_err();
     assert_eq!(e.code, ErrorCode::DtypeMismatch);
+}
+
+#[test]
+fn conv1d_module_shapes_and_names() {
+    let conv = Conv1d::new(4, 6, 3)
+        .stride(2)
+        .padding(1)
+        .dilation(1)
+        .groups(2)
+        .build()
+        .unwrap();
+    let ps = conv.named_parameters().unwrap();
+    let names: Vec<&str> = ps.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["weight", "bias"]);
+    assert_eq!(ps[0].1.shape(), vec![6, 2, 3]);
+    assert_eq!(ps[1].1.shape(), vec![6]);
+    let x = Tensor::randn(&[2, 4, 8], DType::Float32, Device::CPU).unwrap();
+    assert_eq!(conv.forward(&x).unwrap().shape(), vec![2, 6, 4]);
+    // unbatched
+    let x2 = Tensor::randn(&[4, 8], DType::Float32, Device::CPU).unwrap();
+    assert_eq!(conv.forward(&x2).unwrap().shape(), vec![6, 4]);
+
+    let same = Conv1d::new(1, 1, 3)
+        .padding(Padding1d::Same)
+        .bias(false)
+        .dtype(DType::Float64)
+        .device(Device::CPU)
+        .build()
+        .unwrap();
+    let ps = same.parameters().unwrap();
+    assert_eq!(ps.len(), 1);
+    assert_eq!(ps[0].dtype(), DType::Float64);
+    assert_eq!(ps[0].shape(), vec![1, 1, 3]);
+    let y = Tensor::randn(&[2, 1, 5], DType::Float64, Device::CPU).unwrap();
+    assert_eq!(same.forward(&y).unwrap().shape(), vec![2, 1, 5]);
+}
+
+#[test]
+fn conv1d_module_equals_functional() {
+    let opts = Conv1dOptions {
+        stride: 2,
+        padding: Padding1d::Explicit(2),
+        dilation: 2,
+        groups: 3,
+    };
+    let conv = Conv1d::new(3, 6, 3).options(opts).build().unwrap();
+    let ps = conv.parameters().unwrap();
+    let x = Tensor::randn(&[2, 3, 11], DType::Float32, Device::CPU).unwrap();
+    let m = conv.forward(&x).unwrap();
+    let f = x.conv1d(&ps[0], Some(&ps[1]), &opts).unwrap();
+    assert_eq!(m.shape(), vec![2, 6, 6]);
+    assert_eq!(m.shape(), f.shape());
+    assert_eq!(m.to_vec::<f32>().unwrap(), f.to_vec::<f32>().unwrap());
+}
+
+#[test]
+fn conv1d_module_errors() {
+    let conv = Conv1d::new(4, 2, 3).build().unwrap();
+    let wrong = Tensor::randn(&[1, 3, 8], DType::Float32, Device::CPU).unwrap();
+    let e = conv.forward(&wrong).unwrap_err();
+    assert_eq!(e.code, ErrorCode::ShapeMismatch);
+    assert!(e.message.contains("Conv1d"), "{}", e.message);
+    let small = Tensor::randn(&[1, 4, 2], DType::Float32, Device::CPU).unwrap();
+    let e = conv.forward(&small).unwrap_err();
+    assert_eq!(e.code, ErrorCode::ShapeMismatch);
+    assert!(e.message.contains("Conv1d"), "{}", e.message);
+    let e = Conv1d::new(1, 1, 3)
+        .padding(Padding1d::Same)
+        .stride(2)
+        .build()
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    let e = Conv1d::new(3, 2, 3).groups(2).build().unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    let e = Conv1d::new(1, 1, 0).build().unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+    let e = Conv1d::new(1, 1, 3).dtype(DType::Int64).build().unwrap_err();
+    assert_eq!(e.code, ErrorCode::DtypeMismatch);
+}
+
+#[test]
+fn conv1d_functional_values() {
+    let x = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[1, 1, 4], Device::CPU).unwrap();
+    let w = Tensor::ones(&[1, 1, 2], DType::Float32, Device::CPU).unwrap();
+    let y = x.conv1d(&w, None, &Conv1dOptions::default()).unwrap();
+    assert_eq!(y.shape(), vec![1, 1, 3]);
+    assert_eq!(y.to_vec::<f32>().unwrap(), vec![3.0, 5.0, 7.0]);
+
+    let strided = Conv1dOptions {
+        stride: 2,
+        ..Conv1dOptions::default()
+    };
+    let y = x.conv1d(&w, None, &strided).unwrap();
+    assert_eq!(y.to_vec::<f32>().unwrap(), vec![3.0, 7.0]);
+
+    // padded to [0, 1, 2, 3, 4, 0], plus a bias of 0.5
+    let b = Tensor::from_slice(&[0.5f32], &[1], Device::CPU).unwrap();
+    let padded = Conv1dOptions {
+        padding: Padding1d::Explicit(1),
+        ..Conv1dOptions::default()
+    };
+    let y = x.conv1d(&w, Some(&b), &padded).unwrap();
+    assert_eq!(y.to_vec::<f32>().unwrap(), vec![1.5, 3.5, 5.5, 7.5, 4.5]);
+
+    let dilated = Conv1dOptions {
+        dilation: 2,
+        ..Conv1dOptions::default()
+    };
+    let y = x.conv1d(&w, None, &dilated).unwrap();
+    assert_eq!(y.to_vec::<f32>().unwrap(), vec![1.0 + 3.0, 2.0 + 4.0]);
+
+    // "same" with an even kernel: the extra zero at the end
+    let same = Conv1dOptions {
+        padding: Padding1d::Same,
+        ..Conv1dOptions::default()
+    };
+    let y = x.conv1d(&w, None, &same).unwrap();
+    assert_eq!(y.to_vec::<f32>().unwrap(), vec![3.0, 5.0, 7.0, 4.0]);
+
+    let big = Tensor::ones(&[1, 1, 5], DType::Float32, Device::CPU).unwrap();
+    let e = x.conv1d(&big, None, &Conv1dOptions::default()).unwrap_err();
+    assert_eq!(e.code, ErrorCode::ShapeMismatch);
+    let w4 = Tensor::ones(&[1, 1, 2, 2], DType::Float32, Device::CPU).unwrap();
+    let e = x.conv1d(&w4, None, &Conv1dOptions::default()).unwrap_err();
+    assert_eq!(e.code, ErrorCode::ShapeMismatch);
+    let w2 = Tensor::ones(&[1, 2, 2], DType::Float32, Device::CPU).unwrap();
+    let e = x.conv1d(&w2, None, &Conv1dOptions::default()).unwrap_err();
+    assert_eq!(e.code, ErrorCode::ShapeMismatch);
 }

@@ -1,8 +1,8 @@
-//! Convolution and 2-d pooling: the modules' builders ([`Conv2d`], [`MaxPool2d`],
-//! [`AvgPool2d`], [`Module::adaptive_avg_pool2d`]) and the functional forms as
-//! [`Tensor`] methods ([`Tensor::conv2d`], [`Tensor::max_pool2d`],
-//! [`Tensor::avg_pool2d`], [`Tensor::adaptive_avg_pool2d`]). Pairs are `(height,
-//! width)`. PyTorch's `ceil_mode=True` is not supported by the library
+//! Convolution and 2-d pooling: the modules' builders ([`Conv1d`], [`Conv2d`],
+//! [`MaxPool2d`], [`AvgPool2d`], [`Module::adaptive_avg_pool2d`]) and the functional
+//! forms as [`Tensor`] methods ([`Tensor::conv1d`], [`Tensor::conv2d`],
+//! [`Tensor::max_pool2d`], [`Tensor::avg_pool2d`], [`Tensor::adaptive_avg_pool2d`]).
+//! Pairs are `(height, width)`. PyTorch's `ceil_mode=True` is not supported by the library
 //! (`DT_ERR_NOT_SUPPORTED`), so it has no setter here: output sizes round down.
 
 use super::{new_module, Module};
@@ -206,6 +206,204 @@ impl Conv2d {
                 s.as_ptr(),
                 p.as_ptr(),
                 d.as_ptr(),
+                self.options.groups,
+                self.bias as i32,
+                dtype,
+                device,
+                o,
+            )
+        })
+    }
+}
+
+/// A 1-d convolution's padding: explicit zeros on each side, or PyTorch's
+/// `padding="same"` (the output has the input's length; the stride must be 1; an odd
+/// total is split with the extra one at the end). An `i64` converts to
+/// [`Padding1d::Explicit`], so `.padding(1)` works.
+///
+/// ```
+/// use devtensor::nn::Padding1d;
+/// assert_eq!(Padding1d::from(2), Padding1d::Explicit(2));
+/// assert_eq!(Padding1d::default(), Padding1d::Explicit(0));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Padding1d {
+    /// `padding=n`: zeros added at both ends.
+    Explicit(i64),
+    /// `padding="same"` (`DT_PADDING_SAME`).
+    Same,
+}
+
+impl Default for Padding1d {
+    fn default() -> Padding1d {
+        Padding1d::Explicit(0)
+    }
+}
+
+impl From<i64> for Padding1d {
+    fn from(p: i64) -> Padding1d {
+        Padding1d::Explicit(p)
+    }
+}
+
+impl Padding1d {
+    fn to_raw(self) -> i64 {
+        match self {
+            Padding1d::Explicit(n) => n,
+            Padding1d::Same => ffi::DT_PADDING_SAME as i64,
+        }
+    }
+}
+
+/// The geometry of a 1-d convolution, as `torch.nn.functional.conv1d`'s keyword
+/// arguments; [`Default`] is PyTorch's: stride 1, padding 0, dilation 1, one group.
+/// [`Tensor::conv1d`] takes it; [`Conv1d`] holds one.
+///
+/// ```
+/// use devtensor::nn::{Conv1dOptions, Padding1d};
+/// let o = Conv1dOptions { padding: Padding1d::Same, ..Conv1dOptions::default() };
+/// assert_eq!((o.stride, o.dilation, o.groups), (1, 1, 1));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conv1dOptions {
+    /// The windows' step.
+    pub stride: i64,
+    /// Zero padding or `"same"`.
+    pub padding: Padding1d,
+    /// The spacing of the kernel's elements.
+    pub dilation: i64,
+    /// Channel groups (both channel counts divisible by it).
+    pub groups: i64,
+}
+
+impl Default for Conv1dOptions {
+    fn default() -> Conv1dOptions {
+        Conv1dOptions {
+            stride: 1,
+            padding: Padding1d::default(),
+            dilation: 1,
+            groups: 1,
+        }
+    }
+}
+
+/// `torch.nn.Conv1d(in_channels, out_channels, kernel_size)` with PyTorch's defaults,
+/// changed by setters (stride 1, padding 0, dilation 1, one group, a bias, the process
+/// default dtype and device). [`build`](Conv1d::build) makes the [`Module`]
+/// (`dt_conv1d_new`): parameters `"weight"` `[out, in / groups, k]` and `"bias"` `[out]`
+/// (PyTorch's names and shapes, so its state_dict loads unchanged), initialised as
+/// PyTorch does. Its forward takes `[N, in, L]` or `[in, L]` and gives `[N, out, OL]`,
+/// `OL = (L + 2 * padding - dilation * (k - 1) - 1) / stride + 1`.
+///
+/// ```
+/// use devtensor::nn::{Conv1d, Padding1d};
+/// use devtensor::{DType, Device, Tensor};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let conv = Conv1d::new(4, 6, 3).stride(2).padding(1).groups(2).build()?;
+/// let names: Vec<String> = conv.named_parameters()?.into_iter().map(|(n, _)| n).collect();
+/// assert_eq!(names, ["weight", "bias"]);
+/// assert_eq!(conv.parameters()?[0].shape(), vec![6, 2, 3]);
+/// let x = Tensor::randn(&[2, 4, 8], DType::Float32, Device::CPU)?;
+/// assert_eq!(conv.forward(&x)?.shape(), vec![2, 6, 4]);
+/// let same = Conv1d::new(1, 1, 3).padding(Padding1d::Same).bias(false).build()?;
+/// assert_eq!(same.parameters()?.len(), 1);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Conv1d {
+    in_channels: i64,
+    out_channels: i64,
+    kernel_size: i64,
+    options: Conv1dOptions,
+    bias: bool,
+    dtype: Option<DType>,
+    device: Option<Device>,
+}
+
+impl Conv1d {
+    /// `Conv1d(in_channels, out_channels, kernel_size)` with PyTorch's defaults (see the
+    /// type).
+    pub fn new(in_channels: i64, out_channels: i64, kernel_size: i64) -> Conv1d {
+        Conv1d {
+            in_channels,
+            out_channels,
+            kernel_size,
+            options: Conv1dOptions::default(),
+            bias: true,
+            dtype: None,
+            device: None,
+        }
+    }
+    /// `stride=` (default 1).
+    pub fn stride(mut self, stride: i64) -> Conv1d {
+        self.options.stride = stride;
+        self
+    }
+    /// `padding=`: a count or [`Padding1d::Same`] (default 0).
+    pub fn padding(mut self, padding: impl Into<Padding1d>) -> Conv1d {
+        self.options.padding = padding.into();
+        self
+    }
+    /// `dilation=` (default 1).
+    pub fn dilation(mut self, dilation: i64) -> Conv1d {
+        self.options.dilation = dilation;
+        self
+    }
+    /// `groups=` (default 1).
+    pub fn groups(mut self, groups: i64) -> Conv1d {
+        self.options.groups = groups;
+        self
+    }
+    /// All of the geometry at once (stride, padding, dilation, groups).
+    pub fn options(mut self, options: Conv1dOptions) -> Conv1d {
+        self.options = options;
+        self
+    }
+    /// `bias=` (default `true`).
+    pub fn bias(mut self, bias: bool) -> Conv1d {
+        self.bias = bias;
+        self
+    }
+    /// The weights' dtype, floating (default: the process default,
+    /// [`set_default_dtype`](crate::set_default_dtype)).
+    pub fn dtype(mut self, dtype: DType) -> Conv1d {
+        self.dtype = Some(dtype);
+        self
+    }
+    /// Where the weights live (default: the process default device).
+    pub fn device(mut self, device: Device) -> Conv1d {
+        self.device = Some(device);
+        self
+    }
+    /// The module.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_conv1d_new` (as
+    /// `dt_conv2d_new`'s): [`ErrorCode::InvalidArgument`](crate::ErrorCode::InvalidArgument)
+    /// (sizes not positive, channels not divisible by the groups, `"same"` with a
+    /// stride), `DtypeMismatch` (a dtype that is not floating), `InvalidDevice`,
+    /// `DeviceUnavailable`, `OutOfMemory`. Its forward fails with `ShapeMismatch`
+    /// naming the module and the shapes (a wrong channel count, a kernel larger than the
+    /// padded input), `DtypeMismatch`, `DeviceMismatch`.
+    pub fn build(&self) -> Result<Module> {
+        let dtype = self.dtype.map_or(ffi::DT_DTYPE_DEFAULT, DType::to_raw);
+        let device = self.device.map_or(
+            ffi::dt_device {
+                type_: ffi::DT_DEVICE_DEFAULT,
+                index: 0,
+            },
+            Device::to_raw,
+        );
+        new_module(|o| unsafe {
+            ffi::dt_conv1d_new(
+                self.in_channels,
+                self.out_channels,
+                self.kernel_size,
+                self.options.stride,
+                self.options.padding.to_raw(),
+                self.options.dilation,
                 self.options.groups,
                 self.bias as i32,
                 dtype,
@@ -481,6 +679,58 @@ impl Tensor {
                 s.as_ptr(),
                 p.as_ptr(),
                 d.as_ptr(),
+                options.groups,
+                o,
+            )
+        })
+    }
+
+    /// `torch.nn.functional.conv1d(self, weight, bias, **options)` (`dt_conv1d`):
+    /// `self` `[N, C, L]` or `[C, L]`, `weight` `[OC, C / groups, k]`, `bias` `[OC]` or
+    /// `None`; the output is `[N, OC, OL]`, `OL = (L + 2 * padding - dilation * (k - 1) -
+    /// 1) / stride + 1`. Runs as a 2-d convolution over a height of 1; differentiable in
+    /// `self`, `weight` and `bias`.
+    ///
+    /// ```
+    /// use devtensor::nn::{Conv1dOptions, Padding1d};
+    /// use devtensor::{DType, Device, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[1, 1, 4], Device::CPU)?;
+    /// let w = Tensor::ones(&[1, 1, 2], DType::Float32, Device::CPU)?;
+    /// let y = x.conv1d(&w, None, &Conv1dOptions::default())?;
+    /// assert_eq!(y.shape(), vec![1, 1, 3]);
+    /// assert_eq!(y.to_vec::<f32>()?, vec![3.0, 5.0, 7.0]);
+    /// let strided = Conv1dOptions { stride: 2, ..Conv1dOptions::default() };
+    /// assert_eq!(x.conv1d(&w, None, &strided)?.to_vec::<f32>()?, vec![3.0, 7.0]);
+    /// let padded = Conv1dOptions { padding: Padding1d::Explicit(1), ..Conv1dOptions::default() };
+    /// assert_eq!(x.conv1d(&w, None, &padded)?.to_vec::<f32>()?, vec![1.0, 3.0, 5.0, 7.0, 4.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_conv1d` (as `dt_conv2d`'s):
+    /// [`ErrorCode::InvalidArgument`](crate::ErrorCode::InvalidArgument) (sizes not
+    /// positive, groups not dividing the channels), `ShapeMismatch` (channels, a weight
+    /// that is not 3-d, an input that is not 2-d or 3-d, the bias size, a kernel larger
+    /// than the padded input: the message gives the shapes), `DtypeMismatch` (dtypes
+    /// differ or are not floating), `DeviceMismatch`, `OutOfMemory`.
+    pub fn conv1d(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        options: &Conv1dOptions,
+    ) -> Result<Tensor> {
+        let b = bias.map_or(std::ptr::null(), |b| b.as_ptr() as *const ffi::dt_tensor);
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_conv1d(
+                self.as_ptr(),
+                weight.as_ptr(),
+                b,
+                options.stride,
+                options.padding.to_raw(),
+                options.dilation,
                 options.groups,
                 o,
             )
