@@ -63,28 +63,55 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
   Tensor cols = ops::im2col(x, win);
   Tensor a = ops::transpose(ops::reshape(cols, Dims{N * L, g, Kg}, false), 0, 1);
   Tensor b = ops::transpose(ops::reshape(weight, Dims{g, OCg, Kg}, false), 1, 2);
-  Tensor y = ops::matmul(a, b);  // [g, N*L, OCg]
-  Tensor out = ops::reshape(ops::permute(ops::reshape(y, Dims{g, N, OH, OW, OCg}, false), Dims{1, 0, 4, 2, 3}),
-                            Dims{N, OC, OH, OW}, false);
+  Tensor out;
+  if (g == 1) {
+    // One product per image, weight [OC, K] x cols^T [K, L] (a transposed view: BLAS reads
+    // it with the transpose flag), lands in [N, OC, OH, OW] order with no permuting copy.
+    out = ops::reshape(ops::matmul(ops::reshape(weight, Dims{OC, Kg}, false), ops::transpose(cols, 1, 2)),
+                       Dims{N, OC, OH, OW}, false);
+  } else {
+    Tensor y = ops::matmul(a, b);  // [g, N*L, OCg]
+    out = ops::reshape(ops::permute(ops::reshape(y, Dims{g, N, OH, OW, OCg}, false), Dims{1, 0, 4, 2, 3}),
+                       Dims{N, OC, OH, OW}, false);
+  }
   if (bias.defined()) out = ops::binary(BinaryOp::Add, out, ops::reshape(bias, Dims{1, OC, 1, 1}, false));
   if (unbatched) out = ops::reshape(out, Dims{OC, OH, OW}, false);
   if (!should_record({&input, &weight, &bias})) return out;
 
   const bool need_x = requires_grad(input), need_w = requires_grad(weight), has_bias = bias.defined();
   const Dims x_shape = x.shape(), w_shape = weight.shape(), in_shape = input.shape();
-  Tensor saved_a = need_w ? a : Tensor(), saved_b = need_x ? detach(b) : Tensor();
+  Tensor saved_a = need_w && g != 1 ? a : Tensor(), saved_b = need_x && g != 1 ? detach(b) : Tensor();
+  const Tensor saved_cols = need_w && g == 1 ? cols : Tensor(), saved_w = need_x && g == 1 ? detach(weight) : Tensor();
   record(out, make_node("ConvolutionBackward0", [=](const Tensor& grad) {
            Tensor gout = unbatched ? ops::unsqueeze(grad, 0) : grad;  // [N, OC, OH, OW]
-           // [N, g, OCg, OH, OW] -> [g, N*L, OCg], the layout of the forward's product.
-           Tensor gy = ops::reshape(ops::permute(ops::reshape(gout, Dims{N, g, OCg, OH, OW}, false), Dims{1, 0, 3, 4, 2}),
-                                    Dims{g, N * L, OCg}, false);
            Tensor gx, gw, gb;
-           if (need_x) {
-             Tensor gcols = ops::matmul(gy, ops::transpose(saved_b, 1, 2));  // [g, N*L, Kg]
-             gcols = ops::reshape(ops::transpose(gcols, 0, 1), Dims{N, L, C * win.kh * win.kw}, false);
-             gx = ops::reshape(ops::col2im(gcols, x_shape, win), in_shape, false);
+           if (g == 1) {
+             // The forward's per-image products, transposed: no permuting copy of the gradient.
+             const Tensor gv = ops::reshape(gout, Dims{N, OC, L}, false);
+             if (need_x) {
+               const Tensor w2 = ops::reshape(saved_w, Dims{OC, Kg}, false);
+               const Tensor gcols = ops::matmul(ops::transpose(w2, 0, 1), gv);  // [N, K, L]
+               const Tensor g6 = ops::reshape(gcols, Dims{N, C, win.kh, win.kw, OH, OW}, false);
+               gx = ops::reshape(ops::fold_windows(ops::permute(g6, Dims{0, 1, 4, 5, 2, 3}), x_shape, win), in_shape,
+                                 false);
+             }
+             if (need_w) {
+               const int64_t batch_dim = 0;
+               gw = ops::reshape(ops::reduce(ReduceOp::Sum, ops::matmul(gv, saved_cols), &batch_dim, 1, false), w_shape,
+                                 false);  // sum over images of [OC, L] x [L, K]
+             }
+           } else {
+             // [N, g, OCg, OH, OW] -> [g, N*L, OCg], the layout of the forward's product.
+             Tensor gy = ops::reshape(
+                 ops::permute(ops::reshape(gout, Dims{N, g, OCg, OH, OW}, false), Dims{1, 0, 3, 4, 2}),
+                 Dims{g, N * L, OCg}, false);
+             if (need_x) {
+               Tensor gcols = ops::matmul(gy, ops::transpose(saved_b, 1, 2));  // [g, N*L, Kg]
+               gcols = ops::reshape(ops::transpose(gcols, 0, 1), Dims{N, L, C * win.kh * win.kw}, false);
+               gx = ops::reshape(ops::col2im(gcols, x_shape, win), in_shape, false);
+             }
+             if (need_w) gw = ops::reshape(ops::matmul(ops::transpose(gy, 1, 2), saved_a), w_shape, false);
            }
-           if (need_w) gw = ops::reshape(ops::matmul(ops::transpose(gy, 1, 2), saved_a), w_shape, false);
            if (has_bias) {
              const int64_t dims[] = {0, 2, 3};
              gb = ops::reduce(ReduceOp::Sum, gout, dims, 3, false);
