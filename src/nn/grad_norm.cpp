@@ -53,14 +53,18 @@ Tensor normalize(const Tensor& input, const NormSpec& s, double eps, const Tenso
   const Dims in_shape = input.shape(), w_shape = weight.defined() ? weight.shape() : Dims{};
   const Dims b_shape = bias.defined() ? bias.shape() : Dims{};
   const Tensor ws = w.defined() ? detach(w) : Tensor();
+  // Detached: without weight and bias, out IS xhat, and a node holding its own output
+  // would keep the graph alive forever (a reference cycle).
+  const Tensor saved_xhat = detach(xhat);
   record(out, make_node(s.name, [=](const Tensor& g) {
            Tensor gx, gw, gb;
-           if (need_w) gw = ops::reshape(sum_to(ops::binary(BinaryOp::Mul, g, xhat), s.affine_shape), w_shape, false);
+           if (need_w)
+             gw = ops::reshape(sum_to(ops::binary(BinaryOp::Mul, g, saved_xhat), s.affine_shape), w_shape, false);
            if (need_b) gb = ops::reshape(sum_to(g, s.affine_shape), b_shape, false);
            if (need_x) {
              const Tensor gxhat = ws.defined() ? ops::binary(BinaryOp::Mul, g, ws) : g;
              const Tensor gv = ops::reshape(gxhat, s.stats_shape, false);
-             const Tensor xv = ops::reshape(xhat, s.stats_shape, false);
+             const Tensor xv = ops::reshape(saved_xhat, s.stats_shape, false);
              Tensor inner = ops::binary(BinaryOp::Sub, gv, mean_over(gv, s.over));
              const Tensor proj = mean_over(ops::binary(BinaryOp::Mul, gv, xv), s.over);
              inner = ops::binary(BinaryOp::Sub, inner, ops::binary(BinaryOp::Mul, xv, proj));
