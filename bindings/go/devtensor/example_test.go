@@ -125,7 +125,7 @@ func ExampleAdam() {
 	defer params.Close()
 	opt := devtensor.Must(devtensor.Adam(params, 0.05))
 	defer opt.Close()
-	lossFn := devtensor.Must(devtensor.CrossEntropyLoss(nil, devtensor.ReductionMean, -100, 0))
+	lossFn := devtensor.Must(devtensor.CrossEntropyLoss(devtensor.CrossEntropyLossOptions{}))
 	defer lossFn.Close()
 	x := devtensor.Must(devtensor.FromSlice([]float32{0, 0, 0, 1, 1, 0, 1, 1}, []int64{4, 2}, dev))
 	defer x.Close()

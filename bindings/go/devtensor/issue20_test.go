@@ -152,7 +152,7 @@ func trainSteps(t *testing.T, mk func(NamedTensors) (*Optimizer, error)) [][]flo
 	defer params.Close()
 	opt := must(mk(params))
 	defer opt.Close()
-	lossFn := must(CrossEntropyLoss(nil, ReductionMean, -100, 0))
+	lossFn := must(CrossEntropyLoss(CrossEntropyLossOptions{}))
 	defer lossFn.Close()
 	s := NewScope()
 	defer s.Close()

@@ -10,15 +10,32 @@ import (
 	"unsafe"
 )
 
-// Reduction of a loss, as PyTorch's reduction="none" | "mean" | "sum".
+// Reduction of a loss, as PyTorch's reduction="mean" | "none" | "sum". The zero value is
+// ReductionMean, PyTorch's default, so a zero CrossEntropyLossOptions or NLLLossOptions
+// means what torch.nn.CrossEntropyLoss() does. (The Go values are not the C header's
+// DT_REDUCTION_* numbers; the package translates them.)
 type Reduction int32
 
-// The reductions of a loss (DT_REDUCTION_*), for MSELoss, CrossEntropyLoss and NLLLoss.
+// The reductions of a loss, for MSELoss, CrossEntropyLoss and NLLLoss.
 const (
-	ReductionNone Reduction = C.DT_REDUCTION_NONE // one loss per element (or per sample), not reduced
-	ReductionMean Reduction = C.DT_REDUCTION_MEAN // the mean of the losses, a 0-d tensor
-	ReductionSum  Reduction = C.DT_REDUCTION_SUM  // the sum of the losses, a 0-d tensor
+	ReductionMean Reduction = iota // the mean of the losses, a 0-d tensor (the zero value, PyTorch's default)
+	ReductionNone                  // one loss per element (or per sample), not reduced
+	ReductionSum                   // the sum of the losses, a 0-d tensor
 )
+
+// c returns the C header's DT_REDUCTION_* value; an unknown Reduction gets -1, which
+// the library refuses (ErrInvalidArgument, "unknown reduction").
+func (r Reduction) c() C.int32_t {
+	switch r {
+	case ReductionMean:
+		return C.DT_REDUCTION_MEAN
+	case ReductionNone:
+		return C.DT_REDUCTION_NONE
+	case ReductionSum:
+		return C.DT_REDUCTION_SUM
+	}
+	return -1
+}
 
 // Module owns one reference to a devtensor module (a layer, container or loss). Close it
 // when done; a finalizer is only a safety net.
@@ -185,44 +202,79 @@ func Flatten(startDim, endDim int64) (*Module, error) {
 // Dropout(p): active in training mode only.
 func Dropout(p float64) (*Module, error) { return simpleModule("Dropout", C.GDT_M_DROPOUT, 0, 0, p) }
 
-// MSELoss with a reduction; Forward takes (input, target).
+// MSELoss with a reduction (ReductionMean, the zero value, is PyTorch's default);
+// Forward takes (input, target).
 func MSELoss(r Reduction) (*Module, error) {
-	return simpleModule("MSELoss", C.GDT_M_MSE, int64(r), 0, 0)
+	return simpleModule("MSELoss", C.GDT_M_MSE, int64(r.c()), 0, 0)
 }
 
-// CrossEntropyLoss(weight or nil, reduction, ignoreIndex, labelSmoothing); Forward takes
-// (logits [N, C], class indices [N]). The weight is copied into the loss's buffer.
-func CrossEntropyLoss(weight *Tensor, r Reduction, ignoreIndex int64, labelSmoothing float64) (*Module, error) {
+// defaultIgnoreIndex is PyTorch's ignore_index=-100, what a nil IgnoreIndex means.
+const defaultIgnoreIndex = -100
+
+// CrossEntropyLossOptions are torch.nn.CrossEntropyLoss's keyword arguments; the zero
+// value is PyTorch's defaults (no class weights, reduction "mean", ignore_index -100,
+// label_smoothing 0). IgnoreIndex is a pointer because 0 is a class index of its own:
+// ignore := int64(0); opts.IgnoreIndex = &ignore.
+type CrossEntropyLossOptions struct {
+	Weight         *Tensor   // one weight per class ([C]), copied into the loss's "weight" buffer; nil: none
+	Reduction      Reduction // the zero value ReductionMean: PyTorch's default
+	IgnoreIndex    *int64    // targets equal to it are skipped; nil: -100, PyTorch's default
+	LabelSmoothing float64   // in [0, 1]; 0: none
+}
+
+// CrossEntropyLoss returns a new torch.nn.CrossEntropyLoss module (log-softmax then the
+// negative log-likelihood, dt_cross_entropy_loss_new) with the options' arguments
+// (CrossEntropyLossOptions{}: PyTorch's defaults). Forward takes (logits [N, C], class
+// indices [N] as int64). The Weight is copied into the loss's buffer, so the caller
+// still owns (and closes) it; Module.To moves the buffer with the module. The caller owns
+// the result and must Close it. Errors: ErrInvalidArgument (an unknown Reduction,
+// LabelSmoothing outside [0, 1], a Weight that is not 1-d), ErrClosed (a closed Weight).
+func CrossEntropyLoss(opts CrossEntropyLossOptions) (*Module, error) {
 	if versionErr != nil {
 		return nil, versionErr
 	}
-	var w C.uintptr_t
-	if weight != nil {
-		var err error
-		if w, err = weight.handle("CrossEntropyLoss"); err != nil {
-			return nil, err
-		}
+	w, err := optionalTensor("CrossEntropyLoss", opts.Weight)
+	if err != nil {
+		return nil, err
 	}
-	res := C.gdt_cross_entropy(w, C.int32_t(r), C.int64_t(ignoreIndex), C.double(labelSmoothing))
-	runtime.KeepAlive(weight)
+	res := C.gdt_cross_entropy(w, opts.Reduction.c(), ignoreIndex(opts.IgnoreIndex), C.double(opts.LabelSmoothing))
+	runtime.KeepAlive(opts.Weight)
 	return takeModule("CrossEntropyLoss", res)
 }
 
-// NLLLoss(weight or nil, reduction, ignoreIndex); Forward takes (log-probabilities, target).
-func NLLLoss(weight *Tensor, r Reduction, ignoreIndex int64) (*Module, error) {
+// NLLLossOptions are torch.nn.NLLLoss's keyword arguments; the zero value is PyTorch's
+// defaults (no class weights, reduction "mean", ignore_index -100). IgnoreIndex is a
+// pointer as in CrossEntropyLossOptions.
+type NLLLossOptions struct {
+	Weight      *Tensor   // one weight per class ([C]), copied into the loss's "weight" buffer; nil: none
+	Reduction   Reduction // the zero value ReductionMean: PyTorch's default
+	IgnoreIndex *int64    // targets equal to it are skipped; nil: -100, PyTorch's default
+}
+
+// NLLLoss returns a new torch.nn.NLLLoss module (dt_nll_loss_new) with the options'
+// arguments (NLLLossOptions{}: PyTorch's defaults). Forward takes (log-probabilities
+// [N, C], class indices [N] as int64). The Weight is copied, as in CrossEntropyLoss. The
+// caller owns the result and must Close it. Errors: ErrInvalidArgument (an unknown
+// Reduction, a Weight that is not 1-d), ErrClosed (a closed Weight).
+func NLLLoss(opts NLLLossOptions) (*Module, error) {
 	if versionErr != nil {
 		return nil, versionErr
 	}
-	var w C.uintptr_t
-	if weight != nil {
-		var err error
-		if w, err = weight.handle("NLLLoss"); err != nil {
-			return nil, err
-		}
+	w, err := optionalTensor("NLLLoss", opts.Weight)
+	if err != nil {
+		return nil, err
 	}
-	res := C.gdt_nll(w, C.int32_t(r), C.int64_t(ignoreIndex))
-	runtime.KeepAlive(weight)
+	res := C.gdt_nll(w, opts.Reduction.c(), ignoreIndex(opts.IgnoreIndex))
+	runtime.KeepAlive(opts.Weight)
 	return takeModule("NLLLoss", res)
+}
+
+// ignoreIndex returns *p, or PyTorch's default -100 for nil.
+func ignoreIndex(p *int64) C.int64_t {
+	if p == nil {
+		return defaultIgnoreIndex
+	}
+	return C.int64_t(*p)
 }
 
 // Sequential chains modules, as torch.nn.Sequential; child i is named "i" in parameter

@@ -3,6 +3,7 @@ package devtensor
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,7 +26,7 @@ func TestTrainingLowersTheLoss(t *testing.T) {
 	defer l2.Close()
 	model := must(Sequential(l1, act, l2))
 	defer model.Close()
-	loss := must(CrossEntropyLoss(nil, ReductionMean, -100, 0))
+	loss := must(CrossEntropyLoss(CrossEntropyLossOptions{}))
 	defer loss.Close()
 	x := must(FromSlice([]float32{-1, -1, -1, 1, 1, -1, 1, 1}, []int64{4, 2}, CPU(0)))
 	defer x.Close()
@@ -302,5 +303,105 @@ func TestNoGradErrorsNestingAndPanic(t *testing.T) {
 	}
 	if off || !must(GradEnabled()) {
 		t.Fatal("GradEnabled does not follow SetGradEnabled")
+	}
+}
+
+// The loss options: the zero value is PyTorch's defaults (reduction "mean", ignore_index
+// -100, no weight, no smoothing), and each field changes what PyTorch's keyword does.
+// Hand-computed values: equal logits over 2 classes cost ln 2 per sample.
+func TestLossOptions(t *testing.T) {
+	noLeaks(t)
+	ln2 := math.Log(2)
+	s := NewScope()
+	defer s.Close()
+	zeros := must(s.Track(Zeros([]int64{3, 2}, Float32, CPU(0))))
+	y := must(s.Track(FromSlice([]int64{0, 1, 0}, []int64{3}, CPU(0))))
+	loss := func(m *Module, err error) func(x, y *Tensor) float64 {
+		t.Helper()
+		m = must(m, err)
+		t.Cleanup(func() { m.Close() })
+		return func(x, y *Tensor) float64 {
+			t.Helper()
+			return must(must(s.Track(m.Forward(x, y))).Item())
+		}
+	}
+	zero := int64(0)
+	one := int64(1)
+	ignored := must(s.Track(FromSlice([]int64{0, -100, 1}, []int64{3}, CPU(0))))
+	weight := must(s.Track(FromSlice([]float32{1, 3}, []int64{2}, CPU(0))))
+	// logits [0, ln 3]: p = [1/4, 3/4]; label smoothing 0.5 on target 0:
+	// 0.5 * -ln(1/4) + 0.5 * (-ln(1/4) - ln(3/4)) / 2
+	skew := must(s.Track(FromSlice([]float32{0, float32(math.Log(3))}, []int64{1, 2}, CPU(0))))
+	y0 := must(s.Track(FromSlice([]int64{0}, []int64{1}, CPU(0))))
+	smoothed := 0.5*math.Log(4) + 0.25*(math.Log(4)+math.Log(4.0/3))
+	for _, c := range []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"CrossEntropyLoss{}", loss(CrossEntropyLoss(CrossEntropyLossOptions{}))(zeros, y), ln2},
+		{"Reduction: Sum", loss(CrossEntropyLoss(CrossEntropyLossOptions{Reduction: ReductionSum}))(zeros, y), 3 * ln2},
+		{"default IgnoreIndex -100", loss(CrossEntropyLoss(CrossEntropyLossOptions{Reduction: ReductionSum}))(zeros, ignored), 2 * ln2},
+		{"IgnoreIndex: &0", loss(CrossEntropyLoss(CrossEntropyLossOptions{Reduction: ReductionSum, IgnoreIndex: &zero}))(zeros, y), ln2},
+		{"Weight [1, 3], sum", loss(CrossEntropyLoss(CrossEntropyLossOptions{Weight: weight, Reduction: ReductionSum}))(zeros, y), 5 * ln2},
+		{"LabelSmoothing 0.5", loss(CrossEntropyLoss(CrossEntropyLossOptions{LabelSmoothing: 0.5}))(skew, y0), smoothed},
+	} {
+		if math.Abs(c.got-c.want) > 1e-6 {
+			t.Errorf("%s: %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	none := must(CrossEntropyLoss(CrossEntropyLossOptions{Reduction: ReductionNone}))
+	defer none.Close()
+	per := must(ToSlice[float32](must(s.Track(none.Forward(zeros, y)))))
+	if len(per) != 3 || math.Abs(float64(per[2])-ln2) > 1e-6 {
+		t.Errorf("ReductionNone: %v, want [ln 2] * 3", per)
+	}
+
+	// NLLLoss over log-probabilities [[-1, -2], [-3, -4]] and targets [1, 0]: 2 and 3.
+	logp := must(s.Track(FromSlice([]float32{-1, -2, -3, -4}, []int64{2, 2}, CPU(0))))
+	t10 := must(s.Track(FromSlice([]int64{1, 0}, []int64{2}, CPU(0))))
+	for _, c := range []struct {
+		name string
+		got  float64
+		want float64
+	}{
+		{"NLLLoss{}", loss(NLLLoss(NLLLossOptions{}))(logp, t10), 2.5},
+		{"Reduction: Sum", loss(NLLLoss(NLLLossOptions{Reduction: ReductionSum}))(logp, t10), 5},
+		{"IgnoreIndex: &1", loss(NLLLoss(NLLLossOptions{Reduction: ReductionSum, IgnoreIndex: &one}))(logp, t10), 3},
+		{"Weight [1, 3], mean", loss(NLLLoss(NLLLossOptions{Weight: weight}))(logp, t10), 9.0 / 4},
+	} {
+		if math.Abs(c.got-c.want) > 1e-6 {
+			t.Errorf("%s: %v, want %v", c.name, c.got, c.want)
+		}
+	}
+
+	// Errors: an unknown Reduction is the library's ErrInvalidArgument; a closed Weight
+	// is ErrClosed; nothing is made.
+	if _, err := CrossEntropyLoss(CrossEntropyLossOptions{Reduction: Reduction(7)}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Reduction(7): %v, want ErrInvalidArgument", err)
+	}
+	if _, err := NLLLoss(NLLLossOptions{Reduction: -1}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("NLLLoss Reduction(-1): %v, want ErrInvalidArgument", err)
+	}
+	if _, err := MSELoss(Reduction(3)); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("MSELoss(Reduction(3)): %v, want ErrInvalidArgument", err)
+	}
+	closed := must(FromSlice([]float32{1, 1}, []int64{2}, CPU(0)))
+	closed.Close()
+	if _, err := CrossEntropyLoss(CrossEntropyLossOptions{Weight: closed}); !errors.Is(err, ErrClosed) {
+		t.Errorf("closed Weight: %v, want ErrClosed", err)
+	}
+	if _, err := NLLLoss(NLLLossOptions{Weight: closed}); !errors.Is(err, ErrClosed) {
+		t.Errorf("NLLLoss closed Weight: %v, want ErrClosed", err)
+	}
+
+	// MSELoss: the zero Reduction is the mean, as PyTorch's MSELoss().
+	a := must(s.Track(FromSlice([]float32{1, 2}, []int64{2}, CPU(0))))
+	b := must(s.Track(FromSlice([]float32{2, 4}, []int64{2}, CPU(0))))
+	if got := loss(MSELoss(0))(a, b); math.Abs(got-2.5) > 1e-6 {
+		t.Errorf("MSELoss(0): %v, want the mean (1 + 4) / 2 = 2.5", got)
+	}
+	if got := loss(MSELoss(ReductionSum))(a, b); math.Abs(got-5) > 1e-6 {
+		t.Errorf("MSELoss(ReductionSum): %v, want 5", got)
 	}
 }

@@ -35,7 +35,7 @@ func main() {
 	defer params.Close()
 	opt := dt.Must(dt.Adam(params, 0.05))
 	defer opt.Close()
-	lossFn := dt.Must(dt.CrossEntropyLoss(nil, dt.ReductionMean, -100, 0))
+	lossFn := dt.Must(dt.CrossEntropyLoss(dt.CrossEntropyLossOptions{}))
 	defer lossFn.Close()
 	x := dt.Must(dt.FromSlice([]float32{0, 0, 0, 1, 1, 0, 1, 1}, []int64{4, 2}, dev))
 	defer x.Close()

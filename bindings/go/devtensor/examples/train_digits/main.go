@@ -152,7 +152,7 @@ func run(path string, epochs int) (float64, error) {
 		return 0, err
 	}
 	defer model.Close()
-	lossFn, err := dt.CrossEntropyLoss(nil, dt.ReductionMean, -100, 0)
+	lossFn, err := dt.CrossEntropyLoss(dt.CrossEntropyLossOptions{})
 	if err != nil {
 		return 0, err
 	}

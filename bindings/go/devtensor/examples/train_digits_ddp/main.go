@@ -184,7 +184,7 @@ func run(path string, steps int) error {
 		return err
 	}
 	defer opt.Close()
-	lossFn, err := dt.CrossEntropyLoss(nil, dt.ReductionMean, -100, 0)
+	lossFn, err := dt.CrossEntropyLoss(dt.CrossEntropyLossOptions{})
 	if err != nil {
 		return err
 	}
