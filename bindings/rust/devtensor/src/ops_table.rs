@@ -5,105 +5,510 @@ use crate::{ffi, Result, Tensor};
 impl Tensor {
     binary! {
         /// a + b, with `a = self` and `b = other`, broadcasting (`dt_add`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+        /// let b = Tensor::from_slice(&[3.0f32, 4.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.add(&b)?.to_vec::<f32>()?, [4.0, 6.0]);
+        /// # Ok(()) }
+        /// ```
         add => dt_add;
         /// a - b, with `a = self` and `b = other`, broadcasting (`dt_sub`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[5.0f32, 2.0], &[2], Device::CPU)?;
+        /// let b = Tensor::from_slice(&[3.0f32, 4.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.sub(&b)?.to_vec::<f32>()?, [2.0, -2.0]);
+        /// # Ok(()) }
+        /// ```
         sub => dt_sub;
         /// a * b, with `a = self` and `b = other`, broadcasting (`dt_mul`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+        /// let b = Tensor::from_slice(&[3.0f32, 4.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.mul(&b)?.to_vec::<f32>()?, [3.0, 8.0]);
+        /// # Ok(()) }
+        /// ```
         mul => dt_mul;
         /// a / b, true division (integers divide as floats), with `a = self` and `b = other`, broadcasting (`dt_div`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 6.0], &[2], Device::CPU)?;
+        /// let b = Tensor::from_slice(&[4.0f32, 3.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.div(&b)?.to_vec::<f32>()?, [0.25, 2.0]);
+        /// # Ok(()) }
+        /// ```
         div => dt_div;
         /// a to the power b, with `a = self` and `b = other`, broadcasting (`dt_pow`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[2.0f32, 3.0], &[2], Device::CPU)?;
+        /// let b = Tensor::from_slice(&[3.0f32, 2.0], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[8.0f32, 9.0], &[2], Device::CPU)?;
+        /// assert!(a.pow(&b)?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
         pow => dt_pow;
         /// The larger of a and b (NaN if either is), with `a = self` and `b = other`, broadcasting (`dt_maximum`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 5.0], &[2], Device::CPU)?;
+        /// let b = Tensor::from_slice(&[3.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.maximum(&b)?.to_vec::<f32>()?, [3.0, 5.0]);
+        /// # Ok(()) }
+        /// ```
         maximum => dt_maximum;
         /// The smaller of a and b (NaN if either is), with `a = self` and `b = other`, broadcasting (`dt_minimum`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 5.0], &[2], Device::CPU)?;
+        /// let b = Tensor::from_slice(&[3.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.minimum(&b)?.to_vec::<f32>()?, [1.0, 2.0]);
+        /// # Ok(()) }
+        /// ```
         minimum => dt_minimum;
         /// a == b, as bool, with `a = self` and `b = other`, broadcasting (`dt_eq`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+        /// let b = Tensor::from_slice(&[1.0f32, 3.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.eq(&b)?.to_vec::<bool>()?, [true, false]);
+        /// # Ok(()) }
+        /// ```
         eq => dt_eq;
         /// a != b, as bool, with `a = self` and `b = other`, broadcasting (`dt_ne`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+        /// let b = Tensor::from_slice(&[1.0f32, 3.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.ne(&b)?.to_vec::<bool>()?, [false, true]);
+        /// # Ok(()) }
+        /// ```
         ne => dt_ne;
         /// a < b, as bool, with `a = self` and `b = other`, broadcasting (`dt_lt`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 3.0], &[2], Device::CPU)?;
+        /// let b = Tensor::from_slice(&[2.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.lt(&b)?.to_vec::<bool>()?, [true, false]);
+        /// # Ok(()) }
+        /// ```
         lt => dt_lt;
         /// a <= b, as bool, with `a = self` and `b = other`, broadcasting (`dt_le`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[2.0f32, 3.0], &[2], Device::CPU)?;
+        /// let b = Tensor::from_slice(&[2.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.le(&b)?.to_vec::<bool>()?, [true, false]);
+        /// # Ok(()) }
+        /// ```
         le => dt_le;
         /// a > b, as bool, with `a = self` and `b = other`, broadcasting (`dt_gt`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 3.0], &[2], Device::CPU)?;
+        /// let b = Tensor::from_slice(&[2.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.gt(&b)?.to_vec::<bool>()?, [false, true]);
+        /// # Ok(()) }
+        /// ```
         gt => dt_gt;
         /// a >= b, as bool, with `a = self` and `b = other`, broadcasting (`dt_ge`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[2.0f32, 1.0], &[2], Device::CPU)?;
+        /// let b = Tensor::from_slice(&[2.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.ge(&b)?.to_vec::<bool>()?, [true, false]);
+        /// # Ok(()) }
+        /// ```
         ge => dt_ge;
     }
 
     scalar! {
         /// a + b, with `a = self` and `b` the scalar (`dt_add_scalar`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.add_scalar(10.0)?.to_vec::<f32>()?, [11.0, 12.0]);
+        /// # Ok(()) }
+        /// ```
         add_scalar => dt_add_scalar;
         /// a - b, with `a = self` and `b` the scalar (`dt_sub_scalar`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.sub_scalar(1.0)?.to_vec::<f32>()?, [0.0, 1.0]);
+        /// # Ok(()) }
+        /// ```
         sub_scalar => dt_sub_scalar;
         /// a * b, with `a = self` and `b` the scalar (`dt_mul_scalar`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.mul_scalar(3.0)?.to_vec::<f32>()?, [3.0, 6.0]);
+        /// # Ok(()) }
+        /// ```
         mul_scalar => dt_mul_scalar;
         /// a / b, true division (integers divide as floats), with `a = self` and `b` the scalar (`dt_div_scalar`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.div_scalar(4.0)?.to_vec::<f32>()?, [0.25, 0.5]);
+        /// # Ok(()) }
+        /// ```
         div_scalar => dt_div_scalar;
         /// a to the power b, with `a = self` and `b` the scalar (`dt_pow_scalar`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 3.0], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[1.0f32, 9.0], &[2], Device::CPU)?;
+        /// assert!(a.pow_scalar(2.0)?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
         pow_scalar => dt_pow_scalar;
         /// The larger of a and b (NaN if either is), with `a = self` and `b` the scalar (`dt_maximum_scalar`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.maximum_scalar(1.5)?.to_vec::<f32>()?, [1.5, 2.0]);
+        /// # Ok(()) }
+        /// ```
         maximum_scalar => dt_maximum_scalar;
         /// The smaller of a and b (NaN if either is), with `a = self` and `b` the scalar (`dt_minimum_scalar`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.minimum_scalar(1.5)?.to_vec::<f32>()?, [1.0, 1.5]);
+        /// # Ok(()) }
+        /// ```
         minimum_scalar => dt_minimum_scalar;
         /// a == b, as bool, with `a = self` and `b` the scalar (`dt_eq_scalar`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.eq_scalar(2.0)?.to_vec::<bool>()?, [false, true]);
+        /// # Ok(()) }
+        /// ```
         eq_scalar => dt_eq_scalar;
         /// a != b, as bool, with `a = self` and `b` the scalar (`dt_ne_scalar`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.ne_scalar(2.0)?.to_vec::<bool>()?, [true, false]);
+        /// # Ok(()) }
+        /// ```
         ne_scalar => dt_ne_scalar;
         /// a < b, as bool, with `a = self` and `b` the scalar (`dt_lt_scalar`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.lt_scalar(2.0)?.to_vec::<bool>()?, [true, false]);
+        /// # Ok(()) }
+        /// ```
         lt_scalar => dt_lt_scalar;
         /// a <= b, as bool, with `a = self` and `b` the scalar (`dt_le_scalar`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.le_scalar(2.0)?.to_vec::<bool>()?, [true, true]);
+        /// # Ok(()) }
+        /// ```
         le_scalar => dt_le_scalar;
         /// a > b, as bool, with `a = self` and `b` the scalar (`dt_gt_scalar`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.gt_scalar(1.0)?.to_vec::<bool>()?, [false, true]);
+        /// # Ok(()) }
+        /// ```
         gt_scalar => dt_gt_scalar;
         /// a >= b, as bool, with `a = self` and `b` the scalar (`dt_ge_scalar`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.ge_scalar(2.0)?.to_vec::<bool>()?, [false, true]);
+        /// # Ok(()) }
+        /// ```
         ge_scalar => dt_ge_scalar;
     }
 
     unary! {
         /// -x, elementwise with `x = self` (`dt_neg`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[1.0f32, -2.0], &[2], Device::CPU)?;
+        /// assert_eq!(x.neg()?.to_vec::<f32>()?, [-1.0, 2.0]);
+        /// # Ok(()) }
+        /// ```
         neg => dt_neg;
         /// |x|, elementwise with `x = self` (`dt_abs`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[-1.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(x.abs()?.to_vec::<f32>()?, [1.0, 2.0]);
+        /// # Ok(()) }
+        /// ```
         abs => dt_abs;
         /// e to the power x, elementwise with `x = self` (`dt_exp`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.0f32, 1.0], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[1.0f32, std::f32::consts::E], &[2], Device::CPU)?;
+        /// assert!(x.exp()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
         exp => dt_exp;
         /// The natural logarithm of x, elementwise with `x = self` (`dt_log`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[1.0f32, std::f32::consts::E], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, 1.0], &[2], Device::CPU)?;
+        /// assert!(x.log()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
         log => dt_log;
         /// The square root of x, elementwise with `x = self` (`dt_sqrt`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[4.0f32, 9.0], &[2], Device::CPU)?;
+        /// assert_eq!(x.sqrt()?.to_vec::<f32>()?, [2.0, 3.0]);
+        /// # Ok(()) }
+        /// ```
         sqrt => dt_sqrt;
         /// 1 / sqrt(x), elementwise with `x = self` (`dt_rsqrt`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[4.0f32, 0.25], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.5f32, 2.0], &[2], Device::CPU)?;
+        /// assert!(x.rsqrt()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
         rsqrt => dt_rsqrt;
         /// The sine of x (radians), elementwise with `x = self` (`dt_sin`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.0f32, std::f32::consts::FRAC_PI_2], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, 1.0], &[2], Device::CPU)?;
+        /// assert!(x.sin()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
         sin => dt_sin;
         /// The cosine of x (radians), elementwise with `x = self` (`dt_cos`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.0f32, std::f32::consts::PI], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[1.0f32, -1.0], &[2], Device::CPU)?;
+        /// assert!(x.cos()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
         cos => dt_cos;
         /// max(x, 0), elementwise with `x = self` (`dt_relu`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[-1.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(x.relu()?.to_vec::<f32>()?, [0.0, 2.0]);
+        /// # Ok(()) }
+        /// ```
         relu => dt_relu;
         /// The logistic sigmoid 1 / (1 + e^-x), elementwise with `x = self` (`dt_sigmoid`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.0f32, 3f32.ln()], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.5f32, 0.75], &[2], Device::CPU)?;
+        /// assert!(x.sigmoid()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
         sigmoid => dt_sigmoid;
         /// The hyperbolic tangent of x, elementwise with `x = self` (`dt_tanh`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.0f32, 2f32.ln()], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, 0.6], &[2], Device::CPU)?;
+        /// assert!(x.tanh()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
         tanh => dt_tanh;
         /// GELU, exact (erf) form: x * Phi(x), elementwise with `x = self` (`dt_gelu`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[-10.0f32, 0.0, 10.0], &[3], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, 0.0, 10.0], &[3], Device::CPU)?;
+        /// assert!(x.gelu()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
         gelu => dt_gelu;
         /// SiLU (swish): x * sigmoid(x), elementwise with `x = self` (`dt_silu`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.0f32, 3f32.ln()], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, 0.75 * 3f32.ln()], &[2], Device::CPU)?;
+        /// assert!(x.silu()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
         silu => dt_silu;
         /// The error function of x, elementwise with `x = self` (`dt_erf`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.0f32, 10.0], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, 1.0], &[2], Device::CPU)?;
+        /// assert!(x.erf()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
         erf => dt_erf;
     }
 
     reduce! {
         /// The sum over dims (all when none); integers and bool sum to int64 (`dt_sum`); `keepdim` keeps the reduced dims as size 1.
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let t = Tensor::from_slice(&[1.0f32, 5.0, 4.0, 2.0], &[2, 2], Device::CPU)?;
+        /// assert_eq!(t.sum(&[1], false)?.to_vec::<f32>()?, [6.0, 6.0]);
+        /// assert_eq!(t.sum(&[1], true)?.shape(), [2, 1]);
+        /// assert_eq!(t.sum(&[], false)?.item()?, 12.0); // all dims
+        /// # Ok(()) }
+        /// ```
         sum => dt_sum;
         /// The mean over dims (all when none) of a floating tensor (`dt_mean`); `keepdim` keeps the reduced dims as size 1.
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let t = Tensor::from_slice(&[1.0f32, 5.0, 4.0, 2.0], &[2, 2], Device::CPU)?;
+        /// assert_eq!(t.mean(&[1], false)?.to_vec::<f32>()?, [3.0, 3.0]);
+        /// assert_eq!(t.mean(&[1], true)?.shape(), [2, 1]);
+        /// assert_eq!(t.mean(&[], false)?.item()?, 3.0); // all dims
+        /// # Ok(()) }
+        /// ```
         mean => dt_mean;
         /// The largest value over dims (all when none), as torch.amax (`dt_max`); `keepdim` keeps the reduced dims as size 1.
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let t = Tensor::from_slice(&[1.0f32, 5.0, 4.0, 2.0], &[2, 2], Device::CPU)?;
+        /// assert_eq!(t.max(&[1], false)?.to_vec::<f32>()?, [5.0, 4.0]);
+        /// assert_eq!(t.max(&[1], true)?.shape(), [2, 1]);
+        /// assert_eq!(t.max(&[], false)?.item()?, 5.0); // all dims
+        /// # Ok(()) }
+        /// ```
         max => dt_max;
         /// The smallest value over dims (all when none), as torch.amin (`dt_min`); `keepdim` keeps the reduced dims as size 1.
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let t = Tensor::from_slice(&[1.0f32, 5.0, 4.0, 2.0], &[2, 2], Device::CPU)?;
+        /// assert_eq!(t.min(&[1], false)?.to_vec::<f32>()?, [1.0, 2.0]);
+        /// assert_eq!(t.min(&[1], true)?.shape(), [2, 1]);
+        /// assert_eq!(t.min(&[], false)?.item()?, 1.0); // all dims
+        /// # Ok(()) }
+        /// ```
         min => dt_min;
         /// The index of the largest value along at most one dim (none: the flattened tensor) (`dt_argmax`); `keepdim` keeps the reduced dims as size 1.
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let t = Tensor::from_slice(&[1.0f32, 5.0, 4.0, 2.0], &[2, 2], Device::CPU)?;
+        /// assert_eq!(t.argmax(&[1], false)?.to_vec::<i64>()?, [1, 0]);
+        /// assert_eq!(t.argmax(&[1], true)?.shape(), [2, 1]);
+        /// assert_eq!(t.argmax(&[], false)?.item()?, 1.0); // all dims
+        /// # Ok(()) }
+        /// ```
         argmax => dt_argmax;
         /// The index of the smallest value along at most one dim (none: the flattened tensor) (`dt_argmin`); `keepdim` keeps the reduced dims as size 1.
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let t = Tensor::from_slice(&[1.0f32, 5.0, 4.0, 2.0], &[2, 2], Device::CPU)?;
+        /// assert_eq!(t.argmin(&[1], false)?.to_vec::<i64>()?, [0, 1]);
+        /// assert_eq!(t.argmin(&[1], true)?.shape(), [2, 1]);
+        /// assert_eq!(t.argmin(&[], false)?.item()?, 0.0); // all dims
+        /// # Ok(()) }
+        /// ```
         argmin => dt_argmin;
     }
 }
