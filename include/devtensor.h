@@ -822,19 +822,38 @@ DT_API dt_status dt_conv2d(const dt_tensor* input, const dt_tensor* weight, cons
  *  that is not 3-d or an input that is not 2-d or 3-d). */
 DT_API dt_status dt_conv1d(const dt_tensor* input, const dt_tensor* weight, const dt_tensor* bias, int64_t stride,
                            int64_t padding, int64_t dilation, int64_t groups, dt_tensor** out);
+/** torch.nn.functional.conv_transpose2d (the gradient of conv2d with respect to its input,
+ *  sometimes called a deconvolution): input [N, C, H, W] or [C, H, W], weight [C, OC /
+ *  groups, kH, kW] (note: in_channels first), bias [OC] or NULL; stride, padding,
+ *  output_padding and dilation are (height, width) pairs, NULL for PyTorch's defaults (1,
+ *  0, 0, 1). Output [N, OC, OH, OW], OH = (H - 1) * stride - 2 * padding + dilation * (kH
+ *  - 1) + output_padding + 1. output_padding must be smaller than stride or dilation.
+ *  Differentiable in input, weight and bias (ConvolutionBackward0).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out, sizes not positive, negative padding or
+ *  output_padding, output_padding not smaller than stride or dilation, groups not
+ *  dividing the channels), DT_ERR_INVALID_HANDLE, DT_ERR_SHAPE_MISMATCH (channels, a
+ *  weight that is not 4-d, bias size, an output size below 1: the message gives the
+ *  shapes), DT_ERR_DTYPE_MISMATCH (dtypes differ, not floating), DT_ERR_DEVICE_MISMATCH,
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_conv_transpose2d(const dt_tensor* input, const dt_tensor* weight, const dt_tensor* bias,
+                                     const int64_t* stride, const int64_t* padding, const int64_t* output_padding,
+                                     int64_t groups, const int64_t* dilation, dt_tensor** out);
 /** torch.nn.functional.max_pool2d: the largest value of each kernel_size window of input
  *  [N, C, H, W] or [C, H, W] (floating), windows stride apart (NULL: kernel_size), over
  *  input padded with -inf by padding (NULL: 0; at most half the kernel), spread by
- *  dilation (NULL: 1). Output size (H + 2 * padding - dilation * (k - 1) - 1) / stride + 1.
- *  The gradient goes to each window's largest element. ceil_mode must be 0 (1:
- *  DT_ERR_NOT_SUPPORTED). Errors: DT_ERR_INVALID_ARGUMENT (NULL, sizes not positive,
- *  padding over half the kernel), DT_ERR_INVALID_HANDLE, DT_ERR_SHAPE_MISMATCH (not 3-d or
- *  4-d, a kernel larger than the padded input), DT_ERR_DTYPE_MISMATCH (not floating),
- *  DT_ERR_NOT_SUPPORTED, DT_ERR_OUT_OF_MEMORY. */
+ *  dilation (NULL: 1). Output size (H + 2 * padding - dilation * (k - 1) - 1) / stride + 1,
+ *  rounded down; with ceil_mode = 1 rounded up, less one if the last window would start
+ *  past the input and its left padding (PyTorch's rule): the last windows may then hang
+ *  over the bottom/right edge, and only their elements inside count. The gradient goes to
+ *  each window's largest element. Errors: DT_ERR_INVALID_ARGUMENT (NULL, sizes not
+ *  positive, padding over half the kernel, ceil_mode not 0/1), DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_SHAPE_MISMATCH (not 3-d or 4-d, a kernel larger than the padded input),
+ *  DT_ERR_DTYPE_MISMATCH (not floating), DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_max_pool2d(const dt_tensor* input, const int64_t* kernel_size, const int64_t* stride,
                                const int64_t* padding, const int64_t* dilation, int32_t ceil_mode, dt_tensor** out);
 /** torch.nn.functional.avg_pool2d: the mean of each window, zero padding counted when
- *  count_include_pad is 1 (PyTorch's default), else only the elements inside the input.
+ *  count_include_pad is 1 (PyTorch's default), else only the elements inside the input;
+ *  under ceil_mode the part of a window hanging over the padded input never counts.
  *  Arguments and errors as dt_max_pool2d (no dilation). */
 DT_API dt_status dt_avg_pool2d(const dt_tensor* input, const int64_t* kernel_size, const int64_t* stride,
                                const int64_t* padding, int32_t ceil_mode, int32_t count_include_pad, dt_tensor** out);
@@ -1093,14 +1112,30 @@ DT_API dt_status dt_conv2d_new(int64_t in_channels, int64_t out_channels, const 
 DT_API dt_status dt_conv1d_new(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride,
                                int64_t padding, int64_t dilation, int64_t groups, int32_t bias, dt_dtype dtype,
                                dt_device device, dt_module** out);
+/** ConvTranspose2d(in_channels, out_channels, kernel_size, stride, padding,
+ *  output_padding, groups, bias, dilation), as torch.nn.ConvTranspose2d (pairs of 2
+ *  values, NULL for PyTorch's defaults 1, 0, 0, 1; groups 1; bias 1): "weight"
+ *  [in_channels, out_channels / groups, kH, kW] and "bias" [out_channels], initialised as
+ *  PyTorch does (uniform in +-1/sqrt(out_channels / groups * kH * kW)). forward(input [N,
+ *  in_channels, H, W] or [in_channels, H, W]) as dt_conv_transpose2d. padding "same" is
+ *  not accepted (nor by PyTorch). Errors: DT_ERR_INVALID_ARGUMENT (NULL out or
+ *  kernel_size, sizes not positive, negative padding, output_padding not smaller than
+ *  stride or dilation, channels not divisible by groups, bias not 0/1),
+ *  DT_ERR_DTYPE_MISMATCH, DT_ERR_INVALID_DEVICE, DT_ERR_DEVICE_UNAVAILABLE,
+ *  DT_ERR_OUT_OF_MEMORY; forward: DT_ERR_SHAPE_MISMATCH naming the module and the shapes,
+ *  DT_ERR_DTYPE_MISMATCH, DT_ERR_DEVICE_MISMATCH. */
+DT_API dt_status dt_conv_transpose2d_new(int64_t in_channels, int64_t out_channels, const int64_t* kernel_size,
+                                         const int64_t* stride, const int64_t* padding, const int64_t* output_padding,
+                                         int64_t groups, int32_t bias, const int64_t* dilation, dt_dtype dtype,
+                                         dt_device device, dt_module** out);
 /** MaxPool2d(kernel_size, stride, padding, dilation, ceil_mode), AvgPool2d(kernel_size,
  *  stride, padding, ceil_mode, count_include_pad) and AdaptiveAvgPool2d(output_size), as
  *  torch.nn's, with no parameters; forward as dt_max_pool2d, dt_avg_pool2d,
  *  dt_adaptive_avg_pool2d. Pairs of 2 values (height, width); NULL stride means the
- *  kernel size, NULL padding (0, 0), NULL dilation (1, 1). ceil_mode = 1 is not supported
- *  yet (DT_ERR_NOT_SUPPORTED). Errors: DT_ERR_INVALID_ARGUMENT (NULL out, kernel_size or
- *  output_size, sizes not positive, negative padding, flags not 0/1),
- *  DT_ERR_NOT_SUPPORTED; forward: as the functional forms, the message naming the module. */
+ *  kernel size, NULL padding (0, 0), NULL dilation (1, 1); ceil_mode as dt_max_pool2d's.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out, kernel_size or output_size, sizes not
+ *  positive, negative padding, flags not 0/1); forward: as the functional forms, the
+ *  message naming the module. */
 DT_API dt_status dt_max_pool2d_new(const int64_t* kernel_size, const int64_t* stride, const int64_t* padding,
                                    const int64_t* dilation, int32_t ceil_mode, dt_module** out);
 DT_API dt_status dt_avg_pool2d_new(const int64_t* kernel_size, const int64_t* stride, const int64_t* padding,

@@ -1488,6 +1488,62 @@ void add_module_cases(Table& T) {
   T.devices("dt_conv2d_new", [mod_out](Ctx& x, dt_device d) {
     return dt_conv2d_new(3, 2, k2, nullptr, nullptr, nullptr, 1, 1, DT_FLOAT32, d, mod_out(x));
   });
+  // ConvTranspose2d: weight [in, out / groups, kH, kW]; the 4-d weight of with_weight has
+  // in_channels 2, so the [2, 3] context tensor is again the shape error.
+  T.handles("dt_conv_transpose2d", "input", [](Ctx& x, const dt_tensor* t) {
+    return dt_conv_transpose2d(t, x.a, nullptr, nullptr, nullptr, nullptr, 1, nullptr, &x.o.t);
+  });
+  T.handles("dt_conv_transpose2d", "weight", [](Ctx& x, const dt_tensor* t) {
+    return dt_conv_transpose2d(x.a, t, nullptr, nullptr, nullptr, nullptr, 1, nullptr, &x.o.t);
+  });
+  T.handles("dt_conv_transpose2d", "bias", [](Ctx& x, const dt_tensor* t) {
+    return dt_conv_transpose2d(x.a, x.a, t, nullptr, nullptr, nullptr, 1, nullptr, &x.o.t);
+  }, /*with_null=*/false);  // NULL bias is "no bias"
+  T.add("dt_conv_transpose2d", "out=NULL", {IA}, [](Ctx& x) {
+    return dt_conv_transpose2d(x.a, x.a, nullptr, nullptr, nullptr, nullptr, 1, nullptr, nullptr);
+  });
+  T.add("dt_conv_transpose2d", "weight_2d", {SM}, [](Ctx& x) {
+     return dt_conv_transpose2d(x.a, x.a, nullptr, nullptr, nullptr, nullptr, 1, nullptr, &x.o.t);
+   }).msg_has = "4-d weight";
+  T.add("dt_conv_transpose2d", "input_2d", {SM}, with_weight([](Ctx& x, dt_tensor* w) {
+     return dt_conv_transpose2d(x.a, w, nullptr, nullptr, nullptr, nullptr, 1, nullptr, &x.o.t);
+   })).msg_has = "[2, 3]";
+  T.add("dt_conv_transpose2d", "groups=0", {IA}, with_weight([](Ctx& x, dt_tensor* w) {
+     return dt_conv_transpose2d(x.a, w, nullptr, nullptr, nullptr, nullptr, 0, nullptr, &x.o.t);
+   })).msg_has = "groups";
+  T.add("dt_conv_transpose2d", "stride=0", {IA}, with_weight([](Ctx& x, dt_tensor* w) {
+     return dt_conv_transpose2d(x.a, w, nullptr, k0, nullptr, nullptr, 1, nullptr, &x.o.t);
+   }));
+  T.add("dt_conv_transpose2d", "output_padding=stride", {IA}, with_weight([](Ctx& x, dt_tensor* w) {
+     return dt_conv_transpose2d(x.a, w, nullptr, nullptr, nullptr, one, 1, nullptr, &x.o.t);
+   })).msg_has = "output padding must be smaller";
+  T.add("dt_conv_transpose2d_new", "out=NULL", {IA}, [](Ctx&) {
+    return dt_conv_transpose2d_new(3, 2, k2, nullptr, nullptr, nullptr, 1, 1, nullptr, DT_FLOAT32, CPU0, nullptr);
+  });
+  T.add("dt_conv_transpose2d_new", "kernel_size=NULL", {IA}, [mod_out](Ctx& x) {
+    return dt_conv_transpose2d_new(3, 2, nullptr, nullptr, nullptr, nullptr, 1, 1, nullptr, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_conv_transpose2d_new", "kernel_size=0", {IA}, [mod_out](Ctx& x) {
+    return dt_conv_transpose2d_new(3, 2, k0, nullptr, nullptr, nullptr, 1, 1, nullptr, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_conv_transpose2d_new", "out_channels=0", {IA}, [mod_out](Ctx& x) {
+    return dt_conv_transpose2d_new(3, 0, k2, nullptr, nullptr, nullptr, 1, 1, nullptr, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_conv_transpose2d_new", "groups_not_dividing", {IA}, [mod_out](Ctx& x) {
+     return dt_conv_transpose2d_new(3, 2, k2, nullptr, nullptr, nullptr, 2, 1, nullptr, DT_FLOAT32, CPU0, mod_out(x));
+   }).msg_has = "divisible by groups";
+  T.add("dt_conv_transpose2d_new", "output_padding=stride", {IA}, [mod_out](Ctx& x) {
+     return dt_conv_transpose2d_new(3, 2, k2, nullptr, nullptr, one, 1, 1, nullptr, DT_FLOAT32, CPU0, mod_out(x));
+   }).msg_has = "output padding must be smaller";
+  T.add("dt_conv_transpose2d_new", "bias=2", {IA}, [mod_out](Ctx& x) {
+    return dt_conv_transpose2d_new(3, 2, k2, nullptr, nullptr, nullptr, 1, 2, nullptr, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_conv_transpose2d_new", "dtype=int32", {TM}, [mod_out](Ctx& x) {
+    return dt_conv_transpose2d_new(3, 2, k2, nullptr, nullptr, nullptr, 1, 1, nullptr, DT_INT32, CPU0, mod_out(x));
+  });
+  T.devices("dt_conv_transpose2d_new", [mod_out](Ctx& x, dt_device d) {
+    return dt_conv_transpose2d_new(3, 2, k2, nullptr, nullptr, nullptr, 1, 1, nullptr, DT_FLOAT32, d, mod_out(x));
+  });
   // Conv1d: a [2, 3] is an unbatched input of 2 channels; a 3-d weight is made in the row.
   auto with_weight1d = [](dt_status (*call)(Ctx&, dt_tensor*)) {
     return [call](Ctx& x) {
@@ -1541,7 +1597,7 @@ void add_module_cases(Table& T) {
   T.add("dt_max_pool2d", "kernel_size=NULL", {IA}, [](Ctx& x) {
     return dt_max_pool2d(x.a, nullptr, nullptr, nullptr, nullptr, 0, &x.o.t);
   });
-  T.add("dt_max_pool2d", "ceil_mode=1", {NS}, [](Ctx& x) { return dt_max_pool2d(x.a, k2, nullptr, nullptr, nullptr, 1, &x.o.t); })
+  T.add("dt_max_pool2d", "ceil_mode=2", {IA}, [](Ctx& x) { return dt_max_pool2d(x.a, k2, nullptr, nullptr, nullptr, 2, &x.o.t); })
       .msg_has = "ceil_mode";
   T.add("dt_max_pool2d", "input_2d", {SM}, [](Ctx& x) { return dt_max_pool2d(x.a, k2, nullptr, nullptr, nullptr, 0, &x.o.t); });
   T.handles("dt_avg_pool2d", "input", [](Ctx& x, const dt_tensor* t) {
@@ -1564,8 +1620,8 @@ void add_module_cases(Table& T) {
   T.add("dt_max_pool2d_new", "kernel_size=NULL", {IA}, [mod_out](Ctx& x) {
     return dt_max_pool2d_new(nullptr, nullptr, nullptr, nullptr, 0, mod_out(x));
   });
-  T.add("dt_max_pool2d_new", "ceil_mode=1", {NS}, [mod_out](Ctx& x) {
-    return dt_max_pool2d_new(k2, nullptr, nullptr, nullptr, 1, mod_out(x));
+  T.add("dt_max_pool2d_new", "ceil_mode=-1", {IA}, [mod_out](Ctx& x) {
+    return dt_max_pool2d_new(k2, nullptr, nullptr, nullptr, -1, mod_out(x));
   });
   T.add("dt_avg_pool2d_new", "out=NULL", {IA}, [](Ctx&) { return dt_avg_pool2d_new(k2, nullptr, nullptr, 0, 1, nullptr); });
   T.add("dt_avg_pool2d_new", "kernel_size=0", {IA}, [mod_out](Ctx& x) {

@@ -196,6 +196,126 @@ TEST_F(Conv, AConvNetTrainsAndItsStateDictRoundTrips) {
   DT_ASSERT_OK(dt_optimizer_release(opt));
 }
 
+M conv_transpose(int64_t in, int64_t out, int64_t k, const int64_t* stride = nullptr, const int64_t* padding = nullptr,
+                 const int64_t* output_padding = nullptr, int64_t groups = 1, int32_t bias = 1) {
+  M m;
+  const int64_t kernel[2] = {k, k};
+  EXPECT_EQ(dt_conv_transpose2d_new(in, out, kernel, stride, padding, output_padding, groups, bias, nullptr, DT_FLOAT32,
+                                    cpu(), m.out()),
+            DT_OK)
+      << dt_last_error_message();
+  return m;
+}
+
+TEST_F(Conv, ConvTranspose2dHasPyTorchsNamesShapesAndBounds) {
+  DT_ASSERT_OK(dt_manual_seed(5));
+  M m = conv_transpose(6, 4, 3, nullptr, nullptr, nullptr, 2);
+  char kind[32] = {};
+  DT_ASSERT_OK(dt_module_kind(m, kind, sizeof kind, nullptr));
+  EXPECT_STREQ(kind, "ConvTranspose2d");
+  T w, b;
+  EXPECT_EQ(param_name(m, 0, &w), "weight");
+  EXPECT_EQ(param_name(m, 1, &b), "bias");
+  EXPECT_EQ(shape_of(w), (std::vector<int64_t>{6, 2, 3, 3}));  // [in, out / groups, kH, kW]
+  EXPECT_EQ(shape_of(b), (std::vector<int64_t>{4}));
+  // PyTorch's fan_in of a transposed weight is its second dimension x the kernel: 2 * 9.
+  const double bound = 1.0 / std::sqrt(18.0);
+  double largest = 0;
+  for (float v : values<float>(w)) largest = std::max(largest, std::fabs(static_cast<double>(v)));
+  EXPECT_LE(largest, bound);
+  EXPECT_GT(largest, 0.8 * bound) << "108 uniform draws should come near the bound";
+}
+
+TEST_F(Conv, ConvTranspose2dByHandAndAsTheModulesFunctionalForm) {
+  // One input channel, one output channel, kernel [[1, 2], [3, 4]], stride 2: each input
+  // pixel stamps value * kernel into its own 2 x 2 block (no overlap).
+  T x, w, y;
+  x = T();
+  const float xv[] = {1, 10, 100, 1000}, wv[] = {1, 2, 3, 4};
+  const int64_t xs[] = {1, 1, 2, 2}, ws[] = {1, 1, 2, 2}, s2[2] = {2, 2};
+  DT_ASSERT_OK(dt_tensor_from_data(xv, sizeof xv, xs, 4, DT_FLOAT32, cpu(), x.out()));
+  DT_ASSERT_OK(dt_tensor_from_data(wv, sizeof wv, ws, 4, DT_FLOAT32, cpu(), w.out()));
+  DT_ASSERT_OK(dt_conv_transpose2d(x, w, nullptr, s2, nullptr, nullptr, 1, nullptr, y.out()));
+  EXPECT_EQ(shape_of(y), (std::vector<int64_t>{1, 1, 4, 4}));
+  EXPECT_EQ(values<float>(y), (std::vector<float>{1, 2, 10, 20, 3, 4, 30, 40, 100, 200, 1000, 2000, 300, 400, 3000,
+                                                   4000}));
+  // Stride 1: the stamps overlap and add; output_padding needs stride or dilation above it.
+  T y1;
+  DT_ASSERT_OK(dt_conv_transpose2d(x, w, nullptr, nullptr, nullptr, nullptr, 1, nullptr, y1.out()));
+  EXPECT_EQ(values<float>(y1), (std::vector<float>{1, 12, 20, 103, 1234, 2040, 300, 3400, 4000}));
+  const int64_t one[2] = {1, 1};
+  DT_EXPECT_STATUS(dt_conv_transpose2d(x, w, nullptr, nullptr, nullptr, one, 1, nullptr, y1.out()),
+                   DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("output padding must be smaller than either stride or dilation"),
+            std::string::npos)
+      << dt_last_error_message();
+
+  // The module: stride 2, padding 1, output_padding 1 doubles the size (the decoder's step).
+  const int64_t p1[2] = {1, 1};
+  M m = conv_transpose(3, 5, 3, s2, p1, p1);
+  T mw, mb, in, via_module, via_functional;
+  param_name(m, 0, &mw);
+  param_name(m, 1, &mb);
+  const int64_t ins[] = {2, 3, 4, 5};
+  DT_ASSERT_OK(dt_tensor_randn(ins, 4, DT_FLOAT32, cpu(), in.out()));
+  const dt_tensor* args[] = {in};
+  DT_ASSERT_OK(dt_module_forward(m, args, 1, via_module.out()));
+  DT_ASSERT_OK(dt_conv_transpose2d(in, mw, mb, s2, p1, p1, 1, nullptr, via_functional.out()));
+  EXPECT_EQ(shape_of(via_module), (std::vector<int64_t>{2, 5, 8, 10}));
+  EXPECT_EQ(values<float>(via_module), values<float>(via_functional));
+}
+
+TEST_F(Conv, ConvTranspose2dBadInputNamesTheModuleAndTheShapes) {
+  const int64_t s2[2] = {2, 2}, p1[2] = {1, 1};
+  M m = conv_transpose(4, 2, 3, s2, p1, p1);
+  T x, y, f64;
+  const int64_t xs[] = {1, 3, 5, 5};
+  DT_ASSERT_OK(dt_tensor_zeros(xs, 4, DT_FLOAT32, cpu(), x.out()));
+  const dt_tensor* in[] = {x};
+  DT_EXPECT_STATUS(dt_module_forward(m, in, 1, y.out()), DT_ERR_SHAPE_MISMATCH);
+  EXPECT_NE(std::string(dt_last_error_message())
+                .find("ConvTranspose2d(4, 2, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), output_padding=(1, "
+                      "1)): expected an input of shape [N, 4, H, W] or [4, H, W] but got [1, 3, 5, 5]"),
+            std::string::npos)
+      << dt_last_error_message();
+  const int64_t ok[] = {4, 3, 3};
+  DT_ASSERT_OK(dt_tensor_zeros(ok, 3, DT_FLOAT64, cpu(), f64.out()));
+  const dt_tensor* in2[] = {f64};
+  DT_EXPECT_STATUS(dt_module_forward(m, in2, 1, y.out()), DT_ERR_DTYPE_MISMATCH);
+  EXPECT_NE(std::string(dt_last_error_message()).find("ConvTranspose2d(4, 2"), std::string::npos);
+  EXPECT_EQ(y.get(), nullptr) << "outputs stay untouched on failure";
+
+  M bad;
+  const int64_t k3[2] = {3, 3}, same[2] = {DT_PADDING_SAME, 0}, two[2] = {2, 2};
+  DT_EXPECT_STATUS(dt_conv_transpose2d_new(4, 6, k3, nullptr, nullptr, nullptr, 4, 1, nullptr, DT_FLOAT32, cpu(),
+                                           bad.out()),
+                   DT_ERR_INVALID_ARGUMENT);  // 6 % 4
+  DT_EXPECT_STATUS(dt_conv_transpose2d_new(4, 4, k3, s2, nullptr, two, 1, 1, nullptr, DT_FLOAT32, cpu(), bad.out()),
+                   DT_ERR_INVALID_ARGUMENT);  // output_padding 2 with stride 2
+  DT_EXPECT_STATUS(dt_conv_transpose2d_new(4, 4, k3, nullptr, same, nullptr, 1, 1, nullptr, DT_FLOAT32, cpu(),
+                                           bad.out()),
+                   DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_conv_transpose2d_new(4, 4, nullptr, nullptr, nullptr, nullptr, 1, 1, nullptr, DT_FLOAT32, cpu(),
+                                           bad.out()),
+                   DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_conv_transpose2d_new(4, 4, k3, nullptr, nullptr, nullptr, 1, 1, nullptr, DT_INT32, cpu(),
+                                           bad.out()),
+                   DT_ERR_DTYPE_MISMATCH);
+  EXPECT_EQ(static_cast<dt_module*>(bad), nullptr);
+
+  // Conv2d(4, 2, 3)'s state dict has the same keys but the other weight layout ([out, in,
+  // kH, kW] = [2, 4, 3, 3] against [in, out, kH, kW] = [4, 2, 3, 3]): refused, naming both.
+  M conv2 = conv(4, 2, 3);
+  dt_state_dict* sd = nullptr;
+  DT_ASSERT_OK(dt_module_state_dict(conv2, &sd));
+  DT_EXPECT_STATUS(dt_module_load_state_dict(m, sd), DT_ERR_INVALID_ARGUMENT);
+  const std::string msg = dt_last_error_message();
+  EXPECT_NE(msg.find("weight"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[2, 4, 3, 3]"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[4, 2, 3, 3]"), std::string::npos) << msg;
+  dt_state_dict_release(sd);
+}
+
 TEST_F(Conv, Conv1dHasPyTorchsNamesAndIsTheFunctionalForm) {
   DT_ASSERT_OK(dt_manual_seed(4));
   M m;

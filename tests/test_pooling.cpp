@@ -60,11 +60,43 @@ TEST_F(Pooling, MaxPoolingSendsTheGradientToEachWindowsLargest) {
   EXPECT_EQ(values<float>(g), (std::vector<float>{0, 2, 0, 0, 0, 0, 1, 1, 0}));  // 9 wins twice
 }
 
+TEST_F(Pooling, CeilModeKeepsThePartialWindowsAtTheEdge) {
+  // 1 x 1 x 5 x 5, values 0..24, 2 x 2 windows, stride 2: floor mode drops the last row and
+  // column (2 x 2 output); ceil mode keeps them as partial windows (3 x 3), as PyTorch.
+  std::vector<float> v(25);
+  for (int i = 0; i < 25; ++i) v[static_cast<size_t>(i)] = static_cast<float>(i);
+  T x = from(v, {1, 1, 5, 5});
+  const int64_t k2[2] = {2, 2};
+  M floor_max, ceil_max, ceil_avg;
+  DT_ASSERT_OK(dt_max_pool2d_new(k2, nullptr, nullptr, nullptr, 0, floor_max.out()));
+  DT_ASSERT_OK(dt_max_pool2d_new(k2, nullptr, nullptr, nullptr, 1, ceil_max.out()));
+  DT_ASSERT_OK(dt_avg_pool2d_new(k2, nullptr, nullptr, 1, 1, ceil_avg.out()));
+  T f = forward(floor_max, x), c = forward(ceil_max, x), a = forward(ceil_avg, x);
+  EXPECT_EQ(shape_of(f), (std::vector<int64_t>{1, 1, 2, 2}));
+  EXPECT_EQ(values<float>(f), (std::vector<float>{6, 8, 16, 18}));
+  EXPECT_EQ(shape_of(c), (std::vector<int64_t>{1, 1, 3, 3}));
+  EXPECT_EQ(values<float>(c), (std::vector<float>{6, 8, 9, 16, 18, 19, 21, 23, 24}));
+  // The averages divide by the elements inside only: {4, 9} -> 6.5, {20, 21} -> 20.5, {24} -> 24.
+  EXPECT_EQ(values<float>(a), (std::vector<float>{3, 5, 6.5f, 13, 15, 16.5f, 20.5f, 22.5f, 24}));
+  // The gradient of the partial windows goes back to their elements only.
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
+  T y, s, g;
+  DT_ASSERT_OK(dt_avg_pool2d(x, k2, nullptr, nullptr, 1, 1, y.out()));
+  DT_ASSERT_OK(dt_sum(y, nullptr, 0, 0, s.out()));
+  DT_ASSERT_OK(dt_backward(s, nullptr));
+  DT_ASSERT_OK(dt_tensor_grad(x, g.out()));
+  const std::vector<float> gv = values<float>(g);
+  EXPECT_FLOAT_EQ(gv[0], 0.25f);
+  EXPECT_FLOAT_EQ(gv[4], 0.5f);   // (0, 4): a window of 2 elements
+  EXPECT_FLOAT_EQ(gv[24], 1.0f);  // (4, 4): a window of itself alone
+}
+
 TEST_F(Pooling, BadArgumentsAreRefusedNamingTheModule) {
   const int64_t k3[2] = {3, 3}, pad2[2] = {2, 2}, zero[2] = {0, 3};
   M m;
-  DT_EXPECT_STATUS(dt_max_pool2d_new(k3, nullptr, nullptr, nullptr, 1, m.out()), DT_ERR_NOT_SUPPORTED);
-  EXPECT_NE(std::string(dt_last_error_message()).find("ceil_mode=True is not supported yet"), std::string::npos);
+  DT_EXPECT_STATUS(dt_max_pool2d_new(k3, nullptr, nullptr, nullptr, 2, m.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("ceil_mode must be 0 or 1, got 2"), std::string::npos)
+      << dt_last_error_message();
   DT_EXPECT_STATUS(dt_max_pool2d_new(zero, nullptr, nullptr, nullptr, 0, m.out()), DT_ERR_INVALID_ARGUMENT);
   DT_EXPECT_STATUS(dt_max_pool2d_new(nullptr, nullptr, nullptr, nullptr, 0, m.out()), DT_ERR_INVALID_ARGUMENT);
   DT_EXPECT_STATUS(dt_avg_pool2d_new(k3, nullptr, nullptr, 0, 2, m.out()), DT_ERR_INVALID_ARGUMENT);

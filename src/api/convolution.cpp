@@ -1,4 +1,5 @@
-// Convolution entry points: the functional dt_conv2d and dt_conv1d, and their modules.
+// Convolution entry points: the functional dt_conv2d, dt_conv1d and dt_conv_transpose2d,
+// and their modules.
 #include "api/objects.h"
 #include "api/shim.h"
 #include "nn/functions.h"
@@ -115,6 +116,58 @@ DT_API dt_status dt_conv1d_new(int64_t in_channels, int64_t out_channels, int64_
     o.out_channels = out_channels;
     o.bias = bias == 1;
     nn::Module* m = nn::new_conv1d(o, resolve_dtype(dtype), resolve_device(device));
+    *out = static_cast<dt_module*>(new_object_handle<nn::Module, HandleKind::Module>(m));
+  });
+}
+
+// ConvTranspose2d's options: PyTorch's argument order, NULL pairs for the defaults.
+nn::Conv2dOptions conv_transpose_options(const int64_t* kernel, const int64_t* stride, const int64_t* padding,
+                                         const int64_t* output_padding, int64_t groups, const int64_t* dilation) {
+  nn::Conv2dOptions o = conv_options(kernel, stride, nullptr, dilation, groups);
+  pair_arg(padding, 0, o.padding);
+  pair_arg(output_padding, 0, o.output_padding);
+  return o;
+}
+
+DT_API dt_status dt_conv_transpose2d(const dt_tensor* input, const dt_tensor* weight, const dt_tensor* bias,
+                                     const int64_t* stride, const int64_t* padding, const int64_t* output_padding,
+                                     int64_t groups, const int64_t* dilation, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_conv_transpose2d", "out");
+    Borrowed x = tensor_arg(input, "dt_conv_transpose2d", "input");
+    Borrowed w = tensor_arg(weight, "dt_conv_transpose2d", "weight");
+    Tensor b;
+    if (bias) {
+      Borrowed bb = tensor_arg(bias, "dt_conv_transpose2d", "bias");
+      b = bb;
+    }
+    const Tensor& wt = w;
+    if (wt.ndim() != 4)
+      fail(DT_ERR_SHAPE_MISMATCH, cat("dt_conv_transpose2d: expected a 4-d weight [in_channels, out_channels / groups, ",
+                                      "kH, kW], but got weight of size ", dims_str(wt.shape())));
+    const int64_t kernel[2] = {wt.size(2), wt.size(3)};
+    nn::Conv2dOptions o = conv_transpose_options(kernel, stride, padding, output_padding, groups, dilation);
+    nn::check_conv_options("dt_conv_transpose2d", o);
+    nn::check_output_padding("dt_conv_transpose2d", o);
+    *out = new_handle(ag::conv_transpose2d(x, wt, b, nn::conv_window(o), o.output_padding, groups));
+  });
+}
+
+DT_API dt_status dt_conv_transpose2d_new(int64_t in_channels, int64_t out_channels, const int64_t* kernel_size,
+                                         const int64_t* stride, const int64_t* padding, const int64_t* output_padding,
+                                         int64_t groups, int32_t bias, const int64_t* dilation, dt_dtype dtype,
+                                         dt_device device, dt_module** out) {
+  return guard([&] {
+    require(out, "dt_conv_transpose2d_new", "out");
+    if (!kernel_size)
+      fail(DT_ERR_INVALID_ARGUMENT, "dt_conv_transpose2d_new: kernel_size is NULL (2 values: height, width)");
+    if (bias != 0 && bias != 1)
+      fail(DT_ERR_INVALID_ARGUMENT, cat("dt_conv_transpose2d_new: bias must be 0 or 1, got ", bias));
+    nn::Conv2dOptions o = conv_transpose_options(kernel_size, stride, padding, output_padding, groups, dilation);
+    o.in_channels = in_channels;
+    o.out_channels = out_channels;
+    o.bias = bias == 1;
+    nn::Module* m = nn::new_conv_transpose2d(o, resolve_dtype(dtype), resolve_device(device));
     *out = static_cast<dt_module*>(new_object_handle<nn::Module, HandleKind::Module>(m));
   });
 }

@@ -55,7 +55,7 @@ DT_API dt_status dt_max_pool2d(const dt_tensor* input, const int64_t* kernel_siz
     require(out, "dt_max_pool2d", "out");
     Borrowed x = tensor_arg(input, "dt_max_pool2d", "input");
     nn::PoolOptions o = pool_options("dt_max_pool2d", kernel_size, stride, padding, dilation, ceil_mode);
-    *out = new_handle(ag::max_pool2d(x, nn::pool_window("dt_max_pool2d", o)));
+    *out = new_handle(ag::max_pool2d(x, nn::pool_window("dt_max_pool2d", o), o.ceil_mode));
   });
 }
 
@@ -66,7 +66,7 @@ DT_API dt_status dt_avg_pool2d(const dt_tensor* input, const int64_t* kernel_siz
     Borrowed x = tensor_arg(input, "dt_avg_pool2d", "input");
     nn::PoolOptions o = pool_options("dt_avg_pool2d", kernel_size, stride, padding, nullptr, ceil_mode);
     const bool include = flag(count_include_pad, "dt_avg_pool2d", "count_include_pad") == 1;
-    *out = new_handle(ag::avg_pool2d(x, nn::pool_window("dt_avg_pool2d", o), include));
+    *out = new_handle(ag::avg_pool2d(x, nn::pool_window("dt_avg_pool2d", o), o.ceil_mode, include));
   });
 }
 

@@ -1,6 +1,7 @@
-// Convolution modules of torch.nn: Conv2d and Conv1d (over a height of 1), with PyTorch's constructor arguments,
-// defaults, initialisation and state-dict names ("weight" [out, in / groups, kH, kW],
-// "bias" [out]), so a state_dict saved from PyTorch loads unchanged.
+// Convolution modules of torch.nn: Conv2d, Conv1d (over a height of 1) and
+// ConvTranspose2d, with PyTorch's constructor arguments, defaults, initialisation and
+// state-dict names ("weight" [out, in / groups, kH, kW], ConvTranspose2d's [in, out /
+// groups, kH, kW]; "bias" [out]), so a state_dict saved from PyTorch loads unchanged.
 #include <cmath>
 
 #include "core/error.h"
@@ -45,6 +46,19 @@ void check_conv_options(const char* fn, const Conv2dOptions& o) {
     fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": padding='same' is not supported for strided convolutions (stride (",
                                       o.stride[0], ", ", o.stride[1], "))"));
   if (o.groups <= 0) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": groups must be positive, got ", o.groups));
+}
+
+void check_output_padding(const char* fn, const Conv2dOptions& o) {
+  for (int i = 0; i < 2; ++i) {
+    if (o.output_padding[i] < 0)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": output_padding (", o.output_padding[0], ", ", o.output_padding[1],
+                                        ") must be non-negative"));
+    if (o.output_padding[i] >= o.stride[i] && o.output_padding[i] >= o.dilation[i])
+      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": output padding must be smaller than either stride or dilation, but got ",
+                                        "output_padding (", o.output_padding[0], ", ", o.output_padding[1], "), stride (",
+                                        o.stride[0], ", ", o.stride[1], "), dilation (", o.dilation[0], ", ",
+                                        o.dilation[1], ")"));
+  }
 }
 
 namespace {
@@ -139,7 +153,75 @@ class Conv1d final : public Module {
   Conv2dOptions o_;
 };
 
+// ConvTranspose2d: weight [in, out / groups, kH, kW]. PyTorch's kaiming_uniform_(a=sqrt(5))
+// takes fan_in from the weight's second dimension: out / groups * kH * kW.
+class ConvTranspose2d final : public Module {
+ public:
+  Module* clone() const override { return new ConvTranspose2d(*this); }
+  ConvTranspose2d(const Conv2dOptions& o, DType dtype, Device device) : o_(o) {
+    const int64_t fan_in = o.out_channels / o.groups * o.kernel[0] * o.kernel[1];
+    const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
+    Tensor w = new_parameter(Dims{o.in_channels, o.out_channels / o.groups, o.kernel[0], o.kernel[1]}, dtype, device);
+    if (w.numel() > 0) init_uniform(w, bound);
+    ag::set_requires_grad(w, true);
+    params_.emplace_back("weight", w);
+    if (o.bias) {
+      Tensor b = new_parameter(Dims{o.out_channels}, dtype, device);
+      if (b.numel() > 0) init_uniform(b, bound);
+      ag::set_requires_grad(b, true);
+      params_.emplace_back("bias", b);
+    }
+  }
+  const char* kind() const override { return "ConvTranspose2d"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    if (in.size() != 1) fail(DT_ERR_INVALID_ARGUMENT, cat("ConvTranspose2d: expected 1 input but got ", in.size()));
+    const Tensor& x = in[0];
+    check_input_device(*this, x);
+    if ((x.ndim() != 3 && x.ndim() != 4) || x.size(x.ndim() - 3) != o_.in_channels)
+      fail(DT_ERR_SHAPE_MISMATCH, cat(describe(), ": expected an input of shape [N, ", o_.in_channels, ", H, W] or [",
+                                      o_.in_channels, ", H, W] but got ", dims_str(x.shape())));
+    try {
+      return ag::conv_transpose2d(x, params_[0].second, o_.bias ? params_[1].second : Tensor(), conv_window(o_),
+                                  o_.output_padding, o_.groups);
+    } catch (const Error& e) {
+      fail(e.code(), cat(describe(), ": ", e.what()));
+    }
+  }
+
+ private:
+  // PyTorch's repr: "ConvTranspose2d(8, 3, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), output_padding=(1, 1))".
+  std::string describe() const {
+    std::string s = cat("ConvTranspose2d(", o_.in_channels, ", ", o_.out_channels, ", kernel_size=(", o_.kernel[0], ", ",
+                        o_.kernel[1], "), stride=(", o_.stride[0], ", ", o_.stride[1], ")");
+    if (o_.padding[0] || o_.padding[1]) s += cat(", padding=(", o_.padding[0], ", ", o_.padding[1], ")");
+    if (o_.output_padding[0] || o_.output_padding[1])
+      s += cat(", output_padding=(", o_.output_padding[0], ", ", o_.output_padding[1], ")");
+    if (o_.dilation[0] != 1 || o_.dilation[1] != 1) s += cat(", dilation=(", o_.dilation[0], ", ", o_.dilation[1], ")");
+    if (o_.groups != 1) s += cat(", groups=", o_.groups);
+    if (!o_.bias) s += ", bias=False";
+    return s + ")";
+  }
+
+  Conv2dOptions o_;
+};
+
 }  // namespace
+
+Module* new_conv_transpose2d(const Conv2dOptions& o, DType dtype, Device device) {
+  if (o.same_padding)
+    fail(DT_ERR_INVALID_ARGUMENT, "ConvTranspose2d: padding='same' is not supported (nor by PyTorch's ConvTranspose2d)");
+  check_conv_options("ConvTranspose2d", o);
+  check_output_padding("ConvTranspose2d", o);
+  if (o.in_channels <= 0 || o.out_channels <= 0)
+    fail(DT_ERR_INVALID_ARGUMENT, cat("ConvTranspose2d: in_channels (", o.in_channels, ") and out_channels (",
+                                      o.out_channels, ") must be positive"));
+  if (o.in_channels % o.groups != 0 || o.out_channels % o.groups != 0)
+    fail(DT_ERR_INVALID_ARGUMENT, cat("ConvTranspose2d: in_channels (", o.in_channels, ") and out_channels (",
+                                      o.out_channels, ") must be divisible by groups (", o.groups, ")"));
+  if (!is_floating(dtype))
+    fail(DT_ERR_DTYPE_MISMATCH, cat("ConvTranspose2d: parameters need a floating dtype, got ", dtype_name(dtype)));
+  return new ConvTranspose2d(o, dtype, device);
+}
 
 Module* new_conv1d(const Conv2dOptions& o, DType dtype, Device device) {
   check_conv_options("Conv1d", o);

@@ -52,9 +52,17 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
 // window's width entries apply (its height is 1).
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const ops::Window2d& win, int64_t groups);
 
-// torch.nn.functional's pooling over [N, C, H, W] or [C, H, W] (nn/grad_pool.cpp).
-Tensor max_pool2d(const Tensor& input, const ops::Window2d& w);
-Tensor avg_pool2d(const Tensor& input, const ops::Window2d& w, bool count_include_pad);
+// torch.nn.functional.conv_transpose2d (nn/grad_conv_transpose.cpp): input [N, C, H, W] or
+// [C, H, W], weight [C, OC / groups, KH, KW], bias [OC] or undefined; win's stride,
+// dilation and (symmetric: pt, pl) padding apply, output_padding adds rows/columns at the
+// bottom/right.
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const ops::Window2d& win,
+                        const int64_t output_padding[2], int64_t groups);
+
+// torch.nn.functional's pooling over [N, C, H, W] or [C, H, W] (nn/grad_pool.cpp); w's
+// padding is symmetric (pt = pb, pl = pr), and ceil_mode rounds the output size up.
+Tensor max_pool2d(const Tensor& input, const ops::Window2d& w, bool ceil_mode);
+Tensor avg_pool2d(const Tensor& input, const ops::Window2d& w, bool ceil_mode, bool count_include_pad);
 Tensor adaptive_avg_pool2d(const Tensor& input, int64_t out_h, int64_t out_w);
 
 // torch.nn.functional's normalisation (nn/grad_norm.cpp); weight and bias may be

@@ -4,6 +4,7 @@
 // pooling to the argmax of each window only). Adaptive average pooling is two products
 // with averaging matrices (PyTorch's start = floor(i * H / OH), end = ceil((i + 1) * H / OH)
 // windows), so autograd comes from matmul's.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -36,16 +37,39 @@ void check_half_padding(const char* op, const ops::Window2d& w) {
 }
 
 Tensor batched(const Tensor& x) { return x.ndim() == 3 ? ops::unsqueeze(x, 0) : x; }
+
+// ceil_mode: PyTorch rounds the output size up, out = ceil((in + 2p - d(k - 1) - 1) / s) + 1,
+// less one when the last window would start past the input and its left padding. The
+// windows of the extra output row/column hang over the bottom/right: the window gets that
+// much more bottom/right padding, which max pooling fills with -inf and average pooling
+// leaves out of the divisor.
+int64_t ceil_overhang(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
+  const int64_t span = in + 2 * p - d * (k - 1) - 1;  // checked non-negative by window_output
+  if (span < 0) return 0;
+  int64_t out = (span + s - 1) / s + 1;
+  if ((out - 1) * s >= in + p) --out;
+  return std::max<int64_t>(0, (out - 1) * s + d * (k - 1) + 1 - (in + 2 * p));
+}
+
+ops::Window2d ceil_window(const char* op, const ops::Window2d& w, const Tensor& x) {
+  int64_t oh = 0, ow = 0;
+  ops::window_output(op, w, x.size(2), x.size(3), &oh, &ow);  // the floor-mode checks and errors first
+  ops::Window2d c = w;
+  c.pb += ceil_overhang(x.size(2), w.kh, w.sh, w.pt, w.dh);
+  c.pr += ceil_overhang(x.size(3), w.kw, w.sw, w.pl, w.dw);
+  return c;
+}
 Tensor unbatched_like(const Tensor& out, const Tensor& input) {
   return input.ndim() == 3 ? ops::reshape(out, Dims{out.size(1), out.size(2), out.size(3)}, false) : out;
 }
 
 }  // namespace
 
-Tensor max_pool2d(const Tensor& input, const ops::Window2d& w) {
+Tensor max_pool2d(const Tensor& input, const ops::Window2d& window, bool ceil_mode) {
   check_pool_input("max_pool2d", input);
-  check_half_padding("max_pool2d", w);
+  check_half_padding("max_pool2d", window);
   const Tensor x = batched(input);
+  const ops::Window2d w = ceil_mode ? ceil_window("max_pool2d", window, x) : window;
   Tensor v = ops::windows(x, w, -std::numeric_limits<double>::infinity());
   const int64_t N = v.size(0), C = v.size(1), OH = v.size(2), OW = v.size(3), K = w.kh * w.kw;
   Tensor flat = ops::reshape(ops::contiguous(v), Dims{N, C, OH, OW, K}, false);
@@ -65,29 +89,45 @@ Tensor max_pool2d(const Tensor& input, const ops::Window2d& w) {
   return out;
 }
 
-Tensor avg_pool2d(const Tensor& input, const ops::Window2d& w, bool count_include_pad) {
+Tensor avg_pool2d(const Tensor& input, const ops::Window2d& window, bool ceil_mode, bool count_include_pad) {
   check_pool_input("avg_pool2d", input);
-  check_half_padding("avg_pool2d", w);
+  check_half_padding("avg_pool2d", window);
   const Tensor x = batched(input);
+  const ops::Window2d w = ceil_mode ? ceil_window("avg_pool2d", window, x) : window;
+  // The overhang of ceil_mode (w's extra bottom/right padding) never counts in the divisor.
+  const bool overhang = w.pb != window.pb || w.pr != window.pr;
   Tensor v = ops::windows(x, w, 0.0);
   const int64_t N = v.size(0), C = v.size(1), OH = v.size(2), OW = v.size(3);
   const int64_t last2[] = {4, 5};
   Tensor sums = ops::reduce(ReduceOp::Sum, v, last2, 2, false);  // [N, C, OH, OW]
-  // The divisor: the window's size, or without padding its elements inside the input.
-  Tensor divisor = count_include_pad
-                       ? Tensor()
-                       : ops::reduce(ReduceOp::Sum,
-                                     ops::windows(ops::full(Dims{1, 1, x.size(2), x.size(3)}, 1.0, x.dtype(), x.device()),
-                                                  w, 0.0),
-                                     last2, 2, false);  // [1, 1, OH, OW]
+  // The divisor: the window's size, or the number of its elements inside the input (without
+  // padding) or inside the symmetrically padded input (with padding, under ceil_mode), as
+  // PyTorch counts: ones over the region that counts, windowed like x, summed.
+  Tensor divisor;
+  if (!count_include_pad) {
+    divisor = ops::reduce(ReduceOp::Sum,
+                          ops::windows(ops::full(Dims{1, 1, x.size(2), x.size(3)}, 1.0, x.dtype(), x.device()), w, 0.0),
+                          last2, 2, false);  // [1, 1, OH, OW]
+  } else if (overhang) {
+    ops::Window2d region = w;  // ones over the padded input, the overhang left as padding
+    region.pb -= region.pt;
+    region.pr -= region.pl;
+    region.pt = region.pl = 0;
+    divisor = ops::reduce(ReduceOp::Sum,
+                          ops::windows(ops::full(Dims{1, 1, x.size(2) + 2 * w.pt, x.size(3) + 2 * w.pl}, 1.0,
+                                                 x.dtype(), x.device()),
+                                       region, 0.0),
+                          last2, 2, false);
+  }
   const double k = static_cast<double>(w.kh * w.kw);
-  Tensor avg = count_include_pad ? ops::binary_scalar(BinaryOp::Div, sums, k) : ops::binary(BinaryOp::Div, sums, divisor);
+  const bool by_k = !divisor.defined();
+  Tensor avg = by_k ? ops::binary_scalar(BinaryOp::Div, sums, k) : ops::binary(BinaryOp::Div, sums, divisor);
   Tensor out = unbatched_like(avg, input);
   if (!should_record({&input})) return out;
   const Dims x_shape = x.shape(), in_shape = input.shape();
   record(out, make_node("AvgPool2DBackward0", [=](const Tensor& grad) {
            Tensor g = ops::reshape(grad, Dims{N, C, OH, OW}, false);
-           g = count_include_pad ? ops::binary_scalar(BinaryOp::Div, g, k) : ops::binary(BinaryOp::Div, g, divisor);
+           g = by_k ? ops::binary_scalar(BinaryOp::Div, g, k) : ops::binary(BinaryOp::Div, g, divisor);
            Tensor spread = ops::expand(ops::reshape(g, Dims{N, C, OH, OW, 1, 1}, false), Dims{N, C, OH, OW, w.kh, w.kw});
            return G{ops::reshape(ops::fold_windows(spread, x_shape, w), in_shape, false)};
          }),

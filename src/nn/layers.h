@@ -21,6 +21,7 @@ struct Conv2dOptions {
   int64_t in_channels = 0, out_channels = 0;
   int64_t kernel[2] = {1, 1}, stride[2] = {1, 1}, padding[2] = {0, 0}, dilation[2] = {1, 1};
   bool same_padding = false;  // padding="same": the output has the input's size (stride 1)
+  int64_t output_padding[2] = {0, 0};  // ConvTranspose2d only
   int64_t groups = 1;
   bool bias = true;
 };
@@ -32,11 +33,16 @@ Module* new_conv1d(const Conv2dOptions& o, DType dtype, Device device);
 // (INVALID_ARGUMENT naming fn), shared with the functional dt_conv2d.
 ops::Window2d conv_window(const Conv2dOptions& o);
 void check_conv_options(const char* fn, const Conv2dOptions& o);
+// ConvTranspose2d(o): "weight" [in, out / groups, kH, kW]; and the functional form's
+// checks of output_padding (INVALID_ARGUMENT naming fn: negative, or not smaller than
+// either the stride or the dilation, as PyTorch requires).
+Module* new_conv_transpose2d(const Conv2dOptions& o, DType dtype, Device device);
+void check_output_padding(const char* fn, const Conv2dOptions& o);
 // Pooling (nn/pool_layers.cpp): PyTorch's arguments, (height, width) pairs; the
 // functional forms share the window and its checks (INVALID_ARGUMENT naming fn).
 struct PoolOptions {
   int64_t kernel[2] = {1, 1}, stride[2] = {1, 1}, padding[2] = {0, 0}, dilation[2] = {1, 1};
-  bool ceil_mode = false;        // not supported yet: NOT_SUPPORTED
+  bool ceil_mode = false;        // round output sizes up (PyTorch's ceil_mode=True)
   bool count_include_pad = true;  // AvgPool2d
   int64_t output[2] = {1, 1};     // AdaptiveAvgPool2d
 };

@@ -15,8 +15,6 @@ ops::Window2d pool_window(const char* fn, const PoolOptions& o) {
     if (o.padding[i] < 0)
       fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": padding (", o.padding[0], ", ", o.padding[1], ") must be non-negative"));
   }
-  if (o.ceil_mode)
-    fail(DT_ERR_NOT_SUPPORTED, cat(fn, ": ceil_mode=True is not supported yet (output sizes are rounded down)"));
   ops::Window2d w;
   w.kh = o.kernel[0];
   w.kw = o.kernel[1];
@@ -46,8 +44,8 @@ class Pool2d final : public Module {
     if (in.size() != 1) fail(DT_ERR_INVALID_ARGUMENT, cat(kind(), ": expected 1 input but got ", in.size()));
     try {
       switch (kind_) {
-        case PoolKind::Max: return ag::max_pool2d(in[0], window_);
-        case PoolKind::Avg: return ag::avg_pool2d(in[0], window_, o_.count_include_pad);
+        case PoolKind::Max: return ag::max_pool2d(in[0], window_, o_.ceil_mode);
+        case PoolKind::Avg: return ag::avg_pool2d(in[0], window_, o_.ceil_mode, o_.count_include_pad);
         case PoolKind::AdaptiveAvg: return ag::adaptive_avg_pool2d(in[0], o_.output[0], o_.output[1]);
       }
     } catch (const Error& e) {
@@ -61,7 +59,7 @@ class Pool2d final : public Module {
   std::string describe() const {
     if (kind_ == PoolKind::AdaptiveAvg) return cat("AdaptiveAvgPool2d(output_size=(", o_.output[0], ", ", o_.output[1], "))");
     return cat(kind(), "(kernel_size=(", o_.kernel[0], ", ", o_.kernel[1], "), stride=(", o_.stride[0], ", ", o_.stride[1],
-               "), padding=(", o_.padding[0], ", ", o_.padding[1], "))");
+               "), padding=(", o_.padding[0], ", ", o_.padding[1], ")", o_.ceil_mode ? ", ceil_mode=True" : "", ")");
   }
 
   PoolKind kind_;

@@ -233,6 +233,22 @@ for name, xs, ws, bias, stride, padding, dilation, groups in [
             v[0], v[1], v[2] if len(v) > 2 else None, stride=s, padding=p, dilation=d, groups=g),
         inputs, params={"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}, grad_fn=False)
 
+# (id, input shape, weight shape, bias, stride, padding, output_padding, dilation, groups)
+for name, xs, ws, bias, stride, padding, outpad, dilation, groups in [
+        ("basic", (2, 3, 3, 4), (3, 2, 3, 3), True, (1, 1), (0, 0), (0, 0), (1, 1), 1),
+        ("stride_pad_outpad", (1, 2, 4, 3), (2, 3, 3, 2), True, (2, 3), (1, 0), (1, 2), (1, 1), 1),
+        ("dilation_outpad_over_padding", (1, 2, 3, 3), (2, 2, 2, 3), False, (1, 2), (0, 1), (1, 1), (2, 2), 1),
+        ("groups", (2, 4, 3, 3), (4, 3, 2, 2), True, (2, 1), (1, 0), (0, 0), (1, 1), 2),
+        ("unbatched", (3, 3, 2), (3, 2, 2, 2), True, (2, 2), (0, 0), (1, 0), (1, 1), 1)]:
+    cid = f"dt_conv_transpose2d_{name}"
+    r = R(cid)
+    inputs = [make_input(r, xs), make_input(r, ws)] + ([make_input(r, (ws[1] * groups,))] if bias else [])
+    add(cid, "dt_conv_transpose2d",
+        lambda v, s=stride, p=padding, o=outpad, d=dilation, g=groups: torch.nn.functional.conv_transpose2d(
+            v[0], v[1], v[2] if len(v) > 2 else None, s, p, o, g, d),
+        inputs, params={"stride": list(stride), "padding": list(padding), "output_padding": list(outpad),
+                        "dilation": list(dilation), "groups": groups}, grad_fn=False)
+
 # ----------------------------------------------------------------------------- pooling
 
 F = torch.nn.functional
@@ -242,6 +258,19 @@ for name, xs, k, st, p, d in [("max_3x3_s2_p1", (1, 2, 7, 6), (3, 3), (2, 2), (1
     add(cid, "dt_max_pool2d", lambda v, k=k, st=st, p=p, d=d: F.max_pool2d(v[0], k, st, p, d),
         [make_input(R(cid), xs)], params={"kernel_size": list(k), "stride": list(st), "padding": list(p),
                                           "dilation": list(d)}, grad_fn=False)
+for name, xs, k, st, p, d in [("max_ceil_3x3_s2_p1", (1, 2, 6, 5), (3, 3), (2, 2), (1, 1), (1, 1)),
+                              ("max_ceil_2x2_s2_odd", (2, 1, 5, 7), (2, 2), (2, 2), (0, 0), (1, 1))]:
+    cid = f"dt_max_pool2d_{name}"
+    add(cid, "dt_max_pool2d", lambda v, k=k, st=st, p=p, d=d: F.max_pool2d(v[0], k, st, p, d, ceil_mode=True),
+        [make_input(R(cid), xs)], params={"kernel_size": list(k), "stride": list(st), "padding": list(p),
+                                          "dilation": list(d), "ceil_mode": 1}, grad_fn=False)
+for name, xs, k, st, p, incl in [("avg_ceil_3x3_s2_p1_incl", (1, 2, 6, 5), (3, 3), (2, 2), (1, 1), 1),
+                                 ("avg_ceil_2x3_excl", (2, 1, 5, 7), (2, 3), (2, 2), (1, 1), 0)]:
+    cid = f"dt_avg_pool2d_{name}"
+    add(cid, "dt_avg_pool2d", lambda v, k=k, st=st, p=p, incl=incl: F.avg_pool2d(v[0], k, st, p, ceil_mode=True,
+                                                                              count_include_pad=bool(incl)),
+        [make_input(R(cid), xs)], params={"kernel_size": list(k), "stride": list(st), "padding": list(p),
+                                          "count_include_pad": incl, "ceil_mode": 1}, grad_fn=False)
 for name, xs, k, st, p, incl in [("avg_3x3_s2_p1_incl", (1, 2, 7, 6), (3, 3), (2, 2), (1, 1), 1),
                                  ("avg_2x3_excl", (2, 1, 5, 7), (2, 3), (1, 2), (1, 1), 0)]:
     cid = f"dt_avg_pool2d_{name}"

@@ -1077,12 +1077,58 @@ def gen_conv1d():
                  atol_from=lambda ts, r, k=ws[1] * ws[2]: k)
 
 
+# (id, input shape, weight shape [C, OC / groups, kH, kW], bias, stride, padding,
+# output_padding, dilation, groups, input views)
+CONV_TRANSPOSE2D = [
+    ("basic", [2, 3, 4, 5], [3, 4, 3, 3], True, [1, 1], [0, 0], [0, 0], [1, 1], 1, []),
+    ("stride2_pad1_outpad1", [1, 4, 5, 4], [4, 2, 3, 3], True, [2, 2], [1, 1], [1, 1], [1, 1], 1, []),
+    ("odd_strides_pads", [2, 2, 3, 6], [2, 3, 4, 2], False, [3, 2], [2, 0], [2, 1], [1, 1], 1, []),
+    ("dilation_outpad_over_padding", [1, 2, 4, 4], [2, 3, 2, 3], True, [1, 2], [0, 1], [1, 1], [2, 2], 1, []),
+    ("groups", [2, 6, 3, 4], [6, 2, 3, 3], True, [2, 1], [1, 1], [1, 0], [1, 1], 3, []),
+    ("depthwise", [1, 4, 5, 5], [4, 1, 3, 3], False, [2, 2], [1, 1], [0, 0], [1, 1], 4, []),
+    ("unbatched", [3, 4, 3], [3, 2, 2, 2], True, [2, 2], [0, 0], [0, 1], [1, 1], 1, []),
+    ("transposed_input", [2, 3, 5, 4], [3, 2, 3, 2], True, [1, 2], [1, 0], [0, 1], [1, 1], 1, [["transpose", 2, 3]]),
+    ("pointwise", [2, 5, 3, 3], [5, 4, 1, 1], True, [1, 1], [0, 0], [0, 0], [1, 1], 1, []),
+    ("output_too_small", [1, 2, 1, 1], [2, 2, 2, 2], True, [1, 1], [2, 2], [0, 0], [1, 1], 1, []),
+]
+
+
+def gen_conv_transpose2d():
+    op = "dt_conv_transpose2d"
+    for name, xs, ws, bias, stride, padding, outpad, dilation, groups, views in CONV_TRANSPOSE2D:
+        k = ws[0] * ws[2] * ws[3]  # at most in_channels x kernel products summed per output
+        for dt in ["float32", "float64"]:
+            ins = [In(dt, xs, views=views), In(dt, ws)] + ([In(dt, [ws[1] * groups])] if bias else [])
+            case(f"{op}_{dt}_{name}", op, ins,
+                 lambda x, w, b=None, s=stride, p=padding, o=outpad, g=groups, d=dilation:
+                     F.conv_transpose2d(x, w, b, s, p, o, g, d),
+                 params={"stride": stride, "padding": padding, "output_padding": outpad, "dilation": dilation,
+                         "groups": groups},
+                 atol_from=lambda ts, r, k=k: k)
+
+
 # (id, input shape, kernel, stride, padding, dilation / count_include_pad)
 MAX_POOL2D = [
     ("2x2", [2, 3, 6, 7], [2, 2], [2, 2], [0, 0], [1, 1]),
     ("3x3_s2_p1", [1, 2, 9, 8], [3, 3], [2, 2], [1, 1], [1, 1]),
     ("overlap_dilated", [2, 2, 9, 10], [3, 2], [1, 2], [1, 1], [2, 1]),
     ("unbatched", [3, 5, 5], [2, 3], [1, 1], [0, 1], [1, 1]),
+]
+# ceil_mode=True: (id, input shape, kernel, stride, padding, dilation)
+MAX_POOL2D_CEIL = [
+    ("ceil_3x3_s2", [1, 2, 6, 7], [3, 3], [2, 2], [0, 0], [1, 1]),
+    ("ceil_3x3_s2_p1", [2, 1, 8, 5], [3, 3], [2, 2], [1, 1], [1, 1]),
+    ("ceil_2x2_s2_odd", [1, 3, 5, 7], [2, 2], [2, 2], [0, 0], [1, 1]),
+    ("ceil_dilated", [1, 1, 9, 8], [2, 3], [3, 2], [1, 1], [2, 1]),
+    ("ceil_last_window_dropped", [1, 1, 5, 5], [2, 2], [3, 3], [1, 1], [1, 1]),
+]
+# ceil_mode=True: (id, input shape, kernel, stride, padding, count_include_pad)
+AVG_POOL2D_CEIL = [
+    ("ceil_3x3_s2_incl", [1, 2, 6, 7], [3, 3], [2, 2], [0, 0], 1),
+    ("ceil_3x3_s2_p1_incl", [2, 1, 8, 5], [3, 3], [2, 2], [1, 1], 1),
+    ("ceil_3x3_s2_p1_excl", [2, 1, 8, 5], [3, 3], [2, 2], [1, 1], 0),
+    ("ceil_2x3_odd_incl", [1, 2, 5, 7], [2, 3], [2, 2], [1, 1], 1),
+    ("ceil_last_window_dropped", [1, 1, 5, 5], [2, 2], [3, 3], [1, 1], 1),
 ]
 AVG_POOL2D = [
     ("2x2", [2, 3, 6, 7], [2, 2], [2, 2], [0, 0], 1),
@@ -1104,6 +1150,16 @@ def gen_pool2d():
             case(f"dt_avg_pool2d_{dt}_{name}", "dt_avg_pool2d", [In(dt, xs)],
                  lambda x, k=k, st=st, p=p, incl=incl: F.avg_pool2d(x, k, st, p, count_include_pad=bool(incl)),
                  params={"kernel_size": k, "stride": st, "padding": p, "count_include_pad": incl},
+                 atol_from=lambda ts, r, k=k: k[0] * k[1])
+        for name, xs, k, st, p, d in MAX_POOL2D_CEIL:
+            case(f"dt_max_pool2d_{dt}_{name}", "dt_max_pool2d", [In(dt, xs)],
+                 lambda x, k=k, st=st, p=p, d=d: F.max_pool2d(x, k, st, p, d, ceil_mode=True),
+                 params={"kernel_size": k, "stride": st, "padding": p, "dilation": d, "ceil_mode": 1})
+        for name, xs, k, st, p, incl in AVG_POOL2D_CEIL:
+            case(f"dt_avg_pool2d_{dt}_{name}", "dt_avg_pool2d", [In(dt, xs)],
+                 lambda x, k=k, st=st, p=p, incl=incl: F.avg_pool2d(x, k, st, p, ceil_mode=True,
+                                                                    count_include_pad=bool(incl)),
+                 params={"kernel_size": k, "stride": st, "padding": p, "count_include_pad": incl, "ceil_mode": 1},
                  atol_from=lambda ts, r, k=k: k[0] * k[1])
         for name, xs, size in ADAPTIVE:
             case(f"dt_adaptive_avg_pool2d_{dt}_{name}", "dt_adaptive_avg_pool2d", [In(dt, xs)],
@@ -1214,6 +1270,7 @@ def gen_attention():
 def main():
     gen_conv2d()
     gen_conv1d()
+    gen_conv_transpose2d()
     gen_pool2d()
     gen_norm()
     gen_attention()

@@ -511,6 +511,11 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
     const int64_t padding = params.at("padding").is_string() ? DT_PADDING_SAME : params.at("padding").get<int64_t>();
     st = dt_conv1d(I(0), I(1), in.size() > 2 ? I(2) : nullptr, params.at("stride").get<int64_t>(), padding,
                    params.at("dilation").get<int64_t>(), params.at("groups").get<int64_t>(), out);
+  } else if (op == "dt_conv_transpose2d") {  // inputs: input, weight[, bias]
+    std::vector<int64_t> stride = Ints(params.at("stride")), padding = Ints(params.at("padding")),
+                         outpad = Ints(params.at("output_padding")), dilation = Ints(params.at("dilation"));
+    st = dt_conv_transpose2d(I(0), I(1), in.size() > 2 ? I(2) : nullptr, stride.data(), padding.data(),
+                             outpad.data(), params.at("groups").get<int64_t>(), dilation.data(), out);
   } else if (op == "dt_max_pool2d" || op == "dt_avg_pool2d" || op == "dt_adaptive_avg_pool2d") {
     if (op == "dt_adaptive_avg_pool2d") {
       std::vector<int64_t> size = Ints(params.at("output_size"));
@@ -519,9 +524,10 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
       std::vector<int64_t> k = Ints(params.at("kernel_size")), s = Ints(params.at("stride")), p = Ints(params.at("padding"));
       if (op == "dt_max_pool2d") {
         std::vector<int64_t> d = Ints(params.at("dilation"));
-        st = dt_max_pool2d(I(0), k.data(), s.data(), p.data(), d.data(), 0, out);
+        st = dt_max_pool2d(I(0), k.data(), s.data(), p.data(), d.data(), params.value("ceil_mode", 0), out);
       } else {
-        st = dt_avg_pool2d(I(0), k.data(), s.data(), p.data(), 0, params.at("count_include_pad").get<int32_t>(), out);
+        st = dt_avg_pool2d(I(0), k.data(), s.data(), p.data(), params.value("ceil_mode", 0),
+                           params.at("count_include_pad").get<int32_t>(), out);
       }
     }
   } else if (op == "dt_flatten") {
