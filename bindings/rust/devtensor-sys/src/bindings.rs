@@ -1257,6 +1257,19 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_conv_transpose2d(
+        input: *const dt_tensor,
+        weight: *const dt_tensor,
+        bias: *const dt_tensor,
+        stride: *const i64,
+        padding: *const i64,
+        output_padding: *const i64,
+        groups: i64,
+        dilation: *const i64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_max_pool2d(
         input: *const dt_tensor,
         kernel_size: *const i64,
@@ -1514,6 +1527,22 @@ extern "C" {
         dilation: i64,
         groups: i64,
         bias: i32,
+        dtype: dt_dtype,
+        device: dt_device,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_conv_transpose2d_new(
+        in_channels: i64,
+        out_channels: i64,
+        kernel_size: *const i64,
+        stride: *const i64,
+        padding: *const i64,
+        output_padding: *const i64,
+        groups: i64,
+        bias: i32,
+        dilation: *const i64,
         dtype: dt_dtype,
         device: dt_device,
         out: *mut *mut dt_module,
