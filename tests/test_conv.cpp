@@ -4,7 +4,9 @@
 // PyTorch's parameter names, shapes and initialisation bounds, the module agreeing with
 // the functional form, and every bad input answered by a clear error naming the module
 // and the shapes.
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -348,3 +350,83 @@ TEST_F(Conv, Conv1dHasPyTorchsNamesAndIsTheFunctionalForm) {
 }
 
 }  // namespace
+
+// float32 convolutions take the backend's library where it has one (oneDNN on the CPU:
+// dt_build_info's "cpu convolutions" line), float64 ones the im2col path; the two must
+// agree, forward and both gradients, on shapes the reference cases keep small: wider
+// channels, odd sizes, strides, dilation, groups, a non-contiguous input.
+TEST_F(Conv, Float32KernelsAgreeWithTheIm2colPathInFloat64) {
+  struct Case {
+    int64_t n, c, h, w, oc, k, stride, pad, dil, groups;
+    bool transposed_input;
+  };
+  const Case cases[] = {
+      {2, 16, 13, 11, 24, 3, 1, 1, 1, 1, false}, {3, 8, 17, 9, 12, 5, 2, 2, 1, 1, false},
+      {2, 12, 15, 15, 18, 3, 2, 0, 2, 3, false}, {1, 32, 7, 7, 32, 3, 1, 1, 1, 32, false},
+      {2, 6, 10, 14, 8, 1, 1, 0, 1, 2, true},
+  };
+  std::mt19937 rng(11);
+  std::normal_distribution<double> normal;
+  auto tensor64 = [&](std::vector<int64_t> shape) {
+    size_t n = 1;
+    for (int64_t s : shape) n *= static_cast<size_t>(s);
+    std::vector<double> v(n);
+    for (double& x : v) x = normal(rng);
+    T t;
+    EXPECT_EQ(dt_tensor_from_data(v.data(), n * sizeof(double), shape.data(), shape.size(), DT_FLOAT64, cpu(),
+                                  t.out()),
+              DT_OK);
+    return t;
+  };
+  auto as32 = [](dt_tensor* t) {
+    T r;
+    EXPECT_EQ(dt_tensor_to(t, cpu(), DT_FLOAT32, 0, r.out()), DT_OK) << dt_last_error_message();
+    return r;
+  };
+  auto expect_close = [](dt_tensor* f32, dt_tensor* f64, const std::string& what) {
+    const std::vector<float> a = values<float>(f32);
+    const std::vector<double> b = values<double>(f64);
+    ASSERT_EQ(a.size(), b.size()) << what;
+    double scale = 0, worst = 0;
+    for (double v : b) scale = std::max(scale, std::fabs(v));
+    for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(static_cast<double>(a[i]) - b[i]));
+    EXPECT_LE(worst, 1e-5 * std::max(1.0, scale)) << what << ": largest difference " << worst << " on values up to "
+                                                   << scale;
+  };
+  for (const Case& c : cases) {
+    const std::string what = "conv2d of [" + std::to_string(c.n) + ", " + std::to_string(c.c) + ", " +
+                             std::to_string(c.h) + ", " + std::to_string(c.w) + "], " + std::to_string(c.oc) +
+                             " channels, kernel " + std::to_string(c.k) + ", groups " + std::to_string(c.groups);
+    // A transposed input is the same values read through [N, C, W, H] strides.
+    T x64 = tensor64(c.transposed_input ? std::vector<int64_t>{c.n, c.c, c.w, c.h}
+                                        : std::vector<int64_t>{c.n, c.c, c.h, c.w});
+    T x32 = as32(x64);
+    if (c.transposed_input) {
+      T t64, t32;
+      DT_ASSERT_OK(dt_transpose(x64, 2, 3, t64.out()));
+      DT_ASSERT_OK(dt_transpose(x32, 2, 3, t32.out()));
+      x64 = std::move(t64);
+      x32 = std::move(t32);
+    }
+    T w64 = tensor64({c.oc, c.c / c.groups, c.k, c.k}), b64 = tensor64({c.oc}), up64 = T();
+    T w32 = as32(w64), b32 = as32(b64);
+    const int64_t stride[2] = {c.stride, c.stride}, pad[2] = {c.pad, c.pad}, dil[2] = {c.dil, c.dil};
+    T out64, out32, up32;
+    for (dt_tensor* t : {x64.get(), w64.get(), x32.get(), w32.get()}) DT_ASSERT_OK(dt_tensor_set_requires_grad(t, 1));
+    DT_ASSERT_OK(dt_conv2d(x64, w64, b64, stride, pad, dil, c.groups, out64.out()));
+    DT_ASSERT_OK(dt_conv2d(x32, w32, b32, stride, pad, dil, c.groups, out32.out()));
+    expect_close(out32, out64, what + ": output");
+    // Backward from a random upstream gradient, the same in both dtypes.
+    up64 = tensor64(shape_of(out64));
+    up32 = as32(up64);
+    DT_ASSERT_OK(dt_backward(out64, up64));
+    DT_ASSERT_OK(dt_backward(out32, up32));
+    T gx64, gx32, gw64, gw32;
+    DT_ASSERT_OK(dt_tensor_grad(x64, gx64.out()));
+    DT_ASSERT_OK(dt_tensor_grad(x32, gx32.out()));
+    DT_ASSERT_OK(dt_tensor_grad(w64, gw64.out()));
+    DT_ASSERT_OK(dt_tensor_grad(w32, gw32.out()));
+    expect_close(gx32, gx64, what + ": input gradient");
+    expect_close(gw32, gw64, what + ": weight gradient");
+  }
+}

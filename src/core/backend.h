@@ -36,6 +36,25 @@ struct OpArgs {
   void* stream = nullptr;  // the backend's stream to queue on (null: the default); run_op sets it
 };
 
+// The geometry of a 2-d convolution pass (optional Backend hooks below): (height, width)
+// pairs; padding may differ before and after; groups divides both channel counts.
+struct ConvGeometry {
+  int64_t stride[2] = {1, 1};
+  int64_t pad_begin[2] = {0, 0};  // top, left
+  int64_t pad_end[2] = {0, 0};    // bottom, right
+  int64_t dilation[2] = {1, 1};
+  int64_t groups = 1;
+};
+
+// The geometry of a 2-d max pooling (Backend::max_pool2d_forward): (height, width) pairs;
+// the output's size is the tensor's, so padding past the bottom/right (ceil_mode) needs no field.
+struct PoolGeometry {
+  int64_t kernel[2] = {1, 1};
+  int64_t stride[2] = {1, 1};
+  int64_t pad_begin[2] = {0, 0};  // top, left
+  int64_t dilation[2] = {1, 1};
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -64,6 +83,35 @@ class Backend {
   // ---- ops, by code
   virtual bool supports(int32_t op) = 0;
   virtual void run(int32_t op, const OpArgs& args) = 0;
+
+  // ---- optional: a convolution library (oneDNN on the CPU). Each hook computes one pass
+  // of a 2-d convolution (cross-correlation, as torch's conv2d) on contiguous NCHW
+  // operands of one of this backend's devices, the output freshly allocated, and returns
+  // true; or returns false, having written nothing, when the backend has no kernel for
+  // them (the dtype, a build without the library). The caller then computes the pass with
+  // im2col and matmul (nn/grad_conv.cpp), so a backend without these is complete.
+  //   forward:      out [N, OC, OH, OW] = conv(x [N, C, H, W], w [OC, C / groups, kH, kW]) + bias [OC] (or null)
+  //   input grad:   gx [N, C, H, W] from gout [N, OC, OH, OW] and w
+  //   weight grad:  gw [OC, C / groups, kH, kW] from x and gout
+  virtual bool conv2d_forward(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor* bias,
+                              const ConvGeometry& g) {
+    return false;
+  }
+  virtual bool conv2d_input_grad(const Tensor& gx, const Tensor& gout, const Tensor& w, const ConvGeometry& g) {
+    return false;
+  }
+  virtual bool conv2d_weight_grad(const Tensor& gw, const Tensor& x, const Tensor& gout, const ConvGeometry& g) {
+    return false;
+  }
+
+  // Optional, as the convolution hooks: max pooling of contiguous NCHW x (floating) into
+  // out [N, C, OH, OW], and indices [N, C, OH, OW] (int64), each window's largest element
+  // as h * W + w in its input plane (PyTorch's indices; a NaN wins, then the first of equal
+  // values); elements outside the input (padding, ceil_mode's overhang) never count.
+  // Without it, nn/grad_pool.cpp reduces the windows view.
+  virtual bool max_pool2d_forward(const Tensor& out, const Tensor& indices, const Tensor& x, const PoolGeometry& g) {
+    return false;
+  }
 
   // ---- streams and events (core/stream.h). A backend without them keeps these
   // defaults: one in-order queue per device, which the core emulates streams and events

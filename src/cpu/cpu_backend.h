@@ -23,6 +23,14 @@ class CpuBackend final : public Backend {
   void copy(const Tensor& dst, const Tensor& src, bool non_blocking) override;
   bool supports(int32_t op) override;
   void run(int32_t op, const OpArgs& args) override;
+  // float32 convolutions through oneDNN (conv_onednn.cpp) when the library was built with
+  // it (DT_HAVE_ONEDNN); false otherwise, and for other dtypes.
+  bool conv2d_forward(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor* bias,
+                      const ConvGeometry& g) override;
+  bool conv2d_input_grad(const Tensor& gx, const Tensor& gout, const Tensor& w, const ConvGeometry& g) override;
+  bool conv2d_weight_grad(const Tensor& gw, const Tensor& x, const Tensor& gout, const ConvGeometry& g) override;
+  // float32 / float64, one pass over each input plane (kernels_pool.cpp).
+  bool max_pool2d_forward(const Tensor& out, const Tensor& indices, const Tensor& x, const PoolGeometry& g) override;
 
   // The kernels (kernels_*.cpp).
   void copy(const Tensor& dst, const Tensor& src);
