@@ -1,13 +1,17 @@
 // Differentiable 2-d pooling, as torch.nn.functional's max_pool2d, avg_pool2d and
-// adaptive_avg_pool2d. Max and average pooling reduce the windows view of
-// ops/window.h; their backward passes send the gradient back through fold_windows (max
-// pooling to the argmax of each window only). Adaptive average pooling is two products
+// adaptive_avg_pool2d. Max pooling runs on the backend's kernel where it has one
+// (Backend::max_pool2d_forward: the CPU's), its gradient a scatter-add to the recorded
+// indices; elsewhere max and average pooling reduce the windows view of ops/window.h,
+// their backward passes sending the gradient back through fold_windows (max pooling's to
+// the argmax of each window only). Adaptive average pooling is two products
 // with averaging matrices (PyTorch's start = floor(i * H / OH), end = ceil((i + 1) * H / OH)
 // windows), so autograd comes from matmul's.
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
+#include "core/backend.h"
 #include "core/error.h"
 #include "nn/autograd.h"
 #include "nn/functions.h"
@@ -63,6 +67,21 @@ Tensor unbatched_like(const Tensor& out, const Tensor& input) {
   return input.ndim() == 3 ? ops::reshape(out, Dims{out.size(1), out.size(2), out.size(3)}, false) : out;
 }
 
+// The backend's max pooling (Backend::max_pool2d_forward), with PyTorch's plane indices;
+// undefined tensors when the backend has none for x.
+std::pair<Tensor, Tensor> backend_max_pool(const Tensor& x, const ops::Window2d& w) {
+  int64_t OH = 0, OW = 0;
+  ops::window_output("max_pool2d", w, x.size(2), x.size(3), &OH, &OW);
+  const Tensor xc = ops::contiguous(x);
+  Tensor out = ops::empty(Dims{x.size(0), x.size(1), OH, OW}, x.dtype(), x.device());
+  Tensor indices = ops::empty(Dims{x.size(0), x.size(1), OH, OW}, DType::Int64, x.device());
+  PoolGeometry g;
+  g.kernel[0] = w.kh, g.kernel[1] = w.kw, g.stride[0] = w.sh, g.stride[1] = w.sw;
+  g.pad_begin[0] = w.pt, g.pad_begin[1] = w.pl, g.dilation[0] = w.dh, g.dilation[1] = w.dw;
+  if (!backend_for(x.device()).max_pool2d_forward(out, indices, xc, g)) return {};
+  return {out, indices};
+}
+
 }  // namespace
 
 Tensor max_pool2d(const Tensor& input, const ops::Window2d& window, bool ceil_mode) {
@@ -70,6 +89,21 @@ Tensor max_pool2d(const Tensor& input, const ops::Window2d& window, bool ceil_mo
   check_half_padding("max_pool2d", window);
   const Tensor x = batched(input);
   const ops::Window2d w = ceil_mode ? ceil_window("max_pool2d", window, x) : window;
+  if (auto [pooled, indices] = backend_max_pool(x, w); pooled.defined()) {
+    Tensor out = unbatched_like(pooled, input);
+    if (!should_record({&input})) return out;
+    const Dims x_shape = x.shape(), in_shape = input.shape();
+    const Tensor idx = ops::reshape(indices, Dims{x_shape.v[0], x_shape.v[1], -1}, false);
+    record(out, make_node("MaxPool2DWithIndicesBackward0", [=](const Tensor& grad) {
+             // Each output's gradient lands on its window's largest element of the plane.
+             Tensor gx = ops::full(Dims{x_shape.v[0], x_shape.v[1], x_shape.v[2] * x_shape.v[3]}, 0.0, grad.dtype(),
+                                   grad.device());
+             ops::scatter_add_(gx, 2, idx, ops::reshape(grad, idx.shape(), false));
+             return G{ops::reshape(gx, in_shape, false)};
+           }),
+           {&input});
+    return out;
+  }
   Tensor v = ops::windows(x, w, -std::numeric_limits<double>::infinity());
   const int64_t N = v.size(0), C = v.size(1), OH = v.size(2), OW = v.size(3), K = w.kh * w.kw;
   Tensor flat = ops::reshape(ops::contiguous(v), Dims{N, C, OH, OW, K}, false);
