@@ -70,8 +70,8 @@ use std::ptr::NonNull;
 
 mod conv;
 pub use conv::{
-    AvgPool2d, AvgPool2dOptions, Conv1d, Conv1dOptions, Conv2d, Conv2dOptions, MaxPool2d,
-    MaxPool2dOptions, Padding, Padding1d,
+    AvgPool2d, AvgPool2dOptions, Conv1d, Conv1dOptions, Conv2d, Conv2dOptions, ConvTranspose2d,
+    ConvTranspose2dOptions, MaxPool2d, MaxPool2dOptions, Padding, Padding1d,
 };
 mod norm;
 pub use norm::{BatchNorm1d, BatchNorm2d, Embedding, GroupNorm, LayerNorm, RunningStats};

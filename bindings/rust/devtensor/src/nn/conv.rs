@@ -1,9 +1,10 @@
 //! Convolution and 2-d pooling: the modules' builders ([`Conv1d`], [`Conv2d`],
-//! [`MaxPool2d`], [`AvgPool2d`], [`Module::adaptive_avg_pool2d`]) and the functional
-//! forms as [`Tensor`] methods ([`Tensor::conv1d`], [`Tensor::conv2d`],
-//! [`Tensor::max_pool2d`], [`Tensor::avg_pool2d`], [`Tensor::adaptive_avg_pool2d`]).
-//! Pairs are `(height, width)`. PyTorch's `ceil_mode=True` is not supported by the library
-//! (`DT_ERR_NOT_SUPPORTED`), so it has no setter here: output sizes round down.
+//! [`ConvTranspose2d`], [`MaxPool2d`], [`AvgPool2d`], [`Module::adaptive_avg_pool2d`]) and
+//! the functional forms as [`Tensor`] methods ([`Tensor::conv1d`], [`Tensor::conv2d`],
+//! [`Tensor::conv_transpose2d`], [`Tensor::max_pool2d`], [`Tensor::avg_pool2d`],
+//! [`Tensor::adaptive_avg_pool2d`]). Pairs are `(height, width)`. The pools take
+//! PyTorch's `ceil_mode` ([`MaxPool2dOptions::ceil_mode`], [`MaxPool2d::ceil_mode`], and
+//! the same for the average pool): output sizes round down by default, up with it.
 
 use super::{new_module, Module};
 use crate::error::Result;
@@ -216,6 +217,187 @@ impl Conv2d {
     }
 }
 
+/// The geometry of a 2-d transposed convolution, as
+/// `torch.nn.functional.conv_transpose2d`'s keyword arguments in PyTorch's order;
+/// [`Default`] is PyTorch's: stride `(1, 1)`, padding `(0, 0)`, output_padding `(0, 0)`,
+/// one group, dilation `(1, 1)`. [`Tensor::conv_transpose2d`] takes it;
+/// [`ConvTranspose2d`] holds one. There is no `"same"` padding (nor in PyTorch).
+///
+/// ```
+/// use devtensor::nn::ConvTranspose2dOptions;
+/// let o = ConvTranspose2dOptions { stride: (2, 2), output_padding: (1, 1), ..ConvTranspose2dOptions::default() };
+/// assert_eq!((o.padding, o.groups, o.dilation), ((0, 0), 1, (1, 1)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConvTranspose2dOptions {
+    /// The step between the input's positions in the output, `(sh, sw)`.
+    pub stride: (i64, i64),
+    /// Rows and columns taken off each side of the full output (in PyTorch's words,
+    /// `dilation * (kernel_size - 1) - padding` zeros added to both sides of the input).
+    pub padding: (i64, i64),
+    /// Rows and columns added at the bottom and right of the output (to choose among the
+    /// input sizes a strided `conv2d` maps to one size); each smaller than the stride or
+    /// the dilation.
+    pub output_padding: (i64, i64),
+    /// Channel groups (both channel counts divisible by it).
+    pub groups: i64,
+    /// The spacing of the kernel's elements.
+    pub dilation: (i64, i64),
+}
+
+impl Default for ConvTranspose2dOptions {
+    fn default() -> ConvTranspose2dOptions {
+        ConvTranspose2dOptions {
+            stride: (1, 1),
+            padding: (0, 0),
+            output_padding: (0, 0),
+            groups: 1,
+            dilation: (1, 1),
+        }
+    }
+}
+
+/// `torch.nn.ConvTranspose2d(in_channels, out_channels, kernel_size)` with PyTorch's
+/// defaults, changed by setters (stride `(1, 1)`, padding `(0, 0)`, output_padding `(0,
+/// 0)`, one group, a bias, dilation `(1, 1)`, the process default dtype and device).
+/// [`build`](ConvTranspose2d::build) makes the [`Module`] (`dt_conv_transpose2d_new`):
+/// parameters `"weight"` `[in, out / groups, kh, kw]` (in_channels first, as PyTorch's)
+/// and `"bias"` `[out]`, initialised as PyTorch does. Its forward takes `[N, in, H, W]` or
+/// `[in, H, W]` and gives `[N, out, OH, OW]`, `OH = (H - 1) * stride - 2 * padding +
+/// dilation * (kh - 1) + output_padding + 1`, a size that a [`Conv2d`] of the same
+/// geometry maps back to `H`.
+///
+/// ```
+/// use devtensor::nn::ConvTranspose2d;
+/// use devtensor::{DType, Device, Tensor};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let up = ConvTranspose2d::new(4, 6, (3, 3)).stride((2, 2)).padding((1, 1)).output_padding((1, 1)).groups(2).build()?;
+/// let names: Vec<String> = up.named_parameters()?.into_iter().map(|(n, _)| n).collect();
+/// assert_eq!(names, ["weight", "bias"]);
+/// assert_eq!(up.parameters()?[0].shape(), vec![4, 3, 3, 3]);
+/// let x = Tensor::randn(&[2, 4, 5, 7], DType::Float32, Device::CPU)?;
+/// assert_eq!(up.forward(&x)?.shape(), vec![2, 6, 10, 14]); // twice the size
+/// let plain = ConvTranspose2d::new(1, 1, (2, 2)).bias(false).build()?;
+/// assert_eq!(plain.parameters()?.len(), 1);
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct ConvTranspose2d {
+    in_channels: i64,
+    out_channels: i64,
+    kernel_size: (i64, i64),
+    options: ConvTranspose2dOptions,
+    bias: bool,
+    dtype: Option<DType>,
+    device: Option<Device>,
+}
+
+impl ConvTranspose2d {
+    /// `ConvTranspose2d(in_channels, out_channels, kernel_size)` with PyTorch's defaults
+    /// (see the type).
+    pub fn new(in_channels: i64, out_channels: i64, kernel_size: (i64, i64)) -> ConvTranspose2d {
+        ConvTranspose2d {
+            in_channels,
+            out_channels,
+            kernel_size,
+            options: ConvTranspose2dOptions::default(),
+            bias: true,
+            dtype: None,
+            device: None,
+        }
+    }
+    /// `stride=` (default `(1, 1)`).
+    pub fn stride(mut self, stride: (i64, i64)) -> ConvTranspose2d {
+        self.options.stride = stride;
+        self
+    }
+    /// `padding=` (default `(0, 0)`).
+    pub fn padding(mut self, padding: (i64, i64)) -> ConvTranspose2d {
+        self.options.padding = padding;
+        self
+    }
+    /// `output_padding=` (default `(0, 0)`; each smaller than the stride or the
+    /// dilation).
+    pub fn output_padding(mut self, output_padding: (i64, i64)) -> ConvTranspose2d {
+        self.options.output_padding = output_padding;
+        self
+    }
+    /// `groups=` (default 1).
+    pub fn groups(mut self, groups: i64) -> ConvTranspose2d {
+        self.options.groups = groups;
+        self
+    }
+    /// `dilation=` (default `(1, 1)`).
+    pub fn dilation(mut self, dilation: (i64, i64)) -> ConvTranspose2d {
+        self.options.dilation = dilation;
+        self
+    }
+    /// All of the geometry at once (stride, padding, output_padding, groups, dilation).
+    pub fn options(mut self, options: ConvTranspose2dOptions) -> ConvTranspose2d {
+        self.options = options;
+        self
+    }
+    /// `bias=` (default `true`).
+    pub fn bias(mut self, bias: bool) -> ConvTranspose2d {
+        self.bias = bias;
+        self
+    }
+    /// The weights' dtype, floating (default: the process default,
+    /// [`set_default_dtype`](crate::set_default_dtype)).
+    pub fn dtype(mut self, dtype: DType) -> ConvTranspose2d {
+        self.dtype = Some(dtype);
+        self
+    }
+    /// Where the weights live (default: the process default device).
+    pub fn device(mut self, device: Device) -> ConvTranspose2d {
+        self.device = Some(device);
+        self
+    }
+    /// The module.
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_conv_transpose2d_new`:
+    /// [`ErrorCode::InvalidArgument`](crate::ErrorCode::InvalidArgument) (sizes not
+    /// positive, negative padding, an output_padding not smaller than the stride or the
+    /// dilation, channels not divisible by the groups), `DtypeMismatch` (a dtype that is
+    /// not floating), `InvalidDevice`, `DeviceUnavailable`, `OutOfMemory`. Its forward
+    /// fails with `ShapeMismatch` naming the module and the shapes (a wrong channel
+    /// count), `DtypeMismatch`, `DeviceMismatch`.
+    pub fn build(&self) -> Result<Module> {
+        let k = pair(self.kernel_size);
+        let s = pair(self.options.stride);
+        let p = pair(self.options.padding);
+        let op = pair(self.options.output_padding);
+        let d = pair(self.options.dilation);
+        let dtype = self.dtype.map_or(ffi::DT_DTYPE_DEFAULT, DType::to_raw);
+        let device = self.device.map_or(
+            ffi::dt_device {
+                type_: ffi::DT_DEVICE_DEFAULT,
+                index: 0,
+            },
+            Device::to_raw,
+        );
+        new_module(|o| unsafe {
+            ffi::dt_conv_transpose2d_new(
+                self.in_channels,
+                self.out_channels,
+                k.as_ptr(),
+                s.as_ptr(),
+                p.as_ptr(),
+                op.as_ptr(),
+                self.options.groups,
+                self.bias as i32,
+                d.as_ptr(),
+                dtype,
+                device,
+                o,
+            )
+        })
+    }
+}
+
 /// A 1-d convolution's padding: explicit zeros on each side, or PyTorch's
 /// `padding="same"` (the output has the input's length; the stride must be 1; an odd
 /// total is split with the extra one at the end). An `i64` converts to
@@ -416,12 +598,12 @@ impl Conv1d {
 
 /// The arguments of `torch.nn.functional.max_pool2d` after the kernel size;
 /// [`Default`] is PyTorch's: stride the kernel size (`None`), padding `(0, 0)`,
-/// dilation `(1, 1)`. No `ceil_mode` (not supported; see the module).
+/// dilation `(1, 1)`, `ceil_mode=False`.
 ///
 /// ```
 /// use devtensor::nn::MaxPool2dOptions;
 /// let o = MaxPool2dOptions { stride: Some((1, 1)), ..MaxPool2dOptions::default() };
-/// assert_eq!(o.dilation, (1, 1));
+/// assert_eq!((o.dilation, o.ceil_mode), ((1, 1), false));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MaxPool2dOptions {
@@ -431,6 +613,11 @@ pub struct MaxPool2dOptions {
     pub padding: (i64, i64),
     /// The spacing of a window's elements.
     pub dilation: (i64, i64),
+    /// `ceil_mode=`: output sizes rounded up instead of down, so that windows may hang
+    /// over the bottom and right edges (only their elements inside count), except that a
+    /// last window starting past the input and its left padding is dropped (PyTorch's
+    /// rule).
+    pub ceil_mode: bool,
 }
 
 impl Default for MaxPool2dOptions {
@@ -439,18 +626,19 @@ impl Default for MaxPool2dOptions {
             stride: None,
             padding: (0, 0),
             dilation: (1, 1),
+            ceil_mode: false,
         }
     }
 }
 
 /// The arguments of `torch.nn.functional.avg_pool2d` after the kernel size;
 /// [`Default`] is PyTorch's: stride the kernel size (`None`), padding `(0, 0)`, the
-/// zero padding counted in the mean (`count_include_pad=True`). No `ceil_mode` (not
-/// supported; see the module).
+/// zero padding counted in the mean (`count_include_pad=True`), `ceil_mode=False`.
 ///
 /// ```
 /// use devtensor::nn::AvgPool2dOptions;
-/// assert!(AvgPool2dOptions::default().count_include_pad);
+/// let o = AvgPool2dOptions::default();
+/// assert!(o.count_include_pad && !o.ceil_mode);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AvgPool2dOptions {
@@ -458,6 +646,9 @@ pub struct AvgPool2dOptions {
     pub stride: Option<(i64, i64)>,
     /// Zeros added on each side (at most half the kernel).
     pub padding: (i64, i64),
+    /// `ceil_mode=`: as [`MaxPool2dOptions::ceil_mode`]; the part of a window hanging
+    /// over the padded input never counts in its mean.
+    pub ceil_mode: bool,
     /// Whether the padding counts in the mean.
     pub count_include_pad: bool,
 }
@@ -467,6 +658,7 @@ impl Default for AvgPool2dOptions {
         AvgPool2dOptions {
             stride: None,
             padding: (0, 0),
+            ceil_mode: false,
             count_include_pad: true,
         }
     }
@@ -484,6 +676,9 @@ impl Default for AvgPool2dOptions {
 /// let x = Tensor::arange(0.0, 16.0, 1.0, DType::Float32, Device::CPU)?.reshape(&[1, 1, 4, 4])?;
 /// let pool = MaxPool2d::new((2, 2)).build()?;
 /// assert_eq!(pool.forward(&x)?.to_vec::<f32>()?, vec![5.0, 7.0, 13.0, 15.0]);
+/// // stride 3 leaves row and column 3 out, unless ceil_mode takes them in.
+/// let ceil = MaxPool2d::new((2, 2)).stride((3, 3)).ceil_mode(true).build()?;
+/// assert_eq!(ceil.forward(&x)?.to_vec::<f32>()?, vec![5.0, 7.0, 13.0, 15.0]);
 /// # Ok(()) }
 /// ```
 #[derive(Clone, Debug)]
@@ -515,6 +710,11 @@ impl MaxPool2d {
         self.options.dilation = dilation;
         self
     }
+    /// `ceil_mode=` (default `false`; see [`MaxPool2dOptions::ceil_mode`]).
+    pub fn ceil_mode(mut self, ceil_mode: bool) -> MaxPool2d {
+        self.options.ceil_mode = ceil_mode;
+        self
+    }
     /// The module.
     ///
     /// # Errors
@@ -534,7 +734,7 @@ impl MaxPool2d {
                 s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
                 p.as_ptr(),
                 d.as_ptr(),
-                0,
+                self.options.ceil_mode as i32,
                 o,
             )
         })
@@ -579,6 +779,11 @@ impl AvgPool2d {
         self.options.padding = padding;
         self
     }
+    /// `ceil_mode=` (default `false`; see [`AvgPool2dOptions::ceil_mode`]).
+    pub fn ceil_mode(mut self, ceil_mode: bool) -> AvgPool2d {
+        self.options.ceil_mode = ceil_mode;
+        self
+    }
     /// `count_include_pad=` (default `true`).
     pub fn count_include_pad(mut self, count_include_pad: bool) -> AvgPool2d {
         self.options.count_include_pad = count_include_pad;
@@ -600,7 +805,7 @@ impl AvgPool2d {
                 k.as_ptr(),
                 s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
                 p.as_ptr(),
-                0,
+                self.options.ceil_mode as i32,
                 self.options.count_include_pad as i32,
                 o,
             )
@@ -685,6 +890,68 @@ impl Tensor {
         })
     }
 
+    /// `torch.nn.functional.conv_transpose2d(self, weight, bias, **options)`
+    /// (`dt_conv_transpose2d`), the gradient of [`Tensor::conv2d`] with respect to its
+    /// input: each input element adds `weight` scaled by it into the output, `stride`
+    /// apart. `self` `[N, C, H, W]` or `[C, H, W]`, `weight` `[C, OC / groups, kh, kw]`
+    /// (in_channels first), `bias` `[OC]` or `None`; the output is `[N, OC, OH, OW]`, `OH =
+    /// (H - 1) * stride - 2 * padding + dilation * (kh - 1) + output_padding + 1`.
+    /// Differentiable in `self`, `weight` and `bias`.
+    ///
+    /// ```
+    /// use devtensor::nn::ConvTranspose2dOptions;
+    /// use devtensor::{DType, Device, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[1, 1, 2, 2], Device::CPU)?;
+    /// let w = Tensor::ones(&[1, 1, 2, 2], DType::Float32, Device::CPU)?;
+    /// // Each input element spreads over a 2x2 block; overlapping blocks add up.
+    /// let y = x.conv_transpose2d(&w, None, &ConvTranspose2dOptions::default())?;
+    /// assert_eq!(y.shape(), vec![1, 1, 3, 3]);
+    /// assert_eq!(y.to_vec::<f32>()?, vec![1.0, 3.0, 2.0, 4.0, 10.0, 6.0, 3.0, 7.0, 4.0]);
+    /// // Stride 2: the blocks no longer overlap.
+    /// let s2 = ConvTranspose2dOptions { stride: (2, 2), ..ConvTranspose2dOptions::default() };
+    /// let y = x.conv_transpose2d(&w, None, &s2)?;
+    /// assert_eq!(y.shape(), vec![1, 1, 4, 4]);
+    /// assert_eq!(&y.to_vec::<f32>()?[..8], &[1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 2.0, 2.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_conv_transpose2d`:
+    /// [`ErrorCode::InvalidArgument`](crate::ErrorCode::InvalidArgument) (sizes not
+    /// positive, negative padding or output_padding, an output_padding not smaller than
+    /// the stride or the dilation, groups not dividing the channels), `ShapeMismatch`
+    /// (channels, a weight that is not 4-d, the bias size, an output size below 1: the
+    /// message gives the shapes), `DtypeMismatch` (dtypes differ or are not floating),
+    /// `DeviceMismatch`, `OutOfMemory`.
+    pub fn conv_transpose2d(
+        &self,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        options: &ConvTranspose2dOptions,
+    ) -> Result<Tensor> {
+        let s = pair(options.stride);
+        let p = pair(options.padding);
+        let op = pair(options.output_padding);
+        let d = pair(options.dilation);
+        let b = bias.map_or(std::ptr::null(), |b| b.as_ptr() as *const ffi::dt_tensor);
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_conv_transpose2d(
+                self.as_ptr(),
+                weight.as_ptr(),
+                b,
+                s.as_ptr(),
+                p.as_ptr(),
+                op.as_ptr(),
+                options.groups,
+                d.as_ptr(),
+                o,
+            )
+        })
+    }
+
     /// `torch.nn.functional.conv1d(self, weight, bias, **options)` (`dt_conv1d`):
     /// `self` `[N, C, L]` or `[C, L]`, `weight` `[OC, C / groups, k]`, `bias` `[OC]` or
     /// `None`; the output is `[N, OC, OL]`, `OL = (L + 2 * padding - dilation * (k - 1) -
@@ -749,6 +1016,12 @@ impl Tensor {
     /// let x = Tensor::arange(0.0, 16.0, 1.0, DType::Float32, Device::CPU)?.reshape(&[1, 1, 4, 4])?;
     /// let y = x.max_pool2d((2, 2), &MaxPool2dOptions::default())?;
     /// assert_eq!(y.to_vec::<f32>()?, vec![5.0, 7.0, 13.0, 15.0]);
+    /// // 3x3 [[1, 2, 3], [4, 5, 6], [7, 8, 9]]: one whole window, or with ceil_mode
+    /// // also the windows hanging over the right and bottom edges.
+    /// let x = Tensor::arange(1.0, 10.0, 1.0, DType::Float32, Device::CPU)?.reshape(&[1, 1, 3, 3])?;
+    /// assert_eq!(x.max_pool2d((2, 2), &MaxPool2dOptions::default())?.to_vec::<f32>()?, vec![5.0]);
+    /// let ceil = MaxPool2dOptions { ceil_mode: true, ..MaxPool2dOptions::default() };
+    /// assert_eq!(x.max_pool2d((2, 2), &ceil)?.to_vec::<f32>()?, vec![5.0, 6.0, 8.0, 9.0]);
     /// # Ok(()) }
     /// ```
     ///
@@ -775,7 +1048,7 @@ impl Tensor {
                 s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
                 p.as_ptr(),
                 d.as_ptr(),
-                0,
+                options.ceil_mode as i32,
                 o,
             )
         })
@@ -793,6 +1066,11 @@ impl Tensor {
     /// let x = Tensor::arange(0.0, 16.0, 1.0, DType::Float32, Device::CPU)?.reshape(&[1, 1, 4, 4])?;
     /// let y = x.avg_pool2d((2, 2), &AvgPool2dOptions::default())?;
     /// assert_eq!(y.to_vec::<f32>()?, vec![2.5, 4.5, 10.5, 12.5]);
+    /// // ceil_mode on 3x3 [[1, 2, 3], [4, 5, 6], [7, 8, 9]]: the windows hanging over the
+    /// // edge average only their elements inside, (3 + 6) / 2, (7 + 8) / 2 and 9.
+    /// let x = Tensor::arange(1.0, 10.0, 1.0, DType::Float32, Device::CPU)?.reshape(&[1, 1, 3, 3])?;
+    /// let ceil = AvgPool2dOptions { ceil_mode: true, ..AvgPool2dOptions::default() };
+    /// assert_eq!(x.avg_pool2d((2, 2), &ceil)?.to_vec::<f32>()?, vec![3.0, 4.5, 7.5, 9.0]);
     /// # Ok(()) }
     /// ```
     ///
@@ -814,7 +1092,7 @@ impl Tensor {
                 k.as_ptr(),
                 s.as_ref().map_or(std::ptr::null(), |s| s.as_ptr()),
                 p.as_ptr(),
-                0,
+                options.ceil_mode as i32,
                 options.count_include_pad as i32,
                 o,
             )
