@@ -155,13 +155,24 @@ void train_loop(benchmark::State& state, dt_module* model, Tensor& x, Tensor& y,
     state.SkipWithError(error_text("training step", s).c_str());
     return cleanup();
   }
+  // The host allocator's steady state: storage allocations per step, and how many of
+  // them it did not serve from its cache (blocks under 256 KiB always go to malloc and
+  // count here; a large one here is fresh pages, faulted in and zeroed by the kernel).
+  dt_mem_stats before{sizeof(dt_mem_stats)}, after{sizeof(dt_mem_stats)};
+  dt_memory_stats(kCpu, &before);
   for (auto _ : state) {
     if ((s = step()) != DT_OK) {
       state.SkipWithError(error_text("training step", s).c_str());
       break;
     }
   }
+  dt_memory_stats(kCpu, &after);
   state.counters["GFLOPS"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["allocs/step"] = benchmark::Counter(
+      static_cast<double>(after.allocation_count - before.allocation_count), benchmark::Counter::kAvgIterations);
+  state.counters["system_allocs/step"] =
+      benchmark::Counter(static_cast<double>(after.system_allocation_count - before.system_allocation_count),
+                         benchmark::Counter::kAvgIterations);
   cleanup();
 }
 
