@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/dt_test.h"
@@ -429,4 +430,42 @@ TEST_F(Conv, Float32KernelsAgreeWithTheIm2colPathInFloat64) {
     expect_close(gx32, gx64, what + ": input gradient");
     expect_close(gw32, gw64, what + ": weight gradient");
   }
+}
+
+// Convolutions from several threads at once (DataParallel's workers, a server's request
+// threads): each thread's result equals the one computed alone. On the CPU they go through
+// oneDNN, each call with its own stream and OpenMP team.
+TEST_F(Conv, ConcurrentCallsFromManyThreadsGiveTheSequentialResults) {
+  constexpr int kThreads = 4, kRounds = 6;
+  const int64_t x_shape[4] = {2, 8, 12, 12}, w_shape[4] = {16, 8, 3, 3};
+  const int64_t pad[2] = {1, 1};
+  std::vector<T> xs(kThreads), expected(kThreads);
+  T w;
+  DT_ASSERT_OK(dt_manual_seed(21));
+  DT_ASSERT_OK(dt_tensor_randn(w_shape, 4, DT_FLOAT32, cpu(), w.out()));
+  for (int i = 0; i < kThreads; ++i) {
+    DT_ASSERT_OK(dt_tensor_randn(x_shape, 4, DT_FLOAT32, cpu(), xs[i].out()));
+    DT_ASSERT_OK(dt_conv2d(xs[i], w, nullptr, nullptr, pad, nullptr, 1, expected[i].out()));
+  }
+  std::vector<std::string> problems(kThreads);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i)
+    threads.emplace_back([&, i] {
+      for (int r = 0; r < kRounds; ++r) {
+        T out;
+        if (dt_conv2d(xs[i], w, nullptr, nullptr, pad, nullptr, 1, out.out()) != DT_OK) {
+          problems[i] = dt_last_error_message();
+          return;
+        }
+        const std::vector<float> got = values<float>(out), want = values<float>(expected[i]);
+        for (size_t k = 0; k < got.size(); ++k)
+          if (std::fabs(got[k] - want[k]) > 1e-5f * std::max(1.0f, std::fabs(want[k]))) {
+            problems[i] = "round " + std::to_string(r) + ", element " + std::to_string(k) + ": " +
+                          std::to_string(got[k]) + " vs " + std::to_string(want[k]);
+            return;
+          }
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kThreads; ++i) EXPECT_EQ(problems[i], "") << "thread " << i;
 }
