@@ -4,7 +4,9 @@
 // each element several times and made lenet5's training step spend a fifth of its time
 // pooling.
 #include <cmath>
+#include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "cpu/cpu_backend.h"
 #include "cpu/parallel.h"
@@ -12,13 +14,28 @@
 namespace dt::cpu {
 namespace {
 
+// The kernel offsets [*first, *last) of a window starting at `start` (stride-spaced by
+// `dilation`) that fall inside [0, size).
+void inside(int64_t start, int64_t k, int64_t dilation, int64_t size, int64_t* first, int64_t* last) {
+  int64_t a = 0, b = k;
+  while (a < b && start + a * dilation < 0) ++a;
+  while (b > a && start + (b - 1) * dilation >= size) --b;
+  *first = a;
+  *last = b;
+}
+
 template <typename T>
 void max_pool_planes(const Tensor& out, const Tensor& indices, const Tensor& x, const PoolGeometry& g) {
   const int64_t planes = x.size(0) * x.size(1), H = x.size(2), W = x.size(3);
   const int64_t OH = out.size(2), OW = out.size(3);
+  const int64_t sh = g.stride[0], sw = g.stride[1], dh = g.dilation[0], dw = g.dilation[1];
   const T* in = x.data_as<T>();
   T* o = out.data_as<T>();
   int64_t* idx = indices.data_as<int64_t>();
+  // Each window's column range inside the input, once for all rows and planes.
+  std::vector<int64_t> col_first(OW), col_last(OW);
+  for (int64_t ow = 0; ow < OW; ++ow)
+    inside(ow * sw - g.pad_begin[1], g.kernel[1], dw, W, &col_first[ow], &col_last[ow]);
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, OH * OW * g.kernel[0] * g.kernel[1]));
   parallel_for(planes, grain, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
@@ -26,23 +43,27 @@ void max_pool_planes(const Tensor& out, const Tensor& indices, const Tensor& x, 
       T* op = o + p * OH * OW;
       int64_t* ip = idx + p * OH * OW;
       for (int64_t oh = 0; oh < OH; ++oh) {
-        const int64_t h0 = oh * g.stride[0] - g.pad_begin[0];
+        const int64_t h0 = oh * sh - g.pad_begin[0];
+        int64_t i0 = 0, i1 = 0;
+        inside(h0, g.kernel[0], dh, H, &i0, &i1);
         for (int64_t ow = 0; ow < OW; ++ow) {
-          const int64_t w0 = ow * g.stride[1] - g.pad_begin[1];
-          T best = -std::numeric_limits<T>::infinity();
-          int64_t best_at = -1;
-          for (int64_t i = 0; i < g.kernel[0]; ++i) {
-            const int64_t h = h0 + i * g.dilation[0];
-            if (h < 0 || h >= H) continue;
-            for (int64_t j = 0; j < g.kernel[1]; ++j) {
-              const int64_t w = w0 + j * g.dilation[1];
-              if (w < 0 || w >= W) continue;
-              const T v = plane[h * W + w];
-              // PyTorch's comparison: a larger value or a NaN takes over; -inf everywhere
-              // keeps the first element.
-              if (v > best || std::isnan(v) || best_at < 0) {
+          const int64_t w0 = ow * sw - g.pad_begin[1], j0 = col_first[ow], j1 = col_last[ow];
+          if (i0 == i1 || j0 == j1) {  // not reached: PyTorch's padding and ceil_mode rules rule it out
+            op[oh * OW + ow] = -std::numeric_limits<T>::infinity();
+            ip[oh * OW + ow] = -1;  // an index error if its gradient is ever taken
+            continue;
+          }
+          // The first element inside starts the search; PyTorch's comparison then lets a
+          // larger value or a NaN take over (so equal values keep the first).
+          int64_t best_at = (h0 + i0 * dh) * W + w0 + j0 * dw;
+          T best = plane[best_at];
+          for (int64_t i = i0; i < i1; ++i) {
+            const T* row = plane + (h0 + i * dh) * W + w0;
+            for (int64_t j = j0; j < j1; ++j) {
+              const T v = row[j * dw];
+              if (v > best || std::isnan(v)) {
                 best = v;
-                best_at = h * W + w;
+                best_at = (h0 + i * dh) * W + w0 + j * dw;
               }
             }
           }
