@@ -469,3 +469,13 @@ TEST_F(Conv, ConcurrentCallsFromManyThreadsGiveTheSequentialResults) {
   for (std::thread& t : threads) t.join();
   for (int i = 0; i < kThreads; ++i) EXPECT_EQ(problems[i], "") << "thread " << i;
 }
+
+// dt_build_info says which path float32 convolutions take on the CPU, so a user comparing
+// speeds knows whether this build has oneDNN.
+TEST_F(Conv, BuildInfoNamesTheCpuConvolutionPath) {
+  const std::string info = build_info_text();
+  const size_t at = info.find("cpu convolutions (float32): ");
+  ASSERT_NE(at, std::string::npos) << info;
+  const std::string line = info.substr(at, info.find('\n', at) - at);
+  EXPECT_TRUE(line.find("oneDNN 2.") != std::string::npos || line.find("im2col + BLAS") != std::string::npos) << line;
+}
