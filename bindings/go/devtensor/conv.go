@@ -223,25 +223,132 @@ func (t *Tensor) Conv1d(weight, bias *Tensor, opts Conv1dOptions) (*Tensor, erro
 	return takeTensor(op, r)
 }
 
+// ConvTranspose2dOptions are the optional arguments of ConvTranspose2d and
+// Tensor.ConvTranspose2d; the zero value is PyTorch's defaults: stride (1, 1), padding
+// (0, 0), output_padding (0, 0), one group, dilation (1, 1), a bias, the default dtype
+// (SetDefaultDType) and the default device (SetDefaultDevice). Pairs are (height,
+// width); a zero Stride or Dilation pair means the default. There is no "same" padding
+// (nor in PyTorch).
+type ConvTranspose2dOptions struct {
+	Stride        [2]int64 // the step between the input's positions in the output; {0, 0}: (1, 1)
+	Padding       [2]int64 // rows and columns taken off each side of the full output; {0, 0}: none
+	OutputPadding [2]int64 // rows and columns added at the bottom and right (each below the stride or the dilation)
+	Groups        int64    // channel groups; 0: 1
+	Dilation      [2]int64 // the spacing of the kernel's elements; {0, 0}: (1, 1)
+	NoBias        bool     // ConvTranspose2d only: no bias (PyTorch's bias=False)
+	DType         DType    // ConvTranspose2d only: the weights' dtype (floating); DefaultDType: the process default
+	Device        Device   // ConvTranspose2d only: where the weights live; the zero Device: the process default
+}
+
+func (o *ConvTranspose2dOptions) geometry() (s, p, op, d [2]int64, groups int64) {
+	s, p, op, d, groups = o.Stride, o.Padding, o.OutputPadding, o.Dilation, o.Groups
+	if s == [2]int64{} {
+		s = [2]int64{1, 1}
+	}
+	if d == [2]int64{} {
+		d = [2]int64{1, 1}
+	}
+	if groups == 0 {
+		groups = 1
+	}
+	return s, p, op, d, groups
+}
+
+// ConvTranspose2d is torch.nn.ConvTranspose2d(in, out, kernel) (dt_conv_transpose2d_new)
+// with stride, padding, output_padding, groups, dilation, bias, dtype and device from
+// opts: parameters "weight" [in, out / groups, kernel[0], kernel[1]] (in_channels
+// first, as PyTorch's) and "bias" [out], initialised as PyTorch does, so its state_dict
+// loads unchanged. Forward takes [N, in, H, W] or [in, H, W] and gives [N, out, OH, OW]
+// (or 3-d), OH = (H - 1) * stride - 2 * padding + dilation * (kernel - 1) +
+// output_padding + 1: the size a Conv2d of the same geometry maps back to H. The caller
+// owns the Module and must Close it.
+//
+// Errors: ErrInvalidArgument (sizes not positive, negative padding, an OutputPadding
+// not below the stride or the dilation, channels not divisible by Groups),
+// ErrDTypeMismatch (a dtype that is not floating), ErrInvalidDevice,
+// ErrDeviceUnavailable, ErrOutOfMemory, ErrVersion (see CheckVersion). Forward:
+// ErrShapeMismatch naming the module and the shapes, ErrDTypeMismatch,
+// ErrDeviceMismatch.
+func ConvTranspose2d(in, out int64, kernel [2]int64, opts ConvTranspose2dOptions) (*Module, error) {
+	const op = "ConvTranspose2d"
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	s, p, o, d, g := opts.geometry()
+	b := C.int32_t(1)
+	if opts.NoBias {
+		b = 0
+	}
+	return takeModule(op, C.gdt_conv_transpose2d_new(C.int64_t(in), C.int64_t(out), C.int64_t(kernel[0]),
+		C.int64_t(kernel[1]), C.int64_t(s[0]), C.int64_t(s[1]), C.int64_t(p[0]), C.int64_t(p[1]), C.int64_t(o[0]),
+		C.int64_t(o[1]), C.int64_t(g), b, C.int64_t(d[0]), C.int64_t(d[1]), C.dt_dtype(opts.DType), opts.Device.c()))
+}
+
+// ConvTranspose2d is torch.nn.functional.conv_transpose2d(t, weight, bias)
+// (dt_conv_transpose2d), the gradient of Conv2d with respect to its input (sometimes
+// called a deconvolution): t [N, C, H, W] or [C, H, W], weight [C, OC / groups, kH, kW]
+// (in_channels first), bias [OC] or nil; stride, padding, output_padding, groups and
+// dilation from opts (its NoBias, DType and Device must be zero: the bias is the
+// argument, the dtype and device the tensors'). Differentiable in t, weight and bias.
+//
+// Errors: ErrInvalidArgument (a nil t or weight, sizes not positive, negative padding,
+// an OutputPadding not below the stride or the dilation, groups not dividing the
+// channels, NoBias/DType/Device set in opts), ErrClosed, ErrShapeMismatch (channels, a
+// weight that is not 4-d, the bias size: the message gives the shapes),
+// ErrDTypeMismatch (dtypes differ or are not floating), ErrDeviceMismatch,
+// ErrOutOfMemory.
+func (t *Tensor) ConvTranspose2d(weight, bias *Tensor, opts ConvTranspose2dOptions) (*Tensor, error) {
+	const op = "Tensor.ConvTranspose2d"
+	if opts.NoBias || opts.DType != DefaultDType || opts.Device != (Device{}) {
+		return nil, &Error{Code: ErrInvalidArgument, Op: op,
+			Msg: "NoBias, DType and Device are ConvTranspose2d's (the module's) options; pass bias nil instead"}
+	}
+	s, p, o, d, g := opts.geometry()
+	ih, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	wh, err := weight.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	var bh C.uintptr_t
+	if bias != nil {
+		if bh, err = bias.handle(op); err != nil {
+			return nil, err
+		}
+	}
+	r := C.gdt_conv_transpose2d(ih, wh, bh, C.int64_t(s[0]), C.int64_t(s[1]), C.int64_t(p[0]), C.int64_t(p[1]),
+		C.int64_t(o[0]), C.int64_t(o[1]), C.int64_t(g), C.int64_t(d[0]), C.int64_t(d[1]))
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(weight)
+	runtime.KeepAlive(bias)
+	return takeTensor(op, r)
+}
+
 // MaxPool2dOptions are the optional arguments of MaxPool2d and Tensor.MaxPool2d; the
 // zero value is PyTorch's defaults: stride the kernel size, padding (0, 0), dilation
-// (1, 1). Pairs are (height, width). PyTorch's ceil_mode=True is not supported by the
-// library (dt_max_pool2d: DT_ERR_NOT_SUPPORTED) and so has no option here: the output
-// size rounds down.
+// (1, 1), output size rounded down. Pairs are (height, width).
 type MaxPool2dOptions struct {
 	Stride   [2]int64 // the windows' step; {0, 0}: the kernel size
 	Padding  [2]int64 // -inf added on each side (at most half the kernel); {0, 0}: none
 	Dilation [2]int64 // the spacing of a window's elements; {0, 0}: (1, 1)
+	// CeilMode is PyTorch's ceil_mode=True: the output size rounds up, so the last
+	// windows may hang over the bottom/right edge (only their elements inside count); a
+	// last window that would start past the input and its left padding is dropped.
+	CeilMode bool
 }
 
 // AvgPool2dOptions are the optional arguments of AvgPool2d and Tensor.AvgPool2d; the
 // zero value is PyTorch's defaults: stride the kernel size, padding (0, 0), the zero
-// padding counted in the mean (count_include_pad=True). ceil_mode=True is not
-// supported (see MaxPool2dOptions).
+// padding counted in the mean (count_include_pad=True), output size rounded down.
 type AvgPool2dOptions struct {
 	Stride     [2]int64 // the windows' step; {0, 0}: the kernel size
 	Padding    [2]int64 // zeros added on each side (at most half the kernel); {0, 0}: none
 	ExcludePad bool     // average only the elements inside the input (count_include_pad=False)
+	// CeilMode is PyTorch's ceil_mode=True, as MaxPool2dOptions.CeilMode; the part of a
+	// window hanging over the padded input never counts in its mean.
+	CeilMode bool
 }
 
 type pool2dArgs struct {
@@ -250,10 +357,11 @@ type pool2dArgs struct {
 	hasStride C.int
 	s, p, d   [2]int64
 	incPad    C.int32_t
+	ceil      C.int32_t
 }
 
 func maxArgs(kernel [2]int64, o MaxPool2dOptions) pool2dArgs {
-	a := pool2dArgs{max: 1, kernel: kernel, s: o.Stride, p: o.Padding, d: o.Dilation}
+	a := pool2dArgs{max: 1, kernel: kernel, s: o.Stride, p: o.Padding, d: o.Dilation, ceil: cBool(o.CeilMode)}
 	if o.Stride != [2]int64{} {
 		a.hasStride = 1
 	}
@@ -264,7 +372,7 @@ func maxArgs(kernel [2]int64, o MaxPool2dOptions) pool2dArgs {
 }
 
 func avgArgs(kernel [2]int64, o AvgPool2dOptions) pool2dArgs {
-	a := pool2dArgs{kernel: kernel, s: o.Stride, p: o.Padding, d: [2]int64{1, 1}, incPad: 1}
+	a := pool2dArgs{kernel: kernel, s: o.Stride, p: o.Padding, d: [2]int64{1, 1}, incPad: 1, ceil: cBool(o.CeilMode)}
 	if o.Stride != [2]int64{} {
 		a.hasStride = 1
 	}
@@ -280,7 +388,7 @@ func pool2dModule(op string, a pool2dArgs) (*Module, error) {
 	}
 	return takeModule(op, C.gdt_pool2d_new(a.max, C.int64_t(a.kernel[0]), C.int64_t(a.kernel[1]), a.hasStride,
 		C.int64_t(a.s[0]), C.int64_t(a.s[1]), C.int64_t(a.p[0]), C.int64_t(a.p[1]), C.int64_t(a.d[0]),
-		C.int64_t(a.d[1]), a.incPad))
+		C.int64_t(a.d[1]), a.incPad, a.ceil))
 }
 
 func (t *Tensor) pool2d(op string, a pool2dArgs) (*Tensor, error) {
@@ -290,13 +398,13 @@ func (t *Tensor) pool2d(op string, a pool2dArgs) (*Tensor, error) {
 	}
 	r := C.gdt_pool2d(a.max, h, C.int64_t(a.kernel[0]), C.int64_t(a.kernel[1]), a.hasStride,
 		C.int64_t(a.s[0]), C.int64_t(a.s[1]), C.int64_t(a.p[0]), C.int64_t(a.p[1]), C.int64_t(a.d[0]),
-		C.int64_t(a.d[1]), a.incPad)
+		C.int64_t(a.d[1]), a.incPad, a.ceil)
 	runtime.KeepAlive(t)
 	return takeTensor(op, r)
 }
 
-// MaxPool2d is torch.nn.MaxPool2d(kernel) (dt_max_pool2d_new) with stride, padding and
-// dilation from opts, with no parameters; Forward as Tensor.MaxPool2d. The caller owns
+// MaxPool2d is torch.nn.MaxPool2d(kernel) (dt_max_pool2d_new) with stride, padding,
+// dilation and ceil mode from opts, with no parameters; Forward as Tensor.MaxPool2d. The caller owns
 // the Module and must Close it.
 //
 // Errors: ErrInvalidArgument (sizes not positive, negative padding), ErrOutOfMemory,
@@ -306,8 +414,8 @@ func MaxPool2d(kernel [2]int64, opts MaxPool2dOptions) (*Module, error) {
 	return pool2dModule("MaxPool2d", maxArgs(kernel, opts))
 }
 
-// AvgPool2d is torch.nn.AvgPool2d(kernel) (dt_avg_pool2d_new) with stride, padding and
-// count_include_pad from opts, with no parameters; Forward as Tensor.AvgPool2d. The
+// AvgPool2d is torch.nn.AvgPool2d(kernel) (dt_avg_pool2d_new) with stride, padding,
+// count_include_pad and ceil mode from opts, with no parameters; Forward as Tensor.AvgPool2d. The
 // caller owns the Module and must Close it.
 //
 // Errors: as MaxPool2d.
@@ -330,8 +438,9 @@ func AdaptiveAvgPool2d(size [2]int64) (*Module, error) {
 
 // MaxPool2d is torch.nn.functional.max_pool2d(t, kernel) (dt_max_pool2d): the largest
 // value of each kernel window of t [N, C, H, W] or [C, H, W] (floating), with stride,
-// padding (-inf) and dilation from opts. Output size (H + 2*padding - dilation *
-// (kernel - 1) - 1) / stride + 1. The gradient goes to each window's largest element.
+// padding (-inf), dilation and ceil mode from opts. Output size (H + 2*padding -
+// dilation * (kernel - 1) - 1) / stride + 1, rounded down (up with CeilMode). The
+// gradient goes to each window's largest element.
 //
 // Errors: ErrInvalidArgument (a nil t, sizes not positive, padding over half the
 // kernel), ErrClosed, ErrShapeMismatch (t not 3-d or 4-d, a kernel larger than the
@@ -342,7 +451,7 @@ func (t *Tensor) MaxPool2d(kernel [2]int64, opts MaxPool2dOptions) (*Tensor, err
 
 // AvgPool2d is torch.nn.functional.avg_pool2d(t, kernel) (dt_avg_pool2d): the mean of
 // each kernel window of t [N, C, H, W] or [C, H, W] (floating), with stride, padding
-// (zeros) and count_include_pad from opts. Differentiable.
+// (zeros), count_include_pad and ceil mode from opts. Differentiable.
 //
 // Errors: as Tensor.MaxPool2d.
 func (t *Tensor) AvgPool2d(kernel [2]int64, opts AvgPool2dOptions) (*Tensor, error) {

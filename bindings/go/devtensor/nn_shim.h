@@ -176,8 +176,8 @@ static inline gdt_res gdt_optimizer_step(uintptr_t o) {
   return gdt_r(dt_optimizer_step((dt_optimizer*)o)); }
 static inline gdt_res gdt_optimizer_zero_grad(uintptr_t o) { return gdt_r(dt_optimizer_zero_grad((dt_optimizer*)o)); }
 
-/* ---- convolution and 2-d pooling: pairs passed as values, NULL where the Go side asks
- * for the default (has_* == 0) */
+/* ---- convolution, transposed convolution and 2-d pooling: pairs passed as values, NULL
+ * where the Go side asks for the default (has_* == 0) */
 static inline gdt_tres gdt_conv2d(uintptr_t in, uintptr_t w, uintptr_t b, int64_t sh, int64_t sw, int64_t ph,
                                   int64_t pw, int64_t dh, int64_t dw, int64_t groups) {
   gdt_take_slot();
@@ -206,23 +206,43 @@ static inline gdt_hres gdt_conv1d_new(int64_t in, int64_t out, int64_t k, int64_
   dt_module* m = NULL;
   dt_status st = dt_conv1d_new(in, out, k, stride, padding, dilation, groups, bias, dt, dev, &m);
   return gdt_hr(st, m); }
+static inline gdt_tres gdt_conv_transpose2d(uintptr_t in, uintptr_t w, uintptr_t b, int64_t sh, int64_t sw,
+                                            int64_t ph, int64_t pw, int64_t oph, int64_t opw, int64_t groups,
+                                            int64_t dh, int64_t dw) {
+  gdt_take_slot();
+  int64_t s[2] = {sh, sw}, p[2] = {ph, pw}, op[2] = {oph, opw}, d[2] = {dh, dw};
+  dt_tensor* o = NULL;
+  dt_status st = dt_conv_transpose2d((const dt_tensor*)in, (const dt_tensor*)w, (const dt_tensor*)b, s, p, op, groups,
+                                     d, &o);
+  return gdt_tr(st, o); }
+static inline gdt_hres gdt_conv_transpose2d_new(int64_t in, int64_t out, int64_t kh, int64_t kw, int64_t sh,
+                                                int64_t sw, int64_t ph, int64_t pw, int64_t oph, int64_t opw,
+                                                int64_t groups, int32_t bias, int64_t dh, int64_t dw, dt_dtype dt,
+                                                dt_device dev) {
+  gdt_take_slot();
+  int64_t k[2] = {kh, kw}, s[2] = {sh, sw}, p[2] = {ph, pw}, op[2] = {oph, opw}, d[2] = {dh, dw};
+  dt_module* m = NULL;
+  dt_status st = dt_conv_transpose2d_new(in, out, k, s, p, op, groups, bias, d, dt, dev, &m);
+  return gdt_hr(st, m); }
 /* max: extra = 1 then dh, dw are the dilation; avg: extra = 0 and dh is count_include_pad.
  * has_stride == 0: NULL stride (the kernel size). */
 static inline gdt_tres gdt_pool2d(int max, uintptr_t in, int64_t kh, int64_t kw, int has_stride, int64_t sh,
-                                  int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int32_t include_pad) {
+                                  int64_t sw, int64_t ph, int64_t pw, int64_t dh, int64_t dw, int32_t include_pad,
+                                  int32_t ceil_mode) {
   gdt_take_slot();
   int64_t k[2] = {kh, kw}, s[2] = {sh, sw}, p[2] = {ph, pw}, d[2] = {dh, dw};
   dt_tensor* o = NULL;
-  dt_status st = max ? dt_max_pool2d((const dt_tensor*)in, k, has_stride ? s : NULL, p, d, 0, &o)
-                     : dt_avg_pool2d((const dt_tensor*)in, k, has_stride ? s : NULL, p, 0, include_pad, &o);
+  dt_status st = max ? dt_max_pool2d((const dt_tensor*)in, k, has_stride ? s : NULL, p, d, ceil_mode, &o)
+                     : dt_avg_pool2d((const dt_tensor*)in, k, has_stride ? s : NULL, p, ceil_mode, include_pad, &o);
   return gdt_tr(st, o); }
 static inline gdt_hres gdt_pool2d_new(int max, int64_t kh, int64_t kw, int has_stride, int64_t sh, int64_t sw,
-                                      int64_t ph, int64_t pw, int64_t dh, int64_t dw, int32_t include_pad) {
+                                      int64_t ph, int64_t pw, int64_t dh, int64_t dw, int32_t include_pad,
+                                      int32_t ceil_mode) {
   gdt_take_slot();
   int64_t k[2] = {kh, kw}, s[2] = {sh, sw}, p[2] = {ph, pw}, d[2] = {dh, dw};
   dt_module* m = NULL;
-  dt_status st = max ? dt_max_pool2d_new(k, has_stride ? s : NULL, p, d, 0, &m)
-                     : dt_avg_pool2d_new(k, has_stride ? s : NULL, p, 0, include_pad, &m);
+  dt_status st = max ? dt_max_pool2d_new(k, has_stride ? s : NULL, p, d, ceil_mode, &m)
+                     : dt_avg_pool2d_new(k, has_stride ? s : NULL, p, ceil_mode, include_pad, &m);
   return gdt_hr(st, m); }
 static inline gdt_tres gdt_adaptive_avg_pool2d(uintptr_t in, int64_t oh, int64_t ow) {
   gdt_take_slot();
