@@ -30,13 +30,12 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
 
-// oneDNN threads with OpenMP, whose thread count belongs to the calling thread: each pass
-// sets it to devtensor's (dt_set_num_threads). libgomp comes with libdnnl, so the symbol
-// is looked up rather than linked.
-void use_devtensor_thread_count() {
+// oneDNN threads with OpenMP, whose thread count belongs to the calling thread.
+// libgomp comes with libdnnl, so the symbol is looked up rather than linked.
+void use_thread_count(int n) {
   using SetThreads = void (*)(int);
   static const auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  if (set) set(num_threads());
+  if (set) set(n);
 }
 
 dnnl::engine& cpu_engine() {
@@ -52,7 +51,19 @@ memory::dims dims_of(const Tensor& t) {
 
 // The plain layouts devtensor keeps: activations NCHW; weights OIHW, or GOIHW when grouped
 // (oneDNN's grouped weights have the group as a leading dimension).
-memory::desc activation_desc(const Tensor& t) { return memory::desc(dims_of(t), kF32, Tag::nchw); }
+memory::desc activation_desc(const memory::dims& d) { return memory::desc(d, kF32, Tag::nchw); }
+
+// Images [n0, n1) of a contiguous NCHW tensor: their address and dims.
+struct Rows {
+  void* data;
+  memory::dims dims;
+};
+Rows rows(const Tensor& t, int64_t n0, int64_t n1) {
+  memory::dims d = dims_of(t);
+  const int64_t per_image = d[1] * d[2] * d[3];
+  d[0] = n1 - n0;
+  return {t.data_as<float>() + n0 * per_image, d};
+}
 memory::desc weight_desc(const Tensor& w, int64_t groups) {
   if (groups == 1) return memory::desc(dims_of(w), kF32, Tag::oihw);
   return memory::desc({groups, w.size(0) / groups, w.size(1), w.size(2), w.size(3)}, kF32, Tag::goihw);
@@ -99,8 +110,8 @@ class Pass {
  public:
   Pass() : stream_(cpu_engine()) {}
 
-  void input(int arg, const memory::desc& want, const memory::desc& plain, const Tensor& t) {
-    memory user(plain, cpu_engine(), t.data());
+  void input(int arg, const memory::desc& want, const memory::desc& plain, void* data) {
+    memory user(plain, cpu_engine(), data);
     if (want == plain) {
       args_[arg] = user;
       return;
@@ -109,8 +120,8 @@ class Pass {
     dnnl::reorder(user, mine).execute(stream_, user, mine);
     args_[arg] = mine;
   }
-  void output(int arg, const memory::desc& want, const memory::desc& plain, const Tensor& t) {
-    memory user(plain, cpu_engine(), t.data());
+  void output(int arg, const memory::desc& want, const memory::desc& plain, void* data) {
+    memory user(plain, cpu_engine(), data);
     if (want == plain) {
       args_[arg] = user;
       return;
@@ -156,12 +167,11 @@ dnnl::convolution_forward::primitive_desc forward_pd(dnnl::prop_kind kind, const
 }
 
 // Runs f, mapping oneDNN's errors: out of memory is devtensor's; any other (no kernel
-// for these operands) means "not here", and the caller falls back. Nothing is written to
-// an output before every descriptor is made, so a fallback starts clean.
+// for these operands) means "not here", and the caller falls back to im2col, computing
+// the pass afresh (so what a failed pass wrote to its output does not matter).
 template <typename F>
 bool guarded(const char* what, F&& f) {
   try {
-    use_devtensor_thread_count();
     f();
     return true;
   } catch (const dnnl::error& e) {
@@ -171,59 +181,114 @@ bool guarded(const char* what, F&& f) {
   }
 }
 
+// Runs pass(n0, n1, part) over the batch of N images. With at least as many images as
+// devtensor has threads (dt_set_num_threads), each thread takes a share and runs oneDNN
+// on one thread: then no OpenMP team exists, whose workers spin after each call on the
+// cores devtensor's own threads need next (perf: a third of LeNet-5's training step went
+// to libgomp's spinning and the ops slowed beside it). A smaller batch (one image of
+// inference) goes to oneDNN whole, on OpenMP's threads.
+template <typename F>
+void over_batch(int64_t N, F&& pass) {
+  const int64_t threads = num_threads();
+  if (threads == 1 || N < threads) {
+    use_thread_count(static_cast<int>(threads));
+    pass(int64_t{0}, N, int64_t{0});
+    return;
+  }
+  parallel_for(threads, 1, [&](int64_t begin, int64_t end) {
+    use_thread_count(1);
+    for (int64_t part = begin; part < end; ++part) pass(N * part / threads, N * (part + 1) / threads, part);
+  });
+}
+int64_t batch_parts(int64_t N) {
+  const int64_t threads = num_threads();
+  return threads == 1 || N < threads ? 1 : threads;
+}
+
+void forward_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor* bias, const ConvGeometry& g,
+                  int64_t n0, int64_t n1) {
+  const Geometry geo = geometry_of(g);
+  const Rows xs = rows(x, n0, n1), os = rows(out, n0, n1);
+  const memory::desc xd = activation_desc(xs.dims), wd = weight_desc(w, g.groups), od = activation_desc(os.dims);
+  const memory::desc bd = bias ? memory::desc({bias->size(0)}, kF32, Tag::x) : memory::desc();
+  const auto pd = forward_pd(dnnl::prop_kind::forward_inference, xd, wd, bias ? &bd : nullptr, od, geo);
+  Pass pass;
+  pass.input(DNNL_ARG_SRC, pd.src_desc(), xd, xs.data);
+  pass.input(DNNL_ARG_WEIGHTS, pd.weights_desc(), wd, w.data());
+  if (bias) pass.input(DNNL_ARG_BIAS, pd.bias_desc(), bd, bias->data());
+  pass.output(DNNL_ARG_DST, pd.dst_desc(), od, os.data);
+  pass.scratchpad(pd.scratchpad_desc());
+  pass.run(dnnl::convolution_forward(pd));
+}
+
+void input_grad_rows(const Tensor& gx, const Tensor& gout, const Tensor& w, const ConvGeometry& g, int64_t n0,
+                     int64_t n1) {
+  const Geometry geo = geometry_of(g);
+  const Rows xs = rows(gx, n0, n1), os = rows(gout, n0, n1);
+  const memory::desc xd = activation_desc(xs.dims), wd = weight_desc(w, g.groups), od = activation_desc(os.dims);
+  const auto hint = forward_pd(dnnl::prop_kind::forward_training, xd, wd, nullptr, od, geo);
+  const dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, any_like(xd), any_like(wd),
+                                                any_like(od), geo.strides, geo.dilates, geo.pad_l, geo.pad_r);
+  const dnnl::convolution_backward_data::primitive_desc pd(d, user_scratchpad(), cpu_engine(), hint);
+  Pass pass;
+  pass.input(DNNL_ARG_DIFF_DST, pd.diff_dst_desc(), od, os.data);
+  pass.input(DNNL_ARG_WEIGHTS, pd.weights_desc(), wd, w.data());
+  pass.output(DNNL_ARG_DIFF_SRC, pd.diff_src_desc(), xd, xs.data);
+  pass.scratchpad(pd.scratchpad_desc());
+  pass.run(dnnl::convolution_backward_data(pd));
+}
+
+// The weight gradient of images [n0, n1) into gw_data (gw's shape).
+void weight_grad_rows(void* gw_data, const Tensor& gw, const Tensor& x, const Tensor& gout, const ConvGeometry& g,
+                      int64_t n0, int64_t n1) {
+  const Geometry geo = geometry_of(g);
+  const Rows xs = rows(x, n0, n1), os = rows(gout, n0, n1);
+  const memory::desc xd = activation_desc(xs.dims), wd = weight_desc(gw, g.groups), od = activation_desc(os.dims);
+  const auto hint = forward_pd(dnnl::prop_kind::forward_training, xd, wd, nullptr, od, geo);
+  const dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, any_like(xd), any_like(wd),
+                                                   any_like(od), geo.strides, geo.dilates, geo.pad_l, geo.pad_r);
+  const dnnl::convolution_backward_weights::primitive_desc pd(d, user_scratchpad(), cpu_engine(), hint);
+  Pass pass;
+  pass.input(DNNL_ARG_SRC, pd.src_desc(), xd, xs.data);
+  pass.input(DNNL_ARG_DIFF_DST, pd.diff_dst_desc(), od, os.data);
+  pass.output(DNNL_ARG_DIFF_WEIGHTS, pd.diff_weights_desc(), wd, gw_data);
+  pass.scratchpad(pd.scratchpad_desc());
+  pass.run(dnnl::convolution_backward_weights(pd));
+}
+
 }  // namespace
 
 bool CpuBackend::conv2d_forward(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor* bias,
                                 const ConvGeometry& g) {
   if (!all_float32({&out, &x, &w, bias})) return false;
   return guarded("conv2d", [&] {
-    const Geometry geo = geometry_of(g);
-    const memory::desc xd = activation_desc(x), wd = weight_desc(w, g.groups), od = activation_desc(out);
-    const memory::desc bd = bias ? memory::desc({bias->size(0)}, kF32, Tag::x) : memory::desc();
-    const auto pd = forward_pd(dnnl::prop_kind::forward_inference, xd, wd, bias ? &bd : nullptr, od, geo);
-    Pass pass;
-    pass.input(DNNL_ARG_SRC, pd.src_desc(), xd, x);
-    pass.input(DNNL_ARG_WEIGHTS, pd.weights_desc(), wd, w);
-    if (bias) pass.input(DNNL_ARG_BIAS, pd.bias_desc(), bd, *bias);
-    pass.output(DNNL_ARG_DST, pd.dst_desc(), od, out);
-    pass.scratchpad(pd.scratchpad_desc());
-    pass.run(dnnl::convolution_forward(pd));
+    over_batch(x.size(0), [&](int64_t n0, int64_t n1, int64_t) { forward_rows(out, x, w, bias, g, n0, n1); });
   });
 }
 
 bool CpuBackend::conv2d_input_grad(const Tensor& gx, const Tensor& gout, const Tensor& w, const ConvGeometry& g) {
   if (!all_float32({&gx, &gout, &w})) return false;
   return guarded("conv2d backward", [&] {
-    const Geometry geo = geometry_of(g);
-    const memory::desc xd = activation_desc(gx), wd = weight_desc(w, g.groups), od = activation_desc(gout);
-    const auto hint = forward_pd(dnnl::prop_kind::forward_training, xd, wd, nullptr, od, geo);
-    const dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, any_like(xd), any_like(wd),
-                                                  any_like(od), geo.strides, geo.dilates, geo.pad_l, geo.pad_r);
-    const dnnl::convolution_backward_data::primitive_desc pd(d, user_scratchpad(), cpu_engine(), hint);
-    Pass pass;
-    pass.input(DNNL_ARG_DIFF_DST, pd.diff_dst_desc(), od, gout);
-    pass.input(DNNL_ARG_WEIGHTS, pd.weights_desc(), wd, w);
-    pass.output(DNNL_ARG_DIFF_SRC, pd.diff_src_desc(), xd, gx);
-    pass.scratchpad(pd.scratchpad_desc());
-    pass.run(dnnl::convolution_backward_data(pd));
+    over_batch(gx.size(0), [&](int64_t n0, int64_t n1, int64_t) { input_grad_rows(gx, gout, w, g, n0, n1); });
   });
 }
 
 bool CpuBackend::conv2d_weight_grad(const Tensor& gw, const Tensor& x, const Tensor& gout, const ConvGeometry& g) {
   if (!all_float32({&gw, &x, &gout})) return false;
   return guarded("conv2d backward", [&] {
-    const Geometry geo = geometry_of(g);
-    const memory::desc xd = activation_desc(x), wd = weight_desc(gw, g.groups), od = activation_desc(gout);
-    const auto hint = forward_pd(dnnl::prop_kind::forward_training, xd, wd, nullptr, od, geo);
-    const dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, any_like(xd), any_like(wd),
-                                                     any_like(od), geo.strides, geo.dilates, geo.pad_l, geo.pad_r);
-    const dnnl::convolution_backward_weights::primitive_desc pd(d, user_scratchpad(), cpu_engine(), hint);
-    Pass pass;
-    pass.input(DNNL_ARG_SRC, pd.src_desc(), xd, x);
-    pass.input(DNNL_ARG_DIFF_DST, pd.diff_dst_desc(), od, gout);
-    pass.output(DNNL_ARG_DIFF_WEIGHTS, pd.diff_weights_desc(), wd, gw);
-    pass.scratchpad(pd.scratchpad_desc());
-    pass.run(dnnl::convolution_backward_weights(pd));
+    // Each share of the batch gives a partial sum: the first into gw, the others into
+    // buffers added to it after.
+    const int64_t parts = batch_parts(x.size(0)), n = gw.numel();
+    std::vector<std::unique_ptr<HostBuffer>> partial;
+    for (int64_t p = 1; p < parts; ++p) partial.push_back(std::make_unique<HostBuffer>(n * sizeof(float)));
+    over_batch(x.size(0), [&](int64_t n0, int64_t n1, int64_t part) {
+      weight_grad_rows(part == 0 ? gw.data() : partial[part - 1]->get(), gw, x, gout, g, n0, n1);
+    });
+    float* sum = gw.data_as<float>();
+    for (const auto& b : partial) {
+      const float* add = static_cast<const float*>(b->get());
+      for (int64_t i = 0; i < n; ++i) sum[i] += add[i];
+    }
   });
 }
 
