@@ -4,6 +4,9 @@
 // each element several times and made lenet5's training step spend a fifth of its time
 // pooling.
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -14,6 +17,20 @@
 namespace dt::cpu {
 namespace {
 
+// c ? a : b with masks, which compilers keep branch-free (a ?: on floats became a jump).
+template <typename T>
+T pick(bool c, T a, T b) {
+  using U = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  U ua, ub;
+  std::memcpy(&ua, &a, sizeof ua);
+  std::memcpy(&ub, &b, sizeof ub);
+  const U mask = U{0} - static_cast<U>(c);
+  const U r = (ua & mask) | (ub & ~mask);
+  T out;
+  std::memcpy(&out, &r, sizeof out);
+  return out;
+}
+
 // The kernel offsets [*first, *last) of a window starting at `start` (stride-spaced by
 // `dilation`) that fall inside [0, size).
 void inside(int64_t start, int64_t k, int64_t dilation, int64_t size, int64_t* first, int64_t* last) {
@@ -22,6 +39,24 @@ void inside(int64_t start, int64_t k, int64_t dilation, int64_t size, int64_t* f
   while (b > a && start + (b - 1) * dilation >= size) --b;
   *first = a;
   *last = b;
+}
+
+// The search of one window of KH x KW dense elements wholly inside the plane, at `at`,
+// unrolled at compile time (the common 2x2 and 3x3 pools): PyTorch's order and rule.
+template <int KH, int KW, typename T>
+inline void dense_window(const T* plane, int64_t at, int64_t W, T* best_out, int64_t* at_out) {
+  T best = plane[at];
+  int64_t best_at = at;
+  for (int i = 0; i < KH; ++i)
+    for (int j = 0; j < KW; ++j) {
+      const int64_t a = at + i * W + j;
+      const T v = plane[a];
+      const bool take = (v > best) | (v != v);
+      best = pick(take, v, best);
+      best_at = pick(take, a, best_at);
+    }
+  *best_out = best;
+  *at_out = best_at;
 }
 
 template <typename T>
@@ -36,6 +71,8 @@ void max_pool_planes(const Tensor& out, const Tensor& indices, const Tensor& x, 
   std::vector<int64_t> col_first(OW), col_last(OW);
   for (int64_t ow = 0; ow < OW; ++ow)
     inside(ow * sw - g.pad_begin[1], g.kernel[1], dw, W, &col_first[ow], &col_last[ow]);
+  const bool dense = dh == 1 && dw == 1;
+  const bool dense2 = dense && g.kernel[0] == 2 && g.kernel[1] == 2, dense3 = dense && g.kernel[0] == 3 && g.kernel[1] == 3;
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, OH * OW * g.kernel[0] * g.kernel[1]));
   parallel_for(planes, grain, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
@@ -53,18 +90,29 @@ void max_pool_planes(const Tensor& out, const Tensor& indices, const Tensor& x, 
             ip[oh * OW + ow] = -1;  // an index error if its gradient is ever taken
             continue;
           }
+          const bool whole = i0 == 0 && i1 == g.kernel[0] && j0 == 0 && j1 == g.kernel[1];
+          if (whole && dense2) {
+            dense_window<2, 2>(plane, h0 * W + w0, W, &op[oh * OW + ow], &ip[oh * OW + ow]);
+            continue;
+          }
+          if (whole && dense3) {
+            dense_window<3, 3>(plane, h0 * W + w0, W, &op[oh * OW + ow], &ip[oh * OW + ow]);
+            continue;
+          }
           // The first element inside starts the search; PyTorch's comparison then lets a
           // larger value or a NaN take over (so equal values keep the first).
           int64_t best_at = (h0 + i0 * dh) * W + w0 + j0 * dw;
           T best = plane[best_at];
           for (int64_t i = i0; i < i1; ++i) {
             const T* row = plane + (h0 + i * dh) * W + w0;
+            const int64_t row_at = (h0 + i * dh) * W + w0;
             for (int64_t j = j0; j < j1; ++j) {
+              // Branch-free (selects, not jumps): on real data the comparison is a coin
+              // toss, and mispredicted branches made this loop 5x slower than a copy.
               const T v = row[j * dw];
-              if (v > best || std::isnan(v)) {
-                best = v;
-                best_at = (h0 + i * dh) * W + w0 + j * dw;
-              }
+              const bool take = (v > best) | (v != v);
+              best = pick(take, v, best);
+              best_at = pick(take, row_at + j * dw, best_at);
             }
           }
           op[oh * OW + ow] = best;
