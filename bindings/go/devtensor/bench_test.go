@@ -1,6 +1,7 @@
 package devtensor
 
 import (
+	"sort"
 	"testing"
 	"time"
 )
@@ -110,4 +111,83 @@ func BenchmarkAddInPlace4(b *testing.B) {
 			b.Fatal(err)
 		}
 	})
+}
+
+// BenchmarkAdd4Floor shows where the floor of BenchmarkAdd4Overhead lies, in the same
+// stretches of time: it interleaves chunks of 1000 of each of
+//
+//	c:       dt_add + dt_tensor_release looped in one cgo call (the C cost, as above)
+//	noop:    an empty cgo call (the transition alone)
+//	onecall: the one cgo call that Add makes (release the previous result, add), with
+//	         no Go Tensor, no Close, no release slot, no finalizer
+//	go:      x.Add(y) + Close through the binding
+//
+// and reports per op: onecall-c (the floor: what any binding that makes one cgo call per
+// op pays over C), go-c (BenchmarkAdd4Overhead's figure) and go-onecall (what the Go side
+// adds for its safety properties: a Tensor from a slab with a finalizer, the safety net;
+// the atomic swap of Close, goroutine-safe and idempotent; the release slot, Close
+// without a cgo call), each as the mean over all chunks (the collector's work included)
+// and as the median of the per-chunk differences ("-med": robust to a shared VM's other
+// load, which preempts a few chunks; the collector's work left out).
+func BenchmarkAdd4Floor(b *testing.B) {
+	x := must(Ones([]int64{4}, Float32, CPU(0)))
+	defer x.Close()
+	y := must(Ones([]int64{4}, Float32, CPU(0)))
+	defer y.Close()
+	const chunk = 1000
+	var tc, tnoop, tone, tgo time.Duration
+	var dOne, dGo, dGoOne, dNoop []float64
+	var prev uintptr
+	ops := 0
+	for ; ops < b.N; ops += chunk {
+		t0 := time.Now()
+		if err := benchCAdd(x, y, chunk); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		for j := 0; j < chunk; j++ {
+			cgoNoop(j)
+		}
+		t2 := time.Now()
+		for j := 0; j < chunk; j++ {
+			h, err := rawAddReleasing(x, y, prev)
+			if err != nil {
+				b.Fatal(err)
+			}
+			prev = h
+		}
+		t3 := time.Now()
+		for j := 0; j < chunk; j++ {
+			z, err := x.Add(y)
+			if err != nil {
+				b.Fatal(err)
+			}
+			z.Close()
+		}
+		t4 := time.Now()
+		c, noop, one, g := t1.Sub(t0), t2.Sub(t1), t3.Sub(t2), t4.Sub(t3)
+		tc += c
+		tnoop += noop
+		tone += one
+		tgo += g
+		dNoop = append(dNoop, float64(noop.Nanoseconds())/chunk)
+		dOne = append(dOne, float64((one-c).Nanoseconds())/chunk)
+		dGo = append(dGo, float64((g-c).Nanoseconds())/chunk)
+		dGoOne = append(dGoOne, float64((g-one).Nanoseconds())/chunk)
+	}
+	releaseRaw(prev)
+	perOp := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(ops) }
+	median := func(v []float64) float64 {
+		sort.Float64s(v)
+		return v[len(v)/2]
+	}
+	b.ReportMetric(perOp(tc), "c-ns/op")
+	b.ReportMetric(perOp(tnoop), "noop-ns/op")
+	b.ReportMetric(perOp(tone-tc), "onecall-c-ns/op")
+	b.ReportMetric(perOp(tgo-tc), "go-c-ns/op")
+	b.ReportMetric(perOp(tgo-tone), "go-onecall-ns/op")
+	b.ReportMetric(median(dNoop), "noop-med-ns/op")
+	b.ReportMetric(median(dOne), "onecall-c-med-ns/op")
+	b.ReportMetric(median(dGo), "go-c-med-ns/op")
+	b.ReportMetric(median(dGoOne), "go-onecall-med-ns/op")
 }
