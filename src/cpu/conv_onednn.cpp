@@ -187,22 +187,25 @@ bool guarded(const char* what, F&& f) {
 // cores devtensor's own threads need next (perf: a third of LeNet-5's training step went
 // to libgomp's spinning and the ops slowed beside it). A smaller batch (one image of
 // inference) goes to oneDNN whole, on OpenMP's threads.
-template <typename F>
-void over_batch(int64_t N, F&& pass) {
-  const int64_t threads = num_threads();
-  if (threads == 1 || N < threads) {
-    use_thread_count(static_cast<int>(threads));
-    pass(int64_t{0}, N, int64_t{0});
-    return;
-  }
-  parallel_for(threads, 1, [&](int64_t begin, int64_t end) {
-    use_thread_count(1);
-    for (int64_t part = begin; part < end; ++part) pass(N * part / threads, N * (part + 1) / threads, part);
-  });
-}
+// How many shares over_batch cuts a batch of N images into (1: oneDNN takes it whole).
 int64_t batch_parts(int64_t N) {
   const int64_t threads = num_threads();
   return threads == 1 || N < threads ? 1 : threads;
+}
+
+// `parts` comes from batch_parts, read once by the caller, so a dt_set_num_threads on
+// another thread cannot change the count between sizing per-share buffers and using them.
+template <typename F>
+void over_batch(int64_t N, int64_t parts, F&& pass) {
+  if (parts == 1) {
+    use_thread_count(num_threads());
+    pass(int64_t{0}, N, int64_t{0});
+    return;
+  }
+  parallel_for(parts, 1, [&](int64_t begin, int64_t end) {
+    use_thread_count(1);
+    for (int64_t part = begin; part < end; ++part) pass(N * part / parts, N * (part + 1) / parts, part);
+  });
 }
 
 void forward_rows(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor* bias, const ConvGeometry& g,
@@ -262,14 +265,16 @@ bool CpuBackend::conv2d_forward(const Tensor& out, const Tensor& x, const Tensor
                                 const ConvGeometry& g) {
   if (!all_float32({&out, &x, &w, bias})) return false;
   return guarded("conv2d", [&] {
-    over_batch(x.size(0), [&](int64_t n0, int64_t n1, int64_t) { forward_rows(out, x, w, bias, g, n0, n1); });
+    over_batch(x.size(0), batch_parts(x.size(0)),
+               [&](int64_t n0, int64_t n1, int64_t) { forward_rows(out, x, w, bias, g, n0, n1); });
   });
 }
 
 bool CpuBackend::conv2d_input_grad(const Tensor& gx, const Tensor& gout, const Tensor& w, const ConvGeometry& g) {
   if (!all_float32({&gx, &gout, &w})) return false;
   return guarded("conv2d backward", [&] {
-    over_batch(gx.size(0), [&](int64_t n0, int64_t n1, int64_t) { input_grad_rows(gx, gout, w, g, n0, n1); });
+    over_batch(gx.size(0), batch_parts(gx.size(0)),
+               [&](int64_t n0, int64_t n1, int64_t) { input_grad_rows(gx, gout, w, g, n0, n1); });
   });
 }
 
@@ -281,7 +286,7 @@ bool CpuBackend::conv2d_weight_grad(const Tensor& gw, const Tensor& x, const Ten
     const int64_t parts = batch_parts(x.size(0)), n = gw.numel();
     std::vector<std::unique_ptr<HostBuffer>> partial;
     for (int64_t p = 1; p < parts; ++p) partial.push_back(std::make_unique<HostBuffer>(n * sizeof(float)));
-    over_batch(x.size(0), [&](int64_t n0, int64_t n1, int64_t part) {
+    over_batch(x.size(0), parts, [&](int64_t n0, int64_t n1, int64_t part) {
       weight_grad_rows(part == 0 ? gw.data() : partial[part - 1]->get(), gw, x, gout, g, n0, n1);
     });
     float* sum = gw.data_as<float>();
