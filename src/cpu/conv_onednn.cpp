@@ -9,8 +9,6 @@
 #include "cpu/cpu_backend.h"
 
 #ifdef DT_HAVE_ONEDNN
-#include <dlfcn.h>
-
 #include <memory>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <unordered_map>
@@ -18,6 +16,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "cpu/openmp.h"
 #include "cpu/parallel.h"
 #endif
 
@@ -29,14 +28,6 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
-
-// oneDNN threads with OpenMP, whose thread count belongs to the calling thread.
-// libgomp comes with libdnnl, so the symbol is looked up rather than linked.
-void use_thread_count(int n) {
-  using SetThreads = void (*)(int);
-  static const auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
-  if (set) set(n);
-}
 
 dnnl::engine& cpu_engine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -198,12 +189,12 @@ int64_t batch_parts(int64_t N) {
 template <typename F>
 void over_batch(int64_t N, int64_t parts, F&& pass) {
   if (parts == 1) {
-    use_thread_count(num_threads());
+    set_openmp_threads(num_threads());
     pass(int64_t{0}, N, int64_t{0});
     return;
   }
   parallel_for(parts, 1, [&](int64_t begin, int64_t end) {
-    use_thread_count(1);
+    set_openmp_threads(1);
     for (int64_t part = begin; part < end; ++part) pass(N * part / parts, N * (part + 1) / parts, part);
   });
 }

@@ -1,11 +1,10 @@
-// Batched matrix products on the CPU: float32/float64 through OpenBLAS GEMM (the
-// library made for it), float16/bfloat16 through float32 GEMM on converted copies,
-// integers with a simple wrapping loop (rare, and no BLAS does them).
-#include <cblas.h>
-
+// Batched matrix products on the CPU: float32/float64 through cpu/gemm.h (oneDNN's or
+// OpenBLAS's GEMM, the libraries made for it), float16/bfloat16 through float32 GEMM on
+// converted copies, integers with a simple wrapping loop (rare, and no BLAS does them).
 #include <vector>
 
 #include "cpu/cpu_backend.h"
+#include "cpu/gemm.h"
 #include "cpu/parallel.h"
 #include "ops/cast.h"
 #include "ops/functors.h"
@@ -15,29 +14,18 @@ namespace {
 
 // How BLAS should read a [rows, cols] matrix with element strides (rs, cs): row-major
 // with leading dimension ld, transposed or not; false when neither fits.
-bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, CBLAS_TRANSPOSE* trans, int64_t* ld) {
+bool blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool* trans, int64_t* ld) {
   if (cs == 1 && (rs >= std::max<int64_t>(1, cols) || rows == 1)) {
-    *trans = CblasNoTrans;
+    *trans = false;
     *ld = std::max<int64_t>(rs, std::max<int64_t>(1, cols));
     return true;
   }
   if (rs == 1 && (cs >= std::max<int64_t>(1, rows) || cols == 1)) {
-    *trans = CblasTrans;
+    *trans = true;
     *ld = std::max<int64_t>(cs, std::max<int64_t>(1, rows));
     return true;
   }
   return false;
-}
-
-template <typename T>
-void gemm_call(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const T* a, int64_t lda,
-               const T* b, int64_t ldb, T* c, int64_t ldc) {
-  if constexpr (std::is_same<T, float>::value)
-    cblas_sgemm(CblasRowMajor, ta, tb, static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), 1.0f,
-                a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), 0.0f, c, static_cast<blasint>(ldc));
-  else
-    cblas_dgemm(CblasRowMajor, ta, tb, static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), 1.0,
-                a, static_cast<blasint>(lda), b, static_cast<blasint>(ldb), 0.0, c, static_cast<blasint>(ldc));
 }
 
 // Copies matrix (rows, cols, rs, cs) of S into a dense row-major buffer of D.
@@ -58,24 +46,27 @@ void blas_matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
     for (int64_t i = 0; i < out.numel(); ++i) ob[i] = T(0);
     return;
   }
-  openblas_set_num_threads(num_threads());
+  // The strides are the same for every item: an operand BLAS cannot read as it is (both
+  // strides > 1) is packed once, the whole batch, into a dense buffer.
+  int64_t a_item = a.stride(0), b_item = b.stride(0);
+  bool ta, tb;
+  int64_t lda, ldb;
   std::vector<T> pa, pb;
-  for (int64_t i = 0; i < B; ++i) {
-    const T* ap = ab + i * a.stride(0);
-    const T* bp = bb + i * b.stride(0);
-    CBLAS_TRANSPOSE ta, tb;
-    int64_t lda, ldb;
-    if (!blas_layout(M, K, a.stride(1), a.stride(2), &ta, &lda)) {
-      pa.resize(static_cast<size_t>(M * K));
-      pack<T, T>(ap, M, K, a.stride(1), a.stride(2), pa.data());
-      ap = pa.data(); ta = CblasNoTrans; lda = K;
-    }
-    if (!blas_layout(K, N, b.stride(1), b.stride(2), &tb, &ldb)) {
-      pb.resize(static_cast<size_t>(K * N));
-      pack<T, T>(bp, K, N, b.stride(1), b.stride(2), pb.data());
-      bp = pb.data(); tb = CblasNoTrans; ldb = N;
-    }
-    gemm_call<T>(ta, tb, M, N, K, ap, lda, bp, ldb, ob + i * M * N, N);
+  if (!blas_layout(M, K, a.stride(1), a.stride(2), &ta, &lda)) {
+    pa.resize(static_cast<size_t>(B * M * K));
+    for (int64_t i = 0; i < B; ++i) pack<T, T>(ab + i * a_item, M, K, a.stride(1), a.stride(2), pa.data() + i * M * K);
+    ab = pa.data(); ta = false; lda = K; a_item = M * K;
+  }
+  if (!blas_layout(K, N, b.stride(1), b.stride(2), &tb, &ldb)) {
+    pb.resize(static_cast<size_t>(B * K * N));
+    for (int64_t i = 0; i < B; ++i) pack<T, T>(bb + i * b_item, K, N, b.stride(1), b.stride(2), pb.data() + i * K * N);
+    bb = pb.data(); tb = false; ldb = N; b_item = K * N;
+  }
+  if constexpr (std::is_same<T, float>::value) {
+    gemm_batch(ta, tb, M, N, K, lda, ldb, N, B,
+               [&](int64_t i) { return GemmItem{ab + i * a_item, bb + i * b_item, ob + i * M * N}; });
+  } else {
+    for (int64_t i = 0; i < B; ++i) gemm(ta, tb, M, N, K, ab + i * a_item, lda, bb + i * b_item, ldb, ob + i * M * N, N);
   }
 }
 
@@ -84,13 +75,12 @@ void reduced_float_matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
   const int64_t B = out.size(0), M = out.size(1), N = out.size(2), K = a.size(2);
   std::vector<float> pa(static_cast<size_t>(M * K)), pb(static_cast<size_t>(K * N)), pc(static_cast<size_t>(M * N));
   T* ob = out.data_as<T>();
-  openblas_set_num_threads(num_threads());
   for (int64_t i = 0; i < B; ++i) {
     pack<float, T>(a.data_as<T>() + i * a.stride(0), M, K, a.stride(1), a.stride(2), pa.data());
     pack<float, T>(b.data_as<T>() + i * b.stride(0), K, N, b.stride(1), b.stride(2), pb.data());
     if (M > 0 && N > 0) {
       if (K == 0) std::fill(pc.begin(), pc.end(), 0.0f);
-      else gemm_call<float>(CblasNoTrans, CblasNoTrans, M, N, K, pa.data(), K, pb.data(), N, pc.data(), N);
+      else gemm(false, false, M, N, K, pa.data(), K, pb.data(), N, pc.data(), N);
     }
     for (int64_t j = 0; j < M * N; ++j) ob[i * M * N + j] = T(pc[static_cast<size_t>(j)]);
   }
