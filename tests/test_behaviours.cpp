@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <thread>
 
@@ -401,6 +402,117 @@ TEST_F(Behaviours, ResultsDoNotDependOnTheThreadCount) {
   DT_ASSERT_OK(dt_num_threads(&nt));
   EXPECT_EQ(nt, 2);
   DT_EXPECT_STATUS(dt_set_num_threads(0), DT_ERR_INVALID_ARGUMENT);
+}
+
+// float32 products are cut into blocks by shape alone (src/cpu/gemm.h): rows, columns
+// (a short, wide product), a batch, a transposed operand. Each gives the float64 product
+// within float32's rounding, and the same bits on 1 to 4 threads.
+TEST_F(Behaviours, MatmulIsExactToRoundingAndDoesNotDependOnTheThreadCount) {
+  struct Case {
+    std::vector<int64_t> a, b;
+    bool transpose_a;
+  };
+  const Case cases[] = {{{512, 256}, {256, 512}, false},      // 8 blocks of rows
+                        {{32, 512}, {512, 2048}, false},      // blocks of columns
+                        {{6, 100, 64}, {6, 64, 130}, false},  // a batch
+                        {{256, 384}, {256, 200}, true}};      // a^T as a BLAS flag
+  DT_ASSERT_OK(dt_manual_seed(11));
+  for (const Case& c : cases) {
+    T a, b, at;
+    DT_ASSERT_OK(dt_tensor_randn(c.a.data(), c.a.size(), DT_FLOAT32, cpu(), a.out()));
+    DT_ASSERT_OK(dt_tensor_randn(c.b.data(), c.b.size(), DT_FLOAT32, cpu(), b.out()));
+    dt_tensor* lhs = a;
+    if (c.transpose_a) {
+      DT_ASSERT_OK(dt_transpose(a, 0, 1, at.out()));
+      lhs = at;
+    }
+    std::vector<std::vector<float>> results;
+    for (int threads : {1, 2, 3, 4}) {
+      DT_ASSERT_OK(dt_set_num_threads(threads));
+      T out;
+      DT_ASSERT_OK(dt_matmul(lhs, b, out.out()));
+      results.push_back(values<float>(out));
+    }
+    DT_ASSERT_OK(dt_set_num_threads(2));
+    for (size_t i = 1; i < results.size(); ++i)
+      EXPECT_EQ(results[0], results[i]) << "shape case " << (&c - cases) << ", thread count #" << i;
+    // The float64 product of the same float32 values.
+    const std::vector<float> av = values<float>(lhs), bv = values<float>(b);
+    const bool batched = c.a.size() == 3;
+    const int64_t B = batched ? c.a[0] : 1, K = c.b[c.b.size() - 2], N = c.b.back();
+    const int64_t M = static_cast<int64_t>(av.size()) / (B * K);
+    double worst = 0;
+    for (int64_t i = 0; i < B; ++i)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t n = 0; n < N; ++n) {
+          double acc = 0;
+          for (int64_t k = 0; k < K; ++k)
+            acc += double(av[size_t((i * M + m) * K + k)]) * double(bv[size_t((i * K + k) * N + n)]);
+          worst = std::max(worst, std::abs(acc - double(results[0][size_t((i * M + m) * N + n)])));
+        }
+    EXPECT_LT(worst, 2e-4 * std::sqrt(double(K))) << "shape case " << (&c - cases);
+  }
+}
+
+// Sums over one strided dim into contiguous outputs (a bias gradient) add whole rows;
+// the other layouts reduce each output alone. Integer-valued floats: the sums are exact.
+TEST_F(Behaviours, ColumnSumsAndMeansAreExact) {
+  const int64_t rows = 300, cols = 70;
+  std::vector<float> x(size_t(rows * cols));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) x[size_t(i * cols + j)] = float((i * 7 + j * 3) % 23) - 11.0f;
+  std::vector<float> col_sum(size_t(cols), 0.0f);
+  for (int64_t j = 0; j < cols; ++j) {
+    double s = 0;
+    for (int64_t i = 0; i < rows; ++i) s += x[size_t(i * cols + j)];
+    col_sum[size_t(j)] = float(s);
+  }
+  const int64_t shape[2] = {rows, cols};
+  T t, tt;
+  DT_ASSERT_OK(dt_tensor_from_data(x.data(), x.size() * 4, shape, 2, DT_FLOAT32, cpu(), t.out()));
+  DT_ASSERT_OK(dt_transpose(t, 0, 1, tt.out()));  // [cols, rows], summed over its dim 1
+  const int64_t d0 = 0, d1 = 1;
+  T s0, s1, m0;
+  DT_ASSERT_OK(dt_sum(t, &d0, 1, 0, s0.out()));
+  DT_ASSERT_OK(dt_sum(tt, &d1, 1, 1, s1.out()));
+  DT_ASSERT_OK(dt_mean(t, &d0, 1, 0, m0.out()));
+  EXPECT_EQ(values<float>(s0), col_sum);
+  EXPECT_EQ(values<float>(s1), col_sum);
+  EXPECT_EQ(shape_of(s1), (std::vector<int64_t>{cols, 1}));
+  std::vector<float> mean = values<float>(m0);
+  for (int64_t j = 0; j < cols; ++j) EXPECT_FLOAT_EQ(mean[size_t(j)], float(double(col_sum[size_t(j)]) / rows)) << j;
+}
+
+// where(cond, a, 0-d b) on dense rows (autograd's ReLU gradient) takes a branch-free loop:
+// it must still pick a's NaN and infinity where cond holds, and b elsewhere.
+TEST_F(Behaviours, WhereWithADenseConditionPicksEachSide) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  std::vector<float> a = {1, nan, -inf, 4, nan, 6, inf};
+  std::vector<uint8_t> c = {1, 1, 1, 0, 0, 1, 0};
+  const int64_t n = 7;
+  const float zero = -0.5f;
+  T at, ct, bt, out, dense_b, out2;
+  DT_ASSERT_OK(dt_tensor_from_data(a.data(), a.size() * 4, &n, 1, DT_FLOAT32, cpu(), at.out()));
+  DT_ASSERT_OK(dt_tensor_from_data(c.data(), c.size(), &n, 1, DT_BOOL, cpu(), ct.out()));
+  DT_ASSERT_OK(dt_tensor_from_data(&zero, 4, nullptr, 0, DT_FLOAT32, cpu(), bt.out()));
+  DT_ASSERT_OK(dt_where(ct, at, bt, out.out()));
+  std::vector<float> got = values<float>(out);
+  ASSERT_EQ(got.size(), 7u);
+  EXPECT_EQ(got[0], 1.0f);
+  EXPECT_TRUE(std::isnan(got[1]));
+  EXPECT_EQ(got[2], -inf);
+  EXPECT_EQ(got[3], -0.5f);
+  EXPECT_EQ(got[4], -0.5f);
+  EXPECT_EQ(got[5], 6.0f);
+  EXPECT_EQ(got[6], -0.5f);
+  // b dense: the other side, element by element.
+  DT_ASSERT_OK(dt_neg(at, dense_b.out()));
+  DT_ASSERT_OK(dt_where(ct, at, dense_b, out2.out()));
+  got = values<float>(out2);
+  EXPECT_EQ(got[3], -4.0f);
+  EXPECT_TRUE(std::isnan(got[4]));
+  EXPECT_EQ(got[5], 6.0f);
+  EXPECT_EQ(got[6], -inf);
 }
 
 TEST_F(Behaviours, LargeOutputsReuseCachedHostBlocks) {

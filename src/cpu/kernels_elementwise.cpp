@@ -116,6 +116,29 @@ void CpuBackend::where(const Tensor& out, const Tensor& cond, const Tensor& a, c
     const Tensor* ops[4] = {&out, &cond, &a, &b};
     auto g = make_geometry<4>(ops);
     for_each_row<4>(g, kGrainCheap, [&](char* const* p, const int64_t* s, int64_t n) {
+      constexpr int64_t e = sizeof(T);
+      if (s[0] == e && s[1] == 1 && s[2] == e && (s[3] == e || s[3] == 0)) {
+        // Dense rows (b dense or one value, as autograd's where(mask, g, 0)): a loop the
+        // compiler vectorises.
+        T* o = reinterpret_cast<T*>(p[0]);
+        const bool* c = reinterpret_cast<const bool*>(p[1]);
+        const T* x = reinterpret_cast<const T*>(p[2]);
+        const T* y = reinterpret_cast<const T*>(p[3]);
+        // Both sides are loaded unconditionally, so the select has no branch.
+        if (s[3] == 0) {
+          const T y0 = *y;
+          for (int64_t i = 0; i < n; ++i) {
+            const T xv = x[i];
+            o[i] = c[i] ? xv : y0;
+          }
+        } else {
+          for (int64_t i = 0; i < n; ++i) {
+            const T xv = x[i], yv = y[i];
+            o[i] = c[i] ? xv : yv;
+          }
+        }
+        return;
+      }
       for (int64_t i = 0; i < n; ++i) {
         bool c = *reinterpret_cast<const bool*>(p[1] + i * s[1]);
         *reinterpret_cast<T*>(p[0] + i * s[0]) =

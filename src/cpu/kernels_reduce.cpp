@@ -165,6 +165,30 @@ void reduce_all(ReduceOp op, const Tensor& out, const Tensor& in, uint32_t mask)
       return;
     }
   }
+  // A floating sum over one strided dim into contiguous outputs (a bias gradient: [N, C]
+  // summed over N): whole rows are added into the column totals, in the same order and
+  // accumulator as reduce_one, so the same bits, but streaming through memory.
+  if constexpr (is_float_like<T>) {
+    if ((op == ReduceOp::Sum || op == ReduceOp::Mean) && r.n == 1 && kn == 1 && kin[0] == 1 && r.stride[0] != 1) {
+      using A = typename SumAcc<T>::type;
+      using M = opmath_t<T>;
+      const int64_t cols = ksize[0], rows = r.size[0], rs = r.stride[0], os = kout[0];
+      parallel_for(cols, std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, rows)), [&](int64_t b, int64_t e) {
+        std::vector<A> acc(static_cast<size_t>(e - b), A(0));
+        for (int64_t i = 0; i < rows; ++i) {
+          const T* row = in_base + i * rs + b;
+          for (int64_t c = 0; c < e - b; ++c) acc[static_cast<size_t>(c)] += static_cast<A>(M(row[c]));
+        }
+        for (int64_t c = 0; c < e - b; ++c) {
+          const A v = acc[static_cast<size_t>(c)];
+          out_base[(b + c) * os] = op == ReduceOp::Mean
+                                       ? cast_value<O>(static_cast<double>(v) / static_cast<double>(r.count))
+                                       : cast_value<O>(v);
+        }
+      });
+      return;
+    }
+  }
   int64_t grain = std::max<int64_t>(1, kGrainCheap / std::max<int64_t>(1, r.count));
   parallel_for(outputs, grain, [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; ++o) {

@@ -45,7 +45,12 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
   Tensor out = ops::matmul(x, ops::transpose(w, 0, 1));
-  if (bias.defined()) out = ops::binary(BinaryOp::Add, out, bias);
+  if (bias.defined()) {
+    // The product is fresh and nobody else holds it: add the bias in place when that gives
+    // the same dtype (it does unless they differ), saving an output and a pass.
+    if (bias.dtype() == out.dtype() && bias.device() == out.device()) ops::binary_(BinaryOp::Add, out, bias);
+    else out = ops::binary(BinaryOp::Add, out, bias);
+  }
   if (!should_record({&x, &w, &bias})) return out;
   Tensor xs = detach(x), ws = detach(w);
   const bool has_bias = bias.defined();
