@@ -1,7 +1,10 @@
 // Host memory for CPU tensors. Small blocks come straight from malloc (its thread caches
-// are fast and already-faulted). Large blocks are cached by size after release and
+// are fast and already-faulted). Larger blocks are cached by size after release and
 // reused, so a loop that makes a fresh 64 MB output every iteration does not fault in
-// 16k new pages each time (glibc would mmap/munmap such blocks on every call).
+// 16k new pages each time (glibc would mmap/munmap such blocks on every call). The cache
+// starts at 16 KiB: a training step's activations of 16-256 KiB went through glibc's
+// heap, which trimmed and regrew it (brk) every step and faulted the pages back in (perf:
+// page faults in the ReLU gradient and sgemm's output, 3-4% of a Linear-stack step).
 #include <sys/mman.h>
 
 #include <atomic>
@@ -18,8 +21,9 @@
 namespace dt {
 namespace {
 
-constexpr size_t kLargeBlock = size_t{256} << 10;  // below this, plain malloc
+constexpr size_t kLargeBlock = size_t{16} << 10;  // below this, plain malloc
 constexpr size_t kAlignment = 64;
+constexpr size_t kPageBlock = size_t{256} << 10;  // from here, page-aligned
 
 // Rounds large requests up so near sizes share blocks: 1/8 steps within a power of two.
 size_t round_large(size_t n) {
@@ -55,10 +59,11 @@ class HostAllocator final : public Allocator {
     }
     bool fresh = p == nullptr;
     if (fresh) {
-      if (fault::allocation_fails() || posix_memalign(&p, 4096, size) != 0) p = nullptr;
+      const size_t align = size >= kPageBlock ? 4096 : kAlignment;
+      if (fault::allocation_fails() || posix_memalign(&p, align, size) != 0) p = nullptr;
       if (!p) {
         empty_cache();  // give cached blocks back and retry once
-        if (posix_memalign(&p, 4096, size) != 0) p = nullptr;
+        if (posix_memalign(&p, align, size) != 0) p = nullptr;
       }
       if (!p) oom(nbytes);
 #ifdef MADV_HUGEPAGE
