@@ -1,6 +1,7 @@
 #include "cpu/parallel.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -12,6 +13,30 @@
 
 namespace dt::cpu {
 namespace {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Polls `ready` for about kSpin before giving up (true: it became ready). Measured on
+// the 2-vCPU EPYC here (train_linear16_256, steps of 48 two-block GEMMs): no polling
+// 8.1 ms a step, 20 us 6.9 ms, 80 us 6.0 ms, 300 us 6.4 ms.
+constexpr auto kSpin = std::chrono::microseconds(80);
+template <typename Ready>
+bool spin_until(const Ready& ready) {
+  const auto end = std::chrono::steady_clock::now() + kSpin;
+  while (true) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() >= end) return false;
+  }
+}
 
 int32_t initial_threads() {
   if (const char* env = std::getenv("DEVTENSOR_NUM_THREADS")) {
@@ -48,13 +73,17 @@ class Pool {
     {
       std::lock_guard<std::mutex> lock(mu_);
       job_ = &job;
-      ++generation_;
+      generation_.fetch_add(1, std::memory_order_release);
     }
     cv_.notify_all();
     work(job);
     auto done = [&] {
       return job.pending.load(std::memory_order_acquire) == 0 && job.joined.load(std::memory_order_acquire) == 0;
     };
+    // The caller has nothing else to do: it polls a while for the workers' last chunks
+    // before sleeping, which spares a sleep and a wake-up (two context switches, each
+    // costly in a VM) when the shares end close together.
+    spin_until(done);
     std::unique_lock<std::mutex> lock(mu_);
     done_cv_.wait(lock, done);
     job_ = nullptr;
@@ -86,10 +115,15 @@ class Pool {
       // No spinning before sleeping: measured on the 2-vCPU machines here, a spinning
       // thread slows the one doing the work (sum_16M mean 0.60 ms without, 0.66-0.78 with).
       Job* job = nullptr;
+      // A training step sends small jobs back to back (two GEMM blocks, then a few
+      // inline ops, then the next GEMM): a worker polls a short while before sleeping,
+      // so the next job neither wakes it with a system call nor waits for it to be
+      // scheduled.
+      spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; });
       {
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return generation_ != seen; });
-        seen = generation_;
+        cv_.wait(lock, [&] { return generation_.load(std::memory_order_relaxed) != seen; });
+        seen = generation_.load(std::memory_order_relaxed);
         if (!job_ || job_->joined.load(std::memory_order_relaxed) >= job_->max_workers) continue;
         job = job_;
         job->joined.fetch_add(1, std::memory_order_relaxed);
@@ -123,7 +157,7 @@ class Pool {
   std::condition_variable cv_, done_cv_;
   std::vector<std::thread> workers_;
   Job* job_ = nullptr;
-  uint64_t generation_ = 0;
+  std::atomic<uint64_t> generation_{0};  // written under mu_, polled without it
   static constexpr int64_t kChunksPerThread = 1;
 };
 
