@@ -483,36 +483,37 @@ TEST_F(Behaviours, ColumnSumsAndMeansAreExact) {
   for (int64_t j = 0; j < cols; ++j) EXPECT_FLOAT_EQ(mean[size_t(j)], float(double(col_sum[size_t(j)]) / rows)) << j;
 }
 
-// where(cond, a, 0-d b) on dense rows (autograd's ReLU gradient) takes a branch-free loop:
-// it must still pick a's NaN and infinity where cond holds, and b elsewhere.
+// where(cond, a, 0-d b) on dense rows (autograd's ReLU gradient) takes a vector select
+// (8 lanes, then a tail): it must still pick a's NaN and infinity where cond holds, and b
+// elsewhere, in every lane.
 TEST_F(Behaviours, WhereWithADenseConditionPicksEachSide) {
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
-  std::vector<float> a = {1, nan, -inf, 4, nan, 6, inf};
-  std::vector<uint8_t> c = {1, 1, 1, 0, 0, 1, 0};
-  const int64_t n = 7;
-  const float zero = -0.5f;
-  T at, ct, bt, out, dense_b, out2;
+  const float pattern[7] = {1, nan, -inf, 4, nan, 6, inf};
+  const int64_t n = 21;  // two full vectors and a tail of 5
+  std::vector<float> a(n), neg_a(n);
+  std::vector<uint8_t> c(n);
+  for (int64_t i = 0; i < n; ++i) {
+    a[size_t(i)] = pattern[i % 7] + float(i % 7 == 0 ? i : 0);
+    neg_a[size_t(i)] = -a[size_t(i)];
+    c[size_t(i)] = uint8_t((i * 5 + i / 7) % 3 == 0);
+  }
+  const float fill = -0.5f;
+  T at, ct, bt, nt, out, out2;
   DT_ASSERT_OK(dt_tensor_from_data(a.data(), a.size() * 4, &n, 1, DT_FLOAT32, cpu(), at.out()));
   DT_ASSERT_OK(dt_tensor_from_data(c.data(), c.size(), &n, 1, DT_BOOL, cpu(), ct.out()));
-  DT_ASSERT_OK(dt_tensor_from_data(&zero, 4, nullptr, 0, DT_FLOAT32, cpu(), bt.out()));
+  DT_ASSERT_OK(dt_tensor_from_data(&fill, 4, nullptr, 0, DT_FLOAT32, cpu(), bt.out()));
+  DT_ASSERT_OK(dt_tensor_from_data(neg_a.data(), neg_a.size() * 4, &n, 1, DT_FLOAT32, cpu(), nt.out()));
   DT_ASSERT_OK(dt_where(ct, at, bt, out.out()));
-  std::vector<float> got = values<float>(out);
-  ASSERT_EQ(got.size(), 7u);
-  EXPECT_EQ(got[0], 1.0f);
-  EXPECT_TRUE(std::isnan(got[1]));
-  EXPECT_EQ(got[2], -inf);
-  EXPECT_EQ(got[3], -0.5f);
-  EXPECT_EQ(got[4], -0.5f);
-  EXPECT_EQ(got[5], 6.0f);
-  EXPECT_EQ(got[6], -0.5f);
-  // b dense: the other side, element by element.
-  DT_ASSERT_OK(dt_neg(at, dense_b.out()));
-  DT_ASSERT_OK(dt_where(ct, at, dense_b, out2.out()));
-  got = values<float>(out2);
-  EXPECT_EQ(got[3], -4.0f);
-  EXPECT_TRUE(std::isnan(got[4]));
-  EXPECT_EQ(got[5], 6.0f);
-  EXPECT_EQ(got[6], -inf);
+  DT_ASSERT_OK(dt_where(ct, at, nt, out2.out()));
+  const std::vector<float> got = values<float>(out), got2 = values<float>(out2);
+  ASSERT_EQ(got.size(), size_t(n));
+  ASSERT_EQ(got2.size(), size_t(n));
+  auto same = [](float x, float y) { return (std::isnan(x) && std::isnan(y)) || x == y; };
+  for (int64_t i = 0; i < n; ++i) {
+    const float want = c[size_t(i)] ? a[size_t(i)] : fill, want2 = c[size_t(i)] ? a[size_t(i)] : neg_a[size_t(i)];
+    EXPECT_TRUE(same(got[size_t(i)], want)) << "element " << i << ": " << got[size_t(i)] << " vs " << want;
+    EXPECT_TRUE(same(got2[size_t(i)], want2)) << "element " << i << ": " << got2[size_t(i)] << " vs " << want2;
+  }
 }
 
 TEST_F(Behaviours, LargeOutputsReuseCachedHostBlocks) {

@@ -4,6 +4,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "cpu/loops.h"
+#include "cpu/vec_math.h"
 #include "ops/cast.h"
 #include "ops/functors.h"
 
@@ -124,6 +125,10 @@ void CpuBackend::where(const Tensor& out, const Tensor& cond, const Tensor& a, c
         const bool* c = reinterpret_cast<const bool*>(p[1]);
         const T* x = reinterpret_cast<const T*>(p[2]);
         const T* y = reinterpret_cast<const T*>(p[3]);
+        if constexpr (std::is_same<T, float>::value) {
+          select_f32(o, c, x, s[3] == 0 ? nullptr : y, *y, n);
+          return;
+        }
         // Both sides are loaded unconditionally, so the select has no branch.
         if (s[3] == 0) {
           const T y0 = *y;

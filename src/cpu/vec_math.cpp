@@ -8,6 +8,7 @@ namespace dt::cpu {
   float max_f32(const float* x, int64_t n);                            \
   double exp_sum_f32(const float* x, int64_t n, float shift, float* y); \
   void scale_f32(float* y, int64_t n, float s);                        \
+  void select_f32(float* out, const bool* cond, const float* x, const float* y, float y0, int64_t n); \
   }
 DT_DECLARE(base)
 #ifndef DT_NO_AVX2_COPY
@@ -34,5 +35,8 @@ double exp_sum_f32(const float* x, int64_t n, float shift, float* y) {
   return use_avx2() ? avx2::exp_sum_f32(x, n, shift, y) : base::exp_sum_f32(x, n, shift, y);
 }
 void scale_f32(float* y, int64_t n, float s) { use_avx2() ? avx2::scale_f32(y, n, s) : base::scale_f32(y, n, s); }
+void select_f32(float* out, const bool* cond, const float* x, const float* y, float y0, int64_t n) {
+  use_avx2() ? avx2::select_f32(out, cond, x, y, y0, n) : base::select_f32(out, cond, x, y, y0, n);
+}
 
 }  // namespace dt::cpu

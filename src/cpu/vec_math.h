@@ -13,5 +13,7 @@ float max_f32(const float* x, int64_t n);
 // be >= every x (softmax passes the row's max), so every exponent is <= 0.
 double exp_sum_f32(const float* x, int64_t n, float shift, float* y);
 void scale_f32(float* y, int64_t n, float s);
+// out[i] = cond[i] ? x[i] : (y ? y[i] : y0); NaN and infinities pass through untouched.
+void select_f32(float* out, const bool* cond, const float* x, const float* y, float y0, int64_t n);
 
 }  // namespace dt::cpu
