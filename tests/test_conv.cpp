@@ -478,4 +478,10 @@ TEST_F(Conv, BuildInfoNamesTheCpuConvolutionPath) {
   ASSERT_NE(at, std::string::npos) << info;
   const std::string line = info.substr(at, info.find('\n', at) - at);
   EXPECT_TRUE(line.find("oneDNN 2.") != std::string::npos || line.find("im2col + BLAS") != std::string::npos) << line;
+  // The float32 GEMM path follows the same build choice (src/cpu/gemm.h).
+  const size_t gemm_at = info.find("cpu matrix products (float32): ");
+  ASSERT_NE(gemm_at, std::string::npos) << info;
+  const std::string gemm_line = info.substr(gemm_at, info.find('\n', gemm_at) - gemm_at);
+  const bool onednn = line.find("oneDNN 2.") != std::string::npos;
+  EXPECT_NE(gemm_line.find(onednn ? "oneDNN 2." : "OpenBLAS"), std::string::npos) << gemm_line;
 }

@@ -81,6 +81,7 @@ DT_API dt_status dt_build_info(char* buf, size_t cap, size_t* needed) {
     }
     for (const std::string& p : plugin_problems()) s += "plugin not loaded: " + p + "\n";
     s += std::string("blas: ") + DT_BLAS_NAME + "\n";
+    s += std::string("cpu matrix products (float32): ") + DT_CPU_SGEMM_NAME + "\n";
     s += std::string("cpu convolutions (float32): ") + DT_CPU_CONV_NAME + "\n";
     s += "cpu threads: " + std::to_string(cpu::num_threads()) + "\n";
     s += std::string("compiler: ") + DT_COMPILER_NAME + "\n";
