@@ -48,6 +48,12 @@ Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tens
 // KH, KW] (win's kernel size is ignored: the weight's), bias [OC] or undefined.
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const ops::Window2d& win, int64_t groups);
 
+// The checks conv2d and conv_transpose2d share (nn/grad_conv.cpp): a 3-d or 4-d input, a
+// 4-d weight (weight_layout names its dims in the message), positive groups, one device,
+// one floating dtype. Fails with messages that start with `op`.
+void check_conv_operands(const char* op, const char* weight_layout, const Tensor& x, const Tensor& w,
+                         const Tensor& bias, int64_t groups);
+
 // torch.nn.functional.conv1d: input [N, C, L] or [C, L], weight [OC, C / groups, K]; the
 // window's width entries apply (its height is 1).
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const ops::Window2d& win, int64_t groups);

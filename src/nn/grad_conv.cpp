@@ -14,26 +14,32 @@
 #include "ops/window.h"
 
 namespace dt::ag {
+
+void check_conv_operands(const char* op, const char* weight_layout, const Tensor& x, const Tensor& w,
+                         const Tensor& bias, int64_t groups) {
+  if (x.ndim() != 3 && x.ndim() != 4)
+    fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": expected a 3-d (unbatched) or 4-d (batched) input, but got input of size ",
+                                    dims_str(x.shape())));
+  if (w.ndim() != 4)
+    fail(DT_ERR_SHAPE_MISMATCH,
+         cat(op, ": expected a 4-d weight ", weight_layout, ", but got weight of size ", dims_str(w.shape())));
+  if (groups <= 0) fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": groups must be positive, got ", groups));
+  ops::check_same_device(op, x, w);
+  if (bias.defined()) ops::check_same_device(op, x, bias);
+  if (x.dtype() != w.dtype() || (bias.defined() && bias.dtype() != x.dtype()))
+    fail(DT_ERR_DTYPE_MISMATCH, cat(op, ": input (", dtype_name(x.dtype()), "), weight (", dtype_name(w.dtype()), ")",
+                                    bias.defined() ? cat(" and bias (", dtype_name(bias.dtype()), ")") : std::string(),
+                                    " must have the same dtype"));
+  if (!is_floating(x.dtype()))
+    fail(DT_ERR_DTYPE_MISMATCH, cat(op, ": not implemented for ", dtype_name(x.dtype()), " (a floating dtype is needed)"));
+}
+
 namespace {
 
 using G = std::vector<Tensor>;
 
 void check_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, int64_t groups) {
-  if (x.ndim() != 3 && x.ndim() != 4)
-    fail(DT_ERR_SHAPE_MISMATCH, cat("conv2d: expected a 3-d (unbatched) or 4-d (batched) input, but got input of size ",
-                                    dims_str(x.shape())));
-  if (w.ndim() != 4)
-    fail(DT_ERR_SHAPE_MISMATCH, cat("conv2d: expected a 4-d weight [out_channels, in_channels / groups, kH, kW], but got ",
-                                    "weight of size ", dims_str(w.shape())));
-  if (groups <= 0) fail(DT_ERR_INVALID_ARGUMENT, cat("conv2d: groups must be positive, got ", groups));
-  ops::check_same_device("conv2d", x, w);
-  if (bias.defined()) ops::check_same_device("conv2d", x, bias);
-  if (x.dtype() != w.dtype() || (bias.defined() && bias.dtype() != x.dtype()))
-    fail(DT_ERR_DTYPE_MISMATCH, cat("conv2d: input (", dtype_name(x.dtype()), "), weight (", dtype_name(w.dtype()), ")",
-                                    bias.defined() ? cat(" and bias (", dtype_name(bias.dtype()), ")") : std::string(),
-                                    " must have the same dtype"));
-  if (!is_floating(x.dtype()))
-    fail(DT_ERR_DTYPE_MISMATCH, cat("conv2d: not implemented for ", dtype_name(x.dtype()), " (a floating dtype is needed)"));
+  check_conv_operands("conv2d", "[out_channels, in_channels / groups, kH, kW]", x, w, bias, groups);
   const int64_t channels = x.size(x.ndim() - 3);
   if (w.size(0) % groups != 0)
     fail(DT_ERR_INVALID_ARGUMENT, cat("conv2d: out_channels (", w.size(0), ", the weight's first dimension) must be ",
