@@ -230,6 +230,44 @@ TEST_F(Autograd, GradientsAccumulateAcrossBackwardCalls) {
   EXPECT_EQ(none, nullptr);
 }
 
+// A leaf's first gradient is adopted when nothing else holds it, copied otherwise (a
+// gradient that is a view of another tensor, or one backward's output shared with a
+// second leaf). Either way .grad belongs to its leaf alone: writing into it changes no
+// operand, and the next backward adds to it out of place.
+TEST_F(Autograd, FirstGradientsBelongToTheirLeafAlone) {
+  T w = vec({1, 2, 3}), c = vec({4, 5, 6}), b = vec({7, 8, 9});
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(w, 1));
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(b, 1));
+  {
+    T y, z, s;
+    DT_ASSERT_OK(dt_mul(w, c, y.out()));  // d/dw = c, a fresh product: adopted
+    DT_ASSERT_OK(dt_add(y, b, z.out()));  // d/db = the incoming ones, an expanded view: copied
+    DT_ASSERT_OK(dt_sum(z, nullptr, 0, 0, s.out()));
+    DT_ASSERT_OK(dt_backward(s, nullptr));
+  }
+  T gw, gb;
+  DT_ASSERT_OK(dt_tensor_grad(w, gw.out()));
+  DT_ASSERT_OK(dt_tensor_grad(b, gb.out()));
+  EXPECT_EQ(values<float>(gw), (std::vector<float>{4, 5, 6}));
+  EXPECT_EQ(values<float>(gb), (std::vector<float>{1, 1, 1}));
+  DT_ASSERT_OK(dt_mul_scalar_(gw, 10));
+  DT_ASSERT_OK(dt_mul_scalar_(gb, 10));
+  EXPECT_EQ(values<float>(c), (std::vector<float>{4, 5, 6})) << "w.grad must not alias an operand";
+  EXPECT_EQ(values<float>(w), (std::vector<float>{1, 2, 3}));
+  {
+    T y, s;
+    DT_ASSERT_OK(dt_mul(w, c, y.out()));
+    DT_ASSERT_OK(dt_sum(y, nullptr, 0, 0, s.out()));
+    DT_ASSERT_OK(dt_backward(s, nullptr));
+  }
+  T gw2, gb2;
+  DT_ASSERT_OK(dt_tensor_grad(w, gw2.out()));
+  DT_ASSERT_OK(dt_tensor_grad(b, gb2.out()));
+  EXPECT_EQ(values<float>(gw2), (std::vector<float>{44, 55, 66}));  // 10c + c
+  EXPECT_EQ(values<float>(gw), (std::vector<float>{40, 50, 60})) << "accumulation is out of place";
+  EXPECT_EQ(values<float>(gb2), (std::vector<float>{10, 10, 10}));
+}
+
 TEST_F(Autograd, LeavesNamesAndDetach) {
   T x = vec({1, 2}), y, d;
   int32_t v = -1;

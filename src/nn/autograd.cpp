@@ -40,6 +40,15 @@ std::mutex& grad_mutex() {
 // into `current` (its .grad now, maybe undefined). Allocates; changes nothing. The
 // caller pins the leaf (a parameter: its module may be moving).
 Tensor accumulated(const Tensor& leaf, const Tensor& current, const Tensor& add) {
+  // The leaf's first gradient is adopted rather than copied when nothing else can see it:
+  // `add` holds the only reference to a dense tensor that owns its whole storage, of the
+  // leaf's shape, dtype and device, outside any graph (PyTorch's AccumulateGrad steals it
+  // the same way). That spares a copy of every weight gradient in every training step.
+  if (!current.defined() && add.impl()->use_count() == 1 && add.storage()->use_count() == 1 &&
+      add.impl()->autograd == nullptr && add.is_contiguous() && add.offset() == 0 &&
+      add.storage()->nbytes() == add.nbytes() && add.shape() == leaf.shape() && add.dtype() == leaf.dtype() &&
+      add.device() == leaf.device())
+    return add;
   Tensor g = add;
   if (g.shape() != leaf.shape()) g = ops::reshape(g, leaf.shape(), false);
   // A tensor of our own when there is none yet: the incoming one may be shared with the graph.
