@@ -172,20 +172,20 @@ bool guarded(const char* what, F&& f) {
   }
 }
 
-// Runs pass(n0, n1, part) over the batch of N images. With at least as many images as
-// devtensor has threads (dt_set_num_threads), each thread takes a share and runs oneDNN
-// on one thread: then no OpenMP team exists, whose workers spin after each call on the
-// cores devtensor's own threads need next (perf: a third of LeNet-5's training step went
-// to libgomp's spinning and the ops slowed beside it). A smaller batch (one image of
-// inference) goes to oneDNN whole, on OpenMP's threads.
 // How many shares over_batch cuts a batch of N images into (1: oneDNN takes it whole).
 int64_t batch_parts(int64_t N) {
   const int64_t threads = num_threads();
   return threads == 1 || N < threads ? 1 : threads;
 }
 
-// `parts` comes from batch_parts, read once by the caller, so a dt_set_num_threads on
-// another thread cannot change the count between sizing per-share buffers and using them.
+// Runs pass(n0, n1, part) over the batch of N images in `parts` shares. With at least as
+// many images as devtensor has threads (dt_set_num_threads), each thread takes a share and
+// runs oneDNN on one thread: then no OpenMP team exists, whose workers spin after each
+// call on the cores devtensor's own threads need next (perf: a third of LeNet-5's training
+// step went to libgomp's spinning and the ops slowed beside it). A smaller batch (one
+// image of inference) goes to oneDNN whole, on OpenMP's threads. `parts` comes from
+// batch_parts, read once by the caller, so a dt_set_num_threads on another thread cannot
+// change the count between sizing per-share buffers and using them.
 template <typename F>
 void over_batch(int64_t N, int64_t parts, F&& pass) {
   if (parts == 1) {

@@ -2,8 +2,6 @@
 
 #include <cblas.h>
 
-#include <algorithm>
-
 #include "cpu/openmp.h"
 #include "cpu/parallel.h"
 
@@ -29,6 +27,7 @@ void openblas_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const flo
 }
 #endif
 
+#ifdef DT_HAVE_ONEDNN
 // Blocks: about 8 MFLOP each at least (~40 us on one thread, well above a handoff to a
 // pool thread), at least 64 rows or columns each (narrower blocks lose a quarter of the
 // kernel's speed to packing, measured), at most 16 (so 16 threads can share one product).
@@ -36,7 +35,24 @@ void openblas_sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const flo
 constexpr double kFlopsPerBlock = 8e6;
 constexpr int64_t kMinBlock = 64, kMaxParts = 16;
 
-#ifdef DT_HAVE_ONEDNN
+// How a product of this shape is cut: `parts` blocks along the rows (by_rows) or the
+// columns. Depends on the shape only.
+struct GemmSplit {
+  int64_t parts;
+  bool by_rows;
+};
+
+GemmSplit gemm_split(int64_t m, int64_t n, int64_t k) {
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  int64_t parts = 1;
+  while (parts < kMaxParts && flops / static_cast<double>(parts * 2) >= kFlopsPerBlock) parts *= 2;
+  // Rows unless there are too few of them for the blocks and more columns.
+  const bool by_rows = m / parts >= kMinBlock || m >= n;
+  const int64_t extent = by_rows ? m : n;
+  while (parts > 1 && extent / parts < kMinBlock) parts /= 2;
+  return {parts, by_rows};
+}
+
 // One block [m0, m1) x [n0, n1) of the product, on the calling thread.
 void onednn_block(bool ta, bool tb, int64_t m0, int64_t m1, int64_t n0, int64_t n1, int64_t k, const float* a,
                   int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
@@ -52,17 +68,6 @@ void onednn_block(bool ta, bool tb, int64_t m0, int64_t m1, int64_t n0, int64_t 
 #endif
 
 }  // namespace
-
-GemmSplit gemm_split(int64_t m, int64_t n, int64_t k) {
-  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  int64_t parts = 1;
-  while (parts < kMaxParts && flops / static_cast<double>(parts * 2) >= kFlopsPerBlock) parts *= 2;
-  // Rows unless there are too few of them for the blocks and more columns.
-  const bool by_rows = m / parts >= kMinBlock || m >= n;
-  const int64_t extent = by_rows ? m : n;
-  while (parts > 1 && extent / parts < kMinBlock) parts /= 2;
-  return {parts, by_rows};
-}
 
 void gemm_batch(bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
                 int64_t count, const std::function<GemmItem(int64_t)>& item) {

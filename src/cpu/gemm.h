@@ -9,7 +9,8 @@
 // alone, and devtensor's own threads run the blocks, each on one thread: so no OpenMP
 // or OpenBLAS team spins on the cores after the call, and a result never depends on the
 // thread count (the same calls compute every element, whichever thread runs them).
-// float64, and float32 without oneDNN, go to OpenBLAS whole, on its own threads.
+// float64, and float32 without oneDNN, go to OpenBLAS whole, on its own threads (whose
+// split, and so a result's last bits, follows the thread count).
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -20,14 +21,6 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const flo
           int64_t ldb, float* c, int64_t ldc);
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b,
           int64_t ldb, double* c, int64_t ldc);
-
-// How a float32 product of this shape is cut (exposed for tests): `parts` blocks along
-// the rows (by_rows) or the columns. Depends on the shape only.
-struct GemmSplit {
-  int64_t parts;
-  bool by_rows;
-};
-GemmSplit gemm_split(int64_t m, int64_t n, int64_t k);
 
 // A batch of `count` products of one shape and layout; item(i) gives product i's
 // operands. Every (item, block) pair is a unit of work for devtensor's threads, so a

@@ -47,8 +47,10 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
   Tensor out = ops::matmul(x, ops::transpose(w, 0, 1));
   if (bias.defined()) {
     // The product is fresh and nobody else holds it: add the bias in place when that gives
-    // the same dtype (it does unless they differ), saving an output and a pass.
-    if (bias.dtype() == out.dtype() && bias.device() == out.device()) ops::binary_(BinaryOp::Add, out, bias);
+    // the same result (a 1-d bias of the product's dtype and device, as Linear's always
+    // is), saving an output and a pass.
+    if (bias.ndim() <= 1 && bias.dtype() == out.dtype() && bias.device() == out.device())
+      ops::binary_(BinaryOp::Add, out, bias);
     else out = ops::binary(BinaryOp::Add, out, bias);
   }
   if (!should_record({&x, &w, &bias})) return out;
