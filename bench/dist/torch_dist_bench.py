@@ -9,10 +9,11 @@ Same sizes, iteration counts, warm-ups, barriers, slowest-rank rounds and median
 C programs. bench/dist/run gives both sides the same threads per rank (OMP_NUM_THREADS
 and DEVTENSOR_NUM_THREADS).
 """
+import datetime
 import os
-import socket
 import statistics
 import sys
+import tempfile
 import time
 
 import torch
@@ -71,9 +72,13 @@ def ddp_step(rank, world, rounds):
         print(f"ddp_step {statistics.median(per_step):.9g}", flush=True)
 
 
-def worker(rank, world, port, what, rounds):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=world)
+def worker(rank, world, store, what, rounds):
+    # PyTorch's gloo takes its address from the hostname unless told an interface; all
+    # ranks are on this machine, so loopback is the one that is always reachable (as
+    # devtensor's own gloo engine does). The timeout turns a stuck rendezvous into an error.
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    dist.init_process_group("gloo", init_method="file://" + store, rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=120))
     (all_reduce if what == "all_reduce" else ddp_step)(rank, world, rounds)
     dist.destroy_process_group()
 
@@ -81,10 +86,9 @@ def worker(rank, world, port, what, rounds):
 def main():
     what, world = sys.argv[1], int(sys.argv[2])
     rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 7
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    mp.spawn(worker, args=(world, port, what, rounds), nprocs=world, join=True)
+    # A file rendezvous: no port to race for with other tests running beside this one.
+    with tempfile.TemporaryDirectory() as d:
+        mp.spawn(worker, args=(world, os.path.join(d, "store"), what, rounds), nprocs=world, join=True)
 
 
 if __name__ == "__main__":

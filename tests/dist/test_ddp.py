@@ -39,7 +39,13 @@ def losses(text):
 
 
 def run(args, timeout=300):
-    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    try:
+        p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as e:
+        # Report it as a failed run with what it printed, so the other checks still run.
+        text = lambda b: b.decode(errors="replace") if isinstance(b, bytes) else (b or "")
+        print(f"timed out after {timeout} s: {' '.join(args)}")
+        p = subprocess.CompletedProcess(args, -1, text(e.stdout), text(e.stderr))
     if p.returncode != 0:
         print(p.stdout[-2000:], p.stderr[-2000:], sep="\n")
     return p
@@ -75,7 +81,7 @@ else:
         check(run([DDP, "init", init]).returncode == 0, "devtensor writes the initial weights")
         ours = run([CLI, "run", "--nproc-per-node", "2", "--", DDP, "train", CSV, str(STEPS), str(BATCH), init])
         theirs = run(["/usr/bin/python3", os.path.join(HERE, "torch_ddp_digits.py"), CSV, str(STEPS), str(BATCH), init, "2"],
-                     timeout=600)
+                     timeout=300)
         a, b = losses(ours.stdout), losses(theirs.stdout)
         diff = max_diff(a, b)
         check(ours.returncode == 0 and theirs.returncode == 0 and len(a) == len(b) == STEPS,

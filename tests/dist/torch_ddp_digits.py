@@ -4,18 +4,19 @@ ddp_digits.c trained by torch.nn.parallel.DistributedDataParallel on the gloo ba
 
     torch_ddp_digits.py DIGITS_CSV_GZ STEPS GLOBAL_BATCH INIT.safetensors WORLD
 
-Starts WORLD processes (env://, a free port); each loads the initial weights from
+Starts WORLD processes (a file rendezvous in a temporary folder); each loads the initial weights from
 INIT.safetensors (written by devtensor; read here by hand, as Debian has no
 python3-safetensors), takes the same contiguous share of each global batch as
 ddp_digits.c, and trains with SGD(lr=0.1, momentum=0.9). Rank 0 prints
 "step S loss L", L the loss averaged over the ranks, as ddp_digits.c does.
 """
+import datetime
 import gzip
 import json
 import os
-import socket
 import struct
 import sys
+import tempfile
 
 import torch
 import torch.distributed as dist
@@ -48,9 +49,13 @@ def load_digits(path):
     return x, y
 
 
-def run(rank, world, port, csv, steps, batch, init):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    dist.init_process_group("gloo", rank=rank, world_size=world)
+def run(rank, world, store, csv, steps, batch, init):
+    # PyTorch's gloo takes its address from the hostname unless told an interface; all
+    # ranks are on this machine, so loopback is the one that is always reachable (as
+    # devtensor's own gloo engine does). The timeout turns a stuck rendezvous into an error.
+    os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    dist.init_process_group("gloo", init_method="file://" + store, rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=120))
     torch.set_num_threads(1)
     x, y = load_digits(csv)
     model = torch.nn.Sequential(torch.nn.Linear(PIXELS, 128), torch.nn.ReLU(), torch.nn.Linear(128, CLASSES))
@@ -75,10 +80,9 @@ def run(rank, world, port, csv, steps, batch, init):
 
 def main():
     csv, steps, batch, init, world = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    mp.spawn(run, args=(world, port, csv, steps, batch, init), nprocs=world, join=True)
+    # A file rendezvous: no port to race for with other tests running beside this one.
+    with tempfile.TemporaryDirectory() as d:
+        mp.spawn(run, args=(world, os.path.join(d, "store"), csv, steps, batch, init), nprocs=world, join=True)
 
 
 if __name__ == "__main__":
