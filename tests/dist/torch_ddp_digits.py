@@ -4,7 +4,7 @@ ddp_digits.c trained by torch.nn.parallel.DistributedDataParallel on the gloo ba
 
     torch_ddp_digits.py DIGITS_CSV_GZ STEPS GLOBAL_BATCH INIT.safetensors WORLD
 
-Starts WORLD processes (a file rendezvous in a temporary folder); each loads the initial weights from
+Starts WORLD processes of itself (a file rendezvous in a temporary folder); each loads the initial weights from
 INIT.safetensors (written by devtensor; read here by hand, as Debian has no
 python3-safetensors), takes the same contiguous share of each global batch as
 ddp_digits.c, and trains with SGD(lr=0.1, momentum=0.9). Rank 0 prints
@@ -15,12 +15,12 @@ import gzip
 import json
 import os
 import struct
+import subprocess
 import sys
 import tempfile
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
 ROWS, PIXELS, CLASSES = 1797, 64, 10
 
@@ -75,14 +75,31 @@ def run(rank, world, store, csv, steps, batch, init):
         dist.all_reduce(mean)
         if rank == 0:
             print(f"step {step} loss {mean.item() / world:.9f}", flush=True)
-    dist.destroy_process_group()
+    # Every rank has finished its last (blocking) all-reduce. Leave without the
+    # interpreter's teardown of torch and gloo: CI saw a rank that had printed every step
+    # sit until the test's timeout at exit, twice in three runs under load.
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def main():
+    if len(sys.argv) == 7:  # one rank, started by main() below
+        csv, steps, batch, init, world, store = sys.argv[1:7]
+        rank = int(os.environ["TORCH_DDP_RANK"])
+        run(rank, int(world), store, csv, int(steps), int(batch), init)
+        return
     csv, steps, batch, init, world = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
-    # A file rendezvous: no port to race for with other tests running beside this one.
+    # Plain processes (not torch.multiprocessing) and a file rendezvous: no port to race
+    # for with other tests running beside this one, and nothing to join but exit codes.
     with tempfile.TemporaryDirectory() as d:
-        mp.spawn(run, args=(world, os.path.join(d, "store"), csv, steps, batch, init), nprocs=world, join=True)
+        store = os.path.join(d, "store")
+        ranks = [subprocess.Popen([sys.executable, os.path.abspath(__file__)] + sys.argv[1:6] + [store],
+                                  env=dict(os.environ, TORCH_DDP_RANK=str(r)),
+                                  stdout=None if r == 0 else subprocess.DEVNULL)
+                 for r in range(world)]
+        codes = [p.wait() for p in ranks]
+    if any(codes):
+        sys.exit(f"torch_ddp_digits.py: rank exit codes {codes}")
 
 
 if __name__ == "__main__":
