@@ -454,6 +454,80 @@ DT_API dt_status dt_event_elapsed_ms(const dt_event* start, const dt_event* end,
  *  DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_tensor_record_stream(const dt_tensor* t, const dt_stream* s);
 
+/* ---------------------------------------------------------------- graphs
+ *
+ * CUDA graphs' model (torch.cuda.CUDAGraph), on every device: while a stream captures,
+ * the work queued on it (ops, copies, a module's forward, backward, an SGD step) is
+ * RECORDED into a graph instead of running; dt_graph_replay runs that work again, in the
+ * same order and on the same memory, without the per-call checks, autograd bookkeeping
+ * and allocations of eager calls. On the CPU the replay runs the recorded kernels; on a
+ * GPU it queues them on the calling thread's current stream, after its earlier work (as
+ * torch.cuda.CUDAGraph.replay).
+ *
+ * STATIC TENSORS. A graph keeps every tensor its work touches, so the memory stays
+ * valid for replays (and is freed with the graph). Inputs are the tensors captured work
+ * read: copy new values into them (dt_tensor_copy_from_host, or any in-place op) between
+ * replays. Outputs are the tensors it wrote, including a loss, the gradients backward
+ * set, and the parameters a step updated: read them after a replay. Right after
+ * capture, outputs hold no meaningful values: capture computes nothing.
+ *
+ * WHAT CANNOT BE CAPTURED fails with DT_ERR_NOT_SUPPORTED before doing anything, and
+ * the capture goes on (end it normally): reading values on the host (dt_tensor_item,
+ * dt_tensor_copy_to_host, dt_tensor_to_string, saving, DLPack export), writing host
+ * memory into a tensor (dt_tensor_copy_from_host), copies between the host and a GPU,
+ * synchronising or querying the capturing stream or device, events and waits on it,
+ * random numbers (a replay would repeat them), collectives and DataParallel, an Adam
+ * step, and an SGD momentum step before its buffers exist (step once first, as
+ * PyTorch's warm-up does). Index and class-target checks move into the kernels: a
+ * replay with an index out of range fails with DT_ERR_INVALID_ARGUMENT, having run the
+ * steps before it. Convolutions are recorded as im2col and matrix products.
+ *
+ * THREADS. Capture records the work of threads whose current stream is the capturing
+ * one; it begins and ends on one thread. Replays of one graph run one at a time.
+ * Handles (dt_graph*) are reference-counted as tensors are.
+ */
+
+/** A recorded sequence of work on one device. Opaque; create with dt_graph_capture_end. */
+typedef struct dt_graph dt_graph;
+
+/** Starts capturing on s, which must be a stream of its own (dt_stream_create), not a
+ *  default stream, not already capturing; s becomes the calling thread's current stream
+ *  for its device until dt_graph_capture_end, so the thread's work on that device is
+ *  recorded. The capture holds a reference to the handle s until it ends, so s stays
+ *  valid for dt_graph_capture_end even if the caller released its own.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, a default stream, a stream already capturing,
+ *  the thread already capturing on that device), DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_OUT_OF_MEMORY; on failure nothing changed. */
+DT_API dt_status dt_graph_capture_begin(dt_stream* s);
+/** Ends s's capture and *out receives a NEW graph of the recorded work (possibly none);
+ *  the calling thread's current stream goes back to the one before dt_graph_capture_begin.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, s not capturing, the capture begun by another
+ *  thread), DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY; on failure the capture goes on. */
+DT_API dt_status dt_graph_capture_end(dt_stream* s, dt_graph** out);
+/** *out = 1 while s is capturing, else 0. Errors: DT_ERR_INVALID_ARGUMENT (NULL),
+ *  DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_stream_is_capturing(const dt_stream* s, int32_t* out);
+/** Runs the graph's work again (see above): finished on return on the CPU; queued on the
+ *  calling thread's current stream of the graph's device for a GPU (wait with
+ *  dt_stream_synchronize or an event).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL g; a module whose parameters the graph uses was
+ *  moved since capture: capture again; an index out of range at replay),
+ *  DT_ERR_INVALID_HANDLE, and any error of the recorded work (DT_ERR_OUT_OF_MEMORY,
+ *  DT_ERR_DEVICE_LOST, DT_ERR_BACKEND), after which the steps before the failing one
+ *  have run. */
+DT_API dt_status dt_graph_replay(dt_graph* g);
+/** *out = the number of recorded steps (kernels and copies). Errors: DT_ERR_INVALID_ARGUMENT
+ *  (NULL), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_graph_num_steps(const dt_graph* g, size_t* out);
+/** *out = the device the graph's work runs on. Errors: as dt_graph_num_steps. */
+DT_API dt_status dt_graph_device(const dt_graph* g, dt_device* out);
+/** Adds a reference. Errors: DT_ERR_INVALID_ARGUMENT (NULL), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_graph_retain(dt_graph* g);
+/** Drops a reference; NULL is a no-op. The last one waits for the device's queued work
+ *  (a GPU's replays may still run) and frees the graph and the memory only it still
+ *  holds. Errors: DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_graph_release(dt_graph* g);
+
 /* ---------------------------------------------------------------- tensor constructors
  *
  * Common to all constructors: shape points to ndim dimensions (each >= 0; NULL allowed

@@ -2266,6 +2266,104 @@ void add_stream_cases(Table& T) {
   });
 }
 
+// A live graph on cpu:0 (captured on a stream of its own, with nothing recorded).
+struct LiveGraph {
+  dt_graph* g = nullptr;
+  LiveGraph() {
+    LiveStream s;
+    if (dt_graph_capture_begin(s.s) == DT_OK) dt_graph_capture_end(s.s, &g);
+  }
+  ~LiveGraph() { dt_graph_release(g); }
+};
+
+// A stream capturing on this thread for the life of a row's call.
+struct CapturingStream {
+  LiveStream s;
+  CapturingStream() { dt_graph_capture_begin(s.s); }
+  ~CapturingStream() {
+    dt_graph* g = nullptr;
+    dt_graph_capture_end(s.s, &g);
+    dt_graph_release(g);
+  }
+};
+
+void add_graph_cases(Table& T) {
+  using GCall = std::function<dt_status(Ctx&, dt_graph*)>;
+  // A graph argument replaced in turn by each bad handle, one of another kind included.
+  auto graph_handles = [&T](const std::string& fn, GCall call, bool with_null = true) {
+    if (with_null)
+      T.add(fn, "g=NULL", {IA, IH}, [call](Ctx& x) { return call(x, nullptr); }).group = "NULL graph handle";
+    T.add(fn, "g=released", {IH}, [call](Ctx& x) {
+       dt_graph* g = LiveGraph().g;  // released when the temporary goes
+       return call(x, g);
+     }).msg_has = "releas";
+    T.add(fn, "g=stack_int", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_graph*>(x.foreign_stack)); });
+    T.add(fn, "g=small_integer", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_graph*>(x.small)); });
+    T.add(fn, "g=tensor_handle", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_graph*>(x.a)); })
+        .msg_has = "graph";
+    T.add(fn, "g=stream_handle", {IH}, [call](Ctx& x) {
+       LiveStream s;
+       return call(x, reinterpret_cast<dt_graph*>(s.s));
+     }).msg_has = "graph";
+  };
+  auto graph_out = [](Ctx& x) { return reinterpret_cast<dt_graph**>(&x.o.ptr); };
+
+  T.add("dt_graph_capture_begin", "s=NULL", {IA, IH}, [](Ctx&) { return dt_graph_capture_begin(nullptr); });
+  T.add("dt_graph_capture_begin", "s=released", {IH}, [](Ctx&) {
+    dt_stream* s = nullptr;
+    if (dt_stream_create(CPU0, &s) != DT_OK || dt_stream_release(s) != DT_OK) return dt_status{-999};
+    return dt_graph_capture_begin(s);
+  }).msg_has = "releas";
+  T.add("dt_graph_capture_begin", "s=tensor_handle", {IH}, [](Ctx& x) {
+    return dt_graph_capture_begin(reinterpret_cast<dt_stream*>(x.a));
+  }).msg_has = "stream";
+  T.add("dt_graph_capture_begin", "default_stream", {IA}, [](Ctx&) {
+    dt_stream* s = nullptr;
+    if (dt_stream_default(CPU0, &s) != DT_OK) return dt_status{-999};
+    const dt_status st = dt_graph_capture_begin(s);
+    dt_stream_release(s);
+    return st;
+  }).msg_has = "default stream";
+  T.add("dt_graph_capture_begin", "already_capturing", {IA}, [](Ctx&) {
+    CapturingStream c;
+    return dt_graph_capture_begin(c.s.s);
+  }).msg_has = "already capturing";
+
+  T.add("dt_graph_capture_end", "out=NULL", {IA}, [](Ctx&) {
+    CapturingStream c;
+    return dt_graph_capture_end(c.s.s, nullptr);
+  });
+  T.add("dt_graph_capture_end", "s=NULL", {IA, IH}, [graph_out](Ctx& x) { return dt_graph_capture_end(nullptr, graph_out(x)); });
+  T.add("dt_graph_capture_end", "s=released", {IH}, [graph_out](Ctx& x) {
+    dt_stream* s = nullptr;
+    if (dt_stream_create(CPU0, &s) != DT_OK || dt_stream_release(s) != DT_OK) return dt_status{-999};
+    return dt_graph_capture_end(s, graph_out(x));
+  }).msg_has = "releas";
+  T.add("dt_graph_capture_end", "not_capturing", {IA}, [graph_out](Ctx& x) {
+    return dt_graph_capture_end(LiveStream().s, graph_out(x));
+  }).msg_has = "not capturing";
+
+  T.add("dt_stream_is_capturing", "s=NULL", {IA, IH}, [](Ctx& x) { return dt_stream_is_capturing(nullptr, &x.o.i32); });
+  T.add("dt_stream_is_capturing", "s=event_handle", {IH}, [](Ctx& x) {
+    LiveEvent e;
+    return dt_stream_is_capturing(reinterpret_cast<dt_stream*>(e.e), &x.o.i32);
+  }).msg_has = "stream";
+  T.add("dt_stream_is_capturing", "out=NULL", {IA}, [](Ctx&) { return dt_stream_is_capturing(LiveStream().s, nullptr); });
+
+  graph_handles("dt_graph_replay", [](Ctx&, dt_graph* g) { return dt_graph_replay(g); });
+  T.add("dt_graph_replay", "inside_a_capture", {NS}, [](Ctx&) {
+    LiveGraph g;
+    CapturingStream c;
+    return dt_graph_replay(g.g);
+  }).msg_has = "graphs do not nest";
+  graph_handles("dt_graph_num_steps", [](Ctx& x, dt_graph* g) { return dt_graph_num_steps(g, &x.o.sz); });
+  T.add("dt_graph_num_steps", "out=NULL", {IA}, [](Ctx&) { return dt_graph_num_steps(LiveGraph().g, nullptr); });
+  graph_handles("dt_graph_device", [](Ctx& x, dt_graph* g) { return dt_graph_device(g, &x.o.dev); });
+  T.add("dt_graph_device", "out=NULL", {IA}, [](Ctx&) { return dt_graph_device(LiveGraph().g, nullptr); });
+  graph_handles("dt_graph_retain", [](Ctx&, dt_graph* g) { return dt_graph_retain(g); });
+  graph_handles("dt_graph_release", [](Ctx&, dt_graph* g) { return dt_graph_release(g); }, false);
+}
+
 // A process group of one rank (this process), through a store file of its own.
 struct LiveGroup {
   dt_process_group* g = nullptr;
@@ -2453,6 +2551,7 @@ const std::vector<Case>& all_cases() {
     add_autograd_cases(T);
     add_module_cases(T);
     add_stream_cases(T);
+    add_graph_cases(T);
     add_dist_cases(T);
     return T.cases;
   }();

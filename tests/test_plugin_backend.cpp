@@ -405,6 +405,42 @@ TEST_F(PluginBackend, DlpackExportsItsDeviceType) {
 
 // ---- streams and events through the plugin's own slots (it counts what each got)
 
+// A graph on a backend with streams of its own: capture queues nothing (the plugin sees
+// no op), another thread's work meanwhile runs on the default stream, and each replay
+// queues the recorded op on the stream current in the replaying thread.
+TEST_F(PluginBackend, AGraphRecordsWithoutQueuingAndReplaysOnTheCallersStream) {
+  Stream def, capture, other, previous, ignored;
+  DT_ASSERT_OK(dt_stream_default(kDev0, &def.s));
+  DT_ASSERT_OK(dt_stream_create(kDev0, &capture.s));
+  DT_ASSERT_OK(dt_stream_create(kDev0, &other.s));
+  const float host[3] = {1, 2, 3};
+  const int64_t n = 3;
+  T a, b, c;
+  DT_ASSERT_OK(dt_tensor_from_data(host, sizeof host, &n, 1, DT_FLOAT32, kDev0, a.out()));
+  const uint64_t ops0 = plugin_ops();
+  const Queued def0 = queued_on(def), cap0 = queued_on(capture);
+  DT_ASSERT_OK(dt_graph_capture_begin(capture));
+  DT_ASSERT_OK(dt_add(a, a, b.out()));
+  std::thread([&] { EXPECT_EQ(dt_mul(a, a, c.out()), DT_OK) << dt_last_error_message(); }).join();
+  dt_graph* g = nullptr;
+  DT_ASSERT_OK(dt_graph_capture_end(capture, &g));
+  EXPECT_EQ(plugin_ops() - ops0, 1u) << "only the other thread's multiplication ran";
+  EXPECT_EQ(queued_on(capture).ops - cap0.ops, 0u);
+  EXPECT_EQ(queued_on(def).ops - def0.ops, 1u);
+  EXPECT_EQ(values<float>(c), (std::vector<float>{1, 4, 9}));
+
+  const Queued other0 = queued_on(other), def1 = queued_on(def);
+  DT_ASSERT_OK(dt_set_thread_stream(other, &previous.s));
+  DT_ASSERT_OK(dt_graph_replay(g));
+  DT_ASSERT_OK(dt_graph_replay(g));
+  DT_ASSERT_OK(dt_set_thread_stream(previous, &ignored.s));
+  EXPECT_EQ(queued_on(other).ops - other0.ops, 2u) << "both replays on the replaying thread's stream";
+  EXPECT_EQ(queued_on(capture).ops - cap0.ops, 0u);
+  EXPECT_EQ(queued_on(def).ops - def1.ops, 0u);
+  EXPECT_EQ(values<float>(b), (std::vector<float>{2, 4, 6}));
+  DT_ASSERT_OK(dt_graph_release(g));
+}
+
 TEST_F(PluginBackend, OpsAllocationsAndCopiesGoToTheThreadsStream) {
   Stream def, user, previous, ignored;
   DT_ASSERT_OK(dt_stream_default(kDev0, &def.s));

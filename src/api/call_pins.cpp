@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/graph.h"
 #include "core/move_lock.h"
 #include "nn/module.h"
 
@@ -25,6 +26,11 @@ void pin_movable_for_call(TensorImpl* t) {
   t->ref();
   list.push_back(t);
   s.count = static_cast<uint32_t>(list.size());
+  // A graph captured now may use it: replay must know if a move replaces its storage.
+  if (Capture* c = capturing(t->storage->device())) {
+    std::lock_guard<std::mutex> lock(c->mu);
+    c->graph->note_movable(t);
+  }
 }
 
 void release_call_pins(uint32_t mark) noexcept {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "api/shim.h"
+#include "core/graph.h"
 #include "core/allocator.h"
 #include "core/context.h"
 #include "core/registry.h"
@@ -206,6 +207,7 @@ DT_API dt_status dt_synchronize(dt_device device) {
   return guard([&] {
     Device d = Device::from_c(device);
     check_device(d);
+    refuse_while_capturing(d, "dt_synchronize", "a capture records work without running it, so there is nothing to wait for");
     backend_for(d).synchronize(d);
   });
 }

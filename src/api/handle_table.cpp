@@ -230,6 +230,7 @@ const char* handle_kind_name(HandleKind k) {
     case HandleKind::StateDict: return "state dict";
     case HandleKind::Stream: return "stream";
     case HandleKind::Event: return "event";
+    case HandleKind::Graph: return "graph";
     case HandleKind::ProcessGroup: return "process group";
   }
   return "unknown";

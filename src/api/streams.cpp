@@ -4,6 +4,7 @@
 #include "api/shim.h"
 #include "core/backend.h"
 #include "core/device.h"
+#include "core/graph.h"
 #include "core/storage.h"
 #include "core/stream.h"
 
@@ -11,6 +12,10 @@ using namespace dt;
 using namespace dt::api;
 
 namespace {
+
+// Why stream calls are refused during a capture (core/graph.h).
+constexpr const char* kNothingQueued = "a capture records work without running it, so there is nothing to wait for";
+constexpr const char* kNoCrossStream = "graphs do not record waits between streams yet";
 
 Stream* stream_arg(const dt_stream* s, const char* fn, const char* param = "s") {
   return object_arg<Stream, HandleKind::Stream>(s, fn, param);
@@ -75,13 +80,18 @@ DT_API dt_status dt_stream_is_default(const dt_stream* s, int32_t* out) {
 }
 
 DT_API dt_status dt_stream_synchronize(const dt_stream* s) {
-  return guard([&] { stream_arg(s, "dt_stream_synchronize")->synchronize(); });
+  return guard([&] {
+    Stream* x = stream_arg(s, "dt_stream_synchronize");
+    refuse_on_capturing_stream(*x, "dt_stream_synchronize", kNothingQueued);
+    x->synchronize();
+  });
 }
 
 DT_API dt_status dt_stream_query(const dt_stream* s, int32_t* done) {
   return guard([&] {
     require(done, "dt_stream_query", "done");
     Stream* x = stream_arg(s, "dt_stream_query");
+    refuse_on_capturing_stream(*x, "dt_stream_query", kNothingQueued);
     *done = x->query() ? 1 : 0;
   });
 }
@@ -89,6 +99,7 @@ DT_API dt_status dt_stream_query(const dt_stream* s, int32_t* done) {
 DT_API dt_status dt_stream_wait_event(const dt_stream* s, const dt_event* e) {
   return guard([&] {
     Stream* x = stream_arg(s, "dt_stream_wait_event");
+    refuse_on_capturing_stream(*x, "dt_stream_wait_event", kNoCrossStream);
     x->wait(*event_arg(e, "dt_stream_wait_event"));
   });
 }
@@ -96,7 +107,10 @@ DT_API dt_status dt_stream_wait_event(const dt_stream* s, const dt_event* e) {
 DT_API dt_status dt_stream_wait_stream(const dt_stream* s, const dt_stream* other) {
   return guard([&] {
     Stream* x = stream_arg(s, "dt_stream_wait_stream");
-    x->wait(*stream_arg(other, "dt_stream_wait_stream", "other"));
+    Stream* y = stream_arg(other, "dt_stream_wait_stream", "other");
+    refuse_on_capturing_stream(*x, "dt_stream_wait_stream", kNoCrossStream);
+    refuse_on_capturing_stream(*y, "dt_stream_wait_stream", kNoCrossStream);
+    x->wait(*y);
   });
 }
 
@@ -178,8 +192,9 @@ DT_API dt_status dt_event_device(const dt_event* e, dt_device* out) {
 DT_API dt_status dt_event_record(const dt_event* e, const dt_stream* s) {
   return guard([&] {
     Event* x = event_arg(e, "dt_event_record");
-    if (s) return x->record(*stream_arg(s, "dt_event_record"));
-    if (Stream* cur = thread_stream(x->device())) return x->record(*cur);
+    Stream* on = s ? stream_arg(s, "dt_event_record") : thread_stream(x->device());
+    if (on) refuse_on_capturing_stream(*on, "dt_event_record", kNoCrossStream);
+    if (on) return x->record(*on);
     x->record(*Stream::default_for(x->device()));
   });
 }

@@ -5,6 +5,7 @@
 #include "api/shim.h"
 #include "core/context.h"
 #include "core/format.h"
+#include "core/graph.h"
 #include "nn/autograd.h"
 #include "nn/functions.h"
 #include "ops/ops.h"
@@ -314,7 +315,13 @@ DT_API dt_status dt_tensor_copy_to_host(const dt_tensor* t, void* dst, size_t nb
 }
 
 DT_API dt_status dt_tensor_copy_from_host(dt_tensor* t, const void* src, size_t nbytes) {
-  return guard([&] { ops::copy_from_host(tensor_arg(t, "dt_tensor_copy_from_host", "t"), src, nbytes); });
+  return guard([&] {
+    Borrowed x = tensor_arg(t, "dt_tensor_copy_from_host", "t");
+    // It would write now, not at each replay: fill static inputs between replays instead.
+    refuse_while_capturing(static_cast<const Tensor&>(x).device(), "dt_tensor_copy_from_host",
+                           "it writes now, not when the graph is replayed; fill inputs before a replay");
+    ops::copy_from_host(x, src, nbytes);
+  });
 }
 
 DT_API dt_status dt_tensor_data_ptr(const dt_tensor* t, void** out) {
@@ -338,6 +345,7 @@ DT_API dt_status dt_tensor_item(const dt_tensor* t, double* out) {
     if (x.numel() != 1)
       fail(DT_ERR_INVALID_ARGUMENT, cat("dt_tensor_item: a tensor with ", x.numel(),
                                         " elements cannot be converted to a scalar"));
+    refuse_while_capturing(x.device(), "dt_tensor_item", "its value is computed only when the graph is replayed");
     Tensor v = ops::to(x, Device{DT_DEVICE_CPU, 0}, DType::Float64, false);
     *out = *v.data_as<double>();
   });
@@ -348,6 +356,7 @@ DT_API dt_status dt_tensor_to_string(const dt_tensor* t, char* buf, size_t cap, 
     check_string_buffer(buf, cap, "dt_tensor_to_string");
     Borrowed x_ref = tensor_arg(t, "dt_tensor_to_string", "t");
     const Tensor& x = x_ref;
+    refuse_while_capturing(x.device(), "dt_tensor_to_string", "its values are computed only when the graph is replayed");
     Tensor host = x.device().is_cpu() ? x : ops::to(x, Device{DT_DEVICE_CPU, 0}, x.dtype(), false);
     // As PyTorch: the backward function of a recorded result, else whether a leaf requires grad.
     std::string grad;

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "core/error.h"
+#include "core/graph.h"
 #include "core/plugin_backend.h"
 #include "core/stream.h"
 
@@ -166,17 +167,40 @@ Allocator& pinned_host_allocator() {
        cat("pinned host memory comes from a GPU backend, and none is usable", why.empty() ? "" : ": ", why));
 }
 
+namespace {
+// Records op into a capture (core/graph.h): the step owns snapshots of its tensors.
+void record_op(Capture& c, Backend& b, int32_t op, const OpArgs& args) {
+  record_step(c, [&](Graph& g) {
+    struct Step {
+      Backend* b;
+      int32_t op;
+      OpArgs args;  // t[] rebuilt from tensors at each run (the step may be moved)
+      Tensor tensors[OpArgs::kMaxTensors];
+      void operator()() const {
+        OpArgs a = args;
+        for (int i = 0; i < a.nt; ++i) a.t[i] = tensors[i].defined() ? &tensors[i] : nullptr;
+        a.stream = thread_native_stream(tensors[0].device());  // replay's stream, not capture's
+        b->run(op, a);
+      }
+    } step{&b, op, args, {}};
+    for (int i = 0; i < args.nt; ++i)
+      if (args.t[i]) step.tensors[i] = g.keep(*args.t[i]);
+    return std::function<void()>(std::move(step));
+  });
+}
+}  // namespace
+
 void run_op(int32_t op, const OpArgs& args) {
   Backend& b = backend_for(args.t[0]->device());
   if (!b.supports(op))
     fail(DT_ERR_NOT_SUPPORTED, cat(op_code_name(op), ": not supported by the ", b.name(), " backend (",
                                    device_str(args.t[0]->device()), ")"));
-  if (void* stream = thread_native_stream(args.t[0]->device())) {
-    OpArgs on_stream = args;
-    on_stream.stream = stream;
-    return b.run(op, on_stream);
-  }
-  b.run(op, args);
+  Stream* s = thread_stream(args.t[0]->device());
+  if (!s) return b.run(op, args);
+  OpArgs on_stream = args;
+  on_stream.stream = s->native();
+  if (Capture* c = s->capture()) return record_op(*c, b, op, on_stream);
+  b.run(op, on_stream);
 }
 
 void* Backend::stream_create(int32_t) {

@@ -9,6 +9,7 @@
 #include "core/backend.h"
 #include "core/error.h"
 #include "core/fault_injection.h"
+#include "core/graph.h"
 
 namespace dt {
 namespace {
@@ -78,6 +79,7 @@ Ref<Stream> Stream::default_for(Device d) {
 }
 
 void Stream::destroy(Stream* s) {
+  delete s->capture_.load();  // a capture its thread never ended (the thread exited)
   if (s->native_) s->backend_->stream_destroy(s->device_.index, s->native_);
   delete s;
 }

@@ -13,6 +13,7 @@
 // default): ops, copies and allocations for a tensor on that device are queued on it. It
 // never chooses the device: that still comes from the tensors.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 
@@ -23,6 +24,7 @@ namespace dt {
 
 class Backend;
 class Event;
+struct Capture;
 
 class Stream : public RefCounted {
  public:
@@ -42,8 +44,15 @@ class Stream : public RefCounted {
   void wait(const Event& e) const;      // later work on this stream waits for e
   void wait(const Stream& other) const; // later work on this stream waits for other's work so far
 
+  // The graph capture under way on this stream (core/graph.h), or null.
+  Capture* capture() const { return capture_.load(std::memory_order_acquire); }
+
  private:
+  friend void begin_capture(const Ref<Stream>& s);
+  friend class Graph;
+  friend Ref<class Graph> end_capture(Stream& s);
   Stream() = default;
+  std::atomic<Capture*> capture_{nullptr};  // owned; set and cleared by core/graph.cpp
   Backend* backend_ = nullptr;
   Device device_;
   void* native_ = nullptr;

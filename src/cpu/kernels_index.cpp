@@ -1,17 +1,39 @@
-// index_select, gather, index_add and scatter_add on the CPU (indices already validated
-// by the front end).
+// index_select, gather, index_add and scatter_add on the CPU. The front end checks the
+// indices, except while a graph captures (they have no values yet): so each kernel
+// checks them again before it writes anything, which a replay relies on.
 #include <algorithm>
 #include <cstring>
 
+#include "core/error.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/loops.h"
 #include "ops/cast.h"
 #include "ops/functors.h"
 
 namespace dt::cpu {
+namespace {
+
+// INVALID_ARGUMENT unless every index (a contiguous or strided int64 walk over `index`'s
+// elements) lies in [0, size). Cheap next to the copy it guards.
+void check_indices(const char* op, const Tensor& index, int64_t size) {
+  const int64_t* idx = index.data_as<int64_t>();
+  const int nd = index.ndim();
+  for (int64_t lin = 0; lin < index.numel(); ++lin) {
+    int64_t rem = lin, off = 0;
+    for (int d = nd - 1; d >= 0; --d) {
+      off += (rem % index.size(d)) * index.stride(d);
+      rem /= index.size(d);
+    }
+    if (idx[off] < 0 || idx[off] >= size)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": index ", idx[off], " is out of bounds for dimension with size ", size));
+  }
+}
+
+}  // namespace
 
 void CpuBackend::index_select(const Tensor& out, const Tensor& in, int dim, const Tensor& index) {
   // out has in's shape with size(dim) = index.numel(); walk out, map coordinate dim.
+  check_indices("index_select", index, in.size(dim));
   const int64_t* idx = index.data_as<int64_t>();
   const int64_t istride = index.ndim() ? index.stride(0) : 0;
   const int64_t esize = static_cast<int64_t>(in.itemsize());
@@ -32,6 +54,7 @@ void CpuBackend::index_select(const Tensor& out, const Tensor& in, int dim, cons
 
 void CpuBackend::gather(const Tensor& out, const Tensor& in, int dim, const Tensor& index) {
   // out has index's shape: out[i] = in[i with coordinate dim replaced by index[i]].
+  check_indices("gather", index, in.size(dim));
   const int64_t esize = static_cast<int64_t>(in.itemsize());
   const int nd = out.ndim();
   const int64_t* idx = index.data_as<int64_t>();
@@ -94,10 +117,12 @@ void add_at(const Tensor& self, const Tensor& index, const Tensor& values, int d
 }  // namespace
 
 void CpuBackend::index_add(const Tensor& self, int dim, const Tensor& index, const Tensor& source) {
+  check_indices("index_add", index, self.size(dim));
   dispatch_dtype(self.dtype(), [&](auto tag) { add_at<decltype(tag)>(self, index, source, dim, false); });
 }
 
 void CpuBackend::scatter_add(const Tensor& self, int dim, const Tensor& index, const Tensor& src) {
+  check_indices("scatter_add", index, self.size(dim));
   dispatch_dtype(self.dtype(), [&](auto tag) { add_at<decltype(tag)>(self, index, src, dim, true); });
 }
 

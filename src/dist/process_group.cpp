@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/graph.h"
 #include "core/plugin_backend.h"
 #include "core/registry.h"
 #include "dist/device_engine.h"
@@ -175,6 +176,7 @@ void ProcessGroup::run(const char* what, F&& f) {
 }
 
 void ProcessGroup::check_tensor(const Tensor& t, const char* fn, const std::string& what) const {
+  refuse_while_capturing(t.device(), fn, "collectives are not recorded into graphs: they run on the host's schedule");
   if (t.device().is_cpu() ? host_tensors_ : t.device().type == checked_device_type_.load(std::memory_order_relaxed))
     return;  // the common case: no message built, no plugin asked
   const std::string where = cat(fn, ": ", what, " is on ", device_str(t.device()));

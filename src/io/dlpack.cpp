@@ -3,6 +3,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/graph.h"
 #include "core/backend.h"
 #include "core/registry.h"
 #include "core/device.h"
@@ -103,6 +104,7 @@ void delete_export(Managed* self) {
 // A new Managed viewing t: the fields both DLPack generations share.
 template <typename Managed>
 Managed* export_as(const Tensor& t) {
+  refuse_while_capturing(t.device(), "to_dlpack", "the consumer would read values that only a replay computes");
   if (!t.device().is_cpu()) backend_for(t.device()).synchronize(t.device());
   auto* e = fault::allocation_fails() ? nullptr : new (std::nothrow) Export<Managed>();
   if (!e) fail(DT_ERR_OUT_OF_MEMORY, "to_dlpack: out of memory");

@@ -11,6 +11,7 @@
 #include <new>
 #include <vector>
 
+#include "core/graph.h"
 #include "core/error.h"
 #include "core/move_lock.h"
 #include "core/fault_injection.h"
@@ -212,6 +213,8 @@ void save_safetensors(const StateDict& sd, const std::string& path, const char* 
     at = r.end;
     records.push_back(std::move(r));
   }
+  for (const auto& entry : entries)
+    refuse_while_capturing(entry.second.device(), fn, "its values are computed only when the graph is replayed");
   std::string header = format_header(records);
   char len[8];
   for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((static_cast<uint64_t>(header.size()) >> (8 * i)) & 0xff);

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/graph.h"
 #include "nn/autograd.h"
 #include "nn/functions.h"
 #include "nn/replica_broadcast.h"
@@ -98,6 +99,9 @@ std::vector<Ref<Module>> DataParallel::replicas(size_t count) {
 }
 
 Tensor DataParallel::forward(const std::vector<Tensor>& in) {
+  // Its replicas run on threads of their own, whose work a capture would not record.
+  for (const Tensor& x : in) refuse_while_capturing(x.device(), "DataParallel", "its replicas run on other threads");
+  for (const Device& d : devices_) refuse_while_capturing(d, "DataParallel", "its replicas run on other threads");
   check_module_device();
   const int64_t batch = check_inputs(in);
   // torch.chunk's pieces (an empty batch runs whole on devices_[0]).

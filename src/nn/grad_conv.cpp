@@ -7,6 +7,7 @@
 // the columns' gradient back with col2im for the input's.
 #include "core/backend.h"
 #include "core/error.h"
+#include "core/graph.h"
 #include "nn/autograd.h"
 #include "nn/functions.h"
 #include "nn/node.h"
@@ -129,18 +130,23 @@ Tensor im2col_weight_grad(const Tensor& gout, const Tensor& cols, const ConvShap
 }
 
 // The backend's convolution library (Backend::conv2d_*: oneDNN on the CPU), when it has a
-// kernel for these operands; an undefined tensor when not.
+// kernel for these operands; an undefined tensor when not. While a graph captures, never:
+// a hook runs at once, and whether it has a kernel is known only by running it, so a
+// capture records the im2col path, op by op (core/graph.h).
 Tensor library_forward(const Tensor& x, const Tensor& w, const Tensor& bias, const ConvShape& s) {
+  if (capturing(x.device())) return Tensor();
   Tensor out = ops::empty(Dims{s.N, s.OC, s.OH, s.OW}, x.dtype(), x.device());
   const Tensor b = bias.defined() ? ops::contiguous(bias) : Tensor();
   if (!backend_for(x.device()).conv2d_forward(out, x, w, b.defined() ? &b : nullptr, geometry_of(s))) return Tensor();
   return out;
 }
 Tensor library_input_grad(const Tensor& gout, const Tensor& w, const ConvShape& s) {
+  if (capturing(gout.device())) return Tensor();
   Tensor gx = ops::empty(s.x_shape, gout.dtype(), gout.device());
   return backend_for(gout.device()).conv2d_input_grad(gx, gout, w, geometry_of(s)) ? gx : Tensor();
 }
 Tensor library_weight_grad(const Tensor& gout, const Tensor& x, const ConvShape& s) {
+  if (capturing(gout.device())) return Tensor();
   Tensor gw = ops::empty(s.w_shape, gout.dtype(), gout.device());
   return backend_for(gout.device()).conv2d_weight_grad(gw, x, gout, geometry_of(s)) ? gw : Tensor();
 }

@@ -13,6 +13,7 @@
 
 #include "core/backend.h"
 #include "core/error.h"
+#include "core/graph.h"
 #include "nn/autograd.h"
 #include "nn/functions.h"
 #include "nn/node.h"
@@ -70,6 +71,7 @@ Tensor unbatched_like(const Tensor& out, const Tensor& input) {
 // The backend's max pooling (Backend::max_pool2d_forward), with PyTorch's plane indices;
 // undefined tensors when the backend has none for x.
 std::pair<Tensor, Tensor> backend_max_pool(const Tensor& x, const ops::Window2d& w) {
+  if (capturing(x.device())) return {};  // a hook runs at once: captures record the ops (core/graph.h)
   int64_t OH = 0, OW = 0;
   ops::window_output("max_pool2d", w, x.size(2), x.size(3), &OH, &OW);
   const Tensor xc = ops::contiguous(x);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/graph.h"
 #include "nn/autograd.h"
 #include "nn/functions.h"
 #include "ops/ops.h"
@@ -36,6 +37,9 @@ int64_t check_classes(const Module& m, const Tensor& input, const Tensor& target
     fail(DT_ERR_SHAPE_MISMATCH, cat(m.kind(), ": expected input [N, C] with target [N] (or input [C] with a 0-d target), "
                                               "got input ", dims_str(input.shape()), " and target ", dims_str(target.shape())));
   const int64_t classes = input.size(input.ndim() - 1);
+  // While a graph captures, the targets have no values yet: the gather that reads them
+  // checks them at replay (core/graph.h).
+  if (capturing(target.device())) return classes;
   Tensor host = ops::to(target, Device{DT_DEVICE_CPU, 0}, DType::Int64, false);
   host = ops::contiguous(host);
   const int64_t* p = host.data_as<int64_t>();

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/graph.h"
 #include "nn/autograd.h"
 #include "ops/ops.h"
 
@@ -38,6 +39,11 @@ class Sgd final : public Optimizer {
       Update u{i, Tensor(), Tensor(), {}};
       if (o_.weight_decay != 0) g = add(g, mul(p, o_.weight_decay));
       if (o_.momentum != 0) {
+        if (!buf_[i].defined() && capturing(p.device()))
+          fail(DT_ERR_NOT_SUPPORTED,
+               "SGD: a step captured into a graph needs the momentum buffers to exist (the first step sets them "
+               "apart, and a replay repeats what was captured): run one step before the capture, as PyTorch's "
+               "warm-up does");
         // buf = momentum * buf + (1 - dampening) * g; the first buffer is the gradient itself
         Tensor buf = buf_[i].defined() ? add(mul(buf_[i], o_.momentum), mul(g, 1.0 - o_.dampening))
                                        : ops::to(g, p.device(), p.dtype(), true);
@@ -50,7 +56,12 @@ class Sgd final : public Optimizer {
     return out;
   }
   void keep_state(Update& u) override {
-    if (!u.state.empty()) buf_[u.index] = std::move(u.state[0]);
+    if (u.state.empty()) return;
+    Tensor& buf = buf_[u.index];
+    // A captured step writes the new momentum into the old buffer, so that each replay
+    // reads the one the last replay wrote (core/graph.h); eagerly, the new one is kept.
+    if (buf.defined() && capturing(buf.device())) ops::copy_(buf, u.state[0]);
+    else buf = std::move(u.state[0]);
   }
 
   SgdOptions o_;
@@ -69,6 +80,9 @@ class Adam final : public Optimizer {
       const Tensor& p = params_[i];
       Tensor g = ag::grad(p);
       if (!g.defined()) continue;
+      refuse_while_capturing(p.device(), o_.decoupled ? "AdamW step" : "Adam step",
+                             "its step count and bias corrections live on the host, so every replay would repeat "
+                             "one step's; capture SGD, or step Adam outside the graph");
       Update u{i, Tensor(), Tensor(), {}};
       const Tensor m0 = m_[i].defined() ? m_[i] : ops::full(p.shape(), 0.0, p.dtype(), p.device());
       const Tensor v0 = v_[i].defined() ? v_[i] : ops::full(p.shape(), 0.0, p.dtype(), p.device());

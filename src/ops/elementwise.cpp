@@ -74,7 +74,7 @@ void inplace_impl(BinaryOp op, const Tensor& self, const Tensor& other, bool oth
   } else {
     Tensor tmp = Tensor::empty(shape, compute, self.device());
     run_op(op, OpArgs{&tmp, &as_dtype(self, compute, hs), &as_dtype(other, compute, ho)});
-    backend_for(self.device()).copy(self, tmp, false);
+    copy_(self, tmp);
   }
 }
 

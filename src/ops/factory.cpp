@@ -10,6 +10,7 @@
 #include "core/registry.h"
 #include "core/error.h"
 #include "core/generator.h"
+#include "core/graph.h"
 #include "ops/ops.h"
 
 namespace dt::ops {
@@ -71,6 +72,7 @@ Tensor random(const Dims& shape, RandomDist dist, DType dtype, Device device, co
     fail(DT_ERR_DTYPE_MISMATCH, cat(op, ": expected a floating dtype but got ", dtype_name(dtype)));
   Tensor t = Tensor::empty(shape, dtype, device);
   if (t.numel() == 0) return t;
+  refuse_while_capturing(device, op, "replay would repeat the same random numbers");
   RandomRange r = reserve_random(device, random_blocks(dtype, dist, t.numel()));
   OpArgs args{&t};
   args.i[0] = static_cast<int64_t>(dist);
@@ -94,10 +96,33 @@ Tensor from_host(const void* data, size_t nbytes, const Dims& shape, DType dtype
   return t;
 }
 
+namespace {
+// A copy queued while d or s captures (core/graph.h): recorded when both sides are one
+// backend's memory; refused across the host and a device (replay would touch host memory
+// the graph does not own, and CUDA cannot capture copies of pageable memory).
+void record_copy(const Tensor& dst, const Tensor& src, bool non_blocking, Capture* cd, Capture* cs) {
+  const Device d = dst.device(), s = src.device();
+  if (d.type != s.type)
+    fail(DT_ERR_NOT_SUPPORTED, cat("copy from ", device_str(s), " to ", device_str(d),
+                                   ": cannot be captured into a graph (a copy between the host and a device); "
+                                   "copy before the capture or after a replay. The capture goes on without it"));
+  if (cd && cs && cd != cs)
+    fail(DT_ERR_NOT_SUPPORTED, cat("copy from ", device_str(s), " to ", device_str(d),
+                                   ": both devices are capturing, into different graphs; the captures go on without it"));
+  Backend& b = backend_for(d);
+  record_step(cd ? *cd : *cs, [&](Graph& g) {
+    return std::function<void()>([&b, to = g.keep(dst), from = g.keep(src), non_blocking] { b.copy(to, from, non_blocking); });
+  });
+}
+}  // namespace
+
 void copy_(const Tensor& dst, const Tensor& src, bool non_blocking) {
   if (dst.numel() == 0) return;
   dst.storage()->begin_write("copy_");
   const Device d = dst.device(), s = src.device();
+  Capture* cd = capturing(d);
+  Capture* cs = s == d ? cd : capturing(s);
+  if (cd || cs) return record_copy(dst, src, non_blocking, cd, cs);
   // One device type (CPU devices share host memory; a GPU backend copies between its
   // devices), or host memory on one side: the non-host side's backend copies.
   if (d.type == s.type || s.is_cpu()) return backend_for(d).copy(dst, src, non_blocking);
@@ -130,7 +155,7 @@ Tensor pin_memory(const Tensor& t) {
                                    device_str(t.device())));
   if (is_pinned(t)) return t;
   Tensor out = empty_pinned(t.shape(), t.dtype());
-  if (out.numel() > 0) backend_for(t.device()).copy(out, t, false);
+  if (out.numel() > 0) copy_(out, t);
   return out;
 }
 
@@ -144,6 +169,8 @@ void copy_to_host(const Tensor& t, void* dst, size_t nbytes) {
     fail(DT_ERR_INVALID_ARGUMENT, cat("copy_to_host: the tensor has ", t.nbytes(), " bytes but the buffer ", nbytes));
   if (nbytes == 0) return;
   if (!dst) fail(DT_ERR_INVALID_ARGUMENT, "copy_to_host: dst is NULL");
+  refuse_while_capturing(t.device(), "reading a tensor on the host",
+                         "its values are computed only when the graph is replayed");
   if (t.device().is_cpu() && t.is_contiguous()) {
     std::memcpy(dst, t.data(), nbytes);
     return;
@@ -177,6 +204,8 @@ void copy_from_host(const Tensor& t, const void* src, size_t nbytes) {
     std::memmove(t.data(), src, nbytes);
     return;
   }
+  // (A capture would record a copy from memory the caller may free before a replay.)
+  refuse_while_capturing(t.device(), "copying host memory into a tensor", "the host memory is the caller's");
   Ref<Storage> st = Storage::borrow(Device{DT_DEVICE_CPU, 0}, const_cast<void*>(src), nbytes, nullptr, nullptr);
   Tensor view(Ref<TensorImpl>::adopt(TensorImpl::create(std::move(st), t.dtype(), t.shape(), contiguous_strides(t.shape()), 0)));
   copy_(t, view);

@@ -3,6 +3,7 @@
 
 #include "core/backend.h"
 #include "core/error.h"
+#include "core/graph.h"
 #include "ops/ops.h"
 
 namespace dt::ops {
@@ -315,6 +316,9 @@ Tensor checked_index(const char* op, const Tensor& index, int64_t size, bool all
     fail(DT_ERR_DTYPE_MISMATCH, cat(op, ": expected an int64 or int32 index but got ", dtype_name(index.dtype())));
   Tensor idx = to(index, index.device(), DType::Int64, false);
   idx = contiguous(idx);
+  // While a graph captures, the indices have no values yet: the kernels check them when
+  // the graph is replayed (the CPU's refuse an index out of range; see core/graph.h).
+  if (capturing(idx.device())) return idx;
   Tensor host = idx.device().is_cpu() ? idx : to(idx, Device{DT_DEVICE_CPU, 0}, DType::Int64, false);
   const int64_t* p = host.data_as<int64_t>();
   for (int64_t i = 0; i < host.numel(); ++i) {
