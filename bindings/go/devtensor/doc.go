@@ -13,7 +13,8 @@
 // OS thread. Tensors hold C memory (possibly GPU memory): Close them (defer t.Close(),
 // or a Scope); a finalizer is only a safety net. Close may be called from several
 // goroutines at once (exactly one releases). A Tensor, Module, Optimizer, StateDict,
-// Scope, Stream, Event or ProcessGroup must not be copied by value: go vet reports a copy.
+// Scope, Stream, Event, Graph or ProcessGroup must not be copied by value: go vet reports
+// a copy.
 //
 // State dicts (StateDict, as PyTorch's state_dict): Module.StateDict gives a module's
 // parameters and buffers by their PyTorch names, Module.LoadStateDict copies one into a
@@ -26,6 +27,11 @@
 // function with a stream as its device's current one, locking the goroutine to its OS
 // thread while it runs (the current stream is per thread); outside it every goroutine
 // works on the default streams.
+//
+// Graphs (Graph, as torch.cuda.CUDAGraph, on every device): CaptureGraph records the work
+// a function queues on a stream of its own, locking the goroutine to its OS thread while
+// it runs (a capture is per thread); Graph.Replay runs that work again on the same
+// static tensors.
 //
 // Process groups (ProcessGroup, as torch.distributed): ProcessGroupFromEnv joins the group
 // of a job started by `devtensor run --nproc-per-node N -- program`; AllReduce, Broadcast,

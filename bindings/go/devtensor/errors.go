@@ -32,8 +32,8 @@ const (
 	ErrInternal          Code = C.DT_ERR_INTERNAL
 	ErrDistributed       Code = C.DT_ERR_DISTRIBUTED // a process group failed; it is unusable (ProcessGroup)
 
-	// ErrClosed: the Tensor (or Scope, Stream, Event, ProcessGroup) was used after Close.
-	// Not a C status code.
+	// ErrClosed: the Tensor (or Scope, Stream, Event, Graph, ProcessGroup) was used after
+	// Close. Not a C status code.
 	ErrClosed Code = 1000
 	// ErrVersion: the loaded libdevtensor is older than the header this package was
 	// built against, or of another major version. Not a C status code.

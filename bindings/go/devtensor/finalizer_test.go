@@ -25,6 +25,7 @@ func TestFinalizerTypesAvoidTheTinyAllocator(t *testing.T) {
 		"Optimizer":    unsafe.Sizeof(Optimizer{}),
 		"Stream":       unsafe.Sizeof(Stream{}),
 		"Event":        unsafe.Sizeof(Event{}),
+		"Graph":        unsafe.Sizeof(Graph{}),
 		"ProcessGroup": unsafe.Sizeof(ProcessGroup{}),
 	} {
 		if size < maxTiny {

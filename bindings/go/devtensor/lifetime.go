@@ -46,8 +46,8 @@ import (
 // allocating call, bounds the waiting memory without it.
 
 // noCopy makes go vet's copylocks check report a copy of the struct that embeds it (as
-// in the standard library): Tensor, Module, Optimizer, StateDict, Scope, Stream, Event
-// and ProcessGroup each own a reference, and a copy (y := *x) would be a second owner of
+// in the standard library): Tensor, Module, Optimizer, StateDict, Scope, Stream, Event,
+// Graph and ProcessGroup each own a reference, and a copy (y := *x) would be a second owner of
 // it, so that closing both released it twice. Zero-size and the FIRST field of each, so it adds no padding (a
 // zero-size last field would).
 type noCopy struct{}

@@ -676,6 +676,35 @@ extern "C" {
 extern "C" {
     pub fn dt_tensor_record_stream(t: *const dt_tensor, s: *const dt_stream) -> dt_status;
 }
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_graph {
+    _unused: [u8; 0],
+}
+extern "C" {
+    pub fn dt_graph_capture_begin(s: *mut dt_stream) -> dt_status;
+}
+extern "C" {
+    pub fn dt_graph_capture_end(s: *mut dt_stream, out: *mut *mut dt_graph) -> dt_status;
+}
+extern "C" {
+    pub fn dt_stream_is_capturing(s: *const dt_stream, out: *mut i32) -> dt_status;
+}
+extern "C" {
+    pub fn dt_graph_replay(g: *mut dt_graph) -> dt_status;
+}
+extern "C" {
+    pub fn dt_graph_num_steps(g: *const dt_graph, out: *mut usize) -> dt_status;
+}
+extern "C" {
+    pub fn dt_graph_device(g: *const dt_graph, out: *mut dt_device) -> dt_status;
+}
+extern "C" {
+    pub fn dt_graph_retain(g: *mut dt_graph) -> dt_status;
+}
+extern "C" {
+    pub fn dt_graph_release(g: *mut dt_graph) -> dt_status;
+}
 extern "C" {
     pub fn dt_tensor_empty(
         shape: *const i64,

@@ -34,6 +34,10 @@
 //!   a closure runs (restored afterwards, even on panic); [`thread_stream`] reads it. On
 //!   the CPU every call has finished when it returns, events complete when recorded and
 //!   time the host clock, so the same code runs there.
+//! * Graphs ([`Graph`], as `torch.cuda.CUDAGraph`, on every device): [`Stream::capture`]
+//!   records the work a closure queues on the stream's device instead of running it, and
+//!   [`Graph::replay`] runs it again on the same (static) tensors; the capture ends
+//!   when the closure returns, fails or panics. [`Stream::is_capturing`] tells.
 //! * Process groups and collectives ([`ProcessGroup`], [`ReduceOp`], as
 //!   `torch.distributed`): [`ProcessGroup::from_env`] joins the group of a job started by
 //!   `devtensor run --nproc-per-node N -- program`; `all_reduce_`, `broadcast_`,
@@ -47,7 +51,7 @@
 //! * What the C ABI has and this crate does not expose (in-place ops, borrowing host
 //!   memory) is listed with the reasons in the repository's
 //!   `bindings/unbound.txt`; [`sys`] reaches all of it. The handle types ([`Tensor`],
-//!   [`nn::Module`], [`nn::Optimizer`], [`StateDict`], [`ProcessGroup`], [`Stream`], [`Event`]) combine
+//!   [`nn::Module`], [`nn::Optimizer`], [`StateDict`], [`ProcessGroup`], [`Stream`], [`Event`], [`Graph`]) combine
 //!   with `sys` calls through `as_raw` (borrowed), `into_raw` (the reference goes to the
 //!   caller) and `unsafe from_raw` (a reference is taken over).
 //!
@@ -122,6 +126,7 @@ mod distributed;
 mod dlpack;
 mod dtype;
 mod error;
+mod graph;
 pub mod nn;
 mod ops;
 pub use ops::Scalar;
@@ -133,6 +138,7 @@ pub use device::{Device, DeviceKind, DeviceProperties, MemoryStats};
 pub use distributed::{ProcessGroup, ReduceOp};
 pub use dtype::{DType, Element};
 pub use error::{Error, ErrorCode, Result};
+pub use graph::Graph;
 pub use state_dict::{StateDict, StateDictIter};
 pub use stream::{thread_stream, with_stream, Event, Stream};
 pub use tensor::Tensor;
