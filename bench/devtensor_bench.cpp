@@ -13,6 +13,8 @@
 //   train_mlp_784_256_10  one training step (zero_grad, forward, cross-entropy, backward,
 //                      SGD step) of Linear(784,256)-ReLU-Linear(256,10) at batch 64
 //   train_linear16_256 the same for 16 x (Linear(256,256)+ReLU) at batch 128 (256 classes)
+//   train_*_graph      those two steps captured once into a graph and replayed
+//                      (dt_graph_replay); devtensor only, compared with its eager case
 //   train_lenet5       the same for LeNet-5 at batch 64 on 28x28 images
 //   resnet18_fwd       ResNet-18's eval forward (functional ops) on [8, 3, 224, 224]
 //   transformer_layer_train  the same for one TransformerEncoderLayer(512, 8 heads, ff 2048)
@@ -117,11 +119,20 @@ void BM_sgemm(benchmark::State& state, int64_t n) {
 
 // One training step per iteration of `model` (owned: released here) on input x and
 // labels y: zero_grad, forward, cross-entropy, backward, SGD step.
-void train_loop(benchmark::State& state, dt_module* model, Tensor& x, Tensor& y, double flops) {
+// graph: after the first (eager) step, capture one step on a stream of its own and time
+// its replays instead (dt_graph_*: the same kernels, without the per-call front end).
+void train_loop(benchmark::State& state, dt_module* model, Tensor& x, Tensor& y, double flops, bool graph = false) {
   dt_module* loss_fn = nullptr;
   dt_optimizer* opt = nullptr;
+  dt_stream* stream = nullptr;
+  dt_graph* captured = nullptr;
+  dt_tensor *static_out = nullptr, *static_loss = nullptr;
   std::vector<dt_tensor*> params;
   auto cleanup = [&] {
+    dt_graph_release(captured);
+    dt_stream_release(stream);
+    dt_tensor_release(static_out);
+    dt_tensor_release(static_loss);
     for (dt_tensor* p : params) dt_tensor_release(p);
     dt_optimizer_release(opt);
     dt_module_release(loss_fn);
@@ -155,13 +166,34 @@ void train_loop(benchmark::State& state, dt_module* model, Tensor& x, Tensor& y,
     state.SkipWithError(error_text("training step", s).c_str());
     return cleanup();
   }
+  if (graph) {
+    const dt_tensor* in[2] = {x.t, nullptr};
+    s = dt_stream_create(kCpu, &stream);
+    if (s == DT_OK) s = dt_graph_capture_begin(stream);
+    if (s == DT_OK) {
+      dt_status st = dt_optimizer_zero_grad(opt);
+      if (st == DT_OK) st = dt_module_forward(model, in, 1, &static_out);
+      in[0] = static_out;
+      in[1] = y.t;
+      if (st == DT_OK) st = dt_module_forward(loss_fn, in, 2, &static_loss);
+      if (st == DT_OK) st = dt_backward(static_loss, nullptr);
+      if (st == DT_OK) st = dt_optimizer_step(opt);
+      s = dt_graph_capture_end(stream, &captured);
+      if (st != DT_OK) s = st;
+    }
+    if (s != DT_OK) {
+      state.SkipWithError(error_text("capturing a training step", s).c_str());
+      return cleanup();
+    }
+  }
+  auto run = [&]() -> dt_status { return graph ? dt_graph_replay(captured) : step(); };
   // The host allocator's steady state: storage allocations per step, and how many of
   // them it did not serve from its cache (blocks under 256 KiB always go to malloc and
   // count here; a large one here is fresh pages, faulted in and zeroed by the kernel).
   dt_mem_stats before{sizeof(dt_mem_stats)}, after{sizeof(dt_mem_stats)};
   dt_memory_stats(kCpu, &before);
   for (auto _ : state) {
-    if ((s = step()) != DT_OK) {
+    if ((s = run()) != DT_OK) {
       state.SkipWithError(error_text("training step", s).c_str());
       break;
     }
@@ -202,7 +234,7 @@ dt_status sequential_of(const std::vector<std::function<dt_status(dt_module**)>>
   return s;
 }
 
-void BM_train(benchmark::State& state, std::vector<int64_t> widths, int64_t batch) {
+void BM_train(benchmark::State& state, std::vector<int64_t> widths, int64_t batch, bool graph = false) {
   std::vector<std::function<dt_status(dt_module**)>> make;
   for (size_t i = 0; i + 1 < widths.size(); ++i) {
     make.push_back([&, i](dt_module** m) { return dt_linear_new(widths[i], widths[i + 1], 1, DT_FLOAT32, kCpu, m); });
@@ -220,7 +252,7 @@ void BM_train(benchmark::State& state, std::vector<int64_t> widths, int64_t batc
   }
   double flops = 0;  // forward, then backward's two products per layer
   for (size_t i = 0; i + 1 < widths.size(); ++i) flops += 6.0 * batch * widths[i] * widths[i + 1];
-  train_loop(state, model, x, y, flops);
+  train_loop(state, model, x, y, flops, graph);
 }
 
 // LeNet-5 on [64, 1, 28, 28]: Conv2d(1, 6, 5) - ReLU - MaxPool2d(2) - Conv2d(6, 16, 5) -
@@ -449,6 +481,11 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("train_lenet5", BM_lenet5)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("transformer_layer_train", BM_transformer_layer)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("train_linear16_256", BM_train, std::vector<int64_t>(17, 256), int64_t(128))
+      ->UseRealTime()->Unit(benchmark::kMillisecond);
+  // The same steps captured once and replayed (dt_graph_replay); no peer case.
+  benchmark::RegisterBenchmark("train_mlp_784_256_10_graph", BM_train, std::vector<int64_t>{784, 256, 10}, int64_t(64), true)
+      ->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("train_linear16_256_graph", BM_train, std::vector<int64_t>(17, 256), int64_t(128), true)
       ->UseRealTime()->Unit(benchmark::kMillisecond);
 
   benchmark::Initialize(&argc, argv);
