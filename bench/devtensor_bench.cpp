@@ -234,7 +234,7 @@ dt_status sequential_of(const std::vector<std::function<dt_status(dt_module**)>>
   return s;
 }
 
-void BM_train(benchmark::State& state, std::vector<int64_t> widths, int64_t batch, bool graph = false) {
+void BM_train(benchmark::State& state, std::vector<int64_t> widths, int64_t batch, bool graph) {
   std::vector<std::function<dt_status(dt_module**)>> make;
   for (size_t i = 0; i + 1 < widths.size(); ++i) {
     make.push_back([&, i](dt_module** m) { return dt_linear_new(widths[i], widths[i + 1], 1, DT_FLOAT32, kCpu, m); });
@@ -475,12 +475,12 @@ int main(int argc, char** argv) {
       ->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("sgemm_1024", BM_sgemm, int64_t(1024))->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("sgemm_2048", BM_sgemm, int64_t(2048))->UseRealTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("train_mlp_784_256_10", BM_train, std::vector<int64_t>{784, 256, 10}, int64_t(64))
+  benchmark::RegisterBenchmark("train_mlp_784_256_10", BM_train, std::vector<int64_t>{784, 256, 10}, int64_t(64), false)
       ->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("resnet18_fwd", BM_resnet18_fwd)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("train_lenet5", BM_lenet5)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("transformer_layer_train", BM_transformer_layer)->UseRealTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("train_linear16_256", BM_train, std::vector<int64_t>(17, 256), int64_t(128))
+  benchmark::RegisterBenchmark("train_linear16_256", BM_train, std::vector<int64_t>(17, 256), int64_t(128), false)
       ->UseRealTime()->Unit(benchmark::kMillisecond);
   // The same steps captured once and replayed (dt_graph_replay); no peer case.
   benchmark::RegisterBenchmark("train_mlp_784_256_10_graph", BM_train, std::vector<int64_t>{784, 256, 10}, int64_t(64), true)
