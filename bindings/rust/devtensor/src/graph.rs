@@ -21,12 +21,10 @@ use std::ptr::NonNull;
 /// gradients backward set, the parameters a step updated): read them after a replay.
 /// Right after the capture they hold no meaningful values: capture computes nothing.
 ///
-/// The safe crate has no in-place write into a tensor (`bindings/unbound.txt` says why), so
-/// new input values go in through the C API's copy from host memory, reached through
-/// [`sys`](crate::sys) on the input's [`Tensor::as_raw`](crate::Tensor::as_raw) (the
-/// crate's `tests/graph.rs` does): the caller makes sure that no other thread reads the
-/// input meanwhile. Outputs are read with [`Tensor::to_vec`](crate::Tensor::to_vec) as
-/// usual.
+/// New input values go in with [`Tensor::copy_from_slice`](crate::Tensor::copy_from_slice),
+/// an `unsafe` in-place write (the caller makes sure that no other thread uses the input
+/// meanwhile; `bindings/unbound.txt` says why the safe crate has no other). Outputs are
+/// read with [`Tensor::to_vec`](crate::Tensor::to_vec) as usual.
 ///
 /// WHAT CANNOT BE CAPTURED fails with [`ErrorCode::NotSupported`] before doing anything,
 /// and the capture goes on: reading values on the host

@@ -899,6 +899,57 @@ impl Tensor {
         T::copy_out(self, self.numel())
     }
 
+    /// Writes a copy of `data` (row-major) into this tensor IN PLACE, whatever its layout
+    /// (`dt_tensor_copy_from_host`): how a [`Graph`](crate::Graph)'s static input gets new
+    /// values between replays. `data.len()` must equal the number of elements.
+    ///
+    /// ```
+    /// use devtensor::{Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[2, 2], devtensor::DType::Float32, Device::CPU)?;
+    /// // SAFETY: no other thread uses t (or a clone or view of it) during the copy.
+    /// unsafe { t.copy_from_slice(&[1.0f32, 2.0, 3.0, 4.0])? };
+    /// assert_eq!(t.to_vec::<f32>()?, vec![1.0, 2.0, 3.0, 4.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Safety
+    ///
+    /// A `Tensor` is `Send + Sync` and its clones and views share memory: the caller makes
+    /// sure that no other thread reads or writes this tensor, a clone or a view of it while
+    /// the copy runs (the safe crate has no other in-place write for that reason).
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::DtypeMismatch`] when `T` is not the tensor's element type;
+    /// [`ErrorCode::InvalidArgument`] when `data.len()` is not the number of elements, for
+    /// a read-only tensor (a DLPack import) and while the tensor's stream captures a graph
+    /// ([`ErrorCode::NotSupported`]); the other errors `include/devtensor.h` lists for
+    /// `dt_tensor_copy_from_host`. On error the tensor is unchanged.
+    pub unsafe fn copy_from_slice<T: Element>(&self, data: &[T]) -> Result<()> {
+        let dt = self.try_dtype()?;
+        if dt != T::DTYPE {
+            return Err(Error::new(
+                ErrorCode::DtypeMismatch,
+                format!(
+                    "copy_from_slice::<{}>() needs a {} tensor but the tensor is {}",
+                    std::any::type_name::<T>(),
+                    T::DTYPE,
+                    dt
+                ),
+            ));
+        }
+        // SAFETY: a live handle and `data`'s own bytes; the library checks the byte count
+        // against the tensor's size. The caller rules out concurrent use (# Safety).
+        check(unsafe {
+            ffi::dt_tensor_copy_from_host(
+                self.as_ptr(),
+                data.as_ptr().cast(),
+                std::mem::size_of_val(data),
+            )
+        })
+    }
+
     /// The value of a one-element tensor, as `f64`.
     ///
     /// ```

@@ -5,7 +5,7 @@
 //! that it leaves no handle behind.
 use devtensor::nn::{CrossEntropyLoss, Module, Optimizer, Sequential, Sgd};
 use devtensor::{
-    live_handle_count, sys, thread_stream, DType, Device, Element, ErrorCode, Graph, Stream, Tensor,
+    live_handle_count, thread_stream, DType, Device, Element, ErrorCode, Graph, Stream, Tensor,
 };
 use std::sync::Mutex;
 
@@ -18,21 +18,10 @@ fn leak_checked(f: impl FnOnce()) {
     assert_eq!(live_handle_count(), before, "the test leaked handles");
 }
 
-/// Writes `data` into `t` in place (`dt_tensor_copy_from_host`): how a graph's static
-/// input gets new values (the safe crate has no in-place write).
+/// Writes `data` into `t` in place: how a graph's static input gets new values.
 fn write<T: Element>(t: &Tensor, data: &[T]) {
-    assert_eq!(t.dtype(), T::DTYPE);
-    assert_eq!(t.numel(), data.len());
-    // SAFETY: a live tensor of data.len() elements of T; the bytes come from `data`; no
-    // other thread uses t meanwhile.
-    let st = unsafe {
-        sys::dt_tensor_copy_from_host(
-            t.as_raw(),
-            data.as_ptr().cast(),
-            std::mem::size_of_val(data),
-        )
-    };
-    assert_eq!(st, sys::DT_OK, "dt_tensor_copy_from_host failed");
+    // SAFETY: no other thread uses t meanwhile.
+    unsafe { t.copy_from_slice(data) }.expect("copy_from_slice");
 }
 
 fn bits(t: &Tensor) -> Vec<u32> {
@@ -223,6 +212,8 @@ fn a_refused_call_inside_the_capture_leaves_the_capture_going() {
                     y.to_vec::<f32>().unwrap_err(),
                     Tensor::randn(&[2], DType::Float32, Device::CPU).unwrap_err(),
                     s.synchronize().unwrap_err(),
+                    // SAFETY: no other thread uses x.
+                    unsafe { x.copy_from_slice(&[9.0f32, 9.0, 9.0]) }.unwrap_err(),
                 ];
                 let z = (&y + 1.0)?; // recorded after them
                 Ok((z, refused))
@@ -336,5 +327,23 @@ fn other_threads_run_eagerly_during_a_capture() {
         assert_eq!(other, vec![5.0, 10.0]);
         g.replay().unwrap();
         assert_eq!(y.to_vec::<f32>().unwrap(), vec![3.0, 6.0]);
+    });
+}
+
+#[test]
+fn copy_from_slice_checks_its_input_and_leaves_the_tensor_unchanged() {
+    leak_checked(|| {
+        let x = Tensor::from_slice(&[1.0f32, 2.0, 3.0], &[3], Device::CPU).unwrap();
+        // SAFETY (each call): no other thread uses x.
+        let e = unsafe { x.copy_from_slice(&[1i64, 2, 3]) }.unwrap_err();
+        assert_eq!(e.code, ErrorCode::DtypeMismatch, "{e}");
+        let e = unsafe { x.copy_from_slice(&[1.0f32, 2.0]) }.unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
+        assert_eq!(x.to_vec::<f32>().unwrap(), vec![1.0, 2.0, 3.0]);
+        // In place through a strided view: the transpose of a 2x2 gets row-major values.
+        let m = Tensor::from_slice(&[0.0f32; 4], &[2, 2], Device::CPU).unwrap();
+        let mt = m.transpose(0, 1).unwrap();
+        unsafe { mt.copy_from_slice(&[1.0f32, 2.0, 3.0, 4.0]) }.unwrap();
+        assert_eq!(m.to_vec::<f32>().unwrap(), vec![1.0, 3.0, 2.0, 4.0]);
     });
 }
