@@ -19,28 +19,9 @@ static const int kSetEnv = (setenv("DEVTENSOR_CPU_DEVICES", "2", 1), 0);
 
 namespace {
 
-template <typename H, dt_status (*Release)(H*)>
-class Owned {
- public:
-  Owned() = default;
-  Owned(const Owned&) = delete;
-  Owned& operator=(const Owned&) = delete;
-  ~Owned() { Release(h_); }
-  H** out() {
-    Release(h_);
-    h_ = nullptr;
-    return &h_;
-  }
-  operator H*() const { return h_; }
-
- private:
-  H* h_ = nullptr;
-};
-using S = Owned<dt_stream, dt_stream_release>;
-using G = Owned<dt_graph, dt_graph_release>;
-using O = Owned<dt_optimizer, dt_optimizer_release>;
-
-bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
+using S = Handle<dt_stream, dt_stream_release>;
+using G = Handle<dt_graph, dt_graph_release>;
+using O = Handle<dt_optimizer, dt_optimizer_release>;
 
 T floats(std::vector<float> v, std::vector<int64_t> shape, dt_device d = cpu()) {
   T t;

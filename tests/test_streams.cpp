@@ -15,28 +15,8 @@
 
 namespace {
 
-// Owns one stream or event reference.
-template <typename H, dt_status (*Release)(H*)>
-class Owned {
- public:
-  Owned() = default;
-  Owned(const Owned&) = delete;
-  Owned& operator=(const Owned&) = delete;
-  ~Owned() { Release(h_); }
-  H** out() {
-    Release(h_);
-    h_ = nullptr;
-    return &h_;
-  }
-  operator H*() const { return h_; }
-
- private:
-  H* h_ = nullptr;
-};
-using S = Owned<dt_stream, dt_stream_release>;
-using E = Owned<dt_event, dt_event_release>;
-
-bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
+using S = Handle<dt_stream, dt_stream_release>;
+using E = Handle<dt_event, dt_event_release>;
 
 class Streams : public LeakChecked {};
 

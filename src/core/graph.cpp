@@ -43,10 +43,9 @@ void Graph::replay() {
 }
 
 void Graph::destroy(Graph* g) noexcept {
-  // On a GPU, replays may still be running on some stream: let them finish before the
-  // memory only the graph holds goes back to the allocator.
+  // On a GPU, replays may still be running on any stream (each runs on its caller's):
+  // let the device finish before the memory only the graph holds goes back to the allocator.
   try {
-    if (g->stream_) g->stream_->synchronize();
     Backend& b = backend_for(g->device_);
     if (b.has_streams()) b.synchronize(g->device_);
   } catch (...) {
@@ -108,8 +107,6 @@ Ref<Graph> end_capture(Stream& s) {
   s.capture_.store(nullptr, std::memory_order_release);
   std::unique_ptr<Capture> owned(c);
   Ref<Graph> g = std::move(c->graph);
-  s.ref();
-  g->stream_ = Ref<Stream>::adopt(&s);
   // Back to the stream the thread had before, if it still has the captured one.
   if (thread_stream(s.device()) == &s) set_thread_stream(c->previous);
   return g;

@@ -55,7 +55,6 @@ class Graph : public RefCounted {
   ~Graph() = default;
 
   Device device_;
-  Ref<Stream> stream_;  // the stream captured on
   std::vector<std::function<void()>> steps_;
   // Parameters and buffers (movable tensors) the work touches, with the storage they had
   // at capture: replay refuses when a module move replaced it.

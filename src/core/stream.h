@@ -49,7 +49,6 @@ class Stream : public RefCounted {
 
  private:
   friend void begin_capture(const Ref<Stream>& s);
-  friend class Graph;
   friend Ref<class Graph> end_capture(Stream& s);
   Stream() = default;
   std::atomic<Capture*> capture_{nullptr};  // owned; set and cleared by core/graph.cpp

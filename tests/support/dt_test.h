@@ -69,6 +69,29 @@ class M {
   dt_module* m_ = nullptr;
 };
 
+// Owns one reference of a handle type released by Release (a stream, event, graph,
+// optimizer, ...).
+template <typename H, dt_status (*Release)(H*)>
+class Handle {
+ public:
+  Handle() = default;
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  ~Handle() { Release(h_); }
+  H** out() {
+    Release(h_);
+    h_ = nullptr;
+    return &h_;
+  }
+  operator H*() const { return h_; }
+
+ private:
+  H* h_ = nullptr;
+};
+
+// Whether an error message (or any text) contains `part`.
+inline bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
+
 inline dt_device cpu(int i = 0) { return dt_device{DT_DEVICE_CPU, i}; }
 
 template <typename V>

@@ -147,8 +147,9 @@ func (s *Stream) IsCapturing() (bool, error) {
 
 // Replay runs the graph's work again, on the same memory: the inputs' current values in,
 // the outputs overwritten. On the CPU the work has finished when Replay returns; on a
-// GPU it is queued on the stream the graph was captured on (wait with
-// Stream.Synchronize or an Event before reading the outputs on another stream). Errors:
+// GPU it is queued on the calling thread's current stream for the graph's device (the
+// default stream, or WithStream's), after its earlier work: wait with Stream.Synchronize
+// or an Event before reading the outputs on another stream. Errors:
 // ErrClosed, ErrInvalidArgument (a module whose parameters the graph uses was moved
 // since capture: capture again; an index or class target out of range at replay),
 // ErrInvalidHandle, ErrNotSupported (a replay inside a capture), and any error of the

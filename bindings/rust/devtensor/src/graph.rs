@@ -85,9 +85,10 @@ impl Graph {
     }
 
     /// Runs the graph's recorded work again, in the same order and on the same memory
-    /// (`dt_graph_replay`): finished on return on the CPU; on a GPU queued on the stream
-    /// it was captured on (wait with [`Stream::synchronize`] or an
-    /// [`Event`](crate::Event)). Replays of one graph run one at a time (a replay from
+    /// (`dt_graph_replay`): finished on return on the CPU; on a GPU queued on the calling
+    /// thread's current stream for the graph's device (the default stream, or
+    /// [`with_stream`](crate::with_stream)'s), after its earlier work (wait with
+    /// [`Stream::synchronize`] or an [`Event`](crate::Event)). Replays of one graph run one at a time (a replay from
     /// another thread waits).
     ///
     /// A replay writes its outputs in place: the tensors the captured work wrote (the
@@ -112,8 +113,7 @@ impl Graph {
     /// [`ErrorCode::InvalidArgument`] (a module whose parameters the graph uses was moved
     /// since the capture: capture again; an index or class target out of range),
     /// [`ErrorCode::NotSupported`] (called while the thread captures on the graph's
-    /// device, or while the stream it was captured on captures again: graphs do not
-    /// nest), and any error of the recorded work
+    /// device: graphs do not nest), and any error of the recorded work
     /// ([`ErrorCode::OutOfMemory`], [`ErrorCode::DeviceLost`], [`ErrorCode::Backend`]),
     /// after which the steps before the failing one have run.
     pub fn replay(&self) -> Result<()> {

@@ -5,18 +5,11 @@
 //! that it leaves no handle behind.
 use devtensor::nn::{CrossEntropyLoss, Module, Optimizer, Sequential, Sgd};
 use devtensor::{
-    live_handle_count, thread_stream, DType, Device, Element, ErrorCode, Graph, Stream, Tensor,
+    thread_stream, DType, Device, Element, ErrorCode, Graph, Stream, Tensor,
 };
-use std::sync::Mutex;
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn leak_checked(f: impl FnOnce()) {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let before = live_handle_count();
-    f();
-    assert_eq!(live_handle_count(), before, "the test leaked handles");
-}
+mod common;
+use common::leak_checked;
 
 /// Writes `data` into `t` in place: how a graph's static input gets new values.
 fn write<T: Element>(t: &Tensor, data: &[T]) {

@@ -6,17 +6,10 @@
 use devtensor::nn::{
     BatchNorm1d, BatchNorm2d, Embedding, GroupNorm, LayerNorm, Module, RunningStats, Sequential,
 };
-use devtensor::{live_handle_count, DType, Device, ErrorCode, Tensor};
-use std::sync::Mutex;
+use devtensor::{DType, Device, ErrorCode, Tensor};
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn leak_checked(f: impl FnOnce()) {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let before = live_handle_count();
-    f();
-    assert_eq!(live_handle_count(), before, "the test leaked handles");
-}
+mod common;
+use common::leak_checked;
 
 fn f32s(data: &[f32], shape: &[i64]) -> Tensor {
     Tensor::from_slice(data, shape, Device::CPU).unwrap()

@@ -4,18 +4,11 @@
 //! API gives (a wrong shape, a missing or unexpected key, bad files). Each test runs
 //! alone and checks that it leaves no handle behind.
 use devtensor::nn::{Module, Sequential, Sgd};
-use devtensor::{live_handle_count, DType, Device, ErrorCode, StateDict, Tensor};
+use devtensor::{DType, Device, ErrorCode, StateDict, Tensor};
 use std::path::PathBuf;
-use std::sync::Mutex;
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn leak_checked(f: impl FnOnce()) {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let before = live_handle_count();
-    f();
-    assert_eq!(live_handle_count(), before, "the test leaked handles");
-}
+mod common;
+use common::leak_checked;
 
 /// A path in the temp directory, removed when dropped.
 struct TempPath(PathBuf);
