@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
@@ -58,9 +59,43 @@ gloo::AllreduceOptions::Func reduce_function(Reduction op) {
   fail(DT_ERR_INTERNAL, "gloo: avg reaches the engine");
 }
 
+// Small all-reduces go through one Gloo allgather and a local reduction instead of
+// Gloo's ring all-reduce. The ring takes 2 (size - 1) pipelined rounds of messages and is
+// bound by their latency at these sizes (every message wakes Gloo's loop thread and the
+// caller); the allgather takes size - 1 rounds. Measured with float32 sums on 2 vCPUs
+// (2026-11-27, median of 5-8 runs, 2 ranks): 128 KiB 0.36 ms instead of 1.05, 256 KiB
+// 0.43 / 0.88, 512 KiB 0.55 / 1.84, 795 KiB 0.64 / 2.20, 896 KiB about equal, 1 MiB
+// 1.77 / 1.39 (4 ranks: 3.5 ms instead of 5.2-5.7 up to 795 KiB, 6.5 / 5.4 at 1 MiB). So:
+// buffers under 1 MiB, and at most 4 MiB gathered, since the allgather moves size - 1
+// whole buffers where the ring moves two.
+constexpr size_t kGatherReduceMaxBufferBytes = (size_t{1} << 20) - 1;
+constexpr size_t kGatherReduceMaxGatheredBytes = size_t{4} << 20;
+
+// The allgather path: every rank reduces the same gathered buffers in rank order, so all
+// ranks end with the same bits, as with the ring.
+template <typename T>
+void gather_reduce(const std::shared_ptr<gloo::Context>& ctx, void* data, size_t count, Reduction op,
+                   std::chrono::milliseconds timeout, std::vector<unsigned char>& scratch) {
+  const size_t bytes = count * sizeof(T);
+  const size_t world = static_cast<size_t>(ctx->size);
+  if (world == 1) return;  // data is the only contribution
+  if (scratch.size() < bytes * world) scratch.resize(bytes * world);
+  gloo::AllgatherOptions opts(ctx);
+  opts.setInput(static_cast<char*>(data), bytes);
+  opts.setOutput(reinterpret_cast<char*>(scratch.data()), bytes * world);
+  opts.setTimeout(timeout);
+  gloo::allgather(opts);
+  const auto reduce = reduce_function<T>(op);
+  reduce(data, scratch.data(), scratch.data() + bytes, count);
+  for (size_t r = 2; r < world; ++r) reduce(data, data, scratch.data() + r * bytes, count);
+}
+
 template <typename T>
 void gloo_all_reduce(const std::shared_ptr<gloo::Context>& ctx, void* data, size_t count, Reduction op,
-                     std::chrono::milliseconds timeout) {
+                     std::chrono::milliseconds timeout, std::vector<unsigned char>& scratch) {
+  const size_t bytes = count * sizeof(T);
+  if (bytes <= kGatherReduceMaxBufferBytes && bytes * static_cast<size_t>(ctx->size) <= kGatherReduceMaxGatheredBytes)
+    return gather_reduce<T>(ctx, data, count, op, timeout, scratch);
   gloo::AllreduceOptions opts(ctx);
   // The storage type, not T: Gloo only needs the element size; 16-bit floats travel as
   // uint16_t and bool as uint8_t.
@@ -81,16 +116,16 @@ class GlooEngine final : public Collectives {
   void all_reduce(void* data, size_t count, DType dtype, Reduction op) override {
     auto c = context();
     switch (dtype) {
-      case DType::Float32: return gloo_all_reduce<float>(c, data, count, op, timeout_);
-      case DType::Float64: return gloo_all_reduce<double>(c, data, count, op, timeout_);
-      case DType::Float16: return gloo_all_reduce<float16>(c, data, count, op, timeout_);
-      case DType::BFloat16: return gloo_all_reduce<bfloat16>(c, data, count, op, timeout_);
-      case DType::Int8: return gloo_all_reduce<int8_t>(c, data, count, op, timeout_);
-      case DType::Int16: return gloo_all_reduce<int16_t>(c, data, count, op, timeout_);
-      case DType::Int32: return gloo_all_reduce<int32_t>(c, data, count, op, timeout_);
-      case DType::Int64: return gloo_all_reduce<int64_t>(c, data, count, op, timeout_);
-      case DType::UInt8: return gloo_all_reduce<uint8_t>(c, data, count, op, timeout_);
-      case DType::Bool: return gloo_all_reduce<bool>(c, data, count, op, timeout_);
+      case DType::Float32: return gloo_all_reduce<float>(c, data, count, op, timeout_, scratch_);
+      case DType::Float64: return gloo_all_reduce<double>(c, data, count, op, timeout_, scratch_);
+      case DType::Float16: return gloo_all_reduce<float16>(c, data, count, op, timeout_, scratch_);
+      case DType::BFloat16: return gloo_all_reduce<bfloat16>(c, data, count, op, timeout_, scratch_);
+      case DType::Int8: return gloo_all_reduce<int8_t>(c, data, count, op, timeout_, scratch_);
+      case DType::Int16: return gloo_all_reduce<int16_t>(c, data, count, op, timeout_, scratch_);
+      case DType::Int32: return gloo_all_reduce<int32_t>(c, data, count, op, timeout_, scratch_);
+      case DType::Int64: return gloo_all_reduce<int64_t>(c, data, count, op, timeout_, scratch_);
+      case DType::UInt8: return gloo_all_reduce<uint8_t>(c, data, count, op, timeout_, scratch_);
+      case DType::Bool: return gloo_all_reduce<bool>(c, data, count, op, timeout_, scratch_);
     }
     fail(DT_ERR_INTERNAL, "gloo all_reduce: unknown dtype");
   }
@@ -143,6 +178,9 @@ class GlooEngine final : public Collectives {
 
   std::shared_ptr<gloo::Context> ctx_;
   std::chrono::milliseconds timeout_;
+  // The gathered buffers of small all-reduces, kept between calls (at most
+  // kGatherReduceMaxGatheredBytes); the group's lock serializes its users.
+  std::vector<unsigned char> scratch_;
 };
 
 bool is_loopback(const std::string& host) { return host == "localhost" || host.rfind("127.", 0) == 0; }

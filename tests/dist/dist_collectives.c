@@ -299,8 +299,11 @@ int main(void) {
     check_all_gather(pg, d, 6);
     if (g_world > 1) check_send_recv(pg, d, 5);
   }
-  /* Larger than Gloo's ring segments, and empty tensors (no bytes move). */
+  /* Small all-reduces (above: at most 4 MiB gathered) take an allgather and a local
+     reduction; these take Gloo's ring, larger than its segments, for every op. Then
+     empty tensors (no bytes move). */
   check_all_reduce(pg, DT_FLOAT32, DT_REDUCE_SUM, 1 << 20);
+  for (size_t o = 0; o < sizeof kOps / sizeof kOps[0]; ++o) check_all_reduce(pg, DT_FLOAT64, kOps[o], 300001);
   check_all_reduce(pg, DT_FLOAT64, DT_REDUCE_MAX, 0);
   check_broadcast(pg, DT_INT64, g_world - 1, 300001);
   check_non_contiguous(pg);
