@@ -193,7 +193,9 @@ TEST_P(FaultInjection, OnTheGpuToo) {
 // steps the parameters are bit-identical (a momentum buffer or an Adam step counter
 // advanced by a failed call would show).
 
-enum class Opt { SgdMomentum, Adam, AdamW };
+// SgdMomentum has weight decay and runs the unfused step; SgdFused has none and runs
+// ops::sgd_step_, whose first step allocates the momentum buffers before any write.
+enum class Opt { SgdMomentum, SgdFused, Adam, AdamW };
 
 struct Trainer {
   Module seq, l0, act, l1, loss;
@@ -214,6 +216,7 @@ struct Trainer {
     }
     switch (kind) {
       case Opt::SgdMomentum: return dt_sgd_new(ps, 4, 0.1, 0.9, 0.0, 0.01, 1, &opt.o);
+      case Opt::SgdFused: return dt_sgd_new(ps, 4, 0.1, 0.9, 0.0, 0.0, 0, &opt.o);
       case Opt::Adam: return dt_adam_new(ps, 4, 0.05, 0.9, 0.999, 1e-8, 0.01, 0, &opt.o);
       case Opt::AdamW: return dt_adam_new(ps, 4, 0.05, 0.9, 0.999, 1e-8, 0.01, 1, &opt.o);
     }
@@ -299,9 +302,16 @@ TEST_P(AllOrNothing, AFailedBackwardOrStepChangesNothingAndARetryDoesItOnce) {
   EXPECT_EQ(dt_live_handle_count(), live);
 }
 
-INSTANTIATE_TEST_SUITE_P(Optimizers, AllOrNothing, ::testing::Values(Opt::SgdMomentum, Opt::Adam, Opt::AdamW),
+INSTANTIATE_TEST_SUITE_P(Optimizers, AllOrNothing,
+                         ::testing::Values(Opt::SgdMomentum, Opt::SgdFused, Opt::Adam, Opt::AdamW),
                          [](const ::testing::TestParamInfo<Opt>& i) {
-                           return i.param == Opt::SgdMomentum ? "SgdMomentum" : i.param == Opt::Adam ? "Adam" : "AdamW";
+                           switch (i.param) {
+                             case Opt::SgdMomentum: return "SgdMomentum";
+                             case Opt::SgdFused: return "SgdFused";
+                             case Opt::Adam: return "Adam";
+                             case Opt::AdamW: return "AdamW";
+                           }
+                           return "?";
                          });
 
 INSTANTIATE_TEST_SUITE_P(Sweep, FaultInjection, ::testing::Bool(),

@@ -485,4 +485,74 @@ TEST_F(Modules, TrainingCurvesFollowPyTorch) {
   }
 }
 
+// SGD without dampening and weight decay runs one fused kernel per parameter
+// (ops::sgd_step_); float16 runs the unfused ops. Either way a step must give the bits of
+// torch.optim.SGD's formula computed here with public ops, one rounding per operation:
+// buf = step 0 ? g : buf * m + g;  d = nesterov ? g + buf * m : buf (no momentum: g);
+// p = p - d * lr. The gradient is g exactly: p's grad of sum(p * g).
+TEST_F(Modules, AnSgdStepGivesTheBitsOfItsFormulaComputedOpByOp) {
+  struct Case {
+    dt_dtype dtype;
+    double momentum;
+    int32_t nesterov;
+  };
+  const Case cases[] = {{DT_FLOAT32, 0.0, 0}, {DT_FLOAT32, 0.9, 0}, {DT_FLOAT32, 0.9, 1}, {DT_FLOAT64, 0.9, 0},
+                        {DT_FLOAT64, 0.7, 1}, {DT_FLOAT16, 0.9, 0}};
+  const double lr = 0.1;
+  const int64_t shape[] = {37, 5};  // odd: the kernel's loop has a tail
+  DT_ASSERT_OK(dt_manual_seed(7));
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.dtype == DT_FLOAT16 ? "float16" : c.dtype == DT_FLOAT32 ? "float32" : "float64") +
+                 " momentum " + std::to_string(c.momentum) + (c.nesterov ? " nesterov" : ""));
+    T p, want, buf;
+    DT_ASSERT_OK(dt_tensor_randn(shape, 2, c.dtype, cpu(), p.out()));
+    DT_ASSERT_OK(dt_tensor_to(p, cpu(), c.dtype, DT_TO_COPY, want.out()));
+    DT_ASSERT_OK(dt_tensor_set_requires_grad(p, 1));
+    Handle<dt_optimizer, dt_optimizer_release> opt;
+    const dt_tensor* params[] = {p};
+    DT_ASSERT_OK(dt_sgd_new(params, 1, lr, c.momentum, 0.0, 0.0, c.nesterov, opt.out()));
+    for (int step = 0; step < 3; ++step) {
+      T g, pg, loss;
+      DT_ASSERT_OK(dt_tensor_randn(shape, 2, c.dtype, cpu(), g.out()));
+      DT_ASSERT_OK(dt_optimizer_zero_grad(opt));
+      DT_ASSERT_OK(dt_mul(p, g, pg.out()));
+      DT_ASSERT_OK(dt_sum(pg, nullptr, 0, 0, loss.out()));
+      DT_ASSERT_OK(dt_backward(loss, nullptr));
+      DT_ASSERT_OK(dt_optimizer_step(opt));
+
+      T d;
+      if (c.momentum != 0) {
+        if (step == 0) {
+          DT_ASSERT_OK(dt_tensor_to(g, cpu(), c.dtype, DT_TO_COPY, buf.out()));
+        } else {
+          T scaled, next;
+          DT_ASSERT_OK(dt_mul_scalar(buf, c.momentum, scaled.out()));
+          DT_ASSERT_OK(dt_add(scaled, g, next.out()));
+          buf = std::move(next);
+        }
+        if (c.nesterov) {
+          T scaled;
+          DT_ASSERT_OK(dt_mul_scalar(buf, c.momentum, scaled.out()));
+          DT_ASSERT_OK(dt_add(g, scaled, d.out()));
+        } else {
+          DT_ASSERT_OK(dt_tensor_to(buf, cpu(), c.dtype, DT_TO_COPY, d.out()));
+        }
+      } else {
+        DT_ASSERT_OK(dt_tensor_to(g, cpu(), c.dtype, DT_TO_COPY, d.out()));
+      }
+      T delta, next;
+      DT_ASSERT_OK(dt_mul_scalar(d, lr, delta.out()));
+      DT_ASSERT_OK(dt_sub(want, delta, next.out()));
+      want = std::move(next);
+
+      size_t bytes = 0;
+      DT_ASSERT_OK(dt_tensor_nbytes(p, &bytes));
+      std::vector<unsigned char> got(bytes), expect(bytes);
+      DT_ASSERT_OK(dt_tensor_copy_to_host(p, got.data(), bytes));
+      DT_ASSERT_OK(dt_tensor_copy_to_host(want, expect.data(), bytes));
+      ASSERT_EQ(got, expect) << "step " << step;
+    }
+  }
+}
+
 }  // namespace

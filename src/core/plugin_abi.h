@@ -99,6 +99,13 @@ enum dtp_op_code {
  *   DTP_OP_Gather          t = {out, in, index}        i[0] = dim
  *   DTP_OP_ScatterAdd      t = {self, index, src}      i[0] = dim; self[.. index ..] += src
  *   DTP_OP_IndexAdd        t = {self, index, src}      i[0] = dim; self.index_add_(dim, index, src)
+ *   DTP_OP_SgdStep         t = {param, grad[, buf]}    f[0] = lr, f[1] = momentum; i[0] = 1 when buf is
+ *                                                      new, i[1] = 1 for Nesterov. In place, element by
+ *                                                      element, rounding each operation to the dtype as
+ *                                                      the unfused ops would: buf = new ? grad : buf *
+ *                                                      momentum + grad; d = Nesterov ? grad + buf *
+ *                                                      momentum : buf (no buf: d = grad); param -= d * lr.
+ *                                                      float32 or float64, all contiguous, one shape.
  * Index tensors are int64 and in range. stream: the backend's stream to queue the op on
  * (NULL: the device's default stream). */
 typedef struct dtp_op_args {

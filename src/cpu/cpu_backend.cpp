@@ -57,6 +57,8 @@ void CpuBackend::run(int32_t op, const OpArgs& a) {
     case KernelOp::Gather: return gather(out, *a.t[1], static_cast<int>(a.i[0]), *a.t[2]);
     case KernelOp::ScatterAdd: return scatter_add(out, static_cast<int>(a.i[0]), *a.t[1], *a.t[2]);
     case KernelOp::IndexAdd: return index_add(out, static_cast<int>(a.i[0]), *a.t[1], *a.t[2]);
+    case KernelOp::SgdStep:
+      return sgd_step(out, *a.t[1], a.nt > 2 ? a.t[2] : nullptr, a.f[0], a.f[1], a.i[0] != 0, a.i[1] != 0);
   }
   switch (op) {
 #define DT_X(Name, code, ...) case code: return unary(UnaryOp::Name, out, *a.t[1]);

@@ -53,6 +53,10 @@ class CpuBackend final : public Backend {
   // self.index_add_(dim, index, source) / self.scatter_add_(dim, index, src), in place.
   void index_add(const Tensor& self, int dim, const Tensor& index, const Tensor& source);
   void scatter_add(const Tensor& self, int dim, const Tensor& index, const Tensor& src);
+  // One SGD step in place (KernelOp::SgdStep; plugin_abi.h gives the formula): buf may be
+  // null (no momentum), `fresh` when buf is new and takes the gradient.
+  void sgd_step(const Tensor& param, const Tensor& grad, const Tensor* buf, double lr, double momentum, bool fresh,
+                bool nesterov);
 };
 
 }  // namespace dt::cpu

@@ -124,6 +124,8 @@ void run_op(int32_t op, const dtp_op_args& a) {
     case DTP_OP_Gather: return gather(out, *a.t[1], static_cast<int32_t>(a.i[0]), *a.t[2]);
     case DTP_OP_ScatterAdd: return scatter_add(out, static_cast<int32_t>(a.i[0]), *a.t[1], *a.t[2]);
     case DTP_OP_IndexAdd: return index_add(out, static_cast<int32_t>(a.i[0]), *a.t[1], *a.t[2]);
+    case DTP_OP_SgdStep:
+      return sgd_step(out, *a.t[1], a.nt > 2 ? a.t[2] : nullptr, a.f[0], a.f[1], a.i[0] != 0, a.i[1] != 0);
 #define DT_X(Name, code, ...) case code: return unary(op, out, *a.t[1]);
     DT_UNARY_OPS(DT_X)
 #undef DT_X

@@ -1,5 +1,5 @@
 // The kernels of the CUDA plugin, one family per file (binary.cu, unary.cu, copy.cu,
-// factory.cu, reduce.cu, softmax.cu, matmul.cu, index.cu). Each takes checked
+// factory.cu, reduce.cu, softmax.cu, matmul.cu, index.cu, optim.cu). Each takes checked
 // descriptors (the core's front end validated devices, shapes and dtypes) and queues
 // work on devtensor's stream for the output's device; failures throw Failure.
 #pragma once
@@ -27,5 +27,8 @@ void gather(const dtp_tensor& out, const dtp_tensor& in, int32_t dim, const dtp_
 // self.index_add_(dim, index, source) / self.scatter_add_(dim, index, src), in place.
 void index_add(const dtp_tensor& self, int32_t dim, const dtp_tensor& index, const dtp_tensor& source);
 void scatter_add(const dtp_tensor& self, int32_t dim, const dtp_tensor& index, const dtp_tensor& src);
+// One SGD step in place (DTP_OP_SgdStep); buf null without momentum.
+void sgd_step(const dtp_tensor& param, const dtp_tensor& grad, const dtp_tensor* buf, double lr, double momentum,
+              bool fresh, bool nesterov);
 
 }  // namespace dt::cudap

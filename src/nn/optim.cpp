@@ -30,6 +30,43 @@ class Sgd final : public Optimizer {
   Sgd(std::vector<Tensor> params, const SgdOptions& o) : Optimizer(std::move(params)), o_(o), buf_(params_.size()) {}
 
  private:
+  // ops::sgd_step_ per parameter: one pass over parameter, gradient and buffer, no
+  // temporaries, the unfused step's bits. Taken without dampening and weight decay (its
+  // kernel has room for two constants), when every parameter's tensors fit it.
+  bool step_fused() override {
+    if (o_.dampening != 0 || o_.weight_decay != 0) return false;
+    const bool momentum = o_.momentum != 0;
+    std::vector<Tensor> grads(params_.size());
+    for (size_t i = 0; i < params_.size(); ++i) {
+      grads[i] = ag::grad(params_[i]);
+      if (grads[i].defined() && !ops::sgd_step_fusable(params_[i], grads[i], buf_[i].defined() ? &buf_[i] : nullptr))
+        return false;
+    }
+    // What can fail comes first: the first step's momentum buffers are allocated here.
+    std::vector<Tensor> fresh(params_.size());
+    for (size_t i = 0; i < params_.size(); ++i) {
+      if (!momentum || !grads[i].defined() || buf_[i].defined()) continue;
+      refuse_first_momentum_capture(params_[i]);
+      fresh[i] = ops::empty(params_[i].shape(), params_[i].dtype(), params_[i].device());
+    }
+    for (size_t i = 0; i < params_.size(); ++i) {
+      if (!grads[i].defined()) continue;
+      const Tensor* buf = !momentum ? nullptr : fresh[i].defined() ? &fresh[i] : &buf_[i];
+      ops::sgd_step_(params_[i], grads[i], buf, o_.lr, o_.momentum, fresh[i].defined(), o_.nesterov);
+    }
+    for (size_t i = 0; i < params_.size(); ++i)
+      if (fresh[i].defined()) buf_[i] = std::move(fresh[i]);
+    return true;
+  }
+
+  void refuse_first_momentum_capture(const Tensor& p) const {
+    if (capturing(p.device()))
+      fail(DT_ERR_NOT_SUPPORTED,
+           "SGD: a step captured into a graph needs the momentum buffers to exist (the first step sets them "
+           "apart, and a replay repeats what was captured): run one step before the capture, as PyTorch's "
+           "warm-up does");
+  }
+
   std::vector<Update> plan() override {
     std::vector<Update> out;
     for (size_t i = 0; i < params_.size(); ++i) {
@@ -39,11 +76,7 @@ class Sgd final : public Optimizer {
       Update u{i, Tensor(), Tensor(), {}};
       if (o_.weight_decay != 0) g = add(g, mul(p, o_.weight_decay));
       if (o_.momentum != 0) {
-        if (!buf_[i].defined() && capturing(p.device()))
-          fail(DT_ERR_NOT_SUPPORTED,
-               "SGD: a step captured into a graph needs the momentum buffers to exist (the first step sets them "
-               "apart, and a replay repeats what was captured): run one step before the capture, as PyTorch's "
-               "warm-up does");
+        if (!buf_[i].defined()) refuse_first_momentum_capture(p);
         // buf = momentum * buf + (1 - dampening) * g; the first buffer is the gradient itself
         Tensor buf = buf_[i].defined() ? add(mul(buf_[i], o_.momentum), mul(g, 1.0 - o_.dampening))
                                        : ops::to(g, p.device(), p.dtype(), true);

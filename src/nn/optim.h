@@ -3,7 +3,9 @@
 // in place on its own device; its state (momentum buffer, moments) lives there too.
 // A step is all or nothing: it first computes every new parameter value and state
 // tensor (where it allocates, and can fail), then applies them with writes that
-// allocate nothing; a failed step leaves parameters and state as they were.
+// allocate nothing; a failed step leaves parameters and state as they were. SGD without
+// dampening and weight decay runs fused instead (ops::sgd_step_, one pass per parameter,
+// the same bits), its checks and allocations also before any write.
 #pragma once
 #include <mutex>
 #include <vector>
@@ -21,7 +23,7 @@ class Optimizer : public RefCounted {
   // One step at a time per optimizer (its state is not shared between steps).
   void step() {
     std::lock_guard<std::mutex> lock(mu_);
-    apply(plan());
+    if (!step_fused()) apply(plan());
   }
   void zero_grad();  // drops every gradient (PyTorch's set_to_none=True)
   const std::vector<Tensor>& params() const { return params_; }
@@ -37,6 +39,9 @@ class Optimizer : public RefCounted {
     std::vector<Tensor> state;
   };
   virtual std::vector<Update> plan() = 0;
+  // The whole step as one kernel per parameter, where the optimizer and the tensors
+  // allow it (true: done); all or nothing too: it writes only once nothing can fail.
+  virtual bool step_fused() { return false; }
   // Writes the planned values into the parameters (no allocation) and keeps the state.
   void apply(std::vector<Update> updates);
   virtual void keep_state(Update& u) = 0;

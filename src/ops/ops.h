@@ -74,6 +74,17 @@ Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tens
 void index_add_(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source);
 void scatter_add_(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
 
+// ---- fused optimizer steps (optim_step.cpp)
+// Whether sgd_step_ can take these operands: float32 or float64, one dtype, device and
+// shape, all contiguous, no two sharing storage, the parameter writable, on a backend
+// that has the kernel. The optimizer falls back to its unfused ops otherwise.
+bool sgd_step_fusable(const Tensor& param, const Tensor& grad, const Tensor* buf);
+// One SGD step of param in place (KernelOp::SgdStep; core/plugin_abi.h gives the
+// formula): buf null without momentum; `fresh` when buf is new and takes the gradient.
+// INVALID_ARGUMENT unless sgd_step_fusable.
+void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor* buf, double lr, double momentum, bool fresh,
+               bool nesterov);
+
 // ---- shared rules (rules.cpp, and checked_index in shape_ops.cpp)
 // index as a contiguous int64 tensor on its device, every value checked against size
 // (INVALID_ARGUMENT naming op and the value; DTYPE_MISMATCH unless int64 or int32).
