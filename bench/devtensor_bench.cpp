@@ -15,6 +15,9 @@
 //   train_linear16_256 the same for 16 x (Linear(256,256)+ReLU) at batch 128 (256 classes)
 //   train_*_graph      those two steps captured once into a graph and replayed
 //                      (dt_graph_replay); devtensor only, compared with its eager case
+//   sgd_step_203k      one SGD step (momentum 0.9) over the 784-256-10 MLP's parameter
+//                      shapes with fixed gradients; _unfused: the same through the op-by-op
+//                      path (devtensor only)
 //   train_lenet5       the same for LeNet-5 at batch 64 on 28x28 images
 //   resnet18_fwd       ResNet-18's eval forward (functional ops) on [8, 3, 224, 224]
 //   transformer_layer_train  the same for one TransformerEncoderLayer(512, 8 heads, ff 2048)
@@ -432,6 +435,49 @@ void BM_resnet18_fwd(benchmark::State& state) {
   state.counters["GFLOPS"] = benchmark::Counter(2.0 * 8 * 1.814e9 * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// One SGD step (lr 0.01, momentum 0.9) over tensors of the shapes of Linear(784,256) and
+// Linear(256,10)'s parameters (203,530 floats), with fixed gradients: the optimizer
+// alone. dampening 0 takes the fused kernel (ops::sgd_step_); the _unfused case passes
+// 1e-30, which leaves 1 - dampening == 1.0 exactly (the same arithmetic and bits) but
+// takes the op-by-op path that any dampening takes.
+void BM_sgd_step(benchmark::State& state, double dampening) {
+  const std::vector<std::vector<int64_t>> shapes = {{256, 784}, {256}, {10, 256}, {10}};
+  Tensor params[4];
+  dt_optimizer* opt = nullptr;
+  int64_t numel = 0;
+  auto fail = [&](const char* what, dt_status s) {
+    state.SkipWithError(error_text(what, s).c_str());
+    dt_optimizer_release(opt);
+  };
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    Tensor g;
+    if (!make_input(state, shapes[i], 20 + uint32_t(i), params[i]) ||
+        !make_input(state, shapes[i], 30 + uint32_t(i), g))
+      return;
+    int64_t n = 1;
+    for (int64_t d : shapes[i]) n *= d;
+    numel += n;
+    // p's gradient becomes g: the backward of sum(p * g).
+    Tensor pg, loss;
+    dt_status s = dt_tensor_set_requires_grad(params[i].t, 1);
+    if (s == DT_OK) s = dt_mul(params[i].t, g.t, &pg.t);
+    if (s == DT_OK) s = dt_sum(pg.t, nullptr, 0, 0, &loss.t);
+    if (s == DT_OK) s = dt_backward(loss.t, nullptr);
+    if (s != DT_OK) return fail("setting a gradient", s);
+  }
+  const dt_tensor* raw[4] = {params[0].t, params[1].t, params[2].t, params[3].t};
+  dt_status s = dt_sgd_new(raw, 4, 0.01, 0.9, dampening, 0, 0, &opt);
+  if (s == DT_OK) s = dt_optimizer_step(opt);  // the momentum buffers exist from here
+  if (s != DT_OK) return fail("dt_sgd_new / first step", s);
+  for (auto _ : state) {
+    s = dt_optimizer_step(opt);
+    if (s != DT_OK) return fail("dt_optimizer_step", s);
+  }
+  // Read parameter, gradient and buffer; write parameter and buffer.
+  state.SetBytesProcessed(state.iterations() * numel * 5 * int64_t(sizeof(float)));
+  dt_optimizer_release(opt);
+}
+
 int parse_threads(int* argc, char** argv) {
   int threads = 0;
   int w = 1;
@@ -482,6 +528,10 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("transformer_layer_train", BM_transformer_layer)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("train_linear16_256", BM_train, std::vector<int64_t>(17, 256), int64_t(128), false)
       ->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("sgd_step_203k", BM_sgd_step, 0.0)->UseRealTime()->Unit(benchmark::kMicrosecond);
+  // The unfused path on the same arithmetic; no peer case.
+  benchmark::RegisterBenchmark("sgd_step_203k_unfused", BM_sgd_step, 1e-30)
+      ->UseRealTime()->Unit(benchmark::kMicrosecond);
   // The same steps captured once and replayed (dt_graph_replay); no peer case.
   benchmark::RegisterBenchmark("train_mlp_784_256_10_graph", BM_train, std::vector<int64_t>{784, 256, 10}, int64_t(64), true)
       ->UseRealTime()->Unit(benchmark::kMillisecond);

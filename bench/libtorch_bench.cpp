@@ -92,6 +92,23 @@ void BM_train(benchmark::State& state, std::vector<int64_t> widths, int64_t batc
   state.counters["GFLOPS"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// One SGD step (lr 0.01, momentum 0.9) over the 784-256-10 MLP's parameter shapes with
+// fixed gradients, as devtensor_bench's sgd_step_203k.
+void BM_sgd_step(benchmark::State& state) {
+  std::vector<torch::Tensor> params;
+  uint32_t seed = 20;
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{256, 784}, {256}, {10, 256}, {10}}) {
+    auto p = make_input(shape, seed).requires_grad_(true);
+    p.mutable_grad() = make_input(shape, seed + 10);
+    ++seed;
+    params.push_back(p);
+  }
+  torch::optim::SGD opt(params, torch::optim::SGDOptions(0.01).momentum(0.9));
+  opt.step();
+  for (auto _ : state) opt.step();
+  state.SetBytesProcessed(state.iterations() * 203530 * 5 * int64_t(sizeof(float)));
+}
+
 // The same module-based steps as devtensor_bench: zero_grad, forward, cross-entropy,
 // backward, SGD step.
 template <class Forward>
@@ -214,6 +231,7 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("add_4", BM_add, int64_t(4))->UseRealTime()->Unit(benchmark::kNanosecond);
   benchmark::RegisterBenchmark("add_16M", BM_add, k16M)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("sum_16M", BM_sum, k16M)->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("sgd_step_203k", BM_sgd_step)->UseRealTime()->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("softmax_4096x1024", BM_softmax, int64_t(4096), int64_t(1024))
       ->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("sgemm_1024", BM_sgemm, int64_t(1024))->UseRealTime()->Unit(benchmark::kMillisecond);
