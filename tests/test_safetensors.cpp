@@ -36,23 +36,7 @@ namespace {
 using Bytes = std::vector<unsigned char>;
 
 // Owns one state-dict reference.
-class SD {
- public:
-  SD() = default;
-  SD(const SD&) = delete;
-  SD& operator=(const SD&) = delete;
-  ~SD() { dt_state_dict_release(p_); }
-  dt_state_dict** out() {
-    dt_state_dict_release(p_);
-    p_ = nullptr;
-    return &p_;
-  }
-  dt_state_dict* get() const { return p_; }
-  operator dt_state_dict*() const { return p_; }
-
- private:
-  dt_state_dict* p_ = nullptr;
-};
+using SD = Handle<dt_state_dict, dt_state_dict_release>;
 
 size_t count(dt_state_dict* sd) {
   size_t n = 0;

@@ -83,6 +83,7 @@ class Handle {
     h_ = nullptr;
     return &h_;
   }
+  H* get() const { return h_; }
   operator H*() const { return h_; }
 
  private:

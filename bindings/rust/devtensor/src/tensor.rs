@@ -884,19 +884,26 @@ impl Tensor {
     /// [`ErrorCode::DtypeMismatch`] when `T` is not the tensor's element type; a failed copy
     /// from the device ([`ErrorCode::DeviceLost`], [`ErrorCode::Backend`]).
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        self.expect_element::<T>("to_vec")?;
+        T::copy_out(self, self.numel())
+    }
+
+    /// `DtypeMismatch` naming `method` unless `T` is the tensor's element type.
+    fn expect_element<T: Element>(&self, method: &str) -> Result<()> {
         let dt = self.try_dtype()?;
         if dt != T::DTYPE {
             return Err(Error::new(
                 ErrorCode::DtypeMismatch,
                 format!(
-                    "to_vec::<{}>() needs a {} tensor but the tensor is {}",
+                    "{}::<{}>() needs a {} tensor but the tensor is {}",
+                    method,
                     std::any::type_name::<T>(),
                     T::DTYPE,
                     dt
                 ),
             ));
         }
-        T::copy_out(self, self.numel())
+        Ok(())
     }
 
     /// Writes a copy of `data` (row-major) into this tensor IN PLACE, whatever its layout
@@ -927,18 +934,7 @@ impl Tensor {
     /// ([`ErrorCode::NotSupported`]); the other errors `include/devtensor.h` lists for
     /// `dt_tensor_copy_from_host`. On error the tensor is unchanged.
     pub unsafe fn copy_from_slice<T: Element>(&self, data: &[T]) -> Result<()> {
-        let dt = self.try_dtype()?;
-        if dt != T::DTYPE {
-            return Err(Error::new(
-                ErrorCode::DtypeMismatch,
-                format!(
-                    "copy_from_slice::<{}>() needs a {} tensor but the tensor is {}",
-                    std::any::type_name::<T>(),
-                    T::DTYPE,
-                    dt
-                ),
-            ));
-        }
+        self.expect_element::<T>("copy_from_slice")?;
         // SAFETY: a live handle and `data`'s own bytes; the library checks the byte count
         // against the tensor's size. The caller rules out concurrent use (# Safety).
         check(unsafe {
