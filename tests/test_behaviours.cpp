@@ -646,3 +646,62 @@ TEST(FuzzRegressions, SizeArithmeticAndIntegerWrapping) {
   DT_ASSERT_OK(dt_narrow(e2, 1, int64_t{1} << 59, 1, deep.out()));  // 2^61 bytes: fine
 }
 }  // namespace
+
+// An in-place op whose other operand shares part of self's memory reads it as it was
+// before the op (NumPy's answer; PyTorch refuses): a + a^T is symmetric, and a shifted
+// add of a narrow view is not a running sum. Hand-computed from a = 0..8 and b = 0..5.
+TEST_F(Behaviours, InPlaceOpsReadAnOverlappingOperandAsItWasBefore) {
+  const int64_t s33[2] = {3, 3}, n6 = 6;
+  T a, at, b, tail, head;
+  DT_ASSERT_OK(dt_tensor_arange(0, 9, 1, DT_FLOAT32, cpu(), a.out()));
+  T a33;
+  DT_ASSERT_OK(dt_reshape(a, s33, 2, a33.out()));
+  DT_ASSERT_OK(dt_transpose(a33, 0, 1, at.out()));
+  DT_ASSERT_OK(dt_add_(a33, at));
+  EXPECT_EQ(values<float>(a33), (std::vector<float>{0, 4, 8, 4, 8, 12, 8, 12, 16}));
+
+  DT_ASSERT_OK(dt_tensor_arange(0, static_cast<double>(n6), 1, DT_FLOAT64, cpu(), b.out()));
+  DT_ASSERT_OK(dt_narrow(b, 0, 1, 5, tail.out()));
+  DT_ASSERT_OK(dt_narrow(b, 0, 0, 5, head.out()));
+  DT_ASSERT_OK(dt_add_(tail, head));  // b[1:] += b[:5]
+  EXPECT_EQ(values<double>(b), (std::vector<double>{0, 1, 3, 5, 7, 9}));
+  DT_ASSERT_OK(dt_mul_(head, tail));  // b[:5] *= b[1:], the other direction
+  EXPECT_EQ(values<double>(b), (std::vector<double>{0, 3, 15, 35, 63, 9}));
+
+  // The identical view is no overlap to work around: x += x doubles every element.
+  DT_ASSERT_OK(dt_add_(b, b));
+  EXPECT_EQ(values<double>(b), (std::vector<double>{0, 6, 30, 70, 126, 18}));
+}
+
+// Writing into a tensor with two elements at one address (an expanded tensor, a stride of
+// 0 from dt_tensor_from_blob) is refused, with self untouched, instead of a result that
+// depends on the order of the writes (and on the thread count).
+TEST_F(Behaviours, InPlaceWritesIntoAnExpandedTensorAreRefused) {
+  const int64_t one = 1, big = 100000;
+  T y, ey;
+  DT_ASSERT_OK(dt_tensor_zeros(&one, 1, DT_FLOAT64, cpu(), y.out()));
+  DT_ASSERT_OK(dt_expand(y, &big, 1, ey.out()));
+  DT_EXPECT_STATUS(dt_add_scalar_(ey, 1.0), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), "add_: more than one element of the written-to tensor"))
+      << dt_last_error_message();
+  T ones;
+  DT_ASSERT_OK(dt_tensor_ones(&big, 1, DT_FLOAT64, cpu(), ones.out()));
+  DT_EXPECT_STATUS(dt_add_(ey, ones), DT_ERR_INVALID_ARGUMENT);
+  std::vector<double> host(static_cast<size_t>(big), 2.0);
+  DT_EXPECT_STATUS(dt_tensor_copy_from_host(ey, host.data(), host.size() * sizeof(double)), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), "copy_from_host")) << dt_last_error_message();
+  EXPECT_EQ(values<double>(y), std::vector<double>{0.0});
+
+  float blob[4] = {1, 2, 3, 4};
+  const int64_t shape[2] = {2, 4}, strides[2] = {0, 1};
+  T rows;
+  DT_ASSERT_OK(dt_tensor_from_blob(blob, shape, 2, strides, DT_FLOAT32, cpu(), nullptr, nullptr, rows.out()));
+  DT_EXPECT_STATUS(dt_mul_scalar_(rows, 2.0), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(blob[0], 1.0f);
+  EXPECT_EQ(blob[3], 4.0f);
+  // Reading an expanded tensor stays fine, and so does writing into its source.
+  DT_ASSERT_OK(dt_add_scalar_(y, 1.0));
+  T sum;
+  DT_ASSERT_OK(dt_sum(ey, nullptr, 0, 0, sum.out()));
+  EXPECT_EQ(values<double>(sum), std::vector<double>{static_cast<double>(big)});
+}

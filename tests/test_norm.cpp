@@ -326,10 +326,38 @@ TEST_F(Norm, AttentionNamesTheModuleAndTheShapes) {
   EXPECT_NE(std::string(dt_last_error_message()).find("takes 1 to 5 inputs"), std::string::npos) << dt_last_error_message();
   const dt_tensor* no_query[1] = {nullptr};
   DT_EXPECT_STATUS(dt_module_forward(layer, no_query, 1, out.out()), DT_ERR_INVALID_ARGUMENT);
-  // the layer: the shape error of its attention, naming the input's shape
+  // the layer: the shape error of its attention, naming the layer first and the input's shape
   const dt_tensor* src[1] = {x6.get()};
   DT_EXPECT_STATUS(dt_module_forward(layer, src, 1, out.out()), DT_ERR_SHAPE_MISMATCH);
-  EXPECT_NE(std::string(dt_last_error_message()).find("[4, 2, 6]"), std::string::npos) << dt_last_error_message();
+  msg = dt_last_error_message();
+  EXPECT_EQ(msg.rfind("TransformerEncoderLayer(d_model=8, nhead=2): ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("[4, 2, 6]"), std::string::npos) << msg;
+  // a src_mask of the wrong shape: the layer, then its attention's attn_mask rule
+  const int64_t bad_mask[2] = {4, 3};
+  T src_mask;
+  DT_ASSERT_OK(dt_tensor_zeros(bad_mask, 2, DT_BOOL, cpu(), src_mask.out()));
+  const dt_tensor* with_mask[2] = {x8.get(), src_mask.get()};
+  DT_EXPECT_STATUS(dt_module_forward(layer, with_mask, 2, out.out()), DT_ERR_SHAPE_MISMATCH);
+  msg = dt_last_error_message();
+  EXPECT_EQ(msg.rfind("TransformerEncoderLayer(d_model=8, nhead=2): ", 0), 0u) << msg;
+  EXPECT_NE(msg.find("src_mask is self_attn's attn_mask"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[4, 3]"), std::string::npos) << msg;
+  EXPECT_EQ(out.get(), nullptr);
+}
+
+// scaled_dot_product_attention names itself, the mask and the weights' shape when the
+// mask does not fit [..., L, S], not the internal add.
+TEST_F(Norm, AttentionMaskOfTheWrongShapeNamesTheFunction) {
+  const int64_t qs[3] = {2, 4, 6}, ms[2] = {4, 5};
+  T q, mask, out;
+  DT_ASSERT_OK(dt_tensor_zeros(qs, 3, DT_FLOAT32, cpu(), q.out()));
+  DT_ASSERT_OK(dt_tensor_zeros(ms, 2, DT_FLOAT32, cpu(), mask.out()));
+  DT_EXPECT_STATUS(dt_scaled_dot_product_attention(q, q, q, mask, 0, out.out()), DT_ERR_SHAPE_MISMATCH);
+  const std::string msg = dt_last_error_message();
+  EXPECT_EQ(msg.rfind("scaled_dot_product_attention: attn_mask of shape [4, 5] does not broadcast to the attention "
+                      "weights' shape [2, 4, 4]", 0),
+            0u)
+      << msg;
   EXPECT_EQ(out.get(), nullptr);
 }
 
@@ -369,6 +397,32 @@ TEST_F(Norm, ConstructorsAndFunctionalFormsRefuseBadArguments) {
   EXPECT_EQ(out.get(), nullptr) << "outputs untouched on failure";
   // the running statistics are untouched by a refused call
   EXPECT_EQ(values<float>(rm), (std::vector<float>{0, 0, 0}));
+}
+
+// F.embedding's negative padding_idx counts from the end: -1 is the last row, which then
+// gets no gradient; -num is row 0, and -num - 1 is refused.
+TEST_F(Norm, FunctionalEmbeddingCountsANegativePaddingIdxFromTheEnd) {
+  const int64_t ws[2] = {3, 2}, is[1] = {4};
+  const int64_t idx[4] = {2, 0, 2, 1};
+  T w, ix, y, loss;
+  DT_ASSERT_OK(dt_tensor_arange(0, 6, 1, DT_FLOAT32, cpu(), w.out()));
+  T w32;
+  DT_ASSERT_OK(dt_reshape(w, ws, 2, w32.out()));
+  T leaf;
+  DT_ASSERT_OK(dt_tensor_to(w32, cpu(), DT_FLOAT32, DT_TO_COPY, leaf.out()));
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(leaf, 1));
+  DT_ASSERT_OK(dt_tensor_from_data(idx, sizeof idx, is, 1, DT_INT64, cpu(), ix.out()));
+  DT_ASSERT_OK(dt_embedding(ix, leaf, -1, y.out()));
+  EXPECT_EQ(values<float>(y), (std::vector<float>{4, 5, 0, 1, 4, 5, 2, 3}));
+  DT_ASSERT_OK(dt_sum(y, nullptr, 0, 0, loss.out()));
+  DT_ASSERT_OK(dt_backward(loss, nullptr));
+  T g;
+  DT_ASSERT_OK(dt_tensor_grad(leaf, g.out()));
+  EXPECT_EQ(values<float>(g), (std::vector<float>{1, 1, 1, 1, 0, 0})) << "row 2 (padding_idx -1) gets no gradient";
+  T z;
+  DT_EXPECT_STATUS(dt_embedding(ix, leaf, -4, z.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("padding_idx -4 is outside [-3, 3)"), std::string::npos)
+      << dt_last_error_message();
 }
 
 }  // namespace

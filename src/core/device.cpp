@@ -18,6 +18,7 @@ namespace dt {
 namespace {
 bool parse_ordinal(const char* s, int32_t* out) {
   if (*s == '\0') return false;
+  if (s[0] == '0' && s[1] != '\0') return false;  // "cuda:01", as torch.device refuses it
   int64_t v = 0;
   for (const char* p = s; *p; ++p) {
     if (*p < '0' || *p > '9') return false;
@@ -54,7 +55,7 @@ Device parse_device(const char* text) {
   d.index = 0;
   if (colon && !parse_ordinal(colon + 1, &d.index)) {
     fail(DT_ERR_INVALID_ARGUMENT,
-         cat("invalid device string '", text, "': the ordinal after ':' must be a non-negative integer"));
+         cat("invalid device string '", text, "': the ordinal after ':' must be a non-negative integer without leading zeros"));
   }
   return d;
 }

@@ -151,8 +151,20 @@ class TransformerEncoderLayer final : public Module {
   size_t min_inputs() const override { return 1; }
   bool input_optional(size_t i) const override { return i > 0; }
   Tensor forward(const std::vector<Tensor>& in) override {
+    // An error inside (self_attn's checks of src_mask, a LayerNorm's of the width) names
+    // this layer first: the user built a TransformerEncoderLayer, not its children.
+    check_input_device(*this, in.at(0));
+    try {
+      return run(in);
+    } catch (const Error& e) {
+      throw Error(e.code(), cat("TransformerEncoderLayer(d_model=", o_.d_model, ", nhead=", o_.nhead, "): ", e.what(),
+                                " (src_mask is self_attn's attn_mask, src_key_padding_mask its key_padding_mask)"));
+    }
+  }
+
+ private:
+  Tensor run(const std::vector<Tensor>& in) {
     Tensor x = in.at(0);
-    check_input_device(*this, x);
     const Tensor &mask = optional_input(in, 1), &padding = optional_input(in, 2);
     if (o_.norm_first) {
       x = ag::binary(BinaryOp::Add, x, self_attention(child(4)->forward({x}), mask, padding));
@@ -161,8 +173,6 @@ class TransformerEncoderLayer final : public Module {
     x = child(4)->forward({ag::binary(BinaryOp::Add, x, self_attention(x, mask, padding))});
     return child(5)->forward({ag::binary(BinaryOp::Add, x, feed_forward(x))});
   }
-
- private:
   Module* child(size_t i) const { return children_[i].second.get(); }
   Tensor self_attention(const Tensor& x, const Tensor& mask, const Tensor& padding) {
     Tensor y = static_cast<MultiheadAttention*>(child(0))->attend(x, x, x, padding, mask);
@@ -191,8 +201,13 @@ class TransformerEncoder final : public Module {
   Tensor forward(const std::vector<Tensor>& in) override {
     Tensor x = in.at(0);
     check_input_device(*this, x);
-    for (const auto& [name, layer] : children_[0].second->children())
-      x = layer->forward({x, optional_input(in, 1), optional_input(in, 2)});
+    for (const auto& [name, layer] : children_[0].second->children()) {
+      try {
+        x = layer->forward({x, optional_input(in, 1), optional_input(in, 2)});
+      } catch (const Error& e) {
+        throw Error(e.code(), cat("TransformerEncoder: layers.", name, ": ", e.what()));
+      }
+    }
     return children_.size() > 1 ? children_[1].second->forward({x}) : x;
   }
 };

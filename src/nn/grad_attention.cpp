@@ -49,6 +49,16 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
     scores = binary(BinaryOp::Add, scores, additive_mask(op, ops::to(m, q.device(), DType::Bool, false), false, scores.dtype()));
   } else if (attn_mask.defined()) {
     ops::check_same_device(op, q, attn_mask);
+    const Dims& w = scores.shape();
+    bool fits = attn_mask.ndim() <= w.size();
+    for (int i = 1; fits && i <= attn_mask.ndim(); ++i) {
+      const int64_t m = attn_mask.size(attn_mask.ndim() - i);
+      fits = m == 1 || m == w[w.size() - i];
+    }
+    if (!fits)
+      fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": attn_mask of shape ", dims_str(attn_mask.shape()),
+                                      " does not broadcast to the attention weights' shape ", dims_str(w),
+                                      " ([..., L, S] with L = ", L, " queries and S = ", S, " keys)"));
     // SDPA's boolean mask says where attention is allowed (True: take part).
     scores = binary(BinaryOp::Add, scores, additive_mask(op, attn_mask, false, scores.dtype()));
   }

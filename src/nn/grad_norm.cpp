@@ -220,8 +220,11 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
                                     " (indices of size ", dims_str(indices.shape()), ")"));
   ops::check_same_device(op, weight, indices);
   const int64_t num = weight.size(0), dim = weight.size(1);
-  if (padding_idx != kNoPaddingIdx && (padding_idx < 0 || padding_idx >= num))
-    fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": padding_idx ", padding_idx, " is outside [0, ", num, ")"));
+  if (padding_idx != kNoPaddingIdx) {
+    if (padding_idx < -num || padding_idx >= num)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": padding_idx ", padding_idx, " is outside [-", num, ", ", num, ")"));
+    if (padding_idx < 0) padding_idx += num;  // counted from the end, as F.embedding's
+  }
   const Tensor flat = ops::checked_index(op, ops::reshape(indices, Dims{indices.numel()}, false), num, false);
   if (indices.ndim() >= kMaxDims)
     fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": indices of size ", dims_str(indices.shape()), " have too many dims (the result ",

@@ -33,11 +33,11 @@ void check_pool_input(const char* op, const Tensor& x) {
     fail(DT_ERR_DTYPE_MISMATCH, cat(op, ": not implemented for ", dtype_name(x.dtype()), " (a floating dtype is needed)"));
 }
 
-// PyTorch's rule: padding at most half the (dilated) kernel, so no window lies in padding only.
+// PyTorch's rule: padding at most half the kernel size, rounded down (kernel_size / 2 >=
+// padding), dilation or not; so no window lies in padding only.
 void check_half_padding(const char* op, const ops::Window2d& w) {
-  const int64_t eh = w.dh * (w.kh - 1) + 1, ew = w.dw * (w.kw - 1) + 1;
-  if (2 * w.pt > eh || 2 * w.pl > ew)
-    fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": padding should be at most half of the effective kernel size, but got ",
+  if (w.pt > w.kh / 2 || w.pl > w.kw / 2)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": padding should be at most half of the kernel size (kernel_size / 2), but got ",
                                       ops::window_str(w)));
 }
 

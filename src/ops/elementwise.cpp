@@ -67,13 +67,16 @@ void inplace_impl(BinaryOp op, const Tensor& self, const Tensor& other, bool oth
     fail(DT_ERR_SHAPE_MISMATCH, cat(name, "_: output with shape ", dims_str(self.shape()),
                                     " doesn't match the broadcast shape ", dims_str(shape)));
   if (self.numel() == 0) return;
+  check_no_internal_overlap(name, "_", self);
+  // other read from a copy when self's writes would reach it before it is read.
+  const Tensor& source = overlaps_partially(self, other) ? to(other, other.device(), other.dtype(), true) : other;
   self.storage()->begin_write(name, "_");
   Tensor hs, ho;
   if (compute == self.dtype()) {
-    run_op(op, OpArgs{&self, &self, &as_dtype(other, compute, ho)});
+    run_op(op, OpArgs{&self, &self, &as_dtype(source, compute, ho)});
   } else {
     Tensor tmp = Tensor::empty(shape, compute, self.device());
-    run_op(op, OpArgs{&tmp, &as_dtype(self, compute, hs), &as_dtype(other, compute, ho)});
+    run_op(op, OpArgs{&tmp, &as_dtype(self, compute, hs), &as_dtype(source, compute, ho)});
     copy_(self, tmp);
   }
 }

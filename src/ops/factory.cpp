@@ -44,6 +44,7 @@ Tensor arange(double start, double end, double step, dt_dtype dtype_code, Device
   } else {
     dtype = checked_dtype(dtype_code);
   }
+  if (dtype == DType::Bool) fail(DT_ERR_DTYPE_MISMATCH, "arange: not implemented for bool (as in PyTorch)");
   double count = std::ceil((end - start) / step);
   if (count > 9.0e15) fail(DT_ERR_INVALID_ARGUMENT, "arange: too many elements");
   Dims shape{static_cast<int64_t>(count)};
@@ -116,8 +117,11 @@ void record_copy(const Tensor& dst, const Tensor& src, bool non_blocking, Captur
 }
 }  // namespace
 
-void copy_(const Tensor& dst, const Tensor& src, bool non_blocking) {
+void copy_(const Tensor& dst, const Tensor& src_in, bool non_blocking) {
   if (dst.numel() == 0) return;
+  check_no_internal_overlap("copy_", "", dst);
+  // src read from a copy of itself when dst's writes would reach it before it is read.
+  const Tensor& src = overlaps_partially(dst, src_in) ? to(src_in, src_in.device(), src_in.dtype(), true) : src_in;
   dst.storage()->begin_write("copy_");
   const Device d = dst.device(), s = src.device();
   Capture* cd = capturing(d);
@@ -199,6 +203,7 @@ void copy_from_host(const Tensor& t, const void* src, size_t nbytes) {
       src = normalised.data();
     }
   }
+  check_no_internal_overlap("copy_from_host", "", t);
   t.storage()->begin_write("copy_from_host");
   if (t.device().is_cpu() && t.is_contiguous()) {
     std::memmove(t.data(), src, nbytes);

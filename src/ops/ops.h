@@ -93,6 +93,15 @@ Tensor checked_index(const char* op, const Tensor& index, int64_t size, bool all
 void check_same_device(const char* op, const Tensor& a, const Tensor& b);
 // Broadcast shape of a and b, or SHAPE_MISMATCH naming both shapes.
 Dims broadcast_shapes(const char* op, const Dims& a, const Dims& b);
+// Memory overlap, as PyTorch's MemOverlap. A tensor written in place must not have two
+// elements at one address (a dimension of size > 1 with stride 0, as an expanded tensor):
+// the result would depend on the order of the writes, so it is INVALID_ARGUMENT naming op
+// (and suffix: "add", "_"). Builds no string unless it fails.
+void check_no_internal_overlap(const char* op, const char* suffix, const Tensor& written);
+// Whether b reads memory that a writes other than element for element (a view sharing
+// part of a's memory, or a's transpose); a view identical to a is not: an elementwise op
+// reads each element before it writes it. In-place ops read such an operand from a copy.
+bool overlaps_partially(const Tensor& a, const Tensor& b);
 // PyTorch's result_type over operands; `wrapped` marks scalars turned into tensors.
 struct Operand {
   const Tensor* t;

@@ -1,3 +1,5 @@
+#include <cstdint>
+
 #include "core/context.h"
 #include "core/error.h"
 #include "ops/ops.h"
@@ -22,6 +24,37 @@ Dims broadcast_shapes(const char* op, const Dims& a, const Dims& b) {
     out.v[i] = sa == 1 ? sb : sa;
   }
   return out;
+}
+
+void check_no_internal_overlap(const char* op, const char* suffix, const Tensor& written) {
+  for (int d = 0; d < written.ndim(); ++d)
+    if (written.stride(d) == 0 && written.size(d) > 1)
+      fail(DT_ERR_INVALID_ARGUMENT,
+           cat(op, suffix, ": more than one element of the written-to tensor refers to a single memory location (dimension ", d,
+               " of shape ", dims_str(written.shape()), " has stride 0, as an expanded tensor's); write into a "
+               "contiguous copy instead"));
+}
+
+namespace {
+// The bytes [first, last) that t's elements reach (strides are never negative).
+struct ByteRange {
+  uintptr_t first, last;
+};
+ByteRange byte_range(const Tensor& t) {
+  int64_t extent = 1;
+  for (int d = 0; d < t.ndim(); ++d) extent += (t.size(d) - 1) * t.stride(d);
+  const auto first = reinterpret_cast<uintptr_t>(t.data());
+  return {first, first + static_cast<uintptr_t>(extent) * t.itemsize()};
+}
+}  // namespace
+
+bool overlaps_partially(const Tensor& a, const Tensor& b) {
+  if (a.numel() == 0 || b.numel() == 0 || a.device() != b.device()) return false;
+  // Addresses, not storages: two borrowed storages (dt_tensor_from_blob) can share memory.
+  const ByteRange ra = byte_range(a), rb = byte_range(b);
+  if (ra.last <= rb.first || rb.last <= ra.first) return false;
+  const bool same_view = ra.first == rb.first && a.dtype() == b.dtype() && a.shape() == b.shape() && a.strides() == b.strides();
+  return !same_view;
 }
 
 namespace {

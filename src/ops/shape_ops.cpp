@@ -111,7 +111,8 @@ Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length) {
   if (start < -size || start > size)
     fail(DT_ERR_INVALID_ARGUMENT, cat("narrow: start ", start, " is out of range for dimension ", d, " of size ", size));
   if (start < 0) start += size;
-  if (length < 0 || length > size - start)
+  if (length < 0) fail(DT_ERR_INVALID_ARGUMENT, cat("narrow: length must be non-negative, got ", length));
+  if (length > size - start)
     fail(DT_ERR_INVALID_ARGUMENT, cat("narrow: start (", start, ") + length (", length, ") exceeds dimension size (",
                                       size, ")"));
   Dims sh = t.shape();
