@@ -91,7 +91,7 @@ typedef int32_t dt_status;
 #define DT_OK                       0  /**< success */
 #define DT_ERR_INVALID_ARGUMENT     1  /**< a NULL pointer, an out-of-range value, bad text */
 #define DT_ERR_INVALID_HANDLE       2  /**< a released, doubly released or wrong-kind handle */
-#define DT_ERR_INVALID_DEVICE       3  /**< a device ordinal or type that does not exist */
+#define DT_ERR_INVALID_DEVICE       3  /**< a device ordinal that does not exist (an unknown device type is DT_ERR_INVALID_ARGUMENT) */
 #define DT_ERR_DEVICE_UNAVAILABLE   4  /**< the device type cannot be used here (no CUDA, ...) */
 #define DT_ERR_DEVICE_MISMATCH      5  /**< operands live on different devices */
 #define DT_ERR_SHAPE_MISMATCH       6  /**< shapes that cannot be combined or viewed */
@@ -817,6 +817,33 @@ DT_API dt_status dt_ge_scalar(const dt_tensor* a, double b, dt_tensor** out);
 DT_API dt_status dt_where(const dt_tensor* cond, const dt_tensor* a, const dt_tensor* b,
                           dt_tensor** out);
 
+/** torch.masked_fill (out of place): a with value wherever the bool mask is true; mask
+ *  and a broadcast together (the result has their broadcast shape) and share a device.
+ *  value converts to a's dtype as a cast would (2.5 into int64 is 2). Differentiable in
+ *  a (MaskedFillBackward0: no gradient where the mask is true). Errors:
+ *  DT_ERR_INVALID_ARGUMENT (NULL out), DT_ERR_INVALID_HANDLE, DT_ERR_DTYPE_MISMATCH (a
+ *  mask that is not bool), DT_ERR_SHAPE_MISMATCH (shapes that do not broadcast),
+ *  DT_ERR_DEVICE_MISMATCH, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_masked_fill(const dt_tensor* a, const dt_tensor* mask, double value, dt_tensor** out);
+
+/** torch.clamp: every element limited to [*min, *max]; min or max may be NULL (no bound
+ *  on that side), not both. NaN stays NaN, and a NaN bound gives NaN (as
+ *  dt_maximum_scalar); when *min > *max every element is *max. The
+ *  result dtype follows dt_maximum_scalar's rules (an integer tensor clamped to 1.5
+ *  becomes the default float dtype, as in PyTorch). Differentiable (ClampBackward1: the
+ *  gradient passes where min <= a <= max). Errors: DT_ERR_INVALID_ARGUMENT (NULL out,
+ *  both bounds NULL), DT_ERR_INVALID_HANDLE, DT_ERR_DTYPE_MISMATCH, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_clamp(const dt_tensor* a, const double* min, const double* max, dt_tensor** out);
+
+/** torch.triu / torch.tril: a copy of a (at least 2-d) that keeps the elements of its
+ *  last two dims on and above (triu) or on and below (tril) the given diagonal and zeros
+ *  the rest: diagonal 0 is the main diagonal, 1 the one above it, -1 the one below.
+ *  Batched over leading dims; any dtype. Differentiable (TriuBackward0 / TrilBackward0).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out, fewer than 2 dims), DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_triu(const dt_tensor* a, int64_t diagonal, dt_tensor** out);
+DT_API dt_status dt_tril(const dt_tensor* a, int64_t diagonal, dt_tensor** out);
+
 /** Unary ops, with PyTorch's dtype rules: neg, abs and relu keep integer dtypes and
  *  refuse bool; gelu and silu accept only floating tensors; the others (exp, log, sqrt,
  *  rsqrt, sin, cos, sigmoid, tanh, erf) turn integer and bool inputs into the default
@@ -841,8 +868,9 @@ DT_API dt_status dt_erf(const dt_tensor* a, dt_tensor** out);
 
 /* ---------------------------------------------------------------------- reductions
  * Reduce over the ndims dimensions listed in dims (ndims == 0: all of them); keepdim
- * keeps them as size 1. Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out,
- * dims NULL with ndims > 0, a dimension out of range or repeated), DT_ERR_DTYPE_MISMATCH,
+ * keeps them as size 1 (keepdim is 0 or 1). Errors: DT_ERR_INVALID_HANDLE,
+ * DT_ERR_INVALID_ARGUMENT (NULL out, dims NULL with ndims > 0, a dimension out of range
+ * or repeated, keepdim other than 0 or 1), DT_ERR_DTYPE_MISMATCH,
  * DT_ERR_SHAPE_MISMATCH (max/min/argmax/argmin of an empty extent), DT_ERR_OUT_OF_MEMORY.
  */
 
@@ -865,6 +893,19 @@ DT_API dt_status dt_argmax(const dt_tensor* a, const int64_t* dims, size_t ndims
                            int32_t keepdim, dt_tensor** out);
 DT_API dt_status dt_argmin(const dt_tensor* a, const int64_t* dims, size_t ndims,
                            int32_t keepdim, dt_tensor** out);
+
+/** torch.var / torch.std over dims (ndims == 0: all of them) of a floating tensor: the
+ *  sum of squared deviations from the mean divided by n - correction (n: the count of
+ *  elements each result reduces; correction 1 is the unbiased estimate, PyTorch's
+ *  default, 0 the population one). n - correction <= 0 divides by 0 (inf, or NaN when
+ *  the deviations are all 0), as in PyTorch. float16 and bfloat16 compute in float32.
+ *  Differentiable (VarBackward0 / StdBackward0). Errors: as the reductions, plus
+ *  DT_ERR_DTYPE_MISMATCH for an integer or bool tensor and DT_ERR_INVALID_ARGUMENT for a
+ *  correction that is not finite or a keepdim other than 0 or 1. */
+DT_API dt_status dt_var(const dt_tensor* a, const int64_t* dims, size_t ndims, double correction,
+                        int32_t keepdim, dt_tensor** out);
+DT_API dt_status dt_std(const dt_tensor* a, const int64_t* dims, size_t ndims, double correction,
+                        int32_t keepdim, dt_tensor** out);
 
 /** Numerically stable softmax / log-softmax along dim, of a floating tensor. */
 DT_API dt_status dt_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out);
@@ -914,7 +955,8 @@ DT_API dt_status dt_conv_transpose2d(const dt_tensor* input, const dt_tensor* we
                                      int64_t groups, const int64_t* dilation, dt_tensor** out);
 /** torch.nn.functional.max_pool2d: the largest value of each kernel_size window of input
  *  [N, C, H, W] or [C, H, W] (floating), windows stride apart (NULL: kernel_size), over
- *  input padded with -inf by padding (NULL: 0; at most half the kernel), spread by
+ *  input padded with -inf by padding (NULL: 0; at most kernel_size / 2, rounded down,
+ *  whatever the dilation, as PyTorch), spread by
  *  dilation (NULL: 1). Output size (H + 2 * padding - dilation * (k - 1) - 1) / stride + 1,
  *  rounded down; with ceil_mode = 1 rounded up, less one if the last window would start
  *  past the input and its left padding (PyTorch's rule): the last windows may then hang
@@ -970,8 +1012,8 @@ DT_API dt_status dt_group_norm(const dt_tensor* input, int64_t num_groups, const
 #define DT_PADDING_IDX_NONE INT64_MIN
 /** torch.nn.functional.embedding: the rows of weight [num_embeddings, dim] that the
  *  integer indices (int64 or int32, any shape) name; the result has the indices' shape
- *  plus [dim]. The row padding_idx (in [0, num_embeddings), or DT_PADDING_IDX_NONE)
- *  gets no gradient. Autograd: EmbeddingBackward0 (to weight).
+ *  plus [dim]. The row padding_idx (in [-num_embeddings, num_embeddings), a negative
+ *  one counted from the end as in PyTorch, or DT_PADDING_IDX_NONE) gets no gradient. Autograd: EmbeddingBackward0 (to weight).
  *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, an index outside [0, num_embeddings) naming
  *  it, padding_idx outside), DT_ERR_INVALID_HANDLE, DT_ERR_SHAPE_MISMATCH (weight not
  *  2-d), DT_ERR_DTYPE_MISMATCH (indices not int64/int32), DT_ERR_DEVICE_MISMATCH. */
@@ -1538,7 +1580,9 @@ struct DLManagedTensor;
 struct DLManagedTensorVersioned;
 
 /** A NEW DLManagedTensor viewing t: the same memory (data is t's first element,
- *  byte_offset 0), shape, strides and device. It holds a reference to t's storage until
+ *  byte_offset 0), shape, strides and device (a logical CPU device cpu:N exports as
+ *  DLPack's one CPU, device_id 0, and imports back as cpu:0, as PyTorch's CPU tensors
+ *  do). It holds a reference to t's storage until
  *  its deleter is called; the caller (or the framework it is handed to) calls
  *  (*out)->deleter(*out) exactly once. A CUDA tensor's pending work is finished first, so
  *  a consumer on another stream reads complete data. Writes through either side are seen

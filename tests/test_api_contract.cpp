@@ -462,7 +462,7 @@ void add_device_cases(Table& T) {
   T.add("dt_device_parse", "out=NULL", {IA}, [](Ctx&) { return dt_device_parse("cpu", nullptr); });
   for (const char* text : {"", "gpu", "cuda:-1", "cuda:x", "cuda:1x", "cpu:", "cuda:",
                            " cpu", "cpu ", "cpu:0:1", "cuda:99999999999999999999",
-                           "cuda:2147483648", "cpu:-0x1", ":0", "cudaa"}) {
+                           "cuda:2147483648", "cpu:-0x1", ":0", "cudaa", "cuda:01", "cpu:00"}) {
     std::string t = text;
     T.add("dt_device_parse", "text='" + t + "'", {IA},
           [t](Ctx& x) { return dt_device_parse(t.c_str(), &x.o.dev); });
@@ -636,6 +636,8 @@ void add_constructor_cases(Table& T) {
     T.add("dt_tensor_arange", r.what, r.accept,
           [s, e, st](Ctx& x) { return dt_tensor_arange(s, e, st, DT_FLOAT32, CPU0, &x.o.t); });
   }
+  T.add("dt_tensor_arange", "dtype=bool", {TM},
+        [](Ctx& x) { return dt_tensor_arange(0, 5, 1, DT_BOOL, CPU0, &x.o.t); });
   for (dt_dtype bad : {99, -1}) {
     T.add("dt_tensor_arange", "dtype=" + std::to_string(bad), {IA},
           [bad](Ctx& x) { return dt_tensor_arange(0, 10, 1, bad, CPU0, &x.o.t); });
@@ -905,6 +907,8 @@ void add_view_cases(Table& T) {
     int64_t d = n.dim, s = n.start, l = n.len;
     T.add("dt_narrow", n.what, n.accept, [d, s, l](Ctx& x) { return dt_narrow(x.a, d, s, l, &x.o.t); });
   }
+  T.add("dt_narrow", "length=-1_message", {IA}, [](Ctx& x) { return dt_narrow(x.a, 1, 0, -1, &x.o.t); }).msg_has =
+      "length must be non-negative";
   // squeeze
   T.handles("dt_squeeze", "t", [](Ctx& x, const dt_tensor* t) { return dt_squeeze(t, nullptr, 0, &x.o.t); });
   T.add("dt_squeeze", "out=NULL", {IA}, [](Ctx& x) { return dt_squeeze(x.a, nullptr, 0, nullptr); });
@@ -1049,6 +1053,32 @@ void add_elementwise_cases(Table& T) {
   });
   wdm.needs = Needs::TwoCpus;
 
+  // masked_fill, clamp, triu / tril
+  T.handles("dt_masked_fill", "a", [](Ctx& x, const dt_tensor* t) { return dt_masked_fill(t, x.bl, 1.0, &x.o.t); });
+  T.handles("dt_masked_fill", "mask", [](Ctx& x, const dt_tensor* t) { return dt_masked_fill(x.a, t, 1.0, &x.o.t); });
+  T.add("dt_masked_fill", "out=NULL", {IA}, [](Ctx& x) { return dt_masked_fill(x.a, x.bl, 1.0, nullptr); });
+  T.add("dt_masked_fill", "float_mask", {TM}, [](Ctx& x) { return dt_masked_fill(x.a, x.b, 1.0, &x.o.t); });
+  T.add("dt_masked_fill", "int32_mask", {TM}, [](Ctx& x) { return dt_masked_fill(x.a, x.i32, 1.0, &x.o.t); });
+  T.add("dt_masked_fill", "shapes_do_not_broadcast", {SM}, [](Ctx& x) { return dt_masked_fill(x.v4, x.bl, 1.0, &x.o.t); });
+  Case& mfdm = T.add("dt_masked_fill", "a_on_cpu1", {DM}, [](Ctx& x) {
+    if (!x.a1) return dt_status{-999};
+    return dt_masked_fill(x.a1, x.bl, 1.0, &x.o.t);
+  });
+  mfdm.needs = Needs::TwoCpus;
+  mfdm.msg_has = "cpu:1";
+  static const double kLo = -1.0, kHi = 1.0;
+  T.handles("dt_clamp", "a", [](Ctx& x, const dt_tensor* t) { return dt_clamp(t, &kLo, &kHi, &x.o.t); });
+  T.add("dt_clamp", "out=NULL", {IA}, [](Ctx& x) { return dt_clamp(x.a, &kLo, &kHi, nullptr); });
+  Case& nob = T.add("dt_clamp", "no_bound", {IA}, [](Ctx& x) { return dt_clamp(x.a, nullptr, nullptr, &x.o.t); });
+  nob.msg_has = "at least one of min and max";
+  for (auto [name, f] : {std::pair<const char*, dt_status (*)(const dt_tensor*, int64_t, dt_tensor**)>{FN(dt_triu)},
+                         std::pair<const char*, dt_status (*)(const dt_tensor*, int64_t, dt_tensor**)>{FN(dt_tril)}}) {
+    T.handles(name, "a", [f = f](Ctx& x, const dt_tensor* t) { return f(t, 0, &x.o.t); });
+    T.add(name, "out=NULL", {IA}, [f = f](Ctx& x) { return f(x.a, 0, nullptr); });
+    T.add(name, "1d_operand", {IA}, [f = f](Ctx& x) { return f(x.v4, 0, &x.o.t); });
+    T.add(name, "0d_operand", {IA}, [f = f](Ctx& x) { return f(x.s0, 0, &x.o.t); });
+  }
+
   // unary
   using Un = dt_status (*)(const dt_tensor*, dt_tensor**);
   // Every unary op of the table with an entry point (a new row gets its rows here).
@@ -1080,7 +1110,28 @@ void add_reduction_cases(Table& T) {
       return f(x.a, d, 2, 0, &x.o.t);
     });
   }
+  for (auto [name, f] : reds)
+    T.add(name, "keepdim=2", {IA}, [f = f](Ctx& x) { return f(x.a, nullptr, 0, 2, &x.o.t); });
   T.add("dt_mean", "int32_operand", {TM}, [](Ctx& x) { return dt_mean(x.i32, nullptr, 0, 0, &x.o.t); });
+
+  // var / std
+  using VarStd = dt_status (*)(const dt_tensor*, const int64_t*, size_t, double, int32_t, dt_tensor**);
+  const std::pair<const char*, VarStd> vss[] = {{FN(dt_var)}, {FN(dt_std)}};
+  for (auto [name, f] : vss) {
+    T.handles(name, "a", [f = f](Ctx& x, const dt_tensor* t) { return f(t, nullptr, 0, 1.0, 0, &x.o.t); });
+    T.add(name, "out=NULL", {IA}, [f = f](Ctx& x) { return f(x.a, nullptr, 0, 1.0, 0, nullptr); });
+    T.add(name, "dims=NULL_ndims=1", {IA}, [f = f](Ctx& x) { return f(x.a, nullptr, 1, 1.0, 0, &x.o.t); });
+    T.add(name, "keepdim=-1", {IA}, [f = f](Ctx& x) { return f(x.a, nullptr, 0, 1.0, -1, &x.o.t); });
+    T.add(name, "correction=nan", {IA}, [f = f](Ctx& x) { return f(x.a, nullptr, 0, std::nan(""), 0, &x.o.t); });
+    for (int64_t bad : {int64_t{2}, int64_t{-3}, I64MIN, I64MAX}) {
+      T.add(name, "dim=" + std::to_string(bad), {IA}, [f = f, bad](Ctx& x) {
+        const int64_t d[] = {bad};
+        return f(x.a, d, 1, 1.0, 0, &x.o.t);
+      });
+    }
+    T.add(name, "int32_operand", {TM}, [f = f](Ctx& x) { return f(x.i32, nullptr, 0, 1.0, 0, &x.o.t); });
+    T.add(name, "bool_operand", {TM}, [f = f](Ctx& x) { return f(x.bl, nullptr, 0, 1.0, 0, &x.o.t); });
+  }
   for (auto [name, f] : {reds[2], reds[3], reds[4], reds[5]}) {
     T.add(name, "empty_extent", {SM}, [f = f](Ctx& x) {
       const int64_t d[] = {0};

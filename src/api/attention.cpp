@@ -14,11 +14,6 @@ using namespace dt::api;
 
 namespace {
 
-bool flag_arg(int32_t v, const char* fn, const char* name) {
-  if (v != 0 && v != 1) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", name, " must be 0 or 1, got ", v));
-  return v == 1;
-}
-
 template <typename Make>
 dt_status module_out(const char* fn, dt_module** out, Make make) {
   return guard([&] {

@@ -5,12 +5,6 @@
 using namespace dt;
 using namespace dt::api;
 
-namespace {
-int32_t flag_arg(int32_t v, const char* fn, const char* param) {
-  if (v != 0 && v != 1) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", param, " must be 0 or 1, got ", v));
-  return v;
-}
-}  // namespace
 
 extern "C" {
 
@@ -18,7 +12,7 @@ DT_API dt_status dt_tensor_set_requires_grad(dt_tensor* t, int32_t requires_grad
   return guard([&] {
     const char* fn = "dt_tensor_set_requires_grad";
     Borrowed x = tensor_arg(t, fn, "t");
-    ag::set_requires_grad(x, flag_arg(requires_grad, fn, "requires_grad") == 1);
+    ag::set_requires_grad(x, flag_arg(requires_grad, fn, "requires_grad"));
   });
 }
 
@@ -76,7 +70,7 @@ DT_API dt_status dt_backward(const dt_tensor* t, const dt_tensor* grad) {
 }
 
 DT_API dt_status dt_set_grad_enabled(int32_t enabled) {
-  return guard([&] { ag::set_grad_enabled(flag_arg(enabled, "dt_set_grad_enabled", "enabled") == 1); });
+  return guard([&] { ag::set_grad_enabled(flag_arg(enabled, "dt_set_grad_enabled", "enabled")); });
 }
 
 DT_API dt_status dt_set_thread_grad_mode(int32_t mode, int32_t* previous) {

@@ -62,7 +62,7 @@ DT_API dt_status dt_conv2d_new(int64_t in_channels, int64_t out_channels, const 
   return guard([&] {
     require(out, "dt_conv2d_new", "out");
     if (!kernel_size) fail(DT_ERR_INVALID_ARGUMENT, "dt_conv2d_new: kernel_size is NULL (2 values: height, width)");
-    if (bias != 0 && bias != 1) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_conv2d_new: bias must be 0 or 1, got ", bias));
+    flag_arg(bias, "dt_conv2d_new", "bias");
     nn::Conv2dOptions o = conv_options(kernel_size, stride, padding, dilation, groups);
     o.in_channels = in_channels;
     o.out_channels = out_channels;
@@ -110,7 +110,7 @@ DT_API dt_status dt_conv1d_new(int64_t in_channels, int64_t out_channels, int64_
                                dt_device device, dt_module** out) {
   return guard([&] {
     require(out, "dt_conv1d_new", "out");
-    if (bias != 0 && bias != 1) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_conv1d_new: bias must be 0 or 1, got ", bias));
+    flag_arg(bias, "dt_conv1d_new", "bias");
     nn::Conv2dOptions o = conv1d_options(kernel_size, stride, padding, dilation, groups);
     o.in_channels = in_channels;
     o.out_channels = out_channels;
@@ -161,8 +161,7 @@ DT_API dt_status dt_conv_transpose2d_new(int64_t in_channels, int64_t out_channe
     require(out, "dt_conv_transpose2d_new", "out");
     if (!kernel_size)
       fail(DT_ERR_INVALID_ARGUMENT, "dt_conv_transpose2d_new: kernel_size is NULL (2 values: height, width)");
-    if (bias != 0 && bias != 1)
-      fail(DT_ERR_INVALID_ARGUMENT, cat("dt_conv_transpose2d_new: bias must be 0 or 1, got ", bias));
+    flag_arg(bias, "dt_conv_transpose2d_new", "bias");
     nn::Conv2dOptions o = conv_transpose_options(kernel_size, stride, padding, output_padding, groups, dilation);
     o.in_channels = in_channels;
     o.out_channels = out_channels;

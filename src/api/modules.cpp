@@ -85,7 +85,7 @@ extern "C" {
 DT_API dt_status dt_linear_new(int64_t in_features, int64_t out_features, int32_t bias, dt_dtype dtype,
                                dt_device device, dt_module** out) {
   return make_module("dt_linear_new", out, [&] {
-    if (bias != 0 && bias != 1) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_linear_new: bias must be 0 or 1, got ", bias));
+    flag_arg(bias, "dt_linear_new", "bias");
     return nn::new_linear(in_features, out_features, bias == 1, resolve_dtype(dtype), resolve_device(device));
   });
 }
@@ -372,7 +372,7 @@ DT_API dt_status dt_sgd_new(const dt_tensor* const* params, size_t n, double lr,
   return guard([&] {
     const char* fn = "dt_sgd_new";
     require(out, fn, "out");
-    if (nesterov != 0 && nesterov != 1) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": nesterov must be 0 or 1, got ", nesterov));
+    flag_arg(nesterov, fn, "nesterov");
     nn::Optimizer* o = nn::new_sgd(params_arg(params, n, fn), {lr, momentum, dampening, weight_decay, nesterov == 1});
     *out = static_cast<dt_optimizer*>(new_object_handle<nn::Optimizer, HandleKind::Optimizer>(o));
   });
@@ -383,7 +383,7 @@ DT_API dt_status dt_adam_new(const dt_tensor* const* params, size_t n, double lr
   return guard([&] {
     const char* fn = "dt_adam_new";
     require(out, fn, "out");
-    if (decoupled != 0 && decoupled != 1) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": decoupled must be 0 or 1, got ", decoupled));
+    flag_arg(decoupled, fn, "decoupled");
     nn::Optimizer* o =
         nn::new_adam(params_arg(params, n, fn), {lr, beta1, beta2, eps, weight_decay, decoupled == 1});
     *out = static_cast<dt_optimizer*>(new_object_handle<nn::Optimizer, HandleKind::Optimizer>(o));

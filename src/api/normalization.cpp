@@ -18,11 +18,6 @@ Tensor optional_arg(const dt_tensor* t, const char* fn, const char* name) {
   return b;
 }
 
-bool flag_arg(int32_t v, const char* fn, const char* name) {
-  if (v != 0 && v != 1) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", name, " must be 0 or 1, got ", v));
-  return v == 1;
-}
-
 Dims shape_arg(const int64_t* shape, size_t ndims, const char* fn, const char* name) {
   if (!shape && ndims > 0) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", name, " is NULL with ", ndims, " dims"));
   if (ndims > static_cast<size_t>(kMaxDims))

@@ -50,7 +50,25 @@ dt_status reduce_entry(const char* fn, ReduceOp op, const dt_tensor* a, const in
     Borrowed x_ref = tensor_arg(a, fn, "a");
     const Tensor& x = x_ref;
     if (ndims > 0 && !dims) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": dims is NULL but ndims is ", ndims));
-    *out = new_handle(ag::reduce(op, x, dims, ndims, keepdim != 0));
+    *out = new_handle(ag::reduce(op, x, dims, ndims, flag_arg(keepdim, fn, "keepdim")));
+  });
+}
+dt_status var_std_entry(const char* fn, bool take_sqrt, const dt_tensor* a, const int64_t* dims, size_t ndims,
+                        double correction, int32_t keepdim, dt_tensor** out) {
+  return guard([&] {
+    require(out, fn, "out");
+    Borrowed x_ref = tensor_arg(a, fn, "a");
+    const Tensor& x = x_ref;
+    if (ndims > 0 && !dims) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": dims is NULL but ndims is ", ndims));
+    *out = new_handle(ag::var_std(x, dims, ndims, correction, flag_arg(keepdim, fn, "keepdim"), take_sqrt));
+  });
+}
+dt_status triangle_entry(const char* fn, bool upper, const dt_tensor* a, int64_t diagonal, dt_tensor** out) {
+  return guard([&] {
+    require(out, fn, "out");
+    Borrowed x_ref = tensor_arg(a, fn, "a");
+    const Tensor& x = x_ref;
+    *out = new_handle(upper ? ag::triu(x, diagonal) : ag::tril(x, diagonal));
   });
 }
 std::vector<Tensor> tensor_list(const char* fn, const dt_tensor* const* tensors, size_t n) {
@@ -131,6 +149,42 @@ DT_API dt_status dt_where(const dt_tensor* cond, const dt_tensor* a, const dt_te
     const Tensor& y = y_ref;
     *out = new_handle(ag::where(c, x, y));
   });
+}
+
+DT_API dt_status dt_masked_fill(const dt_tensor* a, const dt_tensor* mask, double value, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_masked_fill", "out");
+    Borrowed x_ref = tensor_arg(a, "dt_masked_fill", "a");
+    const Tensor& x = x_ref;
+    Borrowed m_ref = tensor_arg(mask, "dt_masked_fill", "mask");
+    const Tensor& m = m_ref;
+    *out = new_handle(ag::masked_fill(x, m, value));
+  });
+}
+
+DT_API dt_status dt_clamp(const dt_tensor* a, const double* min, const double* max, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_clamp", "out");
+    Borrowed x_ref = tensor_arg(a, "dt_clamp", "a");
+    const Tensor& x = x_ref;
+    *out = new_handle(ag::clamp(x, min, max));
+  });
+}
+
+DT_API dt_status dt_triu(const dt_tensor* a, int64_t diagonal, dt_tensor** out) {
+  return triangle_entry("dt_triu", true, a, diagonal, out);
+}
+DT_API dt_status dt_tril(const dt_tensor* a, int64_t diagonal, dt_tensor** out) {
+  return triangle_entry("dt_tril", false, a, diagonal, out);
+}
+
+DT_API dt_status dt_var(const dt_tensor* a, const int64_t* dims, size_t ndims, double correction, int32_t keepdim,
+                        dt_tensor** out) {
+  return var_std_entry("dt_var", false, a, dims, ndims, correction, keepdim, out);
+}
+DT_API dt_status dt_std(const dt_tensor* a, const int64_t* dims, size_t ndims, double correction, int32_t keepdim,
+                        dt_tensor** out) {
+  return var_std_entry("dt_std", true, a, dims, ndims, correction, keepdim, out);
 }
 
 #define DT_X(Name, code, c_name, rule, cost, visibility, ...) \

@@ -14,7 +14,6 @@ namespace {
 nn::PoolOptions pool_options(const char* fn, const int64_t* kernel, const int64_t* stride, const int64_t* padding,
                              const int64_t* dilation, int32_t ceil_mode) {
   if (!kernel) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": kernel_size is NULL (2 values: height, width)"));
-  if (ceil_mode != 0 && ceil_mode != 1) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ceil_mode must be 0 or 1, got ", ceil_mode));
   nn::PoolOptions o;
   for (int i = 0; i < 2; ++i) {
     o.kernel[i] = kernel[i];
@@ -22,13 +21,8 @@ nn::PoolOptions pool_options(const char* fn, const int64_t* kernel, const int64_
     o.padding[i] = padding ? padding[i] : 0;
     o.dilation[i] = dilation ? dilation[i] : 1;
   }
-  o.ceil_mode = ceil_mode == 1;
+  o.ceil_mode = flag_arg(ceil_mode, fn, "ceil_mode");
   return o;
-}
-
-int32_t flag(int32_t v, const char* fn, const char* name) {
-  if (v != 0 && v != 1) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", name, " must be 0 or 1, got ", v));
-  return v;
 }
 
 template <typename Make>
@@ -65,7 +59,7 @@ DT_API dt_status dt_avg_pool2d(const dt_tensor* input, const int64_t* kernel_siz
     require(out, "dt_avg_pool2d", "out");
     Borrowed x = tensor_arg(input, "dt_avg_pool2d", "input");
     nn::PoolOptions o = pool_options("dt_avg_pool2d", kernel_size, stride, padding, nullptr, ceil_mode);
-    const bool include = flag(count_include_pad, "dt_avg_pool2d", "count_include_pad") == 1;
+    const bool include = flag_arg(count_include_pad, "dt_avg_pool2d", "count_include_pad");
     *out = new_handle(ag::avg_pool2d(x, nn::pool_window("dt_avg_pool2d", o), o.ceil_mode, include));
   });
 }
@@ -91,7 +85,7 @@ DT_API dt_status dt_avg_pool2d_new(const int64_t* kernel_size, const int64_t* st
                                    int32_t ceil_mode, int32_t count_include_pad, dt_module** out) {
   return module_out("dt_avg_pool2d_new", out, [&] {
     nn::PoolOptions o = pool_options("dt_avg_pool2d_new", kernel_size, stride, padding, nullptr, ceil_mode);
-    o.count_include_pad = flag(count_include_pad, "dt_avg_pool2d_new", "count_include_pad") == 1;
+    o.count_include_pad = flag_arg(count_include_pad, "dt_avg_pool2d_new", "count_include_pad");
     return nn::new_avg_pool2d(o);
   });
 }

@@ -45,6 +45,13 @@ T* require(T* p, const char* fn, const char* param) {
   return p;
 }
 
+// A 0/1 flag argument as a bool; any other value is INVALID_ARGUMENT naming the function
+// and parameter.
+inline bool flag_arg(int32_t v, const char* fn, const char* param) {
+  if (v != 0 && v != 1) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", param, " must be 0 or 1, got ", v));
+  return v == 1;
+}
+
 // A Tensor that borrows the reference held by the caller's handle for the duration of
 // one call: no reference-count traffic. It converts only to `const Tensor&`, so any
 // Tensor made from it (stored in a vector, returned) is a counted copy, never a

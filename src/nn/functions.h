@@ -20,6 +20,18 @@ Tensor unary(UnaryOp op, const Tensor& a);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 
 Tensor reduce(ReduceOp op, const Tensor& a, const int64_t* dims, size_t ndims, bool keepdim);
+// torch.var / torch.std over dims (all when ndims == 0), dividing by n - correction
+// (nn/grad_reduce.cpp); floating tensors only.
+Tensor var_std(const Tensor& a, const int64_t* dims, size_t ndims, double correction, bool keepdim, bool take_sqrt);
+
+// Elements kept or replaced (nn/grad_select.cpp). clamp: lo and/or hi (null: no bound;
+// at least one). masked_fill: value where the bool mask (broadcast with a) is true.
+// triu / tril: the last two dims' elements on and above / below the diagonal, zeros
+// elsewhere (diagonal 0 is the main one, > 0 above it).
+Tensor clamp(const Tensor& a, const double* lo, const double* hi);
+Tensor masked_fill(const Tensor& a, const Tensor& mask, double value);
+Tensor triu(const Tensor& a, int64_t diagonal);
+Tensor tril(const Tensor& a, int64_t diagonal);
 Tensor softmax(const Tensor& a, int64_t dim, bool log);
 Tensor matmul(const Tensor& a, const Tensor& b);
 // x @ w^T + bias (bias may be undefined), as torch.nn.functional.linear.

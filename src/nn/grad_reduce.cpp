@@ -1,5 +1,9 @@
 // Differentiable reductions and softmax: the gradient of a reduction is spread back over
-// the reduced dims (evenly over ties for amax/amin, as PyTorch).
+// the reduced dims (evenly over ties for amax/amin, as PyTorch). var and std are built
+// from the differentiable mean, sub, mul and sum, so their gradient comes with them.
+#include <algorithm>
+#include <cmath>
+
 #include "core/error.h"
 #include "nn/autograd.h"
 #include "nn/functions.h"
@@ -90,6 +94,28 @@ Tensor softmax(const Tensor& a, int64_t dim, bool log) {
   }
   record(out, node, {&a});
   return out;
+}
+
+Tensor var_std(const Tensor& a, const int64_t* dims, size_t ndims, double correction, bool keepdim, bool take_sqrt) {
+  const char* op = take_sqrt ? "std" : "var";
+  if (!is_floating(a.dtype()))
+    fail(DT_ERR_DTYPE_MISMATCH, cat(op, ": expected a floating tensor, got ", dtype_name(a.dtype()),
+                                    " (std and var only support floating dtypes, as in PyTorch)"));
+  if (!std::isfinite(correction)) fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": correction must be finite, got ", correction));
+  int64_t count = 1;
+  for (size_t i = 0; i < ndims; ++i) wrap_dim(dims[i], a.ndim(), op);  // names the op on a bad dim
+  kept_shape(a, dims, ndims, &count);
+  // 16-bit floats compute in float32 (their squares would lose most of their bits) and
+  // come back to their dtype, as PyTorch's CPU kernels do.
+  const bool narrow = a.dtype() == DType::Float16 || a.dtype() == DType::BFloat16;
+  const Tensor x = narrow ? to(a, a.device(), DType::Float32, false) : a;
+  const Tensor centred = binary(BinaryOp::Sub, x, reduce(ReduceOp::Mean, x, dims, ndims, true));
+  const Tensor squares = reduce(ReduceOp::Sum, binary(BinaryOp::Mul, centred, centred), dims, ndims, keepdim);
+  // n - correction <= 0 divides by 0, giving inf (or NaN for 0 / 0), as PyTorch.
+  Tensor out = binary_scalar(BinaryOp::Div, squares, std::max(static_cast<double>(count) - correction, 0.0));
+  if (take_sqrt) out = unary(UnaryOp::Sqrt, out);
+  if (narrow) out = to(out, a.device(), a.dtype(), false);
+  return named_result(out, take_sqrt ? "StdBackward0" : "VarBackward0");
 }
 
 }  // namespace dt::ag

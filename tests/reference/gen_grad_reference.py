@@ -408,6 +408,34 @@ add("dt_scaled_dot_product_attention_float_mask", "dt_scaled_dot_product_attenti
      (sdpa_mask, torch.tensor(sdpa_mask["data"], dtype=torch.float64).reshape(3, 5))], params={"is_causal": 0},
     grad_fn=False)
 
+# ----------------------------------------------------------------------------- select, var, std
+
+rc = R("clamp")
+add("dt_clamp_both", "dt_clamp", lambda v: torch.clamp(v[0], -0.75, 0.8),
+    [make_input(rc, (3, 4), values=[-1.9, -1.2, -0.5, -0.1, 0.2, 0.6, 1.1, 1.7, -0.3, 0.4, 1.3, -1.4])],
+    params={"min": -0.75, "max": 0.8})
+add("dt_clamp_min_only", "dt_clamp", lambda v: torch.clamp(v[0], min=0.1),
+    [make_input(rc, (5,), values=[-1.0, -0.2, 0.3, 0.9, 1.5])], params={"min": 0.1, "max": None})
+# At a bound the gradient passes (min <= x <= max), as PyTorch's ClampBackward1.
+add("dt_clamp_at_bounds", "dt_clamp", lambda v: torch.clamp(v[0], -0.5, 0.5),
+    [make_input(rc, (4,), values=[-0.5, 0.5, 0.0, 2.0])], params={"min": -0.5, "max": 0.5}, fd=False)
+mask_spec = {"dtype": "bool", "shape": [3, 1], "data": [1, 0, 1], "views": [], "requires_grad": False}
+add("dt_masked_fill", "dt_masked_fill", lambda v: v[0].masked_fill(v[1], -3.0),
+    [make_input(R("masked_fill"), (3, 4)), (mask_spec, torch.tensor([[True], [False], [True]]))],
+    params={"value": -3.0})
+for op, f in [("dt_triu", torch.triu), ("dt_tril", torch.tril)]:
+    for d in [0, 1, -1]:
+        cid = f"{op}_d{d}".replace("-", "m")
+        add(cid, op, lambda v, f=f, d=d: f(v[0], d), [make_input(R(cid), (2, 3, 4))], params={"diagonal": d})
+for op, f in [("dt_var", torch.var), ("dt_std", torch.std)]:
+    for dims, corr, keep in [([], 1, 0), ([1], 1, 0), ([0, 2], 0, 1), ([-1], 2, 0)]:
+        cid = f"{op}_dims{'_'.join(str(d) for d in dims) or 'all'}_c{corr}_keep{keep}".replace("-", "m")
+        add(cid, op, lambda v, f=f, d=dims, c=corr, k=keep: f(v[0], dim=d or None, correction=c, keepdim=bool(k)),
+            [make_input(R(cid), (2, 3, 4))], params={"dims": dims, "correction": corr, "keepdim": keep})
+    cid = f"{op}_float32"
+    add(cid, op, lambda v, f=f: f(v[0], dim=[1], correction=1), [make_input(R(cid), (3, 5), dtype=torch.float32)],
+        params={"dims": [1], "correction": 1, "keepdim": 0})
+
 # a graph that reuses an input: gradients from both uses add up
 add("reuse_mul_self", "dt_mul", lambda v: v[0] * v[0], [make_input(r, (3,))], params={"reuse": True})
 

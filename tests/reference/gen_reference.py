@@ -278,6 +278,8 @@ def classify(e):
             or "stack expects each tensor to be equal size" in m or "The expanded size" in m
             or "is invalid for input of size" in m or "view size is not compatible" in m):
         return "DT_ERR_SHAPE_MISMATCH"
+    if "pad should be at most half" in m or "pad should be smaller than or equal to half" in m:
+        return "DT_ERR_INVALID_ARGUMENT"
     if "Kernel size can't be greater than actual input size" in m:
         return "DT_ERR_SHAPE_MISMATCH"
     if "expected input with shape [*" in m or "to be divisible by num_groups" in m:
@@ -1113,6 +1115,8 @@ MAX_POOL2D = [
     ("3x3_s2_p1", [1, 2, 9, 8], [3, 3], [2, 2], [1, 1], [1, 1]),
     ("overlap_dilated", [2, 2, 9, 10], [3, 2], [1, 2], [1, 1], [2, 1]),
     ("unbatched", [3, 5, 5], [2, 3], [1, 1], [0, 1], [1, 1]),
+    # padding over kernel_size / 2 is refused even where the dilated window would cover it
+    ("dilated_pad_over_half", [1, 1, 8, 8], [2, 2], [1, 1], [2, 2], [3, 3]),
 ]
 # ceil_mode=True: (id, input shape, kernel, stride, padding, dilation)
 MAX_POOL2D_CEIL = [
@@ -1267,7 +1271,112 @@ def gen_attention():
              lambda q, k, v: sdpa(q, k, v), params={"is_causal": 0})
 
 
+# ----------------------------------------------------------------------------- select
+
+def refuse(message):
+    """A case that must fail in devtensor where PyTorch 1.13 is lenient (torch 2.x refuses)."""
+    def f(*_):
+        raise RuntimeError(message)
+    return f
+
+
+def gen_clamp():
+    op = "dt_clamp"
+
+    def cl(lo, hi):
+        return lambda a: torch.clamp(a, min=lo, max=hi)
+
+    def cc(cid, inp, lo, hi, **kw):
+        return case(cid, op, [inp], cl(lo, hi), params={"min": enc(lo, torch.float64) if lo is not None else None,
+                                                      "max": enc(hi, torch.float64) if hi is not None else None}, **kw)
+    for dt in FLOATS:
+        cc(f"{op}_{dt}_both", In(dt, [3, 4]), -0.5, 0.7)
+    for dt in INTS:
+        cc(f"{op}_{dt}_both_integral", In(dt, [3, 4]), 1, 3)
+    cc(f"{op}_int32_float_bound_promotes", In("int32", [5]), 1.5, None)
+    cc(f"{op}_bool", In("bool", [4]), 0, None)
+    cc(f"{op}_float32_min_only", In("float32", [2, 5]), 0.1, None)
+    cc(f"{op}_float32_max_only", In("float32", [2, 5]), None, -0.2)
+    cc(f"{op}_float32_min_above_max", In("float32", [6]), 1.0, -1.0)
+    cc(f"{op}_float32_special", In("float32", [2, 5], domain="special"), -1.0, 1.0)
+    cc(f"{op}_float32_transposed", In("float32", [3, 4], views=[["transpose", 0, 1]]), -0.3, 0.3)
+    cc(f"{op}_float32_expanded", In("float32", [3, 1], views=[["expand", [3, 4]]]), -0.3, 0.3)
+    cc(f"{op}_float32_0d", In("float32", []), 0.0, 0.5)
+    cc(f"{op}_float32_empty", In("float32", [0, 3]), 0.0, 1.0)
+    case(f"{op}_no_bound", op, [In("float32", [3])], lambda a: torch.clamp(a), params={"min": None, "max": None})
+
+
+def gen_masked_fill():
+    op = "dt_masked_fill"
+
+    def mf(v):
+        return lambda a, m: a.masked_fill(m, v)
+    for dt in ALL:
+        case(f"{op}_{dt}", op, [In(dt, [3, 4]), In("bool", [3, 4])], mf(1.0), params={"value": 1.0})
+    case(f"{op}_float32_mask_row_bcast", op, [In("float32", [3, 4]), In("bool", [3, 1])], mf(-7.5), params={"value": -7.5})
+    case(f"{op}_float32_mask_widens", op, [In("float32", [4]), In("bool", [2, 4])], mf(2.0), params={"value": 2.0})
+    case(f"{op}_float32_ninf", op, [In("float32", [2, 3]), In("bool", [2, 3])], mf(float("-inf")),
+         params={"value": "-inf"})
+    case(f"{op}_float64_nan", op, [In("float64", [5]), In("bool", [5])], mf(float("nan")), params={"value": "nan"})
+    case(f"{op}_int64_fraction_truncates", op, [In("int64", [5]), In("bool", [5])], mf(2.5), params={"value": 2.5})
+    case(f"{op}_float32_transposed", op, [In("float32", [4, 3], views=[["transpose", 0, 1]]), In("bool", [3, 4])],
+         mf(0.0), params={"value": 0.0})
+    case(f"{op}_float32_0d", op, [In("float32", []), In("bool", [], data=[1])], mf(3.0), params={"value": 3.0})
+    case(f"{op}_float32_empty", op, [In("float32", [0, 2]), In("bool", [2])], mf(3.0), params={"value": 3.0})
+    case(f"{op}_shape_mismatch", op, [In("float32", [3, 4]), In("bool", [3])], mf(1.0), params={"value": 1.0})
+    c = case(f"{op}_float_mask", op, [In("float32", [3]), In("float32", [3])],
+             refuse("masked_fill: expected a bool mask (torch 2.x refuses the rest; 1.13 misreads a float mask)"),
+             params={"value": 1.0})
+    c["expect_status"] = "DT_ERR_DTYPE_MISMATCH"
+
+
+def gen_triangle():
+    for op, fn in [("dt_triu", torch.triu), ("dt_tril", torch.tril)]:
+        def tc(cid, inp, diagonal):
+            return case(cid, op, [inp], lambda a, d=diagonal: fn(a, d), params={"diagonal": diagonal})
+        for d in [0, 1, -1, 2, -2, 10, -10]:
+            tc(f"{op}_float32_4x5_d{d}".replace("-", "m"), In("float32", [4, 5]), d)
+        for dt in ALL:
+            tc(f"{op}_{dt}_batched", In(dt, [2, 3, 4]), 0)
+        tc(f"{op}_float32_5x3_d1", In("float32", [5, 3]), 1)
+        tc(f"{op}_float32_transposed", In("float32", [4, 3], views=[["transpose", 0, 1]]), 0)
+        tc(f"{op}_float64_expanded_batch", In("float64", [1, 3, 3], views=[["expand", [2, 3, 3]]]), -1)
+        tc(f"{op}_float32_empty_rows", In("float32", [0, 3]), 0)
+        tc(f"{op}_float32_empty_cols", In("float32", [2, 3, 0]), 1)
+        tc(f"{op}_float32_1d", In("float32", [4]), 0)
+        tc(f"{op}_float32_0d", In("float32", []), 0)
+
+
+def gen_var_std():
+    for op, fn in [("dt_var", torch.var), ("dt_std", torch.std)]:
+        def vc(cid, inp, dims, correction, keepdim):
+            f = lambda a: fn(a, dim=dims if dims else None, correction=correction, keepdim=bool(keepdim))
+            return case(cid, op, [inp], f, params={"dims": dims, "correction": correction, "keepdim": keepdim},
+                        atol_from=red_n)
+        for dt in FLOATS:
+            vc(f"{op}_{dt}_all", In(dt, [3, 4]), [], 1, 0)
+            vc(f"{op}_{dt}_dim1", In(dt, [3, 4]), [1], 1, 0)
+        vc(f"{op}_float32_dims0_2_keep", In("float32", [2, 3, 4]), [0, 2], 1, 1)
+        vc(f"{op}_float64_dimm1_population", In("float64", [2, 3, 4]), [-1], 0, 0)
+        vc(f"{op}_float64_correction2", In("float64", [3, 5]), [0], 2, 1)
+        vc(f"{op}_float32_single_element_nan", In("float32", [4, 1]), [1], 1, 0)
+        vc(f"{op}_float32_correction_exceeds_n", In("float32", [2, 2]), [1], 3, 0)
+        vc(f"{op}_float32_transposed", In("float32", [4, 3], views=[["transpose", 0, 1]]), [1], 1, 0)
+        vc(f"{op}_float32_expanded", In("float32", [3, 1], views=[["expand", [3, 4]]]), [1], 1, 0)
+        vc(f"{op}_float32_0d", In("float32", []), [], 0, 0)
+        vc(f"{op}_float32_empty", In("float32", [0]), [], 1, 0)
+        vc(f"{op}_float32_large", In("float32", [257, 3]), [0], 1, 0)
+        vc(f"{op}_float32_offset_mean", In("float32", [64], data=[1000.0 + 0.125 * i for i in range(64)]), [], 1, 0)
+        vc(f"{op}_float32_dim_out_of_range", In("float32", [2, 3]), [2], 1, 0)
+        c = vc(f"{op}_int64", In("int64", [5]), [], 1, 0)
+        c["expect_status"] = "DT_ERR_DTYPE_MISMATCH"
+
+
 def main():
+    gen_clamp()
+    gen_masked_fill()
+    gen_triangle()
+    gen_var_std()
     gen_conv2d()
     gen_conv1d()
     gen_conv_transpose2d()

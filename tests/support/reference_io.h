@@ -468,6 +468,21 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
     st = SoftmaxOps().at(op)(I(0), params.at("dim").get<int64_t>(), out);
   } else if (op == "dt_where") {
     st = dt_where(I(0), I(1), I(2), out);
+  } else if (op == "dt_masked_fill") {
+    st = dt_masked_fill(I(0), I(1), JsonNumber(params.at("value")), out);
+  } else if (op == "dt_clamp") {  // "min" / "max": a number, or null for no bound
+    double lo = 0, hi = 0;
+    const bool has_lo = !params.at("min").is_null(), has_hi = !params.at("max").is_null();
+    if (has_lo) lo = JsonNumber(params.at("min"));
+    if (has_hi) hi = JsonNumber(params.at("max"));
+    st = dt_clamp(I(0), has_lo ? &lo : nullptr, has_hi ? &hi : nullptr, out);
+  } else if (op == "dt_triu" || op == "dt_tril") {
+    const int64_t diagonal = params.at("diagonal").get<int64_t>();
+    st = op == "dt_triu" ? dt_triu(I(0), diagonal, out) : dt_tril(I(0), diagonal, out);
+  } else if (op == "dt_var" || op == "dt_std") {
+    std::vector<int64_t> dims = Ints(params.at("dims"));
+    st = (op == "dt_var" ? dt_var : dt_std)(I(0), dims.empty() ? nullptr : dims.data(), dims.size(),
+                                            JsonNumber(params.at("correction")), params.at("keepdim").get<int32_t>(), out);
   } else if (op == "dt_tensor_to") {
     st = dt_tensor_to(I(0), dt_device{DT_DEVICE_DEFAULT, 0},
                       DtypeOf(params.at("dtype").get<std::string>()), 0, out);

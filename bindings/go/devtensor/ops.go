@@ -124,13 +124,15 @@ func (t *Tensor) Contiguous() (*Tensor, error) {
 // ---------------------------------------------------------------- reductions
 
 // ReduceOption sets an optional argument of a reduction (Sum, Mean, Max, Min, Argmax,
-// Argmin): Dims and KeepDim. With none, a reduction takes every element and returns a
-// 0-d tensor, as PyTorch's t.sum().
+// Argmin, Var, Std): Dims, KeepDim, and Correction for Var and Std. With none, a
+// reduction takes every element and returns a 0-d tensor, as PyTorch's t.sum().
 type ReduceOption func(*reduceConfig)
 
 type reduceConfig struct {
-	dims    []int64
-	keepdim bool
+	dims          []int64
+	keepdim       bool
+	correction    float64
+	hasCorrection bool
 }
 
 // Dims reduces over the given dims only (negative ones count from the end), as PyTorch's
@@ -153,6 +155,9 @@ func (t *Tensor) reduce(op string, code C.int, opts []ReduceOption) (*Tensor, er
 		if o != nil {
 			o(&c)
 		}
+	}
+	if c.hasCorrection {
+		return nil, &Error{Code: ErrInvalidArgument, Op: op, Msg: "Correction applies to Var and Std only"}
 	}
 	p, n := shapeArg(c.dims)
 	var k C.int32_t

@@ -1153,6 +1153,28 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_masked_fill(
+        a: *const dt_tensor,
+        mask: *const dt_tensor,
+        value: f64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_clamp(
+        a: *const dt_tensor,
+        min: *const f64,
+        max: *const f64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_triu(a: *const dt_tensor, diagonal: i64, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_tril(a: *const dt_tensor, diagonal: i64, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
     pub fn dt_neg(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
 }
 extern "C" {
@@ -1244,6 +1266,26 @@ extern "C" {
         a: *const dt_tensor,
         dims: *const i64,
         ndims: usize,
+        keepdim: i32,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_var(
+        a: *const dt_tensor,
+        dims: *const i64,
+        ndims: usize,
+        correction: f64,
+        keepdim: i32,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_std(
+        a: *const dt_tensor,
+        dims: *const i64,
+        ndims: usize,
+        correction: f64,
         keepdim: i32,
         out: *mut *mut dt_tensor,
     ) -> dt_status;

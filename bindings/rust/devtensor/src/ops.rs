@@ -307,6 +307,138 @@ impl Tensor {
         Tensor::from_out(|o| unsafe { ffi::dt_where(self.as_ptr(), a.as_ptr(), b.as_ptr(), o) })
     }
 
+    /// `value` wherever the bool `mask` is true, `self` elsewhere, as
+    /// `torch.masked_fill` (out of place; `mask` broadcasts with `self`). The value
+    /// converts to `self`'s dtype as a cast would; differentiable in `self`.
+    ///
+    /// ```
+    /// # use devtensor::{Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let scores = Tensor::from_slice(&[0.5f32, 1.0, 2.0, 3.0], &[2, 2], Device::CPU)?;
+    /// let hide = Tensor::from_slice(&[false, true], &[2], Device::CPU)?; // per column
+    /// let masked = scores.masked_fill(&hide, f64::NEG_INFINITY)?;
+    /// assert_eq!(masked.to_vec::<f32>()?, [0.5, f32::NEG_INFINITY, 2.0, f32::NEG_INFINITY]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`DtypeMismatch`](crate::ErrorCode::DtypeMismatch) for a mask that is not bool,
+    /// [`ShapeMismatch`](crate::ErrorCode::ShapeMismatch) for shapes that do not
+    /// broadcast, [`DeviceMismatch`](crate::ErrorCode::DeviceMismatch),
+    /// [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn masked_fill(&self, mask: &Tensor, value: f64) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_masked_fill(self.as_ptr(), mask.as_ptr(), value, o) })
+    }
+
+    /// Every element limited to `[min, max]`, as `torch.clamp`; `None` leaves that side
+    /// open (at least one bound is needed). Integral bounds keep an integer dtype, a
+    /// fractional one makes it the default float dtype, as in PyTorch. Differentiable:
+    /// the gradient passes where `min <= x <= max`.
+    ///
+    /// ```
+    /// # use devtensor::{Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[-2.0f32, 0.25, 3.0], &[3], Device::CPU)?;
+    /// assert_eq!(t.clamp(Some(-1.0), Some(1.0))?.to_vec::<f32>()?, [-1.0, 0.25, 1.0]);
+    /// assert_eq!(t.clamp(Some(0.0), None)?.to_vec::<f32>()?, [0.0, 0.25, 3.0]);
+    /// assert_eq!(t.clamp(None, None).unwrap_err().code, ErrorCode::InvalidArgument);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidArgument`](crate::ErrorCode::InvalidArgument) when both bounds are
+    /// `None`, [`DtypeMismatch`](crate::ErrorCode::DtypeMismatch),
+    /// [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn clamp(&self, min: Option<f64>, max: Option<f64>) -> Result<Tensor> {
+        let lo = min.as_ref().map_or(std::ptr::null(), |v| v as *const f64);
+        let hi = max.as_ref().map_or(std::ptr::null(), |v| v as *const f64);
+        Tensor::from_out(|o| unsafe { ffi::dt_clamp(self.as_ptr(), lo, hi, o) })
+    }
+
+    /// The elements of the last two dims on and above the `diagonal` (0: the main one,
+    /// 1: the one above, -1: the one below), zeros elsewhere, as `torch.triu`.
+    ///
+    /// ```
+    /// # use devtensor::{Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2], Device::CPU)?;
+    /// assert_eq!(t.triu(0)?.to_vec::<f32>()?, [1.0, 2.0, 0.0, 4.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidArgument`](crate::ErrorCode::InvalidArgument) for fewer than 2 dims,
+    /// [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn triu(&self, diagonal: i64) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_triu(self.as_ptr(), diagonal, o) })
+    }
+
+    /// The elements of the last two dims on and below the `diagonal`, zeros elsewhere,
+    /// as `torch.tril` (a causal mask is `ones.tril(0)`).
+    ///
+    /// ```
+    /// # use devtensor::{Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2], Device::CPU)?;
+    /// assert_eq!(t.tril(0)?.to_vec::<f32>()?, [1.0, 0.0, 3.0, 4.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidArgument`](crate::ErrorCode::InvalidArgument) for fewer than 2 dims,
+    /// [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn tril(&self, diagonal: i64) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_tril(self.as_ptr(), diagonal, o) })
+    }
+
+    /// The variance over `dims` (all when empty) of a floating tensor, dividing by
+    /// `n - correction` (1.0: unbiased, PyTorch's default; 0.0: the population
+    /// variance), as `torch.var`. Differentiable.
+    ///
+    /// ```
+    /// # use devtensor::{Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[1.0f64, 2.0, 3.0, 4.0], &[2, 2], Device::CPU)?;
+    /// assert_eq!(t.var(&[], 1.0, false)?.item()?, 5.0 / 3.0);
+    /// assert_eq!(t.var(&[1], 0.0, false)?.to_vec::<f64>()?, [0.25, 0.25]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`DtypeMismatch`](crate::ErrorCode::DtypeMismatch) for an integer or bool tensor,
+    /// [`InvalidArgument`](crate::ErrorCode::InvalidArgument) for a dimension out of
+    /// range or repeated, or a correction that is not finite,
+    /// [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn var(&self, dims: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_var(self.as_ptr(), dims.as_ptr(), dims.len(), correction, keepdim as i32, o)
+        })
+    }
+
+    /// The standard deviation: the square root of [`var`](Tensor::var), as `torch.std`.
+    ///
+    /// ```
+    /// # use devtensor::{Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[1.0f64, 3.0], &[2], Device::CPU)?;
+    /// assert_eq!(t.std(&[], 0.0, false)?.item()?, 1.0);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`var`](Tensor::var).
+    pub fn std(&self, dims: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_std(self.as_ptr(), dims.as_ptr(), dims.len(), correction, keepdim as i32, o)
+        })
+    }
+
     // ------------------------------------------------------------- reductions
     // (sum, mean, max, min, argmax, argmin: ops_table.rs)
 

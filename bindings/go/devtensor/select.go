@@ -1,0 +1,131 @@
+package devtensor
+
+// #include "shim.h"
+import "C"
+
+import "runtime"
+
+// The ops that keep some elements and replace the others (MaskedFill, Clamp, Triu,
+// Tril) and the spread reductions (Var, Std). Each result is a new tensor, the caller's
+// to Close, recorded by autograd as PyTorch's op is.
+
+// MaskedFill returns t with value wherever the bool mask is true, as torch.masked_fill
+// (out of place; mask broadcasts with t, and the result has their broadcast shape). The
+// value converts to t's dtype as a cast would (2.5 into int64 is 2). Errors:
+// ErrDTypeMismatch for a mask that is not bool, ErrShapeMismatch for shapes that do not
+// broadcast, ErrDeviceMismatch, ErrOutOfMemory; ErrClosed or ErrInvalidArgument for a
+// closed or nil tensor.
+func (t *Tensor) MaskedFill(mask *Tensor, value float64) (*Tensor, error) {
+	const op = "Tensor.MaskedFill"
+	a, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	m, err := mask.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_masked_fill(a, m, C.double(value))
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(mask)
+	return takeTensor(op, r)
+}
+
+func (t *Tensor) clamp(op string, hasLo bool, lo float64, hasHi bool, hi float64) (*Tensor, error) {
+	a, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_clamp(a, boolInt(hasLo), C.double(lo), boolInt(hasHi), C.double(hi))
+	runtime.KeepAlive(t)
+	return takeTensor(op, r)
+}
+
+func boolInt(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Clamp returns every element of t limited to [min, max], as torch.clamp: NaN stays
+// NaN, and when min > max every element is max. Integral bounds keep an integer dtype,
+// fractional ones make it the default float dtype, as in PyTorch. The gradient passes
+// where min <= x <= max. Errors: ErrDTypeMismatch, ErrOutOfMemory; ErrClosed or
+// ErrInvalidArgument for a closed or nil t.
+func (t *Tensor) Clamp(min, max float64) (*Tensor, error) {
+	return t.clamp("Tensor.Clamp", true, min, true, max)
+}
+
+// ClampMin returns every element of t raised to at least min, as torch.clamp(t,
+// min=min). Errors: as Clamp.
+func (t *Tensor) ClampMin(min float64) (*Tensor, error) {
+	return t.clamp("Tensor.ClampMin", true, min, false, 0)
+}
+
+// ClampMax returns every element of t lowered to at most max, as torch.clamp(t,
+// max=max). Errors: as Clamp.
+func (t *Tensor) ClampMax(max float64) (*Tensor, error) {
+	return t.clamp("Tensor.ClampMax", false, 0, true, max)
+}
+
+func (t *Tensor) triangle(op string, upper bool, diagonal int64) (*Tensor, error) {
+	a, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_triangle(boolInt(upper), a, C.int64_t(diagonal))
+	runtime.KeepAlive(t)
+	return takeTensor(op, r)
+}
+
+// Triu returns the elements of t's last two dims on and above the diagonal (0: the main
+// one, 1: the one above, -1: the one below), zeros elsewhere, as torch.triu; batched
+// over leading dims. Errors: ErrInvalidArgument for fewer than 2 dims, ErrOutOfMemory;
+// ErrClosed for a closed t.
+func (t *Tensor) Triu(diagonal int64) (*Tensor, error) { return t.triangle("Tensor.Triu", true, diagonal) }
+
+// Tril returns the elements of t's last two dims on and below the diagonal, zeros
+// elsewhere, as torch.tril (a causal mask is ones.Tril(0)). Errors: as Triu.
+func (t *Tensor) Tril(diagonal int64) (*Tensor, error) { return t.triangle("Tensor.Tril", false, diagonal) }
+
+// Correction sets the divisor of Var and Std to n - c, n being the count of elements each
+// result reduces: 1 (the default, as PyTorch's) gives the unbiased estimate, 0 the
+// population one. The other reductions refuse it (ErrInvalidArgument).
+func Correction(c float64) ReduceOption {
+	return func(rc *reduceConfig) { rc.correction, rc.hasCorrection = c, true }
+}
+
+func (t *Tensor) varStd(op string, takeSqrt bool, opts []ReduceOption) (*Tensor, error) {
+	a, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	c := reduceConfig{correction: 1}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	p, n := shapeArg(c.dims)
+	var k C.int32_t
+	if c.keepdim {
+		k = 1
+	}
+	r := C.gdt_var_std(boolInt(takeSqrt), a, p, n, C.double(c.correction), k)
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(c.dims)
+	return takeTensor(op, r)
+}
+
+// Var returns the variance of a floating t over Dims(...) (every dim by default), as
+// torch.var: the sum of squared deviations from the mean divided by n - 1, or by n -
+// c with Correction(c); KeepDim() keeps the reduced dims as size 1. n - c <= 0 divides
+// by 0 (inf, or NaN), as in PyTorch. Errors: ErrDTypeMismatch for an integer or bool
+// t, ErrInvalidArgument for a dim out of range or repeated or a correction that is not
+// finite, ErrOutOfMemory; ErrClosed for a closed t.
+func (t *Tensor) Var(opts ...ReduceOption) (*Tensor, error) { return t.varStd("Tensor.Var", false, opts) }
+
+// Std returns the standard deviation, the square root of Var with the same options, as
+// torch.std. Errors: as Var.
+func (t *Tensor) Std(opts ...ReduceOption) (*Tensor, error) { return t.varStd("Tensor.Std", true, opts) }

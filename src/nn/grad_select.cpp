@@ -1,0 +1,63 @@
+// Differentiable ops that keep some elements and replace the others: clamp, masked_fill,
+// triu and tril. Each is built from differentiable ops (maximum / minimum with a scalar,
+// where), so the gradient comes with them, and named as PyTorch names its node.
+#include <cstdint>
+#include <vector>
+
+#include "core/error.h"
+#include "nn/autograd.h"
+#include "nn/functions.h"
+#include "ops/ops.h"
+
+namespace dt::ag {
+
+Tensor clamp(const Tensor& a, const double* lo, const double* hi) {
+  if (!lo && !hi) fail(DT_ERR_INVALID_ARGUMENT, "clamp: at least one of min and max must be given");
+  // maximum(x, lo) is PyTorch's clamp_min and minimum(., hi) its clamp_max, gradients
+  // included: g where lo <= x <= hi, 0 elsewhere and for NaN; when lo > hi every element
+  // is hi, as in PyTorch.
+  Tensor out = a;
+  if (lo) out = binary_scalar(BinaryOp::Maximum, out, *lo);
+  if (hi) out = binary_scalar(BinaryOp::Minimum, out, *hi);
+  return named_result(out, "ClampBackward1");
+}
+
+Tensor masked_fill(const Tensor& a, const Tensor& mask, double value) {
+  const char* op = "masked_fill";
+  if (mask.dtype() != DType::Bool)
+    fail(DT_ERR_DTYPE_MISMATCH, cat(op, ": expected a bool mask, got ", dtype_name(mask.dtype())));
+  ops::check_same_device(op, a, mask);
+  ops::broadcast_shapes(op, a.shape(), mask.shape());  // names the op and both shapes
+  // value converts to a's dtype as a cast would (2.5 into int64 is 2), as PyTorch's does.
+  const Tensor fill = ops::full(Dims{}, value, a.dtype(), a.device());
+  return named_result(where(mask, fill, a), "MaskedFillBackward0");
+}
+
+namespace {
+
+// Keeps the elements on and above (upper) or on and below (lower) the given diagonal of
+// the last two dims, zeros the rest.
+Tensor triangle(const Tensor& a, int64_t diagonal, bool upper) {
+  const char* op = upper ? "triu" : "tril";
+  if (a.ndim() < 2)  // INVALID_ARGUMENT as for any dimension out of range (here dim -2)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": expected a tensor of at least 2 dims, got ", dims_str(a.shape())));
+  const int64_t rows = a.size(a.ndim() - 2), cols = a.size(a.ndim() - 1);
+  std::vector<uint8_t> keep(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      // j - i without overflow for any diagonal: compare j against i + diagonal in double.
+      const double off = static_cast<double>(j) - static_cast<double>(i);
+      keep[static_cast<size_t>(i * cols + j)] = upper ? off >= static_cast<double>(diagonal) : off <= static_cast<double>(diagonal);
+    }
+  const Tensor mask = ops::to(ops::from_host(keep.data(), keep.size(), Dims{rows, cols}, DType::Bool, Device{DT_DEVICE_CPU, 0}),
+                              a.device(), DType::Bool, false);
+  const Tensor zero = ops::full(Dims{}, 0.0, a.dtype(), a.device());
+  return named_result(where(mask, a, zero), upper ? "TriuBackward0" : "TrilBackward0");
+}
+
+}  // namespace
+
+Tensor triu(const Tensor& a, int64_t diagonal) { return triangle(a, diagonal, true); }
+Tensor tril(const Tensor& a, int64_t diagonal) { return triangle(a, diagonal, false); }
+
+}  // namespace dt::ag
