@@ -17,8 +17,13 @@ class Collectives {
  public:
   virtual ~Collectives() = default;
   virtual const char* name() const = 0;  // "gloo", "nccl"
-  // Avg never reaches an engine: the group sums, then divides.
+  // Avg never reaches all_reduce: the group sums, then divides (divide_by_world_ in
+  // process_group.cpp)...
   virtual void all_reduce(void* data, size_t count, DType dtype, Reduction op) = 0;
+  // ...unless the engine averages in its own last pass with the same bits (a sum, then
+  // a multiplication by the exact reciprocal of a power-of-two world): true when it did,
+  // false (having done nothing) when the group must sum and divide.
+  virtual bool all_reduce_avg(void* /*data*/, size_t /*count*/, DType) { return false; }
   virtual void broadcast(void* data, size_t bytes, int root) = 0;
   // count elements of out = this rank's part of the reduction of every rank's in (size()
   // x count elements); false when the engine has no such collective (the group then

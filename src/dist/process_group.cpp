@@ -258,11 +258,14 @@ void ProcessGroup::all_reduce(const Tensor& t, Reduction op) {
   t.storage()->begin_write("all_reduce", "_");
   on_contiguous(t, true, [&](const Tensor& c) {
     if (c.numel() == 0) return;
+    bool averaged = false;
     run("all_reduce", [&] {
-      engine(c).all_reduce(c.data(), static_cast<size_t>(c.numel()), c.dtype(),
-                          op == Reduction::Avg ? Reduction::Sum : op);
+      Collectives& e = engine(c);
+      const size_t n = static_cast<size_t>(c.numel());
+      if (op == Reduction::Avg) averaged = e.all_reduce_avg(c.data(), n, c.dtype());
+      if (!averaged) e.all_reduce(c.data(), n, c.dtype(), op == Reduction::Avg ? Reduction::Sum : op);
     });
-    if (op == Reduction::Avg) divide_by_world_(c, size_);
+    if (op == Reduction::Avg && !averaged) divide_by_world_(c, size_);
   });
 }
 
