@@ -230,6 +230,64 @@ TEST_F(Autograd, GradientsAccumulateAcrossBackwardCalls) {
   EXPECT_EQ(none, nullptr);
 }
 
+// A tensor a node saved and that is written in place before backward (through a tensor
+// autograd does not track, or a detached alias) makes backward fail naming the node, as
+// PyTorch's version check does, instead of a silently wrong gradient. A tensor no formula
+// saves may change: add's gradient does not read its operands.
+TEST_F(Autograd, BackwardRefusesATensorItsGraphSavedThatChangedSince) {
+  T x = vec({1, -2, 3}), a = vec({1, 1, 1});
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
+  {
+    T y, s;
+    DT_ASSERT_OK(dt_mul(x, a, y.out()));  // MulBackward0 saves a for x's gradient
+    DT_ASSERT_OK(dt_sum(y, nullptr, 0, 0, s.out()));
+    DT_ASSERT_OK(dt_add_scalar_(a, 10.0));
+    DT_EXPECT_STATUS(dt_backward(s, nullptr), DT_ERR_INVALID_ARGUMENT);
+    const std::string msg = dt_last_error_message();
+    EXPECT_NE(msg.find("MulBackward0 saved (float32 [3]) has been modified by an in-place operation"), std::string::npos)
+        << msg;
+    dt_tensor* none = reinterpret_cast<dt_tensor*>(1);
+    DT_ASSERT_OK(dt_tensor_grad(x, &none));
+    EXPECT_EQ(none, nullptr) << "a failed backward leaves .grad alone";
+  }
+  {
+    T e, d, s;
+    DT_ASSERT_OK(dt_exp(x, e.out()));  // ExpBackward0 saves its output
+    DT_ASSERT_OK(dt_sum(e, nullptr, 0, 0, s.out()));
+    DT_ASSERT_OK(dt_tensor_detach(e, d.out()));
+    DT_ASSERT_OK(dt_mul_scalar_(d, 0.0));
+    DT_EXPECT_STATUS(dt_backward(s, nullptr), DT_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(dt_last_error_message()).find("ExpBackward0"), std::string::npos) << dt_last_error_message();
+  }
+  {
+    T y, s, g;
+    DT_ASSERT_OK(dt_add(x, a, y.out()));  // AddBackward0 saves nothing
+    DT_ASSERT_OK(dt_sum(y, nullptr, 0, 0, s.out()));
+    DT_ASSERT_OK(dt_add_scalar_(a, 1.0));
+    DT_ASSERT_OK(dt_backward(s, nullptr));
+    DT_ASSERT_OK(dt_tensor_grad(x, g.out()));
+    EXPECT_EQ(values<float>(g), (std::vector<float>{1, 1, 1}));
+  }
+}
+
+// A leaf whose requires_grad is cleared after the graph was built gets no gradient from
+// it, as in PyTorch; the other leaf of the same graph still does.
+TEST_F(Autograd, ALeafThatNoLongerRequiresGradGetsNoGradient) {
+  T x = vec({1, -2, 3}), w = vec({2, 2, 2});
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(w, 1));
+  T y, s, gw;
+  DT_ASSERT_OK(dt_mul(x, w, y.out()));
+  DT_ASSERT_OK(dt_sum(y, nullptr, 0, 0, s.out()));
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 0));
+  DT_ASSERT_OK(dt_backward(s, nullptr));
+  dt_tensor* none = reinterpret_cast<dt_tensor*>(1);
+  DT_ASSERT_OK(dt_tensor_grad(x, &none));
+  EXPECT_EQ(none, nullptr);
+  DT_ASSERT_OK(dt_tensor_grad(w, gw.out()));
+  EXPECT_EQ(values<float>(gw), (std::vector<float>{1, -2, 3}));
+}
+
 // A leaf's first gradient is adopted when nothing else holds it, copied otherwise (a
 // gradient that is a view of another tensor, or one backward's output shared with a
 // second leaf). Either way .grad belongs to its leaf alone: writing into it changes no

@@ -29,6 +29,14 @@ class Node : public RefCounted {
   virtual const char* name() const = 0;
   virtual std::vector<Tensor> apply(const Tensor& grad_output) = 0;
   std::vector<Edge> next;
+  // The tensors the formula saved, with their storages' versions then (PyTorch's saved
+  // variables): backward refuses to apply a node once any of them was written in place,
+  // since its gradient would be computed from the new values.
+  struct Saved {
+    Tensor tensor;
+    uint64_t version;
+  };
+  std::vector<Saved> saved;
 };
 
 // Watches the gradients backward computes for some leaves, and may replace them before

@@ -87,6 +87,10 @@ void accumulate_all(const std::vector<std::pair<Tensor, Tensor>>& sinks) {
   std::vector<Tensor> next;
   std::unordered_map<TensorImpl*, size_t> slot;
   for (const auto& [leaf, g] : sinks) {
+    // A leaf whose requires_grad was cleared after the graph was built gets nothing, as
+    // in PyTorch (its .grad stays as it was).
+    const AutogradMeta* meta = leaf.impl()->autograd;
+    if (!meta || !meta->requires_grad) continue;
     auto [it, fresh] = slot.try_emplace(leaf.impl(), next.size());
     if (fresh) {
       const AutogradMeta* m = leaf.impl()->autograd;
@@ -96,7 +100,7 @@ void accumulate_all(const std::vector<std::pair<Tensor, Tensor>>& sinks) {
       next[it->second] = accumulated(leaf, next[it->second], g);
     }
   }
-  // A sink exists only for a leaf that requires grad, so its AutogradMeta exists.
+  // Every leaf taken above has its AutogradMeta.
   for (size_t i = 0; i < leaves.size(); ++i) leaves[i]->autograd->grad = std::move(next[i]);
 }
 
@@ -241,6 +245,20 @@ class HookedLeaves {
   size_t finished_ = 0;
 };
 
+namespace {
+// PyTorch's check of saved variables: a tensor a node saved and that was written in
+// place since (through an alias autograd does not track: a detached view, a tensor that
+// does not require grad) would give a silently wrong gradient.
+void check_saved(const Node& n) {
+  for (const Node::Saved& s : n.saved)
+    if (s.tensor.storage()->version() != s.version)
+      fail(DT_ERR_INVALID_ARGUMENT,
+           cat("backward: a tensor ", n.name(), " saved (", dtype_name(s.tensor.dtype()), " ", dims_str(s.tensor.shape()),
+               ") has been modified by an in-place operation since the forward pass, so the gradient would be "
+               "wrong; modify a copy instead (dt_tensor_to with DT_TO_COPY), or run backward first"));
+}
+}  // namespace
+
 void backward(const Tensor& root, const Tensor& grad_output) {
   if (!requires_grad(root))
     fail(DT_ERR_INVALID_ARGUMENT, "backward: element 0 of tensors does not require grad and does not have a grad_fn");
@@ -301,6 +319,7 @@ void backward(const Tensor& root, const Tensor& grad_output) {
         continue;  // a sink has no inputs
       }
       // A node no gradient reached still releases its inputs' dependency counts.
+      if (in.defined()) check_saved(*n);
       std::vector<Tensor> grads = in.defined() ? n->apply(in) : std::vector<Tensor>();
       for (size_t i = 0; i < n->next.size(); ++i) {
         const Edge& e = n->next[i];

@@ -178,7 +178,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
   const Tensor saved_w = need_x ? detach(w) : Tensor();
   const Tensor saved_x = need_w && by_library ? detach(x) : Tensor();
   const Tensor saved_cols = need_w && !by_library ? cols : Tensor();
-  record(out, make_node("ConvolutionBackward0", [=](const Tensor& grad) {
+  record(out, saving(make_node("ConvolutionBackward0", [=](const Tensor& grad) {
            const Tensor gout = ops::contiguous(unbatched ? ops::unsqueeze(grad, 0) : grad);  // [N, OC, OH, OW]
            Tensor gx, gw, gb;
            if (need_x) {
@@ -195,7 +195,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
              gb = ops::reduce(ReduceOp::Sum, gout, dims, 3, false);
            }
            return G{gx, gw, gb};
-         }),
+         }), {&saved_w, &saved_x}),
          {&input, &weight, &bias});
   return out;
 }

@@ -96,7 +96,7 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   ops::Window2d sym = win;
   sym.pb = win.pt;
   sym.pr = win.pl;
-  record(out, make_node("ConvolutionBackward0", [=](const Tensor& grad) {
+  record(out, saving(make_node("ConvolutionBackward0", [=](const Tensor& grad) {
            const Tensor gout = unbatched ? ops::unsqueeze(grad, 0) : grad;  // [N, OC, OH, OW]
            Tensor gx, gw, gb;
            if (need_x) {
@@ -120,7 +120,7 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
              gb = ops::reduce(ReduceOp::Sum, gout, dims, 3, false);
            }
            return G{gx, gw, gb};
-         }),
+         }), {&saved_w, &saved_x}),
          {&input, &weight, &bias});
   return out;
 }

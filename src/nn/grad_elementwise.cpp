@@ -40,7 +40,10 @@ Tensor silu_grad(const Tensor& g, const Tensor& x) {
 }
 // d(a^b)/da = b a^(b-1).
 Tensor pow_grad_base(const Tensor& g, const Tensor& x, const Tensor& y) {
-  return mul(g, mul(y, ops::binary(BinaryOp::Pow, x, ops::binary_scalar(BinaryOp::Sub, y, 1.0))));
+  Tensor gx = mul(g, mul(y, ops::binary(BinaryOp::Pow, x, ops::binary_scalar(BinaryOp::Sub, y, 1.0))));
+  // 0 where the exponent is 0 (a constant 1, whatever x), as PyTorch's pow_backward: the
+  // formula alone gives 0 * 0^-1 = NaN at x == 0.
+  return ops::where(cmps(BinaryOp::Eq, y, 0.0), zero_like(gx), gx);
 }
 // d(a^b)/db = a^b log(a), taken as 0 where a == 0 and b >= 0 (PyTorch's choice).
 Tensor pow_grad_exponent(const Tensor& g, const Tensor& x, const Tensor& y, const Tensor& o) {
@@ -82,9 +85,11 @@ Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
 #define DT_X(Name, code, c_name, rule, backward, grad_a, grad_b, scalar_backward, grad_scalar, ...)        \
   case BinaryOp::Name:                                                                               \
     if (!differentiable(#backward)) return out;                                                      \
-    node = make_node(#backward, [=](const Tensor& g) {                                               \
+    node = saving(make_node(#backward, [=](const Tensor& g) {                                        \
       return std::vector<Tensor>{sum_to(grad_a, as), sum_to(grad_b, bs)};                            \
-    });                                                                                              \
+    }), {formula_names(#grad_a " " #grad_b, 'x') ? &x : nullptr,                                     \
+         formula_names(#grad_a " " #grad_b, 'y') ? &y : nullptr,                                     \
+         formula_names(#grad_a " " #grad_b, 'o') ? &o : nullptr});                                   \
     break;
     DT_BINARY_OPS(DT_X)
 #undef DT_X
@@ -102,7 +107,8 @@ Tensor binary_scalar(BinaryOp op, const Tensor& a, double s) {
 #define DT_X(Name, code, c_name, rule, backward, grad_a, grad_b, scalar_backward, grad_scalar, ...)        \
   case BinaryOp::Name:                                                                               \
     if (!differentiable(#scalar_backward)) return out;                                               \
-    node = make_node(#scalar_backward, [=](const Tensor& g) { return std::vector<Tensor>{grad_scalar}; }); \
+    node = saving(make_node(#scalar_backward, [=](const Tensor& g) { return std::vector<Tensor>{grad_scalar}; }), \
+                  {formula_names(#grad_scalar, 'x') ? &x : nullptr});                                 \
     break;
     DT_BINARY_OPS(DT_X)
 #undef DT_X
@@ -134,7 +140,8 @@ Tensor unary(UnaryOp op, const Tensor& a) {
 #define DT_X(Name, code, c_name, rule, cost, visibility, backward, grad, ...)                                 \
   case UnaryOp::Name:                                                                                   \
     if (!differentiable(#backward)) return out;                                                         \
-    node = make_node(#backward, [=](const Tensor& g) { return std::vector<Tensor>{grad}; });            \
+    node = saving(make_node(#backward, [=](const Tensor& g) { return std::vector<Tensor>{grad}; }),      \
+                  {formula_names(#grad, 'x') ? &x : nullptr, formula_names(#grad, 'o') ? &o : nullptr});  \
     break;
     DT_UNARY_OPS(DT_X)
 #undef DT_X
@@ -148,10 +155,10 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (!should_record({&a, &b})) return out;
   Tensor c = detach(cond);
   const Dims as = a.shape(), bs = b.shape();
-  record(out, make_node("WhereBackward0", [c, as, bs](const Tensor& g) {
-           Tensor z = zero_like(g);
-           return std::vector<Tensor>{sum_to(ops::where(c, g, z), as), sum_to(ops::where(c, z, g), bs)};
-         }),
+  record(out, saving(make_node("WhereBackward0", [c, as, bs](const Tensor& g) {
+                  Tensor z = zero_like(g);
+                  return std::vector<Tensor>{sum_to(ops::where(c, g, z), as), sum_to(ops::where(c, z, g), bs)};
+                }), {&c}),
          {&a, &b});
   return out;
 }

@@ -27,7 +27,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (!should_record({&a, &b})) return out;
   Tensor x = detach(a), y = detach(b);
   const bool need_a = requires_grad(a), need_b = requires_grad(b);  // skip products nobody needs
-  record(out, make_node(matmul_name(a.ndim(), b.ndim()), [x, y, need_a, need_b](const Tensor& g) {
+  record(out, saving(make_node(matmul_name(a.ndim(), b.ndim()), [x, y, need_a, need_b](const Tensor& g) {
            // Work with matrices: a 1-d a is a row [1, K], a 1-d b a column [K, 1].
            Tensor a2 = x.ndim() == 1 ? ops::unsqueeze(x, 0) : x;
            Tensor b2 = y.ndim() == 1 ? ops::unsqueeze(y, 1) : y;
@@ -38,7 +38,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
            if (need_a) ga = ops::reshape(sum_to(ops::matmul(g2, mT(b2)), a2.shape()), x.shape(), false);
            if (need_b) gb = ops::reshape(sum_to(ops::matmul(mT(a2), g2), b2.shape()), y.shape(), false);
            return std::vector<Tensor>{ga, gb};
-         }),
+         }), {need_b ? &x : nullptr, need_a ? &y : nullptr}),
          {&a, &b});
   return out;
 }
@@ -59,7 +59,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
   const Dims bias_shape = has_bias ? bias.shape() : Dims{};
   const char* name = x.ndim() == 2 ? (has_bias ? "AddmmBackward0" : "MmBackward0") : "LinearBackward0";
   const bool need_x = requires_grad(x), need_w = requires_grad(w);  // skip products nobody needs
-  record(out, make_node(name, [xs, ws, has_bias, bias_shape, need_x, need_w](const Tensor& g) {
+  record(out, saving(make_node(name, [xs, ws, has_bias, bias_shape, need_x, need_w](const Tensor& g) {
            // g: [..., out]; x: [..., in]; w: [out, in]
            const int64_t in = ws.size(1), outf = ws.size(0);
            int64_t rows = 1;  // the batch: every dim of x but the last
@@ -70,7 +70,7 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias) {
            Tensor gw = need_w ? ops::matmul(ops::transpose(g2, 0, 1), x2) : Tensor();
            Tensor gbias = has_bias ? sum_to(g, bias_shape) : Tensor();
            return std::vector<Tensor>{gx, gw, gbias};
-         }),
+         }), {need_w ? &xs : nullptr, need_x ? &ws : nullptr}),
          {&x, &w, &bias});
   return out;
 }

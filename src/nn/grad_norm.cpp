@@ -56,7 +56,7 @@ Tensor normalize(const Tensor& input, const NormSpec& s, double eps, const Tenso
   // Detached: without weight and bias, out IS xhat, and a node holding its own output
   // would keep the graph alive forever (a reference cycle).
   const Tensor saved_xhat = detach(xhat);
-  record(out, make_node(s.name, [=](const Tensor& g) {
+  record(out, saving(make_node(s.name, [=](const Tensor& g) {
            Tensor gx, gw, gb;
            if (need_w)
              gw = ops::reshape(sum_to(ops::binary(BinaryOp::Mul, g, saved_xhat), s.affine_shape), w_shape, false);
@@ -71,7 +71,7 @@ Tensor normalize(const Tensor& input, const NormSpec& s, double eps, const Tenso
              gx = ops::reshape(ops::binary(BinaryOp::Mul, inner, rstd), in_shape, false);
            }
            return G{gx, gw, gb};
-         }),
+         }), {&ws}),
          {&input, &weight, &bias});
   return out;
 }
@@ -94,7 +94,7 @@ Tensor batch_norm_eval(const Tensor& x, const NormSpec& s, const Tensor& mean, c
   const Tensor xs = need_w ? detach(x) : Tensor();
   const Tensor mean_v = ops::reshape(mean, s.affine_shape, false), rstd_v = ops::reshape(rstd, s.affine_shape, false);
   const Dims c{x.size(1)};
-  record(out, make_node(s.name, [=](const Tensor& g) {
+  record(out, saving(make_node(s.name, [=](const Tensor& g) {
            Tensor gx, gw, gb;
            if (need_x) gx = ops::binary(BinaryOp::Mul, g, scale_v);
            if (need_w) {
@@ -103,7 +103,7 @@ Tensor batch_norm_eval(const Tensor& x, const NormSpec& s, const Tensor& mean, c
            }
            if (need_b) gb = ops::reshape(sum_to(g, s.affine_shape), c, false);
            return G{gx, gw, gb};
-         }),
+         }), {&xs, &mean}),
          {&x, &weight, &bias});
   return out;
 }
@@ -234,7 +234,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
   Tensor out = ops::reshape(ops::index_select(weight, 0, flat), out_shape, false);
   if (!should_record({&weight})) return out;
   const Dims w_shape = weight.shape();
-  record(out, make_node("EmbeddingBackward0", [=](const Tensor& g) {
+  record(out, saving(make_node("EmbeddingBackward0", [=](const Tensor& g) {
            Tensor rows = ops::reshape(g, Dims{flat.numel(), dim}, false);
            if (padding_idx != kNoPaddingIdx) {  // the padding row gets no gradient
              Tensor keep = ops::binary_scalar(BinaryOp::Ne, flat, static_cast<double>(padding_idx));
@@ -243,7 +243,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
            Tensor gw = ops::full(w_shape, 0.0, g.dtype(), g.device());
            ops::index_add_(gw, 0, flat, rows);
            return G{gw};
-         }),
+         }), {&flat}),
          {&weight});
   return out;
 }

@@ -60,11 +60,11 @@ Tensor reduce(ReduceOp op, const Tensor& a, const int64_t* dims, size_t ndims, b
     case ReduceOp::Min: {
       Tensor x = detach(a), o = detach(out);
       std::vector<int64_t> dv(dims, dims + ndims);
-      node = make_node(op == ReduceOp::Max ? "AmaxBackward0" : "AminBackward0", [x, o, k, dv](const Tensor& g) {
+      node = saving(make_node(op == ReduceOp::Max ? "AmaxBackward0" : "AminBackward0", [x, o, k, dv](const Tensor& g) {
         Tensor mask = ops::to(ops::binary(BinaryOp::Eq, x, ops::reshape(o, k, false)), x.device(), g.dtype(), false);
         Tensor ties = ops::reduce(ReduceOp::Sum, mask, dv.data(), dv.size(), true);
         return G{ops::binary(BinaryOp::Mul, mask, ops::binary(BinaryOp::Div, ops::reshape(g, k, false), ties))};
-      });
+      }), {&x, &o});
       break;
     }
     default:
@@ -92,7 +92,7 @@ Tensor softmax(const Tensor& a, int64_t dim, bool log) {
       return G{ops::binary(BinaryOp::Sub, go, ops::binary(BinaryOp::Mul, o, total))};
     });
   }
-  record(out, node, {&a});
+  record(out, saving(node, {&o}), {&a});
   return out;
 }
 

@@ -194,11 +194,11 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   const int d = wrap_dim(dim, t.ndim(), "index_select");
   const Dims ts = t.shape();
   Tensor idx = ops::reshape(ops::to(detach(index), index.device(), DType::Int64, false), Dims{-1}, false);
-  record(out, make_node("IndexSelectBackward0", [ts, d, idx](const Tensor& g) {
+  record(out, saving(make_node("IndexSelectBackward0", [ts, d, idx](const Tensor& g) {
            Tensor grad = ops::full(ts, 0.0, g.dtype(), g.device());
            ops::index_add_(grad, d, idx, g);
            return G{grad, Tensor()};
-         }),
+         }), {&idx}),
          {&t, nullptr});
   return out;
 }
@@ -209,12 +209,12 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
   const int d = wrap_dim(dim, t.ndim() == 0 ? 1 : t.ndim(), "gather");
   const Dims ts = t.shape();
   Tensor idx = ops::to(detach(index), index.device(), DType::Int64, false);
-  record(out, make_node("GatherBackward0", [ts, d, idx](const Tensor& g) {
+  record(out, saving(make_node("GatherBackward0", [ts, d, idx](const Tensor& g) {
            if (ts.size() == 0) return G{ops::reshape(g, ts, false), Tensor()};
            Tensor grad = ops::full(ts, 0.0, g.dtype(), g.device());
            ops::scatter_add_(grad, d, idx, g);
            return G{grad, Tensor()};
-         }),
+         }), {&idx}),
          {&t, nullptr});
   return out;
 }
@@ -225,10 +225,10 @@ Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor
   const int d = wrap_dim(dim, t.ndim(), "index_add");
   Tensor idx = ops::reshape(ops::to(detach(index), index.device(), DType::Int64, false), Dims{-1}, false);
   const Dims ss = source.shape();
-  record(out, make_node("IndexAddBackward0", [d, idx, ss](const Tensor& g) {
+  record(out, saving(make_node("IndexAddBackward0", [d, idx, ss](const Tensor& g) {
            if (ss.size() == 0) return G{g, Tensor(), g};
            return G{g, Tensor(), ops::index_select(g, d, idx)};
-         }),
+         }), {&idx}),
          {&t, nullptr, &source});
   return out;
 }
@@ -240,13 +240,13 @@ Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tens
   Tensor idx = ops::to(detach(index), index.device(), DType::Int64, false);
   const Dims ss = src.shape();
   const bool scalar = t.ndim() == 0;
-  record(out, make_node("ScatterAddBackward0", [d, idx, ss, scalar](const Tensor& g) {
+  record(out, saving(make_node("ScatterAddBackward0", [d, idx, ss, scalar](const Tensor& g) {
            // src's gradient: g at the positions index names, 0 where index does not reach
            Tensor picked = scalar ? ops::gather(ops::reshape(g, Dims{1}, false), 0, ops::reshape(idx, Dims{-1}, false))
                                   : ops::gather(g, d, idx);
            if (scalar) picked = ops::reshape(picked, idx.shape(), false);
            return G{g, Tensor(), padded(picked, ss)};
-         }),
+         }), {&idx}),
          {&t, nullptr, &src});
   return out;
 }

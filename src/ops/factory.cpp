@@ -19,6 +19,8 @@ Tensor empty(const Dims& shape, DType dtype, Device device) { return Tensor::emp
 
 void fill_(const Tensor& t, double value) {
   if (t.numel() == 0) return;
+  check_no_internal_overlap("fill_", "", t);
+  t.storage()->begin_write("fill_");
   OpArgs args{&t};
   args.f[0] = value;
   run_op(KernelOp::Fill, args);

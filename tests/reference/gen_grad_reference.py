@@ -127,6 +127,11 @@ cid = "dt_pow_tensor"
 r = R(cid)
 add(cid, "dt_pow", lambda v: torch.pow(v[0], v[1]),
     [make_input(r, (2, 3), low=0.5, high=2.0), make_input(r, (2, 3), low=-1.5, high=2.0)])
+# an exponent of 0 makes the base's gradient 0, also at a base of 0 (not 0 * 0^-1 = NaN)
+cid = "dt_pow_tensor_zero_exponent"
+r = R(cid)
+add(cid, "dt_pow", lambda v: torch.pow(v[0], v[1]),
+    [make_input(r, (4,), values=[0.0, 2.0, 0.0, 1.5]), make_input(r, (4,), values=[0.0, 0.0, 2.0, 1.0])], fd=False)
 cid = "dt_mul_float32"
 r = R(cid)
 add(cid, "dt_mul", lambda v: v[0] * v[1], [make_input(r, (3, 2), dtype=torch.float32),
