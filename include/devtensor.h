@@ -1453,8 +1453,11 @@ DT_API dt_status dt_module_load(dt_module* m, const char* path);
 
 /* ---------------------------------------------------------------------- optimizers */
 
-/** SGD over n parameter tensors (each retained), as torch.optim.SGD.
- *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out or params, a negative lr / momentum /
+/** SGD over n parameter tensors (each retained), as torch.optim.SGD. The state
+ *  (momentum buffers, Adam's moments) lives with the parameters: after dt_module_to the
+ *  next step moves it to the parameters' new device.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out or params, no parameters (n == 0), a
+ *  parameter that is not a leaf (an op's result or view), a negative lr / momentum /
  *  weight_decay, nesterov without momentum or with dampening, a tensor listed twice),
  *  DT_ERR_INVALID_HANDLE,
  *  DT_ERR_DTYPE_MISMATCH (a non-floating parameter). */

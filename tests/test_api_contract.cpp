@@ -2141,6 +2141,30 @@ void add_module_cases(Table& T) {
     const dt_tensor* p[] = {x.i32};
     return dt_sgd_new(p, 1, 0.1, 0, 0, 0, 0, opt_out(x));
   });
+  T.add("dt_sgd_new", "n=0", {IA}, [opt_out](Ctx& x) {
+    const dt_tensor* p[] = {x.a};
+    return dt_sgd_new(p, 0, 0.1, 0, 0, 0, 0, opt_out(x));
+  }).msg_has = "empty parameter list";
+  T.add("dt_adam_new", "n=0", {IA}, [opt_out](Ctx& x) {
+    const dt_tensor* p[] = {x.a};
+    return dt_adam_new(p, 0, 1e-3, 0.9, 0.999, 1e-8, 0, 0, opt_out(x));
+  }).msg_has = "empty parameter list";
+  T.add("dt_sgd_new", "non_leaf_param", {IA}, [opt_out](Ctx& x) {
+    const int64_t n = 3;
+    dt_tensor *leaf = nullptr, *twice = nullptr;
+    if (dt_tensor_zeros(&n, 1, DT_FLOAT32, CPU0, &leaf) != DT_OK) return dt_status{-999};
+    dt_status st = dt_tensor_set_requires_grad(leaf, 1);
+    if (st == DT_OK) st = dt_mul_scalar(leaf, 2.0, &twice);
+    if (st == DT_OK) {
+      const dt_tensor* p[] = {twice};
+      st = dt_sgd_new(p, 1, 0.1, 0, 0, 0, 0, opt_out(x));
+    } else {
+      st = dt_status{-999};
+    }
+    dt_tensor_release(twice);
+    dt_tensor_release(leaf);
+    return st;
+  }).msg_has = "non-leaf";
   T.add("dt_adam_new", "out=NULL", {IA}, [](Ctx& x) {
     const dt_tensor* p[] = {x.a};
     return dt_adam_new(p, 1, 1e-3, 0.9, 0.999, 1e-8, 0, 0, nullptr);

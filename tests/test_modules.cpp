@@ -202,6 +202,61 @@ TEST_F(Modules, ModuleToMovesParametersAndBuffersInPlace) {
   EXPECT_EQ(d.index, 0) << "the caller's weight tensor was copied, not moved";
 }
 
+// An optimizer's state follows its parameters: after dt_module_to(cpu:1) the next steps
+// run on cpu:1 (the momentum buffers and Adam's moments move with the first of them), and
+// their results equal those of a twin that stayed on cpu:0.
+TEST_F(Modules, OptimizerStateFollowsAModuleThatMoved) {
+  for (int adam = 0; adam < 2; ++adam) {
+    M moved, stayed;
+    DT_ASSERT_OK(dt_manual_seed(7));
+    DT_ASSERT_OK(dt_linear_new(3, 2, 1, DT_FLOAT32, cpu(0), moved.out()));
+    DT_ASSERT_OK(dt_manual_seed(7));
+    DT_ASSERT_OK(dt_linear_new(3, 2, 1, DT_FLOAT32, cpu(0), stayed.out()));
+    auto make_opt = [&](dt_module* m, dt_optimizer** o) {
+      T w, b;
+      DT_ASSERT_OK(dt_module_parameter(m, 0, nullptr, 0, nullptr, w.out()));
+      DT_ASSERT_OK(dt_module_parameter(m, 1, nullptr, 0, nullptr, b.out()));
+      const dt_tensor* ps[2] = {w, b};
+      if (adam) DT_ASSERT_OK(dt_adam_new(ps, 2, 0.05, 0.9, 0.999, 1e-8, 0.0, 0, o));
+      else DT_ASSERT_OK(dt_sgd_new(ps, 2, 0.05, 0.9, 0.0, 0.0, 0, o));
+    };
+    dt_optimizer *om = nullptr, *os = nullptr;
+    make_opt(moved, &om);
+    make_opt(stayed, &os);
+    auto step = [&](dt_module* m, dt_optimizer* o, dt_device d) {
+      T x = tensor({0.5, -1.0, 2.0, 1.5, 0.25, -0.75}, {2, 3}, DT_FLOAT32, d), y, s;
+      const dt_tensor* in[] = {x};
+      DT_ASSERT_OK(dt_optimizer_zero_grad(o));
+      DT_ASSERT_OK(dt_module_forward(m, in, 1, y.out()));
+      T sq;
+      DT_ASSERT_OK(dt_mul(y, y, sq.out()));
+      DT_ASSERT_OK(dt_sum(sq, nullptr, 0, 0, s.out()));
+      DT_ASSERT_OK(dt_backward(s, nullptr));
+      DT_ASSERT_OK(dt_optimizer_step(o));
+    };
+    for (int i = 0; i < 2; ++i) {
+      step(moved, om, cpu(0));
+      step(stayed, os, cpu(0));
+    }
+    DT_ASSERT_OK(dt_module_to(moved, cpu(1)));
+    for (int i = 0; i < 2; ++i) {
+      step(moved, om, cpu(1));
+      step(stayed, os, cpu(0));
+    }
+    for (size_t k = 0; k < 2; ++k) {
+      T a, b;
+      DT_ASSERT_OK(dt_module_parameter(moved, k, nullptr, 0, nullptr, a.out()));
+      DT_ASSERT_OK(dt_module_parameter(stayed, k, nullptr, 0, nullptr, b.out()));
+      dt_device d;
+      DT_ASSERT_OK(dt_tensor_device(a, &d));
+      EXPECT_EQ(d.index, 1);
+      EXPECT_EQ(values<float>(a), values<float>(b)) << (adam ? "Adam" : "SGD") << " parameter " << k;
+    }
+    dt_optimizer_release(om);
+    dt_optimizer_release(os);
+  }
+}
+
 TEST_F(Modules, MismatchesAreNamed) {
   M lin;
   DT_ASSERT_OK(dt_linear_new(4, 3, 1, DT_FLOAT32, cpu(1), lin.out()));

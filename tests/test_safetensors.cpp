@@ -632,6 +632,55 @@ TEST_F(Safetensors, HeaderIsNotJson) {
   expect_bad(path("i"), "nested deeper");
 }
 
+// The format: the header begins with '{' and is padded with spaces only.
+TEST_F(Safetensors, HeaderBeginsWithABraceAndIsPaddedWithSpaces) {
+  write_file(path("bom"), st_file("\xEF\xBB\xBF{}     ", {}));
+  expect_bad(path("bom"), "must begin with '{'");
+  write_file(path("lead"), st_file(" {}     ", {}));
+  expect_bad(path("lead"), "must begin with '{'");
+  write_file(path("nul"), st_file(std::string("{}\0\0\0\0\0\0", 8), {}));
+  expect_bad(path("nul"), "padded with spaces only");
+  write_file(path("tab"), st_file("{}\t     ", {}));
+  expect_bad(path("tab"), "padded with spaces only");
+  write_file(path("ok"), st_file("{ }     ", {}));  // whitespace inside the object is JSON's
+  SD sd;
+  DT_ASSERT_OK(dt_safetensors_load(path("ok").c_str(), cpu(), sd.out()));
+}
+
+// A message that quotes a malformed file's bytes stays UTF-8: they become \xNN.
+TEST_F(Safetensors, ErrorMessagesAreUtf8EvenWhenTheFileIsNot) {
+  write_file(path("f"), st_file("{\"a\xff\": 1}   ", {}));
+  expect_bad(path("f"), "not valid JSON");
+  const std::string msg = dt_last_error_message();
+  for (unsigned char c : msg) EXPECT_LT(c, 0x80) << "a non-ASCII byte in: " << msg;
+  EXPECT_NE(msg.find("\\xFF"), std::string::npos) << msg;
+}
+
+// load_state_dict converts any dtype, as PyTorch's copy_ does: int16, uint8 and bool
+// entries load into a float32 Linear (they were refused while int32 and int64 loaded).
+TEST_F(Safetensors, ModuleLoadConvertsEveryDtype) {
+  M lin;
+  DT_ASSERT_OK(dt_linear_new(2, 1, 1, DT_FLOAT32, cpu(), lin.out()));
+  const int16_t w16[2] = {3, -4};
+  const uint8_t b8[1] = {7};
+  const uint8_t wbool[2] = {1, 0};
+  SD sd;
+  DT_ASSERT_OK(dt_state_dict_new(sd.out()));
+  T tw(tensor_of(w16, sizeof w16, {1, 2}, DT_INT16)), tb(tensor_of(b8, sizeof b8, {1}, DT_UINT8));
+  DT_ASSERT_OK(dt_state_dict_set(sd, "weight", tw));
+  DT_ASSERT_OK(dt_state_dict_set(sd, "bias", tb));
+  DT_ASSERT_OK(dt_module_load_state_dict(lin, sd));
+  T w, b;
+  DT_ASSERT_OK(dt_module_parameter(lin, 0, nullptr, 0, nullptr, w.out()));
+  DT_ASSERT_OK(dt_module_parameter(lin, 1, nullptr, 0, nullptr, b.out()));
+  EXPECT_EQ(values<float>(w), (std::vector<float>{3, -4}));
+  EXPECT_EQ(values<float>(b), std::vector<float>{7});
+  T twb(tensor_of(wbool, sizeof wbool, {1, 2}, DT_BOOL));
+  DT_ASSERT_OK(dt_state_dict_set(sd, "weight", twb));
+  DT_ASSERT_OK(dt_module_load_state_dict(lin, sd));
+  EXPECT_EQ(values<float>(w), (std::vector<float>{1, 0}));
+}
+
 TEST_F(Safetensors, UnknownDtype) {
   write_file(path("f"), st_file(R"({"w":{"dtype":"F33","shape":[2,3],"data_offsets":[0,24]}})", k24));
   expect_bad(path("f"), "unknown dtype \"F33\"");

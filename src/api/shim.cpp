@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "core/utf8.h"
+
 namespace dt::api {
 
 namespace {
@@ -15,7 +17,9 @@ void destroy_tensor(void* object) {
 
 void set_error(dt_status code, const char* message) noexcept {
   try {
-    t_last_error.assign(message);
+    // Messages are UTF-8 (the header's promise), even one that quotes a malformed
+    // file's bytes: those become the text \xNN.
+    t_last_error = escape_invalid_utf8(message);
   } catch (...) {
     (void)code;  // keep the old message if even that fails; the status still tells
   }

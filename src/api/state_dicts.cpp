@@ -3,6 +3,7 @@
 #include "api/state_dicts.h"
 
 #include "api/shim.h"
+#include "core/utf8.h"
 #include "io/safetensors_io.h"
 
 using namespace dt;
@@ -93,7 +94,7 @@ DT_API dt_status dt_state_dict_set(dt_state_dict* sd, const char* name, const dt
     io::StateDict& d = state_dict_arg(sd, fn, "sd");
     Borrowed x = tensor_arg(t, fn, "t");
     std::string key(name);
-    if (!io::valid_utf8(key)) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": the name is not valid UTF-8"));
+    if (!valid_utf8(key)) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": the name is not valid UTF-8"));
     d.set(key, x);
   });
 }

@@ -29,9 +29,7 @@ void load_state_dict(nn::Module& m, const StateDict& sd, dt_status code, const c
     if (src.shape() != t.shape())
       fail(code, cat(fn, ": wrong shape for \"", name, "\": the state has ", dims_str(src.shape()),
                      " but the module (", m.kind(), ") has ", dims_str(t.shape())));
-    if (!is_floating(src.dtype()) && is_floating(t.dtype()) && src.dtype() != DType::Int64 && src.dtype() != DType::Int32)
-      fail(code, cat(fn, ": \"", name, "\" holds ", dtype_name(src.dtype()), " but the module's tensor is ",
-                     dtype_name(t.dtype())));
+    // Any dtype converts, as a cast would (PyTorch's load_state_dict copies with copy_).
     sources.push_back(src);
   }
   for (const auto& [name, t] : sd.entries())

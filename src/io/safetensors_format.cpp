@@ -169,6 +169,14 @@ const SafetensorsDType& safetensors_dtype_of(DType t) {
 }
 
 std::vector<TensorRecord> parse_header(const char* json, size_t n, uint64_t buffer_size, const std::string& where) {
+  // The format's rule: the header begins with '{' and may be padded with spaces (0x20)
+  // only, so no byte-order mark, leading whitespace or NUL padding, which the reference
+  // readers refuse too.
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\0'; };
+  if (n > 0 && (blank(json[0]) || static_cast<unsigned char>(json[0]) == 0xEF))
+    bad(where, "the header must begin with '{' (no byte-order mark or leading whitespace)");
+  for (size_t i = n; i > 0 && blank(json[i - 1]); --i)
+    if (json[i - 1] != ' ') bad(where, "the header must be padded with spaces only (after its closing '}')");
   check_nesting(json, n, where);
   Json root = parse_json(json, n, where);
   if (!root.is_object()) bad(where, cat("the header is not a JSON object but ", root.type_name()));

@@ -14,10 +14,6 @@
 
 namespace dt::io {
 
-// True when s is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
-// above U+10FFFF).
-bool valid_utf8(const std::string& s);
-
 class StateDict {
  public:
   using Entry = std::pair<std::string, Tensor>;

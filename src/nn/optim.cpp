@@ -17,6 +17,9 @@ void check_params(const std::vector<Tensor>& params, const char* name) {
   for (size_t i = 0; i < params.size(); ++i) {
     if (!is_floating(params[i].dtype()))
       fail(DT_ERR_DTYPE_MISMATCH, cat(name, ": can only optimize floating tensors, got ", dtype_name(params[i].dtype())));
+    if (!ag::is_leaf(params[i]))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": can't optimize a non-leaf tensor (params[", i, "] was computed by ",
+                                        ag::grad_fn(params[i])->name(), "; pass the leaf it comes from)"));
     // A step plans every update from the parameters as they were, so one listed twice
     // would be updated twice from the same value (PyTorch deprecates this too).
     for (size_t j = 0; j < i; ++j)
@@ -97,6 +100,8 @@ class Sgd final : public Optimizer {
     else buf = std::move(u.state[0]);
   }
 
+  void follow_parameters() override { follow(buf_); }
+
   SgdOptions o_;
   std::vector<Tensor> buf_;
 };
@@ -144,6 +149,11 @@ class Adam final : public Optimizer {
     ++steps_[u.index];
   }
 
+  void follow_parameters() override {
+    follow(m_);
+    follow(v_);
+  }
+
   AdamOptions o_;
   std::vector<Tensor> m_, v_;
   std::vector<int64_t> steps_;
@@ -162,6 +172,12 @@ void Optimizer::apply(std::vector<Update> updates) {
   for (Update& u : updates) keep_state(u);
 }
 
+void Optimizer::follow(std::vector<Tensor>& state) {
+  for (size_t i = 0; i < state.size(); ++i)
+    if (state[i].defined() && state[i].device() != params_[i].device())
+      state[i] = ops::to(state[i], params_[i].device(), state[i].dtype(), false);
+}
+
 void Optimizer::zero_grad() {
   for (const Tensor& p : params_) ag::set_grad(p, Tensor());
 }
@@ -173,6 +189,7 @@ Optimizer* new_sgd(std::vector<Tensor> params, const SgdOptions& o) {
   if (!(o.weight_decay >= 0)) fail(DT_ERR_INVALID_ARGUMENT, cat("SGD: invalid weight_decay value ", o.weight_decay));
   if (o.nesterov && (o.momentum <= 0 || o.dampening != 0))
     fail(DT_ERR_INVALID_ARGUMENT, "SGD: Nesterov momentum requires a momentum and zero dampening");
+  if (params.empty()) fail(DT_ERR_INVALID_ARGUMENT, "SGD: optimizer got an empty parameter list");
   return new Sgd(std::move(params), o);
 }
 
@@ -184,6 +201,7 @@ Optimizer* new_adam(std::vector<Tensor> params, const AdamOptions& o) {
   if (!(o.beta1 >= 0 && o.beta1 < 1)) fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": invalid beta parameter at index 0: ", o.beta1));
   if (!(o.beta2 >= 0 && o.beta2 < 1)) fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": invalid beta parameter at index 1: ", o.beta2));
   if (!(o.weight_decay >= 0)) fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": invalid weight_decay value ", o.weight_decay));
+  if (params.empty()) fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": optimizer got an empty parameter list"));
   return new Adam(std::move(params), o);
 }
 

@@ -23,6 +23,7 @@ class Optimizer : public RefCounted {
   // One step at a time per optimizer (its state is not shared between steps).
   void step() {
     std::lock_guard<std::mutex> lock(mu_);
+    follow_parameters();
     if (!step_fused()) apply(plan());
   }
   void zero_grad();  // drops every gradient (PyTorch's set_to_none=True)
@@ -45,6 +46,12 @@ class Optimizer : public RefCounted {
   // Writes the planned values into the parameters (no allocation) and keeps the state.
   void apply(std::vector<Update> updates);
   virtual void keep_state(Update& u) = 0;
+  // Moves the state of each parameter (momentum buffers, moments) to the parameter's
+  // device when the module moved since the last step (dt_module_to), so that stepping
+  // goes on where the parameters now are.
+  virtual void follow_parameters() {}
+  // state[i] on params_[i]'s device (a copy when it moves; undefined stays undefined).
+  void follow(std::vector<Tensor>& state);
 
   std::vector<Tensor> params_;
 
