@@ -32,6 +32,9 @@ Tensor clamp(const Tensor& a, const double* lo, const double* hi);
 Tensor masked_fill(const Tensor& a, const Tensor& mask, double value);
 Tensor triu(const Tensor& a, int64_t diagonal);
 Tensor tril(const Tensor& a, int64_t diagonal);
+// Their bool mask [rows, cols] on device: true on and above (upper) or on and below the
+// diagonal (tril's of diagonal 0 is the causal mask: query i sees keys 0..i).
+Tensor triangle_mask(int64_t rows, int64_t cols, int64_t diagonal, bool upper, Device device);
 Tensor softmax(const Tensor& a, int64_t dim, bool log);
 Tensor matmul(const Tensor& a, const Tensor& b);
 // x @ w^T + bias (bias may be undefined), as torch.nn.functional.linear.

@@ -42,11 +42,8 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   const double scale = 1.0 / std::sqrt(static_cast<double>(E));
   Tensor scores = matmul(binary_scalar(BinaryOp::Mul, q, scale), transpose(k, k.ndim() - 2, k.ndim() - 1));
   if (is_causal) {  // position i sees keys 0..i
-    std::vector<uint8_t> allowed(static_cast<size_t>(L * S));
-    for (int64_t i = 0; i < L; ++i)
-      for (int64_t j = 0; j < S; ++j) allowed[static_cast<size_t>(i * S + j)] = j <= i;
-    Tensor m = ops::from_host(allowed.data(), allowed.size(), Dims{L, S}, DType::Bool, Device{DT_DEVICE_CPU, 0});
-    scores = binary(BinaryOp::Add, scores, additive_mask(op, ops::to(m, q.device(), DType::Bool, false), false, scores.dtype()));
+    const Tensor allowed = triangle_mask(L, S, 0, false, q.device());
+    scores = binary(BinaryOp::Add, scores, additive_mask(op, allowed, false, scores.dtype()));
   } else if (attn_mask.defined()) {
     ops::check_same_device(op, q, attn_mask);
     const Dims& w = scores.shape();

@@ -33,6 +33,17 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, double value) {
   return named_result(where(mask, fill, a), "MaskedFillBackward0");
 }
 
+Tensor triangle_mask(int64_t rows, int64_t cols, int64_t diagonal, bool upper, Device device) {
+  std::vector<uint8_t> keep(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      const int64_t off = j - i;  // the diagonal an element sits on
+      keep[static_cast<size_t>(i * cols + j)] = upper ? off >= diagonal : off <= diagonal;
+    }
+  const Tensor mask = ops::from_host(keep.data(), keep.size(), Dims{rows, cols}, DType::Bool, Device{DT_DEVICE_CPU, 0});
+  return ops::to(mask, device, DType::Bool, false);
+}
+
 namespace {
 
 // Keeps the elements on and above (upper) or on and below (lower) the given diagonal of
@@ -41,16 +52,7 @@ Tensor triangle(const Tensor& a, int64_t diagonal, bool upper) {
   const char* op = upper ? "triu" : "tril";
   if (a.ndim() < 2)  // INVALID_ARGUMENT as for any dimension out of range (here dim -2)
     fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": expected a tensor of at least 2 dims, got ", dims_str(a.shape())));
-  const int64_t rows = a.size(a.ndim() - 2), cols = a.size(a.ndim() - 1);
-  std::vector<uint8_t> keep(static_cast<size_t>(rows * cols));
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) {
-      // j - i without overflow for any diagonal: compare j against i + diagonal in double.
-      const double off = static_cast<double>(j) - static_cast<double>(i);
-      keep[static_cast<size_t>(i * cols + j)] = upper ? off >= static_cast<double>(diagonal) : off <= static_cast<double>(diagonal);
-    }
-  const Tensor mask = ops::to(ops::from_host(keep.data(), keep.size(), Dims{rows, cols}, DType::Bool, Device{DT_DEVICE_CPU, 0}),
-                              a.device(), DType::Bool, false);
+  const Tensor mask = triangle_mask(a.size(a.ndim() - 2), a.size(a.ndim() - 1), diagonal, upper, a.device());
   const Tensor zero = ops::full(Dims{}, 0.0, a.dtype(), a.device());
   return named_result(where(mask, a, zero), upper ? "TriuBackward0" : "TrilBackward0");
 }

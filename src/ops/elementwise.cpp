@@ -67,10 +67,8 @@ void inplace_impl(BinaryOp op, const Tensor& self, const Tensor& other, bool oth
     fail(DT_ERR_SHAPE_MISMATCH, cat(name, "_: output with shape ", dims_str(self.shape()),
                                     " doesn't match the broadcast shape ", dims_str(shape)));
   if (self.numel() == 0) return;
-  check_no_internal_overlap(name, "_", self);
-  // other read from a copy when self's writes would reach it before it is read.
-  const Tensor& source = overlaps_partially(self, other) ? to(other, other.device(), other.dtype(), true) : other;
-  self.storage()->begin_write(name, "_");
+  const Tensor source = read_apart(self, other);
+  begin_write(name, "_", self);
   Tensor hs, ho;
   if (compute == self.dtype()) {
     run_op(op, OpArgs{&self, &self, &as_dtype(source, compute, ho)});

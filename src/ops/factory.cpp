@@ -19,8 +19,7 @@ Tensor empty(const Dims& shape, DType dtype, Device device) { return Tensor::emp
 
 void fill_(const Tensor& t, double value) {
   if (t.numel() == 0) return;
-  check_no_internal_overlap("fill_", "", t);
-  t.storage()->begin_write("fill_");
+  begin_write("fill_", "", t);
   OpArgs args{&t};
   args.f[0] = value;
   run_op(KernelOp::Fill, args);
@@ -121,10 +120,8 @@ void record_copy(const Tensor& dst, const Tensor& src, bool non_blocking, Captur
 
 void copy_(const Tensor& dst, const Tensor& src_in, bool non_blocking) {
   if (dst.numel() == 0) return;
-  check_no_internal_overlap("copy_", "", dst);
-  // src read from a copy of itself when dst's writes would reach it before it is read.
-  const Tensor& src = overlaps_partially(dst, src_in) ? to(src_in, src_in.device(), src_in.dtype(), true) : src_in;
-  dst.storage()->begin_write("copy_");
+  const Tensor src = read_apart(dst, src_in);
+  begin_write("copy_", "", dst);
   const Device d = dst.device(), s = src.device();
   Capture* cd = capturing(d);
   Capture* cs = s == d ? cd : capturing(s);
@@ -205,8 +202,7 @@ void copy_from_host(const Tensor& t, const void* src, size_t nbytes) {
       src = normalised.data();
     }
   }
-  check_no_internal_overlap("copy_from_host", "", t);
-  t.storage()->begin_write("copy_from_host");
+  begin_write("copy_from_host", "", t);
   if (t.device().is_cpu() && t.is_contiguous()) {
     std::memmove(t.data(), src, nbytes);
     return;

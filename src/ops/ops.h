@@ -93,15 +93,17 @@ Tensor checked_index(const char* op, const Tensor& index, int64_t size, bool all
 void check_same_device(const char* op, const Tensor& a, const Tensor& b);
 // Broadcast shape of a and b, or SHAPE_MISMATCH naming both shapes.
 Dims broadcast_shapes(const char* op, const Dims& a, const Dims& b);
-// Memory overlap, as PyTorch's MemOverlap. A tensor written in place must not have two
-// elements at one address (a dimension of size > 1 with stride 0, as an expanded tensor):
-// the result would depend on the order of the writes, so it is INVALID_ARGUMENT naming op
-// (and suffix: "add", "_"). Builds no string unless it fails.
-void check_no_internal_overlap(const char* op, const char* suffix, const Tensor& written);
-// Whether b reads memory that a writes other than element for element (a view sharing
-// part of a's memory, or a's transpose); a view identical to a is not: an elementwise op
-// reads each element before it writes it. In-place ops read such an operand from a copy.
-bool overlaps_partially(const Tensor& a, const Tensor& b);
+// Memory overlap, as PyTorch's MemOverlap. Every in-place write of the front ends
+// starts here: a tensor with two elements at one address (a dimension of size > 1 with
+// stride 0, as an expanded tensor) is never written, since the result would depend on
+// the order of the writes (INVALID_ARGUMENT naming op and suffix: "add", "_"); then the
+// storage's begin_write (read-only storages, the version). Builds no string unless it fails.
+void begin_write(const char* op, const char* suffix, const Tensor& written);
+// What an in-place write of `written` reads for `read`: read itself, or a copy of it when
+// it shares part of written's memory other than element for element (a view of part of
+// it, its transpose), so that no element is read after it was written. A view identical
+// to written needs no copy: an elementwise op reads each element before writing it.
+Tensor read_apart(const Tensor& written, const Tensor& read);
 // PyTorch's result_type over operands; `wrapped` marks scalars turned into tensors.
 struct Operand {
   const Tensor* t;

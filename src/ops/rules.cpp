@@ -26,13 +26,14 @@ Dims broadcast_shapes(const char* op, const Dims& a, const Dims& b) {
   return out;
 }
 
-void check_no_internal_overlap(const char* op, const char* suffix, const Tensor& written) {
+void begin_write(const char* op, const char* suffix, const Tensor& written) {
   for (int d = 0; d < written.ndim(); ++d)
     if (written.stride(d) == 0 && written.size(d) > 1)
       fail(DT_ERR_INVALID_ARGUMENT,
            cat(op, suffix, ": more than one element of the written-to tensor refers to a single memory location (dimension ", d,
                " of shape ", dims_str(written.shape()), " has stride 0, as an expanded tensor's); write into a "
                "contiguous copy instead"));
+  written.storage()->begin_write(op, suffix);
 }
 
 namespace {
@@ -46,7 +47,6 @@ ByteRange byte_range(const Tensor& t) {
   const auto first = reinterpret_cast<uintptr_t>(t.data());
   return {first, first + static_cast<uintptr_t>(extent) * t.itemsize()};
 }
-}  // namespace
 
 bool overlaps_partially(const Tensor& a, const Tensor& b) {
   if (a.numel() == 0 || b.numel() == 0 || a.device() != b.device()) return false;
@@ -55,6 +55,11 @@ bool overlaps_partially(const Tensor& a, const Tensor& b) {
   if (ra.last <= rb.first || rb.last <= ra.first) return false;
   const bool same_view = ra.first == rb.first && a.dtype() == b.dtype() && a.shape() == b.shape() && a.strides() == b.strides();
   return !same_view;
+}
+}  // namespace
+
+Tensor read_apart(const Tensor& written, const Tensor& read) {
+  return overlaps_partially(written, read) ? to(read, read.device(), read.dtype(), true) : read;
 }
 
 namespace {

@@ -36,16 +36,9 @@ func (t *Tensor) clamp(op string, hasLo bool, lo float64, hasHi bool, hi float64
 	if err != nil {
 		return nil, err
 	}
-	r := C.gdt_clamp(a, boolInt(hasLo), C.double(lo), boolInt(hasHi), C.double(hi))
+	r := C.gdt_clamp(a, cBool(hasLo), C.double(lo), cBool(hasHi), C.double(hi))
 	runtime.KeepAlive(t)
 	return takeTensor(op, r)
-}
-
-func boolInt(b bool) C.int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // Clamp returns every element of t limited to [min, max], as torch.clamp: NaN stays
@@ -74,7 +67,7 @@ func (t *Tensor) triangle(op string, upper bool, diagonal int64) (*Tensor, error
 	if err != nil {
 		return nil, err
 	}
-	r := C.gdt_triangle(boolInt(upper), a, C.int64_t(diagonal))
+	r := C.gdt_triangle(cBool(upper), a, C.int64_t(diagonal))
 	runtime.KeepAlive(t)
 	return takeTensor(op, r)
 }
@@ -108,11 +101,7 @@ func (t *Tensor) varStd(op string, takeSqrt bool, opts []ReduceOption) (*Tensor,
 		}
 	}
 	p, n := shapeArg(c.dims)
-	var k C.int32_t
-	if c.keepdim {
-		k = 1
-	}
-	r := C.gdt_var_std(boolInt(takeSqrt), a, p, n, C.double(c.correction), k)
+	r := C.gdt_var_std(cBool(takeSqrt), a, p, n, C.double(c.correction), cBool(c.keepdim))
 	runtime.KeepAlive(t)
 	runtime.KeepAlive(c.dims)
 	return takeTensor(op, r)

@@ -269,19 +269,19 @@ static inline gdt_tres gdt_masked_fill(uintptr_t a_h, uintptr_t m_h, double v) {
   gdt_take_slot();
   dt_tensor* o = NULL; dt_status st = dt_masked_fill((const dt_tensor*)a_h, (const dt_tensor*)m_h, v, &o); return gdt_tr(st, o);
 }
-static inline gdt_tres gdt_clamp(uintptr_t a_h, int has_lo, double lo, int has_hi, double hi) {
+static inline gdt_tres gdt_clamp(uintptr_t a_h, int32_t has_lo, double lo, int32_t has_hi, double hi) {
   gdt_take_slot();
   dt_tensor* o = NULL;
   dt_status st = dt_clamp((const dt_tensor*)a_h, has_lo ? &lo : NULL, has_hi ? &hi : NULL, &o);
   return gdt_tr(st, o);
 }
-static inline gdt_tres gdt_triangle(int upper, uintptr_t a_h, int64_t diagonal) {
+static inline gdt_tres gdt_triangle(int32_t upper, uintptr_t a_h, int64_t diagonal) {
   gdt_take_slot();
   dt_tensor* o = NULL;
   dt_status st = upper ? dt_triu((const dt_tensor*)a_h, diagonal, &o) : dt_tril((const dt_tensor*)a_h, diagonal, &o);
   return gdt_tr(st, o);
 }
-static inline gdt_tres gdt_var_std(int take_sqrt, uintptr_t a_h, const int64_t* dims, size_t n, double correction,
+static inline gdt_tres gdt_var_std(int32_t take_sqrt, uintptr_t a_h, const int64_t* dims, size_t n, double correction,
                                    int32_t keep) {
   gdt_take_slot();
   dt_tensor* o = NULL;
