@@ -23,9 +23,18 @@
 //   transformer_layer_train  the same for one TransformerEncoderLayer(512, 8 heads, ff 2048)
 //                      on [8, 256, 512] with a Linear(512, 16) head over the 2048 tokens
 //
+//   sdpa_8x8x1024x64   dt_scaled_dot_product_attention forward of float32 [8, 8, 1024, 64]
+//                      query, key and value (no mask)
+//
 // Thread count: --threads=N, else the environment variable DT_BENCH_THREADS, else the
 // library's default (DEVTENSOR_NUM_THREADS or the number of cores); set with
 // dt_set_num_threads before any case runs. Every case reports real (wall) time.
+//
+// Device: --device=NAME (default cpu:0; e.g. cuda:0) puts every input, model and weight
+// there; bench/compare --device runs the GPU comparison this way. On a device with
+// asynchronous work the timed loop synchronises (dt_synchronize) after every 16th call
+// and after the last one, inside the timed span, and a case warms up with 3 untimed
+// calls and a synchronisation: the policy of libtorch_bench.cpp and pytorch_bench.py.
 #include <benchmark/benchmark.h>
 #include <devtensor.h>
 
@@ -43,9 +52,33 @@
 namespace {
 
 const dt_device kCpu = {DT_DEVICE_CPU, 0};
+dt_device g_device = kCpu;  // --device: where the cases run
+
+// The timed loops' synchronisation (see "Device" above): a no-op on the CPU, where every
+// call has finished when it returns.
+constexpr int64_t kSyncEvery = 16;
+bool async_device() { return g_device.type != DT_DEVICE_CPU; }
+dt_status sync_if_due(int64_t done, int64_t last) {
+  if (!async_device() || (done % kSyncEvery != 0 && done != last)) return DT_OK;
+  return dt_synchronize(g_device);
+}
 
 using bench::error_text;
 using bench::Tensor;
+
+// Moves t to g_device (nothing to do on the CPU).
+bool to_device(benchmark::State& state, Tensor& t) {
+  if (g_device.type == kCpu.type && g_device.index == kCpu.index) return true;
+  dt_tensor* moved = nullptr;
+  dt_status s = dt_tensor_to(t.t, g_device, DT_DTYPE_DEFAULT, 0, &moved);
+  if (s != DT_OK) {
+    state.SkipWithError(error_text("dt_tensor_to (--device)", s).c_str());
+    return false;
+  }
+  dt_tensor_release(t.t);
+  t.t = moved;
+  return true;
+}
 
 // Uniform values in [-1, 1) from a fixed LCG, the same on every run; copied into a new
 // CPU float32 tensor with dt_tensor_from_data.
@@ -64,7 +97,19 @@ bool make_input(benchmark::State& state, std::vector<int64_t> shape, uint32_t se
     state.SkipWithError(error_text("dt_tensor_from_data", s).c_str());
     return false;
   }
-  return true;
+  return to_device(state, out);
+}
+
+// On an asynchronous device: 3 untimed calls of call() and a synchronisation, so module
+// loading, library handles and the caching allocator stay out of the timings.
+template <class Call>
+bool warm_up(benchmark::State& state, const char* name, Call call) {
+  if (!async_device()) return true;
+  dt_status s = DT_OK;
+  for (int i = 0; i < 3 && s == DT_OK; ++i) s = call();
+  if (s == DT_OK) s = dt_synchronize(g_device);
+  if (s != DT_OK) state.SkipWithError(error_text(name, s).c_str());
+  return s == DT_OK;
 }
 
 // Runs op once outside the timed loop so a missing op is reported, not timed.
@@ -79,15 +124,25 @@ void run_op(benchmark::State& state, const char* name, Op op) {
     }
     dt_tensor_release(out);
   }
+  if (!warm_up(state, name, [&] {
+        dt_tensor* out = nullptr;
+        dt_status s = op(&out);
+        dt_tensor_release(out);
+        return s;
+      }))
+    return;
+  const int64_t last = static_cast<int64_t>(state.max_iterations);
+  int64_t done = 0;
   for (auto _ : state) {
     dt_tensor* out = nullptr;
     dt_status s = op(&out);
     benchmark::DoNotOptimize(out);
+    dt_tensor_release(out);
+    if (s == DT_OK) s = sync_if_due(++done, last);
     if (s != DT_OK) {
       state.SkipWithError(error_text(name, s).c_str());
       break;
     }
-    dt_tensor_release(out);
   }
 }
 
@@ -171,7 +226,7 @@ void train_loop(benchmark::State& state, dt_module* model, Tensor& x, Tensor& y,
   }
   if (graph) {
     const dt_tensor* in[2] = {x.t, nullptr};
-    s = dt_stream_create(kCpu, &stream);
+    s = dt_stream_create(g_device, &stream);
     if (s == DT_OK) s = dt_graph_capture_begin(stream);
     if (s == DT_OK) {
       dt_status st = dt_optimizer_zero_grad(opt);
@@ -190,18 +245,23 @@ void train_loop(benchmark::State& state, dt_module* model, Tensor& x, Tensor& y,
     }
   }
   auto run = [&]() -> dt_status { return graph ? dt_graph_replay(captured) : step(); };
-  // The host allocator's steady state: storage allocations per step, and how many of
-  // them it did not serve from its cache (blocks under 256 KiB always go to malloc and
+  if (!warm_up(state, "training step", run)) return cleanup();
+  // The allocator's steady state: storage allocations per step, and how many of them it
+  // did not serve from its cache (on the CPU blocks under 256 KiB always go to malloc and
   // count here; a large one here is fresh pages, faulted in and zeroed by the kernel).
   dt_mem_stats before{sizeof(dt_mem_stats)}, after{sizeof(dt_mem_stats)};
-  dt_memory_stats(kCpu, &before);
+  dt_memory_stats(g_device, &before);
+  const int64_t last = static_cast<int64_t>(state.max_iterations);
+  int64_t done = 0;
   for (auto _ : state) {
-    if ((s = run()) != DT_OK) {
+    s = run();
+    if (s == DT_OK) s = sync_if_due(++done, last);
+    if (s != DT_OK) {
       state.SkipWithError(error_text("training step", s).c_str());
       break;
     }
   }
-  dt_memory_stats(kCpu, &after);
+  dt_memory_stats(g_device, &after);
   state.counters["GFLOPS"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["allocs/step"] = benchmark::Counter(
       static_cast<double>(after.allocation_count - before.allocation_count), benchmark::Counter::kAvgIterations);
@@ -220,7 +280,7 @@ bool make_labels(benchmark::State& state, std::vector<int64_t> shape, int64_t cl
   for (size_t i = 0; i < n; ++i) labels[i] = static_cast<int64_t>((i * 7 + 3) % static_cast<size_t>(classes));
   dt_status s = dt_tensor_from_data(labels.data(), n * 8, shape.data(), shape.size(), DT_INT64, kCpu, &out.t);
   if (s != DT_OK) state.SkipWithError(error_text("labels", s).c_str());
-  return s == DT_OK;
+  return s == DT_OK && to_device(state, out);
 }
 
 // A Sequential of modules made by `make` (each returns the next layer or a status).
@@ -240,7 +300,7 @@ dt_status sequential_of(const std::vector<std::function<dt_status(dt_module**)>>
 void BM_train(benchmark::State& state, std::vector<int64_t> widths, int64_t batch, bool graph) {
   std::vector<std::function<dt_status(dt_module**)>> make;
   for (size_t i = 0; i + 1 < widths.size(); ++i) {
-    make.push_back([&, i](dt_module** m) { return dt_linear_new(widths[i], widths[i + 1], 1, DT_FLOAT32, kCpu, m); });
+    make.push_back([&, i](dt_module** m) { return dt_linear_new(widths[i], widths[i + 1], 1, DT_FLOAT32, g_device, m); });
     // ReLU after every Linear but the last of the MLP; after every one in the stack
     if (i + 2 < widths.size() || widths.size() > 3) make.push_back([](dt_module** m) { return dt_relu_new(m); });
   }
@@ -264,10 +324,10 @@ void BM_train(benchmark::State& state, std::vector<int64_t> widths, int64_t batc
 void BM_lenet5(benchmark::State& state) {
   const int64_t k5[2] = {5, 5}, k2[2] = {2, 2};
   auto conv = [&](int64_t in, int64_t out) {
-    return [=](dt_module** m) { return dt_conv2d_new(in, out, k5, nullptr, nullptr, nullptr, 1, 1, DT_FLOAT32, kCpu, m); };
+    return [=](dt_module** m) { return dt_conv2d_new(in, out, k5, nullptr, nullptr, nullptr, 1, 1, DT_FLOAT32, g_device, m); };
   };
   auto linear = [](int64_t in, int64_t out) {
-    return [=](dt_module** m) { return dt_linear_new(in, out, 1, DT_FLOAT32, kCpu, m); };
+    return [=](dt_module** m) { return dt_linear_new(in, out, 1, DT_FLOAT32, g_device, m); };
   };
   auto relu = [](dt_module** m) { return dt_relu_new(m); };
   auto pool = [&](dt_module** m) { return dt_max_pool2d_new(k2, nullptr, nullptr, nullptr, 0, m); };
@@ -296,10 +356,10 @@ void BM_transformer_layer(benchmark::State& state) {
   dt_status s = dt_manual_seed(0);
   if (s == DT_OK)
     s = sequential_of({[](dt_module** m) {
-                         return dt_transformer_encoder_layer_new(512, 8, 2048, 0.0, "relu", 1e-5, 1, 0, DT_FLOAT32, kCpu, m);
+                         return dt_transformer_encoder_layer_new(512, 8, 2048, 0.0, "relu", 1e-5, 1, 0, DT_FLOAT32, g_device, m);
                        },
                        [](dt_module** m) { return dt_flatten_new(0, 1, m); },
-                       [](dt_module** m) { return dt_linear_new(512, 16, 1, DT_FLOAT32, kCpu, m); }},
+                       [](dt_module** m) { return dt_linear_new(512, 16, 1, DT_FLOAT32, g_device, m); }},
                       &model);
   if (s != DT_OK) return state.SkipWithError(error_text("building the layer", s).c_str());
   Tensor x, y;
@@ -410,7 +470,7 @@ class ResNet18 {
     auto it = params_.find(key);
     if (it != params_.end()) return it->second;
     dt_tensor* t = nullptr;
-    check(dt_tensor_full(&c, 1, v, DT_FLOAT32, kCpu, &t));
+    check(dt_tensor_full(&c, 1, v, DT_FLOAT32, g_device, &t));
     params_[key] = t;
     return t;
   }
@@ -427,10 +487,21 @@ void BM_resnet18_fwd(benchmark::State& state) {
   dt_tensor* warm = net.forward(x.t);
   if (!warm) return;
   dt_tensor_release(warm);
-  for (auto _ : state) {
+  auto forward = [&]() -> dt_status {
     dt_tensor* logits = net.forward(x.t);
-    if (!logits) break;
     dt_tensor_release(logits);
+    return logits ? DT_OK : DT_ERR_INTERNAL;
+  };
+  if (!warm_up(state, "resnet18 forward", forward)) return;
+  const int64_t last = static_cast<int64_t>(state.max_iterations);
+  int64_t done = 0;
+  for (auto _ : state) {
+    if (forward() != DT_OK) break;  // net has reported the error
+    dt_status s = sync_if_due(++done, last);
+    if (s != DT_OK) {
+      state.SkipWithError(error_text("dt_synchronize", s).c_str());
+      break;
+    }
   }
   state.counters["GFLOPS"] = benchmark::Counter(2.0 * 8 * 1.814e9 * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
@@ -469,13 +540,52 @@ void BM_sgd_step(benchmark::State& state, double dampening) {
   dt_status s = dt_sgd_new(raw, 4, 0.01, 0.9, dampening, 0, 0, &opt);
   if (s == DT_OK) s = dt_optimizer_step(opt);  // the momentum buffers exist from here
   if (s != DT_OK) return fail("dt_sgd_new / first step", s);
+  if (!warm_up(state, "dt_optimizer_step", [&] { return dt_optimizer_step(opt); })) {
+    dt_optimizer_release(opt);
+    return;
+  }
+  const int64_t last = static_cast<int64_t>(state.max_iterations);
+  int64_t done = 0;
   for (auto _ : state) {
     s = dt_optimizer_step(opt);
+    if (s == DT_OK) s = sync_if_due(++done, last);
     if (s != DT_OK) return fail("dt_optimizer_step", s);
   }
   // Read parameter, gradient and buffer; write parameter and buffer.
   state.SetBytesProcessed(state.iterations() * numel * 5 * int64_t(sizeof(float)));
   dt_optimizer_release(opt);
+}
+
+// Attention alone: dt_scaled_dot_product_attention of float32 [8, 8, 1024, 64] query,
+// key and value (no mask), forward, as PyTorch's F.scaled_dot_product_attention.
+void BM_sdpa(benchmark::State& state) {
+  Tensor q, k, v;
+  if (!make_input(state, {8, 8, 1024, 64}, 11, q) || !make_input(state, {8, 8, 1024, 64}, 12, k) ||
+      !make_input(state, {8, 8, 1024, 64}, 13, v))
+    return;
+  run_op(state, "dt_scaled_dot_product_attention",
+         [&](dt_tensor** out) { return dt_scaled_dot_product_attention(q.t, k.t, v.t, nullptr, 0, out); });
+  // q k^T and the product with v: 2 x 2 x L x S x E per head
+  state.counters["GFLOPS"] = benchmark::Counter(4.0 * 64 * 1024 * 1024 * 64 * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// --device=NAME (see the header); returns false on a name dt_device_parse refuses.
+bool parse_device(int* argc, char** argv) {
+  int w = 1;
+  bool good = true;
+  for (int i = 1; i < *argc; ++i) {
+    if (std::strncmp(argv[i], "--device=", 9) == 0) {
+      dt_status s = dt_device_parse(argv[i] + 9, &g_device);
+      if (s != DT_OK) {
+        std::fprintf(stderr, "devtensor_bench: %s\n", error_text("--device", s).c_str());
+        good = false;
+      }
+    } else {
+      argv[w++] = argv[i];
+    }
+  }
+  *argc = w;
+  return good;
 }
 
 int parse_threads(int* argc, char** argv) {
@@ -499,6 +609,7 @@ int parse_threads(int* argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (!parse_device(&argc, argv)) return 2;
   int threads = parse_threads(&argc, argv);
   if (threads > 0) {
     dt_status s = dt_set_num_threads(threads);
@@ -512,6 +623,9 @@ int main(int argc, char** argv) {
     benchmark::AddCustomContext("devtensor_threads", std::to_string(used));
   }
   benchmark::AddCustomContext("devtensor_version", dt_version_string());
+  char device_name[256] = {0};
+  if (dt_device_name(g_device, device_name, sizeof device_name, nullptr) == DT_OK)
+    benchmark::AddCustomContext("devtensor_device", device_name);
 
   const int64_t k16M = int64_t(16) << 20;
   benchmark::RegisterBenchmark("add_4", BM_add, int64_t(4))->UseRealTime()->Unit(benchmark::kNanosecond);
@@ -528,6 +642,7 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("transformer_layer_train", BM_transformer_layer)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("train_linear16_256", BM_train, std::vector<int64_t>(17, 256), int64_t(128), false)
       ->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("sdpa_8x8x1024x64", BM_sdpa)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("sgd_step_203k", BM_sgd_step, 0.0)->UseRealTime()->Unit(benchmark::kMicrosecond);
   // The unfused path on the same arithmetic; no peer case.
   benchmark::RegisterBenchmark("sgd_step_203k_unfused", BM_sgd_step, 1e-30)

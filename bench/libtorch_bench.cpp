@@ -7,16 +7,49 @@
 // OPENBLAS_NUM_THREADS when the library loads: bench/compare sets it to the same count.
 // Every op case runs under torch::NoGradGuard (the training cases need autograd) and
 // reports real (wall) time.
+//
+// Device: --device=NAME (cpu, cuda, cuda:0; default cpu) puts inputs and models there.
+// On CUDA the timed loop synchronises after every 16th call and after the last one,
+// inside the timed span, after 3 untimed calls and a synchronisation: devtensor_bench's
+// policy. bench/gpu/build-libtorch-bench builds this file against a CUDA PyTorch's
+// libtorch (torch.utils.cmake_prefix_path) on a GPU machine.
 #include <benchmark/benchmark.h>
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 namespace {
+
+torch::Device g_device(torch::kCPU);  // --device
+
+// The timed loop's synchronisation on CUDA (see "Device" above); nothing on the CPU.
+constexpr int64_t kSyncEvery = 16;
+void sync_if_due(int64_t done, int64_t last) {
+  if (g_device.is_cuda() && (done % kSyncEvery == 0 || done == last)) torch::cuda::synchronize();
+}
+template <class Call>
+void warm_up(Call call) {
+  if (!g_device.is_cuda()) return;
+  for (int i = 0; i < 3; ++i) call();
+  torch::cuda::synchronize();
+}
+// The timed loop: call() per iteration, synchronised as above.
+template <class Call>
+void timed(benchmark::State& state, Call call) {
+  warm_up(call);
+  const int64_t last = static_cast<int64_t>(state.max_iterations);
+  int64_t done = 0;
+  for (auto _ : state) {
+    call();
+    sync_if_due(++done, last);
+  }
+}
 
 // The same inputs as devtensor_bench: uniform in [-1, 1) from a fixed LCG.
 torch::Tensor make_input(std::vector<int64_t> shape, uint32_t seed) {
@@ -28,17 +61,17 @@ torch::Tensor make_input(std::vector<int64_t> shape, uint32_t seed) {
     x = x * 1664525u + 1013904223u;
     v = static_cast<float>(x >> 8) * (2.0f / 16777216.0f) - 1.0f;
   }
-  return torch::from_blob(host.data(), shape, torch::kFloat32).clone();
+  return torch::from_blob(host.data(), shape, torch::kFloat32).clone().to(g_device);
 }
 
 template <class Op>
 void run_op(benchmark::State& state, Op op) {
   torch::NoGradGuard no_grad;
   { auto warm = op(); }
-  for (auto _ : state) {
+  timed(state, [&] {
     torch::Tensor out = op();
     benchmark::DoNotOptimize(out.data_ptr());
-  }
+  });
 }
 
 void BM_add(benchmark::State& state, int64_t n) {
@@ -74,11 +107,12 @@ void BM_train(benchmark::State& state, std::vector<int64_t> widths, int64_t batc
     model->push_back(torch::nn::Linear(widths[i], widths[i + 1]));
     if (i + 2 < widths.size() || widths.size() > 3) model->push_back(torch::nn::ReLU());
   }
+  model->to(g_device);
   torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(0.01));
   auto x = make_input({batch, widths.front()}, 7);
   std::vector<int64_t> labels(static_cast<size_t>(batch));
   for (int64_t i = 0; i < batch; ++i) labels[static_cast<size_t>(i)] = (i * 7 + 3) % widths.back();
-  auto y = torch::tensor(labels, torch::kInt64);
+  auto y = torch::tensor(labels, torch::kInt64).to(g_device);
   auto step = [&] {
     opt.zero_grad();
     auto loss = torch::nn::functional::cross_entropy(model->forward(x), y);
@@ -86,7 +120,7 @@ void BM_train(benchmark::State& state, std::vector<int64_t> widths, int64_t batc
     opt.step();
   };
   step();
-  for (auto _ : state) step();
+  timed(state, step);
   double flops = 0;
   for (size_t i = 0; i + 1 < widths.size(); ++i) flops += 6.0 * batch * widths[i] * widths[i + 1];
   state.counters["GFLOPS"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
@@ -105,7 +139,7 @@ void BM_sgd_step(benchmark::State& state) {
   }
   torch::optim::SGD opt(params, torch::optim::SGDOptions(0.01).momentum(0.9));
   opt.step();
-  for (auto _ : state) opt.step();
+  timed(state, [&] { opt.step(); });
   state.SetBytesProcessed(state.iterations() * 203530 * 5 * int64_t(sizeof(float)));
 }
 
@@ -122,14 +156,14 @@ void train_steps(benchmark::State& state, std::vector<torch::Tensor> params, For
     opt.step();
   };
   step();
-  for (auto _ : state) step();
+  timed(state, step);
   state.counters["GFLOPS"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 torch::Tensor labels_of(int64_t n, int64_t classes) {
   std::vector<int64_t> labels(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) labels[static_cast<size_t>(i)] = (i * 7 + 3) % classes;
-  return torch::tensor(labels, torch::kInt64);
+  return torch::tensor(labels, torch::kInt64).to(g_device);
 }
 
 void BM_lenet5(benchmark::State& state) {
@@ -138,6 +172,7 @@ void BM_lenet5(benchmark::State& state) {
   nn::Sequential model(nn::Conv2d(nn::Conv2dOptions(1, 6, 5)), nn::ReLU(), nn::MaxPool2d(2),
                        nn::Conv2d(nn::Conv2dOptions(6, 16, 5)), nn::ReLU(), nn::MaxPool2d(2), nn::Flatten(),
                        nn::Linear(256, 120), nn::ReLU(), nn::Linear(120, 84), nn::ReLU(), nn::Linear(84, 10));
+  model->to(g_device);
   auto x = make_input({64, 1, 28, 28}, 8);
   const double macs = 6.0 * 24 * 24 * 25 + 16.0 * 8 * 8 * 150 + 256.0 * 120 + 120.0 * 84 + 84.0 * 10;
   train_steps(state, model->parameters(), [&] { return model->forward(x); }, labels_of(64, 10), 6.0 * 64 * macs);
@@ -150,6 +185,8 @@ void BM_transformer_layer(benchmark::State& state) {
   namespace nn = torch::nn;
   nn::TransformerEncoderLayer layer(nn::TransformerEncoderLayerOptions(512, 8).dim_feedforward(2048).dropout(0.0));
   nn::Linear head(512, 16);
+  layer->to(g_device);
+  head->to(g_device);
   auto x = make_input({256, 8, 512}, 9);
   auto params = layer->parameters();
   for (auto& p : head->parameters()) params.push_back(p);
@@ -196,9 +233,36 @@ void BM_resnet18_fwd(benchmark::State& state) {
   net->push_back(nn::Flatten());
   net->push_back(nn::Linear(512, 1000));
   net->eval();
+  net->to(g_device);
   auto x = make_input({8, 3, 224, 224}, 10);
   run_op(state, [&] { return net->forward(x); });
   state.counters["GFLOPS"] = benchmark::Counter(2.0 * 8 * 1.814e9 * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// Attention alone, as devtensor_bench's sdpa_8x8x1024x64: forward of float32 [8, 8, 1024,
+// 64] query, key and value, no mask (libtorch 2's fused scaled_dot_product_attention;
+// before 2.0 there is none, and the case is skipped).
+void BM_sdpa(benchmark::State& state) {
+#if TORCH_VERSION_MAJOR >= 2
+  auto q = make_input({8, 8, 1024, 64}, 11), k = make_input({8, 8, 1024, 64}, 12), v = make_input({8, 8, 1024, 64}, 13);
+  run_op(state, [&] { return at::scaled_dot_product_attention(q, k, v); });
+  state.counters["GFLOPS"] = benchmark::Counter(4.0 * 64 * 1024 * 1024 * 64 * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+#else
+  state.SkipWithError("libtorch before 2.0 has no scaled_dot_product_attention");
+#endif
+}
+
+// --device=NAME (see the header).
+void parse_device(int* argc, char** argv) {
+  int w = 1;
+  for (int i = 1; i < *argc; ++i) {
+    if (std::strncmp(argv[i], "--device=", 9) == 0) {
+      g_device = torch::Device(std::string(argv[i] + 9));
+    } else {
+      argv[w++] = argv[i];
+    }
+  }
+  *argc = w;
 }
 
 int parse_threads(int* argc, char** argv) {
@@ -222,10 +286,16 @@ int parse_threads(int* argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  parse_device(&argc, argv);
+  if (g_device.is_cuda() && !torch::cuda::is_available()) {
+    std::fprintf(stderr, "libtorch_bench: --device=%s but libtorch sees no CUDA device\n", g_device.str().c_str());
+    return 3;
+  }
   int threads = parse_threads(&argc, argv);
   if (threads > 0) at::set_num_threads(threads);
   benchmark::AddCustomContext("libtorch_threads", std::to_string(at::get_num_threads()));
   benchmark::AddCustomContext("libtorch_version", TORCH_VERSION);
+  benchmark::AddCustomContext("libtorch_device", g_device.str());
 
   const int64_t k16M = int64_t(16) << 20;
   benchmark::RegisterBenchmark("add_4", BM_add, int64_t(4))->UseRealTime()->Unit(benchmark::kNanosecond);
@@ -243,6 +313,7 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("transformer_layer_train", BM_transformer_layer)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("train_linear16_256", BM_train, std::vector<int64_t>(17, 256), int64_t(128))
       ->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("sdpa_8x8x1024x64", BM_sdpa)->UseRealTime()->Unit(benchmark::kMillisecond);
 
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

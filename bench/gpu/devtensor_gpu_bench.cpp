@@ -20,6 +20,9 @@
 //                       call (launch, allocation, handle, release); no sync per call
 //   mlp_fwd_784_256_10  a batch-64 forward of Linear(784,256)-ReLU-Linear(256,10), written
 //                       as matmul, add, relu, matmul, add on weights already on cuda:0
+//   mlp_fwd_784_256_10_graph  the same forward captured once on a stream of its own
+//                       (dt_graph_capture_begin/end) and replayed per call (dt_graph_replay)
+//                       (PyTorch: the module's forward captured in a torch.cuda.CUDAGraph)
 //
 // Sizes: 64M / 1G are bytes of float32 tensors (64 MiB, 1 GiB); 256M is 256Mi elements.
 // Inputs come from dt_tensor_rand (uniform [0, 1), never zeros) after dt_manual_seed with a
@@ -316,7 +319,7 @@ void BM_softmax(benchmark::State& state, int64_t rows, int64_t cols, int64_t bat
 // y = relu(x @ w1 + b1) @ w2 + b2; the weights are stored [in, out] so no transpose is
 // needed (nn.Linear keeps [out, in] and multiplies by its transpose).
 void BM_mlp(benchmark::State& state, int64_t batch_rows, int64_t in, int64_t hidden, int64_t out_dim,
-            int64_t batch) {
+            int64_t batch, bool graph) {
   Tensor x, w1, b1, w2, b2;
   if (!seed(state, 107) || !make_rand(state, {batch_rows, in}, DT_FLOAT32, kCuda, x) ||
       !make_rand(state, {in, hidden}, DT_FLOAT32, kCuda, w1) ||
@@ -335,7 +338,26 @@ void BM_mlp(benchmark::State& state, int64_t batch_rows, int64_t in, int64_t hid
     benchmark::DoNotOptimize(o.t);
     return s;
   };
-  run_loop(state, "mlp forward (dt_matmul, dt_add, dt_relu)", batch, forward);
+  if (!graph) {
+    run_loop(state, "mlp forward (dt_matmul, dt_add, dt_relu)", batch, forward);
+  } else {
+    // Captured once (after a warm-up call, as torch.cuda.graphs' recipe) on a stream of
+    // its own; each call then replays the five kernels.
+    dt_stream* stream = nullptr;
+    dt_graph* captured = nullptr;
+    dt_status s = forward();
+    if (s == DT_OK) s = dt_stream_create(kCuda, &stream);
+    if (s == DT_OK) s = dt_graph_capture_begin(stream);
+    if (s == DT_OK) {
+      const dt_status inner = forward();
+      s = dt_graph_capture_end(stream, &captured);
+      if (inner != DT_OK) s = inner;
+    }
+    if (ok(state, "capturing the mlp forward", s))
+      run_loop(state, "dt_graph_replay", batch, [&] { return dt_graph_replay(captured); });
+    dt_graph_release(captured);
+    dt_stream_release(stream);
+  }
   state.SetItemsProcessed(state.iterations());
   state.counters["FLOPS"] = benchmark::Counter(
       2.0 * double(batch_rows) * double(in * hidden + hidden * out_dim),
@@ -413,7 +435,10 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("diag_add_4_inplace_issue", BM_diag_add_issue)->UseManualTime()->Unit(us);
   benchmark::RegisterBenchmark("diag_add_4_cpu", BM_diag_add_cpu)->UseRealTime()->Unit(us);
   benchmark::RegisterBenchmark("mlp_fwd_784_256_10", BM_mlp, int64_t(64), int64_t(784),
-                               int64_t(256), int64_t(10), int64_t(64))
+                               int64_t(256), int64_t(10), int64_t(64), false)
+      ->UseRealTime()->Unit(us);
+  benchmark::RegisterBenchmark("mlp_fwd_784_256_10_graph", BM_mlp, int64_t(64), int64_t(784),
+                               int64_t(256), int64_t(10), int64_t(64), true)
       ->UseRealTime()->Unit(us);
 
   benchmark::Initialize(&argc, argv);

@@ -34,12 +34,13 @@ import time
 
 CASES = ["h2d_pageable_64M", "h2d_pinned_64M", "d2h_pinned_64M", "h2d_pinned_1G", "d2d_1G",
          "add_256M", "sgemm_4096", "tf32_4096", "bf16_4096", "softmax_8192x8192",
-         "add_4_launch", "mlp_fwd_784_256_10"]
+         "add_4_launch", "mlp_fwd_784_256_10", "mlp_fwd_784_256_10_graph"]
 
 # Calls between synchronisations, as in devtensor_gpu_bench.cpp.
 BATCH = {"h2d_pageable_64M": 1, "h2d_pinned_64M": 4, "d2h_pinned_64M": 4, "h2d_pinned_1G": 1,
          "d2d_1G": 4, "add_256M": 4, "sgemm_4096": 4, "tf32_4096": 16, "bf16_4096": 16,
-         "softmax_8192x8192": 16, "add_4_launch": 256, "mlp_fwd_784_256_10": 64}
+         "softmax_8192x8192": 16, "add_4_launch": 256, "mlp_fwd_784_256_10": 64,
+         "mlp_fwd_784_256_10_graph": 64}
 
 
 def main():
@@ -128,6 +129,25 @@ def main():
                                         torch.nn.Linear(256, 10)).to(dev)
             x = rand([64, 784])
             return (lambda: model(x)), 2.0 * 64 * (784 * 256 + 256 * 10), "flops", None
+        if name == "mlp_fwd_784_256_10_graph":
+            # torch.cuda.graphs' recipe: warm up on a side stream, capture one forward,
+            # replay it per call (on the CPU dry run: the eager forward).
+            model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(),
+                                        torch.nn.Linear(256, 10)).to(dev)
+            x = rand([64, 784])
+            fn = lambda: model(x)  # noqa: E731
+            if cuda:
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    for _ in range(3):
+                        model(x)
+                torch.cuda.current_stream().wait_stream(side)
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    model(x)
+                fn = graph.replay
+            return fn, 2.0 * 64 * (784 * 256 + 256 * 10), "flops", None
         raise SystemExit(f"pytorch_gpu_bench: unknown case {name!r}")
 
     def time_loop(fn, iters, batch):
