@@ -11,8 +11,9 @@
 // Device: --device=NAME (cpu, cuda, cuda:0; default cpu) puts inputs and models there.
 // On CUDA the timed loop synchronises after every 16th call and after the last one,
 // inside the timed span, after 3 untimed calls and a synchronisation: devtensor_bench's
-// policy. bench/gpu/build-libtorch-bench builds this file against a CUDA PyTorch's
-// libtorch (torch.utils.cmake_prefix_path) on a GPU machine.
+// policy. TF32 is off in cuBLAS and cuDNN (devtensor's default; PyTorch's is on for
+// cuDNN). bench/gpu/build-libtorch-bench builds this file against the libtorch of a CUDA
+// PyTorch on a GPU machine.
 #include <benchmark/benchmark.h>
 #include <torch/cuda.h>
 #include <torch/torch.h>
@@ -290,6 +291,10 @@ int main(int argc, char** argv) {
   if (g_device.is_cuda() && !torch::cuda::is_available()) {
     std::fprintf(stderr, "libtorch_bench: --device=%s but libtorch sees no CUDA device\n", g_device.str().c_str());
     return 3;
+  }
+  if (g_device.is_cuda()) {  // float32 arithmetic in cuBLAS and cuDNN, as devtensor's default
+    at::globalContext().setAllowTF32CuBLAS(false);
+    at::globalContext().setAllowTF32CuDNN(false);
   }
   int threads = parse_threads(&argc, argv);
   if (threads > 0) at::set_num_threads(threads);

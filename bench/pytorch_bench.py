@@ -36,6 +36,10 @@ so bench/compare reads every program the same way.
   --threads N   sets OMP_NUM_THREADS / OPENBLAS_NUM_THREADS / MKL_NUM_THREADS before torch
                 is imported, then torch.set_num_threads(N); 0 (default): torch's default.
   --cases a,b   a subset of the cases.
+
+On CUDA, TF32 is off for cuDNN's convolutions too (torch.backends.cudnn.allow_tf32 =
+False; PyTorch's default is on), as for matrix products (PyTorch's default): every side of
+bench/compare then does float32 arithmetic, as devtensor does unless dt_set_allow_tf32.
   --format json|console
 """
 import argparse
@@ -103,6 +107,8 @@ def main():
             return 3
         dev = torch.device("cuda", index)
         torch.cuda.set_device(dev)
+        torch.backends.cuda.matmul.allow_tf32 = False  # float32 arithmetic, as devtensor's default
+        torch.backends.cudnn.allow_tf32 = False
     else:
         dev = torch.device("cpu")
 
@@ -296,7 +302,7 @@ def main():
         if cuda:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                try:  # torch's defaults, recorded, not changed (matmul off, cuDNN conv on)
+                try:  # both off (set above): the same float32 arithmetic as devtensor's default
                     ctx["matmul_allow_tf32"] = bool(torch.backends.cuda.matmul.allow_tf32)
                     ctx["cudnn_allow_tf32"] = bool(torch.backends.cudnn.allow_tf32)
                 except (AttributeError, RuntimeError):

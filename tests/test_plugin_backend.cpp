@@ -122,6 +122,65 @@ TEST_F(PluginBackend, TensorsMoveToItAndBackAndOpsRunInIt) {
   EXPECT_GE(m.allocated_bytes, 3 * 6 * sizeof(float));
 }
 
+// The plugin's convolution-hook counter (DTP_HOOK_* passes it ran).
+uint64_t plugin_hooks() {
+  auto count = reinterpret_cast<uint64_t (*)()>(plugin_symbol("devtensor_test_backend_hooks"));
+  return count ? count() : 0;
+}
+
+// conv2d forward and both gradients on testdev:0 and on the CPU: `hooks` passes are
+// expected to run through the plugin's library hooks; the results must equal the CPU's.
+void check_conv_against_cpu(dt_dtype dtype, uint64_t hooks) {
+  const int64_t xs[] = {2, 4, 7, 6}, ws[] = {6, 2, 3, 2}, bs[] = {6};
+  const int64_t stride[] = {2, 1}, padding[] = {1, 0}, dilation[] = {1, 2};
+  T x, w, b;
+  DT_ASSERT_OK(dt_manual_seed(7));
+  DT_ASSERT_OK(dt_tensor_randn(xs, 4, dtype, cpu(), x.out()));
+  DT_ASSERT_OK(dt_tensor_randn(ws, 4, dtype, cpu(), w.out()));
+  DT_ASSERT_OK(dt_tensor_randn(bs, 1, dtype, cpu(), b.out()));
+  std::string results[2][3];
+  uint64_t ran = 0;
+  for (int side = 0; side < 2; ++side) {
+    const dt_device where = side == 0 ? cpu() : kDev0;
+    T xd, wd, bd, y, yy, loss, gx, gw, back;
+    DT_ASSERT_OK(dt_tensor_to(x, where, DT_DTYPE_DEFAULT, DT_TO_COPY, xd.out()));
+    DT_ASSERT_OK(dt_tensor_to(w, where, DT_DTYPE_DEFAULT, DT_TO_COPY, wd.out()));
+    DT_ASSERT_OK(dt_tensor_to(b, where, DT_DTYPE_DEFAULT, DT_TO_COPY, bd.out()));
+    DT_ASSERT_OK(dt_tensor_set_requires_grad(xd, 1));
+    DT_ASSERT_OK(dt_tensor_set_requires_grad(wd, 1));
+    const uint64_t before = plugin_hooks();
+    // groups 2: [2, 4, 7, 6] * [6, 2, 3, 2] -> [2, 6, 4, 3]
+    DT_ASSERT_OK(dt_conv2d(xd, wd, bd, stride, padding, dilation, 2, y.out()));
+    DT_ASSERT_OK(dt_mul(y, y, yy.out()));
+    DT_ASSERT_OK(dt_sum(yy, nullptr, 0, 0, loss.out()));
+    DT_ASSERT_OK(dt_backward(loss, nullptr));
+    DT_ASSERT_OK(dt_tensor_grad(xd, gx.out()));
+    DT_ASSERT_OK(dt_tensor_grad(wd, gw.out()));
+    if (side == 1) ran = plugin_hooks() - before;
+    int k = 0;
+    for (dt_tensor* t : {y.get(), gx.get(), gw.get()}) {
+      T plain, host;  // without autograd history: the CPU's grad_fn names differ
+      DT_ASSERT_OK(dt_tensor_detach(t, plain.out()));
+      DT_ASSERT_OK(dt_tensor_to(plain, cpu(), DT_DTYPE_DEFAULT, 0, host.out()));
+      results[side][k++] = str(host);
+    }
+  }
+  EXPECT_EQ(ran, hooks);
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(results[1][k], results[0][k]) << "output " << k;
+}
+
+TEST_F(PluginBackend, ConvolutionRunsThroughItsLibraryHooksAndFallsBackWhereItHasNone) {
+  // float32: the plugin's hooks (oneDNN, as the CPU's) take all three passes, with stride,
+  // padding, dilation and groups packed through the ABI, and give the CPU's very bits.
+  SCOPED_TRACE("float32");
+  const bool onednn = has(build_info_text(), "cpu convolutions (float32): oneDNN");
+  check_conv_against_cpu(DT_FLOAT32, onednn ? 3 : 0);
+  // float64: oneDNN has no such kernel, the plugin hands each pass back and the core
+  // computes it (im2col and matmul), as on the CPU.
+  SCOPED_TRACE("float64");
+  check_conv_against_cpu(DT_FLOAT64, 0);
+}
+
 TEST_F(PluginBackend, AGlooProcessGroupRefusesItsTensorsNamingTheDevice) {
   // A process group of one rank (a store file of its own): Gloo works on host memory, so
   // a tensor of another device is DT_ERR_DEVICE_MISMATCH before any byte moves, as a CUDA

@@ -107,7 +107,56 @@ enum dtp_op_code {
  *                                                      momentum : buf (no buf: d = grad); param -= d * lr.
  *                                                      float32 or float64, all contiguous, one shape.
  * Index tensors are int64 and in range. stream: the backend's stream to queue the op on
- * (NULL: the device's default stream). */
+ * (NULL: the device's default stream).
+ *
+ * Library passes (DTP_HOOK_*): the optional hooks of core/backend.h (a convolution
+ * library), run through the same slot and announced by supports_op, so a plugin without
+ * the library (or whose library fails to load) simply says no and the core computes the
+ * pass itself (im2col and matmul). Operands are contiguous NCHW of one device, the output
+ * freshly allocated; the geometry is packed, each field under 2^16 (the core offers only
+ * such passes): i[0] = stride_h | stride_w << 16 | dilation_h << 32 | dilation_w << 48,
+ * i[1] = pad_top | pad_left << 16 | pad_bottom << 32 | pad_right << 48, i[2] = groups,
+ * i[3] = 1 to allow TF32 (dt_set_allow_tf32). DT_ERR_NOT_SUPPORTED from run, with nothing
+ * written, also hands the pass back to the core.
+ *   DTP_HOOK_CONV2D_FORWARD       t = {out, x, w[, bias]}   out = conv(x, w) + bias
+ *   DTP_HOOK_CONV2D_INPUT_GRAD    t = {gx, gout, w}
+ *   DTP_HOOK_CONV2D_WEIGHT_GRAD   t = {gw, x, gout} */
+enum dtp_hook_code {
+  DTP_HOOK_CONV2D_FORWARD = 1001,
+  DTP_HOOK_CONV2D_INPUT_GRAD = 1002,
+  DTP_HOOK_CONV2D_WEIGHT_GRAD = 1003
+};
+
+/* The geometry of a DTP_HOOK_CONV2D_* pass, as the core packs it into i[0..2]: (height,
+ * width) pairs. dtp_conv_geometry_pack returns 0 (and packs nothing) when a field does
+ * not fit its 16 bits or groups is not positive. */
+typedef struct dtp_conv_geometry {
+  int64_t stride[2], dilation[2], pad_begin[2], pad_end[2], groups;
+} dtp_conv_geometry;
+
+static inline int dtp_conv_geometry_pack(const dtp_conv_geometry* g, int64_t i[3]) {
+  const int64_t f[8] = {g->stride[0],    g->stride[1],    g->dilation[0], g->dilation[1],
+                        g->pad_begin[0], g->pad_begin[1], g->pad_end[0],  g->pad_end[1]};
+  for (int k = 0; k < 8; ++k)
+    if (f[k] < 0 || f[k] >= ((int64_t)1 << 16)) return 0;
+  if (g->groups < 1) return 0;
+  i[0] = f[0] | f[1] << 16 | f[2] << 32 | f[3] << 48;
+  i[1] = f[4] | f[5] << 16 | f[6] << 32 | f[7] << 48;
+  i[2] = g->groups;
+  return 1;
+}
+
+static inline dtp_conv_geometry dtp_conv_geometry_unpack(const int64_t i[3]) {
+  dtp_conv_geometry g;
+  for (int k = 0; k < 2; ++k) {
+    g.stride[k] = (i[0] >> (16 * k)) & 0xFFFF;
+    g.dilation[k] = (i[0] >> (32 + 16 * k)) & 0xFFFF;
+    g.pad_begin[k] = (i[1] >> (16 * k)) & 0xFFFF;
+    g.pad_end[k] = (i[1] >> (32 + 16 * k)) & 0xFFFF;
+  }
+  g.groups = i[2];
+  return g;
+}
 typedef struct dtp_op_args {
   const dtp_tensor* t[DTP_MAX_OPERANDS];
   int32_t nt;

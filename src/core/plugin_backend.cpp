@@ -336,6 +336,55 @@ void PluginBackend::run(int32_t op, const OpArgs& args) {
   call(op_label(op, args), [&](dtp_error* e) { return t.run(op, &a, e); });
 }
 
+// The convolution hooks: the geometry travels packed in dtp_op_args' integers
+// (dtp_conv_geometry_pack), so a field that does not fit keeps the pass in the core.
+bool PluginBackend::run_hook(int32_t hook, std::initializer_list<const Tensor*> operands, const ConvGeometry& g) {
+  const dtp_backend& t = table();
+  if (!t.supports_op(hook)) return false;
+  dtp_op_args a;
+  std::memset(&a, 0, sizeof a);
+  dtp_conv_geometry packed;
+  for (int k = 0; k < 2; ++k) {
+    packed.stride[k] = g.stride[k];
+    packed.dilation[k] = g.dilation[k];
+    packed.pad_begin[k] = g.pad_begin[k];
+    packed.pad_end[k] = g.pad_end[k];
+  }
+  packed.groups = g.groups;
+  if (!dtp_conv_geometry_pack(&packed, a.i)) return false;
+  a.i[3] = allow_tf32() ? 1 : 0;
+  dtp_tensor described[DTP_MAX_OPERANDS];
+  for (const Tensor* operand : operands) {
+    described[a.nt] = describe(*operand);
+    a.t[a.nt] = &described[a.nt];
+    ++a.nt;
+  }
+  const Tensor& out = **operands.begin();
+  a.stream = thread_native_stream(out.device());
+  dtp_error err;
+  err.code = DT_OK;
+  err.message[0] = '\0';
+  const int32_t code = t.run(hook, &a, &err);
+  if (code == DT_ERR_NOT_SUPPORTED) return false;
+  if (code != DT_OK) {
+    err.message[sizeof err.message - 1] = '\0';
+    fail(static_cast<dt_status>(code), cat("conv2d: ", err.message[0] ? err.message : "backend error"));
+  }
+  return true;
+}
+
+bool PluginBackend::conv2d_forward(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor* bias,
+                                   const ConvGeometry& g) {
+  if (bias) return run_hook(DTP_HOOK_CONV2D_FORWARD, {&out, &x, &w, bias}, g);
+  return run_hook(DTP_HOOK_CONV2D_FORWARD, {&out, &x, &w}, g);
+}
+bool PluginBackend::conv2d_input_grad(const Tensor& gx, const Tensor& gout, const Tensor& w, const ConvGeometry& g) {
+  return run_hook(DTP_HOOK_CONV2D_INPUT_GRAD, {&gx, &gout, &w}, g);
+}
+bool PluginBackend::conv2d_weight_grad(const Tensor& gw, const Tensor& x, const Tensor& gout, const ConvGeometry& g) {
+  return run_hook(DTP_HOOK_CONV2D_WEIGHT_GRAD, {&gw, &x, &gout}, g);
+}
+
 // Streams and events: straight through to the plugin's slots (only called when it has
 // them all, has_streams).
 std::string PluginBackend::collectives_name() {

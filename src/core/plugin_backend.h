@@ -6,6 +6,7 @@
 // driver or device) still answers for its device type, with the reason.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -42,6 +43,11 @@ class PluginBackend final : public Backend {
   void copy(const Tensor& dst, const Tensor& src, bool non_blocking) override;
   bool supports(int32_t op) override;
   void run(int32_t op, const OpArgs& args) override;
+  // The plugin's convolution library (DTP_HOOK_*), where it announces one.
+  bool conv2d_forward(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor* bias,
+                      const ConvGeometry& g) override;
+  bool conv2d_input_grad(const Tensor& gx, const Tensor& gout, const Tensor& w, const ConvGeometry& g) override;
+  bool conv2d_weight_grad(const Tensor& gw, const Tensor& x, const Tensor& gout, const ConvGeometry& g) override;
   bool has_streams() override;
   void* stream_create(int32_t index) override;
   void stream_destroy(int32_t index, void* stream) noexcept override;
@@ -55,6 +61,10 @@ class PluginBackend final : public Backend {
   void event_synchronize(int32_t index, void* event) override;
   bool event_query(int32_t index, void* event) override;
   float event_elapsed_ms(int32_t index, void* start, void* end) override;
+
+  // Runs a DTP_HOOK_* pass; false (nothing written) when the plugin has no such pass or
+  // hands it back (DT_ERR_NOT_SUPPORTED).
+  bool run_hook(int32_t hook, std::initializer_list<const Tensor*> operands, const ConvGeometry& g);
 
   // Collectives (the coll_* slots, for process groups and DataParallel): the library's
   // name ("nccl"), or "" when the plugin has none.

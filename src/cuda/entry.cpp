@@ -7,6 +7,7 @@
 
 #include "core/plugin_abi.h"
 #include "cuda/collectives.h"
+#include "cuda/conv_cudnn.h"
 #include "cuda/kernels.h"
 #include "cuda/memory.h"
 #include "cuda/probe.h"
@@ -105,6 +106,10 @@ int32_t supports_op(int32_t op) {
     DT_REDUCE_OPS(DT_X)
 #undef DT_X
     return 1;
+    case DTP_HOOK_CONV2D_FORWARD:
+    case DTP_HOOK_CONV2D_INPUT_GRAD:
+    case DTP_HOOK_CONV2D_WEIGHT_GRAD:
+      return cudnn_convolutions_usable() ? 1 : 0;
   }
   return 0;
 }
@@ -126,6 +131,10 @@ void run_op(int32_t op, const dtp_op_args& a) {
     case DTP_OP_IndexAdd: return index_add(out, static_cast<int32_t>(a.i[0]), *a.t[1], *a.t[2]);
     case DTP_OP_SgdStep:
       return sgd_step(out, *a.t[1], a.nt > 2 ? a.t[2] : nullptr, a.f[0], a.f[1], a.i[0] != 0, a.i[1] != 0);
+    case DTP_HOOK_CONV2D_FORWARD:
+    case DTP_HOOK_CONV2D_INPUT_GRAD:
+    case DTP_HOOK_CONV2D_WEIGHT_GRAD:
+      return conv2d_cudnn(op, a);
 #define DT_X(Name, code, ...) case code: return unary(op, out, *a.t[1]);
     DT_UNARY_OPS(DT_X)
 #undef DT_X

@@ -33,7 +33,7 @@ namespace {
 constexpr int32_t kDevices = 2;
 constexpr int32_t kDeviceType = 12;  // kDLExtDev
 
-std::atomic<uint64_t> g_allocated[kDevices], g_peak[kDevices], g_allocations[kDevices], g_ops{0};
+std::atomic<uint64_t> g_allocated[kDevices], g_peak[kDevices], g_allocations[kDevices], g_ops{0}, g_hooks{0};
 
 void set_error(dtp_error* err, int32_t code, const char* message) {
   err->code = code;
@@ -182,7 +182,36 @@ int32_t copy(const dtp_tensor* dst, const dtp_tensor* src, int32_t, void* stream
   });
 }
 
-int32_t supports_op(int32_t op) { return kernels().supports(op) ? 1 : 0; }
+// The convolution hooks too (DTP_HOOK_*), served by the CPU backend's own hooks (oneDNN),
+// so the core's packing of a hook and its fallback when one is handed back run here.
+bool is_hook(int32_t op) {
+  return op == DTP_HOOK_CONV2D_FORWARD || op == DTP_HOOK_CONV2D_INPUT_GRAD || op == DTP_HOOK_CONV2D_WEIGHT_GRAD;
+}
+int32_t supports_op(int32_t op) { return kernels().supports(op) || is_hook(op) ? 1 : 0; }
+
+// A hook pass through the CPU backend's; DT_ERR_NOT_SUPPORTED when it has none for these
+// operands (the core then computes the pass itself).
+void run_hook(int32_t op, const dt::OpArgs& args, const int64_t* packed) {
+  const dtp_conv_geometry p = dtp_conv_geometry_unpack(packed);
+  dt::ConvGeometry g;
+  for (int k = 0; k < 2; ++k) {
+    g.stride[k] = p.stride[k];
+    g.dilation[k] = p.dilation[k];
+    g.pad_begin[k] = p.pad_begin[k];
+    g.pad_end[k] = p.pad_end[k];
+  }
+  g.groups = p.groups;
+  const dt::Tensor& out = *args.t[0];
+  bool done = false;
+  if (op == DTP_HOOK_CONV2D_FORWARD)
+    done = kernels().conv2d_forward(out, *args.t[1], *args.t[2], args.nt > 3 ? args.t[3] : nullptr, g);
+  else if (op == DTP_HOOK_CONV2D_INPUT_GRAD)
+    done = kernels().conv2d_input_grad(out, *args.t[1], *args.t[2], g);
+  else
+    done = kernels().conv2d_weight_grad(out, *args.t[1], *args.t[2], g);
+  if (!done) dt::fail(DT_ERR_NOT_SUPPORTED, "testdev: no library pass for these operands");
+  g_hooks.fetch_add(1);
+}
 
 int32_t run(int32_t op, const dtp_op_args* a, dtp_error* err) {
   return guarded(err, [&] {
@@ -195,6 +224,7 @@ int32_t run(int32_t op, const dtp_op_args* a, dtp_error* err) {
     args.f[0] = a->f[0];
     args.f[1] = a->f[1];
     for (int k = 0; k < 4; ++k) args.i[k] = a->i[k];
+    if (is_hook(op)) return run_hook(op, args, a->i);
     kernels().run(op, args);
     g_ops.fetch_add(1);
     on(a->t[0]->device, a->stream).ops.fetch_add(1);
@@ -248,6 +278,8 @@ extern "C" __attribute__((visibility("default"))) const dtp_backend* devtensor_b
 
 // For the tests: ops run here so far.
 extern "C" __attribute__((visibility("default"))) uint64_t devtensor_test_backend_ops(void) { return g_ops.load(); }
+// For the tests: how many convolution hook passes (DTP_HOOK_*) this backend ran.
+extern "C" __attribute__((visibility("default"))) uint64_t devtensor_test_backend_hooks(void) { return g_hooks.load(); }
 
 // For the tests: what was queued on a stream (its native handle, from
 // dt_stream_native_handle): out = {ops, allocations, frees, copies, waits, records}.

@@ -1,0 +1,234 @@
+// The convolution library passes (DTP_HOOK_CONV2D_*, core/plugin_abi.h) on cuDNN's classic
+// convolution API: forward (with the bias added by cudnnAddTensor), the input gradient
+// (backward data) and the weight gradient (backward filter), for float32, float64,
+// float16 and bfloat16 NCHW operands. The algorithm is cuDNN's own heuristic choice
+// (the _v7 queries, as PyTorch with benchmark mode off), remembered per shape, the first
+// one that keeps to the requested math: float32 stays on FMA units unless TF32 is allowed
+// (dt_set_allow_tf32, as PyTorch's cudnn.allow_tf32 but one switch for matmul and
+// convolution, off by default). What cuDNN cannot take (asymmetric padding, more than
+// 2^31 elements, a configuration it reports NOT_SUPPORTED for) is handed back to the core
+// with DT_ERR_NOT_SUPPORTED before anything is written, and the core computes it.
+#include "cuda/conv_cudnn.h"
+
+#include <array>
+#include <climits>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "core/dtype.h"
+#include "cuda/cudnn_library.h"
+#include "cuda/memory.h"
+#include "cuda/runtime.h"
+
+namespace dt::cudap {
+namespace {
+
+const CudnnLibrary& lib() {
+  std::string why;
+  const CudnnLibrary* l = cudnn_library(&why);
+  if (!l) raise(DT_ERR_NOT_SUPPORTED, why);
+  return *l;
+}
+
+// Throws for a failed cuDNN call: NOT_SUPPORTED statuses hand the pass back to the core,
+// allocation failures are OUT_OF_MEMORY, anything else is a backend error.
+void check_dnn(cudnnStatus_t s, int device, const char* what) {
+  if (s == CUDNN_STATUS_SUCCESS) return;
+  const std::string text = std::string("cuDNN ") + what + " on cuda:" + std::to_string(device) + ": " +
+                           lib().GetErrorString(s);
+  if (s / 1000 == CUDNN_STATUS_NOT_SUPPORTED / 1000) raise(DT_ERR_NOT_SUPPORTED, text);
+  if (s == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED || s == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
+    raise(DT_ERR_OUT_OF_MEMORY, text);
+  raise(DT_ERR_BACKEND, text);
+}
+
+// One handle per device, used under its mutex (its stream is state), as cuBLAS's.
+struct Handle {
+  std::mutex mu;
+  cudnnHandle_t h = nullptr;
+};
+Handle g_handles[kMaxDevices];
+
+// Descriptors, destroyed with the scope.
+struct TensorDesc {
+  cudnnTensorDescriptor_t d = nullptr;
+  explicit TensorDesc(int device) { check_dnn(lib().CreateTensorDescriptor(&d), device, "cudnnCreateTensorDescriptor"); }
+  ~TensorDesc() { lib().DestroyTensorDescriptor(d); }
+};
+struct FilterDesc {
+  cudnnFilterDescriptor_t d = nullptr;
+  explicit FilterDesc(int device) { check_dnn(lib().CreateFilterDescriptor(&d), device, "cudnnCreateFilterDescriptor"); }
+  ~FilterDesc() { lib().DestroyFilterDescriptor(d); }
+};
+struct ConvDesc {
+  cudnnConvolutionDescriptor_t d = nullptr;
+  explicit ConvDesc(int device) {
+    check_dnn(lib().CreateConvolutionDescriptor(&d), device, "cudnnCreateConvolutionDescriptor");
+  }
+  ~ConvDesc() { lib().DestroyConvolutionDescriptor(d); }
+};
+
+struct Types {
+  cudnnDataType_t data, compute;
+};
+Types types_of(int32_t dtype) {
+  switch (static_cast<DType>(dtype)) {
+    case DType::Float32: return {CUDNN_DATA_FLOAT, CUDNN_DATA_FLOAT};
+    case DType::Float64: return {CUDNN_DATA_DOUBLE, CUDNN_DATA_DOUBLE};
+    case DType::Float16: return {CUDNN_DATA_HALF, CUDNN_DATA_FLOAT};
+    case DType::BFloat16: return {CUDNN_DATA_BFLOAT16, CUDNN_DATA_FLOAT};
+    default: raise(DT_ERR_NOT_SUPPORTED, "cuDNN convolution: not a floating dtype");
+  }
+}
+
+int as_int(int64_t v) {
+  if (v < 0 || v > INT_MAX) raise(DT_ERR_NOT_SUPPORTED, "cuDNN convolution: a size past 2^31");
+  return static_cast<int>(v);
+}
+
+// The chosen algorithm and math for one pass and shape (the heuristics cost tens of
+// microseconds; a training loop asks the same question every step).
+struct Choice {
+  int algo = 0;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+};
+using Key = std::array<int64_t, 16>;
+std::mutex g_choice_mu;
+std::map<Key, Choice> g_choices;
+
+// Whether a returned algorithm keeps to the requested math: strict float32 refuses the
+// tensor-core (TF32) maths.
+bool keeps_math(cudnnMathType_t got, bool strict_float32) {
+  return !strict_float32 || (got != CUDNN_TENSOR_OP_MATH && got != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
+}
+
+template <typename Perf, typename Query>
+Choice choose(const Key& key, bool strict_float32, int device, const char* what, Query query) {
+  {
+    std::lock_guard<std::mutex> lock(g_choice_mu);
+    auto it = g_choices.find(key);
+    if (it != g_choices.end()) return it->second;
+  }
+  Perf perf[16];
+  int n = 0;
+  check_dnn(query(perf, 16, &n), device, what);
+  for (int k = 0; k < n; ++k) {
+    if (perf[k].status != CUDNN_STATUS_SUCCESS || !keeps_math(perf[k].mathType, strict_float32)) continue;
+    Choice c{static_cast<int>(perf[k].algo), perf[k].mathType};
+    std::lock_guard<std::mutex> lock(g_choice_mu);
+    g_choices.emplace(key, c);
+    return c;
+  }
+  raise(DT_ERR_NOT_SUPPORTED, std::string("cuDNN ") + what + ": no algorithm for this convolution");
+}
+
+}  // namespace
+
+bool cudnn_convolutions_usable() { return cudnn_library(nullptr) != nullptr; }
+
+void conv2d_cudnn(int32_t hook, const dtp_op_args& a) {
+  const CudnnLibrary& l = lib();
+  const dtp_tensor& out = *a.t[0];
+  const int device = out.device;
+  const dtp_conv_geometry g = dtp_conv_geometry_unpack(a.i);
+  if (g.pad_begin[0] != g.pad_end[0] || g.pad_begin[1] != g.pad_end[1])
+    raise(DT_ERR_NOT_SUPPORTED, "cuDNN convolution: asymmetric padding");
+  for (int k = 0; k < a.nt; ++k)
+    if (a.t[k]->numel > INT_MAX || a.t[k]->numel == 0)
+      raise(DT_ERR_NOT_SUPPORTED, "cuDNN convolution: an empty operand or one past 2^31 elements");
+  const Types ty = types_of(out.dtype);
+  const bool strict_float32 = static_cast<DType>(out.dtype) == DType::Float32 && a.i[3] == 0;
+  // The operands by role: x [N, C, H, W], w [OC, C / groups, kH, kW], y [N, OC, OH, OW].
+  const dtp_tensor& x = hook == DTP_HOOK_CONV2D_FORWARD ? *a.t[1] : hook == DTP_HOOK_CONV2D_INPUT_GRAD ? out : *a.t[1];
+  const dtp_tensor& w = hook == DTP_HOOK_CONV2D_WEIGHT_GRAD ? out : *a.t[2];
+  const dtp_tensor& y = hook == DTP_HOOK_CONV2D_FORWARD ? out : hook == DTP_HOOK_CONV2D_INPUT_GRAD ? *a.t[1] : *a.t[2];
+
+  TensorDesc xd(device), yd(device);
+  FilterDesc wd(device);
+  ConvDesc cd(device);
+  check_dnn(l.SetTensor4dDescriptor(xd.d, CUDNN_TENSOR_NCHW, ty.data, as_int(x.sizes[0]), as_int(x.sizes[1]),
+                                as_int(x.sizes[2]), as_int(x.sizes[3])),
+        device, "cudnnSetTensor4dDescriptor");
+  check_dnn(l.SetTensor4dDescriptor(yd.d, CUDNN_TENSOR_NCHW, ty.data, as_int(y.sizes[0]), as_int(y.sizes[1]),
+                                as_int(y.sizes[2]), as_int(y.sizes[3])),
+        device, "cudnnSetTensor4dDescriptor");
+  check_dnn(l.SetFilter4dDescriptor(wd.d, ty.data, CUDNN_TENSOR_NCHW, as_int(w.sizes[0]), as_int(w.sizes[1]),
+                                as_int(w.sizes[2]), as_int(w.sizes[3])),
+        device, "cudnnSetFilter4dDescriptor");
+  check_dnn(l.SetConvolution2dDescriptor(cd.d, as_int(g.pad_begin[0]), as_int(g.pad_begin[1]), as_int(g.stride[0]),
+                                     as_int(g.stride[1]), as_int(g.dilation[0]), as_int(g.dilation[1]),
+                                     CUDNN_CROSS_CORRELATION, ty.compute),
+        device, "cudnnSetConvolution2dDescriptor");
+  check_dnn(l.SetConvolutionGroupCount(cd.d, as_int(g.groups)), device, "cudnnSetConvolutionGroupCount");
+  const cudnnMathType_t requested = strict_float32 ? CUDNN_FMA_MATH
+                                    : ty.data == CUDNN_DATA_HALF || ty.data == CUDNN_DATA_BFLOAT16 ? CUDNN_TENSOR_OP_MATH
+                                                                                                    : CUDNN_DEFAULT_MATH;
+  check_dnn(l.SetConvolutionMathType(cd.d, requested), device, "cudnnSetConvolutionMathType");
+
+  const Key key{hook,          out.dtype,     x.sizes[0],    x.sizes[1], x.sizes[2], x.sizes[3],
+                w.sizes[0],    w.sizes[2],    w.sizes[3],    a.i[0],     a.i[1],     g.groups,
+                a.i[3],        y.sizes[2],    y.sizes[3],    device};
+  Handle& handle = g_handles[device];
+  std::lock_guard<std::mutex> lock(handle.mu);
+  if (!handle.h) check_dnn(l.Create(&handle.h), device, "cudnnCreate");
+  check_dnn(l.SetStream(handle.h, stream(device)), device, "cudnnSetStream");
+
+  // alpha = 1, beta = 0 (the output is fresh): doubles for double data, floats otherwise.
+  const double one_d = 1.0, zero_d = 0.0;
+  const float one_f = 1.0f, zero_f = 0.0f;
+  const bool dbl = ty.data == CUDNN_DATA_DOUBLE;
+  const void* one = dbl ? static_cast<const void*>(&one_d) : &one_f;
+  const void* zero = dbl ? static_cast<const void*>(&zero_d) : &zero_f;
+
+  size_t bytes = 0;
+  if (hook == DTP_HOOK_CONV2D_FORWARD) {
+    const Choice c = choose<cudnnConvolutionFwdAlgoPerf_t>(key, strict_float32, device, "forward algorithm",
+                                                            [&](cudnnConvolutionFwdAlgoPerf_t* p, int cap, int* n) {
+      return l.GetConvolutionForwardAlgorithm_v7(handle.h, xd.d, wd.d, cd.d, yd.d, cap, n, p);
+    });
+    const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(c.algo);
+    check_dnn(l.SetConvolutionMathType(cd.d, c.math), device, "cudnnSetConvolutionMathType");
+    check_dnn(l.GetConvolutionForwardWorkspaceSize(handle.h, xd.d, wd.d, cd.d, yd.d, algo, &bytes), device,
+          "cudnnGetConvolutionForwardWorkspaceSize");
+    Scratch ws(device, bytes ? bytes : 1);
+    check_dnn(l.ConvolutionForward(handle.h, one, xd.d, x.data, wd.d, w.data, cd.d, algo, ws.get(), bytes, zero, yd.d,
+                               out.data),
+          device, "cudnnConvolutionForward");
+    if (a.nt > 3) {  // + bias [OC], as [1, OC, 1, 1]
+      TensorDesc bd(device);
+      check_dnn(l.SetTensor4dDescriptor(bd.d, CUDNN_TENSOR_NCHW, ty.data, 1, as_int(y.sizes[1]), 1, 1), device,
+            "cudnnSetTensor4dDescriptor");
+      check_dnn(l.AddTensor(handle.h, one, bd.d, a.t[3]->data, one, yd.d, out.data), device, "cudnnAddTensor");
+    }
+  } else if (hook == DTP_HOOK_CONV2D_INPUT_GRAD) {
+    const Choice c = choose<cudnnConvolutionBwdDataAlgoPerf_t>(key, strict_float32, device, "backward-data algorithm",
+                                                               [&](cudnnConvolutionBwdDataAlgoPerf_t* p, int cap, int* n) {
+      return l.GetConvolutionBackwardDataAlgorithm_v7(handle.h, wd.d, yd.d, cd.d, xd.d, cap, n, p);
+    });
+    const auto algo = static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo);
+    check_dnn(l.SetConvolutionMathType(cd.d, c.math), device, "cudnnSetConvolutionMathType");
+    check_dnn(l.GetConvolutionBackwardDataWorkspaceSize(handle.h, wd.d, yd.d, cd.d, xd.d, algo, &bytes), device,
+          "cudnnGetConvolutionBackwardDataWorkspaceSize");
+    Scratch ws(device, bytes ? bytes : 1);
+    check_dnn(l.ConvolutionBackwardData(handle.h, one, wd.d, w.data, yd.d, y.data, cd.d, algo, ws.get(), bytes, zero,
+                                    xd.d, out.data),
+          device, "cudnnConvolutionBackwardData");
+  } else {
+    const Choice c = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
+        key, strict_float32, device, "backward-filter algorithm",
+        [&](cudnnConvolutionBwdFilterAlgoPerf_t* p, int cap, int* n) {
+          return l.GetConvolutionBackwardFilterAlgorithm_v7(handle.h, xd.d, yd.d, cd.d, wd.d, cap, n, p);
+        });
+    const auto algo = static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo);
+    check_dnn(l.SetConvolutionMathType(cd.d, c.math), device, "cudnnSetConvolutionMathType");
+    check_dnn(l.GetConvolutionBackwardFilterWorkspaceSize(handle.h, xd.d, yd.d, cd.d, wd.d, algo, &bytes), device,
+          "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+    Scratch ws(device, bytes ? bytes : 1);
+    check_dnn(l.ConvolutionBackwardFilter(handle.h, one, xd.d, x.data, yd.d, y.data, cd.d, algo, ws.get(), bytes, zero,
+                                      wd.d, out.data),
+          device, "cudnnConvolutionBackwardFilter");
+  }
+}
+
+}  // namespace dt::cudap

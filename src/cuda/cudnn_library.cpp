@@ -1,0 +1,98 @@
+#include "cuda/cudnn_library.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace dt::cudap {
+namespace {
+
+struct Loaded {
+  CudnnLibrary lib;
+  bool ok = false;
+  std::string why;   // when not ok
+  std::string what;  // when ok
+};
+
+std::string version_string(size_t v) {  // cuDNN 9: major * 10000 + minor * 100 + patch
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
+template <typename F>
+void bind(void* handle, const char* name, F* slot, std::string* missing) {
+  *slot = reinterpret_cast<F>(dlsym(handle, name));
+  if (!*slot && missing->empty()) *missing = name;
+}
+
+Loaded load() {
+  Loaded r;
+  const char* off = std::getenv("DEVTENSOR_CUDNN");
+  if (off && std::strcmp(off, "0") == 0) {
+    r.why = "cuDNN is turned off (DEVTENSOR_CUDNN=0)";
+    return r;
+  }
+  const char* env = std::getenv("DEVTENSOR_CUDNN_LIBRARY");
+  const std::string file = env && *env ? env : "libcudnn.so.9";
+  void* h = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    const char* e = dlerror();
+    r.why = "cuDNN is not installed: " + file + " cannot be loaded (" + (e ? e : "dlopen failed") +
+            "); convolutions use im2col and cuBLAS";
+    return r;
+  }
+  CudnnLibrary& l = r.lib;
+  std::string missing;
+  bind(h, "cudnnGetVersion", &l.GetVersion, &missing);
+  bind(h, "cudnnGetErrorString", &l.GetErrorString, &missing);
+  bind(h, "cudnnCreate", &l.Create, &missing);
+  bind(h, "cudnnSetStream", &l.SetStream, &missing);
+  bind(h, "cudnnCreateTensorDescriptor", &l.CreateTensorDescriptor, &missing);
+  bind(h, "cudnnSetTensor4dDescriptor", &l.SetTensor4dDescriptor, &missing);
+  bind(h, "cudnnDestroyTensorDescriptor", &l.DestroyTensorDescriptor, &missing);
+  bind(h, "cudnnCreateFilterDescriptor", &l.CreateFilterDescriptor, &missing);
+  bind(h, "cudnnSetFilter4dDescriptor", &l.SetFilter4dDescriptor, &missing);
+  bind(h, "cudnnDestroyFilterDescriptor", &l.DestroyFilterDescriptor, &missing);
+  bind(h, "cudnnCreateConvolutionDescriptor", &l.CreateConvolutionDescriptor, &missing);
+  bind(h, "cudnnSetConvolution2dDescriptor", &l.SetConvolution2dDescriptor, &missing);
+  bind(h, "cudnnSetConvolutionGroupCount", &l.SetConvolutionGroupCount, &missing);
+  bind(h, "cudnnSetConvolutionMathType", &l.SetConvolutionMathType, &missing);
+  bind(h, "cudnnDestroyConvolutionDescriptor", &l.DestroyConvolutionDescriptor, &missing);
+  bind(h, "cudnnGetConvolutionForwardAlgorithm_v7", &l.GetConvolutionForwardAlgorithm_v7, &missing);
+  bind(h, "cudnnGetConvolutionForwardWorkspaceSize", &l.GetConvolutionForwardWorkspaceSize, &missing);
+  bind(h, "cudnnConvolutionForward", &l.ConvolutionForward, &missing);
+  bind(h, "cudnnAddTensor", &l.AddTensor, &missing);
+  bind(h, "cudnnGetConvolutionBackwardDataAlgorithm_v7", &l.GetConvolutionBackwardDataAlgorithm_v7, &missing);
+  bind(h, "cudnnGetConvolutionBackwardDataWorkspaceSize", &l.GetConvolutionBackwardDataWorkspaceSize, &missing);
+  bind(h, "cudnnConvolutionBackwardData", &l.ConvolutionBackwardData, &missing);
+  bind(h, "cudnnGetConvolutionBackwardFilterAlgorithm_v7", &l.GetConvolutionBackwardFilterAlgorithm_v7, &missing);
+  bind(h, "cudnnGetConvolutionBackwardFilterWorkspaceSize", &l.GetConvolutionBackwardFilterWorkspaceSize, &missing);
+  bind(h, "cudnnConvolutionBackwardFilter", &l.ConvolutionBackwardFilter, &missing);
+  if (!l.GetVersion) {
+    r.why = file + " is not a usable cuDNN library (no cudnnGetVersion)";
+    return r;  // the handle stays open: dlclose of a half-bound library gains nothing
+  }
+  l.version = l.GetVersion();
+  if (l.version / 10000 != CUDNN_MAJOR) {
+    r.why = "cuDNN " + version_string(l.version) + " (" + file + ") is not the major version " +
+            std::to_string(CUDNN_MAJOR) + " devtensor was built for";
+    return r;
+  }
+  if (!missing.empty()) {
+    r.why = "cuDNN " + version_string(l.version) + " (" + file + ") lacks " + missing;
+    return r;
+  }
+  r.ok = true;
+  r.what = "cuDNN " + version_string(l.version) + " (" + file + ")";
+  return r;
+}
+
+}  // namespace
+
+const CudnnLibrary* cudnn_library(std::string* why) {
+  static const Loaded loaded = load();  // never unloaded
+  if (why) *why = loaded.ok ? loaded.what : loaded.why;
+  return loaded.ok ? &loaded.lib : nullptr;
+}
+
+}  // namespace dt::cudap
