@@ -17,6 +17,7 @@
 #include <benchmark/benchmark.h>
 #include <torch/cuda.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <cstdint>
 #include <cstdio>
