@@ -79,6 +79,13 @@ DT_API dt_status dt_build_info(char* buf, size_t cap, size_t* needed) {
       const bool usable = p->collectives_usable(&what, nullptr);
       s += cat(lib, ": ", usable ? "usable, " : "not usable: ", what, "\n");
     }
+    // Each usable plugin's convolution library (cuDNN for CUDA): what it is, or why not.
+    for (Backend* b : all_backends()) {
+      auto* p = dynamic_cast<PluginBackend*>(b);
+      if (!p || p->state() != DT_CUDA_AVAILABLE) continue;
+      const std::string lib = p->hook_library();
+      if (!lib.empty()) s += cat(b->name(), " convolutions: ", lib, "\n");
+    }
     for (const std::string& p : plugin_problems()) s += "plugin not loaded: " + p + "\n";
     s += std::string("blas: ") + DT_BLAS_NAME + "\n";
     s += std::string("cpu matrix products (float32): ") + DT_CPU_SGEMM_NAME + "\n";

@@ -15,6 +15,7 @@
 #pragma once
 #include <cstdint>
 #include <initializer_list>
+#include <string>
 
 #include "core/allocator.h"
 #include "core/op_kinds.h"
@@ -117,6 +118,20 @@ class Backend {
   // defaults: one in-order queue per device, which the core emulates streams and events
   // on; the others are then never called. Handles are the backend's own; a null stream
   // is the device's default stream.
+  // Optional: native graphs (core/graph.h), one launch per replay where the device has
+  // them (the CUDA plugin: CUDA graphs). graph_begin records, without running, the work
+  // queued from this thread on `stream` (a created one) until graph_end, which returns an
+  // executable graph, or null when the work could not be recorded (the graph then
+  // replays step by step); graph_launch queues one on `stream` (null: the default).
+  virtual bool native_graphs() { return false; }
+  virtual void graph_begin(int32_t index, void* stream) {}
+  virtual void* graph_end(int32_t index, void* stream) { return nullptr; }
+  virtual void graph_launch(int32_t index, void* exec, void* stream) {}
+  virtual void graph_destroy(int32_t index, void* exec) noexcept {}
+  // Optional: one line on the library of the convolution hooks (the CUDA plugin's cuDNN),
+  // or "" when the backend has none; for dt_build_info.
+  virtual std::string hook_library() { return std::string(); }
+
   virtual bool has_streams() { return false; }
   virtual void* stream_create(int32_t index);
   virtual void stream_destroy(int32_t index, void* stream) noexcept {}

@@ -1,5 +1,7 @@
 #include "core/graph.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 
@@ -38,8 +40,44 @@ void Graph::replay() {
                "capture it again"));
   }
   // On the calling thread's current stream (the steps ask for it as they run), as
-  // torch.cuda.CUDAGraph.replay does: ordered after the thread's earlier work.
+  // torch.cuda.CUDAGraph.replay does: ordered after the thread's earlier work. Where the
+  // backend has native graphs, the steps are recorded as one at the first replay and each
+  // replay is then a single launch (the same kernels on the same memory).
+  Backend& b = backend_for(device_);
+  if (!native_tried_) {
+    native_tried_ = true;
+    native_ = record_native(b);
+  }
+  if (native_) return b.graph_launch(device_.index, native_, thread_native_stream(device_));
   for (const auto& step : steps_) step();
+}
+
+void* Graph::record_native(Backend& b) {
+  const char* off = std::getenv("DEVTENSOR_NATIVE_GRAPHS");
+  if (steps_.empty() || !b.native_graphs() || (off && std::strcmp(off, "0") == 0)) return nullptr;
+  // The steps queue on the thread's current stream: make it a stream of the graph's own
+  // for the recording, so that no other work joins it, then give the thread its own back.
+  Ref<Stream> recording = Stream::create(device_);
+  reserve_thread_stream();
+  Ref<Stream> before = thread_stream(device_) ? Ref<Stream>() : Stream::default_for(device_);
+  Ref<Stream> previous = set_thread_stream(recording);
+  if (!previous) previous = std::move(before);
+  void* exec = nullptr;
+  try {
+    b.graph_begin(device_.index, recording->native());
+    try {
+      for (const auto& step : steps_) step();
+    } catch (...) {
+      b.graph_end(device_.index, recording->native());  // ends the recording (null: failed)
+      throw;
+    }
+    exec = b.graph_end(device_.index, recording->native());
+  } catch (const Error&) {
+    exec = nullptr;  // replay step by step, as without native graphs
+  }
+  reserve_thread_stream();
+  set_thread_stream(previous);
+  return exec;
 }
 
 void Graph::destroy(Graph* g) noexcept {
@@ -48,6 +86,7 @@ void Graph::destroy(Graph* g) noexcept {
   try {
     Backend& b = backend_for(g->device_);
     if (b.has_streams()) b.synchronize(g->device_);
+    if (g->native_) b.graph_destroy(g->device_.index, g->native_);
   } catch (...) {
   }
   delete g;

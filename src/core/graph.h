@@ -27,6 +27,8 @@
 
 namespace dt {
 
+class Backend;
+
 class Graph : public RefCounted {
  public:
   static void destroy(Graph* g) noexcept;
@@ -54,8 +56,15 @@ class Graph : public RefCounted {
   Graph() = default;
   ~Graph() = default;
 
+  // The steps recorded once more as the backend's native graph (Backend::graph_begin),
+  // without running them; null when the backend has none or the work could not be recorded.
+  void* record_native(Backend& b);
+
   Device device_;
   std::vector<std::function<void()>> steps_;
+  // The native graph, made at the first replay (replay_mu_ held): one launch per replay.
+  void* native_ = nullptr;
+  bool native_tried_ = false;
   // Parameters and buffers (movable tensors) the work touches, with the storage they had
   // at capture: replay refuses when a module move replaced it.
   std::vector<std::pair<Ref<TensorImpl>, Storage*>> movable_;

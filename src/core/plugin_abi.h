@@ -280,6 +280,21 @@ typedef struct dtp_backend {
    * queued on stream, when there is none). Fails (DT_ERR_DISTRIBUTED), aborting comm, when
    * comm reports a failure (a peer gone) or timeout_ms pass first. */
   int32_t (*coll_wait)(void* comm, int32_t device, void* stream, int64_t timeout_ms, dtp_error* err);
+
+  /* OPTIONAL: one line for users on the library the DTP_HOOK_* passes use, loading it:
+   * what it is ("cuDNN 9.19.0 (libcudnn.so.9)") or why it is not used. */
+  void (*hook_library)(char* text, size_t cap);
+
+  /* OPTIONAL, all or none: native graphs, one launch per replay of a dt_graph (CUDA
+   * graphs). graph_begin starts recording the work later queued on `stream` (one of
+   * stream_create's) from this thread, without running it; graph_end stops and makes an
+   * executable graph of it (DT_ERR_NOT_SUPPORTED when the work could not be recorded:
+   * the core then replays step by step); graph_launch queues it on `stream` (NULL: the
+   * default stream). */
+  int32_t (*graph_begin)(int32_t device, void* stream, dtp_error* err);
+  int32_t (*graph_end)(int32_t device, void* stream, void** exec, dtp_error* err);
+  int32_t (*graph_launch)(int32_t device, void* exec, void* stream, dtp_error* err);
+  void (*graph_destroy)(int32_t device, void* exec);
 } dtp_backend;
 
 typedef const dtp_backend* (*dtp_entry_fn)(uint32_t abi_version);

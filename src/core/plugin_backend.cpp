@@ -385,6 +385,46 @@ bool PluginBackend::conv2d_weight_grad(const Tensor& gw, const Tensor& x, const 
   return run_hook(DTP_HOOK_CONV2D_WEIGHT_GRAD, {&gw, &x, &gout}, g);
 }
 
+// Native graphs and the hook library: straight through to the optional slots.
+bool PluginBackend::native_graphs() {
+  const dtp_backend& t = table();
+  return DT_HAS_SLOT(t, graph_begin) && DT_HAS_SLOT(t, graph_end) && DT_HAS_SLOT(t, graph_launch) &&
+         DT_HAS_SLOT(t, graph_destroy);
+}
+void PluginBackend::graph_begin(int32_t index, void* stream) {
+  const dtp_backend& t = table();
+  call("dt_graph_replay (recording a native graph)", [&](dtp_error* e) { return t.graph_begin(index, stream, e); });
+}
+void* PluginBackend::graph_end(int32_t index, void* stream) {
+  const dtp_backend& t = table();
+  void* exec = nullptr;
+  dtp_error err;
+  err.code = DT_OK;
+  err.message[0] = '\0';
+  const int32_t code = t.graph_end(index, stream, &exec, &err);
+  if (code == DT_ERR_NOT_SUPPORTED) return nullptr;  // not recordable: step-by-step replay
+  if (code != DT_OK) {
+    err.message[sizeof err.message - 1] = '\0';
+    fail(static_cast<dt_status>(code), cat("dt_graph_replay (recording a native graph): ", err.message));
+  }
+  return exec;
+}
+void PluginBackend::graph_launch(int32_t index, void* exec, void* stream) {
+  const dtp_backend& t = table();
+  call("dt_graph_replay", [&](dtp_error* e) { return t.graph_launch(index, exec, stream, e); });
+}
+void PluginBackend::graph_destroy(int32_t index, void* exec) noexcept {
+  if (table_ && table_->graph_destroy) table_->graph_destroy(index, exec);
+}
+std::string PluginBackend::hook_library() {
+  const dtp_backend& t = table();
+  if (!DT_HAS_SLOT(t, hook_library)) return std::string();
+  char text[512] = {};
+  t.hook_library(text, sizeof text);
+  text[sizeof text - 1] = '\0';
+  return text;
+}
+
 // Streams and events: straight through to the plugin's slots (only called when it has
 // them all, has_streams).
 std::string PluginBackend::collectives_name() {

@@ -48,6 +48,12 @@ class PluginBackend final : public Backend {
                       const ConvGeometry& g) override;
   bool conv2d_input_grad(const Tensor& gx, const Tensor& gout, const Tensor& w, const ConvGeometry& g) override;
   bool conv2d_weight_grad(const Tensor& gw, const Tensor& x, const Tensor& gout, const ConvGeometry& g) override;
+  bool native_graphs() override;
+  void graph_begin(int32_t index, void* stream) override;
+  void* graph_end(int32_t index, void* stream) override;
+  void graph_launch(int32_t index, void* exec, void* stream) override;
+  void graph_destroy(int32_t index, void* exec) noexcept override;
+  std::string hook_library() override;
   bool has_streams() override;
   void* stream_create(int32_t index) override;
   void stream_destroy(int32_t index, void* stream) noexcept override;

@@ -8,6 +8,8 @@
 #include "core/plugin_abi.h"
 #include "cuda/collectives.h"
 #include "cuda/conv_cudnn.h"
+#include "cuda/cudnn_library.h"
+#include "cuda/graphs.h"
 #include "cuda/kernels.h"
 #include "cuda/memory.h"
 #include "cuda/probe.h"
@@ -263,6 +265,23 @@ int32_t coll_wait_fn(void* comm, int32_t device, void* stream, int64_t timeout_m
   return on_device(device, err, [&] { coll_wait(comm, device, stream, timeout_ms); });
 }
 
+// ---- native graphs (cuda/graphs.h) and the hook library (cuDNN)
+int32_t graph_begin_fn(int32_t device, void* stream, dtp_error* err) {
+  return on_device(device, err, [&] { graph_begin(device, stream); });
+}
+int32_t graph_end_fn(int32_t device, void* stream, void** out, dtp_error* err) {
+  return on_device(device, err, [&] { *out = graph_end(device, stream); });
+}
+int32_t graph_launch_fn(int32_t device, void* exec, void* stream, dtp_error* err) {
+  return on_device(device, err, [&] { graph_launch(device, exec, stream); });
+}
+void graph_destroy_fn(int32_t device, void* exec) { graph_destroy(device, exec); }
+void hook_library_fn(char* text, size_t cap) {
+  std::string what;
+  cudnn_library(&what);
+  if (cap) std::snprintf(text, cap, "%s", what.c_str());
+}
+
 dtp_backend make_table() {
   dtp_backend t{};
   t.struct_size = sizeof(dtp_backend);
@@ -305,6 +324,11 @@ dtp_backend make_table() {
   t.coll_group = &coll_group_fn;
   t.coll_run = &coll_run_fn;
   t.coll_wait = &coll_wait_fn;
+  t.hook_library = &hook_library_fn;
+  t.graph_begin = &graph_begin_fn;
+  t.graph_end = &graph_end_fn;
+  t.graph_launch = &graph_launch_fn;
+  t.graph_destroy = &graph_destroy_fn;
   return t;
 }
 const dtp_backend kTable = make_table();

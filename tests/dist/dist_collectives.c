@@ -282,11 +282,14 @@ int main(void) {
   CHECK_OK(dt_process_group_new(NULL, NULL, -1, -1, 60000, &pg));
   CHECK_OK(dt_process_group_rank(pg, &g_rank));
   CHECK_OK(dt_process_group_size(pg, &g_world));
-  char name[16];
+  /* Chosen by device: Gloo, with NCCL for CUDA tensors where NCCL is usable. */
+  char name[32], info[4096];
   size_t needed = 0;
   CHECK_OK(dt_process_group_backend(pg, name, sizeof name, &needed));
-  if (strcmp(name, "gloo") != 0) {
-    fprintf(stderr, "rank %d: backend is \"%s\", expected \"gloo\"\n", g_rank, name);
+  CHECK_OK(dt_build_info(info, sizeof info, &needed));
+  const char* expected = strstr(info, "\nnccl: usable") ? "gloo,nccl" : "gloo";
+  if (strcmp(name, expected) != 0) {
+    fprintf(stderr, "rank %d: backend is \"%s\", expected \"%s\"\n", g_rank, name, expected);
     return 1;
   }
   const char* env_rank = getenv("RANK");
