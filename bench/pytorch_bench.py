@@ -51,6 +51,9 @@ import sys
 import time
 import warnings
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gbench_like import repetitions  # noqa: E402
+
 CASES = ["train_mlp_784_256_10", "train_linear16_256", "train_lenet5", "resnet18_fwd",
          "transformer_layer_train", "sdpa_8x8x1024x64"]
 SYNC_EVERY = 16  # on CUDA: calls between synchronisations in the timed loop
@@ -265,28 +268,9 @@ def main():
             for _ in range(CUDA_WARMUP):
                 fn()
             sync()
-        # Size the loop as Google Benchmark does: grow until it lasts min_time.
-        iters = 1
-        while True:
-            ns = time_loop(fn, iters)
-            if ns >= args.min_time * 1e9 or iters >= 1_000_000_000:
-                break
-            mult = args.min_time * 1e9 * 1.4 / max(ns, 1)
-            if ns < args.min_time * 1e8:  # under a tenth of min_time: grow at most 10x
-                mult = min(mult, 10.0)
-            iters = max(iters + 1, int(mult * iters))
-        for rep in range(args.repetitions):
-            ns = ns if rep == 0 else time_loop(fn, iters)
-            per = ns / iters
-            rec = {"name": f"{name}/real_time", "run_name": f"{name}/real_time", "run_type": "iteration",
-                   "repetitions": args.repetitions, "repetition_index": rep, "iterations": iters,
-                   "real_time": per, "time_unit": "ns"}
-            if flops:
-                rec["GFLOPS"] = flops / per
-            records.append(rec)
-            if args.format == "console":
-                extra = f"  GFLOPS={flops / per:.1f}" if flops else ""
-                print(f"{name:<24} rep {rep}: {per / 1e3:12.3f} us  ({iters} iterations){extra}", flush=True)
+        records += repetitions(name, lambda iters: time_loop(fn, iters), args.min_time, args.repetitions,
+                               (lambda per: {"GFLOPS": flops / per}) if flops else None,
+                               console=args.format == "console", width=24)
         del fn
         if cuda:
             torch.cuda.empty_cache()

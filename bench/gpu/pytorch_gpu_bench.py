@@ -28,9 +28,13 @@ afterwards.
 """
 import argparse
 import json
+import os
 import platform
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gbench_like import repetitions  # noqa: E402
 
 CASES = ["h2d_pageable_64M", "h2d_pinned_64M", "d2h_pinned_64M", "h2d_pinned_1G", "d2d_1G",
          "add_256M", "sgemm_4096", "tf32_4096", "bf16_4096", "softmax_8192x8192",
@@ -167,31 +171,13 @@ def main():
                 for _ in range(batch):  # warm-up, untimed
                     fn()
                 sync()
-                # Size the loop as Google Benchmark does: grow until it lasts min_time.
-                iters = 1
-                while True:
-                    ns = time_loop(fn, iters, batch)
-                    if ns >= args.min_time * 1e9 or iters >= 1_000_000_000:
-                        break
-                    mult = args.min_time * 1e9 * 1.4 / max(ns, 1)
-                    if ns < args.min_time * 1e8:  # under a tenth of min_time: grow at most 10x
-                        mult = min(mult, 10.0)
-                    iters = max(iters + 1, int(mult * iters))
-                for rep in range(args.repetitions):
-                    ns = ns if rep == 0 else time_loop(fn, iters, batch)
-                    per = ns / iters
-                    rec = {"name": f"{name}/real_time", "run_name": f"{name}/real_time",
-                           "run_type": "iteration", "repetitions": args.repetitions,
-                           "repetition_index": rep, "iterations": iters, "real_time": per,
-                           "time_unit": "ns", "batch": batch}
-                    rate = work / (per * 1e-9)
-                    key = {"bytes": "bytes_per_second", "flops": "FLOPS",
-                           "calls": "items_per_second"}[unit]
-                    rec[key] = rate
-                    records.append(rec)
-                    if args.format == "console":
-                        print(f"{name:<20} rep {rep}: {per / 1e3:12.3f} us  ({iters} iterations)  "
-                              f"{key}={rate:.4g}", flush=True)
+                key = {"bytes": "bytes_per_second", "flops": "FLOPS", "calls": "items_per_second"}[unit]
+                recs = repetitions(name, lambda iters: time_loop(fn, iters, batch), args.min_time,
+                                   args.repetitions, lambda per: {key: work / (per * 1e-9)},
+                                   console=args.format == "console")
+                for rec in recs:
+                    rec["batch"] = batch
+                records += recs
             finally:
                 if cleanup:
                     cleanup()

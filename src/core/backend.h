@@ -19,6 +19,7 @@
 
 #include "core/allocator.h"
 #include "core/op_kinds.h"
+#include "core/plugin_abi.h"
 #include "core/tensor.h"
 #include "devtensor.h"
 
@@ -46,6 +47,31 @@ struct ConvGeometry {
   int64_t dilation[2] = {1, 1};
   int64_t groups = 1;
 };
+
+// The geometry as the plugin ABI carries it for its convolution passes (DTP_HOOK_CONV2D_*,
+// packed by dtp_conv_geometry_pack), and back.
+inline dtp_conv_geometry to_abi(const ConvGeometry& g) {
+  dtp_conv_geometry a;
+  for (int k = 0; k < 2; ++k) {
+    a.stride[k] = g.stride[k];
+    a.dilation[k] = g.dilation[k];
+    a.pad_begin[k] = g.pad_begin[k];
+    a.pad_end[k] = g.pad_end[k];
+  }
+  a.groups = g.groups;
+  return a;
+}
+inline ConvGeometry from_abi(const dtp_conv_geometry& a) {
+  ConvGeometry g;
+  for (int k = 0; k < 2; ++k) {
+    g.stride[k] = a.stride[k];
+    g.dilation[k] = a.dilation[k];
+    g.pad_begin[k] = a.pad_begin[k];
+    g.pad_end[k] = a.pad_end[k];
+  }
+  g.groups = a.groups;
+  return g;
+}
 
 // The geometry of a 2-d max pooling (Backend::max_pool2d_forward): (height, width) pairs;
 // the output's size is the tensor's, so padding past the bottom/right (ceil_mode) needs no field.

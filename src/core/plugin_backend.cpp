@@ -343,14 +343,7 @@ bool PluginBackend::run_hook(int32_t hook, std::initializer_list<const Tensor*> 
   if (!t.supports_op(hook)) return false;
   dtp_op_args a;
   std::memset(&a, 0, sizeof a);
-  dtp_conv_geometry packed;
-  for (int k = 0; k < 2; ++k) {
-    packed.stride[k] = g.stride[k];
-    packed.dilation[k] = g.dilation[k];
-    packed.pad_begin[k] = g.pad_begin[k];
-    packed.pad_end[k] = g.pad_end[k];
-  }
-  packed.groups = g.groups;
+  const dtp_conv_geometry packed = to_abi(g);
   if (!dtp_conv_geometry_pack(&packed, a.i)) return false;
   a.i[3] = allow_tf32() ? 1 : 0;
   dtp_tensor described[DTP_MAX_OPERANDS];

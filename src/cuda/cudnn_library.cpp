@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cuda/dl_bind.h"
+
 namespace dt::cudap {
 namespace {
 
@@ -17,12 +19,6 @@ struct Loaded {
 
 std::string version_string(size_t v) {  // cuDNN 9: major * 10000 + minor * 100 + patch
   return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
-}
-
-template <typename F>
-void bind(void* handle, const char* name, F* slot, std::string* missing) {
-  *slot = reinterpret_cast<F>(dlsym(handle, name));
-  if (!*slot && missing->empty()) *missing = name;
 }
 
 Loaded load() {

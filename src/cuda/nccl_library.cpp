@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "cuda/dl_bind.h"
+
 namespace dt::cudap {
 
 std::string nccl_version_string(int code) {
@@ -23,13 +25,6 @@ struct Loaded {
   std::string why;   // when not ok
   std::string what;  // when ok: "NCCL 2.28.9 (libnccl.so.2)"
 };
-
-template <typename F>
-bool bind(void* handle, const char* name, F* slot, std::string* missing) {
-  *slot = reinterpret_cast<F>(dlsym(handle, name));
-  if (!*slot && missing->empty()) *missing = name;
-  return *slot != nullptr;
-}
 
 Loaded load() {
   Loaded r;

@@ -192,15 +192,7 @@ int32_t supports_op(int32_t op) { return kernels().supports(op) || is_hook(op) ?
 // A hook pass through the CPU backend's; DT_ERR_NOT_SUPPORTED when it has none for these
 // operands (the core then computes the pass itself).
 void run_hook(int32_t op, const dt::OpArgs& args, const int64_t* packed) {
-  const dtp_conv_geometry p = dtp_conv_geometry_unpack(packed);
-  dt::ConvGeometry g;
-  for (int k = 0; k < 2; ++k) {
-    g.stride[k] = p.stride[k];
-    g.dilation[k] = p.dilation[k];
-    g.pad_begin[k] = p.pad_begin[k];
-    g.pad_end[k] = p.pad_end[k];
-  }
-  g.groups = p.groups;
+  const dt::ConvGeometry g = dt::from_abi(dtp_conv_geometry_unpack(packed));
   const dt::Tensor& out = *args.t[0];
   bool done = false;
   if (op == DTP_HOOK_CONV2D_FORWARD)
