@@ -181,6 +181,31 @@ TEST_F(PluginBackend, ConvolutionRunsThroughItsLibraryHooksAndFallsBackWhereItHa
   check_conv_against_cpu(DT_FLOAT64, 0);
 }
 
+TEST_F(PluginBackend, AScalarOperandIsMadeInTheOpsDtypeWithoutACast) {
+  // x + 0.5 on a device: the wrapped number is filled in float32 at once (one fill and the
+  // add, no copy); an integer tensor's integral scalar keeps the general path (an int64
+  // fill, then a cast, as the op's dtype is not floating). Values as on the CPU.
+  Stream def;
+  DT_ASSERT_OK(dt_stream_default(kDev0, &def.s));
+  const float xs[3] = {1, -2, 3.25f};
+  const int32_t is[3] = {1, -2, 7};
+  const int64_t n = 3;
+  T x, xi, y, yi;
+  DT_ASSERT_OK(dt_tensor_from_data(xs, sizeof xs, &n, 1, DT_FLOAT32, kDev0, x.out()));
+  DT_ASSERT_OK(dt_tensor_from_data(is, sizeof is, &n, 1, DT_INT32, kDev0, xi.out()));
+  const Queued q0 = queued_on(def);
+  DT_ASSERT_OK(dt_add_scalar(x, 0.5, y.out()));
+  const Queued q1 = queued_on(def);
+  EXPECT_EQ(q1.ops - q0.ops, 2u) << "the fill and the add";
+  EXPECT_EQ(q1.copies - q0.copies, 0u) << "no cast of the scalar";
+  EXPECT_EQ(values<float>(y), (std::vector<float>{1.5f, -1.5f, 3.75f}));
+  const Queued q2 = queued_on(def);  // after values()'s copy to the host
+  DT_ASSERT_OK(dt_mul_scalar(xi, 3, yi.out()));
+  const Queued q3 = queued_on(def);
+  EXPECT_EQ(q3.copies - q2.copies, 1u) << "int64 -> int32 cast of the scalar";
+  EXPECT_EQ(values<int32_t>(yi), (std::vector<int32_t>{3, -6, 21}));
+}
+
 TEST_F(PluginBackend, AGlooProcessGroupRefusesItsTensorsNamingTheDevice) {
   // A process group of one rank (a store file of its own): Gloo works on host memory, so
   // a tensor of another device is DT_ERR_DEVICE_MISMATCH before any byte moves, as a CUDA

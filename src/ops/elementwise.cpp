@@ -79,21 +79,37 @@ void inplace_impl(BinaryOp op, const Tensor& self, const Tensor& other, bool oth
   }
 }
 
+// The wrapped number b as an operand of op with tensor a: a 0-d tensor on a's device. On
+// a device that is not the host it is made at once in the dtype the op computes in when
+// that is floating, so the op does not queue a cast of it first: one fill instead of a
+// fill, an allocation and a cast per scalar op (bench/gpu/NOTES.md: every batch norm's
+// `var + eps`). The value is the same: both convert the double to that dtype once.
+Tensor wrapped_scalar(BinaryOp op, const Tensor& a, double b) {
+  const Device host = a.device().is_cpu() ? a.device() : Device{DT_DEVICE_CPU, 0};
+  Tensor s = scalar_tensor(b, host);
+  const DType common = result_type({{&a, false}, {&s, true}});
+  check_pow_scalar(op, common, b);
+  if (a.device().is_cpu()) return s;
+  const DType compute = compute_dtype(op, common, a.dtype() == DType::Bool);
+  if (!is_floating(compute)) return scalar_tensor(b, a.device());
+  Tensor on_device = Tensor::empty(Dims{}, compute, a.device());
+  fill_(on_device, b);
+  return on_device;
+}
+
 }  // namespace
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) { return binary_impl(op, a, b, false); }
 
 Tensor binary_scalar(BinaryOp op, const Tensor& a, double b) {
-  Tensor s = scalar_tensor(b, a.device());
-  check_pow_scalar(op, result_type({{&a, false}, {&s, true}}), b);
+  const Tensor s = wrapped_scalar(op, a, b);
   return binary_impl(op, a, s, true);
 }
 
 void binary_(BinaryOp op, const Tensor& self, const Tensor& other) { inplace_impl(op, self, other, false); }
 
 void binary_scalar_(BinaryOp op, const Tensor& self, double other) {
-  Tensor s = scalar_tensor(other, self.device());
-  check_pow_scalar(op, result_type({{&self, false}, {&s, true}}), other);
+  const Tensor s = wrapped_scalar(op, self, other);
   inplace_impl(op, self, s, true);
 }
 
