@@ -57,6 +57,19 @@ void call(const char* what, F&& f) {
   fail(static_cast<dt_status>(code), msg);
 }
 
+// As call, for the optional passes a plugin may hand back: DT_ERR_NOT_SUPPORTED is an
+// answer (false), not a failure.
+template <typename F>
+bool call_supported(const char* what, F&& f) {
+  bool unsupported = false;
+  call(what, [&](dtp_error* e) {
+    const int32_t code = f(e);
+    unsupported = code == DT_ERR_NOT_SUPPORTED;
+    return unsupported ? int32_t{DT_OK} : code;
+  });
+  return !unsupported;
+}
+
 // What an op is called in messages: the table's name, with the two ops whose C names
 // differ by an argument.
 const char* op_label(int32_t op, const OpArgs& a) {
@@ -354,16 +367,7 @@ bool PluginBackend::run_hook(int32_t hook, std::initializer_list<const Tensor*> 
   }
   const Tensor& out = **operands.begin();
   a.stream = thread_native_stream(out.device());
-  dtp_error err;
-  err.code = DT_OK;
-  err.message[0] = '\0';
-  const int32_t code = t.run(hook, &a, &err);
-  if (code == DT_ERR_NOT_SUPPORTED) return false;
-  if (code != DT_OK) {
-    err.message[sizeof err.message - 1] = '\0';
-    fail(static_cast<dt_status>(code), cat("conv2d: ", err.message[0] ? err.message : "backend error"));
-  }
-  return true;
+  return call_supported("conv2d", [&](dtp_error* e) { return t.run(hook, &a, e); });
 }
 
 bool PluginBackend::conv2d_forward(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor* bias,
@@ -391,16 +395,10 @@ void PluginBackend::graph_begin(int32_t index, void* stream) {
 void* PluginBackend::graph_end(int32_t index, void* stream) {
   const dtp_backend& t = table();
   void* exec = nullptr;
-  dtp_error err;
-  err.code = DT_OK;
-  err.message[0] = '\0';
-  const int32_t code = t.graph_end(index, stream, &exec, &err);
-  if (code == DT_ERR_NOT_SUPPORTED) return nullptr;  // not recordable: step-by-step replay
-  if (code != DT_OK) {
-    err.message[sizeof err.message - 1] = '\0';
-    fail(static_cast<dt_status>(code), cat("dt_graph_replay (recording a native graph): ", err.message));
-  }
-  return exec;
+  // Not recordable (NOT_SUPPORTED): null, and the graph replays step by step.
+  const bool recorded = call_supported("dt_graph_replay (recording a native graph)",
+                                       [&](dtp_error* e) { return t.graph_end(index, stream, &exec, e); });
+  return recorded ? exec : nullptr;
 }
 void PluginBackend::graph_launch(int32_t index, void* exec, void* stream) {
   const dtp_backend& t = table();
