@@ -10,9 +10,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "support/dt_test.h"
@@ -524,6 +526,121 @@ TEST_F(PluginBackend, AGraphRecordsWithoutQueuingAndReplaysOnTheCallersStream) {
   EXPECT_EQ(queued_on(def).ops - def1.ops, 0u);
   EXPECT_EQ(values<float>(b), (std::vector<float>{2, 4, 6}));
   DT_ASSERT_OK(dt_graph_release(g));
+}
+
+// The plugin's native graphs: {alive, launched}.
+std::pair<int64_t, int64_t> plugin_graphs() {
+  auto count = reinterpret_cast<void (*)(int64_t*)>(plugin_symbol("devtensor_test_backend_graphs"));
+  int64_t c[2] = {};
+  if (count) count(c);
+  return {c[0], c[1]};
+}
+
+// A small piece of work captured on testdev:0: y = relu(conv2d(x, w) + 1) with the
+// convolution's library pass, whose hook the plugin hands back while recording (the core
+// records its own im2col and product for it), and z = y as float64.
+struct CapturedConv {
+  T x, w, y, z;
+  dt_graph* g = nullptr;
+  ~CapturedConv() { dt_graph_release(g); }
+  void capture() {
+    const int64_t xs[] = {1, 2, 5, 5}, ws[] = {3, 2, 3, 3};
+    DT_ASSERT_OK(dt_manual_seed(11));
+    DT_ASSERT_OK(dt_tensor_randn(xs, 4, DT_FLOAT32, kDev0, x.out()));
+    DT_ASSERT_OK(dt_tensor_randn(ws, 4, DT_FLOAT32, kDev0, w.out()));
+    Stream capture;
+    DT_ASSERT_OK(dt_stream_create(kDev0, &capture.s));
+    DT_ASSERT_OK(dt_graph_capture_begin(capture));
+    T c, c1;
+    const int64_t one[] = {1, 1}, none[] = {0, 0};
+    DT_ASSERT_OK(dt_conv2d(x, w, nullptr, one, none, one, 1, c.out()));
+    DT_ASSERT_OK(dt_add_scalar(c, 1.0, c1.out()));
+    DT_ASSERT_OK(dt_relu(c1, y.out()));
+    DT_ASSERT_OK(dt_tensor_to(y, kDev0, DT_FLOAT64, DT_TO_COPY, z.out()));
+    DT_ASSERT_OK(dt_graph_capture_end(capture, &g));
+  }
+  // The same work run eagerly on new values of x, on the CPU (host values).
+  std::vector<float> expected() {
+    T xc, wc, c, c1, r;
+    const int64_t one[] = {1, 1}, none[] = {0, 0};
+    EXPECT_EQ(dt_tensor_to(x, cpu(), DT_DTYPE_DEFAULT, DT_TO_COPY, xc.out()), DT_OK);
+    EXPECT_EQ(dt_tensor_to(w, cpu(), DT_DTYPE_DEFAULT, DT_TO_COPY, wc.out()), DT_OK);
+    EXPECT_EQ(dt_conv2d(xc, wc, nullptr, one, none, one, 1, c.out()), DT_OK);
+    EXPECT_EQ(dt_add_scalar(c, 1.0, c1.out()), DT_OK);
+    EXPECT_EQ(dt_relu(c1, r.out()), DT_OK);
+    return values<float>(r);
+  }
+};
+
+void expect_near(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f * (1 + std::fabs(want[i]))) << i;
+}
+
+// The first replay records the steps once as the plugin's native graph; every replay is
+// then one launch on the replaying thread's stream, with the eager results, and the
+// native graph goes when the dt_graph does.
+TEST_F(PluginBackend, AGraphReplaysAsOneNativeLaunchOfItsRecordedWork) {
+  const auto [alive0, launched0] = plugin_graphs();
+  {
+    CapturedConv w;
+    w.capture();
+    for (int replay = 1; replay <= 3; ++replay) {
+      std::vector<float> fresh(50);
+      for (size_t i = 0; i < fresh.size(); ++i) fresh[i] = std::sin(0.7f * static_cast<float>(i * replay));
+      DT_ASSERT_OK(dt_tensor_copy_from_host(w.x, fresh.data(), fresh.size() * sizeof(float)));
+      const uint64_t hooks = plugin_hooks();
+      DT_ASSERT_OK(dt_graph_replay(w.g));
+      EXPECT_EQ(plugin_hooks(), hooks) << "the recorded work has the core's own convolution ops";
+      EXPECT_EQ(plugin_graphs().first, alive0 + 1);
+      EXPECT_EQ(plugin_graphs().second, launched0 + replay);
+      const std::vector<float> want = w.expected();
+      expect_near(values<float>(w.y), want);
+      const std::vector<float> y = values<float>(w.y);
+      EXPECT_EQ(values<double>(w.z), std::vector<double>(y.begin(), y.end())) << "the recorded copy ran after its op";
+    }
+  }
+  EXPECT_EQ(plugin_graphs().first, alive0) << "the native graph was not destroyed with its dt_graph";
+}
+
+// A step the plugin cannot record ends the recording: what the plugin made of the
+// unfinished work is destroyed (nothing leaks), the graph replays step by step with the
+// same results, and the thread is back on its own stream.
+TEST_F(PluginBackend, AStepThatCannotBeRecordedLeavesNoNativeGraphAndTheReplayStepByStep) {
+  const auto [alive0, launched0] = plugin_graphs();
+  CapturedConv w;
+  w.capture();
+  Stream mine, previous, ignored, now;
+  DT_ASSERT_OK(dt_stream_create(kDev0, &mine.s));
+  DT_ASSERT_OK(dt_set_thread_stream(mine, &previous.s));
+  reinterpret_cast<void (*)()>(plugin_symbol("devtensor_test_backend_fail_next_recorded_op"))();
+  const Queued before = queued_on(mine);
+  DT_ASSERT_OK(dt_graph_replay(w.g));
+  DT_ASSERT_OK(dt_graph_replay(w.g));
+  EXPECT_EQ(plugin_graphs().first, alive0) << "the unfinished native graph leaked";
+  EXPECT_EQ(plugin_graphs().second, launched0);
+  EXPECT_GT(queued_on(mine).ops - before.ops, 0u) << "the steps ran on the thread's stream";
+  DT_ASSERT_OK(dt_thread_stream(kDev0, &now.s));
+  void *native_now = nullptr, *native_mine = nullptr;
+  DT_ASSERT_OK(dt_stream_native_handle(now, &native_now));
+  DT_ASSERT_OK(dt_stream_native_handle(mine, &native_mine));
+  EXPECT_EQ(native_now, native_mine) << "the thread did not get its stream back after the recording";
+  expect_near(values<float>(w.y), w.expected());
+  DT_ASSERT_OK(dt_set_thread_stream(previous, &ignored.s));
+}
+
+// DEVTENSOR_NATIVE_GRAPHS=0 (read at a graph's first replay) keeps replays step by step.
+TEST_F(PluginBackend, NativeGraphsCanBeTurnedOff) {
+  const auto [alive0, launched0] = plugin_graphs();
+  CapturedConv w;
+  w.capture();
+  setenv("DEVTENSOR_NATIVE_GRAPHS", "0", 1);
+  const dt_status s = dt_graph_replay(w.g);
+  unsetenv("DEVTENSOR_NATIVE_GRAPHS");
+  DT_ASSERT_OK(s);
+  DT_ASSERT_OK(dt_graph_replay(w.g));
+  EXPECT_EQ(plugin_graphs(), std::make_pair(alive0, launched0));
+  expect_near(values<float>(w.y), w.expected());
 }
 
 TEST_F(PluginBackend, OpsAllocationsAndCopiesGoToTheThreadsStream) {

@@ -56,28 +56,46 @@ void* Graph::record_native(Backend& b) {
   const char* off = std::getenv("DEVTENSOR_NATIVE_GRAPHS");
   if (steps_.empty() || !b.native_graphs() || (off && std::strcmp(off, "0") == 0)) return nullptr;
   // The steps queue on the thread's current stream: make it a stream of the graph's own
-  // for the recording, so that no other work joins it, then give the thread its own back.
+  // for the recording, so that no other work joins it, then give the thread its own back
+  // however the recording ends (an Error, or anything else a step throws).
   Ref<Stream> recording = Stream::create(device_);
   reserve_thread_stream();
   Ref<Stream> before = thread_stream(device_) ? Ref<Stream>() : Stream::default_for(device_);
-  Ref<Stream> previous = set_thread_stream(recording);
-  if (!previous) previous = std::move(before);
-  void* exec = nullptr;
+  struct GiveBack {
+    Ref<Stream> previous;
+    ~GiveBack() {
+      try {
+        reserve_thread_stream();  // room even if a step dropped the recording's entry
+        set_thread_stream(previous);
+      } catch (...) {  // out of memory for one entry: the thread keeps the recording stream
+      }
+    }
+  } give_back{set_thread_stream(recording)};
+  if (!give_back.previous) give_back.previous = std::move(before);
   try {
     b.graph_begin(device_.index, recording->native());
-    try {
-      for (const auto& step : steps_) step();
-    } catch (...) {
-      b.graph_end(device_.index, recording->native());  // ends the recording (null: failed)
-      throw;
-    }
-    exec = b.graph_end(device_.index, recording->native());
   } catch (const Error&) {
-    exec = nullptr;  // replay step by step, as without native graphs
+    return nullptr;  // replay step by step, as without native graphs
   }
-  reserve_thread_stream();
-  set_thread_stream(previous);
-  return exec;
+  try {
+    for (const auto& step : steps_) step();
+  } catch (...) {
+    // End the recording; whatever the backend made of the unfinished work is discarded.
+    try {
+      if (void* partial = b.graph_end(device_.index, recording->native())) b.graph_destroy(device_.index, partial);
+    } catch (const Error&) {
+    }
+    try {
+      throw;
+    } catch (const Error&) {
+      return nullptr;  // a step the backend cannot record: replay step by step
+    }
+  }
+  try {
+    return b.graph_end(device_.index, recording->native());
+  } catch (const Error&) {
+    return nullptr;
+  }
 }
 
 void Graph::destroy(Graph* g) noexcept {

@@ -13,6 +13,9 @@
 // streams and events of its own (the optional slots), which do their work at once, as
 // the CPU, but count what was queued on each (devtensor_test_backend_stream_counts), so
 // a test can see which stream the core sent an op, an allocation, a free or a wait to.
+// It has native graphs too (CUDA's stream capture: work queued on a recording stream is
+// kept, not run, and a launch runs it again), so the core's native-graph path, failures
+// included, runs in CI without a GPU.
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -20,6 +23,7 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "core/plugin_abi.h"
@@ -92,8 +96,10 @@ int32_t memory_info(int32_t, uint64_t* free_bytes, uint64_t* total_bytes, dtp_er
 
 // A stream: what was queued on it. The default stream of each device is kDefault[d]
 // (the core passes NULL for it).
+struct Recording;
 struct TestStream {
   std::atomic<uint64_t> ops{0}, allocations{0}, frees{0}, copies{0}, waits{0}, records{0};
+  Recording* recording = nullptr;  // between graph_begin and graph_end (native graphs, below)
 };
 TestStream g_default_streams[kDevices];
 TestStream& on(int32_t device, void* s) { return s ? *static_cast<TestStream*>(s) : g_default_streams[device]; }
@@ -175,10 +181,54 @@ int32_t memory_stats(int32_t device, dtp_mem_stats* out, dtp_error* err) {
 
 int32_t empty_cache(int32_t, dtp_error*) { return DT_OK; }
 
+// Native graphs (the optional graph_* slots), CUDA's stream-capture model: between
+// graph_begin and graph_end the ops and copies queued on the stream are recorded, not
+// run; graph_launch runs the recording again on the stream it is given. The tests count
+// live graphs (a graph the core lost would stay counted) and can make the next recorded
+// op fail, as a kernel whose launch cannot be captured does.
+struct Recorded {
+  int32_t op;  // kCopy for a copy
+  dtp_tensor t[DTP_MAX_OPERANDS];
+  int32_t nt;
+  double f[2];
+  int64_t i[4];
+};
+constexpr int32_t kCopy = -1;
+struct Recording {
+  std::vector<Recorded> work;
+};
+std::atomic<int64_t> g_graphs_live{0};
+std::atomic<uint64_t> g_graph_launches{0};
+std::atomic<bool> g_fail_next_recorded_op{false};
+
+// Records work queued on a recording stream; false when s is not recording.
+bool record_if_capturing(TestStream& s, int32_t op, const dtp_tensor* const* t, int32_t nt, const double* f,
+                         const int64_t* i) {
+  if (!s.recording) return false;
+  if (g_fail_next_recorded_op.exchange(false))
+    dt::fail(DT_ERR_NOT_SUPPORTED, "testdev: this op cannot be recorded (a failure the tests asked for)");
+  Recorded r{};
+  r.op = op;
+  r.nt = nt;
+  for (int k = 0; k < nt; ++k) r.t[k] = *t[k];
+  if (f) r.f[0] = f[0], r.f[1] = f[1];
+  if (i)
+    for (int k = 0; k < 4; ++k) r.i[k] = i[k];
+  s.recording->work.push_back(r);
+  return true;
+}
+
+void copy_now(const dtp_tensor& dst, const dtp_tensor& src, void* stream) {
+  kernels().copy(wrap(dst), wrap(src));
+  on(dst.device != DTP_HOST ? dst.device : src.device, stream).copies.fetch_add(1);
+}
+
 int32_t copy(const dtp_tensor* dst, const dtp_tensor* src, int32_t, void* stream, dtp_error* err) {
   return guarded(err, [&] {
-    kernels().copy(wrap(*dst), wrap(*src));
-    on(dst->device != DTP_HOST ? dst->device : src->device, stream).copies.fetch_add(1);
+    const dtp_tensor* t[2] = {dst, src};
+    if (!record_if_capturing(on(dst->device != DTP_HOST ? dst->device : src->device, stream), kCopy, t, 2, nullptr,
+                             nullptr))
+      copy_now(*dst, *src, stream);
   });
 }
 
@@ -205,22 +255,72 @@ void run_hook(int32_t op, const dt::OpArgs& args, const int64_t* packed) {
   g_hooks.fetch_add(1);
 }
 
+// Runs one op now (a hook through run_hook), counted on the stream it was queued on.
+void run_now(int32_t op, const dtp_op_args* a) {
+  dt::Tensor held[DTP_MAX_OPERANDS];
+  dt::OpArgs args;
+  for (int k = 0; k < a->nt; ++k) {
+    held[k] = wrap(*a->t[k]);
+    args.t[args.nt++] = &held[k];
+  }
+  args.f[0] = a->f[0];
+  args.f[1] = a->f[1];
+  for (int k = 0; k < 4; ++k) args.i[k] = a->i[k];
+  if (is_hook(op)) return run_hook(op, args, a->i);
+  kernels().run(op, args);
+  g_ops.fetch_add(1);
+  on(a->t[0]->device, a->stream).ops.fetch_add(1);
+}
+
 int32_t run(int32_t op, const dtp_op_args* a, dtp_error* err) {
   return guarded(err, [&] {
-    dt::Tensor held[DTP_MAX_OPERANDS];
-    dt::OpArgs args;
-    for (int k = 0; k < a->nt; ++k) {
-      held[k] = wrap(*a->t[k]);
-      args.t[args.nt++] = &held[k];
-    }
-    args.f[0] = a->f[0];
-    args.f[1] = a->f[1];
-    for (int k = 0; k < 4; ++k) args.i[k] = a->i[k];
-    if (is_hook(op)) return run_hook(op, args, a->i);
-    kernels().run(op, args);
-    g_ops.fetch_add(1);
-    on(a->t[0]->device, a->stream).ops.fetch_add(1);
+    TestStream& s = on(a->t[0]->device, a->stream);
+    // A library pass decides at run time whether it takes its operands: handed back to
+    // the core while recording, which then records its own ops for it.
+    if (s.recording && is_hook(op)) dt::fail(DT_ERR_NOT_SUPPORTED, "testdev: library passes are not recorded");
+    if (!record_if_capturing(s, op, a->t, a->nt, a->f, a->i)) run_now(op, a);
   });
+}
+
+int32_t graph_begin(int32_t device, void* stream, dtp_error* err) {
+  return guarded(err, [&] {
+    TestStream& s = on(device, stream);
+    if (!stream || s.recording) dt::fail(DT_ERR_INVALID_ARGUMENT, "testdev: graph_begin on a default or recording stream");
+    s.recording = new Recording();
+  });
+}
+// Hands over what was recorded, whatever happened meanwhile (as cudaStreamEndCapture
+// does when the failure was not the capture's own): the core decides what to keep.
+int32_t graph_end(int32_t device, void* stream, void** exec, dtp_error* err) {
+  return guarded(err, [&] {
+    TestStream& s = on(device, stream);
+    if (!s.recording) dt::fail(DT_ERR_INVALID_ARGUMENT, "testdev: graph_end on a stream that is not recording");
+    *exec = s.recording;
+    s.recording = nullptr;
+    g_graphs_live.fetch_add(1);
+  });
+}
+int32_t graph_launch(int32_t, void* exec, void* stream, dtp_error* err) {
+  return guarded(err, [&] {
+    for (const Recorded& r : static_cast<Recording*>(exec)->work) {
+      if (r.op == kCopy) {
+        copy_now(r.t[0], r.t[1], stream);
+        continue;
+      }
+      dtp_op_args a{};
+      for (int k = 0; k < r.nt; ++k) a.t[k] = &r.t[k];
+      a.nt = r.nt;
+      a.f[0] = r.f[0], a.f[1] = r.f[1];
+      for (int k = 0; k < 4; ++k) a.i[k] = r.i[k];
+      a.stream = stream;
+      run_now(r.op, &a);
+    }
+    g_graph_launches.fetch_add(1);
+  });
+}
+void graph_destroy(int32_t, void* exec) {
+  delete static_cast<Recording*>(exec);
+  g_graphs_live.fetch_sub(1);
 }
 
 int32_t synchronize(int32_t, dtp_error*) { return DT_OK; }
@@ -256,6 +356,10 @@ dtp_backend make_table() {
   t.event_synchronize = &event_synchronize;
   t.event_query = &event_query;
   t.event_elapsed_ms = &event_elapsed_ms;
+  t.graph_begin = &graph_begin;
+  t.graph_end = &graph_end;
+  t.graph_launch = &graph_launch;
+  t.graph_destroy = &graph_destroy;
   set_test_collectives(t);
   return t;  // no pinned memory: those optional slots stay NULL
 }
@@ -284,4 +388,15 @@ extern "C" __attribute__((visibility("default"))) void devtensor_test_backend_st
   out[3] = s.copies.load();
   out[4] = s.waits.load();
   out[5] = s.records.load();
+}
+
+// For the tests: native graphs alive (made by graph_end, not yet destroyed) and launched.
+extern "C" __attribute__((visibility("default"))) void devtensor_test_backend_graphs(int64_t out[2]) {
+  out[0] = g_graphs_live.load();
+  out[1] = static_cast<int64_t>(g_graph_launches.load());
+}
+// For the tests: the next op or copy queued on a recording stream fails (NOT_SUPPORTED)
+// instead of being recorded.
+extern "C" __attribute__((visibility("default"))) void devtensor_test_backend_fail_next_recorded_op(void) {
+  g_fail_next_recorded_op.store(true);
 }
