@@ -10,6 +10,7 @@
 // name the module and the shapes.
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -397,6 +398,68 @@ TEST_F(Norm, ConstructorsAndFunctionalFormsRefuseBadArguments) {
   EXPECT_EQ(out.get(), nullptr) << "outputs untouched on failure";
   // the running statistics are untouched by a refused call
   EXPECT_EQ(values<float>(rm), (std::vector<float>{0, 0, 0}));
+}
+
+// Eval-mode batch norm runs as one kernel on a contiguous float32 or float64 input
+// (KernelOp::BatchNormEval) and as the unfused ops otherwise (here: a transposed view).
+// Both must give the bits of the formula computed here one rounding at a time: rstd =
+// 1 / sqrt(var + eps), scale = weight * rstd, shift = bias - mean * scale, x * scale +
+// shift. On the CPU, and on cuda:0 when it is usable.
+template <typename F>
+void check_eval_batch_norm_bits(dt_dtype dtype, dt_device device) {
+  const int64_t xs[4] = {3, 4, 5, 6}, cs[1] = {4};
+  const double eps = 1e-3;
+  DT_ASSERT_OK(dt_manual_seed(21));
+  T x, mean, var0, var, weight, bias;
+  DT_ASSERT_OK(dt_tensor_randn(xs, 4, dtype, device, x.out()));
+  DT_ASSERT_OK(dt_tensor_randn(cs, 1, dtype, device, mean.out()));
+  DT_ASSERT_OK(dt_tensor_rand(cs, 1, dtype, device, var0.out()));
+  DT_ASSERT_OK(dt_add_scalar(var0, 0.25, var.out()));
+  DT_ASSERT_OK(dt_tensor_randn(cs, 1, dtype, device, weight.out()));
+  DT_ASSERT_OK(dt_tensor_randn(cs, 1, dtype, device, bias.out()));
+  T xt, xc;  // the same values, [3, 4, 6, 5], as a transposed view and contiguous
+  DT_ASSERT_OK(dt_transpose(x, 2, 3, xt.out()));
+  DT_ASSERT_OK(dt_contiguous(xt, xc.out()));
+  const std::vector<F> xv = values<F>(xc), mv = values<F>(mean), vv = values<F>(var), wv = values<F>(weight),
+                       bv = values<F>(bias);
+  for (int affine = 0; affine < 4; ++affine) {
+    const bool with_w = affine & 1, with_b = affine & 2;
+    T fused, unfused;
+    DT_ASSERT_OK(dt_batch_norm(xc, mean, var, with_w ? weight.get() : nullptr, with_b ? bias.get() : nullptr, 0, 0.1,
+                               eps, fused.out()));
+    DT_ASSERT_OK(dt_batch_norm(xt, mean, var, with_w ? weight.get() : nullptr, with_b ? bias.get() : nullptr, 0, 0.1,
+                               eps, unfused.out()));
+    std::vector<F> want(xv.size());
+    for (size_t i = 0; i < xv.size(); ++i) {
+      const size_t c = (i / 30) % 4;
+      const volatile F rstd = F(1) / std::sqrt(vv[c] + static_cast<F>(eps));
+      const volatile F scale = with_w ? wv[c] * rstd : rstd;
+      const volatile F ms = mv[c] * scale;
+      const volatile F shift = with_b ? bv[c] - ms : -ms;
+      const volatile F prod = xv[i] * scale;
+      want[i] = prod + shift;
+    }
+    const std::vector<F> got_fused = values<F>(fused), got_unfused = values<F>(unfused);
+    ASSERT_EQ(got_fused.size(), want.size());
+    size_t fused_off = 0, unfused_off = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      fused_off += std::memcmp(&got_fused[i], &want[i], sizeof(F)) != 0;
+      unfused_off += std::memcmp(&got_unfused[i], &want[i], sizeof(F)) != 0;
+    }
+    EXPECT_EQ(fused_off, 0u) << "one pass, weight " << with_w << ", bias " << with_b;
+    EXPECT_EQ(unfused_off, 0u) << "unfused ops, weight " << with_w << ", bias " << with_b;
+  }
+}
+
+TEST_F(Norm, EvalBatchNormInOnePassGivesTheBitsOfTheUnfusedOps) {
+  check_eval_batch_norm_bits<float>(DT_FLOAT32, cpu());
+  check_eval_batch_norm_bits<double>(DT_FLOAT64, cpu());
+}
+
+TEST_F(Norm, EvalBatchNormInOnePassGivesTheBitsOfTheUnfusedOpsOnCuda) {
+  if (!dt_cuda_is_available()) GTEST_SKIP() << "CUDA is not available";
+  check_eval_batch_norm_bits<float>(DT_FLOAT32, dt_device{DT_DEVICE_CUDA, 0});
+  check_eval_batch_norm_bits<double>(DT_FLOAT64, dt_device{DT_DEVICE_CUDA, 0});
 }
 
 // F.embedding's negative padding_idx counts from the end: -1 is the last row, which then

@@ -208,6 +208,31 @@ TEST_F(PluginBackend, AScalarOperandIsMadeInTheOpsDtypeWithoutACast) {
   EXPECT_EQ(values<int32_t>(yi), (std::vector<int32_t>{3, -6, 21}));
 }
 
+// Eval-mode batch norm is one op on the device (KernelOp::BatchNormEval), where the
+// unfused form made seven: a forward of ResNet-18 has twenty of them.
+TEST_F(PluginBackend, AnEvalBatchNormIsOneOpOnTheDevice) {
+  const int64_t xs[] = {2, 3, 2, 2}, cs[] = {3};
+  const float mean_v[3] = {0.5f, -1.0f, 2.0f}, var_v[3] = {1.0f, 4.0f, 0.25f}, w_v[3] = {2.0f, 1.0f, -1.0f},
+              b_v[3] = {0.0f, 1.0f, 3.0f};
+  std::vector<float> xv(24);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i) - 10.0f;
+  T x, mean, var, w, b, y;
+  DT_ASSERT_OK(dt_tensor_from_data(xv.data(), xv.size() * sizeof(float), xs, 4, DT_FLOAT32, kDev0, x.out()));
+  DT_ASSERT_OK(dt_tensor_from_data(mean_v, sizeof mean_v, cs, 1, DT_FLOAT32, kDev0, mean.out()));
+  DT_ASSERT_OK(dt_tensor_from_data(var_v, sizeof var_v, cs, 1, DT_FLOAT32, kDev0, var.out()));
+  DT_ASSERT_OK(dt_tensor_from_data(w_v, sizeof w_v, cs, 1, DT_FLOAT32, kDev0, w.out()));
+  DT_ASSERT_OK(dt_tensor_from_data(b_v, sizeof b_v, cs, 1, DT_FLOAT32, kDev0, b.out()));
+  const uint64_t before = plugin_ops();
+  DT_ASSERT_OK(dt_batch_norm(x, mean, var, w, b, 0, 0.1, 1e-5, y.out()));
+  EXPECT_EQ(plugin_ops() - before, 1u);
+  const std::vector<float> got = values<float>(y);
+  for (size_t i = 0; i < got.size(); ++i) {
+    const size_t c = (i / 4) % 3;  // (x - mean) / sqrt(var + eps) * w + b
+    const double want = (xv[i] - mean_v[c]) / std::sqrt(var_v[c] + 1e-5) * w_v[c] + b_v[c];
+    EXPECT_NEAR(got[i], want, 1e-5 * (1 + std::fabs(want))) << i;
+  }
+}
+
 TEST_F(PluginBackend, AGlooProcessGroupRefusesItsTensorsNamingTheDevice) {
   // A process group of one rank (a store file of its own): Gloo works on host memory, so
   // a tensor of another device is DT_ERR_DEVICE_MISMATCH before any byte moves, as a CUDA

@@ -104,7 +104,8 @@
   X(Gather,      8, gather,       "elements picked along a dim by an index of the output's shape") \
   X(ScatterAdd,  9, scatter_add,  "adds each element of src at the index along a dim, in place")   \
   X(IndexAdd,   10, index_add,    "adds rows of source at the rows an index names, in place")   \
-  X(SgdStep,    11, sgd_step,     "one SGD step of a parameter and its momentum buffer, in place")
+  X(SgdStep,    11, sgd_step,     "one SGD step of a parameter and its momentum buffer, in place") \
+  X(BatchNormEval, 12, batch_norm, "batch norm with fixed statistics, one pass: x * scale + shift per channel")
 
 /* Row filters for X-macro expansions: DT_IF_ARITH_<rule>(x) keeps x for the binary ops
  * that have in-place forms, DT_IF_COMPARE_<rule>(x) for the comparisons,

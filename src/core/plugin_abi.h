@@ -106,6 +106,15 @@ enum dtp_op_code {
  *                                                      momentum + grad; d = Nesterov ? grad + buf *
  *                                                      momentum : buf (no buf: d = grad); param -= d * lr.
  *                                                      float32 or float64, all contiguous, one shape.
+ *   DTP_OP_BatchNormEval   t = {out, x, mean, var[, weight][, bias]}
+ *                                                      f[0] = eps; i[0] = 1 with weight, i[1] = 1 with bias
+ *                                                      (each present one follows var in that order). x and
+ *                                                      out contiguous [N, C, ...], the others contiguous
+ *                                                      [C], float32 or float64. Per channel c, each operation
+ *                                                      rounded to the dtype: rstd = 1 / sqrt(var + eps),
+ *                                                      scale = weight * rstd (rstd without weight), shift =
+ *                                                      bias - mean * scale (-(mean * scale) without bias);
+ *                                                      out = x * scale + shift, not contracted to an FMA.
  * Index tensors are int64 and in range. stream: the backend's stream to queue the op on
  * (NULL: the device's default stream).
  *

@@ -59,6 +59,11 @@ void CpuBackend::run(int32_t op, const OpArgs& a) {
     case KernelOp::IndexAdd: return index_add(out, static_cast<int>(a.i[0]), *a.t[1], *a.t[2]);
     case KernelOp::SgdStep:
       return sgd_step(out, *a.t[1], a.nt > 2 ? a.t[2] : nullptr, a.f[0], a.f[1], a.i[0] != 0, a.i[1] != 0);
+    case KernelOp::BatchNormEval: {
+      const Tensor* weight = a.i[0] ? a.t[4] : nullptr;
+      const Tensor* bias = a.i[1] ? a.t[a.i[0] ? 5 : 4] : nullptr;
+      return batch_norm_eval(out, *a.t[1], *a.t[2], *a.t[3], weight, bias, a.f[0]);
+    }
   }
   switch (op) {
 #define DT_X(Name, code, ...) case code: return unary(UnaryOp::Name, out, *a.t[1]);

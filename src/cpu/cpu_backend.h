@@ -57,6 +57,10 @@ class CpuBackend final : public Backend {
   // null (no momentum), `fresh` when buf is new and takes the gradient.
   void sgd_step(const Tensor& param, const Tensor& grad, const Tensor* buf, double lr, double momentum, bool fresh,
                 bool nesterov);
+  // Batch norm with fixed statistics (KernelOp::BatchNormEval; plugin_abi.h gives the
+  // formula and its rounding): weight and bias may be null.
+  void batch_norm_eval(const Tensor& out, const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor* weight,
+                       const Tensor* bias, double eps);
 };
 
 }  // namespace dt::cpu

@@ -1,5 +1,5 @@
 // The kernels of the CUDA plugin, one family per file (binary.cu, unary.cu, copy.cu,
-// factory.cu, reduce.cu, softmax.cu, matmul.cu, index.cu, optim.cu). Each takes checked
+// factory.cu, reduce.cu, softmax.cu, matmul.cu, index.cu, optim.cu, norm.cu). Each takes checked
 // descriptors (the core's front end validated devices, shapes and dtypes) and queues
 // work on devtensor's stream for the output's device; failures throw Failure.
 #pragma once
@@ -30,5 +30,8 @@ void scatter_add(const dtp_tensor& self, int32_t dim, const dtp_tensor& index, c
 // One SGD step in place (DTP_OP_SgdStep); buf null without momentum.
 void sgd_step(const dtp_tensor& param, const dtp_tensor& grad, const dtp_tensor* buf, double lr, double momentum,
               bool fresh, bool nesterov);
+// Batch norm with fixed statistics (DTP_OP_BatchNormEval); weight and bias may be null.
+void batch_norm_eval(const dtp_tensor& out, const dtp_tensor& x, const dtp_tensor& mean, const dtp_tensor& var,
+                     const dtp_tensor* weight, const dtp_tensor* bias, double eps);
 
 }  // namespace dt::cudap

@@ -4,16 +4,10 @@
 // ops (one kernel each) round them.
 #include "cuda/elementwise.cuh"
 #include "cuda/kernels.h"
+#include "cuda/rounding.cuh"
 
 namespace dt::cudap {
 namespace {
-
-__device__ inline float mul_rn(float a, float b) { return __fmul_rn(a, b); }
-__device__ inline double mul_rn(double a, double b) { return __dmul_rn(a, b); }
-__device__ inline float add_rn(float a, float b) { return __fadd_rn(a, b); }
-__device__ inline double add_rn(double a, double b) { return __dadd_rn(a, b); }
-__device__ inline float sub_rn(float a, float b) { return __fsub_rn(a, b); }
-__device__ inline double sub_rn(double a, double b) { return __dsub_rn(a, b); }
 
 template <typename T>
 void sgd_typed(const dtp_tensor& param, const dtp_tensor& grad, const dtp_tensor* buf, double lr, double momentum,

@@ -76,34 +76,56 @@ Tensor normalize(const Tensor& input, const NormSpec& s, double eps, const Tenso
   return out;
 }
 
-// Batch norm with fixed statistics (eval mode) as one scale and one shift per channel,
-// folded on the [C] vectors first: y = x * scale + shift, scale = weight / sqrt(var + eps),
-// shift = bias - mean * scale; two passes over x instead of four.
+// The per-channel scale and shift of batch norm with fixed statistics: scale = weight /
+// sqrt(var + eps), shift = bias - mean * scale (shift only when asked).
+struct Folded {
+  Tensor rstd, scale, shift;
+};
+Folded fold(const Tensor& mean, const Tensor& var, const Tensor& weight, const Tensor& bias, double eps,
+            bool with_shift) {
+  Folded f;
+  f.rstd = ops::unary(UnaryOp::Rsqrt, ops::binary_scalar(BinaryOp::Add, var, eps));
+  f.scale = weight.defined() ? ops::binary(BinaryOp::Mul, weight, f.rstd) : f.rstd;
+  if (!with_shift) return f;
+  f.shift = ops::unary(UnaryOp::Neg, ops::binary(BinaryOp::Mul, mean, f.scale));
+  if (bias.defined()) f.shift = ops::binary(BinaryOp::Add, f.shift, bias);
+  return f;
+}
+
+// Batch norm with fixed statistics (eval mode): y = x * scale + shift per channel. One
+// kernel where the backend has it (ops::batch_norm_eval, same rounding), else the scale
+// and shift folded on the [C] vectors first, then two passes over x. The backward folds
+// the scale again from what it saved (only training through an eval-mode layer pays).
 Tensor batch_norm_eval(const Tensor& x, const NormSpec& s, const Tensor& mean, const Tensor& var, const Tensor& weight,
                        const Tensor& bias, double eps) {
-  const Tensor rstd = ops::unary(UnaryOp::Rsqrt, ops::binary_scalar(BinaryOp::Add, var, eps));
-  const Tensor scale = weight.defined() ? ops::binary(BinaryOp::Mul, weight, rstd) : rstd;
-  Tensor shift = ops::unary(UnaryOp::Neg, ops::binary(BinaryOp::Mul, mean, scale));
-  if (bias.defined()) shift = ops::binary(BinaryOp::Add, shift, bias);
-  const Tensor scale_v = ops::reshape(scale, s.affine_shape, false);
-  Tensor out = ops::binary(BinaryOp::Add, ops::binary(BinaryOp::Mul, x, scale_v),
-                           ops::reshape(shift, s.affine_shape, false));
+  Tensor out;
+  if (ops::batch_norm_eval_fusable(x, mean, var, weight, bias)) {
+    out = ops::batch_norm_eval(x, mean, var, weight, bias, eps);
+  } else {
+    const Folded f = fold(mean, var, weight, bias, eps, true);
+    out = ops::binary(BinaryOp::Add, ops::binary(BinaryOp::Mul, x, ops::reshape(f.scale, s.affine_shape, false)),
+                      ops::reshape(f.shift, s.affine_shape, false));
+  }
   if (!should_record({&x, &weight, &bias})) return out;
   const bool need_x = requires_grad(x), need_w = weight.defined() && requires_grad(weight);
   const bool need_b = bias.defined() && requires_grad(bias);
   const Tensor xs = need_w ? detach(x) : Tensor();
-  const Tensor mean_v = ops::reshape(mean, s.affine_shape, false), rstd_v = ops::reshape(rstd, s.affine_shape, false);
+  const Tensor ws = weight.defined() ? detach(weight) : Tensor(), ms = detach(mean), vs = detach(var);
   const Dims c{x.size(1)};
+  const Dims affine = s.affine_shape;
   record(out, saving(make_node(s.name, [=](const Tensor& g) {
            Tensor gx, gw, gb;
-           if (need_x) gx = ops::binary(BinaryOp::Mul, g, scale_v);
+           const Folded f = fold(ms, vs, ws, Tensor(), eps, false);
+           if (need_x) gx = ops::binary(BinaryOp::Mul, g, ops::reshape(f.scale, affine, false));
            if (need_w) {
-             const Tensor xhat = ops::binary(BinaryOp::Mul, ops::binary(BinaryOp::Sub, xs, mean_v), rstd_v);
-             gw = ops::reshape(sum_to(ops::binary(BinaryOp::Mul, g, xhat), s.affine_shape), c, false);
+             const Tensor xhat = ops::binary(BinaryOp::Mul,
+                                             ops::binary(BinaryOp::Sub, xs, ops::reshape(ms, affine, false)),
+                                             ops::reshape(f.rstd, affine, false));
+             gw = ops::reshape(sum_to(ops::binary(BinaryOp::Mul, g, xhat), affine), c, false);
            }
-           if (need_b) gb = ops::reshape(sum_to(g, s.affine_shape), c, false);
+           if (need_b) gb = ops::reshape(sum_to(g, affine), c, false);
            return G{gx, gw, gb};
-         }), {&xs, &mean}),
+         }), {&xs, &ms, &vs, &ws}),
          {&x, &weight, &bias});
   return out;
 }

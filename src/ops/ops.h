@@ -85,6 +85,18 @@ bool sgd_step_fusable(const Tensor& param, const Tensor& grad, const Tensor* buf
 void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor* buf, double lr, double momentum, bool fresh,
                bool nesterov);
 
+// ---- batch norm with fixed statistics (batch_norm_eval.cpp)
+// Whether batch_norm_eval can take these operands: x float32 or float64, contiguous, at
+// least 2-d; mean, var and the weight and bias that are defined contiguous [C] of x's
+// dtype and device; a backend that has the kernel. Undefined weight or bias: none.
+bool batch_norm_eval_fusable(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& weight,
+                             const Tensor& bias);
+// (x - mean) / sqrt(var + eps) * weight + bias per channel (dim 1) in one pass
+// (KernelOp::BatchNormEval; core/plugin_abi.h gives the rounding, which is that of the
+// unfused ops). INVALID_ARGUMENT unless batch_norm_eval_fusable. No autograd.
+Tensor batch_norm_eval(const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor& weight, const Tensor& bias,
+                       double eps);
+
 // ---- shared rules (rules.cpp, and checked_index in shape_ops.cpp)
 // index as a contiguous int64 tensor on its device, every value checked against size
 // (INVALID_ARGUMENT naming op and the value; DTYPE_MISMATCH unless int64 or int32).
