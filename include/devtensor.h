@@ -701,6 +701,21 @@ DT_API dt_status dt_tensor_copy_to_host(const dt_tensor* t, void* dst, size_t nb
  *  Errors: as dt_tensor_copy_to_host. */
 DT_API dt_status dt_tensor_copy_from_host(dt_tensor* t, const void* src, size_t nbytes);
 
+/** PyTorch's self.copy_(src): writes src's values INTO self, in place, keeping self's
+ *  storage, shape, dtype and device (its views see the new values). src broadcasts to
+ *  self's shape, converts to self's dtype as dt_tensor_to does, and may be on any device.
+ *  How a graph's static input gets new values from a tensor already on the device
+ *  (dt_tensor_copy_from_host takes host memory); inside a capture the copy is recorded
+ *  as other work is. flags: 0 or DT_TO_NON_BLOCKING (as dt_tensor_to). Not recorded by
+ *  autograd: refused while grad mode is on if self or src requires grad (copy under
+ *  dt_set_grad_enabled(0), as PyTorch's parameter copies run under torch.no_grad()).
+ *  src may overlap self (it is read apart first). On failure self is unchanged.
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (unknown flags; a self that is
+ *  read-only, or whose elements share memory, as an expanded tensor's),
+ *  DT_ERR_SHAPE_MISMATCH (src does not broadcast to self's shape), DT_ERR_NOT_SUPPORTED
+ *  (grad mode and requires grad; a copy a capture cannot record), DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_copy_(dt_tensor* self, const dt_tensor* src, uint32_t flags);
+
 /** *out = the address of t's first element, which for a CPU tensor is the LIVE memory:
  *  writes through it are seen by the tensor and its views, and the reverse. BORROWED:
  *  valid while a reference to t (or a view of its storage) is held, and, for a module's

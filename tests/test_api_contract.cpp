@@ -843,6 +843,15 @@ void add_move_cases(Table& T) {
     T.add("dt_tensor_copy_from_host", "nbytes=" + std::to_string(nb), {IA},
           [nb](Ctx& x) { return dt_tensor_copy_from_host(x.b, x.host, nb); });
   }
+  // dt_copy_ (self must stay unchanged on failure)
+  T.handles("dt_copy_", "self", [](Ctx& x, const dt_tensor* t) { return dt_copy_(const_cast<dt_tensor*>(t), x.b, 0); });
+  T.handles("dt_copy_", "src", [](Ctx& x, const dt_tensor* t) { return dt_copy_(x.a, t, 0); });
+  for (uint32_t flags : {DT_TO_COPY, 4u, 0x80000000u, 0xFFFFFFFFu}) {
+    T.add("dt_copy_", "flags=" + std::to_string(flags), {IA}, [flags](Ctx& x) { return dt_copy_(x.a, x.b, flags); });
+  }
+  T.add("dt_copy_", "src_does_not_broadcast", {SM}, [](Ctx& x) { return dt_copy_(x.a, x.v4, 0); });
+  T.add("dt_copy_", "src_larger_than_self", {SM}, [](Ctx& x) { return dt_copy_(x.v3, x.a, 0); });
+  T.add("dt_copy_", "self_empty_src_not", {SM}, [](Ctx& x) { return dt_copy_(x.e03, x.a, 0); });
   // dt_tensor_to_string
   T.handles("dt_tensor_to_string", "t", [](Ctx& x, const dt_tensor* t) {
     return dt_tensor_to_string(t, x.o.buf, sizeof x.o.buf, &x.o.sz);

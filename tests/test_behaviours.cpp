@@ -705,3 +705,71 @@ TEST_F(Behaviours, InPlaceWritesIntoAnExpandedTensorAreRefused) {
   DT_ASSERT_OK(dt_sum(ey, nullptr, 0, 0, sum.out()));
   EXPECT_EQ(values<double>(sum), std::vector<double>{static_cast<double>(big)});
 }
+
+// dt_copy_ is PyTorch's self.copy_(src): values written into self's own memory (a view
+// of it sees them), src broadcast to self's shape and cast to its dtype, from another
+// device too, and into a strided view. Expectations hand-computed.
+TEST_F(Behaviours, CopyIntoATensorBroadcastsCastsAndCrossesDevices) {
+  const int64_t s23[2] = {2, 3}, n3 = 3;
+  T dst, row, col_view, ints, other, dst_t;
+  DT_ASSERT_OK(dt_tensor_zeros(s23, 2, DT_FLOAT64, cpu(), dst.out()));
+  const float rv[3] = {1.5f, -2.0f, 4.0f};
+  DT_ASSERT_OK(dt_tensor_from_data(rv, sizeof rv, &n3, 1, DT_FLOAT32, cpu(), row.out()));
+  DT_ASSERT_OK(dt_narrow(dst, 1, 2, 1, col_view.out()));  // dst[:, 2:3], a view
+  DT_ASSERT_OK(dt_copy_(dst, row, 0));                     // [3] float32 -> [2, 3] float64
+  EXPECT_EQ(values<double>(dst), (std::vector<double>{1.5, -2, 4, 1.5, -2, 4}));
+  EXPECT_EQ(values<double>(col_view), (std::vector<double>{4, 4})) << "the view sees the copied values";
+
+  // Into an int32 tensor: float to int truncates toward zero, as dt_tensor_to.
+  DT_ASSERT_OK(dt_tensor_zeros(&n3, 1, DT_INT32, cpu(), ints.out()));
+  DT_ASSERT_OK(dt_copy_(ints, row, 0));
+  EXPECT_EQ(values<int32_t>(ints), (std::vector<int32_t>{1, -2, 4}));
+
+  // From cpu:1 into a transposed (strided) view on cpu:0.
+  const double ov[6] = {10, 20, 30, 40, 50, 60};
+  const int64_t s32[2] = {3, 2};
+  DT_ASSERT_OK(dt_tensor_from_data(ov, sizeof ov, s32, 2, DT_FLOAT64, cpu(1), other.out()));
+  DT_ASSERT_OK(dt_transpose(dst, 0, 1, dst_t.out()));  // [3, 2] view of dst
+  DT_ASSERT_OK(dt_copy_(dst_t, other, 0));
+  EXPECT_EQ(values<double>(dst), (std::vector<double>{10, 30, 50, 20, 40, 60}));
+  dt_device d{};
+  DT_ASSERT_OK(dt_tensor_device(dst, &d));
+  EXPECT_EQ(d.index, 0) << "self keeps its device";
+
+  // A source overlapping self is read as it was before: dst[1] = dst[0] via views.
+  T r0, r1;
+  DT_ASSERT_OK(dt_narrow(dst, 0, 0, 1, r0.out()));
+  DT_ASSERT_OK(dt_narrow(dst, 0, 1, 1, r1.out()));
+  DT_ASSERT_OK(dt_copy_(r1, r0, 0));
+  EXPECT_EQ(values<double>(dst), (std::vector<double>{10, 30, 50, 10, 30, 50}));
+
+  // Failures leave self alone, with a message naming both shapes.
+  T four;
+  const int64_t n4 = 4;
+  DT_ASSERT_OK(dt_tensor_ones(&n4, 1, DT_FLOAT32, cpu(), four.out()));
+  DT_EXPECT_STATUS(dt_copy_(dst, four, 0), DT_ERR_SHAPE_MISMATCH);
+  EXPECT_TRUE(has(dt_last_error_message(), "[4] does not broadcast to the destination's shape [2, 3]"))
+      << dt_last_error_message();
+  EXPECT_EQ(values<double>(dst), (std::vector<double>{10, 30, 50, 10, 30, 50}));
+}
+
+// An in-place copy is not recorded by autograd: refused in grad mode when either side
+// requires grad (the message says what to do), allowed with grad mode off, as PyTorch's
+// parameter copies under torch.no_grad().
+TEST_F(Behaviours, CopyIntoATensorThatRequiresGradNeedsGradModeOff) {
+  const int64_t n2 = 2;
+  T w, src;
+  DT_ASSERT_OK(dt_tensor_zeros(&n2, 1, DT_FLOAT32, cpu(), w.out()));
+  DT_ASSERT_OK(dt_tensor_full(&n2, 1, 3.0, DT_FLOAT32, cpu(), src.out()));
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(w, 1));
+  DT_EXPECT_STATUS(dt_copy_(w, src, 0), DT_ERR_NOT_SUPPORTED);
+  EXPECT_TRUE(has(dt_last_error_message(), "the destination requires grad")) << dt_last_error_message();
+  DT_EXPECT_STATUS(dt_copy_(src, w, 0), DT_ERR_NOT_SUPPORTED);
+  EXPECT_TRUE(has(dt_last_error_message(), "the source requires grad")) << dt_last_error_message();
+  EXPECT_EQ(values<float>(w), (std::vector<float>{0, 0}));
+  DT_ASSERT_OK(dt_set_grad_enabled(0));
+  const dt_status s = dt_copy_(w, src, 0);
+  DT_ASSERT_OK(dt_set_grad_enabled(1));
+  DT_ASSERT_OK(s);
+  EXPECT_EQ(values<float>(w), (std::vector<float>{3, 3}));
+}

@@ -95,6 +95,30 @@ TEST_F(Graphs, CaptureRecordsOpsAndReplayRunsThemOnTheSameMemory) {
   EXPECT_EQ(values<float>(y), (std::vector<float>{20, -40, 1}));
 }
 
+// dt_copy_ is how a static input gets values from another tensor of the device, between
+// replays; a dt_copy_ inside the capture is recorded like any op (here: the copy of a
+// broadcast row into the input, then the product), so each replay copies again.
+TEST_F(Graphs, CopiesIntoStaticInputsWorkBetweenReplaysAndInsideTheCapture) {
+  T x = floats({0, 0, 0, 0}, {2, 2}), row = floats({1, 2}, {2}), batch = floats({5, 6, 7, 8}, {2, 2});
+  S s;
+  DT_ASSERT_OK(dt_stream_create(cpu(), s.out()));
+  DT_ASSERT_OK(dt_graph_capture_begin(s));
+  T y;
+  DT_ASSERT_OK(dt_copy_(x, row, 0));
+  DT_ASSERT_OK(dt_mul_scalar(x, 10.0, y.out()));
+  G g;
+  DT_ASSERT_OK(dt_graph_capture_end(s, g.out()));
+  EXPECT_EQ(values<float>(x), (std::vector<float>{0, 0, 0, 0})) << "capture computes nothing";
+  DT_ASSERT_OK(dt_graph_replay(g));
+  EXPECT_EQ(values<float>(y), (std::vector<float>{10, 20, 10, 20}));
+  fill(row, {-1, 3});
+  DT_ASSERT_OK(dt_graph_replay(g));
+  EXPECT_EQ(values<float>(y), (std::vector<float>{-10, 30, -10, 30}));
+  // Between replays, a copy into the input is just a copy (the recorded one overwrites it).
+  DT_ASSERT_OK(dt_copy_(x, batch, 0));
+  EXPECT_EQ(values<float>(x), (std::vector<float>{5, 6, 7, 8}));
+}
+
 TEST_F(Graphs, TheThreadGoesBackToItsStreamAfterTheCapture) {
   S s, cur;
   DT_ASSERT_OK(dt_stream_create(cpu(), s.out()));

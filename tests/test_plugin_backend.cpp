@@ -124,6 +124,26 @@ TEST_F(PluginBackend, TensorsMoveToItAndBackAndOpsRunInIt) {
   EXPECT_GE(m.allocated_bytes, 3 * 6 * sizeof(float));
 }
 
+// dt_copy_ across devices: a host row broadcast into a tensor on testdev:0, host values
+// into a transposed (strided) view of it, then back into a host tensor, cast on the way.
+TEST_F(PluginBackend, CopyIntoATensorCrossesToItAndBackBroadcastingIntoViews) {
+  const int64_t s23[] = {2, 3}, s32[] = {3, 2}, n3 = 3;
+  const double row_v[3] = {1, 2, 3};
+  const float cols_v[6] = {10, 20, 30, 40, 50, 60};
+  T dst, row, cols, view, back;
+  DT_ASSERT_OK(dt_tensor_zeros(s23, 2, DT_FLOAT32, kDev0, dst.out()));
+  DT_ASSERT_OK(dt_tensor_from_data(row_v, sizeof row_v, &n3, 1, DT_FLOAT64, cpu(), row.out()));
+  DT_ASSERT_OK(dt_copy_(dst, row, 0));
+  EXPECT_EQ(values<float>(dst), (std::vector<float>{1, 2, 3, 1, 2, 3}));
+  DT_ASSERT_OK(dt_tensor_from_data(cols_v, sizeof cols_v, s32, 2, DT_FLOAT32, cpu(), cols.out()));
+  DT_ASSERT_OK(dt_transpose(dst, 0, 1, view.out()));
+  DT_ASSERT_OK(dt_copy_(view, cols, 0));
+  EXPECT_EQ(values<float>(dst), (std::vector<float>{10, 30, 50, 20, 40, 60}));
+  DT_ASSERT_OK(dt_tensor_zeros(s23, 2, DT_INT64, cpu(), back.out()));
+  DT_ASSERT_OK(dt_copy_(back, dst, 0));
+  EXPECT_EQ(values<int64_t>(back), (std::vector<int64_t>{10, 30, 50, 20, 40, 60}));
+}
+
 // The plugin's convolution-hook counter (DTP_HOOK_* passes it ran).
 uint64_t plugin_hooks() {
   auto count = reinterpret_cast<uint64_t (*)()>(plugin_symbol("devtensor_test_backend_hooks"));

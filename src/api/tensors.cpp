@@ -324,6 +324,17 @@ DT_API dt_status dt_tensor_copy_from_host(dt_tensor* t, const void* src, size_t 
   });
 }
 
+DT_API dt_status dt_copy_(dt_tensor* self, const dt_tensor* src, uint32_t flags) {
+  return guard([&] {
+    const char* fn = "dt_copy_";
+    Borrowed s = tensor_arg(self, fn, "self");
+    Borrowed from = tensor_arg(src, fn, "src");
+    if (flags & ~DT_TO_NON_BLOCKING)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": unknown flags ", flags, " (only DT_TO_NON_BLOCKING applies)"));
+    ag::copy_(s, from, (flags & DT_TO_NON_BLOCKING) != 0);
+  });
+}
+
 DT_API dt_status dt_tensor_data_ptr(const dt_tensor* t, void** out) {
   return guard([&] {
     require(out, "dt_tensor_data_ptr", "out");

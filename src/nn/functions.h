@@ -16,6 +16,9 @@ Tensor binary_scalar(BinaryOp op, const Tensor& a, double b);
 // In-place ops refuse tensors autograd tracks (their saved values would go stale).
 void binary_(BinaryOp op, const Tensor& self, const Tensor& other);
 void binary_scalar_(BinaryOp op, const Tensor& self, double other);
+// self.copy_(src) (ops::copy_broadcast_), refused in grad mode when either requires grad:
+// an in-place copy is not recorded.
+void copy_(const Tensor& self, const Tensor& src, bool non_blocking);
 Tensor unary(UnaryOp op, const Tensor& a);
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 

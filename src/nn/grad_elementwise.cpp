@@ -124,6 +124,14 @@ void binary_(BinaryOp op, const Tensor& self, const Tensor& other) {
   ops::binary_(op, self, other);
 }
 
+void copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
+  if (grad_enabled() && (requires_grad(self) || requires_grad(src)))
+    fail(DT_ERR_NOT_SUPPORTED, cat("copy_: the ", requires_grad(self) ? "destination" : "source",
+                                   " requires grad, and an in-place copy is not recorded by autograd (disable grad mode "
+                                   "to copy values into or out of such a tensor, or use dt_tensor_to)"));
+  ops::copy_broadcast_(self, src, non_blocking);
+}
+
 void binary_scalar_(BinaryOp op, const Tensor& self, double other) {
   if (grad_enabled() && requires_grad(self))
     fail(DT_ERR_NOT_SUPPORTED, cat(op_name(op), "_: an in-place operation on a tensor that requires grad is not "

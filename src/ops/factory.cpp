@@ -136,6 +136,21 @@ void copy_(const Tensor& dst, const Tensor& src_in, bool non_blocking) {
   backend_for(d).copy(dst, host, false);
 }
 
+void copy_broadcast_(const Tensor& dst, const Tensor& src, bool non_blocking) {
+  bool fits = src.ndim() <= dst.ndim();
+  for (int i = 1; fits && i <= src.ndim(); ++i) {
+    const int64_t s = src.size(src.ndim() - i);
+    fits = s == 1 || s == dst.size(dst.ndim() - i);
+  }
+  if (!fits)
+    fail(DT_ERR_SHAPE_MISMATCH, cat("copy_: the source of shape ", dims_str(src.shape()),
+                                    " does not broadcast to the destination's shape ", dims_str(dst.shape())));
+  Tensor s = src.shape() == dst.shape() ? src : expand(src, dst.shape());
+  if (s.device() != dst.device() && (s.shape() != src.shape() || !dst.is_contiguous()))
+    s = to(contiguous(s), dst.device(), dst.dtype(), true, non_blocking);
+  copy_(dst, s, non_blocking);
+}
+
 Tensor to(const Tensor& t, Device device, DType dtype, bool force_copy, bool non_blocking) {
   if (!force_copy && device == t.device() && dtype == t.dtype()) return t;
   Tensor out = Tensor::empty(t.shape(), dtype, device);

@@ -930,3 +930,37 @@ func TestAllowTF32(t *testing.T) {
 		t.Error("SetAllowTF32(false) did not stick")
 	}
 }
+
+// CopyFrom (dt_copy_): a row broadcast and cast into t, t's view sees it; a shape that
+// does not broadcast is refused with t unchanged; a tensor that requires grad takes a
+// copy only inside NoGrad.
+func TestCopyFromBroadcastsCastsAndRespectsGradMode(t *testing.T) {
+	dst := must(Zeros([]int64{2, 2}, Float64, CPU(0)))
+	defer dst.Close()
+	row := must(FromSlice([]float32{1.5, -2}, []int64{2}, CPU(0)))
+	defer row.Close()
+	if err := dst.CopyFrom(row); err != nil {
+		t.Fatal(err)
+	}
+	if got := must(ToSlice[float64](dst)); fmt.Sprint(got) != "[1.5 -2 1.5 -2]" {
+		t.Errorf("after CopyFrom %v", got)
+	}
+	three := must(Zeros([]int64{3}, Float32, CPU(0)))
+	defer three.Close()
+	wantCode(t, dst.CopyFrom(three), ErrShapeMismatch)
+	if got := must(ToSlice[float64](dst)); fmt.Sprint(got) != "[1.5 -2 1.5 -2]" {
+		t.Errorf("a failed CopyFrom changed t: %v", got)
+	}
+	w := must(Zeros([]int64{2}, Float32, CPU(0)))
+	defer w.Close()
+	if err := w.SetRequiresGrad(true); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, w.CopyFrom(row), ErrNotSupported)
+	if err := NoGrad(func() error { return w.CopyFrom(row) }); err != nil {
+		t.Fatal(err)
+	}
+	if got := must(ToSlice[float32](w)); fmt.Sprint(got) != "[1.5 -2]" {
+		t.Errorf("inside NoGrad %v", got)
+	}
+}

@@ -204,6 +204,8 @@ static inline gdt_res gdt_copy_to_host(uintptr_t t_h, void* dst, size_t n) {
   const dt_tensor* t = (const dt_tensor*)t_h; return gdt_r(dt_tensor_copy_to_host(t, dst, n)); }
 static inline gdt_res gdt_copy_from_host(uintptr_t t_h, const void* src, size_t n) {
   dt_tensor* t = (dt_tensor*)t_h; return gdt_r(dt_tensor_copy_from_host(t, src, n)); }
+static inline gdt_res gdt_copy_(uintptr_t self_h, uintptr_t src_h) {
+  return gdt_r(dt_copy_((dt_tensor*)self_h, (const dt_tensor*)src_h, 0)); }
 /* DLPack: DLManagedTensor pointers are C memory, passed as void*. */
 typedef struct { dt_status st; char* msg; void* p; } gdt_dlres;
 static inline gdt_dlres gdt_to_dlpack(uintptr_t t_h) {

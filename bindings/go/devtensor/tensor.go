@@ -228,6 +228,28 @@ func CopyFromSlice[T Element](t *Tensor, data []T) error {
 	return resErr(op, r)
 }
 
+// CopyFrom writes src's values into t, in place (PyTorch's t.copy_(src), dt_copy_): src
+// broadcasts to t's shape, converts to t's dtype and may be on any device; t keeps its
+// memory, so its views and a Graph that reads it see the new values. It fails with
+// ErrShapeMismatch when src does not broadcast to t's shape, and with ErrNotSupported in
+// grad mode when either tensor requires grad (the copy is not recorded by autograd: copy
+// inside NoGrad). On failure t is unchanged.
+func (t *Tensor) CopyFrom(src *Tensor) error {
+	const op = "Tensor.CopyFrom"
+	h, err := t.handle(op)
+	if err != nil {
+		return err
+	}
+	sh, err := src.handle(op)
+	if err != nil {
+		return err
+	}
+	r := C.gdt_copy_(h, sh)
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(src)
+	return resErr(op, r)
+}
+
 // ---------------------------------------------------------------- new_* constructors
 // (EmptyLike, ZerosLike, ... keep t's shape too: more_ops.go)
 

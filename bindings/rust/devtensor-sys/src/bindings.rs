@@ -929,6 +929,9 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_copy_(self_: *mut dt_tensor, src: *const dt_tensor, flags: u32) -> dt_status;
+}
+extern "C" {
     pub fn dt_tensor_data_ptr(
         t: *const dt_tensor,
         out: *mut *mut ::std::os::raw::c_void,

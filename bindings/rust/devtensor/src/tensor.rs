@@ -946,6 +946,39 @@ impl Tensor {
         })
     }
 
+    /// Writes `src`'s values into this tensor IN PLACE (`dt_copy_`, PyTorch's
+    /// `self.copy_(src)`): `src` broadcasts to this tensor's shape, converts to its dtype
+    /// and may be on any device; this tensor keeps its memory, so its views and a
+    /// [`Graph`](crate::Graph) that reads it see the new values.
+    ///
+    /// ```
+    /// use devtensor::{DType, Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::zeros(&[2, 2], DType::Float64, Device::CPU)?;
+    /// let row = Tensor::from_slice(&[1.5f32, -2.0], &[2], Device::CPU)?;
+    /// // SAFETY: no other thread uses t (or a clone or view of it) during the copy.
+    /// unsafe { t.copy_from(&row)? };
+    /// assert_eq!(t.to_vec::<f64>()?, vec![1.5, -2.0, 1.5, -2.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Safety
+    ///
+    /// As [`copy_from_slice`](Tensor::copy_from_slice): no other thread reads or writes
+    /// this tensor, a clone or a view of it while the copy runs.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::ShapeMismatch`] when `src` does not broadcast to this tensor's shape;
+    /// [`ErrorCode::NotSupported`] in grad mode when either tensor requires grad (the copy
+    /// is not recorded by autograd: copy inside [`no_grad`](crate::no_grad));
+    /// [`ErrorCode::InvalidArgument`] for a read-only or expanded destination; the other
+    /// errors `include/devtensor.h` lists for `dt_copy_`. On error the tensor is unchanged.
+    pub unsafe fn copy_from(&self, src: &Tensor) -> Result<()> {
+        // SAFETY: two live handles; the caller rules out concurrent use (# Safety).
+        check(unsafe { ffi::dt_copy_(self.as_ptr(), src.as_ptr(), 0) })
+    }
+
     /// The value of a one-element tensor, as `f64`.
     ///
     /// ```

@@ -340,3 +340,30 @@ fn copy_from_slice_checks_its_input_and_leaves_the_tensor_unchanged() {
         assert_eq!(m.to_vec::<f32>().unwrap(), vec![1.0, 3.0, 2.0, 4.0]);
     });
 }
+
+/// `copy_from` (dt_copy_) gives a static input the values of another tensor, broadcast
+/// and cast; it refuses a tensor that requires grad in grad mode, and works in `no_grad`.
+#[test]
+fn copy_from_fills_a_static_input_and_respects_grad_mode() {
+    leak_checked(|| {
+        let x = Tensor::zeros(&[2, 2], DType::Float32, Device::CPU).unwrap();
+        let s = Stream::new(Device::CPU).unwrap();
+        let (g, y) = s.capture(|| &x * 10.0).unwrap();
+        let row = Tensor::from_slice(&[1.0f64, -2.0], &[2], Device::CPU).unwrap();
+        // SAFETY: no other thread uses x meanwhile.
+        unsafe { x.copy_from(&row) }.unwrap();
+        g.replay().unwrap();
+        assert_eq!(y.to_vec::<f32>().unwrap(), vec![10.0, -20.0, 10.0, -20.0]);
+
+        let w = Tensor::zeros(&[2], DType::Float32, Device::CPU).unwrap();
+        w.set_requires_grad(true).unwrap();
+        let src = Tensor::from_slice(&[3.0f32, 4.0], &[2], Device::CPU).unwrap();
+        let err = unsafe { w.copy_from(&src) }.unwrap_err();
+        assert_eq!(err.code, ErrorCode::NotSupported);
+        assert!(err.message.contains("requires grad"), "{}", err.message);
+        devtensor::no_grad(|| unsafe { w.copy_from(&src) }).unwrap().unwrap();
+        assert_eq!(w.to_vec::<f32>().unwrap(), vec![3.0, 4.0]);
+        let bad = Tensor::zeros(&[3], DType::Float32, Device::CPU).unwrap();
+        assert_eq!(unsafe { x.copy_from(&bad) }.unwrap_err().code, ErrorCode::ShapeMismatch);
+    });
+}
