@@ -9,6 +9,7 @@
 #include <dlpack/dlpack.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -672,6 +673,43 @@ TEST_F(PluginBackend, AStepThatCannotBeRecordedLeavesNoNativeGraphAndTheReplaySt
   EXPECT_EQ(native_now, native_mine) << "the thread did not get its stream back after the recording";
   expect_near(values<float>(w.y), w.expected());
   DT_ASSERT_OK(dt_set_thread_stream(previous, &ignored.s));
+}
+
+// A ResNet-style head on the device captures into a graph: max pooling reduces its
+// windows view, and adaptive average pooling to a size that divides the input is a mean
+// over blocks (no averaging matrices from the host). A size that does not divide the
+// input still needs them: refused during the capture with a message that says so.
+TEST_F(PluginBackend, PoolingCapturesIntoAGraphOnItWhereItNeedsNoHostCopy) {
+  const int64_t xs[] = {1, 2, 4, 4}, k[] = {2, 2}, one[] = {1, 1}, uneven[] = {3, 3};
+  std::vector<float> xv(32);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>((i * 7) % 11);
+  T x, pooled, head, refused;
+  DT_ASSERT_OK(dt_tensor_from_data(xv.data(), xv.size() * sizeof(float), xs, 4, DT_FLOAT32, kDev0, x.out()));
+  Stream capture;
+  DT_ASSERT_OK(dt_stream_create(kDev0, &capture.s));
+  DT_ASSERT_OK(dt_graph_capture_begin(capture));
+  DT_ASSERT_OK(dt_max_pool2d(x, k, k, nullptr, nullptr, 0, pooled.out()));  // [1, 2, 2, 2]
+  DT_ASSERT_OK(dt_adaptive_avg_pool2d(pooled, one, head.out()));            // [1, 2, 1, 1]
+  DT_EXPECT_STATUS(dt_adaptive_avg_pool2d(x, uneven, refused.out()), DT_ERR_NOT_SUPPORTED);
+  EXPECT_TRUE(has(dt_last_error_message(), "does not divide the input's 4x4")) << dt_last_error_message();
+  dt_graph* g = nullptr;
+  DT_ASSERT_OK(dt_graph_capture_end(capture, &g));
+  DT_ASSERT_OK(dt_graph_replay(g));
+  // By hand: the 2x2 windows' maxima of each plane, then their mean.
+  std::vector<float> want;
+  for (int c = 0; c < 2; ++c) {
+    float sum = 0;
+    for (int wy = 0; wy < 2; ++wy)
+      for (int wx = 0; wx < 2; ++wx) {
+        float m = -1;
+        for (int dy = 0; dy < 2; ++dy)
+          for (int dx = 0; dx < 2; ++dx) m = std::max(m, xv[static_cast<size_t>(c * 16 + (2 * wy + dy) * 4 + 2 * wx + dx)]);
+        sum += m;
+      }
+    want.push_back(sum / 4);
+  }
+  EXPECT_EQ(values<float>(head), want);
+  DT_ASSERT_OK(dt_graph_release(g));
 }
 
 // DEVTENSOR_NATIVE_GRAPHS=0 (read at a graph's first replay) keeps replays step by step.

@@ -108,6 +108,12 @@ Tensor max_pool2d(const Tensor& input, const ops::Window2d& window, bool ceil_mo
   }
   Tensor v = ops::windows(x, w, -std::numeric_limits<double>::infinity());
   const int64_t N = v.size(0), C = v.size(1), OH = v.size(2), OW = v.size(3), K = w.kh * w.kw;
+  if (!should_record({&input})) {
+    // No indices needed: the largest value of each window straight off the view, without
+    // first copying every window out ([N, C, OH, OW, kh, kw], kh * kw times the output).
+    const int64_t window_dims[2] = {4, 5};
+    return unbatched_like(ops::reduce(ReduceOp::Max, v, window_dims, 2, false), input);
+  }
   Tensor flat = ops::reshape(ops::contiguous(v), Dims{N, C, OH, OW, K}, false);
   const int64_t last = 4;
   Tensor out = unbatched_like(ops::reduce(ReduceOp::Max, flat, &last, 1, false), input);
@@ -179,6 +185,23 @@ Tensor adaptive_avg_pool2d(const Tensor& input, int64_t oh, int64_t ow) {
   if (H == 0 || W == 0)
     fail(DT_ERR_SHAPE_MISMATCH, cat("adaptive_avg_pool2d: expected an input with non-zero height and width, but got ",
                                     dims_str(input.shape())));
+  if (H % oh == 0 && W % ow == 0) {
+    // Windows that tile the input (global pooling included, ResNet's): a mean over each
+    // [H / oh, W / ow] block of a view, one reduction and no copy (the averaging matrices
+    // below would cross from the host, which a graph capture cannot record).
+    const int64_t nd = input.ndim();
+    Dims blocks;
+    for (int64_t d = 0; d + 2 < nd; ++d) blocks.push(input.size(d));
+    blocks.push(oh), blocks.push(H / oh), blocks.push(ow), blocks.push(W / ow);
+    const int64_t dims[2] = {nd - 1, nd + 1};
+    return reduce(ReduceOp::Mean, reshape(input, blocks, false), dims, 2, false);
+  }
+  if (!input.device().is_cpu() && capturing(input.device()))
+    fail(DT_ERR_NOT_SUPPORTED,
+         cat("adaptive_avg_pool2d: output size (", oh, ", ", ow, ") does not divide the input's ", H, "x", W,
+             ", so its averaging matrices are made on the host, and a copy from the host cannot be captured into a "
+             "graph on ", device_str(input.device()), "; pool before the capture, or to a size that divides the "
+             "input. The capture goes on without it"));
   // rows x cols averaging matrix: row i averages [floor(i * n / rows), ceil((i + 1) * n / rows)).
   auto averaging = [&](int64_t rows, int64_t n) {
     std::vector<double> m(static_cast<size_t>(rows * n), 0.0);
