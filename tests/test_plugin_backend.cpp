@@ -712,6 +712,26 @@ TEST_F(PluginBackend, PoolingCapturesIntoAGraphOnItWhereItNeedsNoHostCopy) {
   DT_ASSERT_OK(dt_graph_release(g));
 }
 
+// Triangle masks (tril, triu, causal attention) are made on the device, so they capture
+// into a graph there too (they used to be copied from the host, which a capture refuses).
+TEST_F(PluginBackend, TriangleMasksCaptureIntoAGraphOnIt) {
+  const int64_t xs[] = {3, 4};
+  const float xv[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  T x, lower, upper;
+  DT_ASSERT_OK(dt_tensor_from_data(xv, sizeof xv, xs, 2, DT_FLOAT32, kDev0, x.out()));
+  Stream capture;
+  DT_ASSERT_OK(dt_stream_create(kDev0, &capture.s));
+  DT_ASSERT_OK(dt_graph_capture_begin(capture));
+  DT_ASSERT_OK(dt_tril(x, 0, lower.out()));
+  DT_ASSERT_OK(dt_triu(x, 1, upper.out()));
+  dt_graph* g = nullptr;
+  DT_ASSERT_OK(dt_graph_capture_end(capture, &g));
+  DT_ASSERT_OK(dt_graph_replay(g));
+  EXPECT_EQ(values<float>(lower), (std::vector<float>{1, 0, 0, 0, 5, 6, 0, 0, 9, 10, 11, 0}));
+  EXPECT_EQ(values<float>(upper), (std::vector<float>{0, 2, 3, 4, 0, 0, 7, 8, 0, 0, 0, 12}));
+  DT_ASSERT_OK(dt_graph_release(g));
+}
+
 // DEVTENSOR_NATIVE_GRAPHS=0 (read at a graph's first replay) keeps replays step by step.
 TEST_F(PluginBackend, NativeGraphsCanBeTurnedOff) {
   const auto [alive0, launched0] = plugin_graphs();

@@ -33,15 +33,15 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, double value) {
   return named_result(where(mask, fill, a), "MaskedFillBackward0");
 }
 
+// Made on the device from two aranges (j - i, compared with the diagonal): no host
+// memory crosses, so a GPU stream does not wait for it and a graph capture records it.
 Tensor triangle_mask(int64_t rows, int64_t cols, int64_t diagonal, bool upper, Device device) {
-  std::vector<uint8_t> keep(static_cast<size_t>(rows * cols));
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) {
-      const int64_t off = j - i;  // the diagonal an element sits on
-      keep[static_cast<size_t>(i * cols + j)] = upper ? off >= diagonal : off <= diagonal;
-    }
-  const Tensor mask = ops::from_host(keep.data(), keep.size(), Dims{rows, cols}, DType::Bool, Device{DT_DEVICE_CPU, 0});
-  return ops::to(mask, device, DType::Bool, false);
+  const Tensor i = ops::reshape(ops::arange(0, static_cast<double>(rows), 1, DT_INT64, device), Dims{rows, 1}, false);
+  const Tensor j = ops::reshape(ops::arange(0, static_cast<double>(cols), 1, DT_INT64, device), Dims{1, cols}, false);
+  const Tensor off = ops::binary(BinaryOp::Sub, j, i);  // the diagonal each element sits on
+  // An int64 0-d diagonal, so the comparison stays in integers at any size.
+  const Tensor d = ops::full(Dims{}, static_cast<double>(diagonal), DType::Int64, device);
+  return ops::binary(upper ? BinaryOp::Ge : BinaryOp::Le, off, d);
 }
 
 namespace {
