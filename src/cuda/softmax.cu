@@ -1,6 +1,7 @@
 // softmax / log_softmax over one dim of a contiguous tensor viewed as [outer, n, inner]
-// (the front end makes the input contiguous). inner == 1: one block per row, the row
-// kept in shared memory when it fits so it is read from device memory once; inner > 1:
+// (the front end makes the input contiguous). inner == 1: one warp per row of up to 1024
+// elements, held in registers; one block per longer row, kept in shared memory when it
+// fits so it is read from device memory once; inner > 1:
 // one thread per (outer, inner) column, neighbouring threads reading neighbouring
 // elements. NaN and all -inf rows behave as on the CPU.
 #include <cmath>
@@ -77,6 +78,54 @@ __global__ void softmax_rows(const T* x, T* y, int64_t rows, int64_t n, bool log
   }
 }
 
+// Rows of at most 32 * PerLane elements (up to 1024), one warp per row: lane l holds
+// elements l, l + 32, ... in registers, the max and the sum are warp shuffles, and there
+// is no shared memory and no block barrier (the block kernel above spends most of a
+// short row's time in them). Same NaN and all -inf rules as softmax_rows.
+template <typename T, int PerLane>
+__global__ void softmax_warp_rows(const T* x, T* y, int64_t rows, int n, bool log) {
+  using M = opmath_t<T>;
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = blockDim.x / 32;
+  for (int64_t row = blockIdx.x * warps + threadIdx.x / 32; row < rows; row += static_cast<int64_t>(gridDim.x) * warps) {
+    const T* xr = x + row * n;
+    T* yr = y + row * n;
+    M v[PerLane];
+    M m = -INFINITY;
+    bool nan = false;
+#pragma unroll
+    for (int j = 0; j < PerLane; ++j) {
+      const int k = lane + 32 * j;
+      v[j] = k < n ? M(xr[k]) : M(-INFINITY);
+      nan |= v[j] != v[j];
+      m = v[j] > m ? v[j] : m;
+    }
+    m = warp_max(m);
+    if (__any_sync(0xffffffffu, nan)) m = NAN;
+    if (isinf(m) && m < 0) m = 0;  // an all -inf row: exp gives zeros, as on the CPU
+    M s = 0;
+#pragma unroll
+    for (int j = 0; j < PerLane; ++j)
+      if (lane + 32 * j < n) s += exp(v[j] - m);
+    s = warp_sum(s);
+    const M lse = m + ::log(s), inv = M(1) / s;
+#pragma unroll
+    for (int j = 0; j < PerLane; ++j) {
+      const int k = lane + 32 * j;
+      if (k < n) yr[k] = T(log ? v[j] - lse : exp(v[j] - m) * inv);
+    }
+  }
+}
+
+constexpr int kWarpRowThreads = 128;  // 4 rows per block
+
+template <typename T, int PerLane>
+void launch_warp_rows(int dev, const T* x, T* y, int64_t rows, int64_t n, bool log) {
+  const int64_t warps = kWarpRowThreads / 32;
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((rows + warps - 1) / warps, int64_t{1} << 20));
+  softmax_warp_rows<T, PerLane><<<blocks, kWarpRowThreads, 0, stream(dev)>>>(x, y, rows, static_cast<int>(n), log);
+}
+
 template <typename T>
 __global__ void softmax_columns(const T* x, T* y, int64_t outer, int64_t n, int64_t inner, bool log) {
   using M = opmath_t<T>;
@@ -115,7 +164,14 @@ void softmax_typed(const dtp_tensor& out, const dtp_tensor& in, int dim, bool lo
   if (n == 0 || outer * inner == 0) return;
   const T* x = static_cast<const T*>(in.data);
   T* y = static_cast<T*>(out.data);
-  if (inner == 1) {
+  if (inner == 1 && n <= 1024) {
+    if (n <= 32) launch_warp_rows<T, 1>(dev, x, y, outer, n, log);
+    else if (n <= 64) launch_warp_rows<T, 2>(dev, x, y, outer, n, log);
+    else if (n <= 128) launch_warp_rows<T, 4>(dev, x, y, outer, n, log);
+    else if (n <= 256) launch_warp_rows<T, 8>(dev, x, y, outer, n, log);
+    else if (n <= 512) launch_warp_rows<T, 16>(dev, x, y, outer, n, log);
+    else launch_warp_rows<T, 32>(dev, x, y, outer, n, log);
+  } else if (inner == 1) {
     const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(outer, 65535 * 8));
     const int threads = n >= kRowThreads ? kRowThreads : (n >= 128 ? 128 : 32);
     const size_t cache = static_cast<size_t>(n) * sizeof(M);
