@@ -990,6 +990,10 @@ DT_API dt_status dt_avg_pool2d(const dt_tensor* input, const int64_t* kernel_siz
                                const int64_t* padding, int32_t ceil_mode, int32_t count_include_pad, dt_tensor** out);
 /** torch.nn.functional.adaptive_avg_pool2d: output_size (2 values) [OH, OW]; output (i, j)
  *  averages rows floor(i * H / OH) .. ceil((i + 1) * H / OH) - 1 and the columns alike.
+ *  When OH divides H and OW divides W (global pooling included) it is one reduction on
+ *  the input's device; otherwise its averaging matrices are made on the host and copied
+ *  over, which a GPU stream waits for and a graph capture on a device refuses
+ *  (DT_ERR_NOT_SUPPORTED, saying so).
  *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, sizes not positive), DT_ERR_INVALID_HANDLE,
  *  DT_ERR_SHAPE_MISMATCH (not 3-d or 4-d, zero height or width), DT_ERR_DTYPE_MISMATCH. */
 DT_API dt_status dt_adaptive_avg_pool2d(const dt_tensor* input, const int64_t* output_size, dt_tensor** out);
