@@ -1,5 +1,5 @@
 // Batch norm with fixed statistics (DTP_OP_BatchNormEval) on the device: one launch per
-// layer instead of the seven of the unfused ops (five of them on [C] vectors). Blocks
+// layer instead of the nine of the unfused ops (seven of them on [C] vectors). Blocks
 // run along one plane (one sample's channel, contiguous): each thread folds its channel's
 // scale and shift once, then streams x * scale + shift. Rounding as the unfused ops
 // (rounding.cuh, and the same 1 / sqrt functor), so the fused op gives their bits.

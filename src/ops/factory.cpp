@@ -145,10 +145,9 @@ void copy_broadcast_(const Tensor& dst, const Tensor& src, bool non_blocking) {
   if (!fits)
     fail(DT_ERR_SHAPE_MISMATCH, cat("copy_: the source of shape ", dims_str(src.shape()),
                                     " does not broadcast to the destination's shape ", dims_str(dst.shape())));
-  Tensor s = src.shape() == dst.shape() ? src : expand(src, dst.shape());
-  if (s.device() != dst.device() && (s.shape() != src.shape() || !dst.is_contiguous()))
-    s = to(contiguous(s), dst.device(), dst.dtype(), true, non_blocking);
-  copy_(dst, s, non_blocking);
+  // copy_ and the backends' copies already take strided and broadcast operands on either
+  // side of a device boundary (staging where they need dense blocks).
+  copy_(dst, src.shape() == dst.shape() ? src : expand(src, dst.shape()), non_blocking);
 }
 
 Tensor to(const Tensor& t, Device device, DType dtype, bool force_copy, bool non_blocking) {

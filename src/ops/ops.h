@@ -27,9 +27,7 @@ void copy_to_host(const Tensor& t, void* dst, size_t nbytes);
 void copy_from_host(const Tensor& t, const void* src, size_t nbytes);
 void copy_(const Tensor& dst, const Tensor& src, bool non_blocking = false);  // dst = src, broadcast and cast
 // Tensor.copy_ for users (dt_copy_): src must broadcast to dst's shape (SHAPE_MISMATCH
-// naming both otherwise), any devices; values that cross devices into a strided or
-// broadcast destination are made dense on dst's device first (backends copy dense blocks
-// between devices).
+// naming both otherwise), then copy_, any devices.
 void copy_broadcast_(const Tensor& dst, const Tensor& src, bool non_blocking);
 Tensor contiguous(const Tensor& t);
 Tensor scalar_tensor(double v, Device device);  // a "wrapped number" for promotion
