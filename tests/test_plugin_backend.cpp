@@ -204,6 +204,58 @@ TEST_F(PluginBackend, ConvolutionRunsThroughItsLibraryHooksAndFallsBackWhereItHa
   check_conv_against_cpu(DT_FLOAT64, 0);
 }
 
+// max_pool2d forward and backward on testdev:0 and on the CPU, from x with ties and a NaN
+// (stride, padding, dilation and ceil_mode's overhang all in play): `hooks` passes are
+// expected through the plugin's max pooling hook; outputs and x's gradient (which follows
+// the hook's indices) must equal the CPU's.
+void check_max_pool_against_cpu(dt_dtype dtype, uint64_t hooks) {
+  const int64_t xs[] = {2, 3, 7, 6}, kernel[] = {3, 2}, stride[] = {2, 1}, padding[] = {1, 1}, dilation[] = {1, 2};
+  std::vector<double> xv(2 * 3 * 7 * 6);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<double>(static_cast<int>((i * 37) % 13) - 6);
+  xv[50] = std::nan("");
+  T x64, x;
+  DT_ASSERT_OK(dt_tensor_from_data(xv.data(), xv.size() * sizeof(double), xs, 4, DT_FLOAT64, cpu(), x64.out()));
+  DT_ASSERT_OK(dt_tensor_to(x64, cpu(), dtype, DT_TO_COPY, x.out()));
+  std::string results[2][2];
+  uint64_t ran = 0;
+  for (int side = 0; side < 2; ++side) {
+    const dt_device where = side == 0 ? cpu() : kDev0;
+    T xd, y, yy, loss, gx;
+    DT_ASSERT_OK(dt_tensor_to(x, where, DT_DTYPE_DEFAULT, DT_TO_COPY, xd.out()));
+    DT_ASSERT_OK(dt_tensor_set_requires_grad(xd, 1));
+    const uint64_t before = plugin_hooks();
+    DT_ASSERT_OK(dt_max_pool2d(xd, kernel, stride, padding, dilation, 1, y.out()));  // [2, 3, 4, 6]
+    if (side == 1) ran = plugin_hooks() - before;
+    DT_ASSERT_OK(dt_mul(y, y, yy.out()));
+    DT_ASSERT_OK(dt_sum(yy, nullptr, 0, 0, loss.out()));
+    DT_ASSERT_OK(dt_backward(loss, nullptr));
+    DT_ASSERT_OK(dt_tensor_grad(xd, gx.out()));
+    int k = 0;
+    for (dt_tensor* t : {y.get(), gx.get()}) {
+      T plain, host;
+      DT_ASSERT_OK(dt_tensor_detach(t, plain.out()));
+      DT_ASSERT_OK(dt_tensor_to(plain, cpu(), DT_DTYPE_DEFAULT, 0, host.out()));
+      results[side][k++] = str(host);
+    }
+  }
+  EXPECT_EQ(ran, hooks);
+  EXPECT_TRUE(has(results[0][0], "nan")) << "the planted NaN wins its windows";
+  for (int k = 0; k < 2; ++k) EXPECT_EQ(results[1][k], results[0][k]) << "output " << k;
+}
+
+TEST_F(PluginBackend, MaxPoolingRunsThroughItsLibraryHookAndFallsBackWhereItHasNone) {
+  // float32 and float64: the plugin's kernel (the CPU's, as CUDA has its own in pool.cu)
+  // takes the pass, its geometry packed through the ABI (dtp_pool_geometry_pack).
+  for (dt_dtype dtype : {DT_FLOAT32, DT_FLOAT64}) {
+    SCOPED_TRACE(dtype);
+    check_max_pool_against_cpu(dtype, 1);
+  }
+  // bfloat16: that kernel has none; the plugin hands the pass back and the core reduces
+  // the windows view, as on the CPU.
+  SCOPED_TRACE("bfloat16");
+  check_max_pool_against_cpu(DT_BFLOAT16, 0);
+}
+
 TEST_F(PluginBackend, AScalarOperandIsMadeInTheOpsDtypeWithoutACast) {
   // x + 0.5 on a device: the wrapped number is filled in float32 at once (one fill and the
   // add, no copy); an integer tensor's integral scalar keeps the general path (an int64

@@ -82,6 +82,27 @@ struct PoolGeometry {
   int64_t dilation[2] = {1, 1};
 };
 
+inline dtp_pool_geometry to_abi(const PoolGeometry& g) {
+  dtp_pool_geometry a;
+  for (int k = 0; k < 2; ++k) {
+    a.kernel[k] = g.kernel[k];
+    a.stride[k] = g.stride[k];
+    a.dilation[k] = g.dilation[k];
+    a.pad_begin[k] = g.pad_begin[k];
+  }
+  return a;
+}
+inline PoolGeometry from_abi(const dtp_pool_geometry& a) {
+  PoolGeometry g;
+  for (int k = 0; k < 2; ++k) {
+    g.kernel[k] = a.kernel[k];
+    g.stride[k] = a.stride[k];
+    g.dilation[k] = a.dilation[k];
+    g.pad_begin[k] = a.pad_begin[k];
+  }
+  return g;
+}
+
 class Backend {
  public:
   virtual ~Backend() = default;

@@ -119,9 +119,9 @@ enum dtp_op_code {
  * (NULL: the device's default stream).
  *
  * Library passes (DTP_HOOK_*): the optional hooks of core/backend.h (a convolution
- * library), run through the same slot and announced by supports_op, so a plugin without
- * the library (or whose library fails to load) simply says no and the core computes the
- * pass itself (im2col and matmul). Operands are contiguous NCHW of one device, the output
+ * library, a pooling kernel), run through the same slot and announced by supports_op, so a
+ * plugin without the library (or whose library fails to load) simply says no and the core
+ * computes the pass itself (im2col and matmul; pooling over a windows view). Operands are contiguous NCHW of one device, the output
  * freshly allocated; the geometry is packed, each field under 2^16 (the core offers only
  * such passes): i[0] = stride_h | stride_w << 16 | dilation_h << 32 | dilation_w << 48,
  * i[1] = pad_top | pad_left << 16 | pad_bottom << 32 | pad_right << 48, i[2] = groups,
@@ -129,12 +129,50 @@ enum dtp_op_code {
  * written, also hands the pass back to the core.
  *   DTP_HOOK_CONV2D_FORWARD       t = {out, x, w[, bias]}   out = conv(x, w) + bias
  *   DTP_HOOK_CONV2D_INPUT_GRAD    t = {gx, gout, w}
- *   DTP_HOOK_CONV2D_WEIGHT_GRAD   t = {gw, x, gout} */
+ *   DTP_HOOK_CONV2D_WEIGHT_GRAD   t = {gw, x, gout}
+ *   DTP_HOOK_MAX_POOL2D_FORWARD   t = {out, indices, x}     Backend::max_pool2d_forward: out and
+ *                                 indices (int64) [N, C, OH, OW], each window's largest element
+ *                                 of x and its h * W + w in the plane (a NaN takes over, equal
+ *                                 values keep the first; padding never counts). Its geometry is
+ *                                 packed by dtp_pool_geometry_pack, not the convolutions'. */
 enum dtp_hook_code {
   DTP_HOOK_CONV2D_FORWARD = 1001,
   DTP_HOOK_CONV2D_INPUT_GRAD = 1002,
-  DTP_HOOK_CONV2D_WEIGHT_GRAD = 1003
+  DTP_HOOK_CONV2D_WEIGHT_GRAD = 1003,
+  DTP_HOOK_MAX_POOL2D_FORWARD = 1004
 };
+
+/* The geometry of a DTP_HOOK_MAX_POOL2D_FORWARD pass: (height, width) pairs, each under
+ * 2^16, packed as i[0] = stride_h | stride_w << 16 | dilation_h << 32 | dilation_w << 48,
+ * i[1] = pad_top | pad_left << 16, i[2] = kernel_h | kernel_w << 16. The output's size is
+ * the tensor's (ceil_mode's overhang needs no field). dtp_pool_geometry_pack returns 0
+ * (and packs nothing) when a field does not fit or a kernel, stride or dilation is not
+ * positive. */
+typedef struct dtp_pool_geometry {
+  int64_t kernel[2], stride[2], dilation[2], pad_begin[2];
+} dtp_pool_geometry;
+
+static inline int dtp_pool_geometry_pack(const dtp_pool_geometry* g, int64_t i[3]) {
+  const int64_t f[8] = {g->stride[0], g->stride[1], g->dilation[0],  g->dilation[1],
+                        g->kernel[0], g->kernel[1], g->pad_begin[0], g->pad_begin[1]};
+  for (int k = 0; k < 8; ++k)
+    if (f[k] < (k < 6 ? 1 : 0) || f[k] >= ((int64_t)1 << 16)) return 0;
+  i[0] = f[0] | f[1] << 16 | f[2] << 32 | f[3] << 48;
+  i[1] = f[6] | f[7] << 16;
+  i[2] = f[4] | f[5] << 16;
+  return 1;
+}
+
+static inline dtp_pool_geometry dtp_pool_geometry_unpack(const int64_t i[3]) {
+  dtp_pool_geometry g;
+  for (int k = 0; k < 2; ++k) {
+    g.stride[k] = (i[0] >> (16 * k)) & 0xFFFF;
+    g.dilation[k] = (i[0] >> (32 + 16 * k)) & 0xFFFF;
+    g.pad_begin[k] = (i[1] >> (16 * k)) & 0xFFFF;
+    g.kernel[k] = (i[2] >> (16 * k)) & 0xFFFF;
+  }
+  return g;
+}
 
 /* The geometry of a DTP_HOOK_CONV2D_* pass, as the core packs it into i[0..2]: (height,
  * width) pairs. dtp_conv_geometry_pack returns 0 (and packs nothing) when a field does

@@ -349,16 +349,29 @@ void PluginBackend::run(int32_t op, const OpArgs& args) {
   call(op_label(op, args), [&](dtp_error* e) { return t.run(op, &a, e); });
 }
 
-// The convolution hooks: the geometry travels packed in dtp_op_args' integers
-// (dtp_conv_geometry_pack), so a field that does not fit keeps the pass in the core.
+// The library passes: the geometry travels packed in dtp_op_args' integers
+// (dtp_conv_geometry_pack, dtp_pool_geometry_pack), so a field that does not fit keeps
+// the pass in the core.
 bool PluginBackend::run_hook(int32_t hook, std::initializer_list<const Tensor*> operands, const ConvGeometry& g) {
+  int64_t i[4] = {0, 0, 0, 0};
+  const dtp_conv_geometry packed = to_abi(g);
+  if (!dtp_conv_geometry_pack(&packed, i)) return false;
+  i[3] = allow_tf32() ? 1 : 0;
+  return run_packed_hook(hook, operands, i, "conv2d");
+}
+bool PluginBackend::run_hook(int32_t hook, std::initializer_list<const Tensor*> operands, const PoolGeometry& g) {
+  int64_t i[4] = {0, 0, 0, 0};
+  const dtp_pool_geometry packed = to_abi(g);
+  if (!dtp_pool_geometry_pack(&packed, i)) return false;
+  return run_packed_hook(hook, operands, i, "max_pool2d");
+}
+bool PluginBackend::run_packed_hook(int32_t hook, std::initializer_list<const Tensor*> operands, const int64_t i[4],
+                                    const char* what) {
   const dtp_backend& t = table();
   if (!t.supports_op(hook)) return false;
   dtp_op_args a;
   std::memset(&a, 0, sizeof a);
-  const dtp_conv_geometry packed = to_abi(g);
-  if (!dtp_conv_geometry_pack(&packed, a.i)) return false;
-  a.i[3] = allow_tf32() ? 1 : 0;
+  for (int k = 0; k < 4; ++k) a.i[k] = i[k];
   dtp_tensor described[DTP_MAX_OPERANDS];
   for (const Tensor* operand : operands) {
     described[a.nt] = describe(*operand);
@@ -367,7 +380,7 @@ bool PluginBackend::run_hook(int32_t hook, std::initializer_list<const Tensor*> 
   }
   const Tensor& out = **operands.begin();
   a.stream = thread_native_stream(out.device());
-  return call_supported("conv2d", [&](dtp_error* e) { return t.run(hook, &a, e); });
+  return call_supported(what, [&](dtp_error* e) { return t.run(hook, &a, e); });
 }
 
 bool PluginBackend::conv2d_forward(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor* bias,
@@ -380,6 +393,10 @@ bool PluginBackend::conv2d_input_grad(const Tensor& gx, const Tensor& gout, cons
 }
 bool PluginBackend::conv2d_weight_grad(const Tensor& gw, const Tensor& x, const Tensor& gout, const ConvGeometry& g) {
   return run_hook(DTP_HOOK_CONV2D_WEIGHT_GRAD, {&gw, &x, &gout}, g);
+}
+bool PluginBackend::max_pool2d_forward(const Tensor& out, const Tensor& indices, const Tensor& x,
+                                       const PoolGeometry& g) {
+  return run_hook(DTP_HOOK_MAX_POOL2D_FORWARD, {&out, &indices, &x}, g);
 }
 
 // Native graphs and the hook library: straight through to the optional slots.

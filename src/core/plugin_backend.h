@@ -48,6 +48,8 @@ class PluginBackend final : public Backend {
                       const ConvGeometry& g) override;
   bool conv2d_input_grad(const Tensor& gx, const Tensor& gout, const Tensor& w, const ConvGeometry& g) override;
   bool conv2d_weight_grad(const Tensor& gw, const Tensor& x, const Tensor& gout, const ConvGeometry& g) override;
+  // The plugin's max pooling kernel (DTP_HOOK_MAX_POOL2D_FORWARD), where it announces one.
+  bool max_pool2d_forward(const Tensor& out, const Tensor& indices, const Tensor& x, const PoolGeometry& g) override;
   bool native_graphs() override;
   void graph_begin(int32_t index, void* stream) override;
   void* graph_end(int32_t index, void* stream) override;
@@ -69,8 +71,12 @@ class PluginBackend final : public Backend {
   float event_elapsed_ms(int32_t index, void* start, void* end) override;
 
   // Runs a DTP_HOOK_* pass; false (nothing written) when the plugin has no such pass or
-  // hands it back (DT_ERR_NOT_SUPPORTED).
+  // hands it back (DT_ERR_NOT_SUPPORTED), or its geometry does not pack.
   bool run_hook(int32_t hook, std::initializer_list<const Tensor*> operands, const ConvGeometry& g);
+  bool run_hook(int32_t hook, std::initializer_list<const Tensor*> operands, const PoolGeometry& g);
+  // The common part: the geometry already packed into i[0..3].
+  bool run_packed_hook(int32_t hook, std::initializer_list<const Tensor*> operands, const int64_t i[4],
+                       const char* what);
 
   // Collectives (the coll_* slots, for process groups and DataParallel): the library's
   // name ("nccl"), or "" when the plugin has none.

@@ -112,6 +112,8 @@ int32_t supports_op(int32_t op) {
     case DTP_HOOK_CONV2D_INPUT_GRAD:
     case DTP_HOOK_CONV2D_WEIGHT_GRAD:
       return cudnn_convolutions_usable() ? 1 : 0;
+    case DTP_HOOK_MAX_POOL2D_FORWARD:
+      return 1;  // our own kernel (pool.cu): no library to load
   }
   return 0;
 }
@@ -140,6 +142,8 @@ void run_op(int32_t op, const dtp_op_args& a) {
     case DTP_HOOK_CONV2D_INPUT_GRAD:
     case DTP_HOOK_CONV2D_WEIGHT_GRAD:
       return conv2d_cudnn(op, a);
+    case DTP_HOOK_MAX_POOL2D_FORWARD:
+      return max_pool2d(a);
 #define DT_X(Name, code, ...) case code: return unary(op, out, *a.t[1]);
     DT_UNARY_OPS(DT_X)
 #undef DT_X

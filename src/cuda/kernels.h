@@ -1,5 +1,5 @@
 // The kernels of the CUDA plugin, one family per file (binary.cu, unary.cu, copy.cu,
-// factory.cu, reduce.cu, softmax.cu, matmul.cu, index.cu, optim.cu, norm.cu). Each takes checked
+// factory.cu, reduce.cu, softmax.cu, matmul.cu, index.cu, optim.cu, norm.cu, pool.cu). Each takes checked
 // descriptors (the core's front end validated devices, shapes and dtypes) and queues
 // work on devtensor's stream for the output's device; failures throw Failure.
 #pragma once
@@ -33,5 +33,7 @@ void sgd_step(const dtp_tensor& param, const dtp_tensor& grad, const dtp_tensor*
 // Batch norm with fixed statistics (DTP_OP_BatchNormEval); weight and bias may be null.
 void batch_norm_eval(const dtp_tensor& out, const dtp_tensor& x, const dtp_tensor& mean, const dtp_tensor& var,
                      const dtp_tensor* weight, const dtp_tensor* bias, double eps);
+// 2-d max pooling with indices (DTP_HOOK_MAX_POOL2D_FORWARD: t = {out, indices, x}).
+void max_pool2d(const dtp_op_args& a);
 
 }  // namespace dt::cudap

@@ -1,6 +1,7 @@
 // Reductions (sum, mean, max, min, argmax, argmin) with the CPU's semantics: NaN
 // propagates through max/min, the first NaN or the first extreme wins arg*, integer
-// sums wrap in int64. Each output is reduced by one block (its threads stride over the
+// sums wrap in int64. Short reductions over many outputs go one thread per output (in
+// element order). Otherwise each output is reduced by one block (its threads stride over the
 // reduced elements, then combine in shared memory); when there are few outputs and
 // many elements, each output is split over several blocks whose partials a second
 // kernel combines, so the whole GPU works on a full reduction.
@@ -215,6 +216,33 @@ __global__ void reduce_blocks(ReduceGeometry g, const T* in, void* out, int32_t 
   }
 }
 
+// One thread per output, for short reductions (a pooling window, a small trailing dim)
+// over many outputs: a block per output would leave most of its threads idle and pay a
+// block's barriers for a handful of elements. The reduced elements are walked in order
+// with an odometer over (at most two merged) reduced dims, so no division per element.
+template <typename T, typename R>
+__global__ void reduce_threads(ReduceGeometry g, const T* in, void* out, int32_t out_dtype, R r) {
+  for (int64_t o = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; o < g.outputs;
+       o += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t in_off, out_off;
+    g.output_offsets(o, &in_off, &out_off);
+    const T* p = in + in_off;
+    typename R::Acc acc = r.identity();
+    if (g.rn <= 1) {
+      const int64_t step = g.rn == 1 ? g.rstride[0] : 0;
+      for (int64_t k = 0; k < g.count; ++k) acc = r.combine(acc, r.load(p[k * step], k));
+    } else if (g.rn == 2) {
+      int64_t k = 0;
+      for (int64_t a = 0; a < g.rsize[0]; ++a)
+        for (int64_t b = 0; b < g.rsize[1]; ++b, ++k)
+          acc = r.combine(acc, r.load(p[a * g.rstride[0] + b * g.rstride[1]], k));
+    } else {
+      for (int64_t k = 0; k < g.count; ++k) acc = r.combine(acc, r.load(p[g.reduced_offset(k)], k));
+    }
+    store(r, acc, g.count, out, out_off, out_dtype);
+  }
+}
+
 // One block per output combines its chunks' partials in a fixed order.
 template <typename R>
 __global__ void combine_partials(ReduceGeometry g, void* out, int32_t out_dtype, R r, int64_t chunks,
@@ -231,12 +259,22 @@ __global__ void combine_partials(ReduceGeometry g, void* out, int32_t out_dtype,
   }
 }
 
+// Reductions of at most this many elements per output go one thread per output.
+constexpr int64_t kThreadReduceMax = 64;
+
 template <typename T, typename R>
 void run(const dtp_tensor& out, const dtp_tensor& in, uint32_t mask, R r) {
   using Acc = typename R::Acc;
   const int dev = out.device;
   ReduceGeometry g = reduce_geometry(out, in, mask);
   if (g.outputs == 0) return;
+  const T* x = static_cast<const T*>(in.data);
+  // Short reductions over enough outputs to fill the GPU: a thread each.
+  if (g.count <= kThreadReduceMax && g.outputs >= static_cast<int64_t>(multiprocessors(dev)) * 64) {
+    reduce_threads<T, R><<<grid_for(dev, g.outputs), kThreads, 0, stream(dev)>>>(g, x, out.data, out.dtype, r);
+    check_launch(dev, "reduce");
+    return;
+  }
   const int threads = g.count >= 1024 ? 256 : (g.count >= 128 ? 128 : 32);
   const size_t smem = sizeof(Acc) * static_cast<size_t>(threads);
   const int64_t target_blocks = static_cast<int64_t>(multiprocessors(dev)) * 8;
@@ -247,7 +285,6 @@ void run(const dtp_tensor& out, const dtp_tensor& in, uint32_t mask, R r) {
   }
   const int64_t chunk_len = (g.count + chunks - 1) / chunks;
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(g.outputs * chunks, 65535 * 16));
-  const T* x = static_cast<const T*>(in.data);
   if (chunks == 1) {
     reduce_blocks<T, R><<<blocks, threads, smem, stream(dev)>>>(g, x, out.data, out.dtype, r, 1, g.count, nullptr);
     check_launch(dev, "reduce");

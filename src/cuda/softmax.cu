@@ -6,6 +6,7 @@
 // elements. NaN and all -inf rows behave as on the CPU.
 #include <cmath>
 
+#include "cuda/elementwise.cuh"
 #include "cuda/kernels.h"
 #include "cuda/loops.cuh"
 
@@ -78,13 +79,16 @@ __global__ void softmax_rows(const T* x, T* y, int64_t rows, int64_t n, bool log
   }
 }
 
-// Rows of at most 32 * PerLane elements (up to 1024), one warp per row: lane l holds
-// elements l, l + 32, ... in registers, the max and the sum are warp shuffles, and there
-// is no shared memory and no block barrier (the block kernel above spends most of a
-// short row's time in them). Same NaN and all -inf rules as softmax_rows.
-template <typename T, int PerLane>
+// Rows of at most 32 * PerLane elements (up to 1024), one warp per row, held in
+// registers: the max and the sum are warp shuffles, with no shared memory and no block
+// barrier (the block kernel above spends most of a short row's time in them). Lane l
+// holds the V-element groups l, l + 32, ... (V > 1: 16-byte loads and stores, for rows
+// whose length is a multiple of V and that start 16-byte aligned). exp is taken once per
+// element and kept for the output. Same NaN and all -inf rules as softmax_rows.
+template <typename T, int PerLane, int V>
 __global__ void softmax_warp_rows(const T* x, T* y, int64_t rows, int n, bool log) {
   using M = opmath_t<T>;
+  constexpr int Groups = PerLane / V;
   const int lane = threadIdx.x % 32;
   const int64_t warps = blockDim.x / 32;
   for (int64_t row = blockIdx.x * warps + threadIdx.x / 32; row < rows; row += static_cast<int64_t>(gridDim.x) * warps) {
@@ -94,25 +98,48 @@ __global__ void softmax_warp_rows(const T* x, T* y, int64_t rows, int n, bool lo
     M m = -INFINITY;
     bool nan = false;
 #pragma unroll
-    for (int j = 0; j < PerLane; ++j) {
-      const int k = lane + 32 * j;
-      v[j] = k < n ? M(xr[k]) : M(-INFINITY);
-      nan |= v[j] != v[j];
-      m = v[j] > m ? v[j] : m;
+    for (int j = 0; j < Groups; ++j) {
+      const int k = (lane + 32 * j) * V;
+      if (k < n) {
+        Pack<T, V> pk = *reinterpret_cast<const Pack<T, V>*>(xr + k);
+#pragma unroll
+        for (int e = 0; e < V; ++e) v[j * V + e] = M(pk.v[e]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < V; ++e) v[j * V + e] = M(-INFINITY);
+      }
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        nan |= v[j * V + e] != v[j * V + e];
+        m = v[j * V + e] > m ? v[j * V + e] : m;
+      }
     }
     m = warp_max(m);
     if (__any_sync(0xffffffffu, nan)) m = NAN;
     if (isinf(m) && m < 0) m = 0;  // an all -inf row: exp gives zeros, as on the CPU
     M s = 0;
 #pragma unroll
-    for (int j = 0; j < PerLane; ++j)
-      if (lane + 32 * j < n) s += exp(v[j] - m);
+    for (int j = 0; j < Groups; ++j) {
+      if ((lane + 32 * j) * V < n) {
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const M ex = exp(v[j * V + e] - m);
+          s += ex;
+          if (!log) v[j * V + e] = ex;  // kept: the output is ex / s
+        }
+      }
+    }
     s = warp_sum(s);
     const M lse = m + ::log(s), inv = M(1) / s;
 #pragma unroll
-    for (int j = 0; j < PerLane; ++j) {
-      const int k = lane + 32 * j;
-      if (k < n) yr[k] = T(log ? v[j] - lse : exp(v[j] - m) * inv);
+    for (int j = 0; j < Groups; ++j) {
+      const int k = (lane + 32 * j) * V;
+      if (k < n) {
+        Pack<T, V> pk;
+#pragma unroll
+        for (int e = 0; e < V; ++e) pk.v[e] = T(log ? v[j * V + e] - lse : v[j * V + e] * inv);
+        *reinterpret_cast<Pack<T, V>*>(yr + k) = pk;
+      }
     }
   }
 }
@@ -123,7 +150,11 @@ template <typename T, int PerLane>
 void launch_warp_rows(int dev, const T* x, T* y, int64_t rows, int64_t n, bool log) {
   const int64_t warps = kWarpRowThreads / 32;
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((rows + warps - 1) / warps, int64_t{1} << 20));
-  softmax_warp_rows<T, PerLane><<<blocks, kWarpRowThreads, 0, stream(dev)>>>(x, y, rows, static_cast<int>(n), log);
+  constexpr int V = vector_width<T>() < PerLane ? vector_width<T>() : PerLane;
+  if (V > 1 && n % V == 0 && aligned(x, 16) && aligned(y, 16))
+    softmax_warp_rows<T, PerLane, V><<<blocks, kWarpRowThreads, 0, stream(dev)>>>(x, y, rows, static_cast<int>(n), log);
+  else
+    softmax_warp_rows<T, PerLane, 1><<<blocks, kWarpRowThreads, 0, stream(dev)>>>(x, y, rows, static_cast<int>(n), log);
 }
 
 template <typename T>

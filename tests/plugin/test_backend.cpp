@@ -232,10 +232,12 @@ int32_t copy(const dtp_tensor* dst, const dtp_tensor* src, int32_t, void* stream
   });
 }
 
-// The convolution hooks too (DTP_HOOK_*), served by the CPU backend's own hooks (oneDNN),
-// so the core's packing of a hook and its fallback when one is handed back run here.
+// The library passes too (DTP_HOOK_*), served by the CPU backend's own hooks (oneDNN's
+// convolutions, its max pooling kernel), so the core's packing of a hook and its fallback
+// when one is handed back run here.
 bool is_hook(int32_t op) {
-  return op == DTP_HOOK_CONV2D_FORWARD || op == DTP_HOOK_CONV2D_INPUT_GRAD || op == DTP_HOOK_CONV2D_WEIGHT_GRAD;
+  return op == DTP_HOOK_CONV2D_FORWARD || op == DTP_HOOK_CONV2D_INPUT_GRAD || op == DTP_HOOK_CONV2D_WEIGHT_GRAD ||
+         op == DTP_HOOK_MAX_POOL2D_FORWARD;
 }
 int32_t supports_op(int32_t op) { return kernels().supports(op) || is_hook(op) ? 1 : 0; }
 
@@ -245,7 +247,9 @@ void run_hook(int32_t op, const dt::OpArgs& args, const int64_t* packed) {
   const dt::ConvGeometry g = dt::from_abi(dtp_conv_geometry_unpack(packed));
   const dt::Tensor& out = *args.t[0];
   bool done = false;
-  if (op == DTP_HOOK_CONV2D_FORWARD)
+  if (op == DTP_HOOK_MAX_POOL2D_FORWARD)
+    done = kernels().max_pool2d_forward(out, *args.t[1], *args.t[2], dt::from_abi(dtp_pool_geometry_unpack(packed)));
+  else if (op == DTP_HOOK_CONV2D_FORWARD)
     done = kernels().conv2d_forward(out, *args.t[1], *args.t[2], args.nt > 3 ? args.t[3] : nullptr, g);
   else if (op == DTP_HOOK_CONV2D_INPUT_GRAD)
     done = kernels().conv2d_input_grad(out, *args.t[1], *args.t[2], g);
@@ -374,7 +378,7 @@ extern "C" __attribute__((visibility("default"))) const dtp_backend* devtensor_b
 
 // For the tests: ops run here so far.
 extern "C" __attribute__((visibility("default"))) uint64_t devtensor_test_backend_ops(void) { return g_ops.load(); }
-// For the tests: how many convolution hook passes (DTP_HOOK_*) this backend ran.
+// For the tests: how many library passes (DTP_HOOK_*: convolutions, max pooling) this backend ran.
 extern "C" __attribute__((visibility("default"))) uint64_t devtensor_test_backend_hooks(void) { return g_hooks.load(); }
 
 // For the tests: what was queued on a stream (its native handle, from
