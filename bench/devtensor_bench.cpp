@@ -19,7 +19,8 @@
 //                      shapes with fixed gradients; _unfused: the same through the op-by-op
 //                      path (devtensor only)
 //   train_lenet5       the same for LeNet-5 at batch 64 on 28x28 images
-//   resnet18_fwd       ResNet-18's eval forward (functional ops) on [8, 3, 224, 224]
+//   resnet18_fwd       ResNet-18's eval forward (functional ops) on [8, 3, 224, 224];
+//                      _issue: the host's time to queue one (devtensor only)
 //   transformer_layer_train  the same for one TransformerEncoderLayer(512, 8 heads, ff 2048)
 //                      on [8, 256, 512] with a Linear(512, 16) head over the 2048 tokens
 //
@@ -480,7 +481,11 @@ class ResNet18 {
   bool ok_ = true;
 };
 
-void BM_resnet18_fwd(benchmark::State& state) {
+// issue_only: the time to queue one forward, the device idle at its start (a
+// synchronization after each, outside the timing): the host's cost per forward, which
+// bounds the forward's rate when it exceeds the device's time (resnet18_fwd_issue; a
+// diagnostic on devices, no peer case).
+void BM_resnet18_fwd(benchmark::State& state, bool issue_only) {
   Tensor x;
   if (!make_input(state, {8, 3, 224, 224}, 10, x)) return;
   ResNet18 net(state);
@@ -497,6 +502,16 @@ void BM_resnet18_fwd(benchmark::State& state) {
   int64_t done = 0;
   for (auto _ : state) {
     if (forward() != DT_OK) break;  // net has reported the error
+    if (issue_only) {
+      state.PauseTiming();
+      dt_status s = dt_synchronize(g_device);
+      state.ResumeTiming();
+      if (s != DT_OK) {
+        state.SkipWithError(error_text("dt_synchronize", s).c_str());
+        break;
+      }
+      continue;
+    }
     dt_status s = sync_if_due(++done, last);
     if (s != DT_OK) {
       state.SkipWithError(error_text("dt_synchronize", s).c_str());
@@ -637,7 +652,7 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("sgemm_2048", BM_sgemm, int64_t(2048))->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("train_mlp_784_256_10", BM_train, std::vector<int64_t>{784, 256, 10}, int64_t(64), false)
       ->UseRealTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("resnet18_fwd", BM_resnet18_fwd)->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("resnet18_fwd", BM_resnet18_fwd, false)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("train_lenet5", BM_lenet5)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("transformer_layer_train", BM_transformer_layer)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("train_linear16_256", BM_train, std::vector<int64_t>(17, 256), int64_t(128), false)
@@ -647,6 +662,8 @@ int main(int argc, char** argv) {
   // The unfused path on the same arithmetic; no peer case.
   benchmark::RegisterBenchmark("sgd_step_203k_unfused", BM_sgd_step, 1e-30)
       ->UseRealTime()->Unit(benchmark::kMicrosecond);
+  // The host's time to queue one forward; no peer case.
+  benchmark::RegisterBenchmark("resnet18_fwd_issue", BM_resnet18_fwd, true)->UseRealTime()->Unit(benchmark::kMillisecond);
   // The same steps captured once and replayed (dt_graph_replay); no peer case.
   benchmark::RegisterBenchmark("train_mlp_784_256_10_graph", BM_train, std::vector<int64_t>{784, 256, 10}, int64_t(64), true)
       ->UseRealTime()->Unit(benchmark::kMillisecond);
