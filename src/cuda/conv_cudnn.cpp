@@ -13,6 +13,7 @@
 #include <array>
 #include <climits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -43,23 +44,21 @@ void check_dnn(cudnnStatus_t s, int device, const char* what) {
   raise(DT_ERR_BACKEND, text);
 }
 
-// One handle per device, used under its mutex (its stream is state), as cuBLAS's.
-struct Handle {
-  std::mutex mu;
-  cudnnHandle_t h = nullptr;
-};
-Handle g_handles[kMaxDevices];
 
 // Descriptors, destroyed with the scope.
 struct TensorDesc {
   cudnnTensorDescriptor_t d = nullptr;
   explicit TensorDesc(int device) { check_dnn(lib().CreateTensorDescriptor(&d), device, "cudnnCreateTensorDescriptor"); }
   ~TensorDesc() { lib().DestroyTensorDescriptor(d); }
+  TensorDesc(const TensorDesc&) = delete;
+  TensorDesc& operator=(const TensorDesc&) = delete;
 };
 struct FilterDesc {
   cudnnFilterDescriptor_t d = nullptr;
   explicit FilterDesc(int device) { check_dnn(lib().CreateFilterDescriptor(&d), device, "cudnnCreateFilterDescriptor"); }
   ~FilterDesc() { lib().DestroyFilterDescriptor(d); }
+  FilterDesc(const FilterDesc&) = delete;
+  FilterDesc& operator=(const FilterDesc&) = delete;
 };
 struct ConvDesc {
   cudnnConvolutionDescriptor_t d = nullptr;
@@ -67,6 +66,8 @@ struct ConvDesc {
     check_dnn(lib().CreateConvolutionDescriptor(&d), device, "cudnnCreateConvolutionDescriptor");
   }
   ~ConvDesc() { lib().DestroyConvolutionDescriptor(d); }
+  ConvDesc(const ConvDesc&) = delete;
+  ConvDesc& operator=(const ConvDesc&) = delete;
 };
 
 struct Types {
@@ -123,6 +124,33 @@ Choice choose(const Key& key, bool strict_float32, int device, const char* what,
   raise(DT_ERR_NOT_SUPPORTED, std::string("cuDNN ") + what + ": no algorithm for this convolution");
 }
 
+// Everything a pass needs that depends on its shape alone: the four descriptors set up,
+// the algorithm and its workspace size. Built at a shape's first pass and kept, so a
+// step's pass is one cuDNN call (two with a bias) where it was about fifteen (creating,
+// setting and destroying descriptors, the workspace query).
+struct ConvPlan {
+  TensorDesc x, y;
+  FilterDesc w;
+  ConvDesc c;
+  std::unique_ptr<TensorDesc> bias;  // [1, OC, 1, 1], made at the first pass with a bias
+  int algo = 0;
+  size_t workspace = 0;
+  explicit ConvPlan(int device) : x(device), y(device), w(device), c(device) {}
+};
+
+// Shapes whose plans are kept per device; past it, a new shape's plan lives for its pass.
+constexpr size_t kMaxPlans = 1024;
+
+// One handle per device, used under its mutex (its stream is state), as cuBLAS's, with
+// the plans made on it. The map is never freed: plans hold cuDNN descriptors, which must
+// not be destroyed after the library is gone at exit.
+struct Handle {
+  std::mutex mu;
+  cudnnHandle_t h = nullptr;
+  std::map<Key, std::unique_ptr<ConvPlan>>* plans = nullptr;
+};
+Handle g_handles[kMaxDevices];
+
 }  // namespace
 
 bool cudnn_convolutions_usable() { return cudnn_library(nullptr) != nullptr; }
@@ -144,35 +172,79 @@ void conv2d_cudnn(int32_t hook, const dtp_op_args& a) {
   const dtp_tensor& w = hook == DTP_HOOK_CONV2D_WEIGHT_GRAD ? out : *a.t[2];
   const dtp_tensor& y = hook == DTP_HOOK_CONV2D_FORWARD ? out : hook == DTP_HOOK_CONV2D_INPUT_GRAD ? *a.t[1] : *a.t[2];
 
-  TensorDesc xd(device), yd(device);
-  FilterDesc wd(device);
-  ConvDesc cd(device);
-  check_dnn(l.SetTensor4dDescriptor(xd.d, CUDNN_TENSOR_NCHW, ty.data, as_int(x.sizes[0]), as_int(x.sizes[1]),
-                                as_int(x.sizes[2]), as_int(x.sizes[3])),
-        device, "cudnnSetTensor4dDescriptor");
-  check_dnn(l.SetTensor4dDescriptor(yd.d, CUDNN_TENSOR_NCHW, ty.data, as_int(y.sizes[0]), as_int(y.sizes[1]),
-                                as_int(y.sizes[2]), as_int(y.sizes[3])),
-        device, "cudnnSetTensor4dDescriptor");
-  check_dnn(l.SetFilter4dDescriptor(wd.d, ty.data, CUDNN_TENSOR_NCHW, as_int(w.sizes[0]), as_int(w.sizes[1]),
-                                as_int(w.sizes[2]), as_int(w.sizes[3])),
-        device, "cudnnSetFilter4dDescriptor");
-  check_dnn(l.SetConvolution2dDescriptor(cd.d, as_int(g.pad_begin[0]), as_int(g.pad_begin[1]), as_int(g.stride[0]),
-                                     as_int(g.stride[1]), as_int(g.dilation[0]), as_int(g.dilation[1]),
-                                     CUDNN_CROSS_CORRELATION, ty.compute),
-        device, "cudnnSetConvolution2dDescriptor");
-  check_dnn(l.SetConvolutionGroupCount(cd.d, as_int(g.groups)), device, "cudnnSetConvolutionGroupCount");
-  const cudnnMathType_t requested = strict_float32 ? CUDNN_FMA_MATH
-                                    : ty.data == CUDNN_DATA_HALF || ty.data == CUDNN_DATA_BFLOAT16 ? CUDNN_TENSOR_OP_MATH
-                                                                                                    : CUDNN_DEFAULT_MATH;
-  check_dnn(l.SetConvolutionMathType(cd.d, requested), device, "cudnnSetConvolutionMathType");
-
   const Key key{hook,          out.dtype,     x.sizes[0],    x.sizes[1], x.sizes[2], x.sizes[3],
                 w.sizes[0],    w.sizes[2],    w.sizes[3],    a.i[0],     a.i[1],     g.groups,
                 a.i[3],        y.sizes[2],    y.sizes[3],    device};
   Handle& handle = g_handles[device];
   std::lock_guard<std::mutex> lock(handle.mu);
   if (!handle.h) check_dnn(l.Create(&handle.h), device, "cudnnCreate");
+  if (!handle.plans) handle.plans = new std::map<Key, std::unique_ptr<ConvPlan>>();
   check_dnn(l.SetStream(handle.h, stream(device)), device, "cudnnSetStream");
+
+  std::unique_ptr<ConvPlan> fresh;
+  ConvPlan* plan = nullptr;
+  if (auto it = handle.plans->find(key); it != handle.plans->end()) {
+    plan = it->second.get();
+  } else {
+    fresh = std::make_unique<ConvPlan>(device);
+    ConvPlan& p = *fresh;
+    check_dnn(l.SetTensor4dDescriptor(p.x.d, CUDNN_TENSOR_NCHW, ty.data, as_int(x.sizes[0]), as_int(x.sizes[1]),
+                                      as_int(x.sizes[2]), as_int(x.sizes[3])),
+              device, "cudnnSetTensor4dDescriptor");
+    check_dnn(l.SetTensor4dDescriptor(p.y.d, CUDNN_TENSOR_NCHW, ty.data, as_int(y.sizes[0]), as_int(y.sizes[1]),
+                                      as_int(y.sizes[2]), as_int(y.sizes[3])),
+              device, "cudnnSetTensor4dDescriptor");
+    check_dnn(l.SetFilter4dDescriptor(p.w.d, ty.data, CUDNN_TENSOR_NCHW, as_int(w.sizes[0]), as_int(w.sizes[1]),
+                                      as_int(w.sizes[2]), as_int(w.sizes[3])),
+              device, "cudnnSetFilter4dDescriptor");
+    check_dnn(l.SetConvolution2dDescriptor(p.c.d, as_int(g.pad_begin[0]), as_int(g.pad_begin[1]), as_int(g.stride[0]),
+                                           as_int(g.stride[1]), as_int(g.dilation[0]), as_int(g.dilation[1]),
+                                           CUDNN_CROSS_CORRELATION, ty.compute),
+              device, "cudnnSetConvolution2dDescriptor");
+    check_dnn(l.SetConvolutionGroupCount(p.c.d, as_int(g.groups)), device, "cudnnSetConvolutionGroupCount");
+    const cudnnMathType_t requested = strict_float32 ? CUDNN_FMA_MATH
+                                      : ty.data == CUDNN_DATA_HALF || ty.data == CUDNN_DATA_BFLOAT16
+                                          ? CUDNN_TENSOR_OP_MATH
+                                          : CUDNN_DEFAULT_MATH;
+    check_dnn(l.SetConvolutionMathType(p.c.d, requested), device, "cudnnSetConvolutionMathType");
+    if (hook == DTP_HOOK_CONV2D_FORWARD) {
+      const Choice c = choose<cudnnConvolutionFwdAlgoPerf_t>(key, strict_float32, device, "forward algorithm",
+                                                              [&](cudnnConvolutionFwdAlgoPerf_t* q, int cap, int* n) {
+        return l.GetConvolutionForwardAlgorithm_v7(handle.h, p.x.d, p.w.d, p.c.d, p.y.d, cap, n, q);
+      });
+      p.algo = c.algo;
+      check_dnn(l.SetConvolutionMathType(p.c.d, c.math), device, "cudnnSetConvolutionMathType");
+      check_dnn(l.GetConvolutionForwardWorkspaceSize(handle.h, p.x.d, p.w.d, p.c.d, p.y.d,
+                                                     static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), &p.workspace),
+                device, "cudnnGetConvolutionForwardWorkspaceSize");
+    } else if (hook == DTP_HOOK_CONV2D_INPUT_GRAD) {
+      const Choice c = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
+          key, strict_float32, device, "backward-data algorithm", [&](cudnnConvolutionBwdDataAlgoPerf_t* q, int cap, int* n) {
+            return l.GetConvolutionBackwardDataAlgorithm_v7(handle.h, p.w.d, p.y.d, p.c.d, p.x.d, cap, n, q);
+          });
+      p.algo = c.algo;
+      check_dnn(l.SetConvolutionMathType(p.c.d, c.math), device, "cudnnSetConvolutionMathType");
+      check_dnn(l.GetConvolutionBackwardDataWorkspaceSize(handle.h, p.w.d, p.y.d, p.c.d, p.x.d,
+                                                          static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo),
+                                                          &p.workspace),
+                device, "cudnnGetConvolutionBackwardDataWorkspaceSize");
+    } else {
+      const Choice c = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
+          key, strict_float32, device, "backward-filter algorithm",
+          [&](cudnnConvolutionBwdFilterAlgoPerf_t* q, int cap, int* n) {
+            return l.GetConvolutionBackwardFilterAlgorithm_v7(handle.h, p.x.d, p.y.d, p.c.d, p.w.d, cap, n, q);
+          });
+      p.algo = c.algo;
+      check_dnn(l.SetConvolutionMathType(p.c.d, c.math), device, "cudnnSetConvolutionMathType");
+      check_dnn(l.GetConvolutionBackwardFilterWorkspaceSize(handle.h, p.x.d, p.y.d, p.c.d, p.w.d,
+                                                            static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo),
+                                                            &p.workspace),
+                device, "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+    }
+    plan = fresh.get();
+    // Kept only once complete: a failure above leaves no half-made plan behind.
+    if (handle.plans->size() < kMaxPlans) handle.plans->emplace(key, std::move(fresh));
+  }
 
   // alpha = 1, beta = 0 (the output is fresh): doubles for double data, floats otherwise.
   const double one_d = 1.0, zero_d = 0.0;
@@ -181,53 +253,33 @@ void conv2d_cudnn(int32_t hook, const dtp_op_args& a) {
   const void* one = dbl ? static_cast<const void*>(&one_d) : &one_f;
   const void* zero = dbl ? static_cast<const void*>(&zero_d) : &zero_f;
 
-  size_t bytes = 0;
+  const size_t bytes = plan->workspace;
+  Scratch ws(device, bytes ? bytes : 1);
   if (hook == DTP_HOOK_CONV2D_FORWARD) {
-    const Choice c = choose<cudnnConvolutionFwdAlgoPerf_t>(key, strict_float32, device, "forward algorithm",
-                                                            [&](cudnnConvolutionFwdAlgoPerf_t* p, int cap, int* n) {
-      return l.GetConvolutionForwardAlgorithm_v7(handle.h, xd.d, wd.d, cd.d, yd.d, cap, n, p);
-    });
-    const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(c.algo);
-    check_dnn(l.SetConvolutionMathType(cd.d, c.math), device, "cudnnSetConvolutionMathType");
-    check_dnn(l.GetConvolutionForwardWorkspaceSize(handle.h, xd.d, wd.d, cd.d, yd.d, algo, &bytes), device,
-          "cudnnGetConvolutionForwardWorkspaceSize");
-    Scratch ws(device, bytes ? bytes : 1);
-    check_dnn(l.ConvolutionForward(handle.h, one, xd.d, x.data, wd.d, w.data, cd.d, algo, ws.get(), bytes, zero, yd.d,
-                               out.data),
-          device, "cudnnConvolutionForward");
+    check_dnn(l.ConvolutionForward(handle.h, one, plan->x.d, x.data, plan->w.d, w.data, plan->c.d,
+                                   static_cast<cudnnConvolutionFwdAlgo_t>(plan->algo), ws.get(), bytes, zero, plan->y.d,
+                                   out.data),
+              device, "cudnnConvolutionForward");
     if (a.nt > 3) {  // + bias [OC], as [1, OC, 1, 1]
-      TensorDesc bd(device);
-      check_dnn(l.SetTensor4dDescriptor(bd.d, CUDNN_TENSOR_NCHW, ty.data, 1, as_int(y.sizes[1]), 1, 1), device,
-            "cudnnSetTensor4dDescriptor");
-      check_dnn(l.AddTensor(handle.h, one, bd.d, a.t[3]->data, one, yd.d, out.data), device, "cudnnAddTensor");
+      if (!plan->bias) {
+        auto bd = std::make_unique<TensorDesc>(device);
+        check_dnn(l.SetTensor4dDescriptor(bd->d, CUDNN_TENSOR_NCHW, ty.data, 1, as_int(y.sizes[1]), 1, 1), device,
+                  "cudnnSetTensor4dDescriptor");
+        plan->bias = std::move(bd);
+      }
+      check_dnn(l.AddTensor(handle.h, one, plan->bias->d, a.t[3]->data, one, plan->y.d, out.data), device,
+                "cudnnAddTensor");
     }
   } else if (hook == DTP_HOOK_CONV2D_INPUT_GRAD) {
-    const Choice c = choose<cudnnConvolutionBwdDataAlgoPerf_t>(key, strict_float32, device, "backward-data algorithm",
-                                                               [&](cudnnConvolutionBwdDataAlgoPerf_t* p, int cap, int* n) {
-      return l.GetConvolutionBackwardDataAlgorithm_v7(handle.h, wd.d, yd.d, cd.d, xd.d, cap, n, p);
-    });
-    const auto algo = static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo);
-    check_dnn(l.SetConvolutionMathType(cd.d, c.math), device, "cudnnSetConvolutionMathType");
-    check_dnn(l.GetConvolutionBackwardDataWorkspaceSize(handle.h, wd.d, yd.d, cd.d, xd.d, algo, &bytes), device,
-          "cudnnGetConvolutionBackwardDataWorkspaceSize");
-    Scratch ws(device, bytes ? bytes : 1);
-    check_dnn(l.ConvolutionBackwardData(handle.h, one, wd.d, w.data, yd.d, y.data, cd.d, algo, ws.get(), bytes, zero,
-                                    xd.d, out.data),
-          device, "cudnnConvolutionBackwardData");
+    check_dnn(l.ConvolutionBackwardData(handle.h, one, plan->w.d, w.data, plan->y.d, y.data, plan->c.d,
+                                        static_cast<cudnnConvolutionBwdDataAlgo_t>(plan->algo), ws.get(), bytes, zero,
+                                        plan->x.d, out.data),
+              device, "cudnnConvolutionBackwardData");
   } else {
-    const Choice c = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
-        key, strict_float32, device, "backward-filter algorithm",
-        [&](cudnnConvolutionBwdFilterAlgoPerf_t* p, int cap, int* n) {
-          return l.GetConvolutionBackwardFilterAlgorithm_v7(handle.h, xd.d, yd.d, cd.d, wd.d, cap, n, p);
-        });
-    const auto algo = static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo);
-    check_dnn(l.SetConvolutionMathType(cd.d, c.math), device, "cudnnSetConvolutionMathType");
-    check_dnn(l.GetConvolutionBackwardFilterWorkspaceSize(handle.h, xd.d, yd.d, cd.d, wd.d, algo, &bytes), device,
-          "cudnnGetConvolutionBackwardFilterWorkspaceSize");
-    Scratch ws(device, bytes ? bytes : 1);
-    check_dnn(l.ConvolutionBackwardFilter(handle.h, one, xd.d, x.data, yd.d, y.data, cd.d, algo, ws.get(), bytes, zero,
-                                      wd.d, out.data),
-          device, "cudnnConvolutionBackwardFilter");
+    check_dnn(l.ConvolutionBackwardFilter(handle.h, one, plan->x.d, x.data, plan->y.d, y.data, plan->c.d,
+                                          static_cast<cudnnConvolutionBwdFilterAlgo_t>(plan->algo), ws.get(), bytes,
+                                          zero, plan->w.d, out.data),
+              device, "cudnnConvolutionBackwardFilter");
   }
 }
 
