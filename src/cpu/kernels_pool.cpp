@@ -13,6 +13,7 @@
 
 #include "cpu/cpu_backend.h"
 #include "cpu/parallel.h"
+#include "ops/window_range.h"
 
 namespace dt::cpu {
 namespace {
@@ -29,16 +30,6 @@ T pick(bool c, T a, T b) {
   T out;
   std::memcpy(&out, &r, sizeof out);
   return out;
-}
-
-// The kernel offsets [*first, *last) of a window starting at `start` (stride-spaced by
-// `dilation`) that fall inside [0, size).
-void inside(int64_t start, int64_t k, int64_t dilation, int64_t size, int64_t* first, int64_t* last) {
-  int64_t a = 0, b = k;
-  while (a < b && start + a * dilation < 0) ++a;
-  while (b > a && start + (b - 1) * dilation >= size) --b;
-  *first = a;
-  *last = b;
 }
 
 // The search of one window of KH x KW dense elements wholly inside the plane, at `at`,
@@ -70,7 +61,7 @@ void max_pool_planes(const Tensor& out, const Tensor& indices, const Tensor& x, 
   // Each window's column range inside the input, once for all rows and planes.
   std::vector<int64_t> col_first(OW), col_last(OW);
   for (int64_t ow = 0; ow < OW; ++ow)
-    inside(ow * sw - g.pad_begin[1], g.kernel[1], dw, W, &col_first[ow], &col_last[ow]);
+    ops::window_inside(ow * sw - g.pad_begin[1], g.kernel[1], dw, W, &col_first[ow], &col_last[ow]);
   const bool dense = dh == 1 && dw == 1;
   const bool dense2 = dense && g.kernel[0] == 2 && g.kernel[1] == 2, dense3 = dense && g.kernel[0] == 3 && g.kernel[1] == 3;
   const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, OH * OW * g.kernel[0] * g.kernel[1]));
@@ -82,7 +73,7 @@ void max_pool_planes(const Tensor& out, const Tensor& indices, const Tensor& x, 
       for (int64_t oh = 0; oh < OH; ++oh) {
         const int64_t h0 = oh * sh - g.pad_begin[0];
         int64_t i0 = 0, i1 = 0;
-        inside(h0, g.kernel[0], dh, H, &i0, &i1);
+        ops::window_inside(h0, g.kernel[0], dh, H, &i0, &i1);
         for (int64_t ow = 0; ow < OW; ++ow) {
           const int64_t w0 = ow * sw - g.pad_begin[1], j0 = col_first[ow], j1 = col_last[ow];
           if (i0 == i1 || j0 == j1) {  // not reached: PyTorch's padding and ceil_mode rules rule it out

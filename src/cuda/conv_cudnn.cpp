@@ -88,15 +88,12 @@ int as_int(int64_t v) {
   return static_cast<int>(v);
 }
 
-// The chosen algorithm and math for one pass and shape (the heuristics cost tens of
-// microseconds; a training loop asks the same question every step).
+// The chosen algorithm and math for one pass and shape.
 struct Choice {
   int algo = 0;
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
 };
 using Key = std::array<int64_t, 16>;
-std::mutex g_choice_mu;
-std::map<Key, Choice> g_choices;
 
 // Whether a returned algorithm keeps to the requested math: strict float32 refuses the
 // tensor-core (TF32) maths.
@@ -104,23 +101,16 @@ bool keeps_math(cudnnMathType_t got, bool strict_float32) {
   return !strict_float32 || (got != CUDNN_TENSOR_OP_MATH && got != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION);
 }
 
+// cuDNN's heuristic choice (tens of microseconds: asked once per shape, when its plan
+// is made): the first algorithm that keeps to the requested math.
 template <typename Perf, typename Query>
-Choice choose(const Key& key, bool strict_float32, int device, const char* what, Query query) {
-  {
-    std::lock_guard<std::mutex> lock(g_choice_mu);
-    auto it = g_choices.find(key);
-    if (it != g_choices.end()) return it->second;
-  }
+Choice choose(bool strict_float32, int device, const char* what, Query query) {
   Perf perf[16];
   int n = 0;
   check_dnn(query(perf, 16, &n), device, what);
-  for (int k = 0; k < n; ++k) {
-    if (perf[k].status != CUDNN_STATUS_SUCCESS || !keeps_math(perf[k].mathType, strict_float32)) continue;
-    Choice c{static_cast<int>(perf[k].algo), perf[k].mathType};
-    std::lock_guard<std::mutex> lock(g_choice_mu);
-    g_choices.emplace(key, c);
-    return c;
-  }
+  for (int k = 0; k < n; ++k)
+    if (perf[k].status == CUDNN_STATUS_SUCCESS && keeps_math(perf[k].mathType, strict_float32))
+      return Choice{static_cast<int>(perf[k].algo), perf[k].mathType};
   raise(DT_ERR_NOT_SUPPORTED, std::string("cuDNN ") + what + ": no algorithm for this convolution");
 }
 
@@ -207,40 +197,38 @@ void conv2d_cudnn(int32_t hook, const dtp_op_args& a) {
                                           ? CUDNN_TENSOR_OP_MATH
                                           : CUDNN_DEFAULT_MATH;
     check_dnn(l.SetConvolutionMathType(p.c.d, requested), device, "cudnnSetConvolutionMathType");
-    if (hook == DTP_HOOK_CONV2D_FORWARD) {
-      const Choice c = choose<cudnnConvolutionFwdAlgoPerf_t>(key, strict_float32, device, "forward algorithm",
-                                                              [&](cudnnConvolutionFwdAlgoPerf_t* q, int cap, int* n) {
+    Choice c;
+    if (hook == DTP_HOOK_CONV2D_FORWARD)
+      c = choose<cudnnConvolutionFwdAlgoPerf_t>(strict_float32, device, "forward algorithm",
+                                                [&](cudnnConvolutionFwdAlgoPerf_t* q, int cap, int* n) {
         return l.GetConvolutionForwardAlgorithm_v7(handle.h, p.x.d, p.w.d, p.c.d, p.y.d, cap, n, q);
       });
-      p.algo = c.algo;
-      check_dnn(l.SetConvolutionMathType(p.c.d, c.math), device, "cudnnSetConvolutionMathType");
+    else if (hook == DTP_HOOK_CONV2D_INPUT_GRAD)
+      c = choose<cudnnConvolutionBwdDataAlgoPerf_t>(strict_float32, device, "backward-data algorithm",
+                                                    [&](cudnnConvolutionBwdDataAlgoPerf_t* q, int cap, int* n) {
+        return l.GetConvolutionBackwardDataAlgorithm_v7(handle.h, p.w.d, p.y.d, p.c.d, p.x.d, cap, n, q);
+      });
+    else
+      c = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(strict_float32, device, "backward-filter algorithm",
+                                                      [&](cudnnConvolutionBwdFilterAlgoPerf_t* q, int cap, int* n) {
+        return l.GetConvolutionBackwardFilterAlgorithm_v7(handle.h, p.x.d, p.y.d, p.c.d, p.w.d, cap, n, q);
+      });
+    p.algo = c.algo;
+    check_dnn(l.SetConvolutionMathType(p.c.d, c.math), device, "cudnnSetConvolutionMathType");
+    if (hook == DTP_HOOK_CONV2D_FORWARD)
       check_dnn(l.GetConvolutionForwardWorkspaceSize(handle.h, p.x.d, p.w.d, p.c.d, p.y.d,
                                                      static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), &p.workspace),
                 device, "cudnnGetConvolutionForwardWorkspaceSize");
-    } else if (hook == DTP_HOOK_CONV2D_INPUT_GRAD) {
-      const Choice c = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
-          key, strict_float32, device, "backward-data algorithm", [&](cudnnConvolutionBwdDataAlgoPerf_t* q, int cap, int* n) {
-            return l.GetConvolutionBackwardDataAlgorithm_v7(handle.h, p.w.d, p.y.d, p.c.d, p.x.d, cap, n, q);
-          });
-      p.algo = c.algo;
-      check_dnn(l.SetConvolutionMathType(p.c.d, c.math), device, "cudnnSetConvolutionMathType");
+    else if (hook == DTP_HOOK_CONV2D_INPUT_GRAD)
       check_dnn(l.GetConvolutionBackwardDataWorkspaceSize(handle.h, p.w.d, p.y.d, p.c.d, p.x.d,
                                                           static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo),
                                                           &p.workspace),
                 device, "cudnnGetConvolutionBackwardDataWorkspaceSize");
-    } else {
-      const Choice c = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
-          key, strict_float32, device, "backward-filter algorithm",
-          [&](cudnnConvolutionBwdFilterAlgoPerf_t* q, int cap, int* n) {
-            return l.GetConvolutionBackwardFilterAlgorithm_v7(handle.h, p.x.d, p.y.d, p.c.d, p.w.d, cap, n, q);
-          });
-      p.algo = c.algo;
-      check_dnn(l.SetConvolutionMathType(p.c.d, c.math), device, "cudnnSetConvolutionMathType");
+    else
       check_dnn(l.GetConvolutionBackwardFilterWorkspaceSize(handle.h, p.x.d, p.y.d, p.c.d, p.w.d,
                                                             static_cast<cudnnConvolutionBwdFilterAlgo_t>(p.algo),
                                                             &p.workspace),
                 device, "cudnnGetConvolutionBackwardFilterWorkspaceSize");
-    }
     plan = fresh.get();
     // Kept only once complete: a failure above leaves no half-made plan behind.
     if (handle.plans->size() < kMaxPlans) handle.plans->emplace(key, std::move(fresh));

@@ -10,6 +10,7 @@
 #include "cuda/kernels.h"
 #include "cuda/loops.cuh"
 #include "cuda/runtime.h"
+#include "ops/window_range.h"
 
 namespace dt::cudap {
 namespace {
@@ -19,17 +20,6 @@ struct PoolDims {
   int OH, OW;  // an output plane's size: under 2^31 (checked before the launch)
   int kh, kw, sh, sw, dh, dw, pt, pl;
 };
-
-// The first and one-past-last window index k of [0, kernel) whose position start + k * step
-// lies in [0, size).
-__device__ __forceinline__ void inside(int start, int kernel, int step, int64_t size, int* first, int* last) {
-  int f = 0;
-  while (f < kernel && start + f * step < 0) ++f;
-  int l = kernel;
-  while (l > f && start + (l - 1) * step >= size) --l;
-  *first = f;
-  *last = l;
-}
 
 // blockIdx.y strides over the planes, x over one output plane.
 template <typename T>
@@ -41,17 +31,17 @@ __global__ void max_pool2d_kernel(const T* x, T* out, int64_t* indices, PoolDims
     for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < plane_outputs; j += gridDim.x * blockDim.x) {
       const int oh = j / d.OW, ow = j - oh * d.OW;
       const int h0 = oh * d.sh - d.pt, w0 = ow * d.sw - d.pl;
-      int i0, i1, j0, j1;
-      inside(h0, d.kh, d.dh, d.H, &i0, &i1);
-      inside(w0, d.kw, d.dw, d.W, &j0, &j1);
+      int64_t i0, i1, j0, j1;
+      ops::window_inside(h0, d.kh, d.dh, d.H, &i0, &i1);
+      ops::window_inside(w0, d.kw, d.dw, d.W, &j0, &j1);
       int64_t best_at = -1;  // an empty window (ruled out by the front end's padding rule)
       M best = M(-INFINITY);
       if (i0 < i1 && j0 < j1) {
-        best_at = static_cast<int64_t>(h0 + i0 * d.dh) * d.W + w0 + j0 * d.dw;
+        best_at = (h0 + i0 * d.dh) * d.W + w0 + j0 * d.dw;
         best = M(plane[best_at]);
-        for (int i = i0; i < i1; ++i) {
-          const int64_t row_at = static_cast<int64_t>(h0 + i * d.dh) * d.W + w0;
-          for (int k = j0; k < j1; ++k) {
+        for (int64_t i = i0; i < i1; ++i) {
+          const int64_t row_at = (h0 + i * d.dh) * d.W + w0;
+          for (int64_t k = j0; k < j1; ++k) {
             const int64_t at = row_at + k * d.dw;
             const M v = M(plane[at]);
             if (v > best || v != v) {
@@ -78,23 +68,12 @@ void max_pool2d_typed(const dtp_tensor& out, const dtp_tensor& indices, const dt
   check_launch(dev, "max_pool2d");
 }
 
-bool contiguous(const dtp_tensor& t) {
-  int64_t expected = 1;
-  for (int k = t.ndim - 1; k >= 0; --k) {
-    if (t.sizes[k] != 1 && t.strides[k] != expected) return false;
-    expected *= t.sizes[k];
-  }
-  return true;
-}
-
 }  // namespace
 
 void max_pool2d(const dtp_op_args& a) {
   const dtp_tensor &out = *a.t[0], &indices = *a.t[1], &x = *a.t[2];
   const dtp_pool_geometry g = dtp_pool_geometry_unpack(a.i);
-  if (x.ndim != 4 || out.ndim != 4 || indices.dtype != DT_INT64 || !contiguous(x) || !contiguous(out) ||
-      !contiguous(indices))
-    raise(DT_ERR_NOT_SUPPORTED, "max_pool2d: the CUDA kernel takes contiguous NCHW operands and int64 indices");
+  // The ABI's library passes bring contiguous NCHW operands and fresh outputs (plugin_abi.h).
   PoolDims d;
   d.planes = x.sizes[0] * x.sizes[1];
   d.H = x.sizes[2];
