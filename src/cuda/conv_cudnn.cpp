@@ -8,16 +8,22 @@
 // convolution, off by default). What cuDNN cannot take (asymmetric padding, more than
 // 2^31 elements, a configuration it reports NOT_SUPPORTED for) is handed back to the core
 // with DT_ERR_NOT_SUPPORTED before anything is written, and the core computes it.
+// DEVTENSOR_CUDNN_API=graph runs the passes on cuDNN's graph API instead, with an
+// execution plan kept per shape (conv_cudnn_graph.cpp); a shape the graph API refuses
+// stays on the classic calls.
 #include "cuda/conv_cudnn.h"
 
 #include <array>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "core/dtype.h"
+#include "cuda/conv_cudnn_graph.h"
 #include "cuda/cudnn_library.h"
 #include "cuda/memory.h"
 #include "cuda/runtime.h"
@@ -32,18 +38,7 @@ const CudnnLibrary& lib() {
   return *l;
 }
 
-// Throws for a failed cuDNN call: NOT_SUPPORTED statuses hand the pass back to the core,
-// allocation failures are OUT_OF_MEMORY, anything else is a backend error.
-void check_dnn(cudnnStatus_t s, int device, const char* what) {
-  if (s == CUDNN_STATUS_SUCCESS) return;
-  const std::string text = std::string("cuDNN ") + what + " on cuda:" + std::to_string(device) + ": " +
-                           lib().GetErrorString(s);
-  if (s / 1000 == CUDNN_STATUS_NOT_SUPPORTED / 1000) raise(DT_ERR_NOT_SUPPORTED, text);
-  if (s == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED || s == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
-    raise(DT_ERR_OUT_OF_MEMORY, text);
-  raise(DT_ERR_BACKEND, text);
-}
-
+void check_dnn(cudnnStatus_t s, int device, const char* what) { dt::cudap::check_dnn(lib(), s, device, what); }
 
 // Descriptors, destroyed with the scope.
 struct TensorDesc {
@@ -118,15 +113,30 @@ Choice choose(bool strict_float32, int device, const char* what, Query query) {
 // the algorithm and its workspace size. Built at a shape's first pass and kept, so a
 // step's pass is one cuDNN call (two with a bias) where it was about fifteen (creating,
 // setting and destroying descriptors, the workspace query).
+// The forward pass's bias, [OC] seen as [1, OC, 1, 1], added to y [N, OC, OH, OW] by
+// cudnnAddTensor; made at a shape's first pass with a bias.
+struct BiasDescs {
+  TensorDesc y, bias;
+  explicit BiasDescs(int device) : y(device), bias(device) {}
+};
+
 struct ConvPlan {
   TensorDesc x, y;
   FilterDesc w;
   ConvDesc c;
-  std::unique_ptr<TensorDesc> bias;  // [1, OC, 1, 1], made at the first pass with a bias
+  std::unique_ptr<BiasDescs> bias;
   int algo = 0;
   size_t workspace = 0;
   explicit ConvPlan(int device) : x(device), y(device), w(device), c(device) {}
 };
+
+// A shape's plan on the graph API; a null plan marks a shape the graph API refused,
+// which the classic calls serve.
+struct GraphEntry {
+  std::unique_ptr<ConvGraphPlan> plan;
+  std::unique_ptr<BiasDescs> bias;
+};
+using GraphKey = std::array<int64_t, 17>;  // Key and the operands' alignment
 
 // Shapes whose plans are kept per device; past it, a new shape's plan lives for its pass.
 constexpr size_t kMaxPlans = 1024;
@@ -138,12 +148,91 @@ struct Handle {
   std::mutex mu;
   cudnnHandle_t h = nullptr;
   std::map<Key, std::unique_ptr<ConvPlan>>* plans = nullptr;
+  std::map<GraphKey, std::unique_ptr<GraphEntry>>* graph_plans = nullptr;
 };
 Handle g_handles[kMaxDevices];
+
+// DEVTENSOR_CUDNN_API=graph chooses the graph API (read once); unset or anything else,
+// the classic one.
+bool graph_api_chosen() {
+  static const bool chosen = [] {
+    const char* e = std::getenv("DEVTENSOR_CUDNN_API");
+    return e && std::strcmp(e, "graph") == 0;
+  }();
+  return chosen;
+}
+
+// The largest power of two, at most 16 bytes, that every operand's address is a multiple
+// of: a graph plan is made for (and kept under) that alignment.
+int64_t alignment_of(const dtp_op_args& a) {
+  uintptr_t bits = 16;
+  for (int k = 0; k < a.nt; ++k) bits |= reinterpret_cast<uintptr_t>(a.t[k]->data);
+  return static_cast<int64_t>(bits & (~bits + 1));
+}
+
+// y += bias for a forward pass (alpha = beta = one), the descriptors made at the first call.
+void add_bias(const CudnnLibrary& l, cudnnHandle_t h, std::unique_ptr<BiasDescs>& descs, cudnnDataType_t data,
+              const dtp_tensor& y, const dtp_tensor& bias, void* y_data, const void* one, int device) {
+  if (!descs) {
+    auto d = std::make_unique<BiasDescs>(device);
+    check_dnn(l.SetTensor4dDescriptor(d->y.d, CUDNN_TENSOR_NCHW, data, as_int(y.sizes[0]), as_int(y.sizes[1]),
+                                      as_int(y.sizes[2]), as_int(y.sizes[3])),
+              device, "cudnnSetTensor4dDescriptor");
+    check_dnn(l.SetTensor4dDescriptor(d->bias.d, CUDNN_TENSOR_NCHW, data, 1, as_int(y.sizes[1]), 1, 1), device,
+              "cudnnSetTensor4dDescriptor");
+    descs = std::move(d);
+  }
+  check_dnn(l.AddTensor(h, one, descs->bias.d, bias.data, one, descs->y.d, y_data), device, "cudnnAddTensor");
+}
+
+// The pass on the graph API's kept plan for its shape, made at the shape's first pass.
+// False (nothing written) when the graph API refuses the shape: the classic calls take it,
+// now and for the shape's later passes.
+bool run_on_graph_api(const CudnnLibrary& l, Handle& handle, int32_t hook, const dtp_op_args& a, const Key& key,
+                      const ConvProblem& problem, const dtp_tensor& x, const dtp_tensor& w, const dtp_tensor& y,
+                      const void* one, int device) {
+  if (!handle.graph_plans) handle.graph_plans = new std::map<GraphKey, std::unique_ptr<GraphEntry>>();
+  GraphKey gkey;
+  std::copy(key.begin(), key.end(), gkey.begin());
+  gkey[16] = problem.alignment;
+  std::unique_ptr<GraphEntry> fresh;
+  GraphEntry* entry = nullptr;
+  if (auto it = handle.graph_plans->find(gkey); it != handle.graph_plans->end()) {
+    entry = it->second.get();
+  } else {
+    fresh = std::make_unique<GraphEntry>();
+    try {
+      fresh->plan = plan_conv(l, handle.h, problem, device);
+    } catch (Failure& f) {
+      if (f.code != DT_ERR_NOT_SUPPORTED) throw;  // the refusal is kept: a null plan
+    }
+    entry = fresh.get();
+    if (handle.graph_plans->size() < kMaxPlans) handle.graph_plans->emplace(gkey, std::move(fresh));
+  }
+  if (!entry->plan) return false;
+  const ConvGraphPlan& plan = *entry->plan;
+  Scratch ws(device, plan.workspace > 0 ? static_cast<size_t>(plan.workspace) : 1);
+  try {
+    run_conv(l, handle.h, plan, x.data, w.data, y.data, ws.get(), device);
+  } catch (Failure& f) {
+    if (f.code != DT_ERR_NOT_SUPPORTED) throw;
+    entry->plan.reset();  // refused at run time (before writing): the classic calls from now on
+    return false;
+  }
+  if (hook == DTP_HOOK_CONV2D_FORWARD && a.nt > 3)
+    add_bias(l, handle.h, entry->bias, problem.data, y, *a.t[3], y.data, one, device);
+  return true;
+}
 
 }  // namespace
 
 bool cudnn_convolutions_usable() { return cudnn_library(nullptr) != nullptr; }
+
+const char* cudnn_convolution_api() {
+  const CudnnLibrary* l = cudnn_library(nullptr);
+  if (graph_api_chosen() && l && l->graph_api) return "graph API with kept execution plans (DEVTENSOR_CUDNN_API=graph)";
+  return "classic convolution API";
+}
 
 void conv2d_cudnn(int32_t hook, const dtp_op_args& a) {
   const CudnnLibrary& l = lib();
@@ -170,6 +259,31 @@ void conv2d_cudnn(int32_t hook, const dtp_op_args& a) {
   if (!handle.h) check_dnn(l.Create(&handle.h), device, "cudnnCreate");
   if (!handle.plans) handle.plans = new std::map<Key, std::unique_ptr<ConvPlan>>();
   check_dnn(l.SetStream(handle.h, stream(device)), device, "cudnnSetStream");
+
+  // alpha = 1, beta = 0 (the output is fresh): doubles for double data, floats otherwise.
+  const double one_d = 1.0, zero_d = 0.0;
+  const float one_f = 1.0f, zero_f = 0.0f;
+  const bool dbl = ty.data == CUDNN_DATA_DOUBLE;
+  const void* one = dbl ? static_cast<const void*>(&one_d) : &one_f;
+  const void* zero = dbl ? static_cast<const void*>(&zero_d) : &zero_f;
+
+  if (graph_api_chosen() && l.graph_api) {
+    ConvProblem problem;
+    problem.hook = hook;
+    problem.data = ty.data;
+    problem.compute = ty.compute;
+    std::copy(x.sizes, x.sizes + 4, problem.x);
+    std::copy(w.sizes, w.sizes + 4, problem.w);
+    std::copy(y.sizes, y.sizes + 4, problem.y);
+    for (int d = 0; d < 2; ++d) {
+      problem.stride[d] = g.stride[d];
+      problem.pad[d] = g.pad_begin[d];
+      problem.dilation[d] = g.dilation[d];
+    }
+    problem.alignment = alignment_of(a);
+    problem.strict_float32 = strict_float32;
+    if (run_on_graph_api(l, handle, hook, a, key, problem, x, w, y, one, device)) return;
+  }
 
   std::unique_ptr<ConvPlan> fresh;
   ConvPlan* plan = nullptr;
@@ -234,13 +348,6 @@ void conv2d_cudnn(int32_t hook, const dtp_op_args& a) {
     if (handle.plans->size() < kMaxPlans) handle.plans->emplace(key, std::move(fresh));
   }
 
-  // alpha = 1, beta = 0 (the output is fresh): doubles for double data, floats otherwise.
-  const double one_d = 1.0, zero_d = 0.0;
-  const float one_f = 1.0f, zero_f = 0.0f;
-  const bool dbl = ty.data == CUDNN_DATA_DOUBLE;
-  const void* one = dbl ? static_cast<const void*>(&one_d) : &one_f;
-  const void* zero = dbl ? static_cast<const void*>(&zero_d) : &zero_f;
-
   const size_t bytes = plan->workspace;
   Scratch ws(device, bytes ? bytes : 1);
   if (hook == DTP_HOOK_CONV2D_FORWARD) {
@@ -248,16 +355,7 @@ void conv2d_cudnn(int32_t hook, const dtp_op_args& a) {
                                    static_cast<cudnnConvolutionFwdAlgo_t>(plan->algo), ws.get(), bytes, zero, plan->y.d,
                                    out.data),
               device, "cudnnConvolutionForward");
-    if (a.nt > 3) {  // + bias [OC], as [1, OC, 1, 1]
-      if (!plan->bias) {
-        auto bd = std::make_unique<TensorDesc>(device);
-        check_dnn(l.SetTensor4dDescriptor(bd->d, CUDNN_TENSOR_NCHW, ty.data, 1, as_int(y.sizes[1]), 1, 1), device,
-                  "cudnnSetTensor4dDescriptor");
-        plan->bias = std::move(bd);
-      }
-      check_dnn(l.AddTensor(handle.h, one, plan->bias->d, a.t[3]->data, one, plan->y.d, out.data), device,
-                "cudnnAddTensor");
-    }
+    if (a.nt > 3) add_bias(l, handle.h, plan->bias, ty.data, y, *a.t[3], out.data, one, device);
   } else if (hook == DTP_HOOK_CONV2D_INPUT_GRAD) {
     check_dnn(l.ConvolutionBackwardData(handle.h, one, plan->w.d, w.data, plan->y.d, y.data, plan->c.d,
                                         static_cast<cudnnConvolutionBwdDataAlgo_t>(plan->algo), ws.get(), bytes, zero,

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "cuda/dl_bind.h"
+#include "cuda/runtime.h"
 
 namespace dt::cudap {
 namespace {
@@ -64,6 +65,17 @@ Loaded load() {
   bind(h, "cudnnGetConvolutionBackwardFilterAlgorithm_v7", &l.GetConvolutionBackwardFilterAlgorithm_v7, &missing);
   bind(h, "cudnnGetConvolutionBackwardFilterWorkspaceSize", &l.GetConvolutionBackwardFilterWorkspaceSize, &missing);
   bind(h, "cudnnConvolutionBackwardFilter", &l.ConvolutionBackwardFilter, &missing);
+  // The graph API (libcudnn_graph, re-exported by libcudnn.so.9): optional, as a whole.
+  std::string graph_missing;
+  bind(h, "cudnnBackendCreateDescriptor", &l.BackendCreateDescriptor, &graph_missing);
+  bind(h, "cudnnBackendDestroyDescriptor", &l.BackendDestroyDescriptor, &graph_missing);
+  bind(h, "cudnnBackendSetAttribute", &l.BackendSetAttribute, &graph_missing);
+  bind(h, "cudnnBackendGetAttribute", &l.BackendGetAttribute, &graph_missing);
+  bind(h, "cudnnBackendFinalize", &l.BackendFinalize, &graph_missing);
+  bind(h, "cudnnBackendExecute", &l.BackendExecute, &graph_missing);
+  l.graph_api = graph_missing.empty();
+  std::string optional;
+  bind(h, "cudnnGetLastErrorString", &l.GetLastErrorString, &optional);
   if (!l.GetVersion) {
     r.why = file + " is not a usable cuDNN library (no cudnnGetVersion)";
     return r;  // the handle stays open: dlclose of a half-bound library gains nothing
@@ -84,6 +96,20 @@ Loaded load() {
 }
 
 }  // namespace
+
+void check_dnn(const CudnnLibrary& l, cudnnStatus_t s, int device, const char* what) {
+  if (s == CUDNN_STATUS_SUCCESS) return;
+  std::string text = std::string("cuDNN ") + what + " on cuda:" + std::to_string(device) + ": " + l.GetErrorString(s);
+  if (l.GetLastErrorString) {
+    char detail[512] = {0};
+    l.GetLastErrorString(detail, sizeof detail);
+    if (detail[0]) text += std::string(" (") + detail + ")";
+  }
+  if (s / 1000 == CUDNN_STATUS_NOT_SUPPORTED / 1000) raise(DT_ERR_NOT_SUPPORTED, text);
+  if (s == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED || s == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
+    raise(DT_ERR_OUT_OF_MEMORY, text);
+  raise(DT_ERR_BACKEND, text);
+}
 
 const CudnnLibrary* cudnn_library(std::string* why) {
   static const Loaded loaded = load();  // never unloaded

@@ -285,7 +285,7 @@ int32_t graph_launch_fn(int32_t device, void* exec, void* stream, dtp_error* err
 void graph_destroy_fn(int32_t device, void* exec) { graph_destroy(device, exec); }
 void hook_library_fn(char* text, size_t cap) {
   std::string what;
-  cudnn_library(&what);
+  if (cudnn_library(&what)) what += std::string(", ") + cudnn_convolution_api();
   if (cap) std::snprintf(text, cap, "%s", what.c_str());
 }
 
