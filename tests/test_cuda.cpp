@@ -343,6 +343,49 @@ TEST_F(Cuda, MatmulInEveryFloatDtypeMatchesTheCpu) {
   EXPECT_LT(max_rel_diff(values<float>(prod), want), 1e-6);
 }
 
+// Attention with a head size of 64, the shapes the fused kernel takes (attention.cu, run
+// when DEVTENSOR_FUSED_ATTENTION=1: script/gpu-session runs this program both ways): query
+// and key counts that leave partial tiles of 64, fewer and more keys than queries, causal
+// or not, a transposed (strided) query, and a recorded forward (composed, for autograd),
+// each against the CPU's composed ops (which the reference suite checks against PyTorch).
+TEST_F(Cuda, AttentionWithHeadSize64MatchesTheCpu) {
+  struct Case {
+    int64_t L, S;
+    int32_t causal;
+    bool strided_q, grad;
+  };
+  for (Case c : {Case{100, 77, 0, false, false}, Case{100, 77, 1, false, false}, Case{130, 200, 1, false, false},
+                 Case{64, 256, 0, false, false}, Case{1, 5, 0, false, false}, Case{100, 77, 1, true, false},
+                 Case{100, 77, 0, false, true}}) {
+    SCOPED_TRACE("L " + std::to_string(c.L) + ", S " + std::to_string(c.S) + (c.causal ? ", causal" : "") +
+                 (c.strided_q ? ", strided q" : "") + (c.grad ? ", q requires grad" : ""));
+    const int64_t B = 2, H = 3, E = 64;
+    T q = c.strided_q ? host_tensor(iota(B * H * c.L * E, 0.8f), {B, c.L, H, E})
+                      : host_tensor(iota(B * H * c.L * E, 0.8f), {B, H, c.L, E});
+    std::vector<float> kv = iota(B * H * c.S * E + 3, 1.1f);
+    T k = host_tensor(std::vector<float>(kv.begin(), kv.end() - 3), {B, H, c.S, E});
+    T v = host_tensor(std::vector<float>(kv.begin() + 3, kv.end()), {B, H, c.S, E});
+    T qv;  // q as [B, H, L, E]: a view of [B, L, H, E] when strided
+    if (c.strided_q)
+      DT_ASSERT_OK(dt_transpose(q, 1, 2, qv.out()));
+    else
+      DT_ASSERT_OK(dt_tensor_detach(q, qv.out()));
+    T want;
+    DT_ASSERT_OK(dt_scaled_dot_product_attention(qv, k, v, nullptr, c.causal, want.out()));
+    T gq0 = moved(q, kCuda), gk = moved(k, kCuda), gv = moved(v, kCuda), gq, got, plain;
+    if (c.strided_q)
+      DT_ASSERT_OK(dt_transpose(gq0, 1, 2, gq.out()));
+    else
+      DT_ASSERT_OK(dt_tensor_detach(gq0, gq.out()));
+    if (c.grad) DT_ASSERT_OK(dt_tensor_set_requires_grad(gq, 1));
+    DT_ASSERT_OK(dt_scaled_dot_product_attention(gq, gk, gv, nullptr, c.causal, got.out()));
+    DT_ASSERT_OK(dt_tensor_detach(got, plain.out()));
+    T host = moved(plain, cpu());
+    EXPECT_EQ(shape_of(host), (std::vector<int64_t>{B, H, c.L, E}));
+    EXPECT_LT(max_rel_diff(values<float>(host), values<float>(want)), 2e-6);
+  }
+}
+
 TEST_F(Cuda, LargeReductionsAndSoftmaxMatchTheCpu) {
   std::vector<float> v = iota(3 * 100003);
   v[12345] = 7.5f;  // the max, once

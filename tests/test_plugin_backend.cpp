@@ -256,6 +256,100 @@ TEST_F(PluginBackend, MaxPoolingRunsThroughItsLibraryHookAndFallsBackWhereItHasN
   check_max_pool_against_cpu(DT_BFLOAT16, 0);
 }
 
+// Attention: q [2, 3, 5, 4], k and v [2, 3, 7, 4] (5 queries, 7 keys, head size 4) of
+// small integers / 8, made in float64 on the CPU and cast to dtype on `where`.
+struct Qkv {
+  T q, k, v;
+};
+Qkv attention_operands(dt_dtype dtype, dt_device where, int64_t k_batch = 2) {
+  const int64_t qs[] = {2, 3, 5, 4}, ks[] = {k_batch, 3, 7, 4};
+  Qkv r;
+  T* dst[3] = {&r.q, &r.k, &r.v};
+  for (int t = 0; t < 3; ++t) {
+    const int64_t* shape = t == 0 ? qs : ks;
+    std::vector<double> vals(static_cast<size_t>(shape[0] * shape[1] * shape[2] * shape[3]));
+    for (size_t i = 0; i < vals.size(); ++i) vals[i] = static_cast<double>(static_cast<int>((i * (7 + 4 * t)) % 17) - 8) / 8;
+    T host;
+    EXPECT_EQ(dt_tensor_from_data(vals.data(), vals.size() * sizeof(double), shape, 4, DT_FLOAT64, cpu(), host.out()),
+              DT_OK);
+    EXPECT_EQ(dt_tensor_to(host, where, dtype, DT_TO_COPY, dst[t]->out()), DT_OK);
+  }
+  return r;
+}
+std::vector<double> as_doubles(dt_tensor* t) {
+  T host;
+  EXPECT_EQ(dt_tensor_to(t, cpu(), DT_FLOAT64, DT_TO_COPY, host.out()), DT_OK) << dt_last_error_message();
+  return values<double>(host);
+}
+
+// A forward autograd does not record, without an explicit mask, is one pass of the
+// backend's fused attention (Backend::attention_forward; the test plugin's is a plain
+// loop), with the composed ops' values on the CPU; everything else (a dtype the backend
+// has no kernel for, an operand that requires grad, a mask, broadcast batch dims) is
+// handed back or never offered, and composed as before.
+TEST_F(PluginBackend, AttentionWithoutAutogradIsOneFusedPassWhereTheBackendHasOne) {
+  for (dt_dtype dtype : {DT_FLOAT32, DT_FLOAT64})
+    for (int32_t causal : {0, 1}) {
+      SCOPED_TRACE(std::string(dtype == DT_FLOAT32 ? "float32" : "float64") + (causal ? ", causal" : ""));
+      Qkv c = attention_operands(dtype, cpu()), d = attention_operands(dtype, kDev0);
+      T want, got;
+      DT_ASSERT_OK(dt_scaled_dot_product_attention(c.q, c.k, c.v, nullptr, causal, want.out()));
+      const uint64_t before = plugin_hooks();
+      DT_ASSERT_OK(dt_scaled_dot_product_attention(d.q, d.k, d.v, nullptr, causal, got.out()));
+      EXPECT_EQ(plugin_hooks() - before, 1u);
+      EXPECT_EQ(shape_of(got), (std::vector<int64_t>{2, 3, 5, 4}));
+      const std::vector<double> w = as_doubles(want), g = as_doubles(got), v = as_doubles(d.v);
+      ASSERT_EQ(w.size(), g.size());
+      const double tol = dtype == DT_FLOAT32 ? 2e-6 : 1e-13;
+      for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(g[i], w[i], tol * (1 + std::fabs(w[i]))) << i;
+      if (causal)  // the first query sees only the first key: its row is v's first row
+        for (size_t head = 0; head < 6; ++head)
+          for (size_t e = 0; e < 4; ++e) EXPECT_NEAR(g[head * 20 + e], v[head * 28 + e], tol) << head << " " << e;
+    }
+
+  // Handed back or not offered: no hook pass, the composed ops' values.
+  struct Case {
+    const char* what;
+    dt_dtype dtype;
+    bool grad, mask;
+    int64_t k_batch;
+  };
+  for (const Case& k : {Case{"bfloat16 (the plugin has no kernel)", DT_BFLOAT16, false, false, 2},
+                        Case{"q requires grad", DT_FLOAT32, true, false, 2},
+                        Case{"an explicit mask", DT_FLOAT32, false, true, 2},
+                        Case{"k and v broadcast over the batch", DT_FLOAT32, false, false, 1}}) {
+    SCOPED_TRACE(k.what);
+    Qkv c = attention_operands(k.dtype, cpu(), k.k_batch), d = attention_operands(k.dtype, kDev0, k.k_batch);
+    T cmask, dmask;
+    if (k.mask) {  // keys 0..3 allowed for every query
+      const int64_t ms[] = {5, 7};
+      std::vector<uint8_t> allowed(35);
+      for (size_t i = 0; i < allowed.size(); ++i) allowed[i] = i % 7 < 4;
+      DT_ASSERT_OK(dt_tensor_from_data(allowed.data(), allowed.size(), ms, 2, DT_BOOL, cpu(), cmask.out()));
+      DT_ASSERT_OK(dt_tensor_to(cmask, kDev0, DT_DTYPE_DEFAULT, DT_TO_COPY, dmask.out()));
+    }
+    if (k.grad) DT_ASSERT_OK(dt_tensor_set_requires_grad(d.q, 1));
+    T want, got;
+    DT_ASSERT_OK(dt_scaled_dot_product_attention(c.q, c.k, c.v, k.mask ? cmask.get() : nullptr, 0, want.out()));
+    const uint64_t before = plugin_hooks();
+    DT_ASSERT_OK(dt_scaled_dot_product_attention(d.q, d.k, d.v, k.mask ? dmask.get() : nullptr, 0, got.out()));
+    EXPECT_EQ(plugin_hooks() - before, 0u);
+    T plain;
+    DT_ASSERT_OK(dt_tensor_detach(got, plain.out()));
+    const std::vector<double> w = as_doubles(want), g = as_doubles(plain);
+    ASSERT_EQ(w.size(), g.size());
+    const double tol = k.dtype == DT_BFLOAT16 ? 0.0 : 2e-6;  // the same ops on both sides
+    for (size_t i = 0; i < w.size(); ++i) EXPECT_NEAR(g[i], w[i], tol * (1 + std::fabs(w[i]))) << i;
+    if (k.grad) {  // recorded: the gradient reaches q
+      T loss, gq;
+      DT_ASSERT_OK(dt_sum(got, nullptr, 0, 0, loss.out()));
+      DT_ASSERT_OK(dt_backward(loss, nullptr));
+      DT_ASSERT_OK(dt_tensor_grad(d.q, gq.out()));
+      EXPECT_EQ(shape_of(gq), (std::vector<int64_t>{2, 3, 5, 4}));
+    }
+  }
+}
+
 TEST_F(PluginBackend, AScalarOperandIsMadeInTheOpsDtypeWithoutACast) {
   // x + 0.5 on a device: the wrapped number is filled in float32 at once (one fill and the
   // add, no copy); an integer tensor's integral scalar keeps the general path (an int64

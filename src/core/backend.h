@@ -161,6 +161,16 @@ class Backend {
     return false;
   }
 
+  // Optional: fused scaled dot-product attention for a forward without autograd: out
+  // [N, L, Ev] = softmax(q [N, L, E] k [N, S, E]^T * scale (+ -inf above the diagonal when
+  // causal: query l sees keys 0..l)) v [N, S, Ev], all contiguous of one floating dtype, the
+  // output fresh; false, nothing written, when the backend has no kernel for them (dtype,
+  // head size, alignment). Without it, nn/grad_attention.cpp composes matmul and softmax.
+  virtual bool attention_forward(const Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v, double scale,
+                                 bool causal) {
+    return false;
+  }
+
   // ---- streams and events (core/stream.h). A backend without them keeps these
   // defaults: one in-order queue per device, which the core emulates streams and events
   // on; the others are then never called. Handles are the backend's own; a null stream

@@ -134,12 +134,19 @@ enum dtp_op_code {
  *                                 indices (int64) [N, C, OH, OW], each window's largest element
  *                                 of x and its h * W + w in the plane (a NaN takes over, equal
  *                                 values keep the first; padding never counts). Its geometry is
- *                                 packed by dtp_pool_geometry_pack, not the convolutions'. */
+ *                                 packed by dtp_pool_geometry_pack, not the convolutions'.
+ *   DTP_HOOK_ATTENTION_FORWARD    t = {out, q, k, v}        Backend::attention_forward: fused
+ *                                 scaled dot-product attention without autograd, q [N, L, E],
+ *                                 k [N, S, E], v [N, S, Ev], out [N, L, Ev], contiguous, one
+ *                                 floating dtype, every size positive: out = softmax(q k^T *
+ *                                 f[0] + mask) v per n, the mask -inf above the diagonal when
+ *                                 i[0] = 1 (query l sees keys 0..l, as is_causal), none when 0. */
 enum dtp_hook_code {
   DTP_HOOK_CONV2D_FORWARD = 1001,
   DTP_HOOK_CONV2D_INPUT_GRAD = 1002,
   DTP_HOOK_CONV2D_WEIGHT_GRAD = 1003,
-  DTP_HOOK_MAX_POOL2D_FORWARD = 1004
+  DTP_HOOK_MAX_POOL2D_FORWARD = 1004,
+  DTP_HOOK_ATTENTION_FORWARD = 1005
 };
 
 /* The geometry of a DTP_HOOK_MAX_POOL2D_FORWARD pass: (height, width) pairs, each under

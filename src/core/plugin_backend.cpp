@@ -366,12 +366,13 @@ bool PluginBackend::run_hook(int32_t hook, std::initializer_list<const Tensor*> 
   return run_packed_hook(hook, operands, i, "max_pool2d");
 }
 bool PluginBackend::run_packed_hook(int32_t hook, std::initializer_list<const Tensor*> operands, const int64_t i[4],
-                                    const char* what) {
+                                    const char* what, double f0) {
   const dtp_backend& t = table();
   if (!t.supports_op(hook)) return false;
   dtp_op_args a;
   std::memset(&a, 0, sizeof a);
   for (int k = 0; k < 4; ++k) a.i[k] = i[k];
+  a.f[0] = f0;
   dtp_tensor described[DTP_MAX_OPERANDS];
   for (const Tensor* operand : operands) {
     described[a.nt] = describe(*operand);
@@ -397,6 +398,11 @@ bool PluginBackend::conv2d_weight_grad(const Tensor& gw, const Tensor& x, const 
 bool PluginBackend::max_pool2d_forward(const Tensor& out, const Tensor& indices, const Tensor& x,
                                        const PoolGeometry& g) {
   return run_hook(DTP_HOOK_MAX_POOL2D_FORWARD, {&out, &indices, &x}, g);
+}
+bool PluginBackend::attention_forward(const Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v,
+                                      double scale, bool causal) {
+  const int64_t i[4] = {causal ? 1 : 0, 0, 0, 0};
+  return run_packed_hook(DTP_HOOK_ATTENTION_FORWARD, {&out, &q, &k, &v}, i, "scaled_dot_product_attention", scale);
 }
 
 // Native graphs and the hook library: straight through to the optional slots.

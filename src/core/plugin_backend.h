@@ -50,6 +50,8 @@ class PluginBackend final : public Backend {
   bool conv2d_weight_grad(const Tensor& gw, const Tensor& x, const Tensor& gout, const ConvGeometry& g) override;
   // The plugin's max pooling kernel (DTP_HOOK_MAX_POOL2D_FORWARD), where it announces one.
   bool max_pool2d_forward(const Tensor& out, const Tensor& indices, const Tensor& x, const PoolGeometry& g) override;
+  bool attention_forward(const Tensor& out, const Tensor& q, const Tensor& k, const Tensor& v, double scale,
+                         bool causal) override;
   bool native_graphs() override;
   void graph_begin(int32_t index, void* stream) override;
   void* graph_end(int32_t index, void* stream) override;
@@ -74,9 +76,9 @@ class PluginBackend final : public Backend {
   // hands it back (DT_ERR_NOT_SUPPORTED), or its geometry does not pack.
   bool run_hook(int32_t hook, std::initializer_list<const Tensor*> operands, const ConvGeometry& g);
   bool run_hook(int32_t hook, std::initializer_list<const Tensor*> operands, const PoolGeometry& g);
-  // The common part: the geometry already packed into i[0..3].
+  // The common part: the geometry already packed into i[0..3], f[0] the pass's number.
   bool run_packed_hook(int32_t hook, std::initializer_list<const Tensor*> operands, const int64_t i[4],
-                       const char* what);
+                       const char* what, double f0 = 0.0);
 
   // Collectives (the coll_* slots, for process groups and DataParallel): the library's
   // name ("nccl"), or "" when the plugin has none.

@@ -114,6 +114,8 @@ int32_t supports_op(int32_t op) {
       return cudnn_convolutions_usable() ? 1 : 0;
     case DTP_HOOK_MAX_POOL2D_FORWARD:
       return 1;  // our own kernel (pool.cu): no library to load
+    case DTP_HOOK_ATTENTION_FORWARD:
+      return fused_attention_offered() ? 1 : 0;  // attention.cu, opt-in until checked on a GPU
   }
   return 0;
 }
@@ -144,6 +146,8 @@ void run_op(int32_t op, const dtp_op_args& a) {
       return conv2d_cudnn(op, a);
     case DTP_HOOK_MAX_POOL2D_FORWARD:
       return max_pool2d(a);
+    case DTP_HOOK_ATTENTION_FORWARD:
+      return attention_forward(a);
 #define DT_X(Name, code, ...) case code: return unary(op, out, *a.t[1]);
     DT_UNARY_OPS(DT_X)
 #undef DT_X

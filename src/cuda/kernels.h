@@ -1,5 +1,6 @@
 // The kernels of the CUDA plugin, one family per file (binary.cu, unary.cu, copy.cu,
-// factory.cu, reduce.cu, softmax.cu, matmul.cu, index.cu, optim.cu, norm.cu, pool.cu). Each takes checked
+// factory.cu, reduce.cu, softmax.cu, matmul.cu, index.cu, optim.cu, norm.cu, pool.cu,
+// attention.cu). Each takes checked
 // descriptors (the core's front end validated devices, shapes and dtypes) and queues
 // work on devtensor's stream for the output's device; failures throw Failure.
 #pragma once
@@ -35,5 +36,10 @@ void batch_norm_eval(const dtp_tensor& out, const dtp_tensor& x, const dtp_tenso
                      const dtp_tensor* weight, const dtp_tensor* bias, double eps);
 // 2-d max pooling with indices (DTP_HOOK_MAX_POOL2D_FORWARD: t = {out, indices, x}).
 void max_pool2d(const dtp_op_args& a);
+// Fused attention (DTP_HOOK_ATTENTION_FORWARD: t = {out, q, k, v}, attention.cu): float32,
+// head size 64; NOT_SUPPORTED for the rest. Offered (supports_op) only with
+// DEVTENSOR_FUSED_ATTENTION=1 until a GPU has checked it.
+void attention_forward(const dtp_op_args& a);
+bool fused_attention_offered();
 
 }  // namespace dt::cudap

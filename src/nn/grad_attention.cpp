@@ -1,11 +1,15 @@
 // Scaled dot-product attention, as torch.nn.functional.scaled_dot_product_attention:
 // softmax(q k^T / sqrt(E) + mask) v over the last two dims, batched over the rest. Built
-// from differentiable ops (matmul, softmax, where), so autograd comes from theirs.
+// from differentiable ops (matmul, softmax, where), so autograd comes from theirs; a
+// forward that autograd does not record goes to the backend's fused kernel where it has
+// one (Backend::attention_forward), which never writes the [L, S] scores to memory.
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "core/backend.h"
 #include "core/error.h"
+#include "core/graph.h"
 #include "nn/autograd.h"
 #include "nn/functions.h"
 #include "ops/ops.h"
@@ -25,6 +29,36 @@ Tensor additive_mask(const char* op, const Tensor& mask, bool true_masks, DType 
   return mask;
 }
 
+namespace {
+
+// The backend's fused attention (Backend::attention_forward) for an unrecorded forward
+// without an explicit mask, on batch dims that match exactly; undefined when it does not
+// apply or the backend has no kernel for it (the composed ops then run).
+Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool is_causal, double scale) {
+  if (q.dtype() != k.dtype() || q.dtype() != v.dtype() || q.device() != k.device() || q.device() != v.device() ||
+      q.ndim() != k.ndim() || q.ndim() != v.ndim())
+    return {};
+  const int nd = q.ndim();
+  const int64_t L = q.size(nd - 2), S = k.size(nd - 2), E = q.size(nd - 1), Ev = v.size(nd - 1);
+  if (L == 0 || S == 0 || E == 0 || Ev == 0) return {};
+  int64_t N = 1;
+  for (int d = 0; d < nd - 2; ++d) {
+    if (k.size(d) != q.size(d) || v.size(d) != q.size(d)) return {};  // broadcast batch dims: composed
+    N *= q.size(d);
+  }
+  if (N == 0 || should_record({&q, &k, &v}) || capturing(q.device())) return {};
+  const Tensor q3 = ops::reshape(ops::contiguous(q), Dims{N, L, E}, false);
+  const Tensor k3 = ops::reshape(ops::contiguous(k), Dims{N, S, E}, false);
+  const Tensor v3 = ops::reshape(ops::contiguous(v), Dims{N, S, Ev}, false);
+  Tensor out = ops::empty(Dims{N, L, Ev}, q.dtype(), q.device());
+  if (!backend_for(q.device()).attention_forward(out, q3, k3, v3, scale, is_causal)) return {};
+  Dims shape = q.shape();
+  shape.v[nd - 1] = Ev;
+  return ops::reshape(out, shape, false);
+}
+
+}  // namespace
+
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask,
                                     bool is_causal) {
   const char* op = "scaled_dot_product_attention";
@@ -40,6 +74,8 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
   if (is_causal && attn_mask.defined())
     fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": give either attn_mask or is_causal, not both"));
   const double scale = 1.0 / std::sqrt(static_cast<double>(E));
+  if (!attn_mask.defined())
+    if (Tensor fused = fused_attention(q, k, v, is_causal, scale); fused.defined()) return fused;
   Tensor scores = matmul(binary_scalar(BinaryOp::Mul, q, scale), transpose(k, k.ndim() - 2, k.ndim() - 1));
   if (is_causal) {  // position i sees keys 0..i
     const Tensor allowed = triangle_mask(L, S, 0, false, q.device());

@@ -16,8 +16,10 @@
 // It has native graphs too (CUDA's stream capture: work queued on a recording stream is
 // kept, not run, and a launch runs it again), so the core's native-graph path, failures
 // included, runs in CI without a GPU.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -234,10 +236,41 @@ int32_t copy(const dtp_tensor* dst, const dtp_tensor* src, int32_t, void* stream
 
 // The library passes too (DTP_HOOK_*), served by the CPU backend's own hooks (oneDNN's
 // convolutions, its max pooling kernel), so the core's packing of a hook and its fallback
-// when one is handed back run here.
+// when one is handed back run here; fused attention, which the CPU backend lacks, by the
+// loop below.
 bool is_hook(int32_t op) {
   return op == DTP_HOOK_CONV2D_FORWARD || op == DTP_HOOK_CONV2D_INPUT_GRAD || op == DTP_HOOK_CONV2D_WEIGHT_GRAD ||
-         op == DTP_HOOK_MAX_POOL2D_FORWARD;
+         op == DTP_HOOK_MAX_POOL2D_FORWARD || op == DTP_HOOK_ATTENTION_FORWARD;
+}
+
+// DTP_HOOK_ATTENTION_FORWARD by definition, in double, one query row at a time: out[n, l]
+// = sum_s softmax_s(q[n, l] . k[n, s] * scale, s <= l when causal) v[n, s] (v's rows Ev wide).
+template <typename T>
+void attention_rows(const dt::Tensor& out, const dt::Tensor& q, const dt::Tensor& k, const dt::Tensor& v,
+                    double scale, bool causal) {
+  const int64_t N = q.size(0), L = q.size(1), S = k.size(1), E = q.size(2), Ev = v.size(2);
+  const T *qp = q.data_as<T>(), *kp = k.data_as<T>(), *vp = v.data_as<T>();
+  T* op = out.data_as<T>();
+  std::vector<double> w(static_cast<size_t>(S));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t l = 0; l < L; ++l) {
+      const T* qr = qp + (n * L + l) * E;
+      const int64_t seen = causal ? std::min(S, l + 1) : S;
+      double top = -INFINITY, total = 0;
+      for (int64_t j = 0; j < seen; ++j) {
+        const T* kr = kp + (n * S + j) * E;
+        double dot = 0;
+        for (int64_t e = 0; e < E; ++e) dot += double(qr[e]) * double(kr[e]);
+        w[j] = dot * scale;
+        top = std::max(top, w[j]);
+      }
+      for (int64_t j = 0; j < seen; ++j) total += (w[j] = std::exp(w[j] - top));
+      for (int64_t e = 0; e < Ev; ++e) {
+        double acc = 0;
+        for (int64_t j = 0; j < seen; ++j) acc += w[j] * double(vp[(n * S + j) * Ev + e]);
+        op[(n * L + l) * Ev + e] = T(acc / total);
+      }
+    }
 }
 int32_t supports_op(int32_t op) { return kernels().supports(op) || is_hook(op) ? 1 : 0; }
 
@@ -247,7 +280,16 @@ void run_hook(int32_t op, const dt::OpArgs& args, const int64_t* packed) {
   const dt::ConvGeometry g = dt::from_abi(dtp_conv_geometry_unpack(packed));
   const dt::Tensor& out = *args.t[0];
   bool done = false;
-  if (op == DTP_HOOK_MAX_POOL2D_FORWARD)
+  if (op == DTP_HOOK_ATTENTION_FORWARD) {
+    const bool causal = args.i[0] != 0;
+    done = true;
+    if (out.dtype() == dt::DType::Float32)
+      attention_rows<float>(out, *args.t[1], *args.t[2], *args.t[3], args.f[0], causal);
+    else if (out.dtype() == dt::DType::Float64)
+      attention_rows<double>(out, *args.t[1], *args.t[2], *args.t[3], args.f[0], causal);
+    else
+      done = false;  // 16-bit floats: handed back, the core composes the ops
+  } else if (op == DTP_HOOK_MAX_POOL2D_FORWARD)
     done = kernels().max_pool2d_forward(out, *args.t[1], *args.t[2], dt::from_abi(dtp_pool_geometry_unpack(packed)));
   else if (op == DTP_HOOK_CONV2D_FORWARD)
     done = kernels().conv2d_forward(out, *args.t[1], *args.t[2], args.nt > 3 ? args.t[3] : nullptr, g);
