@@ -375,6 +375,37 @@ TEST_F(PluginBackend, AScalarOperandIsMadeInTheOpsDtypeWithoutACast) {
   EXPECT_EQ(values<int32_t>(yi), (std::vector<int32_t>{3, -6, 21}));
 }
 
+// ReLU's gradient is one op on the device (KernelOp::ReluBackward), where the composed
+// form made four (a fill for the scalar 0, the comparison, a zero tensor and a where): a
+// backward through relu alone, from a given gradient, runs that one op (the leaf adopts
+// its gradient). float16 has no fused kernel and composes, with the same values.
+TEST_F(PluginBackend, AReluGradientIsOneOpOnTheDevice) {
+  const double xv[6] = {-2, -0.5, 0, 0.5, 3, -1e-30}, gv[6] = {1, 2, 3, 4, 5, 6};
+  const double want[6] = {0, 0, 0, 4, 5, 0};  // g where relu(x) > 0: x = 0 and a tiny negative give 0
+  const int64_t n = 6;
+  for (dt_dtype dtype : {DT_FLOAT32, DT_FLOAT64, DT_FLOAT16}) {
+    SCOPED_TRACE(dt_dtype_name(dtype));
+    T x64, g64, x, g, y, gx;
+    DT_ASSERT_OK(dt_tensor_from_data(xv, sizeof xv, &n, 1, DT_FLOAT64, cpu(), x64.out()));
+    DT_ASSERT_OK(dt_tensor_from_data(gv, sizeof gv, &n, 1, DT_FLOAT64, cpu(), g64.out()));
+    DT_ASSERT_OK(dt_tensor_to(x64, kDev0, dtype, DT_TO_COPY, x.out()));
+    DT_ASSERT_OK(dt_tensor_to(g64, kDev0, dtype, DT_TO_COPY, g.out()));
+    DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
+    DT_ASSERT_OK(dt_relu(x, y.out()));
+    const uint64_t before = plugin_ops();
+    DT_ASSERT_OK(dt_backward(y, g));
+    const uint64_t ran = plugin_ops() - before;
+    if (dtype == DT_FLOAT16)
+      EXPECT_GT(ran, 1u) << "composed";
+    else
+      EXPECT_EQ(ran, 1u);
+    DT_ASSERT_OK(dt_tensor_grad(x, gx.out()));
+    T host;
+    DT_ASSERT_OK(dt_tensor_to(gx, cpu(), DT_FLOAT64, DT_TO_COPY, host.out()));
+    EXPECT_EQ(values<double>(host), std::vector<double>(want, want + 6));
+  }
+}
+
 // Eval-mode batch norm is one op on the device (KernelOp::BatchNormEval), where the
 // unfused form made seven: a forward of ResNet-18 has twenty of them.
 TEST_F(PluginBackend, AnEvalBatchNormIsOneOpOnTheDevice) {

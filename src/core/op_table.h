@@ -43,7 +43,7 @@
   X(Rsqrt,    106, rsqrt,         ToFloat,   Costly, Public,   RsqrtBackward0,    mul(g, muls(pows(o, 3.0), -0.5)), "1 / sqrt(x)") \
   X(Sin,      107, sin,           ToFloat,   Costly, Public,   SinBackward0,      mul(g, un(UnaryOp::Cos, x)), "The sine of x (radians)") \
   X(Cos,      108, cos,           ToFloat,   Costly, Public,   CosBackward0,      neg(mul(g, un(UnaryOp::Sin, x))), "The cosine of x (radians)") \
-  X(Relu,     109, relu,          KeepsInt,  Cheap,  Public,   ReluBackward0,     keep(gts(o, 0.0), g), "max(x, 0)") \
+  X(Relu,     109, relu,          KeepsInt,  Cheap,  Public,   ReluBackward0,     relu_grad(g, o), "max(x, 0)") \
   X(Sigmoid,  110, sigmoid,       ToFloat,   Costly, Public,   SigmoidBackward0,  mul(g, mul(o, rsub1(o))), "The logistic sigmoid 1 / (1 + e^-x)") \
   X(Tanh,     111, tanh,          ToFloat,   Costly, Public,   TanhBackward0,     mul(g, rsub1(mul(o, o))), "The hyperbolic tangent of x") \
   X(Gelu,     112, gelu,          FloatOnly, Costly, Public,   GeluBackward0,     mul(g, un(UnaryOp::GeluGrad, x)), "GELU, exact (erf) form: x * Phi(x)") \
@@ -105,7 +105,8 @@
   X(ScatterAdd,  9, scatter_add,  "adds each element of src at the index along a dim, in place")   \
   X(IndexAdd,   10, index_add,    "adds rows of source at the rows an index names, in place")   \
   X(SgdStep,    11, sgd_step,     "one SGD step of a parameter and its momentum buffer, in place") \
-  X(BatchNormEval, 12, batch_norm, "batch norm with fixed statistics, one pass: x * scale + shift per channel")
+  X(BatchNormEval, 12, batch_norm, "batch norm with fixed statistics, one pass: x * scale + shift per channel") \
+  X(ReluBackward, 13, relu_backward, "ReLU's gradient in one pass: g where the output is positive, else 0")
 
 /* Row filters for X-macro expansions: DT_IF_ARITH_<rule>(x) keeps x for the binary ops
  * that have in-place forms, DT_IF_COMPARE_<rule>(x) for the comparisons,

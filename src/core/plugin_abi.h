@@ -115,6 +115,9 @@ enum dtp_op_code {
  *                                                      scale = weight * rstd (rstd without weight), shift =
  *                                                      bias - mean * scale (-(mean * scale) without bias);
  *                                                      out = x * scale + shift, not contracted to an FMA.
+ *   DTP_OP_ReluBackward    t = {gx, o, g}              gx = o > 0 ? g : 0 elementwise (o: ReLU's output;
+ *                                                      NaN gives 0), all contiguous, one shape, float32
+ *                                                      or float64.
  * Index tensors are int64 and in range. stream: the backend's stream to queue the op on
  * (NULL: the device's default stream).
  *

@@ -59,6 +59,8 @@ class CpuBackend final : public Backend {
                 bool nesterov);
   // Batch norm with fixed statistics (KernelOp::BatchNormEval; plugin_abi.h gives the
   // formula and its rounding): weight and bias may be null.
+  // gx = o > 0 ? g : 0 (KernelOp::ReluBackward), kernels_grad.cpp.
+  void relu_backward(const Tensor& gx, const Tensor& o, const Tensor& g);
   void batch_norm_eval(const Tensor& out, const Tensor& x, const Tensor& mean, const Tensor& var, const Tensor* weight,
                        const Tensor* bias, double eps);
 };

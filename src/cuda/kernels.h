@@ -31,6 +31,8 @@ void scatter_add(const dtp_tensor& self, int32_t dim, const dtp_tensor& index, c
 // One SGD step in place (DTP_OP_SgdStep); buf null without momentum.
 void sgd_step(const dtp_tensor& param, const dtp_tensor& grad, const dtp_tensor* buf, double lr, double momentum,
               bool fresh, bool nesterov);
+// ReLU's gradient (DTP_OP_ReluBackward): gx = o > 0 ? g : 0, contiguous float32 or float64.
+void relu_backward(const dtp_tensor& gx, const dtp_tensor& o, const dtp_tensor& g);
 // Batch norm with fixed statistics (DTP_OP_BatchNormEval); weight and bias may be null.
 void batch_norm_eval(const dtp_tensor& out, const dtp_tensor& x, const dtp_tensor& mean, const dtp_tensor& var,
                      const dtp_tensor* weight, const dtp_tensor* bias, double eps);

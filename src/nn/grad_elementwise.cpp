@@ -28,6 +28,10 @@ Tensor les(const Tensor& a, double s) { return cmps(BinaryOp::Le, a, s); }
 Tensor zero_like(const Tensor& g) { return ops::full(Dims{}, 0.0, g.dtype(), g.device()); }
 // where(c, x, 0)
 Tensor keep(const Tensor& c, const Tensor& x) { return ops::where(c, x, zero_like(x)); }
+// ReLU's gradient from its output: one kernel where the backend has it, else composed.
+Tensor relu_grad(const Tensor& g, const Tensor& o) {
+  return ops::relu_backward_fusable(o, g) ? ops::relu_backward(o, g) : keep(gts(o, 0.0), g);
+}
 
 // g * sign(x), with sign(0) = 0.
 Tensor abs_grad(const Tensor& g, const Tensor& x) {

@@ -88,6 +88,14 @@ bool sgd_step_fusable(const Tensor& param, const Tensor& grad, const Tensor* buf
 void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor* buf, double lr, double momentum, bool fresh,
                bool nesterov);
 
+// ---- ReLU's gradient in one kernel (relu_backward.cpp)
+// Whether relu_backward can take these operands: o and g of one shape, dtype (float32 or
+// float64) and device, contiguous, on a backend with KernelOp::ReluBackward.
+bool relu_backward_fusable(const Tensor& o, const Tensor& g);
+// g where o > 0, else 0, in one op (the composed form: a comparison, a zero and a where,
+// four calls with its scalar fills). INVALID_ARGUMENT unless relu_backward_fusable.
+Tensor relu_backward(const Tensor& o, const Tensor& g);
+
 // ---- batch norm with fixed statistics (batch_norm_eval.cpp)
 // Whether batch_norm_eval can take these operands: x float32 or float64, contiguous, at
 // least 2-d; mean, var and the weight and bias that are defined contiguous [C] of x's
