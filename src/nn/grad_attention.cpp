@@ -47,11 +47,14 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, bool i
     N *= q.size(d);
   }
   if (N == 0 || should_record({&q, &k, &v}) || capturing(q.device())) return {};
+  // Asked first: without the pass, no copy of a strided operand and no output is made.
+  Backend& backend = backend_for(q.device());
+  if (!backend.supports(DTP_HOOK_ATTENTION_FORWARD)) return {};
   const Tensor q3 = ops::reshape(ops::contiguous(q), Dims{N, L, E}, false);
   const Tensor k3 = ops::reshape(ops::contiguous(k), Dims{N, S, E}, false);
   const Tensor v3 = ops::reshape(ops::contiguous(v), Dims{N, S, Ev}, false);
   Tensor out = ops::empty(Dims{N, L, Ev}, q.dtype(), q.device());
-  if (!backend_for(q.device()).attention_forward(out, q3, k3, v3, scale, is_causal)) return {};
+  if (!backend.attention_forward(out, q3, k3, v3, scale, is_causal)) return {};
   Dims shape = q.shape();
   shape.v[nd - 1] = Ev;
   return ops::reshape(out, shape, false);
