@@ -12,8 +12,6 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
 
 #include "cuda/kernels.h"
 #include "cuda/launch.cuh"
@@ -39,6 +37,15 @@ struct AttentionDims {
 // their four keys' columns spread over the banks (each row group stays a 16-byte float4
 // for the reads, which all take one key at a time).
 __device__ __forceinline__ int row_swizzle(int key) { return ((key >> 2) & 7) << 2; }
+
+// acc[i][j] += a[i] * b[j]: one step of a thread's 4 x 4 tile, for both products.
+__device__ __forceinline__ void outer_fma(float (&acc)[4][4], float4 a, float4 b) {
+  const float av[4] = {a.x, a.y, a.z, a.w}, bv[4] = {b.x, b.y, b.z, b.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+}
 
 __global__ void __launch_bounds__(kThreads, 2)
     attention_f32_e64(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
@@ -105,13 +112,8 @@ __global__ void __launch_bounds__(kThreads, 2)
       for (int j = 0; j < 4; ++j) s[i][j] = 0.f;
 #pragma unroll 16
     for (int e = 0; e < kHead; ++e) {
-      const float4 a = *reinterpret_cast<const float4*>(&q_t[e][ty * 4]);
-      const float4 b = *reinterpret_cast<const float4*>(&kp[e * kKeys + tx * 4]);
-      const float av[4] = {a.x, a.y, a.z, a.w}, bv[4] = {b.x, b.y, b.z, b.w};
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) s[i][j] = fmaf(av[i], bv[j], s[i][j]);
+      outer_fma(s, *reinterpret_cast<const float4*>(&q_t[e][ty * 4]),
+                *reinterpret_cast<const float4*>(&kp[e * kKeys + tx * 4]));
     }
 #pragma unroll
     for (int i = 0; i < 4; ++i)
@@ -156,13 +158,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     // o += p v for rows ty*4.. and output columns tx*4..
 #pragma unroll 16
     for (int c = 0; c < kKeys; ++c) {
-      const float4 a = *reinterpret_cast<const float4*>(&kp[c * kRows + ((ty * 4) ^ row_swizzle(c))]);
-      const float4 b = *reinterpret_cast<const float4*>(&vs[c][tx * 4]);
-      const float av[4] = {a.x, a.y, a.z, a.w}, bv[4] = {b.x, b.y, b.z, b.w};
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) o[i][j] = fmaf(av[i], bv[j], o[i][j]);
+      outer_fma(o, *reinterpret_cast<const float4*>(&kp[c * kRows + ((ty * 4) ^ row_swizzle(c))]),
+                *reinterpret_cast<const float4*>(&vs[c][tx * 4]));
     }
   }
 
@@ -181,10 +178,7 @@ bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 
 }  // namespace
 
 bool fused_attention_offered() {
-  static const bool on = [] {
-    const char* e = std::getenv("DEVTENSOR_FUSED_ATTENTION");
-    return e && std::strcmp(e, "1") == 0;
-  }();
+  static const bool on = env_equals("DEVTENSOR_FUSED_ATTENTION", "1");
   return on;
 }
 

@@ -15,8 +15,6 @@
 
 #include <array>
 #include <climits>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,13 +30,15 @@ namespace dt::cudap {
 namespace {
 
 const CudnnLibrary& lib() {
+  if (const CudnnLibrary* l = cudnn_library(nullptr)) return *l;
   std::string why;
-  const CudnnLibrary* l = cudnn_library(&why);
-  if (!l) raise(DT_ERR_NOT_SUPPORTED, why);
-  return *l;
+  cudnn_library(&why);
+  raise(DT_ERR_NOT_SUPPORTED, why);
 }
 
-void check_dnn(cudnnStatus_t s, int device, const char* what) { dt::cudap::check_dnn(lib(), s, device, what); }
+void check_dnn(cudnnStatus_t s, int device, const char* what) {
+  if (s != CUDNN_STATUS_SUCCESS) dt::cudap::check_dnn(lib(), s, device, what);
+}
 
 // Descriptors, destroyed with the scope.
 struct TensorDesc {
@@ -155,10 +155,7 @@ Handle g_handles[kMaxDevices];
 // DEVTENSOR_CUDNN_API=graph chooses the graph API (read once); unset or anything else,
 // the classic one.
 bool graph_api_chosen() {
-  static const bool chosen = [] {
-    const char* e = std::getenv("DEVTENSOR_CUDNN_API");
-    return e && std::strcmp(e, "graph") == 0;
-  }();
+  static const bool chosen = env_equals("DEVTENSOR_CUDNN_API", "graph");
   return chosen;
 }
 

@@ -33,29 +33,25 @@ namespace {
 // Tensor unique ids in the variant pack, by role.
 constexpr int64_t kUidX = 1, kUidW = 2, kUidY = 3;
 
-// Sets one attribute; a refusal is NOT_SUPPORTED (the classic API takes the pass).
-void set(const CudnnLibrary& l, BackendDesc& d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
-         int64_t count, const void* values, int device, const char* what) {
-  cudnnStatus_t s = l.BackendSetAttribute(d.get(), name, type, count, values);
-  if (s != CUDNN_STATUS_SUCCESS) {
-    try {
-      check_dnn(l, s, device, what);
-    } catch (Failure& f) {
-      raise(DT_ERR_NOT_SUPPORTED, f.message);
-    }
-  }
-}
-
-void finalize(const CudnnLibrary& l, BackendDesc& d, int device, const char* what) {
-  cudnnStatus_t s = l.BackendFinalize(d.get());
+// A refused attribute or descriptor (bad shapes, a pattern no engine takes) hands the
+// pass back to the classic calls (NOT_SUPPORTED, with check_dnn's message); only running
+// out of memory stays what it is.
+void refuse_unless_ok(const CudnnLibrary& l, cudnnStatus_t s, int device, const char* what) {
   if (s == CUDNN_STATUS_SUCCESS) return;
   try {
     check_dnn(l, s, device, what);
   } catch (Failure& f) {
-    // A refused descriptor (bad shapes, a pattern no engine takes) hands the pass back;
-    // only running out of memory stays what it is.
     raise(f.code == DT_ERR_OUT_OF_MEMORY ? f.code : DT_ERR_NOT_SUPPORTED, f.message);
   }
+}
+
+void set(const CudnnLibrary& l, BackendDesc& d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
+         int64_t count, const void* values, int device, const char* what) {
+  refuse_unless_ok(l, l.BackendSetAttribute(d.get(), name, type, count, values), device, what);
+}
+
+void finalize(const CudnnLibrary& l, BackendDesc& d, int device, const char* what) {
+  refuse_unless_ok(l, l.BackendFinalize(d.get()), device, what);
 }
 
 // A dense NCHW tensor descriptor.

@@ -69,6 +69,11 @@ void sync_if_blocking(int device, const char* kernel) {
 }
 }  // namespace
 
+bool env_equals(const char* name, const char* value) {
+  const char* e = std::getenv(name);
+  return e && std::strcmp(e, value) == 0;
+}
+
 void check_launch(int device, const char* kernel) {
   check(cudaGetLastError(), device, kernel);
   sync_if_blocking(device, kernel);

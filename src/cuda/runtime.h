@@ -33,6 +33,10 @@ void check_launch(int device, const char* kernel);
 // Refuses work on a device marked lost (DT_ERR_DEVICE_LOST).
 void require_alive(int device);
 
+// Whether environment variable `name` is set to exactly `value` (read at each call: the
+// callers keep the answer in a static, read once).
+bool env_equals(const char* name, const char* value);
+
 int device_count();        // visible devices, after probe
 // The stream work on the device goes to: the one the core passed for this call
 // (StreamScope: the thread's current devtensor stream), else the device's default.
