@@ -343,6 +343,75 @@ TEST_F(Cuda, MatmulInEveryFloatDtypeMatchesTheCpu) {
   EXPECT_LT(max_rel_diff(values<float>(prod), want), 1e-6);
 }
 
+// Linear's product and bias in one cuBLASLt call (the bias epilogue, gemm_lt.cpp), against
+// the CPU's: float32 strict and with TF32, float64, a 3-d input, a transposed input, and
+// an input 4 bytes past an aligned address (the plan asks cuBLASLt for kernels that read
+// it; where none does, the product and a bias kernel), each shape twice (the second call
+// reuses the plan).
+TEST_F(Cuda, LinearWithBiasMatchesTheCpu) {
+  struct Case {
+    dt_dtype dtype;
+    int tf32;
+    std::vector<int64_t> x_shape;
+    int layout;  // 0 contiguous, 1 transposed, 2 narrowed by one column (misaligned)
+    double tol;
+  };
+  const int64_t in = 129, out = 33;
+  for (const Case& c : {Case{DT_FLOAT32, 0, {67, in}, 0, 1e-6}, Case{DT_FLOAT32, 1, {67, in}, 0, 5e-3},
+                        Case{DT_FLOAT64, 0, {67, in}, 0, 1e-6}, Case{DT_FLOAT32, 0, {2, 5, in}, 0, 1e-6},
+                        Case{DT_FLOAT32, 0, {67, in}, 1, 1e-6}, Case{DT_FLOAT32, 0, {67, in}, 2, 1e-6},
+                        Case{DT_FLOAT64, 0, {67, in}, 2, 1e-6}}) {
+    SCOPED_TRACE(std::string(dt_dtype_name(c.dtype)) + " tf32=" + std::to_string(c.tf32) + " layout " +
+                 std::to_string(c.layout) + " ndim " + std::to_string(c.x_shape.size()));
+    DT_ASSERT_OK(dt_set_allow_tf32(c.tf32));
+    DT_ASSERT_OK(dt_manual_seed(5));
+    M lin;
+    DT_ASSERT_OK(dt_linear_new(in, out, 1, c.dtype, cpu(), lin.out()));
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < c.x_shape.size(); ++d) rows *= c.x_shape[d];
+    T x;  // the input on the CPU, in the case's layout
+    if (c.layout == 0) {
+      T x32 = host_tensor(iota(static_cast<size_t>(rows * in), 0.7f), c.x_shape);
+      x = moved(x32, cpu(), c.dtype);
+    } else if (c.layout == 1) {
+      T x32 = host_tensor(iota(static_cast<size_t>(rows * in), 0.7f), {in, rows}), xt = moved(x32, cpu(), c.dtype);
+      DT_ASSERT_OK(dt_transpose(xt, 0, 1, x.out()));
+    } else {
+      T x32 = host_tensor(iota(static_cast<size_t>(rows * (in + 1)), 0.7f), {rows, in + 1}),
+        wide = moved(x32, cpu(), c.dtype);
+      DT_ASSERT_OK(dt_narrow(wide, 1, 1, in, x.out()));
+    }
+    T want, want32;
+    const dt_tensor* cin[] = {x};
+    DT_ASSERT_OK(dt_module_forward(lin, cin, 1, want.out()));
+    want32 = moved(want, cpu(), DT_FLOAT32);
+    DT_ASSERT_OK(dt_module_to(lin, kCuda));
+    T gx;  // the same layout on the GPU: move the storage's tensor, then take the same view
+    if (c.layout == 0) {
+      gx = moved(x, kCuda);
+    } else if (c.layout == 1) {
+      T xt, gxt;
+      DT_ASSERT_OK(dt_transpose(x, 0, 1, xt.out()));
+      gxt = moved(xt, kCuda);
+      DT_ASSERT_OK(dt_transpose(gxt, 0, 1, gx.out()));
+    } else {
+      T x32 = host_tensor(iota(static_cast<size_t>(rows * (in + 1)), 0.7f), {rows, in + 1}),
+        wide = moved(x32, kCuda, c.dtype);
+      DT_ASSERT_OK(dt_narrow(wide, 1, 1, in, gx.out()));
+    }
+    for (int round = 0; round < 2; ++round) {
+      T got, plain;
+      const dt_tensor* gin[] = {gx};
+      DT_ASSERT_OK(dt_module_forward(lin, gin, 1, got.out()));
+      DT_ASSERT_OK(dt_tensor_detach(got, plain.out()));
+      T host = moved(plain, cpu(), DT_FLOAT32);
+      EXPECT_EQ(shape_of(host), shape_of(want));
+      EXPECT_LT(max_rel_diff(values<float>(host), values<float>(want32)), c.tol) << "round " << round;
+    }
+  }
+  DT_ASSERT_OK(dt_set_allow_tf32(0));
+}
+
 // Attention with a head size of 64, the shapes the fused kernel takes (attention.cu, run
 // when DEVTENSOR_FUSED_ATTENTION=1: script/gpu-session runs this program both ways): query
 // and key counts that leave partial tiles of 64, fewer and more keys than queries, causal

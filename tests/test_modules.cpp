@@ -610,4 +610,76 @@ TEST_F(Modules, AnSgdStepGivesTheBitsOfItsFormulaComputedOpByOp) {
   }
 }
 
+// Linear adds its bias inside the product (one op, KernelOp::Addmm): the CPU adds it to
+// each block of the product as the block is finished. The result must be the bits of the
+// product followed by an add (dt_matmul, then dt_add), and within rounding of a float64
+// loop, for 2-d and 3-d inputs, a transposed (strided) input, a product large enough to
+// be cut into blocks, and an empty sum (in_features 0: the bias alone).
+TEST_F(Modules, LinearWithBiasGivesTheBitsOfMatmulThenAdd) {
+  struct Case {
+    std::vector<int64_t> x_shape;
+    int64_t in, out;
+    bool transposed_input;
+  };
+  const Case cases[] = {{{5, 7}, 7, 3, false},      {{2, 3, 7}, 7, 5, false},    {{7}, 7, 4, false},
+                        {{5, 7}, 7, 3, true},       {{300, 200}, 200, 130, false}, {{4, 0}, 0, 3, false},
+                        {{0, 6}, 6, 2, false}};
+  DT_ASSERT_OK(dt_manual_seed(11));
+  for (dt_dtype dtype : {DT_FLOAT32, DT_FLOAT64}) {
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(dtype == DT_FLOAT32 ? "float32 " : "float64 ") + "in " + std::to_string(c.in) +
+                   " out " + std::to_string(c.out) + (c.transposed_input ? " transposed" : ""));
+      M lin;
+      DT_ASSERT_OK(dt_linear_new(c.in, c.out, 1, dtype, cpu(), lin.out()));
+      T w, b, wt, x, y, prod, want;
+      param_name(lin, 0, w.out());
+      param_name(lin, 1, b.out());
+      if (c.transposed_input) {
+        const int64_t stored[] = {c.x_shape[1], c.x_shape[0]};
+        T xs;
+        DT_ASSERT_OK(dt_tensor_randn(stored, 2, dtype, cpu(), xs.out()));
+        DT_ASSERT_OK(dt_transpose(xs, 0, 1, x.out()));
+      } else {
+        DT_ASSERT_OK(dt_tensor_randn(c.x_shape.data(), c.x_shape.size(), dtype, cpu(), x.out()));
+      }
+      const dt_tensor* in[] = {x};
+      DT_ASSERT_OK(dt_module_forward(lin, in, 1, y.out()));
+      DT_ASSERT_OK(dt_transpose(w, 0, 1, wt.out()));
+      DT_ASSERT_OK(dt_matmul(x, wt, prod.out()));
+      DT_ASSERT_OK(dt_add(prod, b, want.out()));
+      ASSERT_EQ(shape_of(y), shape_of(want));
+      size_t bytes = 0;
+      DT_ASSERT_OK(dt_tensor_nbytes(want, &bytes));
+      std::vector<unsigned char> got_bits(bytes), want_bits(bytes);
+      if (bytes > 0) {
+        DT_ASSERT_OK(dt_tensor_copy_to_host(y, got_bits.data(), bytes));
+        DT_ASSERT_OK(dt_tensor_copy_to_host(want, want_bits.data(), bytes));
+      }
+      EXPECT_EQ(got_bits, want_bits);
+
+      // Independently: a float64 loop over the same values.
+      T x64, w64, b64, y64;
+      DT_ASSERT_OK(dt_tensor_to(x, cpu(), DT_FLOAT64, DT_TO_COPY, x64.out()));
+      DT_ASSERT_OK(dt_tensor_to(w, cpu(), DT_FLOAT64, DT_TO_COPY, w64.out()));
+      DT_ASSERT_OK(dt_tensor_to(b, cpu(), DT_FLOAT64, DT_TO_COPY, b64.out()));
+      DT_ASSERT_OK(dt_tensor_to(y, cpu(), DT_FLOAT64, DT_TO_COPY, y64.out()));
+      const std::vector<double> xv = values<double>(x64), wv = values<double>(w64), bv = values<double>(b64),
+                                yv = values<double>(y64);
+      const int64_t rows = c.in > 0 ? static_cast<int64_t>(xv.size()) / c.in : c.x_shape[0];
+      ASSERT_EQ(yv.size(), static_cast<size_t>(rows * c.out));
+      const double tol = dtype == DT_FLOAT32 ? 1e-5 : 1e-12;
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < c.out; ++j) {
+          double acc = bv[static_cast<size_t>(j)], mag = std::fabs(acc);
+          for (int64_t k = 0; k < c.in; ++k) {
+            const double t = xv[static_cast<size_t>(r * c.in + k)] * wv[static_cast<size_t>(j * c.in + k)];
+            acc += t;
+            mag += std::fabs(t);
+          }
+          ASSERT_NEAR(yv[static_cast<size_t>(r * c.out + j)], acc, tol * (1 + mag)) << r << ", " << j;
+        }
+    }
+  }
+}
+
 }  // namespace

@@ -18,8 +18,8 @@
 //   softmax_8192x8192   dt_softmax(x, -1) of cuda float32[8192, 8192]
 //   add_4_launch        dt_add of two cuda float32[4]: the host-side cost a user pays per
 //                       call (launch, allocation, handle, release); no sync per call
-//   mlp_fwd_784_256_10  a batch-64 forward of Linear(784,256)-ReLU-Linear(256,10), written
-//                       as matmul, add, relu, matmul, add on weights already on cuda:0
+//   mlp_fwd_784_256_10  a batch-64 forward of Sequential(Linear(784,256), ReLU,
+//                       Linear(256,10)) on cuda:0, grad mode on (PyTorch: the same modules)
 //   mlp_fwd_784_256_10_graph  the same forward captured once on a stream of its own
 //                       (dt_graph_capture_begin/end) and replayed per call (dt_graph_replay)
 //                       (PyTorch: the module's forward captured in a torch.cuda.CUDAGraph)
@@ -318,31 +318,42 @@ void BM_softmax(benchmark::State& state, int64_t rows, int64_t cols, int64_t bat
 
 // y = relu(x @ w1 + b1) @ w2 + b2; the weights are stored [in, out] so no transpose is
 // needed (nn.Linear keeps [out, in] and multiplies by its transpose).
+// Owns one module reference.
+struct Module {
+  dt_module* m = nullptr;
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  ~Module() { dt_module_release(m); }
+};
+
 void BM_mlp(benchmark::State& state, int64_t batch_rows, int64_t in, int64_t hidden, int64_t out_dim,
             int64_t batch, bool graph) {
-  Tensor x, w1, b1, w2, b2;
+  // What a user writes, as the PyTorch side: Sequential(Linear, ReLU, Linear) on cuda:0,
+  // PyTorch's initialisation, autograd recording (grad mode on).
+  Tensor x;
+  Module l1, relu, l2, model;
   if (!seed(state, 107) || !make_rand(state, {batch_rows, in}, DT_FLOAT32, kCuda, x) ||
-      !make_rand(state, {in, hidden}, DT_FLOAT32, kCuda, w1) ||
-      !make_rand(state, {hidden}, DT_FLOAT32, kCuda, b1) ||
-      !make_rand(state, {hidden, out_dim}, DT_FLOAT32, kCuda, w2) ||
-      !make_rand(state, {out_dim}, DT_FLOAT32, kCuda, b2)) {
+      !ok(state, "dt_linear_new", dt_linear_new(in, hidden, 1, DT_FLOAT32, kCuda, &l1.m)) ||
+      !ok(state, "dt_relu_new", dt_relu_new(&relu.m)) ||
+      !ok(state, "dt_linear_new", dt_linear_new(hidden, out_dim, 1, DT_FLOAT32, kCuda, &l2.m))) {
     return;
   }
+  dt_module* const layers[] = {l1.m, relu.m, l2.m};
+  if (!ok(state, "dt_sequential_new", dt_sequential_new(layers, 3, &model.m))) return;
   auto forward = [&]() -> dt_status {
-    Tensor h, hb, r, y, o;
-    dt_status s = dt_matmul(x.t, w1.t, &h.t);
-    if (s == DT_OK) s = dt_add(h.t, b1.t, &hb.t);
-    if (s == DT_OK) s = dt_relu(hb.t, &r.t);
-    if (s == DT_OK) s = dt_matmul(r.t, w2.t, &y.t);
-    if (s == DT_OK) s = dt_add(y.t, b2.t, &o.t);
+    Tensor o;
+    const dt_tensor* inputs[] = {x.t};
+    const dt_status s = dt_module_forward(model.m, inputs, 1, &o.t);
     benchmark::DoNotOptimize(o.t);
     return s;
   };
   if (!graph) {
-    run_loop(state, "mlp forward (dt_matmul, dt_add, dt_relu)", batch, forward);
+    run_loop(state, "mlp forward (dt_module_forward)", batch, forward);
   } else {
     // Captured once (after a warm-up call, as torch.cuda.graphs' recipe) on a stream of
-    // its own; each call then replays the five kernels.
+    // its own; each call then replays the kernels (three: each Linear is one cuBLASLt
+    // product with its bias, between them the ReLU).
     dt_stream* stream = nullptr;
     dt_graph* captured = nullptr;
     dt_status s = forward();

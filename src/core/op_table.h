@@ -106,7 +106,8 @@
   X(IndexAdd,   10, index_add,    "adds rows of source at the rows an index names, in place")   \
   X(SgdStep,    11, sgd_step,     "one SGD step of a parameter and its momentum buffer, in place") \
   X(BatchNormEval, 12, batch_norm, "batch norm with fixed statistics, one pass: x * scale + shift per channel") \
-  X(ReluBackward, 13, relu_backward, "ReLU's gradient in one pass: g where the output is positive, else 0")
+  X(ReluBackward, 13, relu_backward, "ReLU's gradient in one pass: g where the output is positive, else 0") \
+  X(Addmm,      14, addmm,        "a matrix product with a bias added to every row in the same pass (Linear)")
 
 /* Row filters for X-macro expansions: DT_IF_ARITH_<rule>(x) keeps x for the binary ops
  * that have in-place forms, DT_IF_COMPARE_<rule>(x) for the comparisons,

@@ -118,6 +118,15 @@ enum dtp_op_code {
  *   DTP_OP_ReluBackward    t = {gx, o, g}              gx = o > 0 ? g : 0 elementwise (o: ReLU's output;
  *                                                      NaN gives 0), all contiguous, one shape, float32
  *                                                      or float64.
+ *   DTP_OP_Addmm           t = {out, a, b, bias}       i[0] = 1 to allow TF32. out = a b + bias, bias
+ *                                                      added to every row: out, a, b as DTP_OP_Matmul's
+ *                                                      (3-d, any strides that Matmul takes), bias
+ *                                                      contiguous [N] (out's last dim), all float32 or
+ *                                                      float64. Each element rounded as the product,
+ *                                                      then the bias added and rounded again, as
+ *                                                      Matmul followed by an add (cuBLASLt's bias
+ *                                                      epilogue does exactly this in float32 and
+ *                                                      float64).
  * Index tensors are int64 and in range. stream: the backend's stream to queue the op on
  * (NULL: the device's default stream).
  *

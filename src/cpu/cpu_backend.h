@@ -47,6 +47,7 @@ class CpuBackend final : public Backend {
   void softmax(const Tensor& out, const Tensor& in, int dim, bool log);
   // out[b] = a[b] @ b[b] for 3-d tensors [B, M, K] x [B, K, N] -> [B, M, N] (any strides).
   void matmul(const Tensor& out, const Tensor& a, const Tensor& b);
+  void addmm(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias);  // a b + bias per row
   // out = in.index_select(dim, index) / in.gather(dim, index); index is int64, checked.
   void index_select(const Tensor& out, const Tensor& in, int dim, const Tensor& index);
   void gather(const Tensor& out, const Tensor& in, int dim, const Tensor& index);

@@ -67,6 +67,14 @@ void onednn_block(bool ta, bool tb, int64_t m0, int64_t m1, int64_t n0, int64_t 
 }
 #endif
 
+// c[i, j] += bias[j] over rows [m0, m1) and columns [n0, n1).
+void add_bias(float* c, int64_t ldc, const float* bias, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  for (int64_t i = m0; i < m1; ++i) {
+    float* row = c + i * ldc;
+    for (int64_t j = n0; j < n1; ++j) row[j] += bias[j];
+  }
+}
+
 }  // namespace
 
 void gemm_batch(bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
@@ -81,14 +89,17 @@ void gemm_batch(bool ta, bool tb, int64_t m, int64_t n, int64_t k, int64_t lda, 
       const GemmItem it = item(u / split.parts);
       const int64_t p = u % split.parts, extent = split.by_rows ? m : n;
       const int64_t lo = extent * p / split.parts, hi = extent * (p + 1) / split.parts;
-      if (split.by_rows) onednn_block(ta, tb, lo, hi, 0, n, k, it.a, lda, it.b, ldb, it.c, ldc);
-      else onednn_block(ta, tb, 0, m, lo, hi, k, it.a, lda, it.b, ldb, it.c, ldc);
+      const int64_t m0 = split.by_rows ? lo : 0, m1 = split.by_rows ? hi : m;
+      const int64_t n0 = split.by_rows ? 0 : lo, n1 = split.by_rows ? n : hi;
+      onednn_block(ta, tb, m0, m1, n0, n1, k, it.a, lda, it.b, ldb, it.c, ldc);
+      if (it.bias) add_bias(it.c, ldc, it.bias, m0, m1, n0, n1);
     }
   });
 #else
   for (int64_t i = 0; i < count; ++i) {
     const GemmItem it = item(i);
     openblas_sgemm(ta, tb, m, n, k, it.a, lda, it.b, ldb, it.c, ldc);
+    if (it.bias) add_bias(it.c, ldc, it.bias, 0, m, 0, n);
   }
 #endif
 }

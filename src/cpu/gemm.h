@@ -26,10 +26,14 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const dou
 // operands. Every (item, block) pair is a unit of work for devtensor's threads, so a
 // batch of small products (attention's heads) spreads over them too; each item is
 // computed exactly as gemm computes it alone.
+// bias, when not null, is added to every row of c ([n] floats, c[i, j] += bias[j]) by the
+// thread that computed each block, right after its product, while the block is in cache:
+// Linear's bias costs no pass of its own. The sum rounds as an add after the product would.
 struct GemmItem {
   const float* a;
   const float* b;
   float* c;
+  const float* bias = nullptr;
 };
 void gemm_batch(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
                 int64_t count, const std::function<GemmItem(int64_t)>& item);

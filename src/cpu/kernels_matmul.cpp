@@ -1,8 +1,11 @@
 // Batched matrix products on the CPU: float32/float64 through cpu/gemm.h (oneDNN's or
 // OpenBLAS's GEMM, the libraries made for it), float16/bfloat16 through float32 GEMM on
 // converted copies, integers with a simple wrapping loop (rare, and no BLAS does them).
+// addmm (Linear's a b + bias) adds the bias to each block of the float32 product as the
+// block is finished (gemm.h), to float64's after the product.
 #include <vector>
 
+#include "core/error.h"
 #include "cpu/cpu_backend.h"
 #include "cpu/gemm.h"
 #include "cpu/parallel.h"
@@ -35,8 +38,18 @@ void pack(const S* src, int64_t rows, int64_t cols, int64_t rs, int64_t cs, D* d
     for (int64_t j = 0; j < cols; ++j) dst[i * cols + j] = cast_value<D>(src[i * rs + j * cs]);
 }
 
+// out[r, j] += bias[j] for every row r of the batch, rows split over the threads.
 template <typename T>
-void blas_matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
+void add_bias_rows(T* out, int64_t rows, int64_t N, const T* bias) {
+  parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, N)), [&](int64_t s, int64_t e) {
+    for (int64_t r = s; r < e; ++r)
+      for (int64_t j = 0; j < N; ++j) out[r * N + j] += bias[j];
+  });
+}
+
+// out = a b (+ bias, [N], on every row, when not null).
+template <typename T>
+void blas_matmul(const Tensor& out, const Tensor& a, const Tensor& b, const T* bias = nullptr) {
   const int64_t B = out.size(0), M = out.size(1), N = out.size(2), K = a.size(2);
   const T* ab = a.data_as<T>();
   const T* bb = b.data_as<T>();
@@ -44,6 +57,7 @@ void blas_matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
   if (M == 0 || N == 0) return;
   if (K == 0) {
     for (int64_t i = 0; i < out.numel(); ++i) ob[i] = T(0);
+    if (bias) add_bias_rows(ob, B * M, N, bias);
     return;
   }
   // The strides are the same for every item: an operand BLAS cannot read as it is (both
@@ -64,9 +78,10 @@ void blas_matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
   }
   if constexpr (std::is_same<T, float>::value) {
     gemm_batch(ta, tb, M, N, K, lda, ldb, N, B,
-               [&](int64_t i) { return GemmItem{ab + i * a_item, bb + i * b_item, ob + i * M * N}; });
+               [&](int64_t i) { return GemmItem{ab + i * a_item, bb + i * b_item, ob + i * M * N, bias}; });
   } else {
     for (int64_t i = 0; i < B; ++i) gemm(ta, tb, M, N, K, ab + i * a_item, lda, bb + i * b_item, ldb, ob + i * M * N, N);
+    if (bias) add_bias_rows(ob, B * M, N, bias);
   }
 }
 
@@ -115,6 +130,14 @@ void CpuBackend::matmul(const Tensor& out, const Tensor& a, const Tensor& b) {
     else if constexpr (is_reduced_float<T>::value) reduced_float_matmul<T>(out, a, b);
     else if constexpr (!std::is_same<T, bool>::value) integer_matmul<T>(out, a, b);
   });
+}
+
+void CpuBackend::addmm(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias) {
+  switch (out.dtype()) {
+    case DType::Float32: return blas_matmul<float>(out, a, b, bias.data_as<float>());
+    case DType::Float64: return blas_matmul<double>(out, a, b, bias.data_as<double>());
+    default: fail(DT_ERR_NOT_SUPPORTED, "addmm: the cpu kernel takes float32 or float64");
+  }
 }
 
 }  // namespace dt::cpu

@@ -23,6 +23,7 @@ void random(const dtp_tensor& dst, int32_t dist, uint64_t seed, uint64_t offset)
 void reduce(int32_t op, const dtp_tensor& out, const dtp_tensor& in, uint32_t mask);
 void softmax(const dtp_tensor& out, const dtp_tensor& in, int32_t dim, bool log);
 void matmul(const dtp_tensor& out, const dtp_tensor& a, const dtp_tensor& b, bool allow_tf32);
+void addmm(const dtp_tensor& out, const dtp_tensor& a, const dtp_tensor& b, const dtp_tensor& bias, bool allow_tf32);
 void index_select(const dtp_tensor& out, const dtp_tensor& in, int32_t dim, const dtp_tensor& index);
 void gather(const dtp_tensor& out, const dtp_tensor& in, int32_t dim, const dtp_tensor& index);
 // self.index_add_(dim, index, source) / self.scatter_add_(dim, index, src), in place.

@@ -2,7 +2,8 @@
 // float32 with or without TF32, float64, float16 and bfloat16 accumulating in float32),
 // integers with a plain wrapping kernel (cuBLAS has no integer GEMM of these types).
 // Row-major C = A B is computed as column-major C^T = B^T A^T, so no operand is copied
-// unless its strides fit neither layout.
+// unless its strides fit neither layout. addmm (Linear's product and bias) goes through
+// cuBLASLt's bias epilogue (gemm_lt.h), one kernel, where it has an algorithm.
 #include <cublas_v2.h>
 
 #include <climits>
@@ -11,6 +12,7 @@
 #include <string>
 #include <type_traits>
 
+#include "cuda/gemm_lt.h"
 #include "cuda/kernels.h"
 #include "cuda/loops.cuh"
 #include "cuda/memory.h"
@@ -148,7 +150,58 @@ void integer_matmul(const dtp_tensor& out, const dtp_tensor& a, const dtp_tensor
   });
 }
 
+// out[r, j] += bias[j]: a contiguous [rows, N] output, where cuBLASLt's epilogue is not used.
+template <typename T>
+void add_bias_rows(const dtp_tensor& out, const dtp_tensor& bias) {
+  const int64_t N = out.sizes[2];
+  T* o = static_cast<T*>(out.data);
+  const T* b = static_cast<const T*>(bias.data);
+  launch(out.device, out.numel, "addmm (bias)", [=] __device__(int64_t i) { o[i] = o[i] + b[i % N]; });
+}
+
+// The product and its bias in one cuBLASLt call, in the layout gemm() gives cuBLAS; false
+// when cuBLASLt offers no algorithm (nothing was queued).
+bool gemm_with_bias(const dtp_tensor& out, const dtp_tensor& a, const dtp_tensor& b, const dtp_tensor& bias,
+                    bool allow_tf32) {
+  const int64_t M = out.sizes[1], N = out.sizes[2], K = a.sizes[2];
+  for (int64_t v : {M, N, K})
+    if (v > INT_MAX) return false;
+  Operand oa, ob;
+  prepare(a, oa);
+  prepare(b, ob);
+  const bool wide = static_cast<DType>(out.dtype) == DType::Float64;
+  LtGemm g{};
+  g.op_a = ob.op;  // column-major C^T[N, M] = op(B)^T[N, K] * op(A)^T[K, M], as gemm()
+  g.op_b = oa.op;
+  g.m = N;
+  g.n = M;
+  g.k = K;
+  g.a = ob.data;
+  g.lda = ob.ld;
+  g.b = oa.data;
+  g.ldb = oa.ld;
+  g.d = out.data;
+  g.ldd = N;
+  g.bias = bias.data;
+  g.type = wide ? CUDA_R_64F : CUDA_R_32F;
+  g.compute = wide ? CUBLAS_COMPUTE_64F : allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  return gemm_bias_lt(out.device, g);
+}
+
 }  // namespace
+
+void addmm(const dtp_tensor& out, const dtp_tensor& a, const dtp_tensor& b, const dtp_tensor& bias, bool allow_tf32) {
+  if (out.numel == 0) return;
+  const DType dtype = static_cast<DType>(out.dtype);
+  if (dtype != DType::Float32 && dtype != DType::Float64)
+    raise(DT_ERR_NOT_SUPPORTED, "addmm: the CUDA kernel takes float32 or float64");
+  // One batch item with a product to compute: cuBLASLt's epilogue; otherwise (a batch, an
+  // empty sum, no algorithm) the product and then the bias.
+  if (out.sizes[0] == 1 && a.sizes[2] > 0 && gemm_with_bias(out, a, b, bias, allow_tf32)) return;
+  matmul(out, a, b, allow_tf32);
+  if (dtype == DType::Float64) add_bias_rows<double>(out, bias);
+  else add_bias_rows<float>(out, bias);
+}
 
 void matmul(const dtp_tensor& out, const dtp_tensor& a, const dtp_tensor& b, bool allow_tf32) {
   if (out.numel == 0) return;

@@ -1,7 +1,9 @@
-// matmul's front end: torch.matmul's rules for 1-d, 2-d and batched operands.
+// matmul's front end: torch.matmul's rules for 1-d, 2-d and batched operands; Linear's
+// product with its bias as one op where the backend has it.
 #include "core/backend.h"
 #include "core/context.h"
 #include "core/error.h"
+#include "core/registry.h"
 #include "ops/ops.h"
 
 namespace dt::ops {
@@ -46,6 +48,39 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (a.ndim() > 1) final_shape.push(M);
   if (b.ndim() > 1) final_shape.push(N);
   return reshape(out, final_shape, true);
+}
+
+bool linear_bias_fusable(const Tensor& x, const Tensor& w, const Tensor& bias) {
+  const DType d = x.dtype();
+  if ((d != DType::Float32 && d != DType::Float64) || w.dtype() != d || bias.dtype() != d) return false;
+  if (x.ndim() == 0 || w.ndim() != 2 || bias.ndim() != 1 || !bias.is_contiguous()) return false;
+  if (x.size(x.ndim() - 1) != w.size(1) || bias.size(0) != w.size(0)) return false;
+  if (w.device() != x.device() || bias.device() != x.device()) return false;
+  Backend* backend = find_backend(x.device().type);
+  return backend && backend->supports(code_of(KernelOp::Addmm));
+}
+
+Tensor linear_bias(const Tensor& x, const Tensor& w, const Tensor& bias) {
+  if (!linear_bias_fusable(x, w, bias))
+    fail(DT_ERR_INVALID_ARGUMENT, "linear: the fused product takes float32 or float64 x [..., in], weight [out, in] "
+                                  "and a contiguous bias [out] of one device");
+  const int64_t in = w.size(1), outf = w.size(0);
+  Dims lead;  // x's dims but the last
+  int64_t lead_numel = 1;
+  for (int d = 0; d + 1 < x.ndim(); ++d) {
+    lead.push(x.size(d));
+    lead_numel *= x.size(d);
+  }
+  Tensor a3 = reshape(x, Dims{1, lead_numel, in}, false);
+  Tensor b3 = reshape(transpose(w, 0, 1), Dims{1, in, outf}, false);  // a view: BLAS reads it transposed
+  Tensor out = Tensor::empty(Dims{1, lead_numel, outf}, x.dtype(), x.device());
+  if (out.numel() > 0) {
+    OpArgs args{&out, &a3, &b3, &bias};
+    args.i[0] = allow_tf32() ? 1 : 0;
+    run_op(KernelOp::Addmm, args);
+  }
+  lead.push(outf);
+  return reshape(out, lead, true);
 }
 
 }  // namespace dt::ops

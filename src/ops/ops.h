@@ -46,6 +46,11 @@ Tensor softmax(const Tensor& a, int64_t dim, bool log);
 
 // ---- linear algebra (linalg.cpp)
 Tensor matmul(const Tensor& a, const Tensor& b);
+// Linear's x w^T + bias as one op on the device (KernelOp::Addmm), x [..., in], w [out,
+// in], bias [out]: for float32 and float64 operands of one device whose backend has the
+// op (linear_bias_fusable); the result equals matmul followed by an add.
+bool linear_bias_fusable(const Tensor& x, const Tensor& w, const Tensor& bias);
+Tensor linear_bias(const Tensor& x, const Tensor& w, const Tensor& bias);
 
 // ---- views and joins (shape_ops.cpp)
 Tensor reshape(const Tensor& t, const Dims& shape, bool must_view);
