@@ -412,6 +412,57 @@ TEST_F(Cuda, LinearWithBiasMatchesTheCpu) {
   DT_ASSERT_OK(dt_set_allow_tf32(0));
 }
 
+// Cross entropy on cuda:0 against the CPU's, loss and gradient, for each reduction, with
+// ignored samples, rows longer than a warp's 32 lanes and a row holding a NaN: the fused
+// kernels (loss.cu) when DEVTENSOR_FUSED_LOSS=1 (script/gpu-session runs this program
+// both ways), the composed ops otherwise.
+TEST_F(Cuda, CrossEntropyMatchesTheCpu) {
+  const int64_t N = 300, C = 1000, xs[] = {N, C}, ts[] = {N};
+  std::vector<int64_t> tv(N);
+  for (int64_t n = 0; n < N; ++n) tv[n] = n % 7 == 3 ? -100 : (n * 37) % C;
+  for (dt_dtype dtype : {DT_FLOAT32, DT_FLOAT64}) {
+    for (int32_t red : {DT_REDUCTION_NONE, DT_REDUCTION_MEAN, DT_REDUCTION_SUM}) {
+      SCOPED_TRACE(std::string(dt_dtype_name(dtype)) + " reduction " + std::to_string(red));
+      std::vector<float> xv = iota(static_cast<size_t>(N * C), 4.0f);
+      xv[5 * C + 17] = NAN;  // row 5's loss and gradient are NaN on both sides
+      T x32 = host_tensor(xv, {N, C}), x = moved(x32, cpu(), dtype), target, gt;
+      DT_ASSERT_OK(dt_tensor_from_data(tv.data(), tv.size() * 8, ts, 1, DT_INT64, cpu(), target.out()));
+      T gx0 = moved(x, kCuda);
+      gt = moved(target, kCuda);
+      std::vector<float> loss[2], grad[2];
+      for (int side = 0; side < 2; ++side) {
+        const dt_tensor* xin = side == 0 ? x.get() : gx0.get();
+        T leaf, l, total, g, host, plain;
+        DT_ASSERT_OK(dt_tensor_detach(xin, leaf.out()));
+        DT_ASSERT_OK(dt_tensor_set_requires_grad(leaf, 1));
+        M ce;
+        DT_ASSERT_OK(dt_cross_entropy_loss_new(nullptr, red, -100, 0, ce.out()));
+        const dt_tensor* in[] = {leaf, side == 0 ? target.get() : gt.get()};
+        DT_ASSERT_OK(dt_module_forward(ce, in, 2, l.out()));
+        DT_ASSERT_OK(dt_sum(l, nullptr, 0, 0, total.out()));
+        DT_ASSERT_OK(dt_backward(total, nullptr));
+        DT_ASSERT_OK(dt_tensor_detach(l, plain.out()));
+        host = moved(plain, cpu(), DT_FLOAT32);
+        loss[side] = values<float>(host);
+        DT_ASSERT_OK(dt_tensor_grad(leaf, g.out()));
+        T gh = moved(g, cpu(), DT_FLOAT32);
+        grad[side] = values<float>(gh);
+      }
+      ASSERT_EQ(loss[0].size(), loss[1].size());
+      ASSERT_EQ(grad[0].size(), grad[1].size());
+      const double tol = dtype == DT_FLOAT32 ? 1e-5 : 1e-6;  // compared as float32
+      for (size_t i = 0; i < loss[0].size(); ++i) {
+        if (std::isnan(loss[0][i])) EXPECT_TRUE(std::isnan(loss[1][i])) << i;
+        else EXPECT_NEAR(loss[1][i], loss[0][i], tol * (1 + std::fabs(loss[0][i]))) << i;
+      }
+      for (size_t i = 0; i < grad[0].size(); ++i) {
+        if (std::isnan(grad[0][i])) EXPECT_TRUE(std::isnan(grad[1][i])) << i;
+        else EXPECT_NEAR(grad[1][i], grad[0][i], tol) << i;
+      }
+    }
+  }
+}
+
 // Attention with a head size of 64, the shapes the fused kernel takes (attention.cu, run
 // when DEVTENSOR_FUSED_ATTENTION=1: script/gpu-session runs this program both ways): query
 // and key counts that leave partial tiles of 64, fewer and more keys than queries, causal

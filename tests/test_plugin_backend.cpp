@@ -436,6 +436,81 @@ TEST_F(PluginBackend, ALinearWithBiasIsOneOpOnTheDevice) {
   }
 }
 
+// Cross entropy over class indices is one op forward (KernelOp::CrossEntropy) and one
+// backward, where the composed form (log_softmax, a gather, masks, sums, a division and
+// their gradients) made about twenty: values against a float64 loop here, for each
+// reduction and with an ignored sample. Class weights compose (more ops), as before.
+TEST_F(PluginBackend, ACrossEntropyIsOneOpEachWayOnTheDevice) {
+  const int64_t N = 5, C = 7, xs[] = {N, C}, ts[] = {N};
+  std::vector<double> xv(N * C);
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::sin(0.7 * static_cast<double>(i)) * 3;
+  const int64_t tv[N] = {3, 0, -100, 6, 2};
+  for (dt_dtype dtype : {DT_FLOAT32, DT_FLOAT64}) {
+    for (int32_t red : {DT_REDUCTION_NONE, DT_REDUCTION_MEAN, DT_REDUCTION_SUM}) {
+      SCOPED_TRACE(std::string(dt_dtype_name(dtype)) + " reduction " + std::to_string(red));
+      T x64, x, target, loss, total, gx, gx64, out64;
+      DT_ASSERT_OK(dt_tensor_from_data(xv.data(), xv.size() * 8, xs, 2, DT_FLOAT64, cpu(), x64.out()));
+      DT_ASSERT_OK(dt_tensor_to(x64, kDev0, dtype, DT_TO_COPY, x.out()));
+      DT_ASSERT_OK(dt_tensor_from_data(tv, sizeof tv, ts, 1, DT_INT64, kDev0, target.out()));
+      DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
+      M ce;
+      DT_ASSERT_OK(dt_cross_entropy_loss_new(nullptr, red, -100, 0, ce.out()));
+      const dt_tensor* in[] = {x, target};
+      uint64_t before = plugin_ops();
+      DT_ASSERT_OK(dt_module_forward(ce, in, 2, loss.out()));
+      EXPECT_EQ(plugin_ops() - before, 1u) << "forward";
+      T seed;
+      if (red == DT_REDUCTION_NONE) {  // d(sum of the losses) = ones
+        DT_ASSERT_OK(dt_tensor_ones(ts, 1, dtype, kDev0, seed.out()));
+      } else {
+        DT_ASSERT_OK(dt_tensor_ones(nullptr, 0, dtype, kDev0, seed.out()));
+      }
+      before = plugin_ops();
+      DT_ASSERT_OK(dt_backward(loss, seed));
+      EXPECT_EQ(plugin_ops() - before, 1u) << "backward";
+
+      // float64 loop: loss_n = logsumexp(x_n) - x_n[t_n]; grad = s * (softmax - onehot)
+      std::vector<double> want_loss(N, 0.0), want_grad(N * C, 0.0);
+      double sum = 0;
+      int kept = 0;
+      for (int64_t n = 0; n < N; ++n) {
+        if (tv[n] == -100) continue;
+        ++kept;
+        double m = -INFINITY, s = 0;
+        for (int64_t c = 0; c < C; ++c) m = std::max(m, xv[n * C + c]);
+        for (int64_t c = 0; c < C; ++c) s += std::exp(xv[n * C + c] - m);
+        want_loss[n] = m + std::log(s) - xv[n * C + tv[n]];
+        sum += want_loss[n];
+      }
+      const double scale = red == DT_REDUCTION_MEAN ? 1.0 / kept : 1.0;
+      for (int64_t n = 0; n < N; ++n) {
+        if (tv[n] == -100) continue;
+        const double lse = want_loss[n] + xv[n * C + tv[n]];
+        for (int64_t c = 0; c < C; ++c)
+          want_grad[n * C + c] = scale * (std::exp(xv[n * C + c] - lse) - (c == tv[n] ? 1.0 : 0.0));
+      }
+      const double tol = dtype == DT_FLOAT32 ? 2e-6 : 1e-13;
+      T plain;
+      DT_ASSERT_OK(dt_tensor_detach(loss, plain.out()));
+      DT_ASSERT_OK(dt_tensor_to(plain, cpu(), DT_FLOAT64, DT_TO_COPY, out64.out()));
+      const std::vector<double> got = values<double>(out64);
+      if (red == DT_REDUCTION_NONE) {
+        ASSERT_EQ(got.size(), static_cast<size_t>(N));
+        for (int64_t n = 0; n < N; ++n) EXPECT_NEAR(got[n], want_loss[n], tol * (1 + std::fabs(want_loss[n]))) << n;
+      } else {
+        ASSERT_EQ(got.size(), 1u);
+        const double want = red == DT_REDUCTION_MEAN ? sum / kept : sum;
+        EXPECT_NEAR(got[0], want, tol * (1 + std::fabs(want)));
+      }
+      DT_ASSERT_OK(dt_tensor_grad(x, gx.out()));
+      DT_ASSERT_OK(dt_tensor_to(gx, cpu(), DT_FLOAT64, DT_TO_COPY, gx64.out()));
+      const std::vector<double> g = values<double>(gx64);
+      ASSERT_EQ(g.size(), want_grad.size());
+      for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], want_grad[i], tol) << "grad " << i;
+    }
+  }
+}
+
 // Eval-mode batch norm is one op on the device (KernelOp::BatchNormEval), where the
 // unfused form made seven: a forward of ResNet-18 has twenty of them.
 TEST_F(PluginBackend, AnEvalBatchNormIsOneOpOnTheDevice) {

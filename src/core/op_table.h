@@ -107,7 +107,9 @@
   X(SgdStep,    11, sgd_step,     "one SGD step of a parameter and its momentum buffer, in place") \
   X(BatchNormEval, 12, batch_norm, "batch norm with fixed statistics, one pass: x * scale + shift per channel") \
   X(ReluBackward, 13, relu_backward, "ReLU's gradient in one pass: g where the output is positive, else 0") \
-  X(Addmm,      14, addmm,        "a matrix product with a bias added to every row in the same pass (Linear)")
+  X(Addmm,      14, addmm,        "a matrix product with a bias added to every row in the same pass (Linear)") \
+  X(CrossEntropy, 15, cross_entropy, "log-softmax and the negative log-likelihood of class indices, reduced, in one pass") \
+  X(CrossEntropyBackward, 16, cross_entropy_backward, "cross entropy's gradient in one pass: (softmax - one-hot) times the upstream gradient")
 
 /* Row filters for X-macro expansions: DT_IF_ARITH_<rule>(x) keeps x for the binary ops
  * that have in-place forms, DT_IF_COMPARE_<rule>(x) for the comparisons,

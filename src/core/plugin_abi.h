@@ -127,6 +127,19 @@ enum dtp_op_code {
  *                                                      Matmul followed by an add (cuBLASLt's bias
  *                                                      epilogue does exactly this in float32 and
  *                                                      float64).
+ *   DTP_OP_CrossEntropy    t = {out, lse, count, x, target}   i[0] = ignore_index, i[1] = reduction (0 none,
+ *                                                      1 mean, 2 sum). x contiguous [N, C] float32 or
+ *                                                      float64; target contiguous int64 [N], each in
+ *                                                      [0, C) or ignore_index; lse [N] and count (0-d) of
+ *                                                      x's dtype. Per row n: lse[n] = logsumexp(x[n, :]),
+ *                                                      loss[n] = lse[n] - x[n, target[n]] (0 where target[n]
+ *                                                      is ignore_index); count = the rows not ignored. out:
+ *                                                      loss [N] (none), their sum (0-d, sum) or the sum
+ *                                                      over count (0-d, mean). Sums in a fixed order.
+ *   DTP_OP_CrossEntropyBackward  t = {gx, g, x, lse, count, target}   i[0], i[1] as the forward's. gx
+ *                                                      [N, C] contiguous: gx[n, c] = s * (exp(x[n, c] -
+ *                                                      lse[n]) - (c == target[n])) with s = g[n] (none), g
+ *                                                      (sum) or g / count (mean); 0 on ignored rows.
  * Index tensors are int64 and in range. stream: the backend's stream to queue the op on
  * (NULL: the device's default stream).
  *

@@ -54,6 +54,10 @@ void CpuBackend::run(int32_t op, const OpArgs& a) {
     case KernelOp::Softmax: return softmax(out, *a.t[1], static_cast<int>(a.i[0]), a.i[1] != 0);
     case KernelOp::Matmul: return matmul(out, *a.t[1], *a.t[2]);
     case KernelOp::Addmm: return addmm(out, *a.t[1], *a.t[2], *a.t[3]);
+    case KernelOp::CrossEntropy:
+      return cross_entropy(out, *a.t[1], *a.t[2], *a.t[3], *a.t[4], a.i[0], static_cast<int>(a.i[1]));
+    case KernelOp::CrossEntropyBackward:
+      return cross_entropy_backward(out, *a.t[1], *a.t[2], *a.t[3], *a.t[4], *a.t[5], a.i[0], static_cast<int>(a.i[1]));
     case KernelOp::IndexSelect: return index_select(out, *a.t[1], static_cast<int>(a.i[0]), *a.t[2]);
     case KernelOp::Gather: return gather(out, *a.t[1], static_cast<int>(a.i[0]), *a.t[2]);
     case KernelOp::ScatterAdd: return scatter_add(out, static_cast<int>(a.i[0]), *a.t[1], *a.t[2]);

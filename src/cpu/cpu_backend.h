@@ -48,6 +48,11 @@ class CpuBackend final : public Backend {
   // out[b] = a[b] @ b[b] for 3-d tensors [B, M, K] x [B, K, N] -> [B, M, N] (any strides).
   void matmul(const Tensor& out, const Tensor& a, const Tensor& b);
   void addmm(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias);  // a b + bias per row
+  // Cross entropy of x [N, C] at class indices (plugin_abi.h, DTP_OP_CrossEntropy*).
+  void cross_entropy(const Tensor& out, const Tensor& lse, const Tensor& count, const Tensor& x, const Tensor& target,
+                     int64_t ignore_index, int reduction);
+  void cross_entropy_backward(const Tensor& gx, const Tensor& g, const Tensor& x, const Tensor& lse,
+                              const Tensor& count, const Tensor& target, int64_t ignore_index, int reduction);
   // out = in.index_select(dim, index) / in.gather(dim, index); index is int64, checked.
   void index_select(const Tensor& out, const Tensor& in, int dim, const Tensor& index);
   void gather(const Tensor& out, const Tensor& in, int dim, const Tensor& index);

@@ -100,6 +100,7 @@ int32_t copy_fn(const dtp_tensor* dst, const dtp_tensor* src, int32_t non_blocki
 
 // Every op of the table the kernels cover.
 int32_t supports_op(int32_t op) {
+  if (op == DTP_OP_CrossEntropy || op == DTP_OP_CrossEntropyBackward) return fused_loss_offered() ? 1 : 0;
   switch (op) {
 #define DT_X(Name, code, ...) case code:
     DT_KERNEL_OPS(DT_X)
@@ -132,6 +133,10 @@ void run_op(int32_t op, const dtp_op_args& a) {
     case DTP_OP_Softmax: return softmax(out, *a.t[1], static_cast<int32_t>(a.i[0]), a.i[1] != 0);
     case DTP_OP_Matmul: return matmul(out, *a.t[1], *a.t[2], a.i[0] != 0);
     case DTP_OP_Addmm: return addmm(out, *a.t[1], *a.t[2], *a.t[3], a.i[0] != 0);
+    case DTP_OP_CrossEntropy:
+      return cross_entropy(out, *a.t[1], *a.t[2], *a.t[3], *a.t[4], a.i[0], static_cast<int>(a.i[1]));
+    case DTP_OP_CrossEntropyBackward:
+      return cross_entropy_backward(out, *a.t[1], *a.t[2], *a.t[3], *a.t[4], *a.t[5], a.i[0], static_cast<int>(a.i[1]));
     case DTP_OP_IndexSelect: return index_select(out, *a.t[1], static_cast<int32_t>(a.i[0]), *a.t[2]);
     case DTP_OP_Gather: return gather(out, *a.t[1], static_cast<int32_t>(a.i[0]), *a.t[2]);
     case DTP_OP_ScatterAdd: return scatter_add(out, static_cast<int32_t>(a.i[0]), *a.t[1], *a.t[2]);

@@ -24,6 +24,13 @@ void reduce(int32_t op, const dtp_tensor& out, const dtp_tensor& in, uint32_t ma
 void softmax(const dtp_tensor& out, const dtp_tensor& in, int32_t dim, bool log);
 void matmul(const dtp_tensor& out, const dtp_tensor& a, const dtp_tensor& b, bool allow_tf32);
 void addmm(const dtp_tensor& out, const dtp_tensor& a, const dtp_tensor& b, const dtp_tensor& bias, bool allow_tf32);
+// loss.cu: cross entropy over class indices (plugin_abi.h, DTP_OP_CrossEntropy*), offered
+// only when fused_loss_offered() (DEVTENSOR_FUSED_LOSS=1, until checked on a GPU).
+bool fused_loss_offered();
+void cross_entropy(const dtp_tensor& out, const dtp_tensor& lse, const dtp_tensor& count, const dtp_tensor& x,
+                   const dtp_tensor& target, int64_t ignore_index, int reduction);
+void cross_entropy_backward(const dtp_tensor& gx, const dtp_tensor& g, const dtp_tensor& x, const dtp_tensor& lse,
+                            const dtp_tensor& count, const dtp_tensor& target, int64_t ignore_index, int reduction);
 void index_select(const dtp_tensor& out, const dtp_tensor& in, int32_t dim, const dtp_tensor& index);
 void gather(const dtp_tensor& out, const dtp_tensor& in, int32_t dim, const dtp_tensor& index);
 // self.index_add_(dim, index, source) / self.scatter_add_(dim, index, src), in place.

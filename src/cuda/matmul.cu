@@ -16,6 +16,7 @@
 #include "cuda/kernels.h"
 #include "cuda/loops.cuh"
 #include "cuda/memory.h"
+#include "cuda/runtime.h"
 #include "ops/cast.h"
 #include "ops/functors.h"
 
@@ -195,9 +196,11 @@ void addmm(const dtp_tensor& out, const dtp_tensor& a, const dtp_tensor& b, cons
   const DType dtype = static_cast<DType>(out.dtype);
   if (dtype != DType::Float32 && dtype != DType::Float64)
     raise(DT_ERR_NOT_SUPPORTED, "addmm: the CUDA kernel takes float32 or float64");
-  // One batch item with a product to compute: cuBLASLt's epilogue; otherwise (a batch, an
-  // empty sum, no algorithm) the product and then the bias.
-  if (out.sizes[0] == 1 && a.sizes[2] > 0 && gemm_with_bias(out, a, b, bias, allow_tf32)) return;
+  // One batch item with a product to compute: cuBLASLt's epilogue, once a GPU has checked
+  // it (DEVTENSOR_CUBLASLT=1 until then); otherwise (a batch, an empty sum, no algorithm)
+  // the product and then the bias.
+  static const bool epilogue = env_equals("DEVTENSOR_CUBLASLT", "1");
+  if (epilogue && out.sizes[0] == 1 && a.sizes[2] > 0 && gemm_with_bias(out, a, b, bias, allow_tf32)) return;
   matmul(out, a, b, allow_tf32);
   if (dtype == DType::Float64) add_bias_rows<double>(out, bias);
   else add_bias_rows<float>(out, bias);

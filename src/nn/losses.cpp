@@ -1,6 +1,7 @@
 // The losses are compositions of differentiable ops (log_softmax, a gathered selection of
 // the target classes, weighted sums), so their gradients come from autograd and run on
-// the input's device like any other op.
+// the input's device like any other op; cross entropy without class weights or label
+// smoothing is one fused op each way where the backend has them (fused_cross_entropy).
 #include "nn/losses.h"
 
 #include <vector>
@@ -9,6 +10,7 @@
 #include "core/graph.h"
 #include "nn/autograd.h"
 #include "nn/functions.h"
+#include "nn/node.h"
 #include "ops/ops.h"
 
 namespace dt::nn {
@@ -69,6 +71,23 @@ Tensor nll(const Tensor& logp, const Tensor& target, const Tensor& weight, int64
   return logp.ndim() == 1 ? ag::reshape(loss, Dims{}, false) : loss;
 }
 
+// Cross entropy of logits x [N, C] at int64 class indices in one op each way (the
+// backend's KernelOp::CrossEntropy and its backward; ops::cross_entropy_fusable says
+// when), for the loss without class weights or label smoothing: about twenty calls fewer
+// per training step than the composed ops below.
+Tensor fused_cross_entropy(const Tensor& x, const Tensor& target, int64_t ignore_index, Reduction r) {
+  Tensor lse, count;
+  const int reduction = static_cast<int>(r);
+  Tensor loss = ops::cross_entropy(x, target, ignore_index, reduction, &lse, &count);
+  if (!ag::should_record({&x})) return loss;
+  Tensor xs = ag::detach(x), ts = target;
+  ag::record(loss, ag::saving(ag::make_node("NllLossBackward0", [xs, ts, lse, count, ignore_index, reduction](const Tensor& g) {
+               return std::vector<Tensor>{ops::cross_entropy_backward(g, xs, lse, count, ts, ignore_index, reduction)};
+             }), {&xs, &ts}),
+             {&x});
+  return loss;
+}
+
 Tensor reduce_nll(const Tensor& per_sample, const Tensor& sample_weight, Reduction r) {
   switch (r) {
     case Reduction::None: return per_sample;
@@ -120,6 +139,10 @@ class CrossEntropyLoss final : public NLLLoss {
     check_two(*this, in);
     const int64_t classes = check_classes(*this, in[0], in[1], ignore_index_);
     check_weight(classes);
+    if (smoothing_ == 0 && !weight().defined()) {
+      const Tensor target = ops::to(in[1], in[0].device(), DType::Int64, false);
+      if (ops::cross_entropy_fusable(in[0], target)) return fused_cross_entropy(in[0], target, ignore_index_, reduction_);
+    }
     const int64_t class_dim = in[0].ndim() - 1;
     Tensor logp = ag::softmax(in[0], class_dim, true);
     Tensor sw;

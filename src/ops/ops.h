@@ -101,6 +101,19 @@ bool relu_backward_fusable(const Tensor& o, const Tensor& g);
 // four calls with its scalar fills). INVALID_ARGUMENT unless relu_backward_fusable.
 Tensor relu_backward(const Tensor& o, const Tensor& g);
 
+// ---- Cross entropy over class indices in one kernel each way (cross_entropy.cpp)
+// Whether the fused ops take these: contiguous float32 or float64 logits x [N, C > 0] and
+// contiguous int64 targets [N] of one device whose backend has both ops.
+bool cross_entropy_fusable(const Tensor& x, const Tensor& target);
+// The loss, reduced (reduction 0 none: [N], 1 mean, 2 sum: 0-d), with what the backward
+// needs: each row's log-sum-exp (*lse, [N]) and the count of rows not ignored (*count,
+// 0-d). INVALID_ARGUMENT unless cross_entropy_fusable.
+Tensor cross_entropy(const Tensor& x, const Tensor& target, int64_t ignore_index, int reduction, Tensor* lse,
+                     Tensor* count);
+// The gradient with respect to x of that loss, given the loss's gradient g.
+Tensor cross_entropy_backward(const Tensor& g, const Tensor& x, const Tensor& lse, const Tensor& count,
+                              const Tensor& target, int64_t ignore_index, int reduction);
+
 // ---- batch norm with fixed statistics (batch_norm_eval.cpp)
 // Whether batch_norm_eval can take these operands: x float32 or float64, contiguous, at
 // least 2-d; mean, var and the weight and bias that are defined contiguous [C] of x's
