@@ -463,6 +463,50 @@ TEST_F(Cuda, CrossEntropyMatchesTheCpu) {
   }
 }
 
+// An SGD step over several parameters on cuda:0 gives the CPU's bits (both round each
+// product and sum on its own): momentum with Nesterov, three steps (the first makes the
+// buffers), parameters of odd sizes and one of three 4096-element chunks and a tail, so
+// the multi-tensor launch (DEVTENSOR_MULTI_TENSOR_SGD=1; script/gpu-session runs this
+// program both ways) maps blocks to parameters and chunks correctly.
+TEST_F(Cuda, AnSgdStepOverManyParametersGivesTheCpusBits) {
+  const std::vector<int64_t> sizes = {185, 5, 3 * 4096 + 7, 1};
+  std::vector<T> cpu_p, gpu_p;
+  std::vector<const dt_tensor*> cps, gps;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    T p = host_tensor(iota(static_cast<size_t>(sizes[i]), 1.0f + static_cast<float>(i)), {sizes[i]});
+    T q = moved(p, kCuda);
+    DT_ASSERT_OK(dt_tensor_set_requires_grad(p, 1));
+    DT_ASSERT_OK(dt_tensor_set_requires_grad(q, 1));
+    cpu_p.push_back(std::move(p));
+    gpu_p.push_back(std::move(q));
+    cps.push_back(cpu_p.back());
+    gps.push_back(gpu_p.back());
+  }
+  Handle<dt_optimizer, dt_optimizer_release> co, go;
+  DT_ASSERT_OK(dt_sgd_new(cps.data(), cps.size(), 0.05, 0.9, 0.0, 0.0, 1, co.out()));
+  DT_ASSERT_OK(dt_sgd_new(gps.data(), gps.size(), 0.05, 0.9, 0.0, 0.0, 1, go.out()));
+  for (int step = 0; step < 3; ++step) {
+    DT_ASSERT_OK(dt_optimizer_zero_grad(co));
+    DT_ASSERT_OK(dt_optimizer_zero_grad(go));
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      T g = host_tensor(iota(static_cast<size_t>(sizes[i]), 0.3f * static_cast<float>(step + 1)), {sizes[i]});
+      T gg = moved(g, kCuda), a, b, la, lb;  // loss = sum(p * g): the gradient is g
+      DT_ASSERT_OK(dt_mul(cpu_p[i], g, a.out()));
+      DT_ASSERT_OK(dt_sum(a, nullptr, 0, 0, la.out()));
+      DT_ASSERT_OK(dt_backward(la, nullptr));
+      DT_ASSERT_OK(dt_mul(gpu_p[i], gg, b.out()));
+      DT_ASSERT_OK(dt_sum(b, nullptr, 0, 0, lb.out()));
+      DT_ASSERT_OK(dt_backward(lb, nullptr));
+    }
+    DT_ASSERT_OK(dt_optimizer_step(co));
+    DT_ASSERT_OK(dt_optimizer_step(go));
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      T back = moved(gpu_p[i], cpu());
+      EXPECT_EQ(values<float>(back), values<float>(cpu_p[i])) << "parameter " << i << ", step " << step;
+    }
+  }
+}
+
 // Attention with a head size of 64, the shapes the fused kernel takes (attention.cu, run
 // when DEVTENSOR_FUSED_ATTENTION=1: script/gpu-session runs this program both ways): query
 // and key counts that leave partial tiles of 64, fewer and more keys than queries, causal

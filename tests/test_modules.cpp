@@ -682,4 +682,67 @@ TEST_F(Modules, LinearWithBiasGivesTheBitsOfMatmulThenAdd) {
   }
 }
 
+// An optimizer's step over many parameters is one call (KernelOp::SgdStepMulti, a table
+// of their addresses): each parameter must get the bits that stepping it alone gives (a
+// one-parameter optimizer takes the per-parameter kernel), with and without momentum,
+// Nesterov, over three steps (the first makes the buffers), for parameters of odd sizes
+// and one of no elements.
+TEST_F(Modules, AStepOverManyParametersGivesTheBitsOfOneAtATime) {
+  struct Case {
+    dt_dtype dtype;
+    double momentum;
+    int32_t nesterov;
+  };
+  const std::vector<std::vector<int64_t>> shapes = {{37, 5}, {5}, {0}, {129, 3}, {1}};
+  DT_ASSERT_OK(dt_manual_seed(9));
+  for (const Case& c : {Case{DT_FLOAT32, 0.0, 0}, Case{DT_FLOAT32, 0.9, 0}, Case{DT_FLOAT32, 0.9, 1},
+                        Case{DT_FLOAT64, 0.7, 0}}) {
+    SCOPED_TRACE(std::string(c.dtype == DT_FLOAT32 ? "float32" : "float64") + " momentum " +
+                 std::to_string(c.momentum) + (c.nesterov ? " nesterov" : ""));
+    std::vector<T> together, alone;
+    std::vector<Handle<dt_optimizer, dt_optimizer_release>> singles(shapes.size());
+    std::vector<const dt_tensor*> all;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      T p, q;
+      DT_ASSERT_OK(dt_tensor_randn(shapes[i].data(), shapes[i].size(), c.dtype, cpu(), p.out()));
+      DT_ASSERT_OK(dt_tensor_to(p, cpu(), c.dtype, DT_TO_COPY, q.out()));
+      DT_ASSERT_OK(dt_tensor_set_requires_grad(p, 1));
+      DT_ASSERT_OK(dt_tensor_set_requires_grad(q, 1));
+      together.push_back(std::move(p));
+      alone.push_back(std::move(q));
+      all.push_back(together.back());
+      const dt_tensor* one[] = {alone.back()};
+      DT_ASSERT_OK(dt_sgd_new(one, 1, 0.1, c.momentum, 0.0, 0.0, c.nesterov, singles[i].out()));
+    }
+    Handle<dt_optimizer, dt_optimizer_release> opt;
+    DT_ASSERT_OK(dt_sgd_new(all.data(), all.size(), 0.1, c.momentum, 0.0, 0.0, c.nesterov, opt.out()));
+    for (int step = 0; step < 3; ++step) {
+      DT_ASSERT_OK(dt_optimizer_zero_grad(opt));
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        DT_ASSERT_OK(dt_optimizer_zero_grad(singles[i]));
+        T g, pg, qg, lp, lq;  // loss = sum(p * g): the gradient is g, the same on both sides
+        DT_ASSERT_OK(dt_tensor_randn(shapes[i].data(), shapes[i].size(), c.dtype, cpu(), g.out()));
+        DT_ASSERT_OK(dt_mul(together[i], g, pg.out()));
+        DT_ASSERT_OK(dt_sum(pg, nullptr, 0, 0, lp.out()));
+        DT_ASSERT_OK(dt_backward(lp, nullptr));
+        DT_ASSERT_OK(dt_mul(alone[i], g, qg.out()));
+        DT_ASSERT_OK(dt_sum(qg, nullptr, 0, 0, lq.out()));
+        DT_ASSERT_OK(dt_backward(lq, nullptr));
+      }
+      DT_ASSERT_OK(dt_optimizer_step(opt));
+      for (auto& single : singles) DT_ASSERT_OK(dt_optimizer_step(single));
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        size_t bytes = 0;
+        DT_ASSERT_OK(dt_tensor_nbytes(together[i], &bytes));
+        std::vector<unsigned char> a(bytes), b(bytes);
+        if (bytes > 0) {
+          DT_ASSERT_OK(dt_tensor_copy_to_host(together[i], a.data(), bytes));
+          DT_ASSERT_OK(dt_tensor_copy_to_host(alone[i], b.data(), bytes));
+        }
+        ASSERT_EQ(a, b) << "parameter " << i << ", step " << step;
+      }
+    }
+  }
+}
+
 }  // namespace

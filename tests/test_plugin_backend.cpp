@@ -511,6 +511,33 @@ TEST_F(PluginBackend, ACrossEntropyIsOneOpEachWayOnTheDevice) {
   }
 }
 
+// An SGD step over several parameters of one device is one call (KernelOp::SgdStepMulti),
+// where it was one per parameter; their values follow the formula (no momentum: p - lr g).
+TEST_F(PluginBackend, AnSgdStepOverSeveralParametersIsOneOp) {
+  const int64_t s3[] = {3}, s2[] = {2, 2};
+  T p1, p2, g1, g2;
+  const float v1[3] = {1, 2, 3}, v2[4] = {-1, 0, 1, 2};
+  DT_ASSERT_OK(dt_tensor_from_data(v1, sizeof v1, s3, 1, DT_FLOAT32, kDev0, p1.out()));
+  DT_ASSERT_OK(dt_tensor_from_data(v2, sizeof v2, s2, 2, DT_FLOAT32, kDev0, p2.out()));
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(p1, 1));
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(p2, 1));
+  T l1, l2, loss;  // loss = sum(p1) + 2 sum(p2): gradients 1 and 2
+  DT_ASSERT_OK(dt_sum(p1, nullptr, 0, 0, l1.out()));
+  DT_ASSERT_OK(dt_sum(p2, nullptr, 0, 0, l2.out()));
+  T l2x2;
+  DT_ASSERT_OK(dt_mul_scalar(l2, 2.0, l2x2.out()));
+  DT_ASSERT_OK(dt_add(l1, l2x2, loss.out()));
+  DT_ASSERT_OK(dt_backward(loss, nullptr));
+  Handle<dt_optimizer, dt_optimizer_release> opt;
+  const dt_tensor* params[] = {p1, p2};
+  DT_ASSERT_OK(dt_sgd_new(params, 2, 0.5, 0.0, 0.0, 0.0, 0, opt.out()));
+  const uint64_t before = plugin_ops();
+  DT_ASSERT_OK(dt_optimizer_step(opt));
+  EXPECT_EQ(plugin_ops() - before, 1u);
+  EXPECT_EQ(values<float>(p1), (std::vector<float>{0.5f, 1.5f, 2.5f}));
+  EXPECT_EQ(values<float>(p2), (std::vector<float>{-2, -1, 0, 1}));
+}
+
 // Eval-mode batch norm is one op on the device (KernelOp::BatchNormEval), where the
 // unfused form made seven: a forward of ResNet-18 has twenty of them.
 TEST_F(PluginBackend, AnEvalBatchNormIsOneOpOnTheDevice) {

@@ -140,6 +140,14 @@ enum dtp_op_code {
  *                                                      [N, C] contiguous: gx[n, c] = s * (exp(x[n, c] -
  *                                                      lse[n]) - (c == target[n])) with s = g[n] (none), g
  *                                                      (sum) or g / count (mean); 0 on ignored rows.
+ *   DTP_OP_SgdStepMulti    t = {param0, table}         f[0] = lr, f[1] = momentum, i[0] = 1 for Nesterov.
+ *                                                      DTP_OP_SgdStep for each row of table, a host int64
+ *                                                      contiguous [n, 5]: the addresses of a parameter, its
+ *                                                      gradient and its momentum buffer (0: none), its
+ *                                                      element count, 1 when the buffer is new. Every
+ *                                                      tensor is contiguous, of param0's dtype (float32 or
+ *                                                      float64) and device, and distinct; param0 is row 0's
+ *                                                      parameter. Rows may run in any order or together.
  * Index tensors are int64 and in range. stream: the backend's stream to queue the op on
  * (NULL: the device's default stream).
  *

@@ -63,6 +63,8 @@ class CpuBackend final : public Backend {
   // null (no momentum), `fresh` when buf is new and takes the gradient.
   void sgd_step(const Tensor& param, const Tensor& grad, const Tensor* buf, double lr, double momentum, bool fresh,
                 bool nesterov);
+  // DTP_OP_SgdStepMulti: sgd_step for each row of a host table of tensor addresses.
+  void sgd_step_multi(const Tensor& param0, const Tensor& table, double lr, double momentum, bool nesterov);
   // Batch norm with fixed statistics (KernelOp::BatchNormEval; plugin_abi.h gives the
   // formula and its rounding): weight and bias may be null.
   // gx = o > 0 ? g : 0 (KernelOp::ReluBackward), kernels_grad.cpp.

@@ -2,7 +2,8 @@
 // gradient and its momentum buffer instead of the four or five elementwise ops (and two
 // to four temporaries) of the unfused step. Each product and sum is rounded to the dtype
 // on its own, as the unfused ops round them: this file is built without FMA contraction
-// (the baseline flags), so a replaced step gives the same bits.
+// (the baseline flags), so a replaced step gives the same bits. The multi-parameter form
+// (KernelOp::SgdStepMulti) runs the same loop for each row of its table.
 #include "cpu/cpu_backend.h"
 #include "cpu/loops.h"
 #include "cpu/parallel.h"
@@ -29,12 +30,7 @@ void sgd_rows(T* __restrict p, const T* __restrict g, T* __restrict b, int64_t n
 }
 
 template <typename T>
-void sgd_typed(const Tensor& param, const Tensor& grad, const Tensor* buf, double lr, double momentum, bool fresh,
-               bool nesterov) {
-  T* p = param.data_as<T>();
-  const T* g = grad.data_as<T>();
-  T* b = buf ? buf->data_as<T>() : nullptr;
-  const int64_t n = param.numel();
+void sgd_pointers(T* p, const T* g, T* b, int64_t n, double lr, double momentum, bool fresh, bool nesterov) {
   // The scalars in the dtype, as the unfused ops convert theirs.
   const T l = static_cast<T>(lr), m = static_cast<T>(momentum);
   if (!b) return sgd_rows<T, 0, false>(p, g, b, n, l, m);
@@ -42,7 +38,28 @@ void sgd_typed(const Tensor& param, const Tensor& grad, const Tensor* buf, doubl
   return nesterov ? sgd_rows<T, 2, true>(p, g, b, n, l, m) : sgd_rows<T, 2, false>(p, g, b, n, l, m);
 }
 
+template <typename T>
+void sgd_typed(const Tensor& param, const Tensor& grad, const Tensor* buf, double lr, double momentum, bool fresh,
+               bool nesterov) {
+  sgd_pointers<T>(param.data_as<T>(), grad.data_as<T>(), buf ? buf->data_as<T>() : nullptr, param.numel(), lr, momentum,
+                  fresh, nesterov);
+}
+
+// One step per row of the table (plugin_abi.h, DTP_OP_SgdStepMulti).
+template <typename T>
+void sgd_table(const Tensor& table, double lr, double momentum, bool nesterov) {
+  const int64_t* row = table.data_as<int64_t>();
+  for (int64_t r = 0; r < table.size(0); ++r, row += 5)
+    sgd_pointers<T>(reinterpret_cast<T*>(row[0]), reinterpret_cast<const T*>(row[1]), reinterpret_cast<T*>(row[2]),
+                    row[3], lr, momentum, row[4] != 0, nesterov);
+}
+
 }  // namespace
+
+void CpuBackend::sgd_step_multi(const Tensor& param0, const Tensor& table, double lr, double momentum, bool nesterov) {
+  if (param0.dtype() == DType::Float64) return sgd_table<double>(table, lr, momentum, nesterov);
+  sgd_table<float>(table, lr, momentum, nesterov);
+}
 
 void CpuBackend::sgd_step(const Tensor& param, const Tensor& grad, const Tensor* buf, double lr, double momentum,
                           bool fresh, bool nesterov) {

@@ -144,6 +144,7 @@ void run_op(int32_t op, const dtp_op_args& a) {
     case DTP_OP_SgdStep:
       return sgd_step(out, *a.t[1], a.nt > 2 ? a.t[2] : nullptr, a.f[0], a.f[1], a.i[0] != 0, a.i[1] != 0);
     case DTP_OP_ReluBackward: return relu_backward(out, *a.t[1], *a.t[2]);
+    case DTP_OP_SgdStepMulti: return sgd_step_multi(out, *a.t[1], a.f[0], a.f[1], a.i[0] != 0);
     case DTP_OP_BatchNormEval:
       return batch_norm_eval(out, *a.t[1], *a.t[2], *a.t[3], a.i[0] ? a.t[4] : nullptr,
                              a.i[1] ? a.t[a.i[0] ? 5 : 4] : nullptr, a.f[0]);

@@ -39,6 +39,10 @@ void scatter_add(const dtp_tensor& self, int32_t dim, const dtp_tensor& index, c
 // One SGD step in place (DTP_OP_SgdStep); buf null without momentum.
 void sgd_step(const dtp_tensor& param, const dtp_tensor& grad, const dtp_tensor* buf, double lr, double momentum,
               bool fresh, bool nesterov);
+// DTP_OP_SgdStepMulti (table: host int64 [n, 5], plugin_abi.h); one launch for up to 32
+// parameters only when multi_tensor_sgd_offered() (DEVTENSOR_MULTI_TENSOR_SGD=1).
+bool multi_tensor_sgd_offered();
+void sgd_step_multi(const dtp_tensor& param0, const dtp_tensor& table, double lr, double momentum, bool nesterov);
 // ReLU's gradient (DTP_OP_ReluBackward): gx = o > 0 ? g : 0, contiguous float32 or float64.
 void relu_backward(const dtp_tensor& gx, const dtp_tensor& o, const dtp_tensor& g);
 // Batch norm with fixed statistics (DTP_OP_BatchNormEval); weight and bias may be null.

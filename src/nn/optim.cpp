@@ -1,5 +1,6 @@
 #include "nn/optim.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -52,14 +53,41 @@ class Sgd final : public Optimizer {
       refuse_first_momentum_capture(params_[i]);
       fresh[i] = ops::empty(params_[i].shape(), params_[i].dtype(), params_[i].device());
     }
+    std::vector<ops::SgdItem> items;
     for (size_t i = 0; i < params_.size(); ++i) {
-      if (!grads[i].defined()) continue;
+      if (!grads[i].defined() || params_[i].numel() == 0) continue;
       const Tensor* buf = !momentum ? nullptr : fresh[i].defined() ? &fresh[i] : &buf_[i];
-      ops::sgd_step_(params_[i], grads[i], buf, o_.lr, o_.momentum, fresh[i].defined(), o_.nesterov);
+      items.push_back({&params_[i], &grads[i], buf, fresh[i].defined()});
+    }
+    if (one_call_fits(items)) {
+      // One call for the lot (PyTorch's foreach step): 32 calls fewer for a 16-layer MLP.
+      for (size_t at = 0; at < items.size(); at += kStepsPerCall) {
+        const size_t end = std::min(items.size(), at + kStepsPerCall);
+        ops::sgd_step_multi_(std::vector<ops::SgdItem>(items.begin() + at, items.begin() + end), o_.lr, o_.momentum,
+                             o_.nesterov);
+      }
+    } else {
+      for (const ops::SgdItem& it : items)
+        ops::sgd_step_(*it.param, *it.grad, it.buf, o_.lr, o_.momentum, it.fresh, o_.nesterov);
     }
     for (size_t i = 0; i < params_.size(); ++i)
       if (fresh[i].defined()) buf_[i] = std::move(fresh[i]);
     return true;
+  }
+
+  // Parameters per multi-parameter call (a table row each: bounded so one launch's
+  // arguments stay small).
+  static constexpr size_t kStepsPerCall = 64;
+
+  // Whether the step can go as multi-parameter calls: two or more parameters of one
+  // device and dtype, a backend with the op, and no graph capturing (the op reads its
+  // tensors by address, which a captured graph would not keep alive).
+  static bool one_call_fits(const std::vector<ops::SgdItem>& items) {
+    if (items.size() < 2) return false;
+    const Tensor& first = *items[0].param;
+    for (const ops::SgdItem& it : items)
+      if (it.param->device() != first.device() || it.param->dtype() != first.dtype()) return false;
+    return !capturing(first.device()) && ops::sgd_step_multi_offered(first.device());
   }
 
   void refuse_first_momentum_capture(const Tensor& p) const {

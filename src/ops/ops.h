@@ -92,6 +92,18 @@ bool sgd_step_fusable(const Tensor& param, const Tensor& grad, const Tensor* buf
 // INVALID_ARGUMENT unless sgd_step_fusable.
 void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor* buf, double lr, double momentum, bool fresh,
                bool nesterov);
+// The same step for many parameters of one device and dtype in one call
+// (KernelOp::SgdStepMulti), each as sgd_step_ would make it. The backend reads the
+// tensors by address, so a graph capture (which keeps the tensors its steps use) must
+// not record it: callers take it only outside a capture, where sgd_step_multi_offered.
+struct SgdItem {
+  const Tensor* param;
+  const Tensor* grad;
+  const Tensor* buf;  // null without momentum
+  bool fresh;         // buf is new and takes the gradient
+};
+bool sgd_step_multi_offered(Device device);
+void sgd_step_multi_(const std::vector<SgdItem>& items, double lr, double momentum, bool nesterov);
 
 // ---- ReLU's gradient in one kernel (relu_backward.cpp)
 // Whether relu_backward can take these operands: o and g of one shape, dtype (float32 or

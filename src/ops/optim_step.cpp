@@ -1,5 +1,6 @@
 // Front end of the fused SGD step (KernelOp::SgdStep): which operands it takes, then one
-// kernel per parameter. nn/optim.cpp decides when to use it.
+// kernel per parameter; and of its multi-parameter form (KernelOp::SgdStepMulti: one call
+// for many parameters, from a table of their addresses). nn/optim.cpp decides when.
 #include "core/backend.h"
 #include "core/error.h"
 #include "core/registry.h"
@@ -36,6 +37,39 @@ void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor* buf, doubl
   args.i[0] = fresh ? 1 : 0;
   args.i[1] = nesterov ? 1 : 0;
   run_op(KernelOp::SgdStep, args);
+}
+
+bool sgd_step_multi_offered(Device device) {
+  Backend* b = find_backend(device.type);
+  return b && b->supports(code_of(KernelOp::SgdStepMulti));
+}
+
+void sgd_step_multi_(const std::vector<SgdItem>& items, double lr, double momentum, bool nesterov) {
+  if (items.empty()) return;
+  const Tensor& first = *items[0].param;
+  for (const SgdItem& it : items)
+    if (!sgd_step_fusable(*it.param, *it.grad, it.buf) || it.param->device() != first.device() ||
+        it.param->dtype() != first.dtype())
+      fail(DT_ERR_INVALID_ARGUMENT, "sgd_step_multi_: every parameter, gradient and momentum buffer must be a distinct "
+                                    "contiguous tensor of the first parameter's dtype (float32 or float64) and device");
+  // The table of addresses the backend walks (plugin_abi.h, DTP_OP_SgdStepMulti).
+  Tensor table = empty(Dims{static_cast<int64_t>(items.size()), 5}, DType::Int64, Device{DT_DEVICE_CPU, 0});
+  int64_t* row = table.data_as<int64_t>();
+  for (const SgdItem& it : items) {
+    it.param->storage()->begin_write("sgd_step", "_");
+    if (it.buf) it.buf->storage()->begin_write("sgd_step", "_");
+    row[0] = reinterpret_cast<int64_t>(it.param->data());
+    row[1] = reinterpret_cast<int64_t>(it.grad->data());
+    row[2] = it.buf ? reinterpret_cast<int64_t>(it.buf->data()) : 0;
+    row[3] = it.param->numel();
+    row[4] = it.fresh ? 1 : 0;
+    row += 5;
+  }
+  OpArgs args{&first, &table};
+  args.f[0] = lr;
+  args.f[1] = momentum;
+  args.i[0] = nesterov ? 1 : 0;
+  run_op(KernelOp::SgdStepMulti, args);
 }
 
 }  // namespace dt::ops
