@@ -58,7 +58,7 @@ struct Plan {
 };
 
 using Key = std::tuple<int, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int, int, uint32_t, uint32_t,
-                       uint32_t, uint32_t>;
+                       uint32_t>;
 
 struct PerDevice {
   std::mutex mu;  // the handle, the plans and each plan's bias attribute are used under it
@@ -115,12 +115,15 @@ std::unique_ptr<Plan> make_plan(int device, cublasLtHandle_t handle, const LtGem
 }  // namespace
 
 bool gemm_bias_lt(int device, const LtGemm& g) {
+  // The heuristic takes no alignment for the bias vector: one that is not 16-byte aligned
+  // (a view into other memory; a module's own bias always is) takes the other path.
+  if (alignment_of(g.bias) < 16) return false;
   PerDevice& lt = g_lt[device];
   std::lock_guard<std::mutex> lock(lt.mu);
   if (!lt.handle) check_lt(cublasLtCreate(&lt.handle), device, "cublasLtCreate");
   const Key key{static_cast<int>(g.op_a), static_cast<int>(g.op_b), g.m, g.n, g.k, g.lda, g.ldb, g.ldd,
                 static_cast<int>(g.type), static_cast<int>(g.compute), alignment_of(g.a), alignment_of(g.b),
-                alignment_of(g.d), alignment_of(g.bias)};
+                alignment_of(g.d)};
   auto it = lt.plans.find(key);
   if (it == lt.plans.end()) it = lt.plans.emplace(key, make_plan(device, lt.handle, g)).first;
   Plan& plan = *it->second;
@@ -131,10 +134,15 @@ bool gemm_bias_lt(int device, const LtGemm& g) {
   const float one_f = 1.0f, zero_f = 0.0f;
   const double one_d = 1.0, zero_d = 0.0;
   const bool wide = g.type == CUDA_R_64F;
-  check_lt(cublasLtMatmul(lt.handle, plan.op, wide ? static_cast<const void*>(&one_d) : &one_f, g.a, plan.la, g.b,
-                          plan.lb, wide ? static_cast<const void*>(&zero_d) : &zero_f, g.d, plan.ld, g.d, plan.ld,
-                          &plan.algo, workspace.get(), kWorkspaceBytes, stream(device)),
-           device, "cublasLtMatmul");
+  const cublasStatus_t s =
+      cublasLtMatmul(lt.handle, plan.op, wide ? static_cast<const void*>(&one_d) : &one_f, g.a, plan.la, g.b, plan.lb,
+                     wide ? static_cast<const void*>(&zero_d) : &zero_f, g.d, plan.ld, g.d, plan.ld, &plan.algo,
+                     workspace.get(), kWorkspaceBytes, stream(device));
+  if (s == CUBLAS_STATUS_NOT_SUPPORTED) {  // refused at run time after all: remember, take the other path
+    plan.usable = false;
+    return false;
+  }
+  check_lt(s, device, "cublasLtMatmul");
   return true;
 }
 

@@ -26,9 +26,10 @@ struct LtGemm {
 };
 
 // Runs the product on the device's current stream and returns true, or returns false,
-// having queued nothing, when cuBLASLt offers no algorithm for it (the answer is kept per
-// shape, layout and alignment, as is the plan when there is one). Failures of the calls
-// themselves raise, as the other cuBLAS calls do.
+// having queued nothing, when cuBLASLt offers no algorithm for it or refuses the one it
+// offered (the answer is kept per shape, layout and alignment, as is the plan when there
+// is one), or when the bias is not 16-byte aligned. Failures of the calls themselves
+// raise, as the other cuBLAS calls do.
 bool gemm_bias_lt(int device, const LtGemm& g);
 
 }  // namespace dt::cudap
