@@ -234,8 +234,10 @@ func TestCaptureGraphTrainingStepMatchesEagerBits(t *testing.T) {
 	}
 	defer g.Close()
 	defer staticLoss.Close()
-	if n := must(g.NumSteps()); n < 20 {
-		t.Errorf("a training step recorded %d steps, want more than 20", n)
+	// Forward (2 products, a ReLU), the loss, its backward and 4 SGD steps: at least 10
+	// recorded steps however far the ops are fused (20 on the CPU today).
+	if n := must(g.NumSteps()); n < 10 {
+		t.Errorf("a training step recorded %d steps, want at least 10", n)
 	}
 	sameParams("after capture (capture computes nothing)")
 

@@ -159,7 +159,9 @@ fn a_replayed_training_step_gives_the_bits_of_the_eager_step() {
         // Capture one step of B on the static x and y.
         let s = Stream::new(Device::CPU).unwrap();
         let (g, static_loss) = s.capture(|| b.step(&static_x, &static_y)).unwrap();
-        assert!(g.num_steps().unwrap() > 20, "{g:?}");
+        // Forward (2 products, a ReLU), the loss, its backward and 4 SGD steps: at least
+        // 10 recorded steps however far the ops are fused (20 on the CPU today).
+        assert!(g.num_steps().unwrap() >= 10, "{g:?}");
         assert_eq!(g.device().unwrap(), Device::CPU);
         // Capture computed nothing: B's parameters are still those after step 0.
         assert_eq!(a.param_bits(), b.param_bits(), "the capture ran the step");
