@@ -16,6 +16,15 @@ struct Tensor {
   ~Tensor() { dt_tensor_release(t); }
 };
 
+// Owns one module reference.
+struct Module {
+  dt_module* m = nullptr;
+  Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+  ~Module() { dt_module_release(m); }
+};
+
 // "what: status (the library's message)".
 inline std::string error_text(const char* what, dt_status s) {
   std::string m = std::string(what) + ": " + dt_status_string(s);

@@ -67,6 +67,7 @@ const dt_device kCpu = {DT_DEVICE_CPU, 0};
 const dt_device kCuda = {DT_DEVICE_CUDA, 0};
 
 using bench::error_text;
+using bench::Module;
 using bench::Tensor;
 
 // Reports a failed setup call on state; returns whether s is DT_OK.
@@ -318,15 +319,6 @@ void BM_softmax(benchmark::State& state, int64_t rows, int64_t cols, int64_t bat
 
 // y = relu(x @ w1 + b1) @ w2 + b2; the weights are stored [in, out] so no transpose is
 // needed (nn.Linear keeps [out, in] and multiplies by its transpose).
-// Owns one module reference.
-struct Module {
-  dt_module* m = nullptr;
-  Module() = default;
-  Module(const Module&) = delete;
-  Module& operator=(const Module&) = delete;
-  ~Module() { dt_module_release(m); }
-};
-
 void BM_mlp(benchmark::State& state, int64_t batch_rows, int64_t in, int64_t hidden, int64_t out_dim,
             int64_t batch, bool graph) {
   // What a user writes, as the PyTorch side: Sequential(Linear, ReLU, Linear) on cuda:0,

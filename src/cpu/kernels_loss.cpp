@@ -13,13 +13,20 @@
 namespace dt::cpu {
 namespace {
 
-// INVALID_ARGUMENT, before anything is written, unless every target is a class in [0, C)
-// or ignore_index: the eager front end checked them already, but a graph replays with
-// whatever the static target tensor holds then.
-void check_targets(const char* op, const int64_t* target, int64_t N, int64_t C, int64_t ignore_index) {
-  for (int64_t n = 0; n < N; ++n)
-    if (target[n] != ignore_index && (target[n] < 0 || target[n] >= C))
-      fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": target index ", target[n], " is out of bounds for ", C, " classes"));
+// The count of targets not ignored; INVALID_ARGUMENT, before anything is written, unless
+// every target is a class in [0, C) or ignore_index: the eager front end checked them
+// already, but a graph replays with whatever the static target tensor holds then. (The
+// backward reads no logit by target, so it needs no check of its own.)
+int64_t count_checked_targets(const int64_t* target, int64_t N, int64_t C, int64_t ignore_index) {
+  int64_t kept = 0;
+  for (int64_t n = 0; n < N; ++n) {
+    if (target[n] == ignore_index) continue;
+    if (target[n] < 0 || target[n] >= C)
+      fail(DT_ERR_INVALID_ARGUMENT, cat("cross_entropy: target index ", target[n], " is out of bounds for ", C,
+                                        " classes"));
+    ++kept;
+  }
+  return kept;
 }
 
 template <typename T>
@@ -29,8 +36,10 @@ void forward_typed(const Tensor& out, const Tensor& lse_t, const Tensor& count_t
   const T* x = x_t.data_as<T>();
   const int64_t* target = target_t.data_as<int64_t>();
   T* lse = lse_t.data_as<T>();
-  check_targets("cross_entropy", target, N, C, ignore_index);
-  std::vector<T> row_loss(static_cast<size_t>(N));
+  const int64_t kept = count_checked_targets(target, N, C, ignore_index);
+  // Reduction none writes the rows' losses into out; the others into a buffer, then sum.
+  std::vector<T> buffer(reduction == 0 ? 0 : static_cast<size_t>(N));
+  T* row_loss = reduction == 0 ? out.data_as<T>() : buffer.data();
   parallel_for(N, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, C)), [&](int64_t lo, int64_t hi) {
     for (int64_t n = lo; n < hi; ++n) {
       const T* row = x + n * C;
@@ -41,19 +50,13 @@ void forward_typed(const Tensor& out, const Tensor& lse_t, const Tensor& count_t
       // An all -inf row: max -inf, lse -inf (PyTorch's log_softmax gives NaN there too).
       const T l = std::isinf(m) ? m : m + std::log(s);
       lse[n] = l;
-      row_loss[static_cast<size_t>(n)] = target[n] == ignore_index ? T(0) : l - row[target[n]];
+      row_loss[n] = target[n] == ignore_index ? T(0) : l - row[target[n]];
     }
   });
-  int64_t kept = 0;
-  for (int64_t n = 0; n < N; ++n) kept += target[n] != ignore_index;
   *count_t.data_as<T>() = static_cast<T>(kept);
-  if (reduction == 0) {
-    T* o = out.data_as<T>();
-    for (int64_t n = 0; n < N; ++n) o[n] = row_loss[static_cast<size_t>(n)];
-    return;
-  }
+  if (reduction == 0) return;
   double total = 0;  // in order, in double: the same bits for any thread count
-  for (int64_t n = 0; n < N; ++n) total += static_cast<double>(row_loss[static_cast<size_t>(n)]);
+  for (int64_t n = 0; n < N; ++n) total += static_cast<double>(row_loss[n]);
   const T sum = static_cast<T>(total);
   *out.data_as<T>() = reduction == 2 ? sum : sum / static_cast<T>(kept);
 }
@@ -67,7 +70,6 @@ void backward_typed(const Tensor& gx_t, const Tensor& g_t, const Tensor& x_t, co
   const T* g = g_t.data_as<T>();
   const int64_t* target = target_t.data_as<int64_t>();
   T* gx = gx_t.data_as<T>();
-  check_targets("cross_entropy_backward", target, N, C, ignore_index);
   const T scale = reduction == 1 ? g[0] / *count_t.data_as<T>() : g[0];  // none reads g per row
   parallel_for(N, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, C)), [&](int64_t lo, int64_t hi) {
     for (int64_t n = lo; n < hi; ++n) {

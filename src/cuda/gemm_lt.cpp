@@ -15,7 +15,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <string>
 #include <tuple>
 
 #include "core/error.h"
@@ -27,12 +26,6 @@ namespace {
 
 constexpr size_t kWorkspaceBytes = size_t(1) << 20;
 
-void check_lt(cublasStatus_t s, int device, const char* what) {
-  if (s == CUBLAS_STATUS_SUCCESS) return;
-  std::string text = std::string("addmm (") + what + ") on cuda:" + std::to_string(device) + ": " +
-                     cublasGetStatusName(s) + ": " + cublasGetStatusString(s);
-  raise(s == CUBLAS_STATUS_ALLOC_FAILED ? DT_ERR_OUT_OF_MEMORY : DT_ERR_BACKEND, text);
-}
 
 // The largest power of two (up to 256) that divides the address: the alignment the
 // heuristic must assume (its default, 16 bytes for every operand, would pick kernels a
@@ -65,14 +58,14 @@ struct PerDevice {
   cublasLtHandle_t handle = nullptr;
   std::map<Key, std::unique_ptr<Plan>> plans;
 };
-PerDevice g_lt[64];
+PerDevice g_lt[kMaxDevices];
 
 std::unique_ptr<Plan> make_plan(int device, cublasLtHandle_t handle, const LtGemm& g) {
   auto plan = std::make_unique<Plan>();
   const cudaDataType_t scale = g.type == CUDA_R_64F ? CUDA_R_64F : CUDA_R_32F;
-  check_lt(cublasLtMatmulDescCreate(&plan->op, g.compute, scale), device, "cublasLtMatmulDescCreate");
+  check_blas(cublasLtMatmulDescCreate(&plan->op, g.compute, scale), device, "addmm (cublasLtMatmulDescCreate)");
   auto set = [&](cublasLtMatmulDescAttributes_t attr, const void* v, size_t n) {
-    check_lt(cublasLtMatmulDescSetAttribute(plan->op, attr, v, n), device, "cublasLtMatmulDescSetAttribute");
+    check_blas(cublasLtMatmulDescSetAttribute(plan->op, attr, v, n), device, "addmm (cublasLtMatmulDescSetAttribute)");
   };
   set(CUBLASLT_MATMUL_DESC_TRANSA, &g.op_a, sizeof g.op_a);
   set(CUBLASLT_MATMUL_DESC_TRANSB, &g.op_b, sizeof g.op_b);
@@ -80,18 +73,20 @@ std::unique_ptr<Plan> make_plan(int device, cublasLtHandle_t handle, const LtGem
   set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue);
   set(CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof g.bias);  // the heuristic sees a real one
   const bool ta = g.op_a != CUBLAS_OP_N, tb = g.op_b != CUBLAS_OP_N;
-  check_lt(cublasLtMatrixLayoutCreate(&plan->la, g.type, ta ? g.k : g.m, ta ? g.m : g.k, g.lda), device,
-           "cublasLtMatrixLayoutCreate");
-  check_lt(cublasLtMatrixLayoutCreate(&plan->lb, g.type, tb ? g.n : g.k, tb ? g.k : g.n, g.ldb), device,
-           "cublasLtMatrixLayoutCreate");
-  check_lt(cublasLtMatrixLayoutCreate(&plan->ld, g.type, g.m, g.n, g.ldd), device, "cublasLtMatrixLayoutCreate");
+  check_blas(cublasLtMatrixLayoutCreate(&plan->la, g.type, ta ? g.k : g.m, ta ? g.m : g.k, g.lda), device,
+           "addmm (cublasLtMatrixLayoutCreate)");
+  check_blas(cublasLtMatrixLayoutCreate(&plan->lb, g.type, tb ? g.n : g.k, tb ? g.k : g.n, g.ldb), device,
+           "addmm (cublasLtMatrixLayoutCreate)");
+  check_blas(cublasLtMatrixLayoutCreate(&plan->ld, g.type, g.m, g.n, g.ldd), device,
+             "addmm (cublasLtMatrixLayoutCreate)");
 
   cublasLtMatmulPreference_t pref = nullptr;
-  check_lt(cublasLtMatmulPreferenceCreate(&pref), device, "cublasLtMatmulPreferenceCreate");
+  check_blas(cublasLtMatmulPreferenceCreate(&pref), device, "addmm (cublasLtMatmulPreferenceCreate)");
   std::unique_ptr<std::remove_pointer_t<cublasLtMatmulPreference_t>, decltype(&cublasLtMatmulPreferenceDestroy)> owned(
       pref, &cublasLtMatmulPreferenceDestroy);
   auto prefer = [&](cublasLtMatmulPreferenceAttributes_t attr, const void* v, size_t n) {
-    check_lt(cublasLtMatmulPreferenceSetAttribute(pref, attr, v, n), device, "cublasLtMatmulPreferenceSetAttribute");
+    check_blas(cublasLtMatmulPreferenceSetAttribute(pref, attr, v, n), device,
+               "addmm (cublasLtMatmulPreferenceSetAttribute)");
   };
   const uint64_t workspace = kWorkspaceBytes;
   prefer(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace);
@@ -103,10 +98,11 @@ std::unique_ptr<Plan> make_plan(int device, cublasLtHandle_t handle, const LtGem
 
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  const cublasStatus_t s =
-      cublasLtMatmulAlgoGetHeuristic(handle, plan->op, plan->la, plan->lb, plan->ld, plan->ld, pref, 1, &result, &found);
-  if (s == CUBLAS_STATUS_NOT_SUPPORTED || (s == CUBLAS_STATUS_SUCCESS && found == 0)) return plan;  // not usable
-  check_lt(s, device, "cublasLtMatmulAlgoGetHeuristic");
+  const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(handle, plan->op, plan->la, plan->lb, plan->ld, plan->ld,
+                                                          pref, 1, &result, &found);
+  // No algorithm: the plan stays unusable.
+  if (s == CUBLAS_STATUS_NOT_SUPPORTED || (s == CUBLAS_STATUS_SUCCESS && found == 0)) return plan;
+  check_blas(s, device, "addmm (cublasLtMatmulAlgoGetHeuristic)");
   plan->algo = result.algo;
   plan->usable = true;
   return plan;
@@ -120,7 +116,7 @@ bool gemm_bias_lt(int device, const LtGemm& g) {
   if (alignment_of(g.bias) < 16) return false;
   PerDevice& lt = g_lt[device];
   std::lock_guard<std::mutex> lock(lt.mu);
-  if (!lt.handle) check_lt(cublasLtCreate(&lt.handle), device, "cublasLtCreate");
+  if (!lt.handle) check_blas(cublasLtCreate(&lt.handle), device, "addmm (cublasLtCreate)");
   const Key key{static_cast<int>(g.op_a), static_cast<int>(g.op_b), g.m, g.n, g.k, g.lda, g.ldb, g.ldd,
                 static_cast<int>(g.type), static_cast<int>(g.compute), alignment_of(g.a), alignment_of(g.b),
                 alignment_of(g.d)};
@@ -128,8 +124,8 @@ bool gemm_bias_lt(int device, const LtGemm& g) {
   if (it == lt.plans.end()) it = lt.plans.emplace(key, make_plan(device, lt.handle, g)).first;
   Plan& plan = *it->second;
   if (!plan.usable) return false;
-  check_lt(cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof g.bias), device,
-           "cublasLtMatmulDescSetAttribute");
+  check_blas(cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof g.bias), device,
+           "addmm (cublasLtMatmulDescSetAttribute)");
   Scratch workspace(device, kWorkspaceBytes);
   const float one_f = 1.0f, zero_f = 0.0f;
   const double one_d = 1.0, zero_d = 0.0;
@@ -142,7 +138,7 @@ bool gemm_bias_lt(int device, const LtGemm& g) {
     plan.usable = false;
     return false;
   }
-  check_lt(s, device, "cublasLtMatmul");
+  check_blas(s, device, "addmm (cublasLtMatmul)");
   return true;
 }
 

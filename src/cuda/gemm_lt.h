@@ -25,6 +25,10 @@ struct LtGemm {
   cublasComputeType_t compute;
 };
 
+// Raises for a cuBLAS or cuBLASLt status other than success: "what on cuda:N: name:
+// text", OUT_OF_MEMORY for an allocation failure, BACKEND otherwise (matmul.cu).
+void check_blas(cublasStatus_t s, int device, const char* what);
+
 // Runs the product on the device's current stream and returns true, or returns false,
 // having queued nothing, when cuBLASLt offers no algorithm for it or refuses the one it
 // offered (the answer is kept per shape, layout and alignment, as is the plan when there

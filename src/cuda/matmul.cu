@@ -21,7 +21,6 @@
 #include "ops/functors.h"
 
 namespace dt::cudap {
-namespace {
 
 void check_blas(cublasStatus_t s, int device, const char* what) {
   if (s == CUBLAS_STATUS_SUCCESS) return;
@@ -35,6 +34,8 @@ void check_blas(cublasStatus_t s, int device, const char* what) {
   }
   raise(DT_ERR_BACKEND, text);
 }
+
+namespace {
 
 // One cuBLAS handle per device, used under its mutex (a handle's stream is state).
 struct Blas {
