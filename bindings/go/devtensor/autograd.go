@@ -3,7 +3,10 @@ package devtensor
 // #include "nn_shim.h"
 import "C"
 
-import "runtime"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
 // SetRequiresGrad marks t, a leaf of a floating dtype, as requiring grad (or not): ops
 // on it are then recorded so Backward can compute its gradient.
@@ -15,6 +18,9 @@ func (t *Tensor) SetRequiresGrad(on bool) error {
 	flag := C.int32_t(0)
 	if on {
 		flag = 1
+	}
+	if on {
+		atomic.StoreUint32(&t.small, 0) // autograd's tensors take the cgo call (fastcall.go)
 	}
 	r := C.gdt_set_requires_grad(h, flag)
 	runtime.KeepAlive(t)

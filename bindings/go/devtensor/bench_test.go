@@ -118,6 +118,8 @@ func BenchmarkAddInPlace4(b *testing.B) {
 //
 //	c:       dt_add + dt_tensor_release looped in one cgo call (the C cost, as above)
 //	noop:    an empty cgo call (the transition alone)
+//	fastnoop: an empty call through the fast path (fastcall.go; a cgo call in builds
+//	         without it)
 //	onecall: the one cgo call that Add makes (release the previous result, add), with
 //	         no Go Tensor, no Close, no release slot, no finalizer
 //	go:      x.Add(y) + Close through the binding
@@ -128,15 +130,17 @@ func BenchmarkAddInPlace4(b *testing.B) {
 // the atomic swap of Close, goroutine-safe and idempotent; the release slot, Close
 // without a cgo call), each as the mean over all chunks (the collector's work included)
 // and as the median of the per-chunk differences ("-med": robust to a shared VM's other
-// load, which preempts a few chunks; the collector's work left out).
+// load, which preempts a few chunks; the collector's work left out). Where the build has
+// the fast path, x.Add(y) takes it (x and y are small CPU tensors) and the onecall
+// figures show what it saves: go-c below onecall-c.
 func BenchmarkAdd4Floor(b *testing.B) {
 	x := must(Ones([]int64{4}, Float32, CPU(0)))
 	defer x.Close()
 	y := must(Ones([]int64{4}, Float32, CPU(0)))
 	defer y.Close()
 	const chunk = 1000
-	var tc, tnoop, tone, tgo time.Duration
-	var dOne, dGo, dGoOne, dNoop []float64
+	var tc, tnoop, tfast, tone, tgo time.Duration
+	var dOne, dGo, dGoOne, dNoop, dFast []float64
 	var prev uintptr
 	ops := 0
 	for ; ops < b.N; ops += chunk {
@@ -147,6 +151,10 @@ func BenchmarkAdd4Floor(b *testing.B) {
 		t1 := time.Now()
 		for j := 0; j < chunk; j++ {
 			cgoNoop(j)
+		}
+		tf := time.Now()
+		for j := 0; j < chunk; j++ {
+			fastNoop()
 		}
 		t2 := time.Now()
 		for j := 0; j < chunk; j++ {
@@ -165,7 +173,9 @@ func BenchmarkAdd4Floor(b *testing.B) {
 			z.Close()
 		}
 		t4 := time.Now()
-		c, noop, one, g := t1.Sub(t0), t2.Sub(t1), t3.Sub(t2), t4.Sub(t3)
+		c, noop, fast, one, g := t1.Sub(t0), tf.Sub(t1), t2.Sub(tf), t3.Sub(t2), t4.Sub(t3)
+		tfast += fast
+		dFast = append(dFast, float64(fast.Nanoseconds())/chunk)
 		tc += c
 		tnoop += noop
 		tone += one
@@ -183,10 +193,12 @@ func BenchmarkAdd4Floor(b *testing.B) {
 	}
 	b.ReportMetric(perOp(tc), "c-ns/op")
 	b.ReportMetric(perOp(tnoop), "noop-ns/op")
+	b.ReportMetric(perOp(tfast), "fastnoop-ns/op")
 	b.ReportMetric(perOp(tone-tc), "onecall-c-ns/op")
 	b.ReportMetric(perOp(tgo-tc), "go-c-ns/op")
 	b.ReportMetric(perOp(tgo-tone), "go-onecall-ns/op")
 	b.ReportMetric(median(dNoop), "noop-med-ns/op")
+	b.ReportMetric(median(dFast), "fastnoop-med-ns/op")
 	b.ReportMetric(median(dOne), "onecall-c-med-ns/op")
 	b.ReportMetric(median(dGo), "go-c-med-ns/op")
 	b.ReportMetric(median(dGoOne), "go-onecall-med-ns/op")

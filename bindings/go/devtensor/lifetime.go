@@ -1,8 +1,9 @@
 package devtensor
 
-// #include "shim.h"
+// #include "fastcall.h"
 // uint64_t gdt_release_errors;
 // uintptr_t gdt_release_slot;
+// uintptr_t gdt_release_slot_small;
 import "C"
 
 import (
@@ -14,8 +15,8 @@ import (
 
 // The per-op cost of the binding is one cgo call (about 45 ns on a 2-vCPU VM) plus what
 // the wrapper adds, and a per-Tensor finalizer alone costs more than the cgo call
-// (runtime.SetFinalizer and clearing it: about 175 ns). Two devices keep a tiny op near
-// the cost of its cgo call:
+// (runtime.SetFinalizer and clearing it: about 175 ns). Three devices keep a tiny op near
+// the cost of its C work: the fast path for small CPU tensors (fastcall.go), and:
 //
 //   - Tensors are allocated 64 at a time in a slab that carries ONE finalizer. The GC
 //     runs it once every Tensor of the slab is unreachable, and it releases those still
@@ -31,6 +32,10 @@ import (
 //     (one cgo call), so at most ONE closed tensor waits, of any size, and only until the
 //     next such call, the next Close, or anything that reports or frees memory
 //     (LiveHandles, MemoryStats, EmptyCache, Synchronize, Scope.Close, ReleasePending).
+//     Where the build has the fast path, the small tensors it takes have a slot of their
+//     own (gdt_release_slot_small), emptied by fast ops as well as by cgo calls, and a
+//     Close that finds it full releases the older one with a fast call; so then one small
+//     tensor and one other may wait.
 //     A handle is in exactly one place at a time (its Tensor, the slot, or the hands of
 //     the one caller that swapped it out), so it is released once and never lost. Close
 //     takes the handle out of its Tensor with an atomic swap too, so when several
@@ -100,6 +105,10 @@ func newTensor(h C.uintptr_t) *Tensor {
 // needs no cgo call to reach it.
 var releaseSlot = (*uintptr)(unsafe.Pointer(&C.gdt_release_slot))
 
+// releaseSlotSmall is gdt_release_slot_small: the slot of the small tensors of the fast
+// path (fastcall.go), which its trampolines empty; the other slot waits for a cgo call.
+var releaseSlotSmall = (*uintptr)(unsafe.Pointer(&C.gdt_release_slot_small))
+
 // releaseLater puts a closed tensor's handle in the release slot and releases the one it
 // held, if any, now.
 func releaseLater(h uintptr) {
@@ -108,32 +117,51 @@ func releaseLater(h uintptr) {
 	}
 }
 
-// takeSlot empties the release slot from Go and returns its handle (0: none) for the
-// caller to release; the C helpers do the same in gdt_take_slot. The plain load keeps
-// the atomic swap off the empty case.
-func takeSlot() C.uintptr_t {
-	if atomic.LoadUintptr(releaseSlot) == 0 {
-		return 0
+// releaseSmallLater is releaseLater for a small tensor: its slot is the small one, and
+// the tensor it pushes out is released by a fast call where the build has them.
+func releaseSmallLater(h uintptr) {
+	if old := atomic.SwapUintptr(releaseSlotSmall, h); old != 0 {
+		if fastcallOn {
+			x := C.gdt_fast_args{a: C.uintptr_t(old)}
+			fastcall(unsafe.Pointer(C.gdt_fast_release), unsafe.Pointer(&x))
+		} else {
+			C.gdt_release_counted(C.uintptr_t(old))
+		}
 	}
-	return C.uintptr_t(atomic.SwapUintptr(releaseSlot, 0))
 }
 
-// ReleasePending releases, now, the tensor whose Close is waiting in the release slot
-// (see Tensor.Close). The functions that report or free memory call it themselves. (A
+// takeSlot empties a release slot from Go and returns its handle (0: none) for the
+// caller to release; the C helpers do the same in gdt_take_slot. The plain load keeps
+// the atomic swap off the empty case.
+func takeSlot(slot *uintptr) C.uintptr_t {
+	if atomic.LoadUintptr(slot) == 0 {
+		return 0
+	}
+	return C.uintptr_t(atomic.SwapUintptr(slot, 0))
+}
+
+// ReleasePending releases, now, the tensors whose Close is waiting in the release slots
+// (see Tensor.Close: one slot for the small CPU tensors of the fast path, one for the
+// others). The functions that report or free memory call it themselves. (A
 // handle that a call running concurrently in another goroutine has just taken from the
 // slot is released by that call, not here.) It returns the error of the release it
-// performed, nil when that succeeded or when the slot was empty. A release fails only
+// performed (the first that failed), nil when they succeeded or when the slots were
+// empty. A release fails only
 // for a handle that was already released outside this binding (through the C ABI, by
 // another owner): the binding itself releases each handle it owns exactly once. The
 // deferred releases made elsewhere (by the next op, by a Close that found the slot
 // full, by Scope.Close or a slab finalizer) have no caller to return an error to; they
 // are counted instead, in the C counter gdt_release_errors (shim.h), as this one is.
 func ReleasePending() error {
-	h := takeSlot()
-	if h == 0 {
-		return nil
+	var err error
+	for _, slot := range [...]*uintptr{releaseSlot, releaseSlotSmall} {
+		if h := takeSlot(slot); h != 0 {
+			if e := resErr("ReleasePending", C.gdt_release_counted_res(h)); err == nil {
+				err = e
+			}
+		}
 	}
-	return resErr("ReleasePending", C.gdt_release_counted_res(h))
+	return err
 }
 
 // releaseErrors counts the deferred releases that failed (a double release would be one);
@@ -144,5 +172,10 @@ func releaseErrors() uint64 { return uint64(atomic.LoadUint64((*uint64)(&C.gdt_r
 // of the slot itself.
 func liveHandlesUnflushed() int { return int(C.dt_live_handle_count()) }
 
-// atomicSlot returns the release slot's handle (0: empty), for the tests.
-func atomicSlot() uintptr { return atomic.LoadUintptr(releaseSlot) }
+// atomicSlot returns a handle waiting in a release slot (0: both empty), for the tests.
+func atomicSlot() uintptr {
+	if h := atomic.LoadUintptr(releaseSlotSmall); h != 0 {
+		return h
+	}
+	return atomic.LoadUintptr(releaseSlot)
+}

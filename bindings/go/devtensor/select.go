@@ -76,11 +76,15 @@ func (t *Tensor) triangle(op string, upper bool, diagonal int64) (*Tensor, error
 // one, 1: the one above, -1: the one below), zeros elsewhere, as torch.triu; batched
 // over leading dims. Errors: ErrInvalidArgument for fewer than 2 dims, ErrOutOfMemory;
 // ErrClosed for a closed t.
-func (t *Tensor) Triu(diagonal int64) (*Tensor, error) { return t.triangle("Tensor.Triu", true, diagonal) }
+func (t *Tensor) Triu(diagonal int64) (*Tensor, error) {
+	return t.triangle("Tensor.Triu", true, diagonal)
+}
 
 // Tril returns the elements of t's last two dims on and below the diagonal, zeros
 // elsewhere, as torch.tril (a causal mask is ones.Tril(0)). Errors: as Triu.
-func (t *Tensor) Tril(diagonal int64) (*Tensor, error) { return t.triangle("Tensor.Tril", false, diagonal) }
+func (t *Tensor) Tril(diagonal int64) (*Tensor, error) {
+	return t.triangle("Tensor.Tril", false, diagonal)
+}
 
 // Correction sets the divisor of Var and Std to n - c, n being the count of elements each
 // result reduces: 1 (the default, as PyTorch's) gives the unbiased estimate, 0 the
@@ -113,8 +117,12 @@ func (t *Tensor) varStd(op string, takeSqrt bool, opts []ReduceOption) (*Tensor,
 // by 0 (inf, or NaN), as in PyTorch. Errors: ErrDTypeMismatch for an integer or bool
 // t, ErrInvalidArgument for a dim out of range or repeated or a correction that is not
 // finite, ErrOutOfMemory; ErrClosed for a closed t.
-func (t *Tensor) Var(opts ...ReduceOption) (*Tensor, error) { return t.varStd("Tensor.Var", false, opts) }
+func (t *Tensor) Var(opts ...ReduceOption) (*Tensor, error) {
+	return t.varStd("Tensor.Var", false, opts)
+}
 
 // Std returns the standard deviation, the square root of Var with the same options, as
 // torch.std. Errors: as Var.
-func (t *Tensor) Std(opts ...ReduceOption) (*Tensor, error) { return t.varStd("Tensor.Std", true, opts) }
+func (t *Tensor) Std(opts ...ReduceOption) (*Tensor, error) {
+	return t.varStd("Tensor.Std", true, opts)
+}

@@ -27,6 +27,10 @@ import (
 type Tensor struct {
 	_ noCopy  // go vet: a Tensor must not be copied (lifetime.go)
 	h uintptr // the dt_tensor* (C memory), 0 once closed; read with atomic.LoadUintptr
+	// small is n+1 for a small CPU tensor outside autograd that the fast path may take,
+	// with n its element count or a bound on it (fastcall.go), 0 otherwise; read with
+	// atomic.LoadUint32.
+	small uint32
 }
 
 // Close releases the Tensor's reference. Closing twice (or a nil Tensor) is a no-op, and
@@ -46,7 +50,11 @@ func (t *Tensor) Close() error {
 		return nil
 	}
 	if h := atomic.SwapUintptr(&t.h, 0); h != 0 { // 0: a concurrent Close got it first
-		releaseLater(h)
+		if fastcallOn && atomic.LoadUint32(&t.small) != 0 {
+			releaseSmallLater(h)
+		} else {
+			releaseLater(h)
+		}
 	}
 	return nil
 }
@@ -95,7 +103,8 @@ func construct(op string, kind C.int, shape []int64, dtype DType, device Device)
 	p, n := shapeArg(shape)
 	r := C.gdt_construct(kind, p, n, C.dt_dtype(dtype), device.c())
 	runtime.KeepAlive(shape)
-	return takeTensor(op, r)
+	t, err := takeTensor(op, r)
+	return markSmallIfCPU(t, shape, device), err
 }
 
 // Empty returns a tensor with uninitialised contents. dtype and device may be
@@ -132,7 +141,8 @@ func Full(shape []int64, value float64, dtype DType, device Device) (*Tensor, er
 	p, n := shapeArg(shape)
 	r := C.gdt_full(p, n, C.double(value), C.dt_dtype(dtype), device.c())
 	runtime.KeepAlive(shape)
-	return takeTensor("Full", r)
+	t, err := takeTensor("Full", r)
+	return markSmallIfCPU(t, shape, device), err
 }
 
 // Arange returns [start, start+step, ...) below end, as torch.arange.
@@ -164,7 +174,8 @@ func FromSlice[T Element](data []T, shape []int64, device Device) (*Tensor, erro
 		C.dt_dtype(DTypeOf[T]()), device.c())
 	runtime.KeepAlive(data)
 	runtime.KeepAlive(shape)
-	return takeTensor("FromSlice", r)
+	t, err := takeTensor("FromSlice", r)
+	return markSmallIfCPU(t, shape, device), err
 }
 
 // ToSlice copies the elements of t, in row-major order, into a new Go slice. T must

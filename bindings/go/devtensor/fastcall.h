@@ -1,0 +1,36 @@
+/* The fast path's trampolines (fastcall.go): the op-table helpers of ops_table.h called
+ * through runtime.asmcgocall, without cgo's hand-over to the Go scheduler. Each takes
+ * ONE pointer to a gdt_fast_args on the calling goroutine's stack (which cannot move
+ * during the call), reads its inputs and writes its outputs there, and never calls back
+ * into Go. The Go side calls them only for small CPU tensors outside autograd (see
+ * fastcall.go for the rule and why), so every call is short. */
+#ifndef DEVTENSOR_GO_FASTCALL_H
+#define DEVTENSOR_GO_FASTCALL_H
+#include <stdint.h>
+#include "shim.h"
+
+/* A small tensor's elements, at most (fastcall.go). */
+#define GDT_FAST_MAX_NUMEL 4096
+
+typedef struct {
+  uintptr_t a, b;  /* in: the operands' handles (b: binary and in-place ops only) */
+  double v;        /* in: the scalar of the *_scalar ops */
+  int32_t code;    /* in: the op code (ops_table.h) */
+  uint32_t na, nb; /* in: the operands' element counts */
+  uint32_t nout;   /* out: a bound on the result's element count (ops that make a tensor) */
+  gdt_tres r;      /* out: status, message, result handle (0 for in-place ops) */
+} gdt_fast_args;
+
+void gdt_fast_binary(void* args);
+void gdt_fast_scalar(void* args);
+void gdt_fast_unary(void* args);
+void gdt_fast_inplace(void* args);
+void gdt_fast_inplace_scalar(void* args);
+/* Releases args->a (a small tensor's handle, counted as gdt_release_counted does). */
+void gdt_fast_release(void* args);
+/* Does nothing: the floor under a fast call, for the benchmarks. */
+void gdt_fast_noop(void* args);
+/* fn(args) as an ordinary cgo call, for builds without the fast path (fastcall_off.go). */
+static inline void gdt_fast_call(void* fn, void* args) { ((void (*)(void*))fn)(args); }
+
+#endif

@@ -1,0 +1,322 @@
+package devtensor
+
+import (
+	"bytes"
+	"math"
+	"runtime"
+	"runtime/pprof"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// slowTwin runs f with t's fast-path record cleared, so that the ops f makes on t take
+// the ordinary cgo call, and restores it.
+func slowTwin[R any](t *Tensor, f func() R) R {
+	old := atomic.SwapUint32(&t.small, 0)
+	defer atomic.StoreUint32(&t.small, old)
+	return f()
+}
+
+func sameTensor(t *testing.T, what string, a, b *Tensor) {
+	t.Helper()
+	da, db := must(a.DType()), must(b.DType())
+	sa, sb := must(a.Shape()), must(b.Shape())
+	if da != db || len(sa) != len(sb) {
+		t.Fatalf("%s: fast %v%v, cgo %v%v", what, da, sa, db, sb)
+	}
+	for i := range sa {
+		if sa[i] != sb[i] {
+			t.Fatalf("%s: fast shape %v, cgo %v", what, sa, sb)
+		}
+	}
+	fa := must(a.ToDType(Float64))
+	defer fa.Close()
+	fb := must(b.ToDType(Float64))
+	defer fb.Close()
+	va, vb := must(ToSlice[float64](fa)), must(ToSlice[float64](fb))
+	for i := range va {
+		if math.Float64bits(va[i]) != math.Float64bits(vb[i]) && !(math.IsNaN(va[i]) && math.IsNaN(vb[i])) {
+			t.Fatalf("%s: element %d: fast %v, cgo %v", what, i, va[i], vb[i])
+		}
+	}
+}
+
+// Every op family gives on the fast path what the cgo call gives: the same dtype, shape
+// and bits, and the same error (code and message) for bad input.
+func TestFastPathMatchesCgo(t *testing.T) {
+	start := LiveHandles()
+	a := must(FromSlice([]float32{-1.5, 0, 2, 7.25, -3, 0.5}, []int64{2, 3}, CPU(0)))
+	defer a.Close()
+	b := must(FromSlice([]float32{0.25, -2, 4}, []int64{3}, CPU(0)))
+	defer b.Close()
+	i := must(FromSlice([]int64{3, -4, 5}, []int64{3}, CPU(0)))
+	defer i.Close()
+	if fastcallOn && (smallOf(a) != 7 || smallOf(b) != 4 || smallOf(i) != 4) {
+		t.Fatalf("small records %d %d %d, want 7 4 4", smallOf(a), smallOf(b), smallOf(i))
+	}
+	binary := map[string]func(x, y *Tensor) (*Tensor, error){
+		"Add": (*Tensor).Add, "Sub": (*Tensor).Sub, "Mul": (*Tensor).Mul, "Div": (*Tensor).Div,
+		"Pow": (*Tensor).Pow, "Maximum": (*Tensor).Maximum, "Lt": (*Tensor).Lt, "Eq": (*Tensor).Eq,
+	}
+	for name, f := range binary {
+		for _, pair := range [][2]*Tensor{{a, b}, {b, a}, {a, i}, {i, b}} {
+			x, y := pair[0], pair[1]
+			fast := must(f(x, y))
+			cgo := slowTwin(x, func() *Tensor { return must(f(x, y)) })
+			sameTensor(t, name, fast, cgo)
+			if smallOf(cgo) != 0 {
+				t.Fatalf("%s: a cgo call's result is recorded small", name)
+			}
+			// the record bounds the size: numel+1 at least, and the operands' product + 1
+			// at most
+			n, bound := uint32(must(fast.Numel())), (smallOf(x)-1)*(smallOf(y)-1)
+			if r := smallOf(fast); fastcallOn && (r < n+1 || r > bound+1) {
+				t.Fatalf("%s: fast result's record %d, want %d to %d", name, r, n+1, bound+1)
+			}
+			fast.Close()
+			cgo.Close()
+		}
+	}
+	for name, f := range map[string]func(x *Tensor) (*Tensor, error){
+		"Neg": (*Tensor).Neg, "Exp": (*Tensor).Exp, "Sqrt": (*Tensor).Sqrt,
+		"Tanh": (*Tensor).Tanh, "Abs": (*Tensor).Abs,
+	} {
+		fast := must(f(a))
+		cgo := slowTwin(a, func() *Tensor { return must(f(a)) })
+		sameTensor(t, name, fast, cgo)
+		fast.Close()
+		cgo.Close()
+	}
+	for name, f := range map[string]func(x *Tensor, v float64) (*Tensor, error){
+		"AddScalar": (*Tensor).AddScalar, "MulScalar": (*Tensor).MulScalar,
+		"PowScalar": (*Tensor).PowScalar, "GtScalar": (*Tensor).GtScalar,
+	} {
+		fast := must(f(a, 1.75))
+		cgo := slowTwin(a, func() *Tensor { return must(f(a, 1.75)) })
+		sameTensor(t, name, fast, cgo)
+		fast.Close()
+		cgo.Close()
+	}
+	// in place: the same op on two copies of a
+	for name, f := range map[string]func(x, y *Tensor) error{
+		"AddInPlace": (*Tensor).AddInPlace, "MulInPlace": (*Tensor).MulInPlace,
+		"DivInPlace": (*Tensor).DivInPlace,
+	} {
+		x1, x2 := must(a.Add(b)), must(a.Add(b))
+		if err := f(x1, b); err != nil {
+			t.Fatal(err)
+		}
+		if err := slowTwin(x2, func() error { return f(x2, b) }); err != nil {
+			t.Fatal(err)
+		}
+		sameTensor(t, name, x1, x2)
+		x1.Close()
+		x2.Close()
+	}
+	x1, x2 := must(a.Add(b)), must(a.Add(b))
+	wantNoErr(t, x1.MulScalarInPlace(-0.5))
+	wantNoErr(t, slowTwin(x2, func() error { return x2.MulScalarInPlace(-0.5) }))
+	sameTensor(t, "MulScalarInPlace", x1, x2)
+	x1.Close()
+	x2.Close()
+
+	// errors: the same code and message either way
+	c := must(FromSlice([]float32{1, 2, 3, 4}, nil, CPU(0)))
+	defer c.Close()
+	_, ef := a.Add(c)
+	es := slowTwin(a, func() error { _, err := a.Add(c); return err })
+	fe, se := wantCode(t, ef, ErrShapeMismatch), wantCode(t, es, ErrShapeMismatch)
+	if fe.Msg != se.Msg || fe.Op != se.Op {
+		t.Fatalf("fast error %q, cgo error %q", fe.Error(), se.Error())
+	}
+	wantCode(t, a.AddInPlace(c), ErrShapeMismatch)
+	if got := LiveHandles(); got != start+4 {
+		t.Fatalf("live handles %d, want %d (a, b, i, c)", got, start+4)
+	}
+}
+
+func wantNoErr(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Which tensors the fast path takes (fastcall.go): small CPU tensors the binding made,
+// never large ones, other devices' or the default device's, autograd's, or a cgo call's
+// results; a binary op only when its broadcast result is bounded.
+func TestFastPathTakesOnlySmallCPUTensors(t *testing.T) {
+	if !fastcallOn {
+		t.Skip("this build has no fast path (race detector, devtensor_nofastcall, or Go >= 1.23)")
+	}
+	start := LiveHandles()
+	var open []*Tensor
+	keep := func(x *Tensor) *Tensor { open = append(open, x); return x }
+	defer func() {
+		for _, x := range open {
+			x.Close()
+		}
+		if got := LiveHandles(); got != start {
+			t.Errorf("live handles %d, want %d", got, start)
+		}
+	}()
+	records := []struct {
+		what string
+		x    *Tensor
+		want uint32
+	}{
+		{"Ones(4, CPU(0))", keep(must(Ones([]int64{4}, Float32, CPU(0)))), 5},
+		{"Zeros(0-d)", keep(must(Zeros(nil, Float64, CPU(0)))), 2},
+		{"Empty(0 elements)", keep(must(Empty([]int64{3, 0}, Float32, CPU(0)))), 1},
+		{"Full(64x64)", keep(must(Full([]int64{64, 64}, 2, Float32, CPU(0)))), 4097},
+		{"Rand(4097)", keep(must(Rand([]int64{4097}, Float32, CPU(0)))), 0},
+		{"Randn(DefaultDevice)", keep(must(Randn([]int64{4}, Float32, DefaultDevice))), 0},
+		{"FromSlice", keep(must(FromSlice([]int32{1, 2, 3}, nil, CPU(0)))), 4},
+		{"Arange (a cgo call)", keep(must(Arange(0, 4, 1, Float32, CPU(0)))), 0},
+	}
+	for _, r := range records {
+		if got := smallOf(r.x); got != r.want {
+			t.Errorf("%s: small record %d, want %d", r.what, got, r.want)
+		}
+	}
+	col := keep(must(Ones([]int64{64, 1}, Float32, CPU(0))))
+	row := keep(must(Ones([]int64{1, 64}, Float32, CPU(0))))
+	if got := smallOf(keep(must(col.Add(row)))); got != 4097 {
+		t.Errorf("[64,1]+[1,64]: record %d, want 4097 (asked of the library)", got)
+	}
+	col65 := keep(must(Ones([]int64{65, 1}, Float32, CPU(0))))
+	row65 := keep(must(Ones([]int64{1, 65}, Float32, CPU(0))))
+	if got := smallOf(keep(must(col65.Add(row65)))); got != 0 {
+		t.Errorf("[65,1]+[1,65] (4225 elements, fast): record %d, want 0 (too large to be small)", got)
+	}
+	big := keep(must(Ones([]int64{300}, Float32, CPU(0))))
+	if got := smallOf(keep(must(big.Add(big)))); got != 0 {
+		t.Errorf("[300]+[300] (a bound of 90000 elements, a cgo call): record %d, want 0", got)
+	}
+	s := keep(must(Ones(nil, Float32, CPU(0))))
+	if got := smallOf(keep(must(s.Mul(records[3].x)))); got != 4097 {
+		t.Errorf("0-d * [64,64]: record %d, want 4097", got)
+	}
+
+	// autograd: SetRequiresGrad, and an in-place op with a tensor of the graph
+	w := keep(must(Ones([]int64{4}, Float32, CPU(0))))
+	wantNoErr(t, w.SetRequiresGrad(true))
+	if smallOf(w) != 0 {
+		t.Fatal("SetRequiresGrad(true) left the small record")
+	}
+	y := keep(must(w.MulScalar(2)))
+	if smallOf(y) != 0 {
+		t.Fatal("a result of autograd's tensor is recorded small")
+	}
+	x := keep(must(Zeros([]int64{4}, Float32, CPU(0))))
+	wantNoErr(t, x.AddInPlace(y))
+	if smallOf(x) != 0 {
+		t.Fatal("x += y with y in autograd's graph left x's small record")
+	}
+}
+
+// Closing a small tensor puts it in the small release slot, which the next fast op
+// releases; the other slot's tensor (one that may be costly to release) waits for a cgo
+// call.
+func TestFastPathReleasesOnlyTheSmallSlot(t *testing.T) {
+	if !fastcallOn {
+		t.Skip("this build has no fast path")
+	}
+	ReleasePending()
+	start := liveHandlesUnflushed()
+	a := must(Ones([]int64{4}, Float32, CPU(0)))
+	big := must(Ones([]int64{5000}, Float32, CPU(0)))
+	small := must(Ones([]int64{4}, Float32, CPU(0)))
+	big.Close()
+	small.Close()
+	if atomic.LoadUintptr(releaseSlot) == 0 || atomic.LoadUintptr(releaseSlotSmall) == 0 {
+		t.Fatal("want one tensor in each slot")
+	}
+	z := must(a.Neg()) // fast: releases small, not big
+	if atomic.LoadUintptr(releaseSlotSmall) != 0 || atomic.LoadUintptr(releaseSlot) == 0 {
+		t.Fatal("the fast op should empty the small slot only")
+	}
+	if got := liveHandlesUnflushed(); got != start+3 {
+		t.Fatalf("live %d, want %d (a, z, and big waiting)", got, start+3)
+	}
+	// A Close that finds the small slot full releases the older one itself.
+	z.Close()
+	a2 := must(Ones([]int64{4}, Float32, CPU(0))) // a cgo call: empties both slots
+	if atomicSlot() != 0 {
+		t.Fatal("a cgo call left a slot full")
+	}
+	a2.Close()
+	a.Close()
+	if got := liveHandlesUnflushed(); got != start+1 {
+		t.Fatalf("live %d, want %d (a in the small slot)", got, start+1)
+	}
+	if got := LiveHandles(); got != start {
+		t.Fatalf("LiveHandles %d, want %d", got, start)
+	}
+}
+
+// Goroutines hammering the fast path while the collector runs and a CPU profile samples
+// them (SIGPROF lands in C code run without the cgo hand-over): right results, nothing
+// leaked, no failed release.
+func TestFastPathUnderGCAndProfiling(t *testing.T) {
+	start := LiveHandles()
+	errs := releaseErrors()
+	var prof bytes.Buffer
+	if err := pprof.StartCPUProfile(&prof); err == nil {
+		defer pprof.StopCPUProfile()
+	}
+	stop := make(chan struct{})
+	var gcWG sync.WaitGroup
+	gcWG.Add(1)
+	go func() {
+		defer gcWG.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	failures := make(chan string, 8)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			x := must(FromSlice([]float64{float64(g), 1, 2, 3}, nil, CPU(0)))
+			defer x.Close()
+			acc := must(Zeros([]int64{4}, Float64, CPU(0)))
+			for i := 0; i < 20000; i++ {
+				y := must(x.MulScalar(2))
+				z := must(y.Sub(x)) // = x
+				wantNoErr(t, acc.AddInPlace(z))
+				y.Close()
+				z.Close()
+			}
+			v := must(ToSlice[float64](acc))
+			for k, want := range []float64{float64(g), 1, 2, 3} {
+				if v[k] != want*20000 {
+					failures <- "wrong sum"
+				}
+			}
+			acc.Close()
+		}(g)
+	}
+	wg.Wait()
+	close(stop)
+	gcWG.Wait()
+	close(failures)
+	for f := range failures {
+		t.Fatal(f)
+	}
+	runtime.GC()
+	if got := LiveHandles(); got != start {
+		t.Fatalf("live handles %d, want %d", got, start)
+	}
+	if n := releaseErrors() - errs; n != 0 {
+		t.Fatalf("%d releases failed", n)
+	}
+}
