@@ -54,10 +54,10 @@ echo "+ script/gen-op-bindings --check (ops_table.go/.h match src/core/op_table.
 ../../../script/gen-op-bindings --check
 echo "+ go vet ./..."
 go vet ./...
-echo "+ GODEBUG=cgocheck=2 go test -race -count=1 ./..."
+echo "+ GODEBUG=cgocheck=2 go test -race -count=1 ./... (every call a cgo call: the race detector turns the fast path off, fastcall.go)"
 GODEBUG=cgocheck=2 go test -race -count=1 ./...
 if [[ -n $prefix ]]; then
-  echo "+ go test -tags devtensor_nopkgconfig (CGO_CFLAGS/CGO_LDFLAGS from $prefix)"
+  echo "+ go test -tags devtensor_nopkgconfig (CGO_CFLAGS/CGO_LDFLAGS from $prefix; with the fast path for small CPU tensors)"
   env -u PKG_CONFIG_PATH CGO_CFLAGS="-I$prefix/include" \
     CGO_LDFLAGS="-L$prefix/lib -Wl,-rpath,$prefix/lib" \
     go test -count=1 -tags devtensor_nopkgconfig ./...
