@@ -45,5 +45,10 @@ void gdt_fast_inplace_scalar(void* args) {
   x->r.msg = r.msg;
   x->r.t = 0;
 }
+void gdt_fast_reduce(void* args) {
+  gdt_fast_reduce_args* x = (gdt_fast_reduce_args*)args;
+  x->r = gdt_op_reduce(x->code, x->a, x->dims, x->ndims, x->keep);
+  x->nout = x->na; /* a reduction has at most its operand's elements */
+}
 void gdt_fast_release(void* args) { gdt_release_counted(((gdt_fast_args*)args)->a); }
 void gdt_fast_noop(void* args) { (void)args; }

@@ -16,7 +16,7 @@ import (
 // certain to be short does not need it, and Go's runtime.asmcgocall (the switch to the
 // system stack that every cgo call makes) runs it in about 5 ns.
 //
-// So the op-table methods (binary, scalar, unary and in-place ops: ops.go) take the
+// So the op-table methods (binary, scalar, unary and in-place ops, reductions: ops.go) take the
 // fast path when every tensor they touch is SMALL: a Tensor whose small field records
 // that the binding itself made it on the CPU (a constructor given CPU(i), or a fast op)
 // with at most fastMaxNumel elements, and that SetRequiresGrad never marked. An op on

@@ -21,6 +21,19 @@ typedef struct {
   gdt_tres r;      /* out: status, message, result handle (0 for in-place ops) */
 } gdt_fast_args;
 
+/* A reduction's arguments (gdt_op_reduce): dims is Go memory holding no Go pointer, read
+ * during the call only. */
+typedef struct {
+  uintptr_t a;        /* in: the operand's handle */
+  const int64_t* dims; /* in: the dims to reduce (NULL with ndims 0: every dim) */
+  size_t ndims;
+  int32_t code, keep; /* in: the op code, keepdim */
+  uint32_t na;        /* in: the operand's element count (or a bound on it) */
+  uint32_t nout;      /* out: a bound on the result's element count */
+  gdt_tres r;         /* out */
+} gdt_fast_reduce_args;
+
+void gdt_fast_reduce(void* args);
 void gdt_fast_binary(void* args);
 void gdt_fast_scalar(void* args);
 void gdt_fast_unary(void* args);

@@ -98,6 +98,27 @@ func TestFastPathMatchesCgo(t *testing.T) {
 		fast.Close()
 		cgo.Close()
 	}
+	for name, f := range map[string]func(x *Tensor, o ...ReduceOption) (*Tensor, error){
+		"Sum": (*Tensor).Sum, "Mean": (*Tensor).Mean, "Max": (*Tensor).Max, "Argmax": (*Tensor).Argmax,
+	} {
+		for _, opts := range [][]ReduceOption{nil, {Dims(1)}, {Dims(0), KeepDim()}} {
+			fast := must(f(a, opts...))
+			cgo := slowTwin(a, func() *Tensor { return must(f(a, opts...)) })
+			sameTensor(t, name, fast, cgo)
+			if fastcallOn && smallOf(fast) != 7 { // the bound: a's 6 elements
+				t.Fatalf("%s: record %d, want 7", name, smallOf(fast))
+			}
+			fast.Close()
+			cgo.Close()
+		}
+		_, ef := f(a, Dims(5))
+		es := slowTwin(a, func() error { _, err := f(a, Dims(5)); return err })
+		fe, ok1 := ef.(*Error)
+		se, ok2 := es.(*Error)
+		if !ok1 || !ok2 || fe.Code != se.Code || fe.Msg != se.Msg {
+			t.Fatalf("%s(Dims(5)): fast error %v, cgo error %v", name, ef, es)
+		}
+	}
 	// in place: the same op on two copies of a
 	for name, f := range map[string]func(x, y *Tensor) error{
 		"AddInPlace": (*Tensor).AddInPlace, "MulInPlace": (*Tensor).MulInPlace,

@@ -14,8 +14,8 @@ import (
 // the helpers below with the table's op codes. Binary ops broadcast as PyTorch does and
 // promote dtypes by PyTorch's rules. Both operands must be on one device, else the error
 // is ErrDeviceMismatch with a message naming both devices. The result is a NEW Tensor.
-// On small CPU tensors these helpers take the fast path (fastcall.go); the C helper they
-// call is the same either way.
+// On small CPU tensors these helpers (and the reductions') take the fast path
+// (fastcall.go); the C helper they call is the same either way.
 
 func (t *Tensor) binary(op string, code C.int, o *Tensor) (*Tensor, error) {
 	a, err := t.handle(op)
@@ -206,6 +206,18 @@ func (t *Tensor) reduce(op string, code C.int, opts []ReduceOption) (*Tensor, er
 	var k C.int32_t
 	if c.keepdim {
 		k = 1
+	}
+	if sa := smallOf(t); fastcallOn && sa != 0 {
+		x := C.gdt_fast_reduce_args{a: a, dims: p, ndims: n, code: C.int32_t(code), keep: k, na: C.uint32_t(sa - 1)}
+		fastcall(unsafe.Pointer(C.gdt_fast_reduce), unsafe.Pointer(&x))
+		runtime.KeepAlive(t)
+		runtime.KeepAlive(c.dims)
+		if err := mkerr(op, x.r.st, x.r.msg); err != nil {
+			return nil, err
+		}
+		r := newTensor(x.r.t)
+		r.small = smallRecord(uint64(x.nout))
+		return r, nil
 	}
 	r := C.gdt_op_reduce(code, a, p, n, k)
 	runtime.KeepAlive(t)
