@@ -152,8 +152,18 @@ func TestFastPathMatchesCgo(t *testing.T) {
 		t.Fatalf("fast error %q, cgo error %q", fe.Error(), se.Error())
 	}
 	wantCode(t, a.AddInPlace(c), ErrShapeMismatch)
-	if got := LiveHandles(); got != start+4 {
-		t.Fatalf("live handles %d, want %d (a, b, i, c)", got, start+4)
+	// two CPU devices (TestMain sets four): the device mismatch, either way
+	d1 := must(FromSlice([]float32{1, 2, 3}, nil, CPU(1)))
+	defer d1.Close()
+	_, ef = b.Add(d1)
+	es = slowTwin(b, func() error { _, err := b.Add(d1); return err })
+	fe, se = wantCode(t, ef, ErrDeviceMismatch), wantCode(t, es, ErrDeviceMismatch)
+	if fe.Msg != se.Msg {
+		t.Fatalf("fast error %q, cgo error %q", fe.Error(), se.Error())
+	}
+	wantCode(t, b.MulInPlace(d1), ErrDeviceMismatch)
+	if got := LiveHandles(); got != start+5 {
+		t.Fatalf("live handles %d, want %d (a, b, i, c, d1)", got, start+5)
 	}
 }
 
