@@ -20,7 +20,7 @@ func (t *Tensor) SetRequiresGrad(on bool) error {
 		flag = 1
 	}
 	if on {
-		atomic.StoreUint32(&t.small, 0) // autograd's tensors take the cgo call (fastcall.go)
+		atomic.StoreUint64(&t.small, 0) // autograd's tensors take the cgo call (fastcall.go)
 	}
 	r := C.gdt_set_requires_grad(h, flag)
 	runtime.KeepAlive(t)

@@ -16,18 +16,19 @@ import (
 // certain to be short does not need it, and Go's runtime.asmcgocall (the switch to the
 // system stack that every cgo call makes) runs it in about 5 ns.
 //
-// So the op-table methods (binary, scalar, unary and in-place ops, reductions: ops.go) take the
-// fast path when every tensor they touch is SMALL: a Tensor whose small field records
-// that the binding itself made it on the CPU (a constructor given CPU(i), or a fast op)
-// with at most fastMaxNumel elements, and that SetRequiresGrad never marked. An op on
-// such tensors runs no thread pool, records no autograd graph and allocates a few KiB:
-// well under a microsecond. A binary op goes fast only when the product of the
-// operands' sizes bounds its broadcast result by fastMaxBroadcast elements. Everything
-// else (other devices, larger tensors, module parameters, which can move to another
-// device in place, tensors from views, To, Forward...) takes the ordinary cgo call.
-// Closing a small Tensor puts its handle in the small release slot (lifetime.go), which
-// only the fast trampolines release: the other slot may hold a tensor whose release
-// frees an autograd graph or a large buffer.
+// So the op-table methods (binary, scalar, unary and in-place ops, reductions: ops.go)
+// take the fast path when every tensor they touch is SMALL: a Tensor whose small field
+// holds its shape, recorded because the binding itself made it on the CPU (a constructor
+// given CPU(i), FromSlice, or a fast op), with at most fastMaxNumel elements in at most
+// fastMaxDims dims, and because SetRequiresGrad never marked it. A binary op's result
+// shape is the broadcast of its operands', computed here without asking the library;
+// it must be small too. Such an op runs no thread pool, records no autograd graph and
+// allocates a few KiB: a microsecond for an add, about 12 us for the slowest (pow of
+// 1024 float64). Everything else (other devices, larger tensors, module parameters,
+// which can move to another device in place, tensors from views, To, Forward...) takes
+// the ordinary cgo call. Closing a small Tensor puts its handle in the small release
+// slot (lifetime.go), which only the fast trampolines and cgo calls release: the other
+// slot may hold a tensor whose release frees an autograd graph or a large buffer.
 //
 // The trampolines (fastcall.c) call the same C helpers as the cgo calls, so results and
 // errors are the same either way; the tests run the package with the fast path (the
@@ -37,68 +38,107 @@ import (
 // and with -tags devtensor_nofastcall, fastcallOn is false and every call is a cgo call.
 
 const (
-	fastMaxNumel     = C.GDT_FAST_MAX_NUMEL // a small tensor's elements, at most
-	fastMaxBroadcast = 1 << 16              // na*nb of a fast binary op, at most
+	fastMaxNumel = 1024 // a small tensor's elements, at most
+	fastMaxDims  = 4    // and its dims
+	fastDimBits  = 11   // bits per dim in a shape record (a dim is at most 1024)
+	fastNdimPos  = fastMaxDims * fastDimBits
+	fastValid    = uint64(1) << 63
 )
 
-// smallOf returns the record of a Tensor's size for the fast path: n+1 when it is small,
-// with n its element count or a bound on it (a binary op's result records the product
-// of its operands' records where that is small: fastcall.c), 0 otherwise (or for nil).
-func smallOf(t *Tensor) uint32 {
+// A shape record (the small field) packs a small tensor's shape: bit 63 set, the ndim
+// at bit fastNdimPos, dim i at bit i*fastDimBits. 0 means "not small".
+
+// smallOf returns t's shape record (0: not small, or nil).
+func smallOf(t *Tensor) uint64 {
 	if t == nil {
 		return 0
 	}
-	return atomic.LoadUint32(&t.small)
+	return atomic.LoadUint64(&t.small)
 }
 
-// smallRecord is the small field for a CPU tensor of n elements the binding made
-// outside autograd.
-func smallRecord(n uint64) uint32 {
-	if n > fastMaxNumel {
+// shapeRecord packs shape when it is small (0 otherwise: too many dims or elements, or
+// a negative dim, which the constructor refuses anyway).
+func shapeRecord(shape []int64) uint64 {
+	if len(shape) > fastMaxDims {
 		return 0
 	}
-	return uint32(n) + 1
+	r := fastValid | uint64(len(shape))<<fastNdimPos
+	n := int64(1)
+	for i, d := range shape {
+		if d < 0 || d > fastMaxNumel {
+			return 0
+		}
+		if n *= d; n > fastMaxNumel {
+			return 0
+		}
+		r |= uint64(d) << (i * fastDimBits)
+	}
+	return r
 }
 
-// shapeNumel is the element count of shape (1 for a 0-d tensor), saturated above
-// fastMaxNumel; negative dims count as large (the constructor fails on them).
-func shapeNumel(shape []int64) uint64 {
-	n := uint64(1)
-	for _, d := range shape {
-		if d < 0 || d > fastMaxNumel {
-			return fastMaxNumel + 1
+// recordDims unpacks a shape record.
+func recordDims(r uint64) (nd int, dims [fastMaxDims]int64) {
+	nd = int(r>>fastNdimPos) & 7
+	for i := 0; i < nd; i++ {
+		dims[i] = int64(r>>(i*fastDimBits)) & (1<<fastDimBits - 1)
+	}
+	return nd, dims
+}
+
+// broadcastRecord is the record of the broadcast of two small shapes (PyTorch's rule:
+// dims aligned from the right, each pair equal or one of them 1), or 0 when they do
+// not broadcast (the cgo call then reports the error) or the result is not small.
+func broadcastRecord(a, b uint64) uint64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	if a == b {
+		return a
+	}
+	na, da := recordDims(a)
+	nb, db := recordDims(b)
+	n := na
+	if nb > n {
+		n = nb
+	}
+	var out [fastMaxDims]int64
+	for i := 0; i < n; i++ { // i counts from the right
+		x, y := int64(1), int64(1)
+		if i < na {
+			x = da[na-1-i]
 		}
-		n *= uint64(d)
-		if n > fastMaxNumel {
-			return fastMaxNumel + 1
+		if i < nb {
+			y = db[nb-1-i]
+		}
+		switch {
+		case x == y || y == 1:
+			out[n-1-i] = x
+		case x == 1:
+			out[n-1-i] = y
+		default:
+			return 0
 		}
 	}
-	return n
+	return shapeRecord(out[:n])
 }
 
 // markSmallIfCPU records a constructor's result as small when it is on the CPU and
 // small.
 func markSmallIfCPU(t *Tensor, shape []int64, device Device) *Tensor {
 	if t != nil && device.Type == DeviceCPU {
-		t.small = smallRecord(shapeNumel(shape)) // not yet published: a plain store
+		t.small = shapeRecord(shape) // not yet published: a plain store
 	}
 	return t
 }
 
-// fastTensor turns a fast op's result into a Tensor (or the error), recording its size
-// (or the trampoline's bound on it).
-func fastTensor(op string, x *C.gdt_fast_args) (*Tensor, error) {
+// fastTensor turns a fast op's result into a Tensor (or the error) with shape record r.
+func fastTensor(op string, x *C.gdt_fast_args, r uint64) (*Tensor, error) {
 	if err := mkerr(op, x.r.st, x.r.msg); err != nil {
 		return nil, err
 	}
 	t := newTensor(x.r.t)
-	t.small = smallRecord(uint64(x.nout))
+	t.small = r
 	return t, nil
-}
-
-// fastBinaryOK reports whether a binary op on operands with these records may go fast.
-func fastBinaryOK(sa, sb uint32) bool {
-	return fastcallOn && sa != 0 && sb != 0 && uint64(sa-1)*uint64(sb-1) <= fastMaxBroadcast
 }
 
 // fastNoop is an empty fast call, for the benchmarks.

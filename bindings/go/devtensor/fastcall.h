@@ -1,6 +1,6 @@
 /* The fast path's trampolines (fastcall.go): the op-table helpers of ops_table.h called
  * through runtime.asmcgocall, without cgo's hand-over to the Go scheduler. Each takes
- * ONE pointer to a gdt_fast_args on the calling goroutine's stack (which cannot move
+ * ONE pointer to its arguments on the calling goroutine's stack (which cannot move
  * during the call), reads its inputs and writes its outputs there, and never calls back
  * into Go. The Go side calls them only for small CPU tensors outside autograd (see
  * fastcall.go for the rule and why), so every call is short. */
@@ -9,36 +9,29 @@
 #include <stdint.h>
 #include "shim.h"
 
-/* A small tensor's elements, at most (fastcall.go). */
-#define GDT_FAST_MAX_NUMEL 4096
-
 typedef struct {
-  uintptr_t a, b;  /* in: the operands' handles (b: binary and in-place ops only) */
-  double v;        /* in: the scalar of the *_scalar ops */
-  int32_t code;    /* in: the op code (ops_table.h) */
-  uint32_t na, nb; /* in: the operands' element counts */
-  uint32_t nout;   /* out: a bound on the result's element count (ops that make a tensor) */
-  gdt_tres r;      /* out: status, message, result handle (0 for in-place ops) */
+  uintptr_t a, b; /* in: the operands' handles (b: binary and in-place ops only) */
+  double v;       /* in: the scalar of the *_scalar ops */
+  int32_t code;   /* in: the op code (ops_table.h) */
+  gdt_tres r;     /* out: status, message, result handle (0 for in-place ops) */
 } gdt_fast_args;
 
 /* A reduction's arguments (gdt_op_reduce): dims is Go memory holding no Go pointer, read
  * during the call only. */
 typedef struct {
-  uintptr_t a;        /* in: the operand's handle */
+  uintptr_t a;         /* in: the operand's handle */
   const int64_t* dims; /* in: the dims to reduce (NULL with ndims 0: every dim) */
   size_t ndims;
   int32_t code, keep; /* in: the op code, keepdim */
-  uint32_t na;        /* in: the operand's element count (or a bound on it) */
-  uint32_t nout;      /* out: a bound on the result's element count */
   gdt_tres r;         /* out */
 } gdt_fast_reduce_args;
 
-void gdt_fast_reduce(void* args);
 void gdt_fast_binary(void* args);
 void gdt_fast_scalar(void* args);
 void gdt_fast_unary(void* args);
 void gdt_fast_inplace(void* args);
 void gdt_fast_inplace_scalar(void* args);
+void gdt_fast_reduce(void* args);
 /* Releases args->a (a small tensor's handle, counted as gdt_release_counted does). */
 void gdt_fast_release(void* args);
 /* Does nothing: the floor under a fast call, for the benchmarks. */

@@ -13,8 +13,8 @@ import (
 // slowTwin runs f with t's fast-path record cleared, so that the ops f makes on t take
 // the ordinary cgo call, and restores it.
 func slowTwin[R any](t *Tensor, f func() R) R {
-	old := atomic.SwapUint32(&t.small, 0)
-	defer atomic.StoreUint32(&t.small, old)
+	old := atomic.SwapUint64(&t.small, 0)
+	defer atomic.StoreUint64(&t.small, old)
 	return f()
 }
 
@@ -52,8 +52,9 @@ func TestFastPathMatchesCgo(t *testing.T) {
 	defer b.Close()
 	i := must(FromSlice([]int64{3, -4, 5}, []int64{3}, CPU(0)))
 	defer i.Close()
-	if fastcallOn && (smallOf(a) != 7 || smallOf(b) != 4 || smallOf(i) != 4) {
-		t.Fatalf("small records %d %d %d, want 7 4 4", smallOf(a), smallOf(b), smallOf(i))
+	if fastcallOn && (smallOf(a) != shapeRecord([]int64{2, 3}) || smallOf(b) != shapeRecord([]int64{3}) ||
+		smallOf(i) != shapeRecord([]int64{3})) {
+		t.Fatalf("shape records %#x %#x %#x, want [2 3], [3], [3]", smallOf(a), smallOf(b), smallOf(i))
 	}
 	binary := map[string]func(x, y *Tensor) (*Tensor, error){
 		"Add": (*Tensor).Add, "Sub": (*Tensor).Sub, "Mul": (*Tensor).Mul, "Div": (*Tensor).Div,
@@ -68,11 +69,9 @@ func TestFastPathMatchesCgo(t *testing.T) {
 			if smallOf(cgo) != 0 {
 				t.Fatalf("%s: a cgo call's result is recorded small", name)
 			}
-			// the record bounds the size: numel+1 at least, and the operands' product + 1
-			// at most
-			n, bound := uint32(must(fast.Numel())), (smallOf(x)-1)*(smallOf(y)-1)
-			if r := smallOf(fast); fastcallOn && (r < n+1 || r > bound+1) {
-				t.Fatalf("%s: fast result's record %d, want %d to %d", name, r, n+1, bound+1)
+			// the broadcast computed in Go is the library's
+			if sh := must(fast.Shape()); fastcallOn && smallOf(fast) != shapeRecord(sh) {
+				t.Fatalf("%s: fast result's record %#x, want %v's", name, smallOf(fast), sh)
 			}
 			fast.Close()
 			cgo.Close()
@@ -105,8 +104,12 @@ func TestFastPathMatchesCgo(t *testing.T) {
 			fast := must(f(a, opts...))
 			cgo := slowTwin(a, func() *Tensor { return must(f(a, opts...)) })
 			sameTensor(t, name, fast, cgo)
-			if fastcallOn && smallOf(fast) != 7 { // the bound: a's 6 elements
-				t.Fatalf("%s: record %d, want 7", name, smallOf(fast))
+			want := uint64(0) // a reduction over every dim is 0-d; the others are not recorded
+			if opts == nil {
+				want = shapeRecord(nil)
+			}
+			if fastcallOn && smallOf(fast) != want {
+				t.Fatalf("%s: record %#x, want %#x", name, smallOf(fast), want)
 			}
 			fast.Close()
 			cgo.Close()
@@ -195,39 +198,41 @@ func TestFastPathTakesOnlySmallCPUTensors(t *testing.T) {
 	records := []struct {
 		what string
 		x    *Tensor
-		want uint32
+		want uint64
 	}{
-		{"Ones(4, CPU(0))", keep(must(Ones([]int64{4}, Float32, CPU(0)))), 5},
-		{"Zeros(0-d)", keep(must(Zeros(nil, Float64, CPU(0)))), 2},
-		{"Empty(0 elements)", keep(must(Empty([]int64{3, 0}, Float32, CPU(0)))), 1},
-		{"Full(64x64)", keep(must(Full([]int64{64, 64}, 2, Float32, CPU(0)))), 4097},
-		{"Rand(4097)", keep(must(Rand([]int64{4097}, Float32, CPU(0)))), 0},
+		{"Ones(4, CPU(0))", keep(must(Ones([]int64{4}, Float32, CPU(0)))), shapeRecord([]int64{4})},
+		{"Zeros(0-d)", keep(must(Zeros(nil, Float64, CPU(0)))), shapeRecord(nil)},
+		{"Empty(0 elements)", keep(must(Empty([]int64{3, 0}, Float32, CPU(0)))), shapeRecord([]int64{3, 0})},
+		{"Full(32x32)", keep(must(Full([]int64{32, 32}, 2, Float32, CPU(0)))), shapeRecord([]int64{32, 32})},
+		{"Full(1x1x1x1x2): 5 dims", keep(must(Full([]int64{1, 1, 1, 1, 2}, 2, Float32, CPU(0)))), 0},
+		{"Rand(1025)", keep(must(Rand([]int64{1025}, Float32, CPU(0)))), 0},
+		{"Empty(0x2000): a dim too large", keep(must(Empty([]int64{0, 2000}, Float32, CPU(0)))), 0},
 		{"Randn(DefaultDevice)", keep(must(Randn([]int64{4}, Float32, DefaultDevice))), 0},
-		{"FromSlice", keep(must(FromSlice([]int32{1, 2, 3}, nil, CPU(0)))), 4},
+		{"FromSlice", keep(must(FromSlice([]int32{1, 2, 3}, nil, CPU(0)))), shapeRecord([]int64{3})},
 		{"Arange (a cgo call)", keep(must(Arange(0, 4, 1, Float32, CPU(0)))), 0},
 	}
 	for _, r := range records {
 		if got := smallOf(r.x); got != r.want {
-			t.Errorf("%s: small record %d, want %d", r.what, got, r.want)
+			t.Errorf("%s: shape record %#x, want %#x", r.what, got, r.want)
 		}
 	}
-	col := keep(must(Ones([]int64{64, 1}, Float32, CPU(0))))
-	row := keep(must(Ones([]int64{1, 64}, Float32, CPU(0))))
-	if got := smallOf(keep(must(col.Add(row)))); got != 4097 {
-		t.Errorf("[64,1]+[1,64]: record %d, want 4097 (asked of the library)", got)
+	col := keep(must(Ones([]int64{32, 1}, Float32, CPU(0))))
+	row := keep(must(Ones([]int64{1, 32}, Float32, CPU(0))))
+	if got := smallOf(keep(must(col.Add(row)))); got != shapeRecord([]int64{32, 32}) {
+		t.Errorf("[32,1]+[1,32]: record %#x, want [32 32]'s", got)
 	}
-	col65 := keep(must(Ones([]int64{65, 1}, Float32, CPU(0))))
-	row65 := keep(must(Ones([]int64{1, 65}, Float32, CPU(0))))
-	if got := smallOf(keep(must(col65.Add(row65)))); got != 0 {
-		t.Errorf("[65,1]+[1,65] (4225 elements, fast): record %d, want 0 (too large to be small)", got)
+	col33 := keep(must(Ones([]int64{33, 1}, Float32, CPU(0))))
+	row33 := keep(must(Ones([]int64{1, 33}, Float32, CPU(0))))
+	if got := smallOf(keep(must(col33.Add(row33)))); got != 0 {
+		t.Errorf("[33,1]+[1,33] (1089 elements: a cgo call): record %#x, want 0", got)
 	}
-	big := keep(must(Ones([]int64{300}, Float32, CPU(0))))
-	if got := smallOf(keep(must(big.Add(big)))); got != 0 {
-		t.Errorf("[300]+[300] (a bound of 90000 elements, a cgo call): record %d, want 0", got)
+	v := keep(must(Ones([]int64{1000}, Float32, CPU(0))))
+	if got := smallOf(keep(must(v.Add(v)))); got != smallOf(v) {
+		t.Errorf("[1000]+[1000]: record %#x, want [1000]'s", got)
 	}
 	s := keep(must(Ones(nil, Float32, CPU(0))))
-	if got := smallOf(keep(must(s.Mul(records[3].x)))); got != 4097 {
-		t.Errorf("0-d * [64,64]: record %d, want 4097", got)
+	if got := smallOf(keep(must(s.Mul(records[3].x)))); got != shapeRecord([]int64{32, 32}) {
+		t.Errorf("0-d * [32,32]: record %#x, want [32 32]'s", got)
 	}
 
 	// autograd: SetRequiresGrad, and an in-place op with a tensor of the graph
@@ -349,5 +354,39 @@ func TestFastPathUnderGCAndProfiling(t *testing.T) {
 	}
 	if n := releaseErrors() - errs; n != 0 {
 		t.Fatalf("%d releases failed", n)
+	}
+}
+
+// broadcastRecord, the fast path's own broadcast of two shapes, agrees with the library
+// on every pair of shapes from a set with 0, 1 and mismatched dims: where it gives a
+// record, the op succeeds with that shape; where it gives none, the op fails with a
+// shape mismatch or its result is not small.
+func TestFastPathBroadcastMatchesTheLibrary(t *testing.T) {
+	noLeaks(t)
+	shapes := [][]int64{nil, {1}, {3}, {0}, {2, 3}, {2, 1}, {1, 3}, {3, 1}, {4, 3}, {2, 0}, {1, 0},
+		{2, 1, 3}, {5, 2, 3}, {1, 1, 1, 3}, {8, 1, 1, 1}, {40}, {40, 1}, {1, 30}, {1024}}
+	for _, sa := range shapes {
+		for _, sb := range shapes {
+			x := must(Zeros(sa, Float32, CPU(0)))
+			y := must(Zeros(sb, Float32, CPU(0)))
+			r := broadcastRecord(smallOf(x), smallOf(y))
+			var z *Tensor
+			var err error
+			slowTwin(x, func() struct{} { z, err = x.Add(y); return struct{}{} }) // the library's answer
+			switch {
+			case err != nil:
+				wantCode(t, err, ErrShapeMismatch)
+				if r != 0 {
+					t.Errorf("%v + %v: the library refuses it, the record is %#x", sa, sb, r)
+				}
+			case r != shapeRecord(must(z.Shape())):
+				t.Errorf("%v + %v: library shape %v, record %#x", sa, sb, must(z.Shape()), r)
+			}
+			if z != nil {
+				z.Close()
+			}
+			x.Close()
+			y.Close()
+		}
 	}
 }

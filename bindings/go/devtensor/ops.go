@@ -26,12 +26,12 @@ func (t *Tensor) binary(op string, code C.int, o *Tensor) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	if sa, sb := smallOf(t), smallOf(o); fastBinaryOK(sa, sb) {
-		x := C.gdt_fast_args{a: a, b: b, code: C.int32_t(code), na: C.uint32_t(sa - 1), nb: C.uint32_t(sb - 1)}
+	if out := broadcastRecord(smallOf(t), smallOf(o)); fastcallOn && out != 0 {
+		x := C.gdt_fast_args{a: a, b: b, code: C.int32_t(code)}
 		fastcall(unsafe.Pointer(C.gdt_fast_binary), unsafe.Pointer(&x))
 		runtime.KeepAlive(t)
 		runtime.KeepAlive(o)
-		return fastTensor(op, &x)
+		return fastTensor(op, &x, out)
 	}
 	r := C.gdt_op_binary(code, a, b)
 	runtime.KeepAlive(t)
@@ -45,10 +45,10 @@ func (t *Tensor) scalar(op string, code C.int, v float64) (*Tensor, error) {
 		return nil, err
 	}
 	if sa := smallOf(t); fastcallOn && sa != 0 {
-		x := C.gdt_fast_args{a: a, v: C.double(v), code: C.int32_t(code), na: C.uint32_t(sa - 1)}
+		x := C.gdt_fast_args{a: a, v: C.double(v), code: C.int32_t(code)}
 		fastcall(unsafe.Pointer(C.gdt_fast_scalar), unsafe.Pointer(&x))
 		runtime.KeepAlive(t)
-		return fastTensor(op, &x)
+		return fastTensor(op, &x, sa)
 	}
 	r := C.gdt_op_scalar(code, a, C.double(v))
 	runtime.KeepAlive(t)
@@ -74,7 +74,7 @@ func (t *Tensor) inplace(op string, code C.int, o *Tensor) error {
 	// o may be in autograd's graph (a parameter, a result of one): t then is too, and
 	// leaves the fast path.
 	if smallOf(t) != 0 {
-		atomic.StoreUint32(&t.small, 0)
+		atomic.StoreUint64(&t.small, 0)
 	}
 	r := C.gdt_op_inplace(code, a, b)
 	runtime.KeepAlive(t)
@@ -104,10 +104,10 @@ func (t *Tensor) unary(op string, code C.int) (*Tensor, error) {
 		return nil, err
 	}
 	if sa := smallOf(t); fastcallOn && sa != 0 {
-		x := C.gdt_fast_args{a: a, code: C.int32_t(code), na: C.uint32_t(sa - 1)}
+		x := C.gdt_fast_args{a: a, code: C.int32_t(code)}
 		fastcall(unsafe.Pointer(C.gdt_fast_unary), unsafe.Pointer(&x))
 		runtime.KeepAlive(t)
-		return fastTensor(op, &x)
+		return fastTensor(op, &x, sa)
 	}
 	r := C.gdt_op_unary(code, a)
 	runtime.KeepAlive(t)
@@ -207,8 +207,8 @@ func (t *Tensor) reduce(op string, code C.int, opts []ReduceOption) (*Tensor, er
 	if c.keepdim {
 		k = 1
 	}
-	if sa := smallOf(t); fastcallOn && sa != 0 {
-		x := C.gdt_fast_reduce_args{a: a, dims: p, ndims: n, code: C.int32_t(code), keep: k, na: C.uint32_t(sa - 1)}
+	if fastcallOn && smallOf(t) != 0 {
+		x := C.gdt_fast_reduce_args{a: a, dims: p, ndims: n, code: C.int32_t(code), keep: k}
 		fastcall(unsafe.Pointer(C.gdt_fast_reduce), unsafe.Pointer(&x))
 		runtime.KeepAlive(t)
 		runtime.KeepAlive(c.dims)
@@ -216,7 +216,9 @@ func (t *Tensor) reduce(op string, code C.int, opts []ReduceOption) (*Tensor, er
 			return nil, err
 		}
 		r := newTensor(x.r.t)
-		r.small = smallRecord(uint64(x.nout))
+		if len(c.dims) == 0 && !c.keepdim { // every dim reduced: a 0-d result
+			r.small = shapeRecord(nil)
+		}
 		return r, nil
 	}
 	r := C.gdt_op_reduce(code, a, p, n, k)

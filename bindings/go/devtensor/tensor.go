@@ -27,10 +27,9 @@ import (
 type Tensor struct {
 	_ noCopy  // go vet: a Tensor must not be copied (lifetime.go)
 	h uintptr // the dt_tensor* (C memory), 0 once closed; read with atomic.LoadUintptr
-	// small is n+1 for a small CPU tensor outside autograd that the fast path may take,
-	// with n its element count or a bound on it (fastcall.go), 0 otherwise; read with
-	// atomic.LoadUint32.
-	small uint32
+	// small is the shape record of a small CPU tensor outside autograd, which the fast
+	// path may take (fastcall.go), 0 otherwise; read with atomic.LoadUint64.
+	small uint64
 }
 
 // Close releases the Tensor's reference. Closing twice (or a nil Tensor) is a no-op, and
@@ -50,7 +49,7 @@ func (t *Tensor) Close() error {
 		return nil
 	}
 	if h := atomic.SwapUintptr(&t.h, 0); h != 0 { // 0: a concurrent Close got it first
-		if fastcallOn && atomic.LoadUint32(&t.small) != 0 {
+		if fastcallOn && atomic.LoadUint64(&t.small) != 0 {
 			releaseSmallLater(h)
 		} else {
 			releaseLater(h)
