@@ -23,8 +23,8 @@ import (
 // fastMaxDims dims, and because SetRequiresGrad never marked it. A binary op's result
 // shape is the broadcast of its operands', computed here without asking the library;
 // it must be small too. Such an op runs no thread pool, records no autograd graph and
-// allocates a few KiB: a microsecond for an add, about 12 us for the slowest (pow of
-// 1024 float64). Everything else (other devices, larger tensors, module parameters,
+// allocates a few KiB: about a microsecond for an add, 18 us for the slowest measured
+// (tanh of 1024 float64, on a 2-vCPU Xeon VM). Everything else (other devices, larger tensors, module parameters,
 // which can move to another device in place, tensors from views, To, Forward...) takes
 // the ordinary cgo call. Closing a small Tensor puts its handle in the small release
 // slot (lifetime.go), which only the fast trampolines and cgo calls release: the other
