@@ -34,8 +34,9 @@ import (
 // errors are the same either way; the tests run the package with the fast path (the
 // default build) and without it (-race, and the devtensor_nofastcall tag), and
 // TestFastPathMatchesCgo compares both in one process. The fast path is built on amd64
-// and arm64 with Go 1.19 to 1.22 (fastcall_on.go); elsewhere, under the race detector,
-// and with -tags devtensor_nofastcall, fastcallOn is false and every call is a cgo call.
+// and arm64 with Go 1.19 to 1.22 (fastcall_on.go); elsewhere, under the race detector
+// or the -msan and -asan instrumentation (which follow cgo calls), and with -tags
+// devtensor_nofastcall, fastcallOn is false and every call is a cgo call.
 
 const (
 	fastMaxNumel = 1024 // a small tensor's elements, at most

@@ -1,4 +1,4 @@
-//go:build !((amd64 || arm64) && go1.19 && !go1.23 && !race && !devtensor_nofastcall)
+//go:build !((amd64 || arm64) && go1.19 && !go1.23 && !race && !msan && !asan && !devtensor_nofastcall)
 
 package devtensor
 
