@@ -15,19 +15,18 @@ void gdt_fast_unary(void* args) {
   gdt_fast_args* x = (gdt_fast_args*)args;
   x->r = gdt_op_unary(x->code, x->a);
 }
+/* An in-place op's status and message, with no result tensor. */
+static gdt_tres no_tensor(gdt_res r) {
+  gdt_tres t = {r.st, r.msg, 0};
+  return t;
+}
 void gdt_fast_inplace(void* args) {
   gdt_fast_args* x = (gdt_fast_args*)args;
-  gdt_res r = gdt_op_inplace(x->code, x->a, x->b);
-  x->r.st = r.st;
-  x->r.msg = r.msg;
-  x->r.t = 0;
+  x->r = no_tensor(gdt_op_inplace(x->code, x->a, x->b));
 }
 void gdt_fast_inplace_scalar(void* args) {
   gdt_fast_args* x = (gdt_fast_args*)args;
-  gdt_res r = gdt_op_inplace_scalar(x->code, x->a, x->v);
-  x->r.st = r.st;
-  x->r.msg = r.msg;
-  x->r.t = 0;
+  x->r = no_tensor(gdt_op_inplace_scalar(x->code, x->a, x->v));
 }
 void gdt_fast_reduce(void* args) {
   gdt_fast_reduce_args* x = (gdt_fast_reduce_args*)args;

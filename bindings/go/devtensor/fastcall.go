@@ -24,9 +24,9 @@ import (
 // shape is the broadcast of its operands', computed here without asking the library;
 // it must be small too. Such an op runs no thread pool, records no autograd graph and
 // allocates a few KiB: about a microsecond for an add, 18 us for the slowest measured
-// (tanh of 1024 float64, on a 2-vCPU Xeon VM). Everything else (other devices, larger tensors, module parameters,
-// which can move to another device in place, tensors from views, To, Forward...) takes
-// the ordinary cgo call. Closing a small Tensor puts its handle in the small release
+// (tanh of 1024 float64, on a 2-vCPU Xeon VM). Everything else (other devices, larger
+// tensors, module parameters, which can move to another device in place, tensors from
+// views, To, Forward...) takes the ordinary cgo call. Closing a small Tensor puts its handle in the small release
 // slot (lifetime.go), which only the fast trampolines and cgo calls release: the other
 // slot may hold a tensor whose release frees an autograd graph or a large buffer.
 //
@@ -132,14 +132,13 @@ func markSmallIfCPU(t *Tensor, shape []int64, device Device) *Tensor {
 	return t
 }
 
-// fastTensor turns a fast op's result into a Tensor (or the error) with shape record r.
-func fastTensor(op string, x *C.gdt_fast_args, r uint64) (*Tensor, error) {
-	if err := mkerr(op, x.r.st, x.r.msg); err != nil {
-		return nil, err
+// fastTensor is takeTensor for a fast op's result, which gets shape record rec.
+func fastTensor(op string, r C.gdt_tres, rec uint64) (*Tensor, error) {
+	t, err := takeTensor(op, r)
+	if t != nil {
+		t.small = rec // not yet published: a plain store
 	}
-	t := newTensor(x.r.t)
-	t.small = r
-	return t, nil
+	return t, err
 }
 
 // fastNoop is an empty fast call, for the benchmarks.

@@ -117,16 +117,13 @@ func releaseLater(h uintptr) {
 	}
 }
 
-// releaseSmallLater is releaseLater for a small tensor: its slot is the small one, and
-// the tensor it pushes out is released by a fast call where the build has them.
+// releaseSmallLater is releaseLater for a small tensor in a build with the fast path
+// (Close calls it only there): its slot is the small one, and the tensor it pushes out
+// is released by a fast call.
 func releaseSmallLater(h uintptr) {
 	if old := atomic.SwapUintptr(releaseSlotSmall, h); old != 0 {
-		if fastcallOn {
-			x := C.gdt_fast_args{a: C.uintptr_t(old)}
-			fastcall(unsafe.Pointer(C.gdt_fast_release), unsafe.Pointer(&x))
-		} else {
-			C.gdt_release_counted(C.uintptr_t(old))
-		}
+		x := C.gdt_fast_args{a: C.uintptr_t(old)}
+		fastcall(unsafe.Pointer(C.gdt_fast_release), unsafe.Pointer(&x))
 	}
 }
 

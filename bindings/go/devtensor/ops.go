@@ -26,12 +26,14 @@ func (t *Tensor) binary(op string, code C.int, o *Tensor) (*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	if out := broadcastRecord(smallOf(t), smallOf(o)); fastcallOn && out != 0 {
-		x := C.gdt_fast_args{a: a, b: b, code: C.int32_t(code)}
-		fastcall(unsafe.Pointer(C.gdt_fast_binary), unsafe.Pointer(&x))
-		runtime.KeepAlive(t)
-		runtime.KeepAlive(o)
-		return fastTensor(op, &x, out)
+	if fastcallOn {
+		if out := broadcastRecord(smallOf(t), smallOf(o)); out != 0 {
+			x := C.gdt_fast_args{a: a, b: b, code: C.int32_t(code)}
+			fastcall(unsafe.Pointer(C.gdt_fast_binary), unsafe.Pointer(&x))
+			runtime.KeepAlive(t)
+			runtime.KeepAlive(o)
+			return fastTensor(op, x.r, out)
+		}
 	}
 	r := C.gdt_op_binary(code, a, b)
 	runtime.KeepAlive(t)
@@ -48,7 +50,7 @@ func (t *Tensor) scalar(op string, code C.int, v float64) (*Tensor, error) {
 		x := C.gdt_fast_args{a: a, v: C.double(v), code: C.int32_t(code)}
 		fastcall(unsafe.Pointer(C.gdt_fast_scalar), unsafe.Pointer(&x))
 		runtime.KeepAlive(t)
-		return fastTensor(op, &x, sa)
+		return fastTensor(op, x.r, sa)
 	}
 	r := C.gdt_op_scalar(code, a, C.double(v))
 	runtime.KeepAlive(t)
@@ -107,7 +109,7 @@ func (t *Tensor) unary(op string, code C.int) (*Tensor, error) {
 		x := C.gdt_fast_args{a: a, code: C.int32_t(code)}
 		fastcall(unsafe.Pointer(C.gdt_fast_unary), unsafe.Pointer(&x))
 		runtime.KeepAlive(t)
-		return fastTensor(op, &x, sa)
+		return fastTensor(op, x.r, sa)
 	}
 	r := C.gdt_op_unary(code, a)
 	runtime.KeepAlive(t)
@@ -212,14 +214,11 @@ func (t *Tensor) reduce(op string, code C.int, opts []ReduceOption) (*Tensor, er
 		fastcall(unsafe.Pointer(C.gdt_fast_reduce), unsafe.Pointer(&x))
 		runtime.KeepAlive(t)
 		runtime.KeepAlive(c.dims)
-		if err := mkerr(op, x.r.st, x.r.msg); err != nil {
-			return nil, err
-		}
-		r := newTensor(x.r.t)
+		rec := uint64(0)
 		if len(c.dims) == 0 && !c.keepdim { // every dim reduced: a 0-d result
-			r.small = shapeRecord(nil)
+			rec = shapeRecord(nil)
 		}
-		return r, nil
+		return fastTensor(op, x.r, rec)
 	}
 	r := C.gdt_op_reduce(code, a, p, n, k)
 	runtime.KeepAlive(t)
