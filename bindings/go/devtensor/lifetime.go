@@ -22,6 +22,8 @@ import (
 //     runs it once every Tensor of the slab is unreachable, and it releases those still
 //     open: the safety net for a forgotten Close, at 1/64 of a finalizer per Tensor.
 //     (A Tensor kept alive keeps its slab-mates' forgotten handles too, until it dies.)
+//     Each P hands out Tensors from a slab of its own (slabcache_pinned.go), or, in
+//     builds that cannot pin a goroutine to its P, from a sync.Pool.
 //   - Close costs no cgo call: it swaps its handle into the release slot, a C global
 //     (gdt_release_slot), and the next cgo call that can allocate (every shim that makes a
 //     tensor, module or optimizer; backward, step, load, Module.To) swaps it out and
@@ -67,9 +69,12 @@ type tensorSlab struct {
 	items [slabSize]Tensor
 }
 
-// Slabs with free items wait in a sync.Pool: Get and Put are per-P and lock-free, and the
-// GC empties pools, so no global keeps a slab (and the tensors leaked into it) alive.
-var slabPool sync.Pool
+// newSlab makes an empty slab, with the finalizer that is the safety net of its Tensors.
+func newSlab() *tensorSlab {
+	s := new(tensorSlab)
+	runtime.SetFinalizer(s, (*tensorSlab).finalize)
+	return s
+}
 
 // finalize runs once no Tensor of the slab is reachable, so no Close can race it; the
 // loads are atomic all the same (a plain MOV on amd64 and arm64), as for every read of
@@ -86,18 +91,30 @@ func (s *tensorSlab) finalize() {
 // newTensor hands out the next Tensor of a slab, owning handle h. The store of h is
 // plain: no other goroutine can see the Tensor before newTensor returns it (a slab item
 // is handed out once), and whatever publishes it orders the store before any read.
+// Where the build can pin the goroutine to its P, the slab comes from a per-P cache
+// (slabcache_pinned.go); elsewhere from a sync.Pool (slabcache_pooled.go).
 func newTensor(h C.uintptr_t) *Tensor {
+	t := nextSlabItem()
+	t.h = uintptr(h)
+	return t
+}
+
+// Slabs with free items wait in a sync.Pool where the build has no per-P cache, and
+// for P ids beyond it: Get and Put are per-P and lock-free, and the GC empties pools, so
+// no global keeps a slab (and the tensors leaked into it) alive.
+var slabPool sync.Pool
+
+// nextSlabItemPooled takes the next Tensor of a slab from slabPool.
+func nextSlabItemPooled() *Tensor {
 	s, _ := slabPool.Get().(*tensorSlab)
 	if s == nil {
-		s = new(tensorSlab)
-		runtime.SetFinalizer(s, (*tensorSlab).finalize)
+		s = newSlab()
 	}
 	t := &s.items[s.next]
 	s.next++
 	if s.next < slabSize {
 		slabPool.Put(s)
 	}
-	t.h = uintptr(h)
 	return t
 }
 
