@@ -203,3 +203,46 @@ func BenchmarkAdd4Floor(b *testing.B) {
 	b.ReportMetric(median(dGo), "go-c-med-ns/op")
 	b.ReportMetric(median(dGoOne), "go-onecall-med-ns/op")
 }
+
+// BenchmarkSmallRoundTrip is a tiny job from start to end: a float32[4] from a Go slice,
+// one op, its shape, the result back in Go, both closed. "fast": on CPU(0), where the
+// fast path takes every step (FromSlice, AddScalar and ToSlice one fast call each, Shape
+// none); "cgo": the same on DefaultDevice (set to cpu:0) with the shape records cleared,
+// so that every step is a cgo call, as in builds without the fast path.
+func BenchmarkSmallRoundTrip(b *testing.B) {
+	old := must(GetDefaultDevice())
+	defer SetDefaultDevice(old)
+	if err := SetDefaultDevice(CPU(0)); err != nil {
+		b.Fatal(err)
+	}
+	data := []float32{1, 2, 3, 4}
+	for _, c := range []struct {
+		name   string
+		device Device
+	}{{"fast", CPU(0)}, {"cgo", DefaultDevice}} {
+		b.Run(c.name, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				x, err := FromSlice(data, nil, c.device)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if c.name == "cgo" {
+					x.small = 0
+				}
+				y, err := x.AddScalar(1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := y.Shape(); err != nil {
+					b.Fatal(err)
+				}
+				v, err := ToSlice[float32](y)
+				if err != nil || v[3] != 5 {
+					b.Fatal(err, v)
+				}
+				x.Close()
+				y.Close()
+			}
+		})
+	}
+}

@@ -32,5 +32,26 @@ void gdt_fast_reduce(void* args) {
   gdt_fast_reduce_args* x = (gdt_fast_reduce_args*)args;
   x->r = gdt_op_reduce(x->code, x->a, x->dims, x->ndims, x->keep);
 }
+void gdt_fast_make(void* args) {
+  gdt_fast_make_args* x = (gdt_fast_make_args*)args;
+  switch (x->kind) {
+    case GDT_FAST_MAKE_FULL: x->r = gdt_full(x->shape, x->ndim, x->v, x->dtype, x->device); break;
+    case GDT_FAST_MAKE_FROM_DATA:
+      x->r = gdt_from_data(x->data, x->nbytes, x->shape, x->ndim, x->dtype, x->device);
+      break;
+    default: x->r = gdt_construct(x->kind, x->shape, x->ndim, x->dtype, x->device);
+  }
+}
+void gdt_fast_item(void* args) {
+  gdt_fast_read_args* x = (gdt_fast_read_args*)args;
+  x->r = gdt_item(x->a, &x->v);
+}
+void gdt_fast_to_host(void* args) {
+  gdt_fast_read_args* x = (gdt_fast_read_args*)args;
+  dt_dtype got = 0;
+  x->r = gdt_dtype(x->a, &got);
+  x->got = (int32_t)got;
+  if (x->r.st == DT_OK && x->got == x->want) x->r = gdt_copy_to_host(x->a, x->dst, x->n);
+}
 void gdt_fast_release(void* args) { gdt_release_counted(((gdt_fast_args*)args)->a); }
 void gdt_fast_noop(void* args) { (void)args; }

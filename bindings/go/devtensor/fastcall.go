@@ -4,6 +4,7 @@ package devtensor
 import "C"
 
 import (
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 )
@@ -26,7 +27,11 @@ import (
 // allocates a few KiB: about a microsecond for an add, 18 us for the slowest measured
 // (tanh of 1024 float64, on a 2-vCPU Xeon VM). Everything else (other devices, larger
 // tensors, module parameters, which can move to another device in place, tensors from
-// views, To, Forward...) takes the ordinary cgo call. Closing a small Tensor puts its handle in the small release
+// views, To, Forward...) takes the ordinary cgo call. The constructors of small CPU
+// tensors (Empty, Zeros, Ones, Full, FromSlice; not Rand and Randn, whose generator a
+// large draw elsewhere may hold) and the reads of a small tensor (Item, ToSlice) take the
+// fast path too, and Shape, Dim and Numel answer from the record with no call at all (a
+// tensor's shape never changes). Closing a small Tensor puts its handle in the small release
 // slot (lifetime.go), which only the fast trampolines and cgo calls release: the other
 // slot may hold a tensor whose release frees an autograd graph or a large buffer.
 //
@@ -142,6 +147,70 @@ func fastTensor(op string, r C.gdt_tres, rec uint64) (*Tensor, error) {
 }
 
 // fastNoop is an empty fast call, for the benchmarks.
+// recordNumel is the element count of shape record r.
+func recordNumel(r uint64) int {
+	nd, dims := recordDims(r)
+	n := 1
+	for _, d := range dims[:nd] {
+		n *= int(d)
+	}
+	return n
+}
+
+// fastShape is the shape record of a constructor's result that the fast path may make
+// (a small shape on a CPU device, in a build with the fast path), 0 otherwise.
+func fastShape(shape []int64, device Device) uint64 {
+	if !fastcallOn || device.Type != DeviceCPU {
+		return 0
+	}
+	return shapeRecord(shape)
+}
+
+// fastMake makes a small CPU tensor with one fast call: x carries the constructor's kind
+// and its own inputs (the value, the data), fastMake the shape, dtype and device. The
+// result is recorded small (rec: its shape), as the cgo constructors' is.
+func fastMake(op string, x C.gdt_fast_make_args, shape []int64, dtype DType, device Device, rec uint64) (*Tensor, error) {
+	x.shape, x.ndim = shapeArg(shape)
+	x.dtype, x.device = C.dt_dtype(dtype), device.c()
+	fastcall(unsafe.Pointer(C.gdt_fast_make), unsafe.Pointer(&x))
+	runtime.KeepAlive(shape)
+	return fastTensor(op, x.r, rec)
+}
+
+// fastToSlice is ToSlice for a small tensor (rec: its shape record): one fast call checks
+// the dtype and copies the elements.
+func fastToSlice[T Element](op string, t *Tensor, rec uint64) ([]T, error) {
+	h, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	var z T
+	want := DTypeOf[T]()
+	out := make([]T, recordNumel(rec))
+	x := C.gdt_fast_read_args{a: h, n: C.size_t(uintptr(len(out)) * unsafe.Sizeof(z)), want: C.int32_t(want)}
+	if len(out) > 0 {
+		x.dst = unsafe.Pointer(&out[0])
+	}
+	fastcall(unsafe.Pointer(C.gdt_fast_to_host), unsafe.Pointer(&x))
+	runtime.KeepAlive(t)
+	if err := resErr(op, x.r); err != nil {
+		return nil, err
+	}
+	if got := DType(x.got); got != want {
+		return nil, sliceDTypeErr(op, got, want)
+	}
+	return out, nil
+}
+
+// shapeFromLibrary is Shape without the shape record, for the tests.
+func (t *Tensor) shapeFromLibrary() ([]int64, error) {
+	h, err := t.handle("test")
+	if err != nil {
+		return nil, err
+	}
+	return t.libraryShape("test", h)
+}
+
 func fastNoop() {
 	var x C.gdt_fast_args
 	fastcall(unsafe.Pointer(C.gdt_fast_noop), unsafe.Pointer(&x))

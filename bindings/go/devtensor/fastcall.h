@@ -26,6 +26,39 @@ typedef struct {
   gdt_tres r;         /* out */
 } gdt_fast_reduce_args;
 
+/* A constructor's arguments: shape (and data) are Go memory holding no Go pointer, read
+ * during the call only. kind: GDT_C_EMPTY, GDT_C_ZEROS or GDT_C_ONES (gdt_construct), or
+ * one of the two below. Rand and Randn stay cgo calls: they take the device's generator,
+ * which a large draw in another thread may hold for long. */
+enum { GDT_FAST_MAKE_FULL = -1, GDT_FAST_MAKE_FROM_DATA = -2 };
+typedef struct {
+  const int64_t* shape; /* in */
+  size_t ndim;
+  const void* data; /* in: GDT_FAST_MAKE_FROM_DATA's elements, nbytes of them */
+  size_t nbytes;
+  double v;         /* in: GDT_FAST_MAKE_FULL's value */
+  int32_t kind;     /* in */
+  dt_dtype dtype;   /* in */
+  dt_device device; /* in: a CPU device */
+  gdt_tres r;       /* out */
+} gdt_fast_make_args;
+
+/* Reading a small tensor's elements: Item's value, or a copy of all of them into dst (Go
+ * memory, n bytes) when the tensor's dtype is want. got is its dtype either way; when it
+ * is not want nothing is copied, and the status is DT_OK (the Go side words the error). */
+typedef struct {
+  uintptr_t a;   /* in: the tensor's handle */
+  void* dst;     /* in: gdt_fast_to_host's destination */
+  size_t n;      /* in: its size in bytes */
+  int32_t want;  /* in: the dtype the destination holds */
+  int32_t got;   /* out: the tensor's dtype (gdt_fast_to_host) */
+  double v;      /* out: the value (gdt_fast_item) */
+  gdt_res r;     /* out */
+} gdt_fast_read_args;
+
+void gdt_fast_make(void* args);
+void gdt_fast_item(void* args);
+void gdt_fast_to_host(void* args);
 void gdt_fast_binary(void* args);
 void gdt_fast_scalar(void* args);
 void gdt_fast_unary(void* args);

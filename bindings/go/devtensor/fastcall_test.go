@@ -278,7 +278,7 @@ func TestFastPathReleasesOnlyTheSmallSlot(t *testing.T) {
 	}
 	// A Close that finds the small slot full releases the older one itself.
 	z.Close()
-	a2 := must(Ones([]int64{4}, Float32, CPU(0))) // a cgo call: empties both slots
+	a2 := must(Randn([]int64{4}, Float32, CPU(0))) // a cgo call (Randn takes no fast path): empties both slots
 	if atomicSlot() != 0 {
 		t.Fatal("a cgo call left a slot full")
 	}
@@ -390,3 +390,131 @@ func TestFastPathBroadcastMatchesTheLibrary(t *testing.T) {
 		}
 	}
 }
+
+// The constructors of small CPU tensors (Empty, Zeros, Ones, Full, FromSlice), Item and
+// ToSlice take the fast path and give what the cgo calls give; Shape, Dim and Numel
+// answer from the shape record what the library answers. The cgo twins: a constructor
+// given DefaultDevice (set to cpu:0) is a cgo call, and slowTwin clears a tensor's record.
+func TestFastPathConstructorsAndReads(t *testing.T) {
+	noLeaks(t)
+	old := must(GetDefaultDevice())
+	wantNoErr(t, SetDefaultDevice(CPU(0)))
+	defer func() { wantNoErr(t, SetDefaultDevice(old)) }()
+	for _, shape := range [][]int64{{}, {0}, {3}, {2, 3}, {1, 4, 1, 2}, {1024}, {2, 2, 2, 2}} {
+		cases := map[string]func(d Device) (*Tensor, error){
+			"Zeros":   func(d Device) (*Tensor, error) { return Zeros(shape, Float64, d) },
+			"Ones":    func(d Device) (*Tensor, error) { return Ones(shape, Int32, d) },
+			"Full":    func(d Device) (*Tensor, error) { return Full(shape, -2.5, Float32, d) },
+			"Empty":   func(d Device) (*Tensor, error) { return Empty(shape, Float32, d) },
+			"FromInt": func(d Device) (*Tensor, error) { return FromSlice(iotaOf[int64](shape), shape, d) },
+			"FromF32": func(d Device) (*Tensor, error) { return FromSlice(iotaOf[float32](shape), shape, d) },
+		}
+		for name, make := range cases {
+			fast := must(make(CPU(0)))
+			cgo := must(make(DefaultDevice))
+			if fastcallOn && smallOf(fast) != shapeRecord(shape) {
+				t.Fatalf("%s%v: record %#x, want %#x", name, shape, smallOf(fast), shapeRecord(shape))
+			}
+			lib := must(fast.shapeFromLibrary())
+			if sh, nd, n := must(fast.Shape()), must(fast.Dim()), must(fast.Numel()); !sameShape(sh, shape) ||
+				!sameShape(lib, shape) || nd != len(shape) || n != numelOf(shape) {
+				t.Fatalf("%s%v: Shape %v (library %v), Dim %d, Numel %d", name, shape, sh, lib, nd, n)
+			}
+			if name != "Empty" {
+				sameTensor(t, name, fast, cgo)
+			}
+			fast.Close()
+			cgo.Close()
+		}
+		x := must(FromSlice(iotaOf[float32](shape), shape, CPU(0)))
+		fv, fe := ToSlice[float32](x)
+		var sv []float32
+		se := slowTwin(x, func() (err error) { sv, err = ToSlice[float32](x); return })
+		if fe != nil || se != nil || len(fv) != numelOf(shape) || !sameFloats(fv, sv) {
+			t.Fatalf("ToSlice%v: fast %v (%v), cgo %v (%v)", shape, fv, fe, sv, se)
+		}
+		_, fe = ToSlice[int64](x) // the wrong element type
+		se = slowTwin(x, func() error { _, err := ToSlice[int64](x); return err })
+		sameError(t, "ToSlice[int64]", fe, se, ErrDTypeMismatch)
+		fi, fe := x.Item()
+		var si float64
+		se = slowTwin(x, func() (err error) { si, err = x.Item(); return })
+		if numelOf(shape) == 1 {
+			if fe != nil || se != nil || fi != si || fi != 0 {
+				t.Fatalf("Item%v: fast %v (%v), cgo %v (%v)", shape, fi, fe, si, se)
+			}
+		} else {
+			sameError(t, "Item", fe, se, ErrInvalidArgument)
+		}
+		x.Close()
+	}
+	// Bad input fails on the fast path as on the cgo call, and makes nothing.
+	_, fe := Zeros([]int64{2}, Float32, CPU(9))
+	wantCode(t, fe, ErrInvalidDevice)
+	_, fe = FromSlice([]float32{1, 2, 3}, []int64{2, 2}, CPU(0))
+	_, se := FromSlice([]float32{1, 2, 3}, []int64{2, 2}, DefaultDevice)
+	sameError(t, "FromSlice with 3 values for [2 2]", fe, se, ErrInvalidArgument)
+	_, fe = Full([]int64{2}, 1, DType(99), CPU(0))
+	_, se = Full([]int64{2}, 1, DType(99), DefaultDevice)
+	if fe == nil || se == nil || fe.Error() != se.Error() {
+		t.Fatalf("Full with dtype 99: fast %v, cgo %v", fe, se)
+	}
+	// A closed small tensor is refused, without a call.
+	y := must(Zeros([]int64{2}, Float32, CPU(0)))
+	y.Close()
+	for _, err := range []error{second(y.Shape()), second(y.Dim()), second(y.Numel()), second(y.Item()),
+		second(ToSlice[float32](y))} {
+		wantCode(t, err, ErrClosed)
+	}
+}
+
+func iotaOf[T float32 | int64](shape []int64) []T {
+	out := make([]T, numelOf(shape))
+	for i := range out {
+		out[i] = T(i)
+	}
+	return out
+}
+
+func numelOf(shape []int64) int {
+	n := 1
+	for _, d := range shape {
+		n *= int(d)
+	}
+	return n
+}
+
+func sameShape(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func sameFloats(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// sameError checks that the fast and the cgo call failed alike, with code.
+func sameError(t *testing.T, what string, fast, cgo error, code Code) {
+	t.Helper()
+	if fast == nil || cgo == nil || fast.Error() != cgo.Error() {
+		t.Fatalf("%s: fast %v, cgo %v", what, fast, cgo)
+	}
+	wantCode(t, fast, code)
+}
+
+func second[A any](_ A, err error) error { return err }

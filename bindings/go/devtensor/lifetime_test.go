@@ -106,7 +106,7 @@ func TestOpReleasesSlot(t *testing.T) {
 	defer cond.Close()
 	idx := must(FromSlice([]int64{0, 2}, nil, CPU(0)))
 	defer idx.Close()
-	for _, f := range []func() (*Tensor, error){
+	for i, f := range []func() (*Tensor, error){
 		func() (*Tensor, error) { return a.MulScalar(2) },
 		func() (*Tensor, error) { return a.Neg() },
 		func() (*Tensor, error) { return Where(cond, a, a) },
@@ -125,13 +125,16 @@ func TestOpReleasesSlot(t *testing.T) {
 		func() (*Tensor, error) { return Cat([]*Tensor{a, a}, 0) },
 		func() (*Tensor, error) { return a.Detach() },
 	} {
+		// The previous op's result may wait in the other slot (a small Zeros is a fast
+		// call, which leaves that slot alone): start with both empty.
+		_ = ReleasePending()
 		x := must(Zeros([]int64{4}, Float32, CPU(0)))
 		_ = x.Close()
 		before := liveHandlesUnflushed()
 		y := must(f())
 		// f made y (+1) and released x (-1).
 		if got := liveHandlesUnflushed(); got != before {
-			t.Fatalf("live %d after the op, want %d (x released by it)", got, before)
+			t.Fatalf("op %d: live %d after the op, want %d (x released by it)", i, got, before)
 		}
 		_ = y.Close()
 	}

@@ -1,6 +1,6 @@
 package devtensor
 
-// #include "shim.h"
+// #include "fastcall.h"
 import "C"
 
 import (
@@ -99,6 +99,9 @@ func construct(op string, kind C.int, shape []int64, dtype DType, device Device)
 	if versionErr != nil {
 		return nil, versionErr
 	}
+	if rec := fastShape(shape, device); rec != 0 && kind != C.GDT_C_RAND && kind != C.GDT_C_RANDN {
+		return fastMake(op, C.gdt_fast_make_args{kind: C.int32_t(kind)}, shape, dtype, device, rec)
+	}
 	p, n := shapeArg(shape)
 	r := C.gdt_construct(kind, p, n, C.dt_dtype(dtype), device.c())
 	runtime.KeepAlive(shape)
@@ -137,6 +140,10 @@ func Full(shape []int64, value float64, dtype DType, device Device) (*Tensor, er
 	if versionErr != nil {
 		return nil, versionErr
 	}
+	if rec := fastShape(shape, device); rec != 0 {
+		return fastMake("Full", C.gdt_fast_make_args{kind: C.GDT_FAST_MAKE_FULL, v: C.double(value)},
+			shape, dtype, device, rec)
+	}
 	p, n := shapeArg(shape)
 	r := C.gdt_full(p, n, C.double(value), C.dt_dtype(dtype), device.c())
 	runtime.KeepAlive(shape)
@@ -168,9 +175,15 @@ func FromSlice[T Element](data []T, shape []int64, device Device) (*Tensor, erro
 	if len(data) > 0 {
 		dp = unsafe.Pointer(&data[0])
 	}
+	nbytes := C.size_t(uintptr(len(data)) * unsafe.Sizeof(z))
+	if rec := fastShape(shape, device); rec != 0 {
+		t, err := fastMake("FromSlice", C.gdt_fast_make_args{kind: C.GDT_FAST_MAKE_FROM_DATA, data: dp, nbytes: nbytes},
+			shape, DTypeOf[T](), device, rec)
+		runtime.KeepAlive(data)
+		return t, err
+	}
 	p, n := shapeArg(shape)
-	r := C.gdt_from_data(dp, C.size_t(uintptr(len(data))*unsafe.Sizeof(z)), p, n,
-		C.dt_dtype(DTypeOf[T]()), device.c())
+	r := C.gdt_from_data(dp, nbytes, p, n, C.dt_dtype(DTypeOf[T]()), device.c())
 	runtime.KeepAlive(data)
 	runtime.KeepAlive(shape)
 	t, err := takeTensor("FromSlice", r)
@@ -182,13 +195,15 @@ func FromSlice[T Element](data []T, shape []int64, device Device) (*Tensor, erro
 // any layout and device.
 func ToSlice[T Element](t *Tensor) ([]T, error) {
 	const op = "ToSlice"
+	if rec := smallOf(t); fastcallOn && rec != 0 {
+		return fastToSlice[T](op, t, rec)
+	}
 	dt, err := t.DType()
 	if err != nil {
 		return nil, err
 	}
 	if want := DTypeOf[T](); dt != want {
-		return nil, &Error{Code: ErrDTypeMismatch, Op: op,
-			Msg: fmt.Sprintf("tensor has dtype %v, the Go slice element type needs %v", dt, want)}
+		return nil, sliceDTypeErr(op, dt, want)
 	}
 	n, err := t.Numel()
 	if err != nil {
@@ -212,6 +227,13 @@ func ToSlice[T Element](t *Tensor) ([]T, error) {
 	return out, nil
 }
 
+// sliceDTypeErr is ToSlice's and CopyFromSlice's error for a Go element type that is not
+// the tensor's dtype.
+func sliceDTypeErr(op string, dt, want DType) error {
+	return &Error{Code: ErrDTypeMismatch, Op: op,
+		Msg: fmt.Sprintf("tensor has dtype %v, the Go slice element type needs %v", dt, want)}
+}
+
 // CopyFromSlice copies data (row-major, T matching t's dtype) into t, in place.
 func CopyFromSlice[T Element](t *Tensor, data []T) error {
 	const op = "CopyFromSlice"
@@ -229,8 +251,7 @@ func CopyFromSlice[T Element](t *Tensor, data []T) error {
 		return err
 	}
 	if want := DTypeOf[T](); dt != want {
-		return &Error{Code: ErrDTypeMismatch, Op: op,
-			Msg: fmt.Sprintf("tensor has dtype %v, the Go slice element type needs %v", dt, want)}
+		return sliceDTypeErr(op, dt, want)
 	}
 	r := C.gdt_copy_from_host(h, dp, C.size_t(uintptr(len(data))*unsafe.Sizeof(z)))
 	runtime.KeepAlive(t)
@@ -350,6 +371,16 @@ func (t *Tensor) Shape() ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
+	if rec := smallOf(t); fastcallOn && rec != 0 {
+		nd, dims := recordDims(rec)
+		return append([]int64{}, dims[:nd]...), nil
+	}
+	return t.libraryShape(op, h)
+}
+
+// libraryShape asks the library for the shape of t, whose handle is h (Shape without the
+// shape record).
+func (t *Tensor) libraryShape(op string, h C.uintptr_t) ([]int64, error) {
 	var buf [C.DT_MAX_DIMS]C.int64_t
 	var nd C.size_t
 	r := C.gdt_ndim(h, &nd)
@@ -400,6 +431,10 @@ func (t *Tensor) Dim() (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if rec := smallOf(t); fastcallOn && rec != 0 {
+		nd, _ := recordDims(rec)
+		return nd, nil
+	}
 	var nd C.size_t
 	r := C.gdt_ndim(h, &nd)
 	runtime.KeepAlive(t)
@@ -441,6 +476,9 @@ func (t *Tensor) Numel() (int, error) {
 	h, err := t.handle(op)
 	if err != nil {
 		return 0, err
+	}
+	if rec := smallOf(t); fastcallOn && rec != 0 {
+		return recordNumel(rec), nil
 	}
 	var n C.size_t
 	r := C.gdt_numel(h, &n)
@@ -486,6 +524,12 @@ func (t *Tensor) Item() (float64, error) {
 	h, err := t.handle(op)
 	if err != nil {
 		return 0, err
+	}
+	if fastcallOn && smallOf(t) != 0 {
+		x := C.gdt_fast_read_args{a: h}
+		fastcall(unsafe.Pointer(C.gdt_fast_item), unsafe.Pointer(&x))
+		runtime.KeepAlive(t)
+		return float64(x.v), resErr(op, x.r)
 	}
 	var v C.double
 	r := C.gdt_item(h, &v)
