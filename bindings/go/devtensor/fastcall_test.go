@@ -403,6 +403,7 @@ func TestFastPathConstructorsAndReads(t *testing.T) {
 	for _, shape := range [][]int64{{}, {0}, {3}, {2, 3}, {1, 4, 1, 2}, {1024}, {2, 2, 2, 2}} {
 		cases := map[string]func(d Device) (*Tensor, error){
 			"Zeros":   func(d Device) (*Tensor, error) { return Zeros(shape, Float64, d) },
+			"Default": func(d Device) (*Tensor, error) { return Ones(shape, DefaultDType, d) },
 			"Ones":    func(d Device) (*Tensor, error) { return Ones(shape, Int32, d) },
 			"Full":    func(d Device) (*Tensor, error) { return Full(shape, -2.5, Float32, d) },
 			"Empty":   func(d Device) (*Tensor, error) { return Empty(shape, Float32, d) },
