@@ -417,8 +417,8 @@ func TestFastPathConstructorsAndReads(t *testing.T) {
 				t.Fatalf("%s%v: record %#x, want %#x", name, shape, smallOf(fast), shapeRecord(shape))
 			}
 			lib := must(fast.shapeFromLibrary())
-			if sh, nd, n := must(fast.Shape()), must(fast.Dim()), must(fast.Numel()); !sameShape(sh, shape) ||
-				!sameShape(lib, shape) || nd != len(shape) || n != numelOf(shape) {
+			if sh, nd, n := must(fast.Shape()), must(fast.Dim()), must(fast.Numel()); !sameElems(sh, shape) ||
+				!sameElems(lib, shape) || nd != len(shape) || n != numelOf(shape) {
 				t.Fatalf("%s%v: Shape %v (library %v), Dim %d, Numel %d", name, shape, sh, lib, nd, n)
 			}
 			if name != "Empty" {
@@ -431,7 +431,7 @@ func TestFastPathConstructorsAndReads(t *testing.T) {
 		fv, fe := ToSlice[float32](x)
 		var sv []float32
 		se := slowTwin(x, func() (err error) { sv, err = ToSlice[float32](x); return })
-		if fe != nil || se != nil || len(fv) != numelOf(shape) || !sameFloats(fv, sv) {
+		if fe != nil || se != nil || len(fv) != numelOf(shape) || !sameElems(fv, sv) {
 			t.Fatalf("ToSlice%v: fast %v (%v), cgo %v (%v)", shape, fv, fe, sv, se)
 		}
 		_, fe = ToSlice[int64](x) // the wrong element type
@@ -485,19 +485,8 @@ func numelOf(shape []int64) int {
 	return n
 }
 
-func sameShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func sameFloats(a, b []float32) bool {
+// sameElems reports whether a and b hold the same elements (== for each).
+func sameElems[T comparable](a, b []T) bool {
 	if len(a) != len(b) {
 		return false
 	}
