@@ -63,190 +63,155 @@ void check_output_padding(const char* fn, const Conv2dOptions& o) {
 
 namespace {
 
-class Conv2d final : public Module {
- public:
-  Module* clone() const override { return new Conv2d(*this); }
-  Conv2d(const Conv2dOptions& o, DType dtype, Device device) : o_(o) {
-    // PyTorch's reset_parameters: kaiming_uniform_(a=sqrt(5)) gives bound 1/sqrt(fan_in)
-    // for the weight, fan_in = in / groups * kH * kW; the bias is uniform in the same bound.
-    const int64_t fan_in = o.in_channels / o.groups * o.kernel[0] * o.kernel[1];
+// What Conv2d, Conv1d and ConvTranspose2d share: their options, PyTorch's initialisation
+// of the weight and bias, forward's checks of the one input, and the module's name as
+// PyTorch prints it, which every forward error starts with. A subclass gives its weight's
+// shape and fan-in, its input's spatial rank and the convolution itself.
+class ConvModule : public Module {
+ protected:
+  // PyTorch's reset_parameters: kaiming_uniform_(a=sqrt(5)) gives bound 1/sqrt(fan_in)
+  // for the weight; the bias is uniform in the same bound.
+  ConvModule(const Conv2dOptions& o, int spatial, const Dims& weight_shape, int64_t fan_in, DType dtype, Device device)
+      : o_(o), spatial_(spatial) {
     const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
-    Tensor w = new_parameter(Dims{o.out_channels, o.in_channels / o.groups, o.kernel[0], o.kernel[1]}, dtype, device);
-    if (w.numel() > 0) init_uniform(w, bound);
-    ag::set_requires_grad(w, true);
-    params_.emplace_back("weight", w);
-    if (o.bias) {
-      Tensor b = new_parameter(Dims{o.out_channels}, dtype, device);
-      if (b.numel() > 0) init_uniform(b, bound);
-      ag::set_requires_grad(b, true);
-      params_.emplace_back("bias", b);
-    }
+    add_parameter("weight", weight_shape, bound, dtype, device);
+    if (o.bias) add_parameter("bias", Dims{o.out_channels}, bound, dtype, device);
   }
-  const char* kind() const override { return "Conv2d"; }
-  Tensor forward(const std::vector<Tensor>& in) override {
-    if (in.size() != 1) fail(DT_ERR_INVALID_ARGUMENT, cat("Conv2d: expected 1 input but got ", in.size()));
+
+  // Checks the one input (on the module's device; [N, C, spatial...] or [C, spatial...]
+  // with C = in_channels) and returns conv(x, weight, bias or an empty tensor), an error
+  // of which is reworded to start with describe().
+  template <class Conv>
+  Tensor run(const std::vector<Tensor>& in, Conv conv) {
+    if (in.size() != 1) fail(DT_ERR_INVALID_ARGUMENT, cat(kind(), ": expected 1 input but got ", in.size()));
     const Tensor& x = in[0];
     check_input_device(*this, x);
-    if ((x.ndim() != 3 && x.ndim() != 4) || x.size(x.ndim() - 3) != o_.in_channels)
-      fail(DT_ERR_SHAPE_MISMATCH, cat(describe(), ": expected an input of shape [N, ", o_.in_channels, ", H, W] or [",
-                                      o_.in_channels, ", H, W] but got ", dims_str(x.shape())));
+    if ((x.ndim() != spatial_ + 1 && x.ndim() != spatial_ + 2) || x.size(x.ndim() - spatial_ - 1) != o_.in_channels) {
+      const char* dims = spatial_ == 1 ? "L" : "H, W";
+      fail(DT_ERR_SHAPE_MISMATCH, cat(describe(), ": expected an input of shape [N, ", o_.in_channels, ", ", dims,
+                                      "] or [", o_.in_channels, ", ", dims, "] but got ", dims_str(x.shape())));
+    }
     try {
-      return ag::conv2d(x, params_[0].second, o_.bias ? params_[1].second : Tensor(), conv_window(o_), o_.groups);
+      return conv(x, params_[0].second, o_.bias ? params_[1].second : Tensor());
     } catch (const Error& e) {
       fail(e.code(), cat(describe(), ": ", e.what()));
     }
   }
 
+  Conv2dOptions o_;
+
  private:
-  // PyTorch's repr: "Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))".
+  void add_parameter(const char* name, const Dims& shape, double bound, DType dtype, Device device) {
+    Tensor p = new_parameter(shape, dtype, device);
+    if (p.numel() > 0) init_uniform(p, bound);
+    ag::set_requires_grad(p, true);
+    params_.emplace_back(name, p);
+  }
+
+  // A pair of options as PyTorch prints it: "(3, 3)", or "(3,)" for Conv1d, whose values
+  // are the pairs' second entries.
+  std::string tuple(const int64_t (&v)[2]) const {
+    return spatial_ == 1 ? cat("(", v[1], ",)") : cat("(", v[0], ", ", v[1], ")");
+  }
+  bool all(const int64_t (&v)[2], int64_t value) const { return v[1] == value && (spatial_ == 1 || v[0] == value); }
+
+  // PyTorch's repr, e.g. "Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))"
+  // or "ConvTranspose2d(8, 3, kernel_size=(3, 3), stride=(2, 2), output_padding=(1, 1))".
   std::string describe() const {
-    std::string s = cat("Conv2d(", o_.in_channels, ", ", o_.out_channels, ", kernel_size=(", o_.kernel[0], ", ",
-                        o_.kernel[1], "), stride=(", o_.stride[0], ", ", o_.stride[1], ")");
+    std::string s = cat(kind(), "(", o_.in_channels, ", ", o_.out_channels, ", kernel_size=", tuple(o_.kernel),
+                        ", stride=", tuple(o_.stride));
     if (o_.same_padding) s += ", padding=same";
-    else if (o_.padding[0] || o_.padding[1]) s += cat(", padding=(", o_.padding[0], ", ", o_.padding[1], ")");
-    if (o_.dilation[0] != 1 || o_.dilation[1] != 1) s += cat(", dilation=(", o_.dilation[0], ", ", o_.dilation[1], ")");
+    else if (!all(o_.padding, 0)) s += ", padding=" + tuple(o_.padding);
+    if (!all(o_.output_padding, 0)) s += ", output_padding=" + tuple(o_.output_padding);
+    if (!all(o_.dilation, 1)) s += ", dilation=" + tuple(o_.dilation);
     if (o_.groups != 1) s += cat(", groups=", o_.groups);
     if (!o_.bias) s += ", bias=False";
     return s + ")";
   }
 
-  Conv2dOptions o_;
+  int spatial_;  // 1 (Conv1d) or 2
+};
+
+class Conv2d final : public ConvModule {
+ public:
+  Conv2d(const Conv2dOptions& o, DType dtype, Device device)
+      : ConvModule(o, 2, Dims{o.out_channels, o.in_channels / o.groups, o.kernel[0], o.kernel[1]},
+                   o.in_channels / o.groups * o.kernel[0] * o.kernel[1], dtype, device) {}
+  Module* clone() const override { return new Conv2d(*this); }
+  const char* kind() const override { return "Conv2d"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    return run(in, [&](const Tensor& x, const Tensor& w, const Tensor& b) {
+      return ag::conv2d(x, w, b, conv_window(o_), o_.groups);
+    });
+  }
 };
 
 // Conv1d: Conv2d over a height of 1 (input [N, C, L] -> [N, C, 1, L], weight [OC, C / g,
 // K] -> [OC, C / g, 1, K]), so it shares Conv2d's kernels and ConvolutionBackward0.
-class Conv1d final : public Module {
+class Conv1d final : public ConvModule {
  public:
+  Conv1d(const Conv2dOptions& o, DType dtype, Device device)
+      : ConvModule(o, 1, Dims{o.out_channels, o.in_channels / o.groups, o.kernel[1]},
+                   o.in_channels / o.groups * o.kernel[1], dtype, device) {}
   Module* clone() const override { return new Conv1d(*this); }
-  Conv1d(const Conv2dOptions& o, DType dtype, Device device) : o_(o) {
-    const int64_t fan_in = o.in_channels / o.groups * o.kernel[1];
-    const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
-    Tensor w = new_parameter(Dims{o.out_channels, o.in_channels / o.groups, o.kernel[1]}, dtype, device);
-    if (w.numel() > 0) init_uniform(w, bound);
-    ag::set_requires_grad(w, true);
-    params_.emplace_back("weight", w);
-    if (o.bias) {
-      Tensor b = new_parameter(Dims{o.out_channels}, dtype, device);
-      if (b.numel() > 0) init_uniform(b, bound);
-      ag::set_requires_grad(b, true);
-      params_.emplace_back("bias", b);
-    }
-  }
   const char* kind() const override { return "Conv1d"; }
   Tensor forward(const std::vector<Tensor>& in) override {
-    if (in.size() != 1) fail(DT_ERR_INVALID_ARGUMENT, cat("Conv1d: expected 1 input but got ", in.size()));
-    const Tensor& x = in[0];
-    check_input_device(*this, x);
-    const std::string what = cat("Conv1d(", o_.in_channels, ", ", o_.out_channels, ", kernel_size=(", o_.kernel[1],
-                                 ",), stride=(", o_.stride[1], ",))");
-    if ((x.ndim() != 2 && x.ndim() != 3) || x.size(x.ndim() - 2) != o_.in_channels)
-      fail(DT_ERR_SHAPE_MISMATCH, cat(what, ": expected an input of shape [N, ", o_.in_channels, ", L] or [",
-                                      o_.in_channels, ", L] but got ", dims_str(x.shape())));
-    try {
-      return ag::conv1d(x, params_[0].second, o_.bias ? params_[1].second : Tensor(), conv_window(o_), o_.groups);
-    } catch (const Error& e) {
-      fail(e.code(), cat(what, ": ", e.what()));
-    }
+    return run(in, [&](const Tensor& x, const Tensor& w, const Tensor& b) {
+      return ag::conv1d(x, w, b, conv_window(o_), o_.groups);
+    });
   }
-
- private:
-  Conv2dOptions o_;
 };
 
 // ConvTranspose2d: weight [in, out / groups, kH, kW]. PyTorch's kaiming_uniform_(a=sqrt(5))
 // takes fan_in from the weight's second dimension: out / groups * kH * kW.
-class ConvTranspose2d final : public Module {
+class ConvTranspose2d final : public ConvModule {
  public:
+  ConvTranspose2d(const Conv2dOptions& o, DType dtype, Device device)
+      : ConvModule(o, 2, Dims{o.in_channels, o.out_channels / o.groups, o.kernel[0], o.kernel[1]},
+                   o.out_channels / o.groups * o.kernel[0] * o.kernel[1], dtype, device) {}
   Module* clone() const override { return new ConvTranspose2d(*this); }
-  ConvTranspose2d(const Conv2dOptions& o, DType dtype, Device device) : o_(o) {
-    const int64_t fan_in = o.out_channels / o.groups * o.kernel[0] * o.kernel[1];
-    const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
-    Tensor w = new_parameter(Dims{o.in_channels, o.out_channels / o.groups, o.kernel[0], o.kernel[1]}, dtype, device);
-    if (w.numel() > 0) init_uniform(w, bound);
-    ag::set_requires_grad(w, true);
-    params_.emplace_back("weight", w);
-    if (o.bias) {
-      Tensor b = new_parameter(Dims{o.out_channels}, dtype, device);
-      if (b.numel() > 0) init_uniform(b, bound);
-      ag::set_requires_grad(b, true);
-      params_.emplace_back("bias", b);
-    }
-  }
   const char* kind() const override { return "ConvTranspose2d"; }
   Tensor forward(const std::vector<Tensor>& in) override {
-    if (in.size() != 1) fail(DT_ERR_INVALID_ARGUMENT, cat("ConvTranspose2d: expected 1 input but got ", in.size()));
-    const Tensor& x = in[0];
-    check_input_device(*this, x);
-    if ((x.ndim() != 3 && x.ndim() != 4) || x.size(x.ndim() - 3) != o_.in_channels)
-      fail(DT_ERR_SHAPE_MISMATCH, cat(describe(), ": expected an input of shape [N, ", o_.in_channels, ", H, W] or [",
-                                      o_.in_channels, ", H, W] but got ", dims_str(x.shape())));
-    try {
-      return ag::conv_transpose2d(x, params_[0].second, o_.bias ? params_[1].second : Tensor(), conv_window(o_),
-                                  o_.output_padding, o_.groups);
-    } catch (const Error& e) {
-      fail(e.code(), cat(describe(), ": ", e.what()));
-    }
+    return run(in, [&](const Tensor& x, const Tensor& w, const Tensor& b) {
+      return ag::conv_transpose2d(x, w, b, conv_window(o_), o_.output_padding, o_.groups);
+    });
   }
-
- private:
-  // PyTorch's repr: "ConvTranspose2d(8, 3, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), output_padding=(1, 1))".
-  std::string describe() const {
-    std::string s = cat("ConvTranspose2d(", o_.in_channels, ", ", o_.out_channels, ", kernel_size=(", o_.kernel[0], ", ",
-                        o_.kernel[1], "), stride=(", o_.stride[0], ", ", o_.stride[1], ")");
-    if (o_.padding[0] || o_.padding[1]) s += cat(", padding=(", o_.padding[0], ", ", o_.padding[1], ")");
-    if (o_.output_padding[0] || o_.output_padding[1])
-      s += cat(", output_padding=(", o_.output_padding[0], ", ", o_.output_padding[1], ")");
-    if (o_.dilation[0] != 1 || o_.dilation[1] != 1) s += cat(", dilation=(", o_.dilation[0], ", ", o_.dilation[1], ")");
-    if (o_.groups != 1) s += cat(", groups=", o_.groups);
-    if (!o_.bias) s += ", bias=False";
-    return s + ")";
-  }
-
-  Conv2dOptions o_;
 };
+
+// The checks every convolution module's constructor makes, naming the module (fn);
+// output_padding is checked for a transposed one.
+void check_module_options(const char* fn, const Conv2dOptions& o, DType dtype, bool transposed = false) {
+  check_conv_options(fn, o);
+  if (transposed) check_output_padding(fn, o);
+  if (o.in_channels <= 0 || o.out_channels <= 0)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": in_channels (", o.in_channels, ") and out_channels (", o.out_channels,
+                                      ") must be positive"));
+  if (o.in_channels % o.groups != 0)
+    fail(DT_ERR_INVALID_ARGUMENT,
+         cat(fn, ": in_channels (", o.in_channels, ") must be divisible by groups (", o.groups, ")"));
+  if (o.out_channels % o.groups != 0)
+    fail(DT_ERR_INVALID_ARGUMENT,
+         cat(fn, ": out_channels (", o.out_channels, ") must be divisible by groups (", o.groups, ")"));
+  if (!is_floating(dtype))
+    fail(DT_ERR_DTYPE_MISMATCH, cat(fn, ": parameters need a floating dtype, got ", dtype_name(dtype)));
+}
 
 }  // namespace
 
 Module* new_conv_transpose2d(const Conv2dOptions& o, DType dtype, Device device) {
   if (o.same_padding)
     fail(DT_ERR_INVALID_ARGUMENT, "ConvTranspose2d: padding='same' is not supported (nor by PyTorch's ConvTranspose2d)");
-  check_conv_options("ConvTranspose2d", o);
-  check_output_padding("ConvTranspose2d", o);
-  if (o.in_channels <= 0 || o.out_channels <= 0)
-    fail(DT_ERR_INVALID_ARGUMENT, cat("ConvTranspose2d: in_channels (", o.in_channels, ") and out_channels (",
-                                      o.out_channels, ") must be positive"));
-  if (o.in_channels % o.groups != 0 || o.out_channels % o.groups != 0)
-    fail(DT_ERR_INVALID_ARGUMENT, cat("ConvTranspose2d: in_channels (", o.in_channels, ") and out_channels (",
-                                      o.out_channels, ") must be divisible by groups (", o.groups, ")"));
-  if (!is_floating(dtype))
-    fail(DT_ERR_DTYPE_MISMATCH, cat("ConvTranspose2d: parameters need a floating dtype, got ", dtype_name(dtype)));
+  check_module_options("ConvTranspose2d", o, dtype, /*transposed=*/true);
   return new ConvTranspose2d(o, dtype, device);
 }
 
 Module* new_conv1d(const Conv2dOptions& o, DType dtype, Device device) {
-  check_conv_options("Conv1d", o);
-  if (o.in_channels <= 0 || o.out_channels <= 0)
-    fail(DT_ERR_INVALID_ARGUMENT, cat("Conv1d: in_channels (", o.in_channels, ") and out_channels (", o.out_channels,
-                                      ") must be positive"));
-  if (o.in_channels % o.groups != 0 || o.out_channels % o.groups != 0)
-    fail(DT_ERR_INVALID_ARGUMENT, cat("Conv1d: in_channels (", o.in_channels, ") and out_channels (", o.out_channels,
-                                      ") must be divisible by groups (", o.groups, ")"));
-  if (!is_floating(dtype))
-    fail(DT_ERR_DTYPE_MISMATCH, cat("Conv1d: parameters need a floating dtype, got ", dtype_name(dtype)));
+  check_module_options("Conv1d", o, dtype);
   return new Conv1d(o, dtype, device);
 }
 
 Module* new_conv2d(const Conv2dOptions& o, DType dtype, Device device) {
-  check_conv_options("Conv2d", o);
-  if (o.in_channels <= 0 || o.out_channels <= 0)
-    fail(DT_ERR_INVALID_ARGUMENT, cat("Conv2d: in_channels (", o.in_channels, ") and out_channels (", o.out_channels,
-                                      ") must be positive"));
-  if (o.in_channels % o.groups != 0) fail(DT_ERR_INVALID_ARGUMENT, cat("Conv2d: in_channels (", o.in_channels,
-                                                                       ") must be divisible by groups (", o.groups, ")"));
-  if (o.out_channels % o.groups != 0) fail(DT_ERR_INVALID_ARGUMENT, cat("Conv2d: out_channels (", o.out_channels,
-                                                                        ") must be divisible by groups (", o.groups, ")"));
-  if (!is_floating(dtype))
-    fail(DT_ERR_DTYPE_MISMATCH, cat("Conv2d: parameters need a floating dtype, got ", dtype_name(dtype)));
+  check_module_options("Conv2d", o, dtype);
   return new Conv2d(o, dtype, device);
 }
 
