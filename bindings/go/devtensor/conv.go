@@ -63,13 +63,9 @@ func Conv2d(in, out int64, kernel [2]int64, opts Conv2dOptions) (*Module, error)
 	if err != nil {
 		return nil, err
 	}
-	b := C.int32_t(1)
-	if opts.NoBias {
-		b = 0
-	}
 	return takeModule(op, C.gdt_conv2d_new(C.int64_t(in), C.int64_t(out), C.int64_t(kernel[0]), C.int64_t(kernel[1]),
 		C.int64_t(s[0]), C.int64_t(s[1]), C.int64_t(p[0]), C.int64_t(p[1]), C.int64_t(d[0]), C.int64_t(d[1]),
-		C.int64_t(g), b, C.dt_dtype(opts.DType), opts.Device.c()))
+		C.int64_t(g), biasArg(opts.NoBias), C.dt_dtype(opts.DType), opts.Device.c()))
 }
 
 // Conv2d is torch.nn.functional.conv2d(t, weight, bias) (dt_conv2d): t [N, C, H, W] or
@@ -84,27 +80,16 @@ func Conv2d(in, out int64, kernel [2]int64, opts Conv2dOptions) (*Module, error)
 // ErrDeviceMismatch, ErrOutOfMemory.
 func (t *Tensor) Conv2d(weight, bias *Tensor, opts Conv2dOptions) (*Tensor, error) {
 	const op = "Tensor.Conv2d"
-	if opts.NoBias || opts.DType != DefaultDType || opts.Device != (Device{}) {
-		return nil, &Error{Code: ErrInvalidArgument, Op: op,
-			Msg: "NoBias, DType and Device are Conv2d's (the module's) options; pass bias nil instead"}
+	if err := moduleOnlyOptions(op, "Conv2d", opts.NoBias, opts.DType, opts.Device); err != nil {
+		return nil, err
 	}
 	s, p, d, g, err := opts.geometry(op)
 	if err != nil {
 		return nil, err
 	}
-	ih, err := t.handle(op)
+	ih, wh, bh, err := inputHandles(op, t, weight, bias, false)
 	if err != nil {
 		return nil, err
-	}
-	wh, err := weight.handle(op)
-	if err != nil {
-		return nil, err
-	}
-	var bh C.uintptr_t
-	if bias != nil {
-		if bh, err = bias.handle(op); err != nil {
-			return nil, err
-		}
 	}
 	r := C.gdt_conv2d(ih, wh, bh, C.int64_t(s[0]), C.int64_t(s[1]), C.int64_t(p[0]), C.int64_t(p[1]),
 		C.int64_t(d[0]), C.int64_t(d[1]), C.int64_t(g))
@@ -172,12 +157,8 @@ func Conv1d(in, out, kernel int64, opts Conv1dOptions) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := C.int32_t(1)
-	if opts.NoBias {
-		b = 0
-	}
 	return takeModule(op, C.gdt_conv1d_new(C.int64_t(in), C.int64_t(out), C.int64_t(kernel), C.int64_t(s),
-		C.int64_t(p), C.int64_t(d), C.int64_t(g), b, C.dt_dtype(opts.DType), opts.Device.c()))
+		C.int64_t(p), C.int64_t(d), C.int64_t(g), biasArg(opts.NoBias), C.dt_dtype(opts.DType), opts.Device.c()))
 }
 
 // Conv1d is torch.nn.functional.conv1d(t, weight, bias) (dt_conv1d): t [N, C, L] or [C,
@@ -194,27 +175,16 @@ func Conv1d(in, out, kernel int64, opts Conv1dOptions) (*Module, error) {
 // not floating), ErrDeviceMismatch, ErrOutOfMemory.
 func (t *Tensor) Conv1d(weight, bias *Tensor, opts Conv1dOptions) (*Tensor, error) {
 	const op = "Tensor.Conv1d"
-	if opts.NoBias || opts.DType != DefaultDType || opts.Device != (Device{}) {
-		return nil, &Error{Code: ErrInvalidArgument, Op: op,
-			Msg: "NoBias, DType and Device are Conv1d's (the module's) options; pass bias nil instead"}
+	if err := moduleOnlyOptions(op, "Conv1d", opts.NoBias, opts.DType, opts.Device); err != nil {
+		return nil, err
 	}
 	s, p, d, g, err := opts.geometry(op)
 	if err != nil {
 		return nil, err
 	}
-	ih, err := t.handle(op)
+	ih, wh, bh, err := inputHandles(op, t, weight, bias, false)
 	if err != nil {
 		return nil, err
-	}
-	wh, err := weight.handle(op)
-	if err != nil {
-		return nil, err
-	}
-	var bh C.uintptr_t
-	if bias != nil {
-		if bh, err = bias.handle(op); err != nil {
-			return nil, err
-		}
 	}
 	r := C.gdt_conv1d(ih, wh, bh, C.int64_t(s), C.int64_t(p), C.int64_t(d), C.int64_t(g))
 	runtime.KeepAlive(t)
@@ -275,13 +245,9 @@ func ConvTranspose2d(in, out int64, kernel [2]int64, opts ConvTranspose2dOptions
 		return nil, versionErr
 	}
 	s, p, o, d, g := opts.geometry()
-	b := C.int32_t(1)
-	if opts.NoBias {
-		b = 0
-	}
 	return takeModule(op, C.gdt_conv_transpose2d_new(C.int64_t(in), C.int64_t(out), C.int64_t(kernel[0]),
 		C.int64_t(kernel[1]), C.int64_t(s[0]), C.int64_t(s[1]), C.int64_t(p[0]), C.int64_t(p[1]), C.int64_t(o[0]),
-		C.int64_t(o[1]), C.int64_t(g), b, C.int64_t(d[0]), C.int64_t(d[1]), C.dt_dtype(opts.DType), opts.Device.c()))
+		C.int64_t(o[1]), C.int64_t(g), biasArg(opts.NoBias), C.int64_t(d[0]), C.int64_t(d[1]), C.dt_dtype(opts.DType), opts.Device.c()))
 }
 
 // ConvTranspose2d is torch.nn.functional.conv_transpose2d(t, weight, bias)
@@ -299,24 +265,13 @@ func ConvTranspose2d(in, out int64, kernel [2]int64, opts ConvTranspose2dOptions
 // ErrOutOfMemory.
 func (t *Tensor) ConvTranspose2d(weight, bias *Tensor, opts ConvTranspose2dOptions) (*Tensor, error) {
 	const op = "Tensor.ConvTranspose2d"
-	if opts.NoBias || opts.DType != DefaultDType || opts.Device != (Device{}) {
-		return nil, &Error{Code: ErrInvalidArgument, Op: op,
-			Msg: "NoBias, DType and Device are ConvTranspose2d's (the module's) options; pass bias nil instead"}
+	if err := moduleOnlyOptions(op, "ConvTranspose2d", opts.NoBias, opts.DType, opts.Device); err != nil {
+		return nil, err
 	}
 	s, p, o, d, g := opts.geometry()
-	ih, err := t.handle(op)
+	ih, wh, bh, err := inputHandles(op, t, weight, bias, false)
 	if err != nil {
 		return nil, err
-	}
-	wh, err := weight.handle(op)
-	if err != nil {
-		return nil, err
-	}
-	var bh C.uintptr_t
-	if bias != nil {
-		if bh, err = bias.handle(op); err != nil {
-			return nil, err
-		}
 	}
 	r := C.gdt_conv_transpose2d(ih, wh, bh, C.int64_t(s[0]), C.int64_t(s[1]), C.int64_t(p[0]), C.int64_t(p[1]),
 		C.int64_t(o[0]), C.int64_t(o[1]), C.int64_t(g), C.int64_t(d[0]), C.int64_t(d[1]))
@@ -475,4 +430,41 @@ func (t *Tensor) AdaptiveAvgPool2d(size [2]int64) (*Tensor, error) {
 	r := C.gdt_adaptive_avg_pool2d(h, C.int64_t(size[0]), C.int64_t(size[1]))
 	runtime.KeepAlive(t)
 	return takeTensor(op, r)
+}
+
+// moduleOnlyOptions refuses, in a functional convolution, the options that only the
+// module (named module) takes: the functional form's bias is its argument, and its dtype
+// and device are the tensors'.
+func moduleOnlyOptions(op, module string, noBias bool, dtype DType, device Device) error {
+	if noBias || dtype != DefaultDType || device != (Device{}) {
+		return &Error{Code: ErrInvalidArgument, Op: op,
+			Msg: "NoBias, DType and Device are " + module + "'s (the module's) options; pass bias nil instead"}
+	}
+	return nil
+}
+
+// inputHandles returns the handles of an op's input t, its weight and its bias (0 for a
+// nil bias, and for a nil weight when weightOptional), or the error of the first that
+// is missing or closed.
+func inputHandles(op string, t, weight, bias *Tensor, weightOptional bool) (ih, wh, bh C.uintptr_t, err error) {
+	if ih, err = t.handle(op); err != nil {
+		return 0, 0, 0, err
+	}
+	if weight != nil || !weightOptional {
+		if wh, err = weight.handle(op); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	if bh, err = optionalTensor(op, bias); err != nil {
+		return 0, 0, 0, err
+	}
+	return ih, wh, bh, nil
+}
+
+// biasArg is a module constructor's bias flag (PyTorch's bias=True unless noBias).
+func biasArg(noBias bool) C.int32_t {
+	if noBias {
+		return 0
+	}
+	return 1
 }

@@ -92,6 +92,35 @@ func (pg *ProcessGroup) handle(op string) (C.uintptr_t, error) {
 	return C.uintptr_t(h), nil
 }
 
+// handles returns the group's handle and those of the tensors a collective takes
+// (tensors: at most 2), or the error of the first that is missing or closed.
+func (pg *ProcessGroup) handles(op string, tensors ...*Tensor) (h C.uintptr_t, th [2]C.uintptr_t, err error) {
+	if h, err = pg.handle(op); err != nil {
+		return 0, th, err
+	}
+	for i, t := range tensors {
+		if th[i], err = t.handle(op); err != nil {
+			return 0, th, err
+		}
+	}
+	return h, th, nil
+}
+
+// query returns the int32 that get writes for the group (its rank or size).
+func (pg *ProcessGroup) query(op string, get func(h C.uintptr_t, v *C.int32_t) C.gdt_res) (int, error) {
+	h, err := pg.handle(op)
+	if err != nil {
+		return 0, err
+	}
+	var v C.int32_t
+	r := get(h, &v)
+	runtime.KeepAlive(pg)
+	if err := resErr(op, r); err != nil {
+		return 0, err
+	}
+	return int(v), nil
+}
+
 // int32Arg converts an int argument to int32, or fails with ErrInvalidArgument.
 func int32Arg(op, name string, v int) (C.int32_t, error) {
 	if v < math.MinInt32 || v > math.MaxInt32 {
@@ -199,34 +228,12 @@ func (pg *ProcessGroup) Close() error {
 
 // Rank returns this process's rank in the group. See dt_process_group_rank.
 func (pg *ProcessGroup) Rank() (int, error) {
-	const op = "ProcessGroup.Rank"
-	h, err := pg.handle(op)
-	if err != nil {
-		return 0, err
-	}
-	var v C.int32_t
-	r := C.gdt_process_group_rank(h, &v)
-	runtime.KeepAlive(pg)
-	if err := resErr(op, r); err != nil {
-		return 0, err
-	}
-	return int(v), nil
+	return pg.query("ProcessGroup.Rank", func(h C.uintptr_t, v *C.int32_t) C.gdt_res { return C.gdt_process_group_rank(h, v) })
 }
 
 // Size returns the number of ranks in the group. See dt_process_group_size.
 func (pg *ProcessGroup) Size() (int, error) {
-	const op = "ProcessGroup.Size"
-	h, err := pg.handle(op)
-	if err != nil {
-		return 0, err
-	}
-	var v C.int32_t
-	r := C.gdt_process_group_size(h, &v)
-	runtime.KeepAlive(pg)
-	if err := resErr(op, r); err != nil {
-		return 0, err
-	}
-	return int(v), nil
+	return pg.query("ProcessGroup.Size", func(h C.uintptr_t, v *C.int32_t) C.gdt_res { return C.gdt_process_group_size(h, v) })
 }
 
 // Backend returns the name of the group's backend ("gloo"). See dt_process_group_backend.
@@ -249,15 +256,11 @@ func (pg *ProcessGroup) Backend() (string, error) {
 // ErrDistributed, ErrOutOfMemory. See dt_all_reduce_.
 func (pg *ProcessGroup) AllReduce(t *Tensor, op ReduceOp) error {
 	const name = "ProcessGroup.AllReduce"
-	h, err := pg.handle(name)
+	h, th, err := pg.handles(name, t)
 	if err != nil {
 		return err
 	}
-	th, err := t.handle(name)
-	if err != nil {
-		return err
-	}
-	r := C.gdt_all_reduce(h, th, C.int32_t(op))
+	r := C.gdt_all_reduce(h, th[0], C.int32_t(op))
 	runtime.KeepAlive(pg)
 	runtime.KeepAlive(t)
 	return resErr(name, r)
@@ -268,11 +271,7 @@ func (pg *ProcessGroup) AllReduce(t *Tensor, op ReduceOp) error {
 // dt_broadcast_.
 func (pg *ProcessGroup) Broadcast(t *Tensor, root int) error {
 	const name = "ProcessGroup.Broadcast"
-	h, err := pg.handle(name)
-	if err != nil {
-		return err
-	}
-	th, err := t.handle(name)
+	h, th, err := pg.handles(name, t)
 	if err != nil {
 		return err
 	}
@@ -280,7 +279,7 @@ func (pg *ProcessGroup) Broadcast(t *Tensor, root int) error {
 	if err != nil {
 		return err
 	}
-	r := C.gdt_broadcast(h, th, root32)
+	r := C.gdt_broadcast(h, th[0], root32)
 	runtime.KeepAlive(pg)
 	runtime.KeepAlive(t)
 	return resErr(name, r)
@@ -293,19 +292,11 @@ func (pg *ProcessGroup) Broadcast(t *Tensor, root int) error {
 // dtypes differ). See dt_all_gather.
 func (pg *ProcessGroup) AllGather(in, out *Tensor) error {
 	const name = "ProcessGroup.AllGather"
-	h, err := pg.handle(name)
+	h, th, err := pg.handles(name, in, out)
 	if err != nil {
 		return err
 	}
-	ih, err := in.handle(name)
-	if err != nil {
-		return err
-	}
-	oh, err := out.handle(name)
-	if err != nil {
-		return err
-	}
-	r := C.gdt_all_gather(h, ih, oh)
+	r := C.gdt_all_gather(h, th[0], th[1])
 	runtime.KeepAlive(pg)
 	runtime.KeepAlive(in)
 	runtime.KeepAlive(out)
@@ -318,19 +309,11 @@ func (pg *ProcessGroup) AllGather(in, out *Tensor) error {
 // for ReduceAvg of a non-floating dtype. See dt_reduce_scatter.
 func (pg *ProcessGroup) ReduceScatter(in, out *Tensor, op ReduceOp) error {
 	const name = "ProcessGroup.ReduceScatter"
-	h, err := pg.handle(name)
+	h, th, err := pg.handles(name, in, out)
 	if err != nil {
 		return err
 	}
-	ih, err := in.handle(name)
-	if err != nil {
-		return err
-	}
-	oh, err := out.handle(name)
-	if err != nil {
-		return err
-	}
-	r := C.gdt_reduce_scatter(h, ih, oh, C.int32_t(op))
+	r := C.gdt_reduce_scatter(h, th[0], th[1], C.int32_t(op))
 	runtime.KeepAlive(pg)
 	runtime.KeepAlive(in)
 	runtime.KeepAlive(out)
@@ -365,11 +348,7 @@ func (pg *ProcessGroup) Recv(t *Tensor, src, tag int) error {
 }
 
 func (pg *ProcessGroup) sendRecv(name string, recv bool, t *Tensor, peer, tag int) error {
-	h, err := pg.handle(name)
-	if err != nil {
-		return err
-	}
-	th, err := t.handle(name)
+	h, th, err := pg.handles(name, t)
 	if err != nil {
 		return err
 	}
@@ -387,9 +366,9 @@ func (pg *ProcessGroup) sendRecv(name string, recv bool, t *Tensor, peer, tag in
 	}
 	var r C.gdt_res
 	if recv {
-		r = C.gdt_recv(h, th, p32, tag32)
+		r = C.gdt_recv(h, th[0], p32, tag32)
 	} else {
-		r = C.gdt_send(h, th, p32, tag32)
+		r = C.gdt_send(h, th[0], p32, tag32)
 	}
 	runtime.KeepAlive(pg)
 	runtime.KeepAlive(t)

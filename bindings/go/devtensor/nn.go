@@ -149,11 +149,7 @@ func Linear(in, out int64, opts LinearOptions) (*Module, error) {
 	if versionErr != nil {
 		return nil, versionErr
 	}
-	b := C.int32_t(1)
-	if opts.NoBias {
-		b = 0
-	}
-	return takeModule("Linear", C.gdt_linear(C.int64_t(in), C.int64_t(out), b, C.dt_dtype(opts.DType), opts.Device.c()))
+	return takeModule("Linear", C.gdt_linear(C.int64_t(in), C.int64_t(out), biasArg(opts.NoBias), C.dt_dtype(opts.DType), opts.Device.c()))
 }
 
 func simpleModule(op string, kind C.int, a, b int64, p float64) (*Module, error) {

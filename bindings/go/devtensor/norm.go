@@ -216,15 +216,7 @@ func (t *Tensor) LayerNorm(normalizedShape []int64, weight, bias *Tensor, opts L
 		return nil, &Error{Code: ErrInvalidArgument, Op: op,
 			Msg: "NoElementwiseAffine, NoBias, DType and Device are LayerNorm's (the module's) options; pass nil weight or bias instead"}
 	}
-	ih, err := t.handle(op)
-	if err != nil {
-		return nil, err
-	}
-	wh, err := optionalTensor(op, weight)
-	if err != nil {
-		return nil, err
-	}
-	bh, err := optionalTensor(op, bias)
+	ih, wh, bh, err := inputHandles(op, t, weight, bias, true)
 	if err != nil {
 		return nil, err
 	}
@@ -280,15 +272,7 @@ func (t *Tensor) GroupNorm(numGroups int64, weight, bias *Tensor, opts GroupNorm
 		return nil, &Error{Code: ErrInvalidArgument, Op: op,
 			Msg: "NoAffine, DType and Device are GroupNorm's (the module's) options; pass nil weight and bias instead"}
 	}
-	ih, err := t.handle(op)
-	if err != nil {
-		return nil, err
-	}
-	wh, err := optionalTensor(op, weight)
-	if err != nil {
-		return nil, err
-	}
-	bh, err := optionalTensor(op, bias)
+	ih, wh, bh, err := inputHandles(op, t, weight, bias, true)
 	if err != nil {
 		return nil, err
 	}
