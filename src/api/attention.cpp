@@ -42,11 +42,7 @@ DT_API dt_status dt_scaled_dot_product_attention(const dt_tensor* query, const d
     Borrowed q = tensor_arg(query, fn, "query");
     Borrowed k = tensor_arg(key, fn, "key");
     Borrowed v = tensor_arg(value, fn, "value");
-    Tensor mask;
-    if (attn_mask) {
-      Borrowed m = tensor_arg(attn_mask, fn, "attn_mask");
-      mask = m;
-    }
+    const Tensor mask = optional_tensor_arg(attn_mask, fn, "attn_mask");
     const bool causal = flag_arg(is_causal, fn, "is_causal");
     *out = new_handle(ag::scaled_dot_product_attention(q, k, v, mask, causal));
   });

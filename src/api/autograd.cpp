@@ -60,12 +60,7 @@ DT_API dt_status dt_tensor_detach(const dt_tensor* t, dt_tensor** out) {
 DT_API dt_status dt_backward(const dt_tensor* t, const dt_tensor* grad) {
   return guard([&] {
     Borrowed x = tensor_arg(t, "dt_backward", "t");
-    if (grad) {
-      Borrowed g = tensor_arg(grad, "dt_backward", "grad");
-      ag::backward(x, g);
-    } else {
-      ag::backward(x, Tensor());
-    }
+    ag::backward(x, optional_tensor_arg(grad, "dt_backward", "grad"));
   });
 }
 

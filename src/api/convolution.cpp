@@ -40,11 +40,7 @@ DT_API dt_status dt_conv2d(const dt_tensor* input, const dt_tensor* weight, cons
     require(out, "dt_conv2d", "out");
     Borrowed x = tensor_arg(input, "dt_conv2d", "input");
     Borrowed w = tensor_arg(weight, "dt_conv2d", "weight");
-    Tensor b;
-    if (bias) {
-      Borrowed bb = tensor_arg(bias, "dt_conv2d", "bias");
-      b = bb;
-    }
+    const Tensor b = optional_tensor_arg(bias, "dt_conv2d", "bias");
     const Tensor& wt = w;
     if (wt.ndim() != 4)
       fail(DT_ERR_SHAPE_MISMATCH, cat("dt_conv2d: expected a 4-d weight [out_channels, in_channels / groups, kH, kW], ",
@@ -90,11 +86,7 @@ DT_API dt_status dt_conv1d(const dt_tensor* input, const dt_tensor* weight, cons
     require(out, "dt_conv1d", "out");
     Borrowed x = tensor_arg(input, "dt_conv1d", "input");
     Borrowed w = tensor_arg(weight, "dt_conv1d", "weight");
-    Tensor b;
-    if (bias) {
-      Borrowed bb = tensor_arg(bias, "dt_conv1d", "bias");
-      b = bb;
-    }
+    const Tensor b = optional_tensor_arg(bias, "dt_conv1d", "bias");
     const Tensor& wt = w;
     if (wt.ndim() != 3)
       fail(DT_ERR_SHAPE_MISMATCH, cat("dt_conv1d: expected a 3-d weight [out_channels, in_channels / groups, kW], ",
@@ -136,11 +128,7 @@ DT_API dt_status dt_conv_transpose2d(const dt_tensor* input, const dt_tensor* we
     require(out, "dt_conv_transpose2d", "out");
     Borrowed x = tensor_arg(input, "dt_conv_transpose2d", "input");
     Borrowed w = tensor_arg(weight, "dt_conv_transpose2d", "weight");
-    Tensor b;
-    if (bias) {
-      Borrowed bb = tensor_arg(bias, "dt_conv_transpose2d", "bias");
-      b = bb;
-    }
+    const Tensor b = optional_tensor_arg(bias, "dt_conv_transpose2d", "bias");
     const Tensor& wt = w;
     if (wt.ndim() != 4)
       fail(DT_ERR_SHAPE_MISMATCH, cat("dt_conv_transpose2d: expected a 4-d weight [in_channels, out_channels / groups, ",

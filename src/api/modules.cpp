@@ -48,12 +48,6 @@ nn::Reduction reduction_arg(int32_t r, const char* fn) {
   return static_cast<nn::Reduction>(r);
 }
 
-Tensor optional_tensor(const dt_tensor* t, const char* fn, const char* param) {
-  if (!t) return Tensor();
-  Borrowed b = tensor_arg(t, fn, param);
-  return b;  // a counted copy
-}
-
 std::vector<Tensor> params_arg(const dt_tensor* const* params, size_t n, const char* fn) {
   if (n > 0 && !params) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": params is NULL but n is ", n));
   std::vector<Tensor> v;
@@ -132,7 +126,7 @@ DT_API dt_status dt_cross_entropy_loss_new(const dt_tensor* weight, int32_t redu
                                            double label_smoothing, dt_module** out) {
   const char* fn = "dt_cross_entropy_loss_new";
   return make_module(fn, out, [&] {
-    return nn::new_cross_entropy(optional_tensor(weight, fn, "weight"), reduction_arg(reduction, fn), ignore_index,
+    return nn::new_cross_entropy(optional_tensor_arg(weight, fn, "weight"), reduction_arg(reduction, fn), ignore_index,
                                  label_smoothing);
   });
 }
@@ -140,7 +134,7 @@ DT_API dt_status dt_cross_entropy_loss_new(const dt_tensor* weight, int32_t redu
 DT_API dt_status dt_nll_loss_new(const dt_tensor* weight, int32_t reduction, int64_t ignore_index, dt_module** out) {
   const char* fn = "dt_nll_loss_new";
   return make_module(fn, out, [&] {
-    return nn::new_nll(optional_tensor(weight, fn, "weight"), reduction_arg(reduction, fn), ignore_index);
+    return nn::new_nll(optional_tensor_arg(weight, fn, "weight"), reduction_arg(reduction, fn), ignore_index);
   });
 }
 

@@ -11,13 +11,6 @@ using namespace dt::api;
 
 namespace {
 
-// An optional tensor argument: undefined for NULL.
-Tensor optional_arg(const dt_tensor* t, const char* fn, const char* name) {
-  if (!t) return Tensor();
-  Borrowed b = tensor_arg(t, fn, name);
-  return b;
-}
-
 Dims shape_arg(const int64_t* shape, size_t ndims, const char* fn, const char* name) {
   if (!shape && ndims > 0) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", name, " is NULL with ", ndims, " dims"));
   if (ndims > static_cast<size_t>(kMaxDims))
@@ -59,9 +52,9 @@ DT_API dt_status dt_batch_norm(const dt_tensor* input, dt_tensor* running_mean, 
     require(out, fn, "out");
     Borrowed x = tensor_arg(input, fn, "input");
     const bool train = flag_arg(training, fn, "training");
-    *out = new_handle(ag::batch_norm(x, optional_arg(running_mean, fn, "running_mean"),
-                                     optional_arg(running_var, fn, "running_var"), optional_arg(weight, fn, "weight"),
-                                     optional_arg(bias, fn, "bias"), train, momentum, eps));
+    *out = new_handle(ag::batch_norm(x, optional_tensor_arg(running_mean, fn, "running_mean"),
+                                     optional_tensor_arg(running_var, fn, "running_var"), optional_tensor_arg(weight, fn, "weight"),
+                                     optional_tensor_arg(bias, fn, "bias"), train, momentum, eps));
   });
 }
 
@@ -72,7 +65,7 @@ DT_API dt_status dt_layer_norm(const dt_tensor* input, const int64_t* normalized
     require(out, fn, "out");
     Borrowed x = tensor_arg(input, fn, "input");
     const Dims shape = shape_arg(normalized_shape, ndims, fn, "normalized_shape");
-    *out = new_handle(ag::layer_norm(x, shape, optional_arg(weight, fn, "weight"), optional_arg(bias, fn, "bias"), eps));
+    *out = new_handle(ag::layer_norm(x, shape, optional_tensor_arg(weight, fn, "weight"), optional_tensor_arg(bias, fn, "bias"), eps));
   });
 }
 
@@ -83,7 +76,7 @@ DT_API dt_status dt_group_norm(const dt_tensor* input, int64_t num_groups, const
     require(out, fn, "out");
     Borrowed x = tensor_arg(input, fn, "input");
     *out = new_handle(
-        ag::group_norm(x, num_groups, optional_arg(weight, fn, "weight"), optional_arg(bias, fn, "bias"), eps));
+        ag::group_norm(x, num_groups, optional_tensor_arg(weight, fn, "weight"), optional_tensor_arg(bias, fn, "bias"), eps));
   });
 }
 

@@ -34,6 +34,12 @@ Borrowed tensor_arg(const dt_tensor* h, const char* fn, const char* param) {
   return Borrowed(t);
 }
 
+Tensor optional_tensor_arg(const dt_tensor* h, const char* fn, const char* param) {
+  if (!h) return Tensor();
+  Borrowed b = tensor_arg(h, fn, param);
+  return b;
+}
+
 dt_tensor* new_handle(Tensor t) {
   TensorImpl* impl = t.impl();
   void* h = handle_create(HandleKind::Tensor, impl, destroy_tensor);

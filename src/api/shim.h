@@ -73,6 +73,9 @@ class Borrowed {
 // A module's parameter or buffer is pinned until the entry point returns, so a
 // concurrent dt_module_to cannot free its storage during the call.
 Borrowed tensor_arg(const dt_tensor* h, const char* fn, const char* param);
+// An optional tensor argument (a bias, a class weight): an undefined Tensor for NULL,
+// else a counted copy of tensor_arg's.
+Tensor optional_tensor_arg(const dt_tensor* h, const char* fn, const char* param);
 // Registers t under a new handle; the caller's out-parameter gets it.
 dt_tensor* new_handle(Tensor t);
 

@@ -95,6 +95,18 @@ impl Device {
     /// `cpu:0`, the host.
     pub const CPU: Device = Device::Cpu(0);
 
+    /// The C ABI's form of an optional device: `None` is `DT_DEVICE_DEFAULT`, the process
+    /// default for a constructor and "unchanged" for `dt_tensor_to`.
+    pub(crate) fn raw_or_default(device: Option<Device>) -> ffi::dt_device {
+        device.map_or(
+            ffi::dt_device {
+                type_: ffi::DT_DEVICE_DEFAULT,
+                index: 0,
+            },
+            Device::to_raw,
+        )
+    }
+
     pub(crate) fn to_raw(self) -> ffi::dt_device {
         match self {
             Device::Cpu(i) => ffi::dt_device {

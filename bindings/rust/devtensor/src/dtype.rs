@@ -32,6 +32,12 @@ pub enum DType {
 }
 
 impl DType {
+    /// The C ABI's form of an optional dtype: `None` is `DT_DTYPE_DEFAULT`, the process
+    /// default for a constructor and "unchanged" for `dt_tensor_to`.
+    pub(crate) fn raw_or_default(dtype: Option<DType>) -> ffi::dt_dtype {
+        dtype.map_or(ffi::DT_DTYPE_DEFAULT, DType::to_raw)
+    }
+
     pub(crate) fn to_raw(self) -> ffi::dt_dtype {
         match self {
             DType::Float32 => ffi::DT_FLOAT32,

@@ -502,13 +502,7 @@ impl Module {
         } else {
             ids.as_ptr()
         };
-        let output = output_device.map_or(
-            ffi::dt_device {
-                type_: ffi::DT_DEVICE_DEFAULT,
-                index: 0,
-            },
-            Device::to_raw,
-        );
+        let output = Device::raw_or_default(output_device);
         new_module(|o| unsafe {
             ffi::dt_data_parallel_new(module.raw(), ids_ptr, ids.len(), output, o)
         })

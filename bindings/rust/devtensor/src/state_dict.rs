@@ -443,10 +443,7 @@ impl StateDict {
     pub fn load(path: impl AsRef<Path>) -> Result<StateDict> {
         StateDict::load_raw(
             path.as_ref(),
-            ffi::dt_device {
-                type_: ffi::DT_DEVICE_DEFAULT,
-                index: 0,
-            },
+            Device::raw_or_default(None),
         )
     }
 

@@ -818,10 +818,7 @@ impl Tensor {
     ///
     /// As [`Tensor::to`].
     pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
-        let keep = ffi::dt_device {
-            type_: ffi::DT_DEVICE_DEFAULT,
-            index: 0,
-        };
+        let keep = Device::raw_or_default(None);
         self.to_raw(keep, dtype.to_raw(), 0)
     }
 
@@ -859,10 +856,7 @@ impl Tensor {
     ///
     /// [`ErrorCode::OutOfMemory`] (`dt_tensor_to` with `DT_TO_COPY`).
     pub fn deep_copy(&self) -> Result<Tensor> {
-        let keep = ffi::dt_device {
-            type_: ffi::DT_DEVICE_DEFAULT,
-            index: 0,
-        };
+        let keep = Device::raw_or_default(None);
         self.to_raw(keep, ffi::DT_DTYPE_DEFAULT, ffi::DT_TO_COPY as u32)
     }
 

@@ -18,7 +18,7 @@
 //! bool mask is the opposite: `true` where attention IS allowed. Float masks are added to
 //! the scores in both (`0.0` allows, `f32::NEG_INFINITY` forbids).
 
-use super::norm::{opt_ptr, raw_device, raw_dtype};
+use super::norm::opt_ptr;
 use super::{new_module, Module};
 use crate::error::Result;
 use crate::{DType, Device, Tensor};
@@ -156,7 +156,7 @@ impl MultiheadAttention {
     /// `DtypeMismatch` (a float mask of another dtype), `DeviceMismatch`,
     /// `InvalidArgument` (no query, more than 5 inputs).
     pub fn build(&self) -> Result<Module> {
-        let (dtype, device) = (raw_dtype(self.dtype), raw_device(self.device));
+        let (dtype, device) = (DType::raw_or_default(self.dtype), Device::raw_or_default(self.device));
         new_module(|o| unsafe {
             ffi::dt_multihead_attention_new(
                 self.embed_dim,
@@ -351,7 +351,7 @@ impl TransformerEncoderLayer {
     /// `DeviceUnavailable`, `OutOfMemory`. Its forward fails as
     /// [`MultiheadAttention`]'s, the message naming the attention module.
     pub fn build(&self) -> Result<Module> {
-        let (dtype, device) = (raw_dtype(self.dtype), raw_device(self.device));
+        let (dtype, device) = (DType::raw_or_default(self.dtype), Device::raw_or_default(self.device));
         new_module(|o| unsafe {
             ffi::dt_transformer_encoder_layer_new(
                 self.d_model,

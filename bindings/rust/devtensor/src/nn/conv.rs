@@ -11,6 +11,44 @@ use crate::error::Result;
 use crate::{DType, Device, Tensor};
 use devtensor_sys as ffi;
 
+/// The setters every convolution builder has: `groups=`, all of the geometry at once,
+/// `bias=`, and the weights' dtype and device.
+macro_rules! conv_common_setters {
+    ($t:ident, $options:ident, $geometry:literal) => {
+        impl $t {
+            /// `groups=` (default 1).
+            pub fn groups(mut self, groups: i64) -> $t {
+                self.options.groups = groups;
+                self
+            }
+            #[doc = concat!("All of the geometry at once (", $geometry, ").")]
+            pub fn options(mut self, options: $options) -> $t {
+                self.options = options;
+                self
+            }
+            /// `bias=` (default `true`).
+            pub fn bias(mut self, bias: bool) -> $t {
+                self.bias = bias;
+                self
+            }
+            /// The weights' dtype, floating (default: the process default,
+            /// [`set_default_dtype`](crate::set_default_dtype)).
+            pub fn dtype(mut self, dtype: DType) -> $t {
+                self.dtype = Some(dtype);
+                self
+            }
+            /// Where the weights live (default: the process default device).
+            pub fn device(mut self, device: Device) -> $t {
+                self.device = Some(device);
+                self
+            }
+        }
+    };
+}
+conv_common_setters!(Conv2d, Conv2dOptions, "stride, padding, dilation, groups");
+conv_common_setters!(ConvTranspose2d, ConvTranspose2dOptions, "stride, padding, output_padding, groups, dilation");
+conv_common_setters!(Conv1d, Conv1dOptions, "stride, padding, dilation, groups");
+
 fn pair(p: (i64, i64)) -> [i64; 2] {
     [p.0, p.1]
 }
@@ -149,32 +187,6 @@ impl Conv2d {
         self.options.dilation = dilation;
         self
     }
-    /// `groups=` (default 1).
-    pub fn groups(mut self, groups: i64) -> Conv2d {
-        self.options.groups = groups;
-        self
-    }
-    /// All of the geometry at once (stride, padding, dilation, groups).
-    pub fn options(mut self, options: Conv2dOptions) -> Conv2d {
-        self.options = options;
-        self
-    }
-    /// `bias=` (default `true`).
-    pub fn bias(mut self, bias: bool) -> Conv2d {
-        self.bias = bias;
-        self
-    }
-    /// The weights' dtype, floating (default: the process default,
-    /// [`set_default_dtype`](crate::set_default_dtype)).
-    pub fn dtype(mut self, dtype: DType) -> Conv2d {
-        self.dtype = Some(dtype);
-        self
-    }
-    /// Where the weights live (default: the process default device).
-    pub fn device(mut self, device: Device) -> Conv2d {
-        self.device = Some(device);
-        self
-    }
     /// The module.
     ///
     /// # Errors
@@ -191,14 +203,8 @@ impl Conv2d {
         let s = pair(self.options.stride);
         let p = self.options.padding.to_raw();
         let d = pair(self.options.dilation);
-        let dtype = self.dtype.map_or(ffi::DT_DTYPE_DEFAULT, DType::to_raw);
-        let device = self.device.map_or(
-            ffi::dt_device {
-                type_: ffi::DT_DEVICE_DEFAULT,
-                index: 0,
-            },
-            Device::to_raw,
-        );
+        let dtype = DType::raw_or_default(self.dtype);
+        let device = Device::raw_or_default(self.device);
         new_module(|o| unsafe {
             ffi::dt_conv2d_new(
                 self.in_channels,
@@ -323,35 +329,9 @@ impl ConvTranspose2d {
         self.options.output_padding = output_padding;
         self
     }
-    /// `groups=` (default 1).
-    pub fn groups(mut self, groups: i64) -> ConvTranspose2d {
-        self.options.groups = groups;
-        self
-    }
     /// `dilation=` (default `(1, 1)`).
     pub fn dilation(mut self, dilation: (i64, i64)) -> ConvTranspose2d {
         self.options.dilation = dilation;
-        self
-    }
-    /// All of the geometry at once (stride, padding, output_padding, groups, dilation).
-    pub fn options(mut self, options: ConvTranspose2dOptions) -> ConvTranspose2d {
-        self.options = options;
-        self
-    }
-    /// `bias=` (default `true`).
-    pub fn bias(mut self, bias: bool) -> ConvTranspose2d {
-        self.bias = bias;
-        self
-    }
-    /// The weights' dtype, floating (default: the process default,
-    /// [`set_default_dtype`](crate::set_default_dtype)).
-    pub fn dtype(mut self, dtype: DType) -> ConvTranspose2d {
-        self.dtype = Some(dtype);
-        self
-    }
-    /// Where the weights live (default: the process default device).
-    pub fn device(mut self, device: Device) -> ConvTranspose2d {
-        self.device = Some(device);
         self
     }
     /// The module.
@@ -371,14 +351,8 @@ impl ConvTranspose2d {
         let p = pair(self.options.padding);
         let op = pair(self.options.output_padding);
         let d = pair(self.options.dilation);
-        let dtype = self.dtype.map_or(ffi::DT_DTYPE_DEFAULT, DType::to_raw);
-        let device = self.device.map_or(
-            ffi::dt_device {
-                type_: ffi::DT_DEVICE_DEFAULT,
-                index: 0,
-            },
-            Device::to_raw,
-        );
+        let dtype = DType::raw_or_default(self.dtype);
+        let device = Device::raw_or_default(self.device);
         new_module(|o| unsafe {
             ffi::dt_conv_transpose2d_new(
                 self.in_channels,
@@ -532,32 +506,6 @@ impl Conv1d {
         self.options.dilation = dilation;
         self
     }
-    /// `groups=` (default 1).
-    pub fn groups(mut self, groups: i64) -> Conv1d {
-        self.options.groups = groups;
-        self
-    }
-    /// All of the geometry at once (stride, padding, dilation, groups).
-    pub fn options(mut self, options: Conv1dOptions) -> Conv1d {
-        self.options = options;
-        self
-    }
-    /// `bias=` (default `true`).
-    pub fn bias(mut self, bias: bool) -> Conv1d {
-        self.bias = bias;
-        self
-    }
-    /// The weights' dtype, floating (default: the process default,
-    /// [`set_default_dtype`](crate::set_default_dtype)).
-    pub fn dtype(mut self, dtype: DType) -> Conv1d {
-        self.dtype = Some(dtype);
-        self
-    }
-    /// Where the weights live (default: the process default device).
-    pub fn device(mut self, device: Device) -> Conv1d {
-        self.device = Some(device);
-        self
-    }
     /// The module.
     ///
     /// # Errors
@@ -570,14 +518,8 @@ impl Conv1d {
     /// naming the module and the shapes (a wrong channel count, a kernel larger than the
     /// padded input), `DtypeMismatch`, `DeviceMismatch`.
     pub fn build(&self) -> Result<Module> {
-        let dtype = self.dtype.map_or(ffi::DT_DTYPE_DEFAULT, DType::to_raw);
-        let device = self.device.map_or(
-            ffi::dt_device {
-                type_: ffi::DT_DEVICE_DEFAULT,
-                index: 0,
-            },
-            Device::to_raw,
-        );
+        let dtype = DType::raw_or_default(self.dtype);
+        let device = Device::raw_or_default(self.device);
         new_module(|o| unsafe {
             ffi::dt_conv1d_new(
                 self.in_channels,

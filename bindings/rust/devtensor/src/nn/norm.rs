@@ -21,20 +21,6 @@ const DEFAULT_MOMENTUM: f64 = 0.1;
 /// carry over from the header).
 const PADDING_IDX_NONE: i64 = i64::MIN;
 
-pub(super) fn raw_dtype(dtype: Option<DType>) -> ffi::dt_dtype {
-    dtype.map_or(ffi::DT_DTYPE_DEFAULT, DType::to_raw)
-}
-
-pub(super) fn raw_device(device: Option<Device>) -> ffi::dt_device {
-    device.map_or(
-        ffi::dt_device {
-            type_: ffi::DT_DEVICE_DEFAULT,
-            index: 0,
-        },
-        Device::to_raw,
-    )
-}
-
 /// The options the two batch norms share.
 #[derive(Clone, Debug, PartialEq)]
 struct BatchNormConfig {
@@ -85,7 +71,7 @@ impl BatchNormConfig {
                 ),
             )),
         };
-        let (dtype, device) = (raw_dtype(self.dtype), raw_device(self.device));
+        let (dtype, device) = (DType::raw_or_default(self.dtype), Device::raw_or_default(self.device));
         new_module(|o| unsafe {
             new(
                 self.num_features,
@@ -354,7 +340,7 @@ impl LayerNorm {
     /// `OutOfMemory`. Its forward fails with `ShapeMismatch` naming the module and the
     /// shapes, `DtypeMismatch`, `DeviceMismatch`.
     pub fn build(&self) -> Result<Module> {
-        let (dtype, device) = (raw_dtype(self.dtype), raw_device(self.device));
+        let (dtype, device) = (DType::raw_or_default(self.dtype), Device::raw_or_default(self.device));
         new_module(|o| unsafe {
             ffi::dt_layer_norm_new(
                 self.normalized_shape.as_ptr(),
@@ -453,7 +439,7 @@ impl GroupNorm {
     /// `DeviceUnavailable`, `OutOfMemory`. Its forward fails with `ShapeMismatch` naming
     /// the module and the input's size, `DtypeMismatch`, `DeviceMismatch`.
     pub fn build(&self) -> Result<Module> {
-        let (dtype, device) = (raw_dtype(self.dtype), raw_device(self.device));
+        let (dtype, device) = (DType::raw_or_default(self.dtype), Device::raw_or_default(self.device));
         new_module(|o| unsafe {
             ffi::dt_group_norm_new(
                 self.num_groups,
@@ -550,7 +536,7 @@ impl Embedding {
     /// `DeviceUnavailable`, `OutOfMemory`. Its forward fails as [`Tensor::embedding`]
     /// does, the message naming the module.
     pub fn build(&self) -> Result<Module> {
-        let (dtype, device) = (raw_dtype(self.dtype), raw_device(self.device));
+        let (dtype, device) = (DType::raw_or_default(self.dtype), Device::raw_or_default(self.device));
         new_module(|o| unsafe {
             ffi::dt_embedding_new(
                 self.num_embeddings,
