@@ -2,6 +2,7 @@
 //!   1. DEVTENSOR_LIB_DIR, a directory holding libdevtensor.so, or else
 //!   2. the `pkg-config` program (`pkg-config --libs-only-L devtensor`, which honours
 //!      PKG_CONFIG_PATH).
+//!
 //! Fails with a message naming both ways when neither works.
 //!
 //! Every binary linked with this crate (its own tests, and the programs of any crate that
@@ -88,7 +89,8 @@ fn tidy(dir: &Path) -> PathBuf {
         let is_link = fs::symlink_metadata(&out).map_or(true, |m| m.file_type().is_symlink());
         match part {
             Component::ParentDir
-                if !is_link && matches!(out.components().last(), Some(Component::Normal(_))) =>
+                if !is_link
+                    && matches!(out.components().next_back(), Some(Component::Normal(_))) =>
             {
                 out.pop();
             }
@@ -212,7 +214,7 @@ fn emit(dir: Option<&Path>) {
     println!("cargo:rerun-if-changed={}", lib.display());
     println!("cargo:rerun-if-env-changed=DEVTENSOR_LINK_BY_SONAME");
     let by_soname =
-        env::var_os("DEVTENSOR_LINK_BY_SONAME").map_or(false, |v| v != "0" && !v.is_empty());
+        env::var_os("DEVTENSOR_LINK_BY_SONAME").is_some_and(|v| v != "0" && !v.is_empty());
     if !by_soname {
         let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
         let stub = soname(&lib).and_then(|name| {
