@@ -95,6 +95,22 @@ void write_pieces(std::vector<Tensor> pieces, dt_tensor** outs, size_t cap, size
   *count = pieces.size();
 }
 
+// dt_chunk and dt_split: the pieces are counted first, so that a sizing call (or too
+// small a cap) makes none; count_pieces(x) counts them, pieces(x) makes them.
+template <class CountPieces, class Pieces>
+void pieces_entry(const char* fn, const dt_tensor* t, dt_tensor** outs, size_t cap, size_t* count,
+                  CountPieces count_pieces, Pieces pieces) {
+  require(count, fn, "count");
+  if (!outs && cap > 0) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": outs is NULL but cap is ", cap));
+  Borrowed x = tensor_arg(t, fn, "t");
+  const auto n = static_cast<uint64_t>(count_pieces(x));
+  if (n > cap) {
+    *count = n;
+    return;
+  }
+  write_pieces(pieces(x), outs, cap, count);
+}
+
 // include/devtensor.h must declare every entry point the table makes, with the
 // signature made here: a row without its declaration fails to compile on this line.
 #define DT_CHECK(fn, ...) static_assert(std::is_same<decltype(&::fn), dt_status (*)(__VA_ARGS__)>::value, #fn);
@@ -242,30 +258,17 @@ DT_API dt_status dt_stack(const dt_tensor* const* tensors, size_t n, int64_t dim
 DT_API dt_status dt_chunk(const dt_tensor* t, int64_t chunks, int64_t dim, dt_tensor** outs, size_t cap,
                           size_t* count) {
   return guard([&] {
-    require(count, "dt_chunk", "count");
-    if (!outs && cap > 0) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_chunk: outs is NULL but cap is ", cap));
-    Borrowed x = tensor_arg(t, "dt_chunk", "t");
-    // Counted first: a sizing call (or too small a cap) makes no piece at all.
-    const auto n = static_cast<uint64_t>(ops::chunk_pieces(x, chunks, dim));
-    if (n > cap) {
-      *count = n;
-      return;
-    }
-    write_pieces(ag::chunk(x, chunks, dim), outs, cap, count);
+    pieces_entry(
+        "dt_chunk", t, outs, cap, count, [&](const Tensor& x) { return ops::chunk_pieces(x, chunks, dim); },
+        [&](const Tensor& x) { return ag::chunk(x, chunks, dim); });
   });
 }
 DT_API dt_status dt_split(const dt_tensor* t, int64_t split_size, int64_t dim, dt_tensor** outs, size_t cap,
                           size_t* count) {
   return guard([&] {
-    require(count, "dt_split", "count");
-    if (!outs && cap > 0) fail(DT_ERR_INVALID_ARGUMENT, cat("dt_split: outs is NULL but cap is ", cap));
-    Borrowed x = tensor_arg(t, "dt_split", "t");
-    const auto n = static_cast<uint64_t>(ops::split_pieces(x, split_size, dim));
-    if (n > cap) {
-      *count = n;
-      return;
-    }
-    write_pieces(ag::split(x, split_size, dim), outs, cap, count);
+    pieces_entry(
+        "dt_split", t, outs, cap, count, [&](const Tensor& x) { return ops::split_pieces(x, split_size, dim); },
+        [&](const Tensor& x) { return ag::split(x, split_size, dim); });
   });
 }
 
