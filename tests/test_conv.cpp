@@ -319,6 +319,86 @@ TEST_F(Conv, ConvTranspose2dBadInputNamesTheModuleAndTheShapes) {
   dt_state_dict_release(sd);
 }
 
+// Geometry whose arithmetic overflows int64 (found by fuzz/fuzz_nn.cpp): a stride or a
+// dilation that is never taken gives PyTorch's result; anything that would make a size
+// larger than int64 holds is a clean error. The ASan/UBSan build runs these too, so an
+// overflow on the way is a failure there.
+TEST_F(Conv, ExtremeGeometryGivesTheResultOrAClearError) {
+  constexpr int64_t kMax = INT64_MAX;
+  const int64_t xs[4] = {1, 2, 5, 5}, ws[4] = {3, 2, 3, 3}, w1s[4] = {3, 2, 1, 1};
+  T x, w, w1, y;
+  DT_ASSERT_OK(dt_tensor_ones(xs, 4, DT_FLOAT64, cpu(), x.out()));
+  DT_ASSERT_OK(dt_tensor_ones(ws, 4, DT_FLOAT64, cpu(), w.out()));
+  DT_ASSERT_OK(dt_tensor_ones(w1s, 4, DT_FLOAT64, cpu(), w1.out()));
+  auto message_has = [](const char* text) {
+    EXPECT_NE(std::string(dt_last_error_message()).find(text), std::string::npos) << dt_last_error_message();
+  };
+  // A stride as large as int64: one window, the sum of 2 x 3 x 3 ones.
+  const int64_t huge[2] = {kMax, kMax};
+  DT_ASSERT_OK(dt_conv2d(x, w, nullptr, huge, nullptr, nullptr, 1, y.out()));
+  EXPECT_EQ(shape_of(y), (std::vector<int64_t>{1, 3, 1, 1}));
+  EXPECT_EQ(values<double>(y), std::vector<double>(3, 18.0));
+  // A 1x1 kernel has no second tap: any dilation gives the 1x1 convolution (2 channels of ones).
+  DT_ASSERT_OK(dt_conv2d(x, w1, nullptr, nullptr, nullptr, huge, 1, y.out()));
+  EXPECT_EQ(shape_of(y), (std::vector<int64_t>{1, 3, 5, 5}));
+  EXPECT_EQ(values<double>(y), std::vector<double>(75, 2.0));
+  // A 3x3 kernel dilated past int64 is larger than any input.
+  const int64_t dilated[2] = {kMax, 1};
+  DT_EXPECT_STATUS(dt_conv2d(x, w, nullptr, nullptr, nullptr, dilated, 1, y.out()), DT_ERR_SHAPE_MISMATCH);
+  message_has("larger than int64 holds");
+  // Padding that makes the padded input larger than int64.
+  const int64_t padded[2] = {kMax / 2, kMax / 2};
+  DT_EXPECT_STATUS(dt_conv2d(x, w, nullptr, nullptr, padded, nullptr, 1, y.out()), DT_ERR_INVALID_ARGUMENT);
+  message_has("larger than int64 holds");
+  // padding='same' pads by dilation * (kernel - 1): past int64.
+  const int64_t same[2] = {DT_PADDING_SAME, 0};
+  DT_EXPECT_STATUS(dt_conv2d(x, w, nullptr, nullptr, same, dilated, 1, y.out()), DT_ERR_INVALID_ARGUMENT);
+  message_has("padding='same'");
+  // groups times the weight's second dimension past int64 (no channel at all, so every
+  // divisibility rule holds).
+  const int64_t empty_xs[4] = {1, 0, 5, 5}, empty_ws[4] = {0, 2, 3, 3};
+  T ex, ew;
+  DT_ASSERT_OK(dt_tensor_ones(empty_xs, 4, DT_FLOAT64, cpu(), ex.out()));
+  DT_ASSERT_OK(dt_tensor_ones(empty_ws, 4, DT_FLOAT64, cpu(), ew.out()));
+  DT_EXPECT_STATUS(dt_conv2d(ex, ew, nullptr, nullptr, nullptr, nullptr, kMax, y.out()), DT_ERR_SHAPE_MISMATCH);
+  message_has("more channels than int64 holds");
+  // conv1d: a stride as large as int64, one window of 3 taps over 2 channels of ones.
+  const int64_t x1s[3] = {1, 2, 5}, w1d[3] = {3, 2, 3};
+  T x1, k1;
+  DT_ASSERT_OK(dt_tensor_ones(x1s, 3, DT_FLOAT64, cpu(), x1.out()));
+  DT_ASSERT_OK(dt_tensor_ones(w1d, 3, DT_FLOAT64, cpu(), k1.out()));
+  DT_ASSERT_OK(dt_conv1d(x1, k1, nullptr, kMax, 0, 1, 1, y.out()));
+  EXPECT_EQ(shape_of(y), (std::vector<int64_t>{1, 3, 1}));
+  EXPECT_EQ(values<double>(y), std::vector<double>(3, 6.0));
+}
+
+TEST_F(Conv, TransposedExtremeGeometryGivesTheResultOrAClearError) {
+  constexpr int64_t kMax = INT64_MAX;
+  const int64_t ws[4] = {2, 3, 3, 3}, pixel[4] = {1, 2, 1, 1}, image[4] = {1, 2, 3, 3};
+  T w, px, im, y;
+  DT_ASSERT_OK(dt_tensor_ones(ws, 4, DT_FLOAT64, cpu(), w.out()));
+  DT_ASSERT_OK(dt_tensor_ones(pixel, 4, DT_FLOAT64, cpu(), px.out()));
+  DT_ASSERT_OK(dt_tensor_ones(image, 4, DT_FLOAT64, cpu(), im.out()));
+  // One input pixel never steps: any stride spreads it over one 3x3 patch, 2 channels of ones.
+  const int64_t huge[2] = {kMax, kMax};
+  DT_ASSERT_OK(dt_conv_transpose2d(px, w, nullptr, huge, nullptr, nullptr, 1, nullptr, y.out()));
+  EXPECT_EQ(shape_of(y), (std::vector<int64_t>{1, 3, 3, 3}));
+  EXPECT_EQ(values<double>(y), std::vector<double>(27, 2.0));
+  // Three rows that far apart: an output past int64.
+  DT_EXPECT_STATUS(dt_conv_transpose2d(im, w, nullptr, huge, nullptr, nullptr, 1, nullptr, y.out()),
+                   DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("more than int64 holds"), std::string::npos)
+      << dt_last_error_message();
+  // An output of 5 rows ((3 - 1) * (2^62 + 1) - 2 * 2^62 + 3), but 2^63 + 5 with its
+  // padding, which the computation needs.
+  const int64_t stride[2] = {(int64_t{1} << 62) + 1, 1}, padding[2] = {int64_t{1} << 62, 0};
+  DT_EXPECT_STATUS(dt_conv_transpose2d(im, w, nullptr, stride, padding, nullptr, 1, nullptr, y.out()),
+                   DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("padding included"), std::string::npos)
+      << dt_last_error_message();
+  EXPECT_EQ(y.get(), nullptr);
+}
+
 TEST_F(Conv, Conv1dHasPyTorchsNamesAndIsTheFunctionalForm) {
   DT_ASSERT_OK(dt_manual_seed(4));
   M m;

@@ -131,4 +131,34 @@ TEST_F(Pooling, BadArgumentsAreRefusedNamingTheModule) {
   EXPECT_EQ(y.get(), nullptr);
 }
 
+// Geometry whose arithmetic overflows int64 (found by fuzz/fuzz_nn.cpp): a stride or a
+// dilation that is never taken gives PyTorch's result; a size past int64 is a clean error.
+TEST_F(Pooling, ExtremeGeometryGivesTheResultOrAClearError) {
+  constexpr int64_t kMax = INT64_MAX;
+  T flat, x, y;
+  DT_ASSERT_OK(dt_tensor_arange(0, 25, 1, DT_FLOAT64, cpu(), flat.out()));  // 0..24, row-major 5x5
+  const int64_t xs[4] = {1, 1, 5, 5};
+  DT_ASSERT_OK(dt_reshape(flat, xs, 4, x.out()));
+  const int64_t k2[2] = {2, 2}, k1[2] = {1, 1}, k3[2] = {3, 3}, huge[2] = {kMax, kMax};
+  // A stride as large as int64, with ceil_mode: one window, the top-left 2x2 (0, 1, 5, 6).
+  DT_ASSERT_OK(dt_max_pool2d(x, k2, huge, nullptr, nullptr, 1, y.out()));
+  EXPECT_EQ(shape_of(y), (std::vector<int64_t>{1, 1, 1, 1}));
+  EXPECT_EQ(values<double>(y), std::vector<double>{6.0});
+  DT_ASSERT_OK(dt_avg_pool2d(x, k2, huge, nullptr, 1, 1, y.out()));
+  EXPECT_EQ(values<double>(y), std::vector<double>{3.0});
+  // A 1x1 window has no second tap: any dilation gives the input back.
+  DT_ASSERT_OK(dt_max_pool2d(x, k1, nullptr, nullptr, huge, 0, y.out()));
+  EXPECT_EQ(values<double>(y), values<double>(flat));
+  // A 3x3 window dilated past int64 is larger than any input.
+  DT_EXPECT_STATUS(dt_max_pool2d(x, k3, nullptr, nullptr, huge, 1, y.out()), DT_ERR_SHAPE_MISMATCH);
+  EXPECT_NE(std::string(dt_last_error_message()).find("larger than int64 holds"), std::string::npos)
+      << dt_last_error_message();
+  // An adaptive output of 2^62 rows over 5: a valid request, whose averaging matrix (and
+  // output) no memory holds.
+  const int64_t size[2] = {kMax / 2, 1};
+  DT_EXPECT_STATUS(dt_adaptive_avg_pool2d(x, size, y.out()), DT_ERR_OUT_OF_MEMORY);
+  EXPECT_NE(std::string(dt_last_error_message()).find("averaging matrix"), std::string::npos)
+      << dt_last_error_message();
+}
+
 }  // namespace

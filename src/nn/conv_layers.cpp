@@ -45,6 +45,13 @@ void check_conv_options(const char* fn, const Conv2dOptions& o) {
   if (o.same_padding && (o.stride[0] != 1 || o.stride[1] != 1))
     fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": padding='same' is not supported for strided convolutions (stride (",
                                       o.stride[0], ", ", o.stride[1], "))"));
+  // padding='same' pads by dilation * (kernel - 1) in all (conv_window).
+  int64_t total = 0;
+  if (o.same_padding && (__builtin_mul_overflow(o.dilation[0], o.kernel[0] - 1, &total) ||
+                         __builtin_mul_overflow(o.dilation[1], o.kernel[1] - 1, &total)))
+    fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": padding='same' with kernel_size (", o.kernel[0], ", ", o.kernel[1],
+                                      ") and dilation (", o.dilation[0], ", ", o.dilation[1],
+                                      ") pads by more than int64 holds"));
   if (o.groups <= 0) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": groups must be positive, got ", o.groups));
 }
 

@@ -25,6 +25,12 @@ void check_conv_operands(const char* op, const char* weight_layout, const Tensor
     fail(DT_ERR_SHAPE_MISMATCH,
          cat(op, ": expected a 4-d weight ", weight_layout, ", but got weight of size ", dims_str(w.shape())));
   if (groups <= 0) fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": groups must be positive, got ", groups));
+  // The channels the weight's second dimension stands for (conv2d's input, conv_transpose2d's
+  // output) are w.size(1) * groups, which the checks after this one compute.
+  int64_t grouped = 0;
+  if (__builtin_mul_overflow(w.size(1), groups, &grouped))
+    fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": groups=", groups, " times the weight's second dimension (weight of size ",
+                                    dims_str(w.shape()), ") is more channels than int64 holds"));
   ops::check_same_device(op, x, w);
   if (bias.defined()) ops::check_same_device(op, x, bias);
   if (x.dtype() != w.dtype() || (bias.defined() && bias.dtype() != x.dtype()))

@@ -5,6 +5,9 @@
 // (ConvolutionBackward0, PyTorch's name): the input's gradient is conv2d of the output's
 // gradient with the same weight and window; the weight's is one product of the input with
 // the output gradient's windows.
+#include <limits>
+#include <string>
+
 #include "core/error.h"
 #include "nn/autograd.h"
 #include "nn/functions.h"
@@ -33,15 +36,26 @@ void check_conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& bias
                                     "] (out_channels), but got bias of size ", dims_str(bias.shape())));
 }
 
-// One output size of the transposed window; SHAPE_MISMATCH when it is below 1.
+// One output size of the transposed window; SHAPE_MISMATCH when it is below 1,
+// INVALID_ARGUMENT when it, with the padding, is more than int64 holds. Computed in 128 bits: each term is
+// an int64, or a product of two, so no step overflows.
 int64_t transposed_size(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, int64_t op, const Tensor& x,
                         const Tensor& w) {
-  const int64_t out = (in - 1) * s - 2 * p + d * (k - 1) + op + 1;
+  using Wide = __int128;
+  const Wide out = Wide{in - 1} * s - Wide{2} * p + Wide{d} * (k - 1) + op + 1;
+  const std::string args = cat(" (input of size ", dims_str(x.shape()), ", weight of size ", dims_str(w.shape()),
+                               ", stride ", s, ", padding ", p, ", dilation ", d, ", output_padding ", op, ")");
   if (out < 1)
-    fail(DT_ERR_SHAPE_MISMATCH, cat("conv_transpose2d: the output would have size ", out, " (input of size ",
-                                    dims_str(x.shape()), ", weight of size ", dims_str(w.shape()), ", stride ", s,
-                                    ", padding ", p, ", dilation ", d, ", output_padding ", op, ")"));
-  return out;
+    fail(DT_ERR_SHAPE_MISMATCH,
+         cat("conv_transpose2d: the output would have size ",
+             out >= std::numeric_limits<int64_t>::min() ? std::to_string(static_cast<int64_t>(out)) : "below -2^63",
+             args));
+  // The output with its padding (the forward folds into it, the backward pads the
+  // gradient to it) must fit too; it is at least the output.
+  if (out + Wide{2} * p > std::numeric_limits<int64_t>::max())
+    fail(DT_ERR_INVALID_ARGUMENT,
+         cat("conv_transpose2d: the output's size, padding included, would be more than int64 holds", args));
+  return static_cast<int64_t>(out);
 }
 
 // x [N, C, H, W] widened with zeros to H + dh rows and W + dw columns (dh, dw >= 0).

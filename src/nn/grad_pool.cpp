@@ -48,12 +48,18 @@ Tensor batched(const Tensor& x) { return x.ndim() == 3 ? ops::unsqueeze(x, 0) : 
 // windows of the extra output row/column hang over the bottom/right: the window gets that
 // much more bottom/right padding, which max pooling fills with -inf and average pooling
 // leaves out of the divisor.
+// window_output has checked that the padded input and the dilated kernel fit in int64;
+// the rest is computed in 128 bits, as a stride may be as large as INT64_MAX. The
+// overhang is less than the stride, and at most the dilated kernel, so it fits.
 int64_t ceil_overhang(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
-  const int64_t span = in + 2 * p - d * (k - 1) - 1;  // checked non-negative by window_output
+  using Wide = __int128;
+  const Wide padded = Wide{in} + Wide{2} * p, kernel = Wide{d} * (k - 1) + 1;
+  const Wide span = padded - kernel;
   if (span < 0) return 0;
-  int64_t out = (span + s - 1) / s + 1;
-  if ((out - 1) * s >= in + p) --out;
-  return std::max<int64_t>(0, (out - 1) * s + d * (k - 1) + 1 - (in + 2 * p));
+  Wide out = (span + s - 1) / s + 1;
+  if ((out - 1) * s >= Wide{in} + p) --out;
+  const Wide overhang = (out - 1) * s + kernel - padded;
+  return overhang > 0 ? static_cast<int64_t>(overhang) : 0;
 }
 
 ops::Window2d ceil_window(const char* op, const ops::Window2d& w, const Tensor& x) {
@@ -203,10 +209,17 @@ Tensor adaptive_avg_pool2d(const Tensor& input, int64_t oh, int64_t ow) {
              "graph on ", device_str(input.device()), "; pool before the capture, or to a size that divides the "
              "input. The capture goes on without it"));
   // rows x cols averaging matrix: row i averages [floor(i * n / rows), ceil((i + 1) * n / rows)).
+  // Its size is checked first: an output size as large as INT64_MAX is valid, but the
+  // matrix (and the output) cannot be allocated.
   auto averaging = [&](int64_t rows, int64_t n) {
-    std::vector<double> m(static_cast<size_t>(rows * n), 0.0);
+    int64_t size = 0;
+    if (__builtin_mul_overflow(rows, n, &size) ||
+        static_cast<uint64_t>(size) > std::numeric_limits<size_t>::max() / 2 / sizeof(double))
+      fail(DT_ERR_OUT_OF_MEMORY, cat("adaptive_avg_pool2d: output size (", oh, ", ", ow, ") over an input of ", H,
+                                     "x", W, " needs a ", rows, " x ", n, " averaging matrix, more than memory holds"));
+    std::vector<double> m(static_cast<size_t>(size), 0.0);
     for (int64_t i = 0; i < rows; ++i) {
-      const int64_t start = (i * n) / rows, end = ((i + 1) * n + rows - 1) / rows;
+      const int64_t start = (i * n) / rows, end = ((i + 1) * n + rows - 1) / rows;  // below size + rows: fits
       for (int64_t j = start; j < end; ++j) m[static_cast<size_t>(i * n + j)] = 1.0 / static_cast<double>(end - start);
     }
     Tensor t = ops::from_host(m.data(), m.size() * sizeof(double), Dims{rows, n}, DType::Float64, Device{DT_DEVICE_CPU, 0});

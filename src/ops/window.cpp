@@ -16,8 +16,18 @@ void window_output(const char* op, const Window2d& w, int64_t h, int64_t wd, int
     fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": kernel size, stride and dilation must be positive (", window_str(w), ")"));
   if (w.pt < 0 || w.pb < 0 || w.pl < 0 || w.pr < 0)
     fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": padding must be non-negative (", window_str(w), ")"));
-  const int64_t eh = w.dh * (w.kh - 1) + 1, ew = w.dw * (w.kw - 1) + 1;  // the dilated kernel
-  const int64_t ph = h + w.pt + w.pb, pw = wd + w.pl + w.pr;
+  // The padded input and the dilated kernel, in int64 where they fit: a padded size that
+  // does not is refused; a kernel that does not is larger than any input.
+  int64_t ph = 0, pw = 0, eh = 0, ew = 0;
+  if (__builtin_add_overflow(h, w.pt, &ph) || __builtin_add_overflow(ph, w.pb, &ph) ||
+      __builtin_add_overflow(wd, w.pl, &pw) || __builtin_add_overflow(pw, w.pr, &pw))
+    fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": the padded input (", h, " x ", wd, " with ", window_str(w),
+                                      ") is larger than int64 holds"));
+  const bool kernel_fits = !__builtin_mul_overflow(w.dh, w.kh - 1, &eh) && !__builtin_add_overflow(eh, 1, &eh) &&
+                           !__builtin_mul_overflow(w.dw, w.kw - 1, &ew) && !__builtin_add_overflow(ew, 1, &ew);
+  if (!kernel_fits)
+    fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": the dilated kernel (", window_str(w),
+                                    ") is larger than int64 holds, so larger than any input"));
   if (eh > ph || ew > pw)
     fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": the input's spatial size (", h, " x ", wd, ", padded ", ph, " x ", pw,
                                     ") is smaller than the kernel (", eh, " x ", ew, " with dilation; ", window_str(w),
@@ -27,6 +37,13 @@ void window_output(const char* op, const Window2d& w, int64_t h, int64_t wd, int
 }
 
 namespace {
+
+// The stride of a windows view along a dim of n windows (or kernel positions), each
+// `by` elements of the padded input apart, whose own stride is `unit`. With one window
+// the step is never taken and may be any size (a stride or dilation as large as
+// INT64_MAX), so it is 0; with two or more it lies inside the padded input, and the
+// product fits.
+int64_t step(int64_t n, int64_t unit, int64_t by) { return n > 1 ? unit * by : 0; }
 
 // x with `fill` around it (x itself when there is no padding).
 Tensor padded(const Tensor& x, const Window2d& w, double fill) {
@@ -47,7 +64,8 @@ Tensor windows(const Tensor& x, const Window2d& w, double fill) {
   const int64_t sN = p.stride(0), sC = p.stride(1), sH = p.stride(2), sW = p.stride(3);
   Dims shape, strides;
   for (int64_t v : {x.size(0), x.size(1), oh, ow, w.kh, w.kw}) shape.push(v);
-  for (int64_t v : {sN, sC, sH * w.sh, sW * w.sw, sH * w.dh, sW * w.dw}) strides.push(v);
+  for (int64_t v : {sN, sC, step(oh, sH, w.sh), step(ow, sW, w.sw), step(w.kh, sH, w.dh), step(w.kw, sW, w.dw)})
+    strides.push(v);
   return p.view_as(shape, strides, p.offset());
 }
 
@@ -58,7 +76,7 @@ Tensor fold_windows(const Tensor& g, const Dims& x_shape, const Window2d& w) {
   const int64_t sN = p.stride(0), sC = p.stride(1), sH = p.stride(2), sW = p.stride(3);
   Dims shape, strides;
   for (int64_t v : {N, C, oh, ow}) shape.push(v);
-  for (int64_t v : {sN, sC, sH * w.sh, sW * w.sw}) strides.push(v);
+  for (int64_t v : {sN, sC, step(oh, sH, w.sh), step(ow, sW, w.sw)}) strides.push(v);
   // One kernel position at a time: its windows never overlap each other, so each add is
   // an ordinary in-place add into a strided view of the padded result.
   for (int64_t i = 0; i < w.kh; ++i)
