@@ -350,6 +350,11 @@ TEST_F(Conv, ExtremeGeometryGivesTheResultOrAClearError) {
   const int64_t padded[2] = {kMax / 2, kMax / 2};
   DT_EXPECT_STATUS(dt_conv2d(x, w, nullptr, nullptr, padded, nullptr, 1, y.out()), DT_ERR_INVALID_ARGUMENT);
   message_has("larger than int64 holds");
+  // Padding that fits, but gives an output (2^33 + 3 squared per channel) of more elements
+  // than int64 counts.
+  const int64_t wide[2] = {int64_t{1} << 32, int64_t{1} << 32};
+  DT_EXPECT_STATUS(dt_conv2d(x, w, nullptr, nullptr, wide, nullptr, 1, y.out()), DT_ERR_INVALID_ARGUMENT);
+  message_has("more elements than fit in int64");
   // padding='same' pads by dilation * (kernel - 1): past int64.
   const int64_t same[2] = {DT_PADDING_SAME, 0};
   DT_EXPECT_STATUS(dt_conv2d(x, w, nullptr, nullptr, same, dilated, 1, y.out()), DT_ERR_INVALID_ARGUMENT);

@@ -488,4 +488,19 @@ TEST_F(Norm, FunctionalEmbeddingCountsANegativePaddingIdxFromTheEnd) {
       << dt_last_error_message();
 }
 
+// An input without channels passes GroupNorm's divisibility check for any num_groups
+// (0 % g == 0), as in PyTorch, whose group_norm(zeros(2, 0, 3), 5) is empty [2, 0, 3].
+// With num_groups 2^62 + 1 PyTorch fails ("Storage size calculation overflowed"); here
+// the result is the same empty tensor, with no N x num_groups statistics made (found by
+// fuzz/fuzz_nn.cpp: an overflow, then a 16 GiB allocation).
+TEST_F(Norm, GroupNormOfNoChannelsIsEmptyForAnyNumberOfGroups) {
+  const int64_t xs[3] = {2, 0, 3};
+  T x, y;
+  DT_ASSERT_OK(dt_tensor_zeros(xs, 3, DT_FLOAT32, cpu(), x.out()));
+  for (int64_t groups : {int64_t{5}, (int64_t{1} << 62) + 1, int64_t{1} << 32}) {
+    DT_ASSERT_OK(dt_group_norm(x, groups, nullptr, nullptr, 1e-5, y.out()));
+    EXPECT_EQ(shape_of(y), (std::vector<int64_t>{2, 0, 3})) << groups;
+  }
+}
+
 }  // namespace

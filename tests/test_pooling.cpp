@@ -153,11 +153,14 @@ TEST_F(Pooling, ExtremeGeometryGivesTheResultOrAClearError) {
   DT_EXPECT_STATUS(dt_max_pool2d(x, k3, nullptr, nullptr, huge, 1, y.out()), DT_ERR_SHAPE_MISMATCH);
   EXPECT_NE(std::string(dt_last_error_message()).find("larger than int64 holds"), std::string::npos)
       << dt_last_error_message();
-  // An adaptive output of 2^62 rows over 5: a valid request, whose averaging matrix (and
-  // output) no memory holds.
-  const int64_t size[2] = {kMax / 2, 1};
+  // An adaptive output of 2^60 rows over 5: a valid request, whose averaging matrix (and
+  // output) no memory holds; of 2^62 rows, a matrix of more elements than int64 counts.
+  const int64_t size[2] = {int64_t{1} << 60, 1}, larger[2] = {kMax / 2, 1};
   DT_EXPECT_STATUS(dt_adaptive_avg_pool2d(x, size, y.out()), DT_ERR_OUT_OF_MEMORY);
   EXPECT_NE(std::string(dt_last_error_message()).find("averaging matrix"), std::string::npos)
+      << dt_last_error_message();
+  DT_EXPECT_STATUS(dt_adaptive_avg_pool2d(x, larger, y.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("more elements than fit in int64"), std::string::npos)
       << dt_last_error_message();
 }
 

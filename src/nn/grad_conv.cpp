@@ -74,6 +74,10 @@ ConvShape conv_shape(const Tensor& x, const Tensor& w, const ops::Window2d& wind
   s.win.kw = w.size(3);
   s.N = x.size(0), s.C = x.size(1), s.OC = w.size(0), s.g = groups, s.OCg = s.OC / groups;
   ops::window_output("conv2d", s.win, x.size(2), x.size(3), &s.OH, &s.OW);
+  // The output and im2col's columns must be tensors int64 can count; then every product
+  // of their sizes below fits too.
+  ops::check_numel_fits("conv2d", "output", Dims{s.N, s.OC, s.OH, s.OW});
+  ops::check_numel_fits("conv2d", "columns", Dims{s.N, s.OH, s.OW, s.C, s.win.kh, s.win.kw});
   s.L = s.OH * s.OW, s.Kg = (s.C / groups) * s.win.kh * s.win.kw;
   s.x_shape = x.shape(), s.w_shape = w.shape();
   return s;

@@ -82,6 +82,7 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
   const int64_t g = groups, Cg = C / g, OCg = weight.size(1), OC = OCg * g, KK = win.kh * win.kw;
   const int64_t OH = transposed_size(H, win.kh, win.sh, win.pt, win.dh, oph, x, weight);
   const int64_t OW = transposed_size(W, win.kw, win.sw, win.pl, win.dw, opw, x, weight);
+  ops::check_numel_fits("conv_transpose2d", "output", Dims{N, OC, OH, OW});
 
   // cols [N, g, OCg*KH*KW, H*W] = weight_g^T [OCg*KK, Cg] x x_g [Cg, H*W], for every image.
   const Tensor wt = ops::transpose(ops::reshape(weight, Dims{1, g, Cg, OCg * KK}, false), 2, 3);

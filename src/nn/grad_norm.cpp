@@ -227,8 +227,12 @@ Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& weight, const T
   check_vector(op, "weight", weight, Dims{C}, x);
   check_vector(op, "bias", bias, Dims{C}, x);
   if (!(eps > 0)) fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": eps must be positive, got ", eps));
-  const int64_t rest = N > 0 && groups > 0 ? x.numel() / (N * groups) : 0;
-  NormSpec s{"NativeGroupNormBackward0", Dims{N, groups, rest}, {2}, channel_shape(x)};
+  // No channel passes the divisibility check for any num_groups, even 2^62: the output is
+  // as empty as the input, and one group keeps its statistics from being N x 2^62
+  // values. Otherwise groups <= C, so N * groups <= numel fits when there are elements.
+  const int64_t g = C == 0 ? 1 : groups;
+  const int64_t rest = x.numel() > 0 ? x.numel() / (N * g) : 0;
+  NormSpec s{"NativeGroupNormBackward0", Dims{N, g, rest}, {2}, channel_shape(x)};
   return normalize(x, s, eps, weight, bias, nullptr, nullptr);
 }
 

@@ -212,9 +212,9 @@ Tensor adaptive_avg_pool2d(const Tensor& input, int64_t oh, int64_t ow) {
   // Its size is checked first: an output size as large as INT64_MAX is valid, but the
   // matrix (and the output) cannot be allocated.
   auto averaging = [&](int64_t rows, int64_t n) {
-    int64_t size = 0;
-    if (__builtin_mul_overflow(rows, n, &size) ||
-        static_cast<uint64_t>(size) > std::numeric_limits<size_t>::max() / 2 / sizeof(double))
+    ops::check_numel_fits("adaptive_avg_pool2d", "averaging matrix", Dims{rows, n});
+    const int64_t size = rows * n;
+    if (static_cast<uint64_t>(size) > std::numeric_limits<size_t>::max() / 2 / sizeof(double))
       fail(DT_ERR_OUT_OF_MEMORY, cat("adaptive_avg_pool2d: output size (", oh, ", ", ow, ") over an input of ", H,
                                      "x", W, " needs a ", rows, " x ", n, " averaging matrix, more than memory holds"));
     std::vector<double> m(static_cast<size_t>(size), 0.0);

@@ -11,6 +11,16 @@ std::string window_str(const Window2d& w) {
              "), dilation=(", w.dh, ", ", w.dw, ")");
 }
 
+void check_numel_fits(const char* op, const char* what, const Dims& shape) {
+  int64_t n = 1;
+  for (int i = 0; i < shape.n; ++i)
+    if (shape.v[i] == 0) return;
+  for (int i = 0; i < shape.n; ++i)
+    if (__builtin_mul_overflow(n, shape.v[i], &n))
+      fail(DT_ERR_INVALID_ARGUMENT,
+           cat(op, ": the ", what, " ", dims_str(shape), " would have more elements than fit in int64"));
+}
+
 void window_output(const char* op, const Window2d& w, int64_t h, int64_t wd, int64_t* oh, int64_t* ow) {
   if (w.kh <= 0 || w.kw <= 0 || w.sh <= 0 || w.sw <= 0 || w.dh <= 0 || w.dw <= 0)
     fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": kernel size, stride and dilation must be positive (", window_str(w), ")"));
