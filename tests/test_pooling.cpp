@@ -153,6 +153,19 @@ TEST_F(Pooling, ExtremeGeometryGivesTheResultOrAClearError) {
   DT_EXPECT_STATUS(dt_max_pool2d(x, k3, nullptr, nullptr, huge, 1, y.out()), DT_ERR_SHAPE_MISMATCH);
   EXPECT_NE(std::string(dt_last_error_message()).find("larger than int64 holds"), std::string::npos)
       << dt_last_error_message();
+  // A window 2^63 - 1 tall over one row padded by 2^62 - 1 on each side: one window, whose
+  // only element inside is the input's (the kernel finds its rows inside in constant time;
+  // it stepped through all 2^63 offsets). Average pooling pads a copy of the input: a
+  // tensor of more bytes than int64 counts.
+  T one, big;
+  const int64_t ones[4] = {1, 1, 1, 1}, tall[2] = {kMax, 1}, half[2] = {kMax / 2, 0};
+  DT_ASSERT_OK(dt_tensor_full(ones, 4, 7.0, DT_FLOAT64, cpu(), one.out()));
+  DT_ASSERT_OK(dt_max_pool2d(one, tall, nullptr, half, nullptr, 0, big.out()));
+  EXPECT_EQ(shape_of(big), (std::vector<int64_t>{1, 1, 1, 1}));
+  EXPECT_EQ(values<double>(big), std::vector<double>{7.0});
+  DT_EXPECT_STATUS(dt_avg_pool2d(one, tall, nullptr, half, 0, 1, y.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("more bytes than fit in memory"), std::string::npos)
+      << dt_last_error_message();
   // An adaptive output of 2^60 rows over 5: a valid request, whose averaging matrix (and
   // output) no memory holds; of 2^62 rows, a matrix of more elements than int64 counts.
   const int64_t size[2] = {int64_t{1} << 60, 1}, larger[2] = {kMax / 2, 1};
