@@ -644,6 +644,14 @@ TEST(FuzzRegressions, SizeArithmeticAndIntegerWrapping) {
   DT_EXPECT_STATUS(dt_narrow(e2, 1, int64_t{1} << 61, 1, deep.out()), DT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(dt_last_error_message()).find("byte offsets"), std::string::npos) << dt_last_error_message();
   DT_ASSERT_OK(dt_narrow(e2, 1, int64_t{1} << 59, 1, deep.out()));  // 2^61 bytes: fine
+  // The element offset itself past int64 (start INT64_MAX along a dim of stride 3): refused
+  // too, before it is computed (found by fuzz_nn, through a convolution's padded copy of an
+  // empty batch).
+  const int64_t tall_empty[] = {0, INT64_MAX, 3};
+  T e3, none;
+  DT_ASSERT_OK(dt_tensor_zeros(tall_empty, 3, DT_FLOAT32, cpu(), e3.out()));
+  DT_EXPECT_STATUS(dt_narrow(e3, 1, INT64_MAX, 0, none.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("past int64"), std::string::npos) << dt_last_error_message();
 }
 }  // namespace
 

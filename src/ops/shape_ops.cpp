@@ -117,7 +117,13 @@ Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length) {
                                       size, ")"));
   Dims sh = t.shape();
   sh.v[d] = length;
-  return t.view_as(sh, t.strides(), t.offset() + start * t.stride(d));
+  // On an empty tensor (another dim is 0) a size, and so start * stride, may be as large
+  // as int64 allows: an offset past it is refused, as view_as refuses byte offsets past it.
+  int64_t offset = 0;
+  if (__builtin_mul_overflow(start, t.stride(d), &offset) || __builtin_add_overflow(offset, t.offset(), &offset))
+    fail(DT_ERR_INVALID_ARGUMENT, cat("narrow: start ", start, " along dimension ", d, " (stride ", t.stride(d),
+                                      ") puts the view's offset past int64, and so its byte offsets"));
+  return t.view_as(sh, t.strides(), offset);
 }
 
 Tensor squeeze(const Tensor& t, const int64_t* dims, size_t ndims) {
