@@ -355,6 +355,13 @@ TEST_F(Conv, ExtremeGeometryGivesTheResultOrAClearError) {
   const int64_t wide[2] = {int64_t{1} << 32, int64_t{1} << 32};
   DT_EXPECT_STATUS(dt_conv2d(x, w, nullptr, nullptr, wide, nullptr, 1, y.out()), DT_ERR_INVALID_ARGUMENT);
   message_has("more elements than fit in int64");
+  // An empty batch of inputs without rows, padded to 2^63 - 2 rows: an empty output whose
+  // other sizes multiply past int64 (2^63 - 4 rows of 3) is refused as well (fuzz_nn).
+  const int64_t no_rows[4] = {0, 2, 0, 5}, tall_pad[2] = {kMax / 2, 0};
+  T empty_batch;
+  DT_ASSERT_OK(dt_tensor_ones(no_rows, 4, DT_FLOAT64, cpu(), empty_batch.out()));
+  DT_EXPECT_STATUS(dt_conv2d(empty_batch, w, nullptr, nullptr, tall_pad, nullptr, 1, y.out()), DT_ERR_INVALID_ARGUMENT);
+  message_has("more elements than fit in int64");
   // padding='same' pads by dilation * (kernel - 1): past int64.
   const int64_t same[2] = {DT_PADDING_SAME, 0};
   DT_EXPECT_STATUS(dt_conv2d(x, w, nullptr, nullptr, same, dilated, 1, y.out()), DT_ERR_INVALID_ARGUMENT);

@@ -52,6 +52,9 @@ inline void dense_window(const T* plane, int64_t at, int64_t W, T* best_out, int
 
 template <typename T>
 void max_pool_planes(const Tensor& out, const Tensor& indices, const Tensor& x, const PoolGeometry& g) {
+  // Nothing to write; and an empty output's other sizes may be huge, so not multiplied. (An
+  // empty input under a nonempty output, H = 0 with padding, still writes -inf windows.)
+  if (out.numel() == 0) return;
   const int64_t planes = x.size(0) * x.size(1), H = x.size(2), W = x.size(3);
   const int64_t OH = out.size(2), OW = out.size(3);
   const int64_t sh = g.stride[0], sw = g.stride[1], dh = g.dilation[0], dw = g.dilation[1];
@@ -67,7 +70,7 @@ void max_pool_planes(const Tensor& out, const Tensor& indices, const Tensor& x, 
   // Planes per task: about 16384 window elements (a product that may overflow when a kernel
   // is 2^62 wide, and is then one plane per task).
   int64_t work = 0;
-  const bool huge = __builtin_mul_overflow(OH * OW, g.kernel[0], &work) || __builtin_mul_overflow(work, g.kernel[1], &work);
+  const bool huge = __builtin_mul_overflow(OH * OW, g.kernel[0], &work) || __builtin_mul_overflow(work, g.kernel[1], &work);  // OH * OW: the output's
   const int64_t grain = huge ? 1 : std::max<int64_t>(1, 16384 / std::max<int64_t>(1, work));
   parallel_for(planes, grain, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {

@@ -60,6 +60,8 @@ __global__ void max_pool2d_kernel(const T* x, T* out, int64_t* indices, PoolDims
 template <typename T>
 void max_pool2d_typed(const dtp_tensor& out, const dtp_tensor& indices, const dtp_tensor& x, const PoolDims& d) {
   const int dev = out.device;
+  // No output: an empty launch grid would be a launch error.
+  if (d.planes == 0 || d.OH == 0 || d.OW == 0) return;
   const int64_t plane_outputs = static_cast<int64_t>(d.OH) * d.OW;
   const unsigned along = grid_for(dev, plane_outputs, kThreads);
   const unsigned across = static_cast<unsigned>(std::min<int64_t>(d.planes, 65535));

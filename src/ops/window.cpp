@@ -12,11 +12,11 @@ std::string window_str(const Window2d& w) {
 }
 
 void check_numel_fits(const char* op, const char* what, const Dims& shape) {
+  // The product of the nonzero sizes: the code multiplies sizes (OH * OW) even when another
+  // dim (the batch) is 0.
   int64_t n = 1;
   for (int i = 0; i < shape.n; ++i)
-    if (shape.v[i] == 0) return;
-  for (int i = 0; i < shape.n; ++i)
-    if (__builtin_mul_overflow(n, shape.v[i], &n))
+    if (shape.v[i] != 0 && __builtin_mul_overflow(n, shape.v[i], &n))
       fail(DT_ERR_INVALID_ARGUMENT,
            cat(op, ": the ", what, " ", dims_str(shape), " would have more elements than fit in int64"));
 }
@@ -60,6 +60,7 @@ Tensor padded(const Tensor& x, const Window2d& w, double fill) {
   if (w.pt == 0 && w.pb == 0 && w.pl == 0 && w.pr == 0) return x;
   const int64_t H = x.size(2), W = x.size(3);
   Tensor p = full(Dims{x.size(0), x.size(1), H + w.pt + w.pb, W + w.pl + w.pr}, fill, x.dtype(), x.device());
+  if (x.numel() == 0) return p;  // nothing to copy (and an offset into p may not fit: its dims can be huge)
   copy_(narrow(narrow(p, 2, w.pt, H), 3, w.pl, W), x);
   return p;
 }
@@ -74,6 +75,10 @@ Tensor windows(const Tensor& x, const Window2d& w, double fill) {
   const int64_t sN = p.stride(0), sC = p.stride(1), sH = p.stride(2), sW = p.stride(3);
   Dims shape, strides;
   for (int64_t v : {x.size(0), x.size(1), oh, ow, w.kh, w.kw}) shape.push(v);
+  if (p.numel() == 0) {  // no window reads anything; the padded sizes, and so the steps, may not fit
+    for (int i = 0; i < 6; ++i) strides.push(0);
+    return p.view_as(shape, strides, p.offset());
+  }
   for (int64_t v : {sN, sC, step(oh, sH, w.sh), step(ow, sW, w.sw), step(w.kh, sH, w.dh), step(w.kw, sW, w.dw)})
     strides.push(v);
   return p.view_as(shape, strides, p.offset());
@@ -82,6 +87,9 @@ Tensor windows(const Tensor& x, const Window2d& w, double fill) {
 Tensor fold_windows(const Tensor& g, const Dims& x_shape, const Window2d& w) {
   const int64_t N = x_shape.v[0], C = x_shape.v[1], H = x_shape.v[2], W = x_shape.v[3];
   const int64_t oh = g.size(2), ow = g.size(3);
+  // Nothing to sum (an empty batch, or no window): zeros, without a pass per kernel offset
+  // (a pool's kernel may be 2^62 wide when the input is empty).
+  if (g.numel() == 0 || numel_of(x_shape) == 0) return full(x_shape, 0.0, g.dtype(), g.device());
   Tensor p = full(Dims{N, C, H + w.pt + w.pb, W + w.pl + w.pr}, 0.0, g.dtype(), g.device());
   const int64_t sN = p.stride(0), sC = p.stride(1), sH = p.stride(2), sW = p.stride(3);
   Dims shape, strides;

@@ -23,9 +23,10 @@ struct Window2d {
 // larger than the padded input.
 void window_output(const char* op, const Window2d& w, int64_t h, int64_t wd, int64_t* oh, int64_t* ow);
 std::string window_str(const Window2d& w);  // "kernel_size=(3, 3), stride=(1, 1), ..."
-// INVALID_ARGUMENT naming op and what ("output", "columns") when shape has more elements
-// than int64 holds, as a tensor of it would: checked before the sizes are multiplied
-// (a padding of 2^32 asks for an output of 2^66 elements).
+// INVALID_ARGUMENT naming op and what ("output", "columns") when the nonzero sizes of
+// shape multiply past int64 (a tensor of it has more elements than int64 counts, or is
+// empty only through another dim): checked before the sizes are multiplied (a padding of
+// 2^32 asks for an output of 2^66 elements).
 void check_numel_fits(const char* op, const char* what, const Dims& shape);
 
 // The windows of x [N, C, H, W] as a view [N, C, OH, OW, KH, KW] of x padded with `fill`
