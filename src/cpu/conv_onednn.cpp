@@ -72,6 +72,14 @@ Geometry geometry_of(const ConvGeometry& g) {
           {g.pad_end[0], g.pad_end[1]}};
 }
 
+// Empty operands go to im2col's path, which handles them: here an empty tensor's other
+// sizes (which may be huge) would be multiplied into per-image strides.
+bool any_empty(std::initializer_list<const Tensor*> ts) {
+  for (const Tensor* t : ts)
+    if (t->numel() == 0) return true;
+  return false;
+}
+
 bool all_float32(std::initializer_list<const Tensor*> ts) {
   for (const Tensor* t : ts)
     if (t && (t->dtype() != DType::Float32 || !t->is_contiguous())) return false;
@@ -254,7 +262,7 @@ void weight_grad_rows(void* gw_data, const Tensor& gw, const Tensor& x, const Te
 
 bool CpuBackend::conv2d_forward(const Tensor& out, const Tensor& x, const Tensor& w, const Tensor* bias,
                                 const ConvGeometry& g) {
-  if (!all_float32({&out, &x, &w, bias})) return false;
+  if (!all_float32({&out, &x, &w, bias}) || any_empty({&out, &x, &w})) return false;
   return guarded("conv2d", [&] {
     over_batch(x.size(0), batch_parts(x.size(0)),
                [&](int64_t n0, int64_t n1, int64_t) { forward_rows(out, x, w, bias, g, n0, n1); });
@@ -262,7 +270,7 @@ bool CpuBackend::conv2d_forward(const Tensor& out, const Tensor& x, const Tensor
 }
 
 bool CpuBackend::conv2d_input_grad(const Tensor& gx, const Tensor& gout, const Tensor& w, const ConvGeometry& g) {
-  if (!all_float32({&gx, &gout, &w})) return false;
+  if (!all_float32({&gx, &gout, &w}) || any_empty({&gx, &gout, &w})) return false;
   return guarded("conv2d backward", [&] {
     over_batch(gx.size(0), batch_parts(gx.size(0)),
                [&](int64_t n0, int64_t n1, int64_t) { input_grad_rows(gx, gout, w, g, n0, n1); });
@@ -270,7 +278,7 @@ bool CpuBackend::conv2d_input_grad(const Tensor& gx, const Tensor& gout, const T
 }
 
 bool CpuBackend::conv2d_weight_grad(const Tensor& gw, const Tensor& x, const Tensor& gout, const ConvGeometry& g) {
-  if (!all_float32({&gw, &x, &gout})) return false;
+  if (!all_float32({&gw, &x, &gout}) || any_empty({&gw, &x, &gout})) return false;
   return guarded("conv2d backward", [&] {
     // Each share of the batch gives a partial sum: the first into gw, the others into
     // buffers added to it after.
