@@ -67,10 +67,11 @@ void max_pool_planes(const Tensor& out, const Tensor& indices, const Tensor& x, 
     ops::window_inside(ow * sw - g.pad_begin[1], g.kernel[1], dw, W, &col_first[ow], &col_last[ow]);
   const bool dense = dh == 1 && dw == 1;
   const bool dense2 = dense && g.kernel[0] == 2 && g.kernel[1] == 2, dense3 = dense && g.kernel[0] == 3 && g.kernel[1] == 3;
-  // Planes per task: about 16384 window elements (a product that may overflow when a kernel
-  // is 2^62 wide, and is then one plane per task).
+  // Planes per task: about 16384 window elements. OH * OW fits (the output exists); times
+  // a kernel 2^62 wide it may not, and then each task takes one plane.
   int64_t work = 0;
-  const bool huge = __builtin_mul_overflow(OH * OW, g.kernel[0], &work) || __builtin_mul_overflow(work, g.kernel[1], &work);  // OH * OW: the output's
+  const bool huge =
+      __builtin_mul_overflow(OH * OW, g.kernel[0], &work) || __builtin_mul_overflow(work, g.kernel[1], &work);
   const int64_t grain = huge ? 1 : std::max<int64_t>(1, 16384 / std::max<int64_t>(1, work));
   parallel_for(planes, grain, [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
