@@ -163,6 +163,12 @@ TEST_F(Pooling, ExtremeGeometryGivesTheResultOrAClearError) {
   DT_ASSERT_OK(dt_max_pool2d(one, tall, nullptr, half, nullptr, 0, big.out()));
   EXPECT_EQ(shape_of(big), (std::vector<int64_t>{1, 1, 1, 1}));
   EXPECT_EQ(values<double>(big), std::vector<double>{7.0});
+  // The same padded both ways: each window row starts 2^62 - 1 elements before the plane
+  // (found by fuzz_nn: the kernel formed a pointer there, undefined behaviour).
+  const int64_t square[2] = {kMax, kMax}, half2[2] = {kMax / 2, kMax / 2};
+  DT_ASSERT_OK(dt_max_pool2d(one, square, nullptr, half2, nullptr, 0, big.out()));
+  EXPECT_EQ(shape_of(big), (std::vector<int64_t>{1, 1, 1, 1}));
+  EXPECT_EQ(values<double>(big), std::vector<double>{7.0});
   DT_EXPECT_STATUS(dt_avg_pool2d(one, tall, nullptr, half, 0, 1, y.out()), DT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(dt_last_error_message()).find("more bytes than fit in memory"), std::string::npos)
       << dt_last_error_message();

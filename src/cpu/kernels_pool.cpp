@@ -103,12 +103,14 @@ void max_pool_planes(const Tensor& out, const Tensor& indices, const Tensor& x, 
           int64_t best_at = (h0 + i0 * dh) * W + w0 + j0 * dw;
           T best = plane[best_at];
           for (int64_t i = i0; i < i1; ++i) {
-            const T* row = plane + (h0 + i * dh) * W + w0;
+            // An index, not a pointer to the row's start: with padding that start lies
+            // before the plane (by as much as 2^62 elements), and a pointer there is
+            // undefined even if only offset back inside.
             const int64_t row_at = (h0 + i * dh) * W + w0;
             for (int64_t j = j0; j < j1; ++j) {
               // Branch-free (selects, not jumps): on real data the comparison is a coin
               // toss, and mispredicted branches made this loop 5x slower than a copy.
-              const T v = row[j * dw];
+              const T v = plane[row_at + j * dw];
               const bool take = (v > best) | (v != v);
               best = pick(take, v, best);
               best_at = pick(take, row_at + j * dw, best_at);
