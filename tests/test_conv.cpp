@@ -136,6 +136,18 @@ TEST_F(Conv, BadConstructionAndFunctionalArgumentsAreRefused) {
                    DT_ERR_DTYPE_MISMATCH);
   DT_EXPECT_STATUS(dt_conv2d_new(3, 8, k3, nullptr, nullptr, nullptr, 1, 2, DT_FLOAT32, cpu(), m.out()),
                    DT_ERR_INVALID_ARGUMENT);
+  // A weight with more elements than int64 holds: refused when it is sized (found by
+  // fuzz_modules: the initialisation's fan-in, in_channels / groups * kernel, overflowed
+  // first).
+  const int64_t huge_kernel[2] = {(int64_t{1} << 62) + 1, 1};
+  DT_EXPECT_STATUS(dt_conv2d_new(2, 2, huge_kernel, nullptr, nullptr, nullptr, 1, 1, DT_FLOAT32, cpu(), m.out()),
+                   DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("more elements than fit in int64"), std::string::npos)
+      << dt_last_error_message();
+  DT_EXPECT_STATUS(dt_conv1d_new(2, 2, INT64_MAX, 1, 0, 1, 1, 1, DT_FLOAT32, cpu(), m.out()), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(
+      dt_conv_transpose2d_new(2, 4, huge_kernel, nullptr, nullptr, nullptr, 1, 1, nullptr, DT_FLOAT32, cpu(), m.out()),
+      DT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(static_cast<dt_module*>(m), nullptr) << "outputs stay untouched on failure";
 
   T x, w3, w, b, y;

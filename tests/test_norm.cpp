@@ -376,6 +376,19 @@ TEST_F(Norm, ConstructorsAndFunctionalFormsRefuseBadArguments) {
   DT_EXPECT_STATUS(dt_embedding_new(5, 3, 5, DT_FLOAT32, cpu(), m.out()), DT_ERR_INVALID_ARGUMENT);
   DT_EXPECT_STATUS(dt_embedding_new(5, 0, DT_PADDING_IDX_NONE, DT_FLOAT32, cpu(), m.out()), DT_ERR_INVALID_ARGUMENT);
   DT_EXPECT_STATUS(dt_embedding_new(5, 3, 0, DT_FLOAT32, cpu(), nullptr), DT_ERR_INVALID_ARGUMENT);
+  // an attention whose in_proj_weight [3 * E, E] has more elements than int64 holds
+  // (found by fuzz_modules: 3 * E overflowed before the weight was sized)
+  const int64_t huge = INT64_MAX;
+  DT_EXPECT_STATUS(dt_multihead_attention_new(huge, 1, 0.0, 1, 0, DT_FLOAT32, cpu(), m.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("embed_dim (9223372036854775807) is too large"), std::string::npos)
+      << dt_last_error_message();
+  DT_EXPECT_STATUS(dt_multihead_attention_new(int64_t{1} << 32, 1, 0.0, 1, 0, DT_FLOAT32, cpu(), m.out()),
+                   DT_ERR_INVALID_ARGUMENT);  // 3 * 2^32 fits, 3 * 2^64 does not
+  DT_EXPECT_STATUS(dt_transformer_encoder_layer_new(huge, 1, 4, 0.0, nullptr, 1e-5, 0, 0, DT_FLOAT32, cpu(), m.out()),
+                   DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(dt_last_error_message()).find("TransformerEncoderLayer: embed_dim (9223372036854775807)"),
+            std::string::npos)
+      << dt_last_error_message();
   EXPECT_EQ(*m.out(), nullptr) << "nothing made on failure";
 
   T x, rm, w64, out;

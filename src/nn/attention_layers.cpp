@@ -216,12 +216,21 @@ void check_dropout(const char* kind, double p) {
   if (!(p >= 0 && p <= 1)) fail(DT_ERR_INVALID_ARGUMENT, cat(kind, ": dropout must be in [0, 1], got ", p));
 }
 
+// The attention's in_proj_weight is [3 * E, E]: its sizes must be computable.
+void check_embed_dim(const char* kind, int64_t E) {
+  int64_t rows = 0, numel = 0;
+  if (__builtin_mul_overflow(E, int64_t{3}, &rows) || __builtin_mul_overflow(rows, E, &numel))
+    fail(DT_ERR_INVALID_ARGUMENT, cat(kind, ": embed_dim (", E, ") is too large: in_proj_weight [3 * ", E, ", ", E,
+                                      "] would have more elements than fit in int64"));
+}
+
 }  // namespace
 
 Module* new_multihead_attention(const AttentionOptions& o, DType dtype, Device device) {
   if (o.embed_dim <= 0 || o.num_heads <= 0 || o.embed_dim % o.num_heads != 0)
     fail(DT_ERR_INVALID_ARGUMENT, cat("MultiheadAttention: embed_dim (", o.embed_dim,
                                       ") must be a positive multiple of num_heads (", o.num_heads, ")"));
+  check_embed_dim("MultiheadAttention", o.embed_dim);
   check_dropout("MultiheadAttention", o.dropout);
   if (!is_floating(dtype))
     fail(DT_ERR_DTYPE_MISMATCH, cat("MultiheadAttention: parameters need a floating dtype, got ", dtype_name(dtype)));
@@ -233,6 +242,7 @@ Module* new_transformer_encoder_layer(const EncoderLayerOptions& o, DType dtype,
     fail(DT_ERR_INVALID_ARGUMENT, cat("TransformerEncoderLayer: d_model (", o.d_model,
                                       ") must be a positive multiple of nhead (", o.nhead,
                                       ") and dim_feedforward (", o.dim_feedforward, ") positive"));
+  check_embed_dim("TransformerEncoderLayer", o.d_model);
   check_dropout("TransformerEncoderLayer", o.dropout);
   if (!(o.layer_norm_eps > 0))
     fail(DT_ERR_INVALID_ARGUMENT, cat("TransformerEncoderLayer: layer_norm_eps must be positive, got ", o.layer_norm_eps));

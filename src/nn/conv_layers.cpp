@@ -77,10 +77,12 @@ namespace {
 class ConvModule : public Module {
  protected:
   // PyTorch's reset_parameters: kaiming_uniform_(a=sqrt(5)) gives bound 1/sqrt(fan_in)
-  // for the weight; the bias is uniform in the same bound.
-  ConvModule(const Conv2dOptions& o, int spatial, const Dims& weight_shape, int64_t fan_in, DType dtype, Device device)
+  // for the weight; the bias is uniform in the same bound. fan_in is a double: a product
+  // past int64 (a weight too large to allocate, refused by new_parameter) must not
+  // overflow on the way.
+  ConvModule(const Conv2dOptions& o, int spatial, const Dims& weight_shape, double fan_in, DType dtype, Device device)
       : o_(o), spatial_(spatial) {
-    const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
+    const double bound = fan_in > 0 ? 1.0 / std::sqrt(fan_in) : 0.0;
     add_parameter("weight", weight_shape, bound, dtype, device);
     if (o.bias) add_parameter("bias", Dims{o.out_channels}, bound, dtype, device);
   }
@@ -143,7 +145,7 @@ class Conv2d final : public ConvModule {
  public:
   Conv2d(const Conv2dOptions& o, DType dtype, Device device)
       : ConvModule(o, 2, Dims{o.out_channels, o.in_channels / o.groups, o.kernel[0], o.kernel[1]},
-                   o.in_channels / o.groups * o.kernel[0] * o.kernel[1], dtype, device) {}
+                   static_cast<double>(o.in_channels / o.groups) * o.kernel[0] * o.kernel[1], dtype, device) {}
   Module* clone() const override { return new Conv2d(*this); }
   const char* kind() const override { return "Conv2d"; }
   Tensor forward(const std::vector<Tensor>& in) override {
@@ -159,7 +161,7 @@ class Conv1d final : public ConvModule {
  public:
   Conv1d(const Conv2dOptions& o, DType dtype, Device device)
       : ConvModule(o, 1, Dims{o.out_channels, o.in_channels / o.groups, o.kernel[1]},
-                   o.in_channels / o.groups * o.kernel[1], dtype, device) {}
+                   static_cast<double>(o.in_channels / o.groups) * o.kernel[1], dtype, device) {}
   Module* clone() const override { return new Conv1d(*this); }
   const char* kind() const override { return "Conv1d"; }
   Tensor forward(const std::vector<Tensor>& in) override {
@@ -175,7 +177,7 @@ class ConvTranspose2d final : public ConvModule {
  public:
   ConvTranspose2d(const Conv2dOptions& o, DType dtype, Device device)
       : ConvModule(o, 2, Dims{o.in_channels, o.out_channels / o.groups, o.kernel[0], o.kernel[1]},
-                   o.out_channels / o.groups * o.kernel[0] * o.kernel[1], dtype, device) {}
+                   static_cast<double>(o.out_channels / o.groups) * o.kernel[0] * o.kernel[1], dtype, device) {}
   Module* clone() const override { return new ConvTranspose2d(*this); }
   const char* kind() const override { return "ConvTranspose2d"; }
   Tensor forward(const std::vector<Tensor>& in) override {
