@@ -172,6 +172,14 @@ TEST_F(Pooling, ExtremeGeometryGivesTheResultOrAClearError) {
   DT_EXPECT_STATUS(dt_avg_pool2d(one, tall, nullptr, half, 0, 1, y.out()), DT_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(dt_last_error_message()).find("more bytes than fit in memory"), std::string::npos)
       << dt_last_error_message();
+  // An empty batch needs no padded copy: the one window per plane of a 2^63 - 1 square
+  // kernel divides by kH * kW, a product computed in double (found by fuzz_modules: it
+  // overflowed int64).
+  T none;
+  const int64_t empty[4] = {0, 1, 1, 1};
+  DT_ASSERT_OK(dt_tensor_zeros(empty, 4, DT_FLOAT64, cpu(), none.out()));
+  DT_ASSERT_OK(dt_avg_pool2d(none, square, nullptr, half2, 0, 1, y.out()));
+  EXPECT_EQ(shape_of(y), (std::vector<int64_t>{0, 1, 1, 1}));
   // An adaptive output of 2^60 rows over 5: a valid request, whose averaging matrix (and
   // output) no memory holds; of 2^62 rows, a matrix of more elements than int64 counts.
   const int64_t size[2] = {int64_t{1} << 60, 1}, larger[2] = {kMax / 2, 1};

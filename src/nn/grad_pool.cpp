@@ -167,7 +167,7 @@ Tensor avg_pool2d(const Tensor& input, const ops::Window2d& window, bool ceil_mo
                                        region, 0.0),
                           last2, 2, false);
   }
-  const double k = static_cast<double>(w.kh * w.kw);
+  const double k = static_cast<double>(w.kh) * static_cast<double>(w.kw);  // each may be near 2^63
   const bool by_k = !divisor.defined();
   Tensor avg = by_k ? ops::binary_scalar(BinaryOp::Div, sums, k) : ops::binary(BinaryOp::Div, sums, divisor);
   Tensor out = unbatched_like(avg, input);
