@@ -22,86 +22,23 @@
 // UBSan reports the undefined behaviour (an overflowing product of sizes) that the
 // extremes provoke. FUZZ_NN_TRACE=1 prints each call and its outcome.
 #include <devtensor.h>
-#include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <limits>
 #include <vector>
 
 #define FUZZ_NAME "fuzz_nn"
 #include "fuzz_require.h"
+#include "fuzz_input.h"
 
 namespace {
 
+using fuzz::g_op;
+using fuzz::g_trace;
+using fuzz::ok;
+
 constexpr int kMaxSteps = 8;
-constexpr size_t kMaxRead = size_t{1} << 16;  // elements read back from one result
-
-// An out-parameter value no call may write on failure.
-dt_tensor* const kUntouched = reinterpret_cast<dt_tensor*>(uintptr_t{0xdead0020});
-
-size_t g_live_at_start = 0;
-const char* g_op = "";
-bool g_trace = false;  // FUZZ_NN_TRACE=1: print every call's outcome (to read a crash input)
-
-class Input {
- public:
-  Input(const uint8_t* data, size_t size) : in_(data, size) {}
-
-  bool more() { return in_.remaining_bytes() > 0; }
-  bool rarely(int one_in = 16) { return in_.ConsumeIntegralInRange<int>(0, one_in - 1) == 0; }
-  int pick(int n) { return in_.ConsumeIntegralInRange<int>(0, n - 1); }
-  int64_t small(int64_t lo, int64_t hi) { return in_.ConsumeIntegralInRange<int64_t>(lo, hi); }
-
-  // A geometry value: usually small, sometimes an extreme: 0, negative, or at least
-  // 2^62 - 1. Nothing between: any mix of these (a padding of 2^62 - 1 over a stride of
-  // 3, a stride of 2^62 + 1 over that padding) asks for sizes that overflow int64 or
-  // exceed ASan's largest allocation, which must fail cleanly, or for small ones. A value
-  // like 2^32 would ask for outputs of 2^31 elements and more (a padding of 2^62 over a
-  // stride of 2^32), which the library rightly tries to allocate and libFuzzer reports as
-  // a crash (one malloc over -malloc_limit_mb).
-  int64_t geometry(int64_t lo = 0, int64_t hi = 4) {
-    if (!rarely(6)) return small(lo, hi);
-    static const int64_t extremes[] = {0,
-                                       -1,
-                                       (int64_t{1} << 62) + 1,
-                                       std::numeric_limits<int64_t>::max(),
-                                       std::numeric_limits<int64_t>::min(),
-                                       std::numeric_limits<int64_t>::max() / 2,
-                                       -(int64_t{1} << 40)};
-    return extremes[pick(7)];
-  }
-  // A pair of geometry values, or (rarely) NULL for the default.
-  const int64_t* pair(int64_t (&p)[2], int64_t lo = 0, int64_t hi = 4) {
-    if (rarely(5)) return nullptr;
-    p[0] = geometry(lo, hi);
-    p[1] = rarely(3) ? geometry(lo, hi) : p[0];
-    return p;
-  }
-  double real() {
-    switch (pick(10)) {
-      case 0: return std::numeric_limits<double>::quiet_NaN();
-      case 1: return std::numeric_limits<double>::infinity();
-      case 2: return -std::numeric_limits<double>::infinity();
-      case 3: return 1e300;
-      case 4: return -1.0;
-      case 5: return 0.0;
-      case 6: return in_.ConsumeFloatingPoint<double>();
-      default: return in_.ConsumeFloatingPointInRange<double>(1e-6, 2.0);
-    }
-  }
-  int32_t flag() { return rarely(24) ? static_cast<int32_t>(small(-1, 7)) : static_cast<int32_t>(small(0, 1)); }
-  std::vector<int64_t> shape(size_t min_ndim, size_t max_ndim, int64_t max_dim = 6) {
-    std::vector<int64_t> s(in_.ConsumeIntegralInRange<size_t>(min_ndim, max_ndim));
-    for (auto& d : s) d = small(rarely(8) ? 0 : 1, max_dim);
-    return s;
-  }
-
- private:
-  FuzzedDataProvider in_;
-};
 
 class Program {
  public:
@@ -110,27 +47,18 @@ class Program {
   void run() {
     REQUIRE(dt_manual_seed(0) == DT_OK, "seed");
     for (int step = 0; step < kMaxSteps && in_.more(); ++step) this->step();
-    g_op = "end of input";
     for (dt_tensor* t : held_) REQUIRE(dt_tensor_release(t) == DT_OK, "release at the end");
     held_.clear();
-    REQUIRE(dt_live_handle_count() == g_live_at_start, "live handles %zu, at start %zu", dt_live_handle_count(),
-            g_live_at_start);
+    fuzz::require_no_handle_left();
   }
 
  private:
-  Input in_;
+  fuzz::Input in_;
   std::vector<dt_tensor*> held_;  // every tensor this input made, released at its end
   std::vector<dt_tensor*> grad_leaves_;  // those of them that require grad, this step
 
   // ---------------------------------------------------------------- tensors
 
-  dt_dtype dtype() {
-    if (in_.rarely(12)) {
-      static const dt_dtype others[] = {DT_FLOAT16, DT_BFLOAT16, DT_INT32, DT_INT64, DT_BOOL, DT_UINT8};
-      return others[in_.pick(6)];
-    }
-    return in_.rarely(3) ? DT_FLOAT64 : DT_FLOAT32;
-  }
   dt_device device() { return dt_device{DT_DEVICE_CPU, in_.rarely(24) ? 1 : 0}; }
 
   // A tensor of shape s and dtype dt with values from the input's bytes (or, rarely, NULL:
@@ -155,54 +83,35 @@ class Program {
       }
     }
     held_.push_back(t);
+    if (g_trace) {
+      fprintf(stderr, "  tensor [");
+      for (size_t i = 0; i < s.size(); ++i) fprintf(stderr, i ? ", %lld" : "%lld", (long long)s[i]);
+      fprintf(stderr, "] %s\n", dt_dtype_name(dt));
+    }
     return t;
   }
   dt_tensor* make(const std::vector<int64_t>& s, dt_dtype dt) { return make(s, dt, device()); }
+  // FUZZ_NN_TRACE: a pair argument
+  static void trace_pair(const char* name, const int64_t* p) {
+    if (!g_trace) return;
+    if (p == nullptr) fprintf(stderr, "  %s NULL\n", name);
+    else fprintf(stderr, "  %s (%lld, %lld)\n", name, (long long)p[0], (long long)p[1]);
+  }
 
   // ---------------------------------------------------------------- checks
 
-  bool ok(dt_status st) {
-    if (g_trace) fprintf(stderr, "%-34s %s%s%s\n", g_op, st == DT_OK ? "ok" : dt_status_string(st),
-                         st == DT_OK ? "" : ": ", st == DT_OK ? "" : dt_last_error_message());
-    if (st == DT_OK) return true;
-    REQUIRE(st >= DT_ERR_INVALID_ARGUMENT && st <= DT_ERR_DISTRIBUTED, "%s: status %d", g_op, (int)st);
-    REQUIRE(st != DT_ERR_INTERNAL, "%s: DT_ERR_INTERNAL", g_op);
-    const char* msg = dt_last_error_message();
-    REQUIRE(msg != nullptr && msg[0] != '\0', "%s: status %d with an empty message", g_op, (int)st);
-    return false;
-  }
-
-  // Consistent metadata, and every element readable.
-  void check(const dt_tensor* t) {
-    size_t ndim = 0, numel = 0, nbytes = 0, esize = 0;
-    int64_t shape[DT_MAX_DIMS] = {};
-    dt_dtype dt = 0;
-    REQUIRE(dt_tensor_ndim(t, &ndim) == DT_OK && ndim <= DT_MAX_DIMS, "%s: ndim", g_op);
-    REQUIRE(dt_tensor_shape(t, shape, DT_MAX_DIMS) == DT_OK, "%s: shape", g_op);
-    REQUIRE(dt_tensor_numel(t, &numel) == DT_OK && dt_tensor_nbytes(t, &nbytes) == DT_OK, "%s: numel", g_op);
-    REQUIRE(dt_tensor_dtype(t, &dt) == DT_OK && dt_dtype_size(dt, &esize) == DT_OK, "%s: dtype", g_op);
-    size_t n = 1;
-    for (size_t d = 0; d < ndim; ++d) {
-      REQUIRE(shape[d] >= 0, "%s: dim %zu is %lld", g_op, d, (long long)shape[d]);
-      n *= static_cast<size_t>(shape[d]);
-    }
-    REQUIRE(n == numel && nbytes == numel * esize, "%s: numel %zu, shape product %zu, nbytes %zu", g_op, numel, n,
-            nbytes);
-    if (numel > kMaxRead) return;
-    std::vector<unsigned char> host(nbytes ? nbytes : 1);
-    REQUIRE(dt_tensor_copy_to_host(t, host.data(), nbytes) == DT_OK, "%s: copy_to_host", g_op);
-  }
+  static void check(const dt_tensor* t) { fuzz::check_tensor(t); }
 
   // Runs a call making one tensor; checks it, and sometimes runs backward through it.
   template <typename F>
   void produce(const char* op, F call) {
     g_op = op;
-    dt_tensor* out = kUntouched;
+    dt_tensor* out = static_cast<dt_tensor*>(fuzz::kUntouched);
     if (!ok(call(&out))) {
-      REQUIRE(out == kUntouched, "%s failed but wrote *out (%p)", op, (void*)out);
+      REQUIRE(out == fuzz::kUntouched, "%s failed but wrote *out (%p)", op, (void*)out);
       return;
     }
-    REQUIRE(out != nullptr && out != kUntouched, "%s: success without a result", op);
+    REQUIRE(out != nullptr && out != fuzz::kUntouched, "%s: success without a result", op);
     held_.push_back(out);
     check(out);
     if (grad_leaves_.empty() || !in_.rarely(2)) return;
@@ -227,7 +136,7 @@ class Program {
 
   void step() {
     grad_leaves_.clear();
-    const dt_dtype dt = dtype();
+    const dt_dtype dt = in_.dtype();
     int64_t a[2], b[2], c[2], d[2];
     switch (in_.pick(15)) {
       case 0: {  // conv2d: input [N, C, H, W] or [C, H, W], weight [OC, C / g, kH, kW]
@@ -235,7 +144,7 @@ class Program {
         auto xs = in_.shape(3, 4);
         auto ws = in_.shape(4, 4, 4);
         dt_tensor* x = make(xs, dt);
-        dt_tensor* w = make(ws, in_.rarely(16) ? dtype() : dt);
+        dt_tensor* w = make(ws, in_.rarely(16) ? in_.dtype() : dt);
         dt_tensor* bias = in_.rarely(2) ? make({ws[0]}, dt) : nullptr;
         const int64_t* stride = in_.pair(a, 1, 3);
         const int64_t* pad = in_.rarely(6) ? (b[0] = DT_PADDING_SAME, b[1] = 0, b) : in_.pair(b, 0, 3);
@@ -283,6 +192,7 @@ class Program {
         const int64_t* pad = in_.pair(b, 0, 2);
         const int64_t* dil = in_.pair(c, 1, 3);
         const int32_t ceil = in_.flag();
+        trace_pair("kernel", k), trace_pair("stride", stride), trace_pair("padding", pad), trace_pair("dilation", dil);
         produce("dt_max_pool2d", [&](dt_tensor** o) { return dt_max_pool2d(x, k, stride, pad, dil, ceil, o); });
         break;
       }
@@ -345,7 +255,7 @@ class Program {
         break;
       }
       case 9: {  // embedding: indices (int64, rarely another dtype) into weight [num, dim]
-        dt_tensor* idx = make(in_.shape(0, 3), in_.rarely(8) ? dtype() : DT_INT64);
+        dt_tensor* idx = make(in_.shape(0, 3), in_.rarely(8) ? in_.dtype() : DT_INT64);
         dt_tensor* w = make(in_.shape(2, 2), dt);
         const int64_t padding_idx = in_.rarely(3) ? DT_PADDING_IDX_NONE : in_.geometry(-3, 5);
         produce("dt_embedding", [&](dt_tensor** o) { return dt_embedding(idx, w, padding_idx, o); });
@@ -387,7 +297,7 @@ class Program {
                                 xs.end());
         for (auto& m : ms)
           if (in_.rarely(3)) m = in_.rarely(4) ? m + 1 : 1;
-        dt_tensor* mask = make(ms, in_.rarely(12) ? dtype() : DT_BOOL);
+        dt_tensor* mask = make(ms, in_.rarely(12) ? in_.dtype() : DT_BOOL);
         const double value = in_.real();
         produce("dt_masked_fill", [&](dt_tensor** o) { return dt_masked_fill(x, mask, value, o); });
         break;
@@ -414,7 +324,7 @@ class Program {
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   setenv("DEVTENSOR_CPU_DEVICES", "2", 1);  // cpu:1 for device mismatches; read at first use
   g_trace = getenv("FUZZ_NN_TRACE") != nullptr;
-  g_live_at_start = dt_live_handle_count();
+  fuzz::g_live_at_start = dt_live_handle_count();
   return 0;
 }
 
