@@ -3,6 +3,7 @@
 // gradients against torch.nn.functional, with finite differences in float64): PyTorch's
 // defaults (stride = kernel size), values worked by hand, and every bad argument answered
 // with a clear error naming the module.
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,23 @@ TEST_F(Pooling, BadArgumentsAreRefusedNamingTheModule) {
 
 // Geometry whose arithmetic overflows int64 (found by fuzz/fuzz_nn.cpp): a stride or a
 // dilation that is never taken gives PyTorch's result; a size past int64 is a clean error.
+TEST_F(Pooling, AWindowThatADilationStepsOverGivesMinusInfinityAndNoGradient) {
+  // A 2x2 window dilated by 2 and padded by 1 over a 1x1 plane: its taps at -1 and 1 miss
+  // the input's one row and column. PyTorch 2.x: output -inf, gradient 0 (found by
+  // fuzz_autograd: backward failed with "index -1 is out of bounds").
+  T x = from({5, 6}, {1, 2, 1, 1});
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
+  const int64_t k2[2] = {2, 2}, p1[2] = {1, 1}, d2[2] = {2, 2};
+  T y, ones, g;
+  DT_ASSERT_OK(dt_max_pool2d(x, k2, nullptr, p1, d2, 0, y.out()));
+  EXPECT_EQ(shape_of(y), (std::vector<int64_t>{1, 2, 1, 1}));
+  EXPECT_EQ(values<float>(y), (std::vector<float>{-INFINITY, -INFINITY}));
+  DT_ASSERT_OK(dt_ones_like(y, ones.out()));
+  DT_ASSERT_OK(dt_backward(y, ones));
+  DT_ASSERT_OK(dt_tensor_grad(x, g.out()));
+  EXPECT_EQ(values<float>(g), (std::vector<float>{0, 0}));
+}
+
 TEST_F(Pooling, ExtremeGeometryGivesTheResultOrAClearError) {
   constexpr int64_t kMax = INT64_MAX;
   T flat, x, y;

@@ -84,9 +84,9 @@ void max_pool_planes(const Tensor& out, const Tensor& indices, const Tensor& x, 
         ops::window_inside(h0, g.kernel[0], dh, H, &i0, &i1);
         for (int64_t ow = 0; ow < OW; ++ow) {
           const int64_t w0 = ow * sw - g.pad_begin[1], j0 = col_first[ow], j1 = col_last[ow];
-          if (i0 == i1 || j0 == j1) {  // not reached: PyTorch's padding and ceil_mode rules rule it out
+          if (i0 == i1 || j0 == j1) {  // a dilation that steps over the input: -inf, as PyTorch
             op[oh * OW + ow] = -std::numeric_limits<T>::infinity();
-            ip[oh * OW + ow] = -1;  // an index error if its gradient is ever taken
+            ip[oh * OW + ow] = -1;  // no element: the backward gives it no gradient (nn/grad_pool.cpp)
             continue;
           }
           const bool whole = i0 == 0 && i1 == g.kernel[0] && j0 == 0 && j1 == g.kernel[1];

@@ -34,7 +34,7 @@ __global__ void max_pool2d_kernel(const T* x, T* out, int64_t* indices, PoolDims
       int64_t i0, i1, j0, j1;
       ops::window_inside(h0, d.kh, d.dh, d.H, &i0, &i1);
       ops::window_inside(w0, d.kw, d.dw, d.W, &j0, &j1);
-      int64_t best_at = -1;  // an empty window (ruled out by the front end's padding rule)
+      int64_t best_at = -1;  // an empty window (a dilation stepping over the input): -inf, no gradient
       M best = M(-INFINITY);
       if (i0 < i1 && j0 < j1) {
         best_at = (h0 + i0 * d.dh) * d.W + w0 + j0 * d.dw;

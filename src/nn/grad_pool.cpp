@@ -19,6 +19,7 @@
 #include "nn/node.h"
 #include "ops/ops.h"
 #include "ops/window.h"
+#include "ops/window_range.h"
 
 namespace dt::ag {
 namespace {
@@ -74,6 +75,20 @@ Tensor unbatched_like(const Tensor& out, const Tensor& input) {
   return input.ndim() == 3 ? ops::reshape(out, Dims{out.size(1), out.size(2), out.size(3)}, false) : out;
 }
 
+// Whether a window along one axis (out of them, k elements d apart, s apart, the first
+// starting p before the input) holds no element of the input: only padding, or a
+// dilation that steps over the input (kernel 2, dilation 2 and padding 1 over one row).
+// PyTorch's padding rule does not rule that out; such a window's maximum is -inf, its
+// index -1 (the backends' kernels), and it passes no gradient. O(out) on the host.
+bool has_empty_window(int64_t size, int64_t out, int64_t k, int64_t s, int64_t p, int64_t d) {
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t first = 0, last = 0;
+    ops::window_inside(o * s - p, k, d, size, &first, &last);
+    if (first == last) return true;
+  }
+  return false;
+}
+
 // The backend's max pooling (Backend::max_pool2d_forward), with PyTorch's plane indices;
 // undefined tensors when the backend has none for x.
 std::pair<Tensor, Tensor> backend_max_pool(const Tensor& x, const ops::Window2d& w) {
@@ -102,11 +117,20 @@ Tensor max_pool2d(const Tensor& input, const ops::Window2d& window, bool ceil_mo
     if (!should_record({&input})) return out;
     const Dims x_shape = x.shape(), in_shape = input.shape();
     const Tensor idx = ops::reshape(indices, Dims{x_shape.v[0], x_shape.v[1], -1}, false);
+    const bool empty = has_empty_window(x.size(2), pooled.size(2), w.kh, w.sh, w.pt, w.dh) ||
+                       has_empty_window(x.size(3), pooled.size(3), w.kw, w.sw, w.pl, w.dw);
     record(out, make_node("MaxPool2DWithIndicesBackward0", [=](const Tensor& grad) {
-             // Each output's gradient lands on its window's largest element of the plane.
+             // Each output's gradient lands on its window's largest element of the plane;
+             // an empty window's (index -1) nowhere, as in PyTorch.
+             Tensor g = ops::reshape(grad, idx.shape(), false), at = idx;
+             if (empty) {
+               const Tensor inside = ops::binary_scalar(BinaryOp::Ge, idx, 0.0);
+               g = ops::where(inside, g, ops::full(Dims{}, 0.0, g.dtype(), g.device()));
+               at = ops::where(inside, idx, ops::full(Dims{}, 0.0, DType::Int64, idx.device()));
+             }
              Tensor gx = ops::full(Dims{x_shape.v[0], x_shape.v[1], x_shape.v[2] * x_shape.v[3]}, 0.0, grad.dtype(),
                                    grad.device());
-             ops::scatter_add_(gx, 2, idx, ops::reshape(grad, idx.shape(), false));
+             ops::scatter_add_(gx, 2, at, g);
              return G{ops::reshape(gx, in_shape, false)};
            }),
            {&input});
