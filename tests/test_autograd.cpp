@@ -230,6 +230,38 @@ TEST_F(Autograd, GradientsAccumulateAcrossBackwardCalls) {
   EXPECT_EQ(none, nullptr);
 }
 
+// pow with a bool or integer operand that needs no gradient (found by fuzz_autograd: a
+// bool exponent made backward fail, "sub: the operation with a bool tensor is not
+// supported", as PyTorch's does). The other operand's gradient is computed in its dtype:
+// d(x^b)/dx = b x^(b - 1) is 1 for b true and 0 for b false; d(n^x)/dx = n^x ln n, in
+// float64 (an integer base's log used to be taken in float32, 1e-8 off).
+TEST_F(Autograd, PowWithABoolOrIntegerOperandDifferentiatesTheOther) {
+  const int64_t two = 2;
+  const double xs[2] = {1.3, 0.7};
+  const unsigned char bs[2] = {1, 0};
+  const int64_t ns[2] = {2, 3};
+  T x, b, n, y, s, g;
+  DT_ASSERT_OK(dt_tensor_from_data(xs, sizeof xs, &two, 1, DT_FLOAT64, cpu(), x.out()));
+  DT_ASSERT_OK(dt_tensor_from_data(bs, sizeof bs, &two, 1, DT_BOOL, cpu(), b.out()));
+  DT_ASSERT_OK(dt_tensor_from_data(ns, sizeof ns, &two, 1, DT_INT64, cpu(), n.out()));
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
+  DT_ASSERT_OK(dt_pow(x, b, y.out()));
+  EXPECT_EQ(values<double>(y), (std::vector<double>{1.3, 1.0}));
+  DT_ASSERT_OK(dt_sum(y, nullptr, 0, 0, s.out()));
+  DT_ASSERT_OK(dt_backward(s, nullptr));
+  DT_ASSERT_OK(dt_tensor_grad(x, g.out()));
+  EXPECT_EQ(values<double>(g), (std::vector<double>{1.0, 0.0}));
+  DT_ASSERT_OK(dt_tensor_clear_grad(x));
+  DT_ASSERT_OK(dt_pow(n, x, y.out()));
+  DT_ASSERT_OK(dt_sum(y, nullptr, 0, 0, s.out()));
+  DT_ASSERT_OK(dt_backward(s, nullptr));
+  DT_ASSERT_OK(dt_tensor_grad(x, g.out()));
+  const std::vector<double> got = values<double>(g);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_NEAR(got[0], std::pow(2.0, 1.3) * std::log(2.0), 1e-14);
+  EXPECT_NEAR(got[1], std::pow(3.0, 0.7) * std::log(3.0), 1e-14);
+}
+
 // A tensor a node saved and that is written in place before backward (through a tensor
 // autograd does not track, or a detached alias) makes backward fail naming the node, as
 // PyTorch's version check does, instead of a silently wrong gradient. A tensor no formula

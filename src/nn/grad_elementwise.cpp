@@ -42,15 +42,23 @@ Tensor silu_grad(const Tensor& g, const Tensor& x) {
   Tensor s = un(UnaryOp::Sigmoid, x);
   return mul(g, mul(s, ops::binary_scalar(BinaryOp::Add, mul(x, rsub1(s)), 1.0)));
 }
+// t in g's dtype when t is an integer or bool operand of pow (a^b with b a bool mask):
+// y - 1 of a bool tensor is refused, and the log of an integer one would be taken in
+// float32. (PyTorch's pow backward fails on the bool exponent.)
+Tensor floating_like(const Tensor& t, const Tensor& g) {
+  return is_floating(t.dtype()) ? t : ops::to(t, t.device(), g.dtype(), false);
+}
 // d(a^b)/da = b a^(b-1).
-Tensor pow_grad_base(const Tensor& g, const Tensor& x, const Tensor& y) {
+Tensor pow_grad_base(const Tensor& g, const Tensor& x_in, const Tensor& y_in) {
+  const Tensor x = floating_like(x_in, g), y = floating_like(y_in, g);
   Tensor gx = mul(g, mul(y, ops::binary(BinaryOp::Pow, x, ops::binary_scalar(BinaryOp::Sub, y, 1.0))));
   // 0 where the exponent is 0 (a constant 1, whatever x), as PyTorch's pow_backward: the
   // formula alone gives 0 * 0^-1 = NaN at x == 0.
   return ops::where(cmps(BinaryOp::Eq, y, 0.0), zero_like(gx), gx);
 }
 // d(a^b)/db = a^b log(a), taken as 0 where a == 0 and b >= 0 (PyTorch's choice).
-Tensor pow_grad_exponent(const Tensor& g, const Tensor& x, const Tensor& y, const Tensor& o) {
+Tensor pow_grad_exponent(const Tensor& g, const Tensor& x_in, const Tensor& y, const Tensor& o) {
+  const Tensor x = floating_like(x_in, g);
   Tensor gb = mul(g, mul(o, un(UnaryOp::Log, x)));
   return ops::where(cmps(BinaryOp::Eq, x, 0.0), ops::where(ges(y, 0.0), zero_like(gb), gb), gb);
 }
