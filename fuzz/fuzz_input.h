@@ -1,6 +1,6 @@
-// fuzz_input.h — what the C++ fuzz targets (fuzz_nn, fuzz_modules) share: the Input that
-// draws values from libFuzzer's bytes (small values and int64's extremes alike), and the
-// checks of the C ABI's properties on one call's outcome. Define FUZZ_NAME and include
+// fuzz_input.h — what the C++ fuzz targets (fuzz_nn, fuzz_modules, fuzz_autograd) share:
+// the Input that draws values from libFuzzer's bytes (small values and int64's extremes
+// alike), and the checks of the C ABI's properties on one call's outcome. Define FUZZ_NAME and include
 // fuzz_require.h first.
 #ifndef DEVTENSOR_FUZZ_INPUT_H
 #define DEVTENSOR_FUZZ_INPUT_H
