@@ -14,9 +14,9 @@
 // Each input is a program: float64 leaves that require grad (small shapes that often
 // broadcast together, values from a generator seeded by the input), then up to kMaxSteps
 // ops, each on the leaves and earlier results, some with leaves of their own (a conv's
-// weight, a matmul's right operand, index_add's source). The last result that requires
-// grad is the output; backward runs through it with a random upstream gradient W. The
-// properties checked, a violation aborting with a message (a crash for libFuzzer):
+// weight, a matmul's right operand, index_add's source). The last float64 result that
+// requires grad is the output; backward runs through it with a random upstream gradient
+// W. The properties checked, a violation aborting with a message (a crash for libFuzzer):
 //   - every call succeeds, or fails with a documented status other than DT_ERR_INTERNAL
 //     and a message, leaving its out-parameter untouched (as in the other targets);
 //   - backward succeeds; each leaf's .grad is NULL or has the leaf's shape and dtype;
@@ -874,9 +874,12 @@ class Program {
     return out;
   }
 
-  // The values fit finite differences: finite and within kMaxValue.
+  // The values fit finite differences: float64, finite and within kMaxValue.
   bool tame() const {
     for (const Node& n : nodes_) {
+      // A float32 result (the bool / bool division gives the default dtype, and a 0-d
+      // float64 operand does not promote it) rounds too coarsely for differences at h.
+      if (dtype_of(n.t) == DT_FLOAT32) return false;
       if (dtype_of(n.t) != DT_FLOAT64) continue;
       for (double x : values_of(n.t))
         if (!(std::fabs(x) <= kMaxValue)) return false;
@@ -907,12 +910,12 @@ class Program {
   }
 
   void check_gradients() {
-    // The output: the last node that requires grad.
+    // The output: the last float64 node that requires grad.
     size_t out_node = SIZE_MAX;
     for (size_t i = nodes_.size(); i-- > 0;) {
       int32_t needs = 0;
       REQUIRE(dt_tensor_requires_grad(nodes_[i].t, &needs) == DT_OK, "requires_grad");
-      if (needs && nodes_[i].kind == Kind::Step) {
+      if (needs && nodes_[i].kind == Kind::Step && dtype_of(nodes_[i].t) == DT_FLOAT64) {
         out_node = i;
         break;
       }
