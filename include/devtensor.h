@@ -976,7 +976,9 @@ DT_API dt_status dt_conv_transpose2d(const dt_tensor* input, const dt_tensor* we
  *  rounded down; with ceil_mode = 1 rounded up, less one if the last window would start
  *  past the input and its left padding (PyTorch's rule): the last windows may then hang
  *  over the bottom/right edge, and only their elements inside count. The gradient goes to
- *  each window's largest element. Errors: DT_ERR_INVALID_ARGUMENT (NULL, sizes not
+ *  each window's largest element. A window that a dilation steps over, no tap inside the
+ *  input (kernel 2, dilation 2, padding 1 over one row), gives -inf and no gradient, as
+ *  in PyTorch. Errors: DT_ERR_INVALID_ARGUMENT (NULL, sizes not
  *  positive, padding over half the kernel, ceil_mode not 0/1), DT_ERR_INVALID_HANDLE,
  *  DT_ERR_SHAPE_MISMATCH (not 3-d or 4-d, a kernel larger than the padded input),
  *  DT_ERR_DTYPE_MISMATCH (not floating), DT_ERR_OUT_OF_MEMORY. */

@@ -395,7 +395,8 @@ func AdaptiveAvgPool2d(size [2]int64) (*Module, error) {
 // value of each kernel window of t [N, C, H, W] or [C, H, W] (floating), with stride,
 // padding (-inf), dilation and ceil mode from opts. Output size (H + 2*padding -
 // dilation * (kernel - 1) - 1) / stride + 1, rounded down (up with CeilMode). The
-// gradient goes to each window's largest element.
+// gradient goes to each window's largest element; a window that a dilation steps over
+// (no tap inside t) gives -inf and no gradient, as in PyTorch.
 //
 // Errors: ErrInvalidArgument (a nil t, sizes not positive, padding over half the
 // kernel), ErrClosed, ErrShapeMismatch (t not 3-d or 4-d, a kernel larger than the

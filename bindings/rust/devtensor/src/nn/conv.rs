@@ -948,7 +948,9 @@ impl Tensor {
 
     /// `torch.nn.functional.max_pool2d(self, kernel_size, **options)`
     /// (`dt_max_pool2d`): the largest value of each window of `self` `[N, C, H, W]` or
-    /// `[C, H, W]` (floating). The gradient goes to each window's largest element.
+    /// `[C, H, W]` (floating). The gradient goes to each window's largest element; a
+    /// window that a dilation steps over (no tap inside `self`) gives -inf and no
+    /// gradient, as in PyTorch.
     ///
     /// ```
     /// use devtensor::nn::MaxPool2dOptions;
