@@ -52,6 +52,7 @@ namespace {
 using fuzz::g_op;
 using fuzz::g_trace;
 using fuzz::ok;
+using fuzz::trace_pair;
 using Shape = std::vector<int64_t>;
 
 constexpr int kMaxSteps = 8;
@@ -172,7 +173,7 @@ class Program {
       if (dtype_of(nodes_[i].t) == DT_FLOAT64) return i;
     return SIZE_MAX;
   }
-  const Shape shape(size_t i) const { return shape_of(nodes_[i].t); }
+  Shape shape(size_t i) const { return shape_of(nodes_[i].t); }
 
   // A new leaf of shape s that requires grad; returns its node index.
   size_t leaf(const Shape& s) {
@@ -726,13 +727,9 @@ class Program {
     size_t b = in_.pick(2) ? leaf({oc}) : SIZE_MAX;
     const size_t x = img.node;
     const Shape is = img.shape;
-    if (g_trace)
-      fprintf(stderr,
-              "  kernel %lld %lld stride %lld %lld padding %lld %lld dilation %lld %lld output_padding %lld %lld "
-              "groups %lld\n",
-              (long long)k[0], (long long)k[1], (long long)stride[0], (long long)stride[1], (long long)pad[0],
-              (long long)pad[1], (long long)dil[0], (long long)dil[1], (long long)opad[0], (long long)opad[1],
-              (long long)groups);
+    trace_pair("kernel", k), trace_pair("stride", stride), trace_pair("padding", pad), trace_pair("dilation", dil);
+    trace_pair("output_padding", opad);
+    if (g_trace) fprintf(stderr, "  groups %lld\n", (long long)groups);
     add(kind == 0   ? "conv2d"
         : kind == 1 ? "conv1d"
                     : "conv_transpose2d",
@@ -758,13 +755,9 @@ class Program {
     int32_t ceil = in_.pick(2), count_pad = in_.pick(2);
     const size_t x = img.node;
     const Shape is = img.shape;
-    if (g_trace)
-      fprintf(stderr,
-              "  kernel %lld %lld stride %lld %lld padding %lld %lld dilation %lld %lld ceil %d count_pad %d size %lld "
-              "%lld\n",
-              (long long)k[0], (long long)k[1], (long long)stride[0], (long long)stride[1], (long long)pad[0],
-              (long long)pad[1], (long long)dil[0], (long long)dil[1], ceil, count_pad, (long long)size[0],
-              (long long)size[1]);
+    trace_pair("kernel", k), trace_pair("stride", stride), trace_pair("padding", pad), trace_pair("dilation", dil);
+    trace_pair("output size", size);
+    if (g_trace) fprintf(stderr, "  ceil_mode %d count_include_pad %d\n", ceil, count_pad);
     add(kind == 0   ? "max_pool2d"
         : kind == 1 ? "avg_pool2d"
                     : "adaptive_avg_pool2d",
@@ -844,8 +837,8 @@ class Program {
   // ------------------------------------------------------------ the checks
 
   // Replays the program with grad mode off, leaf `which` (a node index; SIZE_MAX: none)
-  // replaced by its values with element `elem` moved by delta; returns the output's values.
-  std::vector<double> replay(size_t out_node, size_t which, size_t elem, double delta) {
+  // replaced by `moved` (its values with one element moved); returns the output's values.
+  std::vector<double> replay(size_t out_node, size_t which = SIZE_MAX, const std::vector<double>& moved = {}) {
     REQUIRE(dt_set_grad_enabled(0) == DT_OK, "grad off");
     std::vector<dt_tensor*> v, made;
     for (size_t i = 0; i <= out_node; ++i) {
@@ -858,9 +851,7 @@ class Program {
         made.push_back(t);
         v.push_back(t);
       } else if (i == which) {
-        std::vector<double> x = values_of(n.t);
-        x[elem] += delta;
-        dt_tensor* t = make_f64(shape_of(n.t), x);
+        dt_tensor* t = make_f64(shape_of(n.t), moved);
         made.push_back(t);
         v.push_back(t);
       } else {
@@ -933,7 +924,7 @@ class Program {
     if (g_trace) fprintf(stderr, "backward through node %zu\n", out_node);
 
     // The replay without perturbation gives the forward's values.
-    const std::vector<double> base = replay(out_node, SIZE_MAX, 0, 0.0);
+    const std::vector<double> base = replay(out_node);
     const std::vector<double> fwd = values_of(nodes_[out_node].t);
     for (size_t i = 0; i < base.size(); ++i)
       REQUIRE(base[i] == fwd[i] || (std::isnan(base[i]) && std::isnan(fwd[i])) ||
@@ -988,14 +979,17 @@ class Program {
       candidates.erase(candidates.begin() + static_cast<std::ptrdiff_t>(k));
       const double a = grads[leaf_node].empty() ? 0.0 : grads[leaf_node][elem];
       if (!std::isfinite(a)) continue;
-      const double x = values_of(nodes_[leaf_node].t)[elem];
+      std::vector<double> moved = values_of(nodes_[leaf_node].t);  // the leaf's values, one moved
+      const double x = moved[elem];
       const double h = 1e-6 * std::max(1.0, std::fabs(x));
       double fd[3];
       bool finite = true;
       for (int s = 0; s < 3; ++s) {
         double step = h * (1 << s);
-        double up = dot(replay(out_node, leaf_node, elem, step), w);
-        double down = dot(replay(out_node, leaf_node, elem, -step), w);
+        moved[elem] = x + step;
+        double up = dot(replay(out_node, leaf_node, moved), w);
+        moved[elem] = x - step;
+        double down = dot(replay(out_node, leaf_node, moved), w);
         fd[s] = (up - down) / (2 * step);
         finite = finite && std::isfinite(fd[s]);
       }

@@ -126,6 +126,13 @@ inline std::vector<unsigned char> check_tensor(const dt_tensor* t) {
   return host;
 }
 
+// With tracing on, a pair argument (kernel, stride, ...) or NULL.
+inline void trace_pair(const char* name, const int64_t* p) {
+  if (!g_trace) return;
+  if (p == nullptr) fprintf(stderr, "  %s NULL\n", name);
+  else fprintf(stderr, "  %s (%lld, %lld)\n", name, (long long)p[0], (long long)p[1]);
+}
+
 // At the end of an input, once it released everything: no handle is left.
 inline void require_no_handle_left() {
   g_op = "end of input";

@@ -37,6 +37,7 @@ namespace {
 using fuzz::g_op;
 using fuzz::g_trace;
 using fuzz::ok;
+using fuzz::trace_pair;
 
 constexpr int kMaxSteps = 8;
 
@@ -91,12 +92,6 @@ class Program {
     return t;
   }
   dt_tensor* make(const std::vector<int64_t>& s, dt_dtype dt) { return make(s, dt, device()); }
-  // FUZZ_NN_TRACE: a pair argument
-  static void trace_pair(const char* name, const int64_t* p) {
-    if (!g_trace) return;
-    if (p == nullptr) fprintf(stderr, "  %s NULL\n", name);
-    else fprintf(stderr, "  %s (%lld, %lld)\n", name, (long long)p[0], (long long)p[1]);
-  }
 
   // ---------------------------------------------------------------- checks
 
