@@ -1,5 +1,5 @@
 /* The fast path's trampolines: see fastcall.h. Defining GDT_FASTCALL_TU makes the helpers
- * of shim.h take only the small release slot (shim.h, gdt_take_slot). */
+ * of shim.h leave the release slot alone (shim.h, gdt_take_slot). */
 #define GDT_FASTCALL_TU 1
 #include "fastcall.h"
 

@@ -252,43 +252,49 @@ func TestFastPathTakesOnlySmallCPUTensors(t *testing.T) {
 	}
 }
 
-// Closing a small tensor puts it in the small release slot, which the next fast op
-// releases; the other slot's tensor (one that may be costly to release) waits for a cgo
-// call.
-func TestFastPathReleasesOnlyTheSmallSlot(t *testing.T) {
+// Closing a small tensor releases it at once, with a fast call; any other tensor waits in
+// the release slot, which fast ops leave alone (its tensor may be costly to release) and
+// the next cgo call that can allocate empties.
+func TestClosingASmallTensorReleasesItAtOnce(t *testing.T) {
 	if !fastcallOn {
 		t.Skip("this build has no fast path")
 	}
 	ReleasePending()
 	start := liveHandlesUnflushed()
+	errs := releaseErrors()
 	a := must(Ones([]int64{4}, Float32, CPU(0)))
 	big := must(Ones([]int64{5000}, Float32, CPU(0)))
-	small := must(Ones([]int64{4}, Float32, CPU(0)))
-	big.Close()
-	small.Close()
-	if atomic.LoadUintptr(releaseSlot) == 0 || atomic.LoadUintptr(releaseSlotSmall) == 0 {
-		t.Fatal("want one tensor in each slot")
+	small := must(a.AddScalar(1)) // a fast op's result is small too
+	if smallOf(small) == 0 || smallOf(big) != 0 {
+		t.Fatal("want small recorded small and big not")
 	}
-	z := must(a.Neg()) // fast: releases small, not big
-	if atomic.LoadUintptr(releaseSlotSmall) != 0 || atomic.LoadUintptr(releaseSlot) == 0 {
-		t.Fatal("the fast op should empty the small slot only")
+	big.Close()
+	if atomicSlot() == 0 {
+		t.Fatal("the large tensor should wait in the release slot")
+	}
+	small.Close()
+	if got := liveHandlesUnflushed(); got != start+2 {
+		t.Fatalf("live %d after closing small, want %d (a, and big waiting): small not released at once", got, start+2)
+	}
+	z := must(a.Neg()) // fast: leaves big in the slot
+	if atomicSlot() == 0 {
+		t.Fatal("a fast op emptied the release slot")
 	}
 	if got := liveHandlesUnflushed(); got != start+3 {
 		t.Fatalf("live %d, want %d (a, z, and big waiting)", got, start+3)
 	}
-	// A Close that finds the small slot full releases the older one itself.
-	z.Close()
-	a2 := must(Randn([]int64{4}, Float32, CPU(0))) // a cgo call (Randn takes no fast path): empties both slots
+	a2 := must(Randn([]int64{4}, Float32, CPU(0))) // a cgo call (Randn takes no fast path): empties the slot
 	if atomicSlot() != 0 {
-		t.Fatal("a cgo call left a slot full")
+		t.Fatal("a cgo call left the slot full")
 	}
-	a2.Close()
-	a.Close()
-	if got := liveHandlesUnflushed(); got != start+1 {
-		t.Fatalf("live %d, want %d (a in the small slot)", got, start+1)
+	for _, x := range []*Tensor{z, a2, a} {
+		x.Close()
 	}
-	if got := LiveHandles(); got != start {
-		t.Fatalf("LiveHandles %d, want %d", got, start)
+	if got := liveHandlesUnflushed(); got != start {
+		t.Fatalf("live %d after closing everything, want %d", got, start)
+	}
+	if n := releaseErrors() - errs; n != 0 {
+		t.Fatalf("%d releases failed", n)
 	}
 }
 

@@ -13,11 +13,17 @@ import (
 	"testing"
 )
 
+// slotN is the element count of the tensors these tests close into the release slot:
+// more than the fast path takes (fastMaxNumel), so that they wait there in every build
+// (a small tensor's Close releases it at once where the build has the fast path:
+// TestClosingASmallTensorReleasesItAtOnce).
+const slotN = fastMaxNumel + 1
+
 // Close defers the release; ReleasePending and LiveHandles release it.
 func TestCloseDefersRelease(t *testing.T) {
 	ReleasePending()
 	start := liveHandlesUnflushed()
-	x := must(Zeros([]int64{4}, Float32, CPU(0)))
+	x := must(Zeros([]int64{slotN}, Float32, CPU(0)))
 	if got := liveHandlesUnflushed(); got != start+1 {
 		t.Fatalf("live %d after Zeros, want %d", got, start+1)
 	}
@@ -46,7 +52,7 @@ func TestReleasePendingFlushesSlot(t *testing.T) {
 	}
 	start := liveHandlesUnflushed()
 	errs := releaseErrors()
-	x := must(Zeros([]int64{4}, Float32, CPU(0)))
+	x := must(Zeros([]int64{slotN}, Float32, CPU(0)))
 	_ = x.Close()
 	if atomicSlot() == 0 {
 		t.Fatal("Close left the release slot empty")
@@ -61,7 +67,7 @@ func TestReleasePendingFlushesSlot(t *testing.T) {
 	if got := liveHandlesUnflushed(); got != start {
 		t.Fatalf("live %d after ReleasePending, want %d", got, start)
 	}
-	y := must(Zeros([]int64{4}, Float32, CPU(0)))
+	y := must(Zeros([]int64{slotN}, Float32, CPU(0)))
 	_ = y.Close()
 	if got := LiveHandles(); got != start {
 		t.Fatalf("LiveHandles %d with y closed, want %d (it must empty the slot)", got, start)
@@ -71,15 +77,16 @@ func TestReleasePendingFlushesSlot(t *testing.T) {
 	}
 }
 
-// The next call that makes a tensor (an op, a constructor, To, Cat, Detach) releases the
-// slot's handle in its own cgo call, even when the call itself fails; in-place ops leave
-// the slot alone.
+// The next cgo call that makes a tensor (an op, a constructor, To, Cat, Detach) releases
+// the slot's handle in its own call, even when the call itself fails; in-place ops leave
+// the slot alone. (The tensors here are too large for the fast path, whose calls leave
+// the slot alone: TestClosingASmallTensorReleasesItAtOnce.)
 func TestOpReleasesSlot(t *testing.T) {
 	ReleasePending()
 	start := liveHandlesUnflushed()
-	a := must(Ones([]int64{4}, Float32, CPU(0)))
+	a := must(Ones([]int64{slotN}, Float32, CPU(0)))
 	defer a.Close()
-	x := must(Zeros([]int64{4}, Float32, CPU(0)))
+	x := must(Zeros([]int64{slotN}, Float32, CPU(0)))
 	_ = x.Close()
 	if err := a.AddInPlace(a); err != nil {
 		t.Fatal(err)
@@ -91,13 +98,13 @@ func TestOpReleasesSlot(t *testing.T) {
 	if got := liveHandlesUnflushed(); got != start+2 { // a, z: x released by Add
 		t.Fatalf("live %d after Add, want %d (x released by it)", got, start+2)
 	}
-	if got := must(ToSlice[float32](z)); got[0] != 4 || got[3] != 4 {
-		t.Fatalf("Add after the slot release: %v, want [4 4 4 4]", got)
+	if got := must(ToSlice[float32](z)); got[0] != 4 || got[slotN-1] != 4 {
+		t.Fatalf("Add after the slot release: %v, want every element 4", got[:4])
 	}
 	_ = z.Close()
 	b := must(Ones([]int64{3}, Float32, CPU(0)))
 	defer b.Close()
-	_, err := a.Add(b) // shapes [4] and [3] do not broadcast: the op fails in C
+	_, err := a.Add(b) // shapes [slotN] and [3] do not broadcast: the op fails in C
 	wantCode(t, err, ErrShapeMismatch)
 	if got := liveHandlesUnflushed(); got != start+2 { // a, b: z released by the failed Add
 		t.Fatalf("live %d after a failing Add, want %d (z released by it)", got, start+2)
@@ -112,23 +119,21 @@ func TestOpReleasesSlot(t *testing.T) {
 		func() (*Tensor, error) { return Where(cond, a, a) },
 		func() (*Tensor, error) { return a.Sum() },
 		func() (*Tensor, error) { return a.Softmax(0) },
-		func() (*Tensor, error) { return a.Reshape(2, 2) },
+		func() (*Tensor, error) { return a.Reshape(1, slotN) },
 		func() (*Tensor, error) { return a.Unsqueeze(0) },
 		func() (*Tensor, error) { return a.ZerosLike() },
 		func() (*Tensor, error) { return a.FullLike(1) },
 		func() (*Tensor, error) { return a.IndexSelect(0, idx) },
-		func() (*Tensor, error) { return Zeros([]int64{2}, Float32, CPU(0)) },
-		func() (*Tensor, error) { return Full([]int64{2}, 7, Float32, CPU(0)) },
+		func() (*Tensor, error) { return Zeros([]int64{slotN}, Float32, CPU(0)) },
+		func() (*Tensor, error) { return Full([]int64{slotN}, 7, Float32, CPU(0)) },
 		func() (*Tensor, error) { return Arange(0, 3, 1, Float32, CPU(0)) },
-		func() (*Tensor, error) { return FromSlice([]float32{1, 2}, nil, CPU(0)) },
+		func() (*Tensor, error) { return FromSlice(make([]float32, slotN), nil, CPU(0)) },
 		func() (*Tensor, error) { return a.ToDType(Float64) },
 		func() (*Tensor, error) { return Cat([]*Tensor{a, a}, 0) },
 		func() (*Tensor, error) { return a.Detach() },
 	} {
-		// The previous op's result may wait in the other slot (a small Zeros is a fast
-		// call, which leaves that slot alone): start with both empty.
 		_ = ReleasePending()
-		x := must(Zeros([]int64{4}, Float32, CPU(0)))
+		x := must(Zeros([]int64{slotN}, Float32, CPU(0)))
 		_ = x.Close()
 		before := liveHandlesUnflushed()
 		y := must(f())
@@ -176,7 +181,7 @@ func TestCloseReleasesTheWaitingTensor(t *testing.T) {
 	start := liveHandlesUnflushed()
 	ts := make([]*Tensor, 5)
 	for i := range ts {
-		ts[i] = must(Zeros([]int64{2}, Float32, CPU(0)))
+		ts[i] = must(Zeros([]int64{slotN}, Float32, CPU(0)))
 	}
 	for i, x := range ts {
 		_ = x.Close()
@@ -195,7 +200,7 @@ func TestCloseReleasesTheWaitingTensor(t *testing.T) {
 func TestScopeCloseReleasesAll(t *testing.T) {
 	ReleasePending()
 	start := liveHandlesUnflushed()
-	x := must(Ones([]int64{3}, Float32, CPU(0)))
+	x := must(Ones([]int64{slotN}, Float32, CPU(0)))
 	s := NewScope()
 	a := must(s.Track(x.AddScalar(1)))
 	b := must(s.Track(a.Mul(a)))

@@ -73,10 +73,8 @@ func (s *Scope) Close() error {
 			}
 		}
 	}
-	for _, slot := range [...]*uintptr{releaseSlot, releaseSlotSmall} {
-		if h := takeSlot(slot); h != 0 { // the waiting tensors go in the same call
-			hs = append(hs, h)
-		}
+	if h := takeSlot(releaseSlot); h != 0 { // the waiting tensor goes in the same call
+		hs = append(hs, h)
 	}
 	if len(hs) > 0 {
 		C.gdt_release_many(&hs[0], C.size_t(len(hs)))

@@ -52,26 +52,20 @@ static inline gdt_res gdt_release_counted_res(uintptr_t t) {
 static inline void gdt_release_many(const uintptr_t* hs, size_t n) {
   for (size_t i = 0; i < n; ++i) gdt_release_counted(hs[i]);
 }
-/* The release slots of Tensor.Close (lifetime.go): the handle of the last tensor closed,
+/* The release slot of Tensor.Close (lifetime.go): the handle of the last tensor closed,
  * or 0. Close swaps its handle in from Go (C memory: no cgo call, no pointer check); the
  * next helper that can allocate swaps it out here and releases it before its own call, so
- * the memory it frees is reused hot by that call's result. gdt_release_slot_small holds
- * only small CPU tensors outside autograd (the fast path's, fastcall.h), cheap to release;
- * gdt_release_slot any other. Defined in lifetime.go. */
+ * the memory it frees is reused hot by that call's result. (A small CPU tensor of the fast
+ * path never waits here: its Close releases it with a fast call.) Defined in lifetime.go. */
 extern uintptr_t gdt_release_slot;
-extern uintptr_t gdt_release_slot_small;
-static inline void gdt_take_one_slot(uintptr_t* slot) {
-  if (__atomic_load_n(slot, __ATOMIC_RELAXED) == 0) return; /* no locked op when empty */
-  uintptr_t h = __atomic_exchange_n(slot, 0, __ATOMIC_ACQ_REL);
-  if (h) gdt_release_counted(h);
-}
-/* The fast path's trampolines (fastcall.c, which defines GDT_FASTCALL_TU) take only the
- * small slot: the other may hold a tensor whose release takes long (an autograd graph, a
- * large or device buffer), which waits for the next cgo call. */
+/* The fast path's trampolines (fastcall.c, which defines GDT_FASTCALL_TU) leave the slot
+ * alone: it may hold a tensor whose release takes long (an autograd graph, a large or
+ * device buffer), which waits for the next cgo call. */
 static inline void gdt_take_slot(void) {
-  gdt_take_one_slot(&gdt_release_slot_small);
 #ifndef GDT_FASTCALL_TU
-  gdt_take_one_slot(&gdt_release_slot);
+  if (__atomic_load_n(&gdt_release_slot, __ATOMIC_RELAXED) == 0) return; /* no locked op when empty */
+  uintptr_t h = __atomic_exchange_n(&gdt_release_slot, 0, __ATOMIC_ACQ_REL);
+  if (h) gdt_release_counted(h);
 #endif
 }
 

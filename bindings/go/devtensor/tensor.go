@@ -35,12 +35,13 @@ type Tensor struct {
 // Close releases the Tensor's reference. Closing twice (or a nil Tensor) is a no-op, and
 // so is a Close that races another Close of the same Tensor: the handle is swapped out
 // atomically, and exactly one Close releases it. The error is always nil (the signature
-// is io.Closer's): the release itself happens later, without a cgo call of its own:
-// inside the next call that can allocate (an op, a constructor, To, Forward, Backward,
-// Step, ...), before that call allocates, or at the next Close, or in anything that
-// reports or frees memory. At most one closed tensor waits like this; ReleasePending
-// releases it now and returns the error of that release. A deferred release that fails
-// elsewhere has no caller to report to: it is counted in the C counter
+// is io.Closer's), and Close makes no cgo call. A small CPU tensor of the fast path
+// (fastcall.go) is released at once, on the system stack; any other waits in the release
+// slot until the next call that can allocate (an op, a constructor, To, Forward,
+// Backward, Step, ...), which releases it before allocating, or the next Close, or
+// anything that reports or frees memory. At most one closed tensor waits like this;
+// ReleasePending releases it now and returns the error of that release. A release
+// that fails elsewhere has no caller to report to: it is counted in the C counter
 // gdt_release_errors (shim.h; the package's tests check it stays put). It can fail only
 // when the handle was released outside this binding (through the C ABI directly), since
 // the binding releases each reference it owns exactly once. See lifetime.go.
@@ -50,7 +51,7 @@ func (t *Tensor) Close() error {
 	}
 	if h := atomic.SwapUintptr(&t.h, 0); h != 0 { // 0: a concurrent Close got it first
 		if fastcallOn && atomic.LoadUint64(&t.small) != 0 {
-			releaseSmallLater(h)
+			releaseSmallNow(h)
 		} else {
 			releaseLater(h)
 		}
