@@ -198,6 +198,20 @@ TEST_F(Pooling, ExtremeGeometryGivesTheResultOrAClearError) {
   DT_ASSERT_OK(dt_tensor_zeros(empty, 4, DT_FLOAT64, cpu(), none.out()));
   DT_ASSERT_OK(dt_avg_pool2d(none, square, nullptr, half2, 0, 1, y.out()));
   EXPECT_EQ(shape_of(y), (std::vector<int64_t>{0, 1, 1, 1}));
+  // The same max pooling of float16, which the CPU kernel leaves to the generic path of
+  // windows: its kH * kW is no size of anything (found by fuzz_nn: it overflowed int64).
+  // The result is empty, and so is the gradient, recorded or not.
+  T none16, pooled16, total, grad16;
+  DT_ASSERT_OK(dt_tensor_zeros(empty, 4, DT_FLOAT16, cpu(), none16.out()));
+  DT_ASSERT_OK(dt_max_pool2d(none16, square, nullptr, half2, nullptr, 0, pooled16.out()));
+  EXPECT_EQ(shape_of(pooled16), (std::vector<int64_t>{0, 1, 1, 1}));
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(none16, 1));
+  DT_ASSERT_OK(dt_max_pool2d(none16, square, nullptr, half2, nullptr, 0, pooled16.out()));
+  EXPECT_EQ(shape_of(pooled16), (std::vector<int64_t>{0, 1, 1, 1}));
+  DT_ASSERT_OK(dt_sum(pooled16, nullptr, 0, 0, total.out()));
+  DT_ASSERT_OK(dt_backward(total, nullptr));
+  DT_ASSERT_OK(dt_tensor_grad(none16, grad16.out()));
+  EXPECT_EQ(shape_of(grad16), (std::vector<int64_t>{0, 1, 1, 1}));
   // An adaptive output of 2^60 rows over 5: a valid request, whose averaging matrix (and
   // output) no memory holds; of 2^62 rows, a matrix of more elements than int64 counts.
   const int64_t size[2] = {int64_t{1} << 60, 1}, larger[2] = {kMax / 2, 1};

@@ -137,12 +137,24 @@ Tensor max_pool2d(const Tensor& input, const ops::Window2d& window, bool ceil_mo
     return out;
   }
   Tensor v = ops::windows(x, w, -std::numeric_limits<double>::infinity());
-  const int64_t N = v.size(0), C = v.size(1), OH = v.size(2), OW = v.size(3), K = w.kh * w.kw;
-  if (!should_record({&input})) {
+  const int64_t N = v.size(0), C = v.size(1), OH = v.size(2), OW = v.size(3);
+  int64_t K = 0;
+  // kh * kw overflows only when the padded input holds no element (it is at least kh x kw
+  // in its spatial dims, and no tensor holds more elements than int64 counts): the result
+  // is then empty, and so is every gradient that reaches the input (found by fuzz_nn).
+  const bool kernel_overflows = __builtin_mul_overflow(w.kh, w.kw, &K);
+  if (!should_record({&input}) || kernel_overflows) {
     // No indices needed: the largest value of each window straight off the view, without
     // first copying every window out ([N, C, OH, OW, kh, kw], kh * kw times the output).
     const int64_t window_dims[2] = {4, 5};
-    return unbatched_like(ops::reduce(ReduceOp::Max, v, window_dims, 2, false), input);
+    Tensor out = unbatched_like(ops::reduce(ReduceOp::Max, v, window_dims, 2, false), input);
+    if (!should_record({&input})) return out;
+    const Dims in_shape = input.shape();
+    record(out, make_node("MaxPool2DWithIndicesBackward0", [=](const Tensor& grad) {
+             return G{ops::full(in_shape, 0.0, grad.dtype(), grad.device())};
+           }),
+           {&input});
+    return out;
   }
   Tensor flat = ops::reshape(ops::contiguous(v), Dims{N, C, OH, OW, K}, false);
   const int64_t last = 4;
