@@ -143,12 +143,13 @@ Tensor max_pool2d(const Tensor& input, const ops::Window2d& window, bool ceil_mo
   // in its spatial dims, and no tensor holds more elements than int64 counts): the result
   // is then empty, and so is every gradient that reaches the input (found by fuzz_nn).
   const bool kernel_overflows = __builtin_mul_overflow(w.kh, w.kw, &K);
-  if (!should_record({&input}) || kernel_overflows) {
+  const bool recording = should_record({&input});
+  if (!recording || kernel_overflows) {
     // No indices needed: the largest value of each window straight off the view, without
     // first copying every window out ([N, C, OH, OW, kh, kw], kh * kw times the output).
     const int64_t window_dims[2] = {4, 5};
     Tensor out = unbatched_like(ops::reduce(ReduceOp::Max, v, window_dims, 2, false), input);
-    if (!should_record({&input})) return out;
+    if (!recording) return out;
     const Dims in_shape = input.shape();
     record(out, make_node("MaxPool2DWithIndicesBackward0", [=](const Tensor& grad) {
              return G{ops::full(in_shape, 0.0, grad.dtype(), grad.device())};
@@ -159,7 +160,6 @@ Tensor max_pool2d(const Tensor& input, const ops::Window2d& window, bool ceil_mo
   Tensor flat = ops::reshape(ops::contiguous(v), Dims{N, C, OH, OW, K}, false);
   const int64_t last = 4;
   Tensor out = unbatched_like(ops::reduce(ReduceOp::Max, flat, &last, 1, false), input);
-  if (!should_record({&input})) return out;
   Tensor idx = ops::unsqueeze(ops::reduce(ReduceOp::ArgMax, flat, &last, 1, false), 4);  // [N, C, OH, OW, 1]
   const Dims x_shape = x.shape(), in_shape = input.shape();
   record(out, make_node("MaxPool2DWithIndicesBackward0", [=](const Tensor& grad) {

@@ -137,14 +137,14 @@ func releaseSmallNow(h uintptr) {
 	fastcall(unsafe.Pointer(C.gdt_fast_release), unsafe.Pointer(&x))
 }
 
-// takeSlot empties a release slot from Go and returns its handle (0: none) for the
+// takeSlot empties the release slot from Go and returns its handle (0: none) for the
 // caller to release; the C helpers do the same in gdt_take_slot. The plain load keeps
 // the atomic swap off the empty case.
-func takeSlot(slot *uintptr) C.uintptr_t {
-	if atomic.LoadUintptr(slot) == 0 {
+func takeSlot() C.uintptr_t {
+	if atomic.LoadUintptr(releaseSlot) == 0 {
 		return 0
 	}
-	return C.uintptr_t(atomic.SwapUintptr(slot, 0))
+	return C.uintptr_t(atomic.SwapUintptr(releaseSlot, 0))
 }
 
 // ReleasePending releases, now, the tensor whose Close is waiting in the release slot
@@ -155,10 +155,11 @@ func takeSlot(slot *uintptr) C.uintptr_t {
 // for a handle that was already released outside this binding (through the C ABI, by
 // another owner): the binding itself releases each handle it owns exactly once. The
 // releases made elsewhere (by the next op, by a Close that found the slot full or
-// closed a small tensor, by Scope.Close or a slab finalizer) have no caller to return an error to; they
-// are counted instead, in the C counter gdt_release_errors (shim.h), as this one is.
+// closed a small tensor, by Scope.Close or a slab finalizer) have no caller to return an
+// error to; they are counted instead, in the C counter gdt_release_errors (shim.h), as
+// this one is.
 func ReleasePending() error {
-	if h := takeSlot(releaseSlot); h != 0 {
+	if h := takeSlot(); h != 0 {
 		return resErr("ReleasePending", C.gdt_release_counted_res(h))
 	}
 	return nil

@@ -73,7 +73,7 @@ func (s *Scope) Close() error {
 			}
 		}
 	}
-	if h := takeSlot(releaseSlot); h != 0 { // the waiting tensor goes in the same call
+	if h := takeSlot(); h != 0 { // the waiting tensor goes in the same call
 		hs = append(hs, h)
 	}
 	if len(hs) > 0 {

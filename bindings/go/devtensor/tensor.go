@@ -35,11 +35,11 @@ type Tensor struct {
 // Close releases the Tensor's reference. Closing twice (or a nil Tensor) is a no-op, and
 // so is a Close that races another Close of the same Tensor: the handle is swapped out
 // atomically, and exactly one Close releases it. The error is always nil (the signature
-// is io.Closer's), and Close makes no cgo call. A small CPU tensor of the fast path
-// (fastcall.go) is released at once, on the system stack; any other waits in the release
-// slot until the next call that can allocate (an op, a constructor, To, Forward,
-// Backward, Step, ...), which releases it before allocating, or the next Close, or
-// anything that reports or frees memory. At most one closed tensor waits like this;
+// is io.Closer's). A small CPU tensor of the fast path (fastcall.go) is released at once,
+// by a fast call on the system stack; any other waits in the release slot, without a cgo
+// call, until the next cgo call that can allocate (an op, a constructor, To, Forward,
+// Backward, Step, ...), which releases it before allocating, or the next such Close
+// (which releases the older one), or anything that reports or frees memory. At most one closed tensor waits like this;
 // ReleasePending releases it now and returns the error of that release. A release
 // that fails elsewhere has no caller to report to: it is counted in the C counter
 // gdt_release_errors (shim.h; the package's tests check it stays put). It can fail only
