@@ -775,7 +775,9 @@ DT_API dt_status dt_flatten(const dt_tensor* t, int64_t start_dim, int64_t end_d
  *
  * Scalars (the *_scalar functions) are doubles. An integral value behaves like a Python
  * int and a non-integral one like a Python float: int_tensor + 2 keeps int_tensor's
- * dtype; int_tensor + 2.5 becomes the default float dtype.
+ * dtype; int_tensor + 2.5 becomes the default float dtype. The maximum / minimum scalar
+ * functions (PyTorch's clamp_min / clamp_max) refuse, with DT_ERR_INVALID_ARGUMENT, an
+ * integral bound that an integer result dtype cannot hold (int8 and 300), as PyTorch does.
  *
  * In-place variants (trailing underscore) write into self, whose dtype and shape must
  * hold the result: the broadcast shape must equal self's shape and the promoted dtype
@@ -834,9 +836,10 @@ DT_API dt_status dt_where(const dt_tensor* cond, const dt_tensor* a, const dt_te
 
 /** torch.masked_fill (out of place): a with value wherever the bool mask is true; mask
  *  and a broadcast together (the result has their broadcast shape) and share a device.
- *  value converts to a's dtype as a cast would (2.5 into int64 is 2). Differentiable in
- *  a (MaskedFillBackward0: no gradient where the mask is true). Errors:
- *  DT_ERR_INVALID_ARGUMENT (NULL out), DT_ERR_INVALID_HANDLE, DT_ERR_DTYPE_MISMATCH (a
+ *  value converts to a's dtype as a cast would (2.5 into int64 is 2); a value an integer
+ *  dtype cannot hold (300 into int8, NaN into int64) is refused, as PyTorch does.
+ *  Differentiable in a (MaskedFillBackward0: no gradient where the mask is true). Errors:
+ *  DT_ERR_INVALID_ARGUMENT (NULL out, a value out of an integer dtype's range), DT_ERR_INVALID_HANDLE, DT_ERR_DTYPE_MISMATCH (a
  *  mask that is not bool), DT_ERR_SHAPE_MISMATCH (shapes that do not broadcast),
  *  DT_ERR_DEVICE_MISMATCH, DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_masked_fill(const dt_tensor* a, const dt_tensor* mask, double value, dt_tensor** out);
@@ -844,10 +847,12 @@ DT_API dt_status dt_masked_fill(const dt_tensor* a, const dt_tensor* mask, doubl
 /** torch.clamp: every element limited to [*min, *max]; min or max may be NULL (no bound
  *  on that side), not both. NaN stays NaN, and a NaN bound gives NaN (as
  *  dt_maximum_scalar); when *min > *max every element is *max. The
- *  result dtype follows dt_maximum_scalar's rules (an integer tensor clamped to 1.5
- *  becomes the default float dtype, as in PyTorch). Differentiable (ClampBackward1: the
- *  gradient passes where min <= a <= max). Errors: DT_ERR_INVALID_ARGUMENT (NULL out,
- *  both bounds NULL), DT_ERR_INVALID_HANDLE, DT_ERR_DTYPE_MISMATCH, DT_ERR_OUT_OF_MEMORY. */
+ *  result dtype is promoted over a and both bounds, by dt_maximum_scalar's rules (an
+ *  integer tensor clamped to [-7, 1.5] becomes the default float dtype and compares
+ *  with -7, as in PyTorch). Differentiable (ClampBackward1: the gradient passes where
+ *  min <= a <= max). Errors: DT_ERR_INVALID_ARGUMENT (NULL out, both bounds NULL, an
+ *  integral bound outside an integer result dtype: int8 clamped to 200),
+ *  DT_ERR_INVALID_HANDLE, DT_ERR_DTYPE_MISMATCH, DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_clamp(const dt_tensor* a, const double* min, const double* max, dt_tensor** out);
 
 /** torch.triu / torch.tril: a copy of a (at least 2-d) that keeps the elements of its
@@ -913,7 +918,8 @@ DT_API dt_status dt_argmin(const dt_tensor* a, const int64_t* dims, size_t ndims
  *  sum of squared deviations from the mean divided by n - correction (n: the count of
  *  elements each result reduces; correction 1 is the unbiased estimate, PyTorch's
  *  default, 0 the population one). n - correction <= 0 divides by 0 (inf, or NaN when
- *  the deviations are all 0), as in PyTorch. float16 and bfloat16 compute in float32.
+ *  the deviations are all 0), as in PyTorch. On the CPU float32, float16 and bfloat16 compute in
+ *  float64 (so 1e20-sized values do not overflow), on a GPU the 16-bit ones in float32.
  *  Differentiable (VarBackward0 / StdBackward0). Errors: as the reductions, plus
  *  DT_ERR_DTYPE_MISMATCH for an integer or bool tensor and DT_ERR_INVALID_ARGUMENT for a
  *  correction that is not finite or a keepdim other than 0 or 1. */
@@ -975,13 +981,15 @@ DT_API dt_status dt_conv_transpose2d(const dt_tensor* input, const dt_tensor* we
  *  dilation (NULL: 1). Output size (H + 2 * padding - dilation * (k - 1) - 1) / stride + 1,
  *  rounded down; with ceil_mode = 1 rounded up, less one if the last window would start
  *  past the input and its left padding (PyTorch's rule): the last windows may then hang
- *  over the bottom/right edge, and only their elements inside count. The gradient goes to
+ *  over the bottom/right edge, and only their elements inside count; so a kernel larger
+ *  than the padded input by less than the stride gives one window (3 x 3 input, kernel
+ *  4, ceil_mode: one output, the input's maximum), as in PyTorch. The gradient goes to
  *  each window's largest element. A window that a dilation steps over, no tap inside the
  *  input (kernel 2, dilation 2, padding 1 over one row), gives -inf and no gradient, as
  *  in PyTorch. Errors: DT_ERR_INVALID_ARGUMENT (NULL, sizes not
  *  positive, padding over half the kernel, ceil_mode not 0/1), DT_ERR_INVALID_HANDLE,
- *  DT_ERR_SHAPE_MISMATCH (not 3-d or 4-d, a kernel larger than the padded input),
- *  DT_ERR_DTYPE_MISMATCH (not floating), DT_ERR_OUT_OF_MEMORY. */
+ *  DT_ERR_SHAPE_MISMATCH (not 3-d or 4-d, a kernel larger than the padded input
+ *  that leaves no window), DT_ERR_DTYPE_MISMATCH (not floating), DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_max_pool2d(const dt_tensor* input, const int64_t* kernel_size, const int64_t* stride,
                                const int64_t* padding, const int64_t* dilation, int32_t ceil_mode, dt_tensor** out);
 /** torch.nn.functional.avg_pool2d: the mean of each window, zero padding counted when
@@ -1417,8 +1425,11 @@ DT_API dt_status dt_module_device(const dt_module* m, dt_device* out);
  *  Errors: DT_ERR_INVALID_HANDLE. */
 DT_API dt_status dt_module_train(dt_module* m);
 DT_API dt_status dt_module_eval(dt_module* m);
-/** Number of parameters (recursively). Errors: DT_ERR_INVALID_HANDLE,
- *  DT_ERR_INVALID_ARGUMENT (NULL). */
+/** Number of parameters (recursively), as PyTorch's named_parameters(): a parameter of a
+ *  module placed twice (the same dt_module in two slots of a Sequential) counts once,
+ *  under its first name, so the list can go to dt_sgd_new as it is. (dt_module_save
+ *  writes every key, "0.weight" and "2.weight" alike, as PyTorch's state_dict.) Errors:
+ *  DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL). */
 DT_API dt_status dt_module_parameter_count(const dt_module* m, size_t* out);
 /** Parameter i: its state_dict name (string protocol, buf may be NULL with cap 0) and,
  *  when tensor is not NULL, a NEW reference to the parameter itself (writes through it

@@ -63,7 +63,7 @@ dt_status named_entry(const dt_module* m, size_t i, char* buf, size_t cap, size_
   return guard([&] {
     check_string_buffer(buf, cap, fn);
     nn::Module* mod = module_arg(m, fn);
-    nn::Named all = params ? mod->parameters() : mod->buffers();
+    nn::Named all = params ? mod->parameters(true) : mod->buffers(true);
     if (i >= all.size())
       fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": index ", i, " is out of range (the module has ", all.size(), ")"));
     dt_tensor* h = tensor ? new_handle(all[i].second) : nullptr;
@@ -245,7 +245,7 @@ DT_API dt_status dt_module_eval(dt_module* m) {
 DT_API dt_status dt_module_parameter_count(const dt_module* m, size_t* out) {
   return guard([&] {
     require(out, "dt_module_parameter_count", "out");
-    *out = module_arg(m, "dt_module_parameter_count")->parameters().size();
+    *out = module_arg(m, "dt_module_parameter_count")->parameters(true).size();
   });
 }
 DT_API dt_status dt_module_parameter(const dt_module* m, size_t i, char* buf, size_t cap, size_t* needed,
@@ -255,7 +255,7 @@ DT_API dt_status dt_module_parameter(const dt_module* m, size_t i, char* buf, si
 DT_API dt_status dt_module_buffer_count(const dt_module* m, size_t* out) {
   return guard([&] {
     require(out, "dt_module_buffer_count", "out");
-    *out = module_arg(m, "dt_module_buffer_count")->buffers().size();
+    *out = module_arg(m, "dt_module_buffer_count")->buffers(true).size();
   });
 }
 DT_API dt_status dt_module_buffer(const dt_module* m, size_t i, char* buf, size_t cap, size_t* needed,

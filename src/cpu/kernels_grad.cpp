@@ -1,5 +1,5 @@
-// ReLU's gradient (KernelOp::ReluBackward) on the CPU: one pass, gx = o > 0 ? g : 0 (a NaN
-// output gives 0, as the composed comparison and where did).
+// ReLU's gradient (KernelOp::ReluBackward) on the CPU: one pass, gx = o <= 0 ? 0 : g (a NaN
+// output passes g on, as PyTorch's threshold_backward).
 #include "cpu/cpu_backend.h"
 #include "cpu/loops.h"
 #include "cpu/parallel.h"
@@ -14,7 +14,7 @@ void relu_backward_typed(T* __restrict gx, const T* __restrict o, const T* __res
     // a load under the condition made GCC branch per element.
     for (int64_t i = lo; i < hi; ++i) {
       const T y = o[i], d = g[i];
-      gx[i] = y > T(0) ? d : T(0);
+      gx[i] = y <= T(0) ? T(0) : d;
     }
   });
 }

@@ -47,8 +47,9 @@ void forward_typed(const Tensor& out, const Tensor& lse_t, const Tensor& count_t
       for (int64_t c = 0; c < C; ++c) m = row[c] > m || row[c] != row[c] ? row[c] : m;
       T s = 0;
       for (int64_t c = 0; c < C; ++c) s += std::exp(row[c] - m);
-      // An all -inf row: max -inf, lse -inf (PyTorch's log_softmax gives NaN there too).
-      const T l = std::isinf(m) ? m : m + std::log(s);
+      // An all -inf row: max -inf, lse -inf, so the loss is NaN as PyTorch's log_softmax
+      // gives; a +inf logit makes s, and so lse and the whole row's gradient, NaN, as there.
+      const T l = m == -INFINITY ? m : m + std::log(s);
       lse[n] = l;
       row_loss[n] = target[n] == ignore_index ? T(0) : l - row[target[n]];
     }

@@ -1,6 +1,6 @@
-// ReLU's gradient (DTP_OP_ReluBackward) on the device: one kernel, gx = o > 0 ? g : 0 (a
-// NaN output gives 0), where the composed form launched four (a fill for the scalar, the
-// comparison, a zero and a where).
+// ReLU's gradient (DTP_OP_ReluBackward) on the device: one kernel, gx = o <= 0 ? 0 : g (a
+// NaN output passes g on, as PyTorch's), where the composed form launched four (a fill
+// for the scalar, the comparison, a zero and a where).
 #include "cuda/elementwise.cuh"
 #include "cuda/kernels.h"
 
@@ -12,7 +12,7 @@ void relu_backward_typed(const dtp_tensor& gx, const dtp_tensor& o, const dtp_te
   T* out = static_cast<T*>(gx.data);  // all contiguous, one shape (the front end checked)
   const T* y = static_cast<const T*>(o.data);
   const T* grad = static_cast<const T*>(g.data);
-  launch(gx.device, gx.numel, "relu_backward", [=] __device__(int64_t i) { out[i] = y[i] > T(0) ? grad[i] : T(0); });
+  launch(gx.device, gx.numel, "relu_backward", [=] __device__(int64_t i) { out[i] = y[i] <= T(0) ? T(0) : grad[i]; });
 }
 
 }  // namespace

@@ -42,7 +42,7 @@ __global__ void cross_entropy_rows(const T* x, const int64_t* target, T* lse, T*
   for (int64_t k = lane; k < n; k += 32) s += exp(xr[k] - m);
   for (int o = 16; o > 0; o /= 2) s += __shfl_xor_sync(0xffffffffu, s, o);
   if (lane == 0) {
-    const T l = isinf(m) ? m : m + log(s);
+    const T l = m == -INFINITY ? m : m + log(s);  // as the CPU kernel: +inf gives NaN
     lse[row] = l;
     // A target out of range (only a graph replay can pass one: eager calls are checked on
     // the host) reads nothing and gives NaN.

@@ -282,7 +282,9 @@ class DistributedDataParallel final : public nn::Module {
 nn::Module* new_distributed_data_parallel(const Ref<nn::Module>& module, const Ref<ProcessGroup>& group,
                                           size_t bucket_cap_bytes, bool find_unused_parameters) {
   if (bucket_cap_bytes == 0) bucket_cap_bytes = kDefaultBucketCapBytes;
-  nn::Named params = module->parameters(), buffers = module->buffers();
+  // Each tensor once, though a child be shared: a second entry would wait for a gradient
+  // hook that fires once.
+  nn::Named params = module->parameters(true), buffers = module->buffers(true);
   for (const nn::Named* list : {&params, &buffers})
     for (const auto& [name, t] : *list)
       group->check_tensor(t, "DistributedDataParallel", cat(list == &params ? "parameter '" : "buffer '", name, "'"));

@@ -29,8 +29,9 @@ Tensor zero_like(const Tensor& g) { return ops::full(Dims{}, 0.0, g.dtype(), g.d
 // where(c, x, 0)
 Tensor keep(const Tensor& c, const Tensor& x) { return ops::where(c, x, zero_like(x)); }
 // ReLU's gradient from its output: one kernel where the backend has it, else composed.
+// PyTorch's threshold_backward: 0 where o <= 0, g elsewhere, so a NaN output passes g on.
 Tensor relu_grad(const Tensor& g, const Tensor& o) {
-  return ops::relu_backward_fusable(o, g) ? ops::relu_backward(o, g) : keep(gts(o, 0.0), g);
+  return ops::relu_backward_fusable(o, g) ? ops::relu_backward(o, g) : ops::where(les(o, 0.0), zero_like(g), g);
 }
 
 // g * sign(x), with sign(0) = 0.

@@ -154,6 +154,19 @@ Dims channel_shape(const Tensor& x) {
   return s;
 }
 
+// PyTorch's _verify_batch_size, for training batch norm (groups 0: each channel its own
+// statistic) and every group norm (groups > 0): refuses an input whose statistics would
+// each be over exactly one value. An empty input passes (its output is empty).
+void check_more_than_one_value(const char* op, const Tensor& x, int64_t groups) {
+  bool one = groups == 0 || x.size(1) == groups;  // a group norm's group of one channel
+  for (int64_t d = 0; d < x.ndim() && one; ++d)
+    if (d != 1) one = x.size(d) == 1;
+  if (one)
+    fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": expected more than 1 value per ", groups > 0 ? "group" : "channel",
+                                    groups > 0 ? "" : " when training", ", got input size ", dims_str(x.shape()),
+                                    groups > 0 ? cat(" with ", groups, " groups") : std::string()));
+}
+
 }  // namespace
 
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
@@ -178,10 +191,11 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   for (int64_t d = 0; d < x.ndim(); ++d)
     if (d != 1) s.over.push_back(d);
   if (!training) return batch_norm_eval(x, s, running_mean, running_var, weight, bias, eps);
-  const int64_t per_channel = C > 0 ? x.numel() / C : 0;
-  if (per_channel <= 1)
-    fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": expected more than 1 value per channel when training, got input size ",
-                                    dims_str(x.shape())));
+  check_more_than_one_value(op, x, 0);
+  // An empty input normalises to an empty output and leaves the running statistics as
+  // they are, as PyTorch's (which only refuses exactly one value per channel).
+  if (x.numel() == 0) return binary_scalar(BinaryOp::Mul, x, 1.0);
+  const int64_t per_channel = x.numel() / C;
   Tensor mean, var;
   Tensor out = normalize(x, s, eps, weight, bias, &mean, &var);
   if (running_mean.defined()) {
@@ -230,6 +244,7 @@ Tensor group_norm(const Tensor& x, int64_t groups, const Tensor& weight, const T
   // No channel passes the divisibility check for any num_groups, even 2^62: the output is
   // as empty as the input, and one group keeps its statistics from being N x 2^62
   // values. Otherwise groups <= C, so N * groups <= numel fits when there are elements.
+  check_more_than_one_value(op, x, groups);
   const int64_t g = C == 0 ? 1 : groups;
   const int64_t rest = x.numel() > 0 ? x.numel() / (N * g) : 0;
   NormSpec s{"NativeGroupNormBackward0", Dims{N, g, rest}, {2}, channel_shape(x)};

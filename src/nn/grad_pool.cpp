@@ -48,27 +48,32 @@ Tensor batched(const Tensor& x) { return x.ndim() == 3 ? ops::unsqueeze(x, 0) : 
 // less one when the last window would start past the input and its left padding. The
 // windows of the extra output row/column hang over the bottom/right: the window gets that
 // much more bottom/right padding, which max pooling fills with -inf and average pooling
-// leaves out of the divisor.
-// window_output has checked that the padded input and the dilated kernel fit in int64;
+// leaves out of the divisor. So a kernel larger than the padded input by less than the
+// stride still gives one window, over the whole input (a 3 x 3 input, kernel 4: one).
+// check_window has checked that the padded input and the dilated kernel fit in int64;
 // the rest is computed in 128 bits, as a stride may be as large as INT64_MAX. The
 // overhang is less than the stride, and at most the dilated kernel, so it fits.
 int64_t ceil_overhang(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
   using Wide = __int128;
   const Wide padded = Wide{in} + Wide{2} * p, kernel = Wide{d} * (k - 1) + 1;
   const Wide span = padded - kernel;
-  if (span < 0) return 0;
+  if (span + s - 1 < 0) return 0;  // no window even rounding up: window_output says so
   Wide out = (span + s - 1) / s + 1;
   if ((out - 1) * s >= Wide{in} + p) --out;
+  if (out < 1) return 0;  // an empty input without padding: as above
   const Wide overhang = (out - 1) * s + kernel - padded;
   return overhang > 0 ? static_cast<int64_t>(overhang) : 0;
 }
 
 ops::Window2d ceil_window(const char* op, const ops::Window2d& w, const Tensor& x) {
-  int64_t oh = 0, ow = 0;
-  ops::window_output(op, w, x.size(2), x.size(3), &oh, &ow);  // the floor-mode checks and errors first
+  ops::check_window(op, w, x.size(2), x.size(3));  // the arguments' own errors first
   ops::Window2d c = w;
-  c.pb += ceil_overhang(x.size(2), w.kh, w.sh, w.pt, w.dh);
-  c.pr += ceil_overhang(x.size(3), w.kw, w.sw, w.pl, w.dw);
+  if (__builtin_add_overflow(c.pb, ceil_overhang(x.size(2), w.kh, w.sh, w.pt, w.dh), &c.pb) ||
+      __builtin_add_overflow(c.pr, ceil_overhang(x.size(3), w.kw, w.sw, w.pl, w.dw), &c.pr))
+    fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": the padding with ceil_mode's overhang is larger than int64 holds (",
+                                      ops::window_str(w), ")"));
+  int64_t oh = 0, ow = 0;
+  ops::window_output(op, c, x.size(2), x.size(3), &oh, &ow);  // a kernel that no rounding fits fails here
   return c;
 }
 Tensor unbatched_like(const Tensor& out, const Tensor& input) {

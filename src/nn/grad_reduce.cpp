@@ -105,10 +105,13 @@ Tensor var_std(const Tensor& a, const int64_t* dims, size_t ndims, double correc
   int64_t count = 1;
   for (size_t i = 0; i < ndims; ++i) wrap_dim(dims[i], a.ndim(), op);  // names the op on a bad dim
   kept_shape(a, dims, ndims, &count);
-  // 16-bit floats compute in float32 (their squares would lose most of their bits) and
-  // come back to their dtype, as PyTorch's CPU kernels do.
-  const bool narrow = a.dtype() == DType::Float16 || a.dtype() == DType::BFloat16;
-  const Tensor x = narrow ? to(a, a.device(), DType::Float32, false) : a;
+  // Narrower floats compute in PyTorch's accumulation type and come back to their dtype:
+  // float64 on the CPU (a float32 square overflows from |x| = 1.8e19 on, where the
+  // variance itself fits), float32 on a GPU for the 16-bit ones, whose squares would lose
+  // most of their bits.
+  const bool narrow = a.dtype() == DType::Float16 || a.dtype() == DType::BFloat16 ||
+                      (a.dtype() == DType::Float32 && a.device().is_cpu());
+  const Tensor x = narrow ? to(a, a.device(), a.device().is_cpu() ? DType::Float64 : DType::Float32, false) : a;
   const Tensor centred = binary(BinaryOp::Sub, x, reduce(ReduceOp::Mean, x, dims, ndims, true));
   const Tensor squares = reduce(ReduceOp::Sum, binary(BinaryOp::Mul, centred, centred), dims, ndims, keepdim);
   // n - correction <= 0 divides by 0, giving inf (or NaN for 0 / 0), as PyTorch.

@@ -16,7 +16,15 @@ Tensor clamp(const Tensor& a, const double* lo, const double* hi) {
   // maximum(x, lo) is PyTorch's clamp_min and minimum(., hi) its clamp_max, gradients
   // included: g where lo <= x <= hi, 0 elsewhere and for NaN; when lo > hi every element
   // is hi, as in PyTorch.
+  // The result dtype is promoted over both bounds first, as PyTorch's: clamp(uint8, -7,
+  // 0.5) is float32 and compares with -7, not with -7 wrapped into uint8.
   Tensor out = a;
+  if (!is_floating(a.dtype())) {
+    const Tensor slo = ops::scalar_tensor(lo ? *lo : 0.0, Device{DT_DEVICE_CPU, 0});
+    const Tensor shi = ops::scalar_tensor(hi ? *hi : 0.0, Device{DT_DEVICE_CPU, 0});
+    const DType common = ops::result_type({{&a, false}, {&slo, true}, {&shi, true}});
+    if (common != a.dtype()) out = ops::to(a, a.device(), common, false);
+  }
   if (lo) out = binary_scalar(BinaryOp::Maximum, out, *lo);
   if (hi) out = binary_scalar(BinaryOp::Minimum, out, *hi);
   return named_result(out, "ClampBackward1");
@@ -28,7 +36,10 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, double value) {
     fail(DT_ERR_DTYPE_MISMATCH, cat(op, ": expected a bool mask, got ", dtype_name(mask.dtype())));
   ops::check_same_device(op, a, mask);
   ops::broadcast_shapes(op, a.shape(), mask.shape());  // names the op and both shapes
-  // value converts to a's dtype as a cast would (2.5 into int64 is 2), as PyTorch's does.
+  // value converts to a's dtype as a cast would (2.5 into int64 is 2), as PyTorch's does,
+  // but one an integer dtype cannot hold (300 into int8, NaN into int64) is refused, as
+  // there, not wrapped.
+  ops::check_integer_fits(op, "the value", a.dtype(), value);
   const Tensor fill = ops::full(Dims{}, value, a.dtype(), a.device());
   return named_result(where(mask, fill, a), "MaskedFillBackward0");
 }

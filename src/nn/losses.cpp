@@ -67,6 +67,10 @@ Tensor nll(const Tensor& logp, const Tensor& target, const Tensor& weight, int64
   *sample_weight = weight.defined() ? ops::binary(BinaryOp::Mul, ops::index_select(ops::to(weight, d, dt, false), 0, safe), valid)
                                     : valid;
   Tensor picked = ag::reshape(ag::gather(lp, 1, ops::unsqueeze(safe, 1)), Dims{-1}, false);  // [N]
+  // An ignored sample's gradient is exactly 0, as PyTorch's: a product with its weight 0
+  // would pass on NaN where the mean divides by a total weight of 0 (every sample
+  // ignored), or where its log-probability is infinite.
+  picked = ag::masked_fill(picked, ops::binary_scalar(BinaryOp::Eq, tg, static_cast<double>(ignore_index)), 0.0);
   Tensor loss = ag::unary(UnaryOp::Neg, ag::binary(BinaryOp::Mul, picked, *sample_weight));
   return logp.ndim() == 1 ? ag::reshape(loss, Dims{}, false) : loss;
 }
@@ -155,10 +159,10 @@ class CrossEntropyLoss final : public NLLLoss {
     Tensor weighted = weight().defined() ? ag::binary(BinaryOp::Mul, logp, ops::to(weight(), d, logp.dtype(), false)) : logp;
     int64_t cd = class_dim;
     Tensor smooth = ag::unary(UnaryOp::Neg, ag::reduce(ReduceOp::Sum, weighted, &cd, 1, false));
-    Tensor valid = ops::to(ops::binary_scalar(BinaryOp::Ne, ops::to(in[1], d, DType::Int64, false),
-                                              static_cast<double>(ignore_index_)),
-                           d, logp.dtype(), false);
-    smooth = ag::binary(BinaryOp::Mul, smooth, valid);
+    // Zero for ignored samples, their gradient too (see nll).
+    Tensor ignored = ops::binary_scalar(BinaryOp::Eq, ops::reshape(ops::to(in[1], d, DType::Int64, false), Dims{-1}, false),
+                                        static_cast<double>(ignore_index_));
+    smooth = ag::masked_fill(smooth, in[1].ndim() == 0 ? ops::reshape(ignored, Dims{}, false) : ignored, 0.0);
     Tensor reduced;
     switch (reduction_) {
       case Reduction::None: reduced = smooth; break;

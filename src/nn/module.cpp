@@ -9,20 +9,23 @@
 
 namespace dt::nn {
 
-void Module::collect(const std::string& prefix, bool params, Named* out) const {
-  for (const auto& [name, t] : params ? params_ : buffers_) out->emplace_back(prefix + name, t);
-  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", params, out);
+void Module::collect(const std::string& prefix, bool params, std::set<const TensorImpl*>* seen, Named* out) const {
+  for (const auto& [name, t] : params ? params_ : buffers_)
+    if (!seen || seen->insert(t.impl()).second) out->emplace_back(prefix + name, t);
+  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", params, seen, out);
 }
 
-Named Module::parameters() const {
+Named Module::parameters(bool unique) const {
   Named out;
-  collect("", true, &out);
+  std::set<const TensorImpl*> seen;
+  collect("", true, unique ? &seen : nullptr, &out);
   return out;
 }
 
-Named Module::buffers() const {
+Named Module::buffers(bool unique) const {
   Named out;
-  collect("", false, &out);
+  std::set<const TensorImpl*> seen;
+  collect("", false, unique ? &seen : nullptr, &out);
   return out;
 }
 

@@ -4,6 +4,7 @@
 // keep pointing at the moved data), as module.to(device) does in PyTorch.
 #pragma once
 #include <atomic>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,9 +30,12 @@ class Module : public RefCounted {
   virtual bool input_optional(size_t) const { return false; }
   virtual Tensor forward(const std::vector<Tensor>& inputs) = 0;
 
-  // Parameters / buffers of this module and its children, with state_dict names.
-  Named parameters() const;
-  Named buffers() const;
+  // Parameters / buffers of this module and its children, with state_dict names: every
+  // key (a child shared by two parents appears under both, as in PyTorch's state_dict,
+  // and replicas pair with these lists by position), or with `unique` each tensor once,
+  // under its first name (PyTorch's named_parameters(): what optimizers and DDP take).
+  Named parameters(bool unique = false) const;
+  Named buffers(bool unique = false) const;
   void train(bool on);  // recursive
   bool training() const { return training_.load(std::memory_order_relaxed); }
   // Moves every parameter, gradient and buffer to device, in place: each tensor's
@@ -81,7 +85,7 @@ class Module : public RefCounted {
   std::atomic<bool> training_{true};  // read by forward while another thread may call train()
 
  private:
-  void collect(const std::string& prefix, bool params, Named* out) const;
+  void collect(const std::string& prefix, bool params, std::set<const TensorImpl*>* seen, Named* out) const;
 };
 
 // A tensor for a parameter or buffer: movable (core/move_lock.h), with its own storage

@@ -5,6 +5,22 @@
 #include "ops/ops.h"
 
 namespace dt::ops {
+
+void check_integer_fits(const char* op, const char* what, DType dtype, double value) {
+  double lo, hi;  // hi exclusive: 2^63 is the first double past int64
+  switch (dtype) {
+    case DType::Int8: lo = -128, hi = 128; break;
+    case DType::UInt8: lo = 0, hi = 256; break;
+    case DType::Int16: lo = -32768, hi = 32768; break;
+    case DType::Int32: lo = -2147483648.0, hi = 2147483648.0; break;
+    case DType::Int64: lo = -9223372036854775808.0, hi = 9223372036854775808.0; break;
+    default: return;
+  }
+  if (!(value >= lo && value < hi))
+    fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": ", what, " ", value, " cannot be converted to ", dtype_name(dtype),
+                                      " without overflow"));
+}
+
 namespace {
 
 // The dtype the op computes in, after PyTorch's checks for its operand dtypes (the
@@ -40,6 +56,13 @@ const Tensor& as_dtype(const Tensor& t, DType dtype, Tensor& holder) {
 void check_pow_scalar(BinaryOp op, DType compute, double exponent) {
   if (binary_rule(op) == BinaryRule::Power && !is_floating(compute) && compute != DType::Bool && exponent < 0)
     fail(DT_ERR_INVALID_ARGUMENT, cat(op_name(op), ": integers to negative integer powers are not allowed"));
+}
+
+// maximum / minimum with a scalar are PyTorch's clamp_min / clamp_max, which refuse a
+// bound that the integer result dtype cannot hold, where a wrapped bound (int8 and 300
+// gives 44) would clamp to a wrong value without a word.
+void check_bound_scalar(BinaryOp op, DType compute, double bound) {
+  if (op == BinaryOp::Maximum || op == BinaryOp::Minimum) check_integer_fits(op_name(op), "the bound", compute, bound);
 }
 
 Tensor binary_impl(BinaryOp op, const Tensor& a, const Tensor& b, bool b_wrapped) {
@@ -89,6 +112,7 @@ Tensor wrapped_scalar(BinaryOp op, const Tensor& a, double b) {
   Tensor s = scalar_tensor(b, host);
   const DType common = result_type({{&a, false}, {&s, true}});
   check_pow_scalar(op, common, b);
+  check_bound_scalar(op, common, b);
   if (a.device().is_cpu()) return s;
   const DType compute = compute_dtype(op, common, a.dtype() == DType::Bool);
   if (!is_floating(compute)) return scalar_tensor(b, a.device());

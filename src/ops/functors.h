@@ -97,7 +97,9 @@ struct Le { template <typename T> DT_HD bool operator()(T a, T b) const { return
 struct Gt { template <typename T> DT_HD bool operator()(T a, T b) const { return a > b; } };
 struct Ge { template <typename T> DT_HD bool operator()(T a, T b) const { return a >= b; } };
 
-struct Neg { template <typename T> DT_HD T operator()(T a) const { return wrap_sub(T(0), a); } };
+// -a, not 0 - a: the negation of +0.0 is -0.0.
+struct Neg { template <typename T> DT_HD T operator()(T a) const {
+  if constexpr (std::is_integral<T>::value) return wrap_sub(T(0), a); else return -a; } };
 struct Abs { template <typename T> DT_HD T operator()(T a) const {
   if constexpr (std::is_unsigned<T>::value) return a;
   else if constexpr (std::is_integral<T>::value) return a < 0 ? wrap_sub(T(0), a) : a;

@@ -31,6 +31,10 @@ void copy_(const Tensor& dst, const Tensor& src, bool non_blocking = false);  //
 void copy_broadcast_(const Tensor& dst, const Tensor& src, bool non_blocking);
 Tensor contiguous(const Tensor& t);
 Tensor scalar_tensor(double v, Device device);  // a "wrapped number" for promotion
+// INVALID_ARGUMENT "op: what 300 cannot be converted to int8 without overflow" when
+// dtype is an integer one whose range misses value (NaN and infinities included), as
+// PyTorch's checked scalar conversions; other dtypes pass.
+void check_integer_fits(const char* op, const char* what, DType dtype, double value);
 
 // ---- elementwise (elementwise.cpp)
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);

@@ -83,17 +83,15 @@ Tensor softmax(const Tensor& a, int64_t dim, bool log) {
   int d = wrap_dim(dim, a.ndim(), name);
   if (!is_floating(a.dtype()))
     fail(DT_ERR_DTYPE_MISMATCH, cat(name, ": expected a floating tensor but got ", dtype_name(a.dtype())));
+  // A 0-d tensor is a row of one: 1 (log 0), or NaN from a NaN or infinite value, as PyTorch.
+  if (a.ndim() == 0) return reshape(softmax(reshape(a, Dims{1}, false), 0, log), Dims{}, false);
   Tensor in = contiguous(a);
   Tensor out = Tensor::empty(a.shape(), a.dtype(), a.device());
   if (out.numel() > 0) {
-    if (a.ndim() == 0) {
-      fill_(out, log ? 0.0 : 1.0);
-    } else {
-      OpArgs args{&out, &in};
-      args.i[0] = d;
-      args.i[1] = log ? 1 : 0;
-      run_op(KernelOp::Softmax, args);
-    }
+    OpArgs args{&out, &in};
+    args.i[0] = d;
+    args.i[1] = log ? 1 : 0;
+    run_op(KernelOp::Softmax, args);
   }
   return out;
 }

@@ -21,7 +21,11 @@ void check_numel_fits(const char* op, const char* what, const Dims& shape) {
            cat(op, ": the ", what, " ", dims_str(shape), " would have more elements than fit in int64"));
 }
 
-void window_output(const char* op, const Window2d& w, int64_t h, int64_t wd, int64_t* oh, int64_t* ow) {
+namespace {
+
+// The padded input (*ph x *pw) and the dilated kernel (*eh x *ew), after check_window's checks.
+void padded_and_kernel(const char* op, const Window2d& w, int64_t h, int64_t wd, int64_t* ph_out, int64_t* pw_out,
+                       int64_t* eh_out, int64_t* ew_out) {
   if (w.kh <= 0 || w.kw <= 0 || w.sh <= 0 || w.sw <= 0 || w.dh <= 0 || w.dw <= 0)
     fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": kernel size, stride and dilation must be positive (", window_str(w), ")"));
   if (w.pt < 0 || w.pb < 0 || w.pl < 0 || w.pr < 0)
@@ -38,10 +42,23 @@ void window_output(const char* op, const Window2d& w, int64_t h, int64_t wd, int
   if (!kernel_fits)
     fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": the dilated kernel (", window_str(w),
                                     ") is larger than int64 holds, so larger than any input"));
+  *ph_out = ph, *pw_out = pw, *eh_out = eh, *ew_out = ew;
+}
+
+}  // namespace
+
+void check_window(const char* op, const Window2d& w, int64_t h, int64_t wd) {
+  int64_t ph, pw, eh, ew;
+  padded_and_kernel(op, w, h, wd, &ph, &pw, &eh, &ew);
+}
+
+void window_output(const char* op, const Window2d& w, int64_t h, int64_t wd, int64_t* oh, int64_t* ow) {
+  int64_t ph = 0, pw = 0, eh = 0, ew = 0;
+  padded_and_kernel(op, w, h, wd, &ph, &pw, &eh, &ew);
   if (eh > ph || ew > pw)
     fail(DT_ERR_SHAPE_MISMATCH, cat(op, ": the input's spatial size (", h, " x ", wd, ", padded ", ph, " x ", pw,
-                                    ") is smaller than the kernel (", eh, " x ", ew, " with dilation; ", window_str(w),
-                                    ")"));
+                                    ") is smaller than the kernel (", eh, " x ", ew,
+                                    w.dh != 1 || w.dw != 1 ? " with dilation; " : "; ", window_str(w), ")"));
   *oh = (ph - eh) / w.sh + 1;
   *ow = (pw - ew) / w.sw + 1;
 }

@@ -22,6 +22,11 @@ struct Window2d {
 // naming `op` and the shapes when an argument is not positive or the (dilated) kernel is
 // larger than the padded input.
 void window_output(const char* op, const Window2d& w, int64_t h, int64_t wd, int64_t* oh, int64_t* ow);
+// window_output's checks of the arguments alone (positive sizes, padding and dilated
+// kernel in int64), not of the kernel against the input: ceil_mode pooling checks these
+// first, then widens the padding by its overhang, which may let a kernel larger than the
+// input fit (PyTorch's one window).
+void check_window(const char* op, const Window2d& w, int64_t h, int64_t wd);
 std::string window_str(const Window2d& w);  // "kernel_size=(3, 3), stride=(1, 1), ..."
 // INVALID_ARGUMENT naming op and what ("output", "columns") when the nonzero sizes of
 // shape multiply past int64 (a tensor of it has more elements than int64 counts, or is

@@ -479,7 +479,8 @@ func (ns NamedTensors) Tensors() []*Tensor {
 }
 
 // Parameters returns the module's parameters (new Tensors sharing the module's data;
-// close them when done, e.g. with NamedTensors.Close).
+// close them when done, e.g. with NamedTensors.Close), each once, as PyTorch's
+// named_parameters(): a module placed twice lists its parameters under its first name.
 func (m *Module) Parameters() (NamedTensors, error) { return m.named("Module.Parameters", 0) }
 
 // Buffers returns the module's buffers (a loss's class weights), as Parameters.

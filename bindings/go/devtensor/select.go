@@ -11,7 +11,8 @@ import "runtime"
 
 // MaskedFill returns t with value wherever the bool mask is true, as torch.masked_fill
 // (out of place; mask broadcasts with t, and the result has their broadcast shape). The
-// value converts to t's dtype as a cast would (2.5 into int64 is 2). Errors:
+// value converts to t's dtype as a cast would (2.5 into int64 is 2); a value an integer
+// dtype cannot hold (300 into int8) is ErrInvalidArgument, as in PyTorch. Errors:
 // ErrDTypeMismatch for a mask that is not bool, ErrShapeMismatch for shapes that do not
 // broadcast, ErrDeviceMismatch, ErrOutOfMemory; ErrClosed or ErrInvalidArgument for a
 // closed or nil tensor.
@@ -43,9 +44,10 @@ func (t *Tensor) clamp(op string, hasLo bool, lo float64, hasHi bool, hi float64
 
 // Clamp returns every element of t limited to [min, max], as torch.clamp: NaN stays
 // NaN, and when min > max every element is max. Integral bounds keep an integer dtype,
-// fractional ones make it the default float dtype, as in PyTorch. The gradient passes
-// where min <= x <= max. Errors: ErrDTypeMismatch, ErrOutOfMemory; ErrClosed or
-// ErrInvalidArgument for a closed or nil t.
+// fractional ones make it the default float dtype (comparing with both bounds as given),
+// as in PyTorch. The gradient passes where min <= x <= max. Errors: ErrInvalidArgument
+// for an integral bound an integer result dtype cannot hold (int8 clamped to 200),
+// ErrDTypeMismatch, ErrOutOfMemory; ErrClosed or ErrInvalidArgument for a closed or nil t.
 func (t *Tensor) Clamp(min, max float64) (*Tensor, error) {
 	return t.clamp("Tensor.Clamp", true, min, true, max)
 }

@@ -819,7 +819,9 @@ impl Module {
             .collect()
     }
 
-    /// Parameters with their state_dict names (`"0.weight"`), shared with the module.
+    /// Parameters with their state_dict names (`"0.weight"`), shared with the module;
+    /// each tensor once, as PyTorch's `named_parameters()` (a module placed twice lists
+    /// its parameters under its first name).
     ///
     /// ```
     /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};

@@ -309,7 +309,8 @@ impl Tensor {
 
     /// `value` wherever the bool `mask` is true, `self` elsewhere, as
     /// `torch.masked_fill` (out of place; `mask` broadcasts with `self`). The value
-    /// converts to `self`'s dtype as a cast would; differentiable in `self`.
+    /// converts to `self`'s dtype as a cast would (a value an integer dtype cannot hold,
+    /// 300 into int8, is an invalid-argument error, as in PyTorch); differentiable in `self`.
     ///
     /// ```
     /// # use devtensor::{Device, Tensor};
