@@ -1360,14 +1360,17 @@ DT_API dt_status dt_transformer_encoder_layer_new(int64_t d_model, int64_t nhead
  *  is not a TransformerEncoderLayer, one layer given twice), DT_ERR_INVALID_HANDLE. */
 DT_API dt_status dt_transformer_encoder_new(dt_module* const* layers, size_t num_layers, dt_module* norm,
                                             dt_module** out);
-/** CrossEntropyLoss: forward(input [N, C] logits, target [N] class indices). weight
+/** CrossEntropyLoss: forward(input [N, C] logits, target [N] class indices; or input [C]
+ *  with a 0-d target; or PyTorch's K-dimensional form, input [N, C, d1, ...] with target
+ *  [N, d1, ...], a class per position, where reduction none gives [N, d1, ...]). weight
  *  (NULL, or a 1-d floating tensor of C class weights, COPIED into the buffer "weight"),
  *  reduction DT_REDUCTION_*, targets equal to ignore_index are skipped (PyTorch's
  *  default is -100), label_smoothing in [0, 1]. Errors: DT_ERR_INVALID_ARGUMENT,
  *  DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_cross_entropy_loss_new(const dt_tensor* weight, int32_t reduction, int64_t ignore_index,
                                            double label_smoothing, dt_module** out);
-/** NLLLoss: forward(input [N, C] log-probabilities, target [N]); arguments as above. */
+/** NLLLoss: forward(input [N, C] log-probabilities, target [N], or the other shapes
+ *  CrossEntropyLoss takes); arguments as above. */
 DT_API dt_status dt_nll_loss_new(const dt_tensor* weight, int32_t reduction, int64_t ignore_index, dt_module** out);
 /** MSELoss: forward(input, target of the same shape). Errors: as dt_relu_new, plus an
  *  unknown reduction. */

@@ -348,6 +348,18 @@ TEST_F(Modules, LossErrors) {
   DT_EXPECT_STATUS(dt_cross_entropy_loss_new(nullptr, 7, -100, 0, &m), DT_ERR_INVALID_ARGUMENT);
   DT_EXPECT_STATUS(dt_cross_entropy_loss_new(nullptr, 1, -100, 1.5, &m), DT_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(m, nullptr);
+  // The K-dimensional form wants the target's dims to be the input's without dim 1.
+  T x3 = tensor(std::vector<double>(12, 0.1), {2, 3, 2});
+  const int64_t t3_shape[] = {2, 3};
+  const int64_t t3[6] = {0, 1, 2, 0, 1, 2};
+  T target3;
+  DT_ASSERT_OK(dt_tensor_from_data(t3, sizeof t3, t3_shape, 2, DT_INT64, cpu(), target3.out()));
+  const dt_tensor* k_args[] = {x3, target3};
+  DT_EXPECT_STATUS(dt_module_forward(ce, k_args, 2, &out), DT_ERR_SHAPE_MISMATCH);
+  const std::string message = dt_last_error_message();
+  EXPECT_NE(message.find("input [2, 3, 2] and target [2, 3]"), std::string::npos) << message;
+  EXPECT_NE(message.find("CrossEntropyLoss"), std::string::npos) << message;
+  EXPECT_EQ(out, nullptr);
 }
 
 std::vector<unsigned char> raw_of(dt_tensor* t) {

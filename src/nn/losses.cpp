@@ -33,12 +33,15 @@ int64_t check_classes(const Module& m, const Tensor& input, const Tensor& target
       target.dtype() != DType::Int16 && target.dtype() != DType::Int8)
     fail(DT_ERR_DTYPE_MISMATCH, cat(m.kind(), ": expected class indices of an integer dtype as the target but got ",
                                     dtype_name(target.dtype())));
-  const bool batched = input.ndim() == 2;
-  if (!(batched || input.ndim() == 1) || target.ndim() != (batched ? 1 : 0) ||
-      (batched && target.size(0) != input.size(0)))
-    fail(DT_ERR_SHAPE_MISMATCH, cat(m.kind(), ": expected input [N, C] with target [N] (or input [C] with a 0-d target), "
-                                              "got input ", dims_str(input.shape()), " and target ", dims_str(target.shape())));
-  const int64_t classes = input.size(input.ndim() - 1);
+  // [C] with a 0-d target, [N, C] with [N], or PyTorch's K-dimensional [N, C, d1, ...]
+  // with [N, d1, ...].
+  bool fits = input.ndim() >= 1 && target.ndim() == input.ndim() - 1;
+  for (int64_t d = 0; fits && d < target.ndim(); ++d) fits = target.size(d) == input.size(d == 0 ? 0 : d + 1);
+  if (!fits)
+    fail(DT_ERR_SHAPE_MISMATCH, cat(m.kind(), ": expected input [N, C] with target [N] (or input [C] with a 0-d target, "
+                                              "or input [N, C, d1, ...] with target [N, d1, ...]), got input ",
+                                    dims_str(input.shape()), " and target ", dims_str(target.shape())));
+  const int64_t classes = input.size(input.ndim() == 1 ? 0 : 1);
   // While a graph captures, the targets have no values yet: the gather that reads them
   // checks them at replay (core/graph.h).
   if (capturing(target.device())) return classes;
@@ -92,6 +95,32 @@ Tensor fused_cross_entropy(const Tensor& x, const Tensor& target, int64_t ignore
   return loss;
 }
 
+// PyTorch's K-dimensional loss (input [N, C, d1, ...], target [N, d1, ...]) is the 2-d
+// one over the N x d1 x ... positions, the class dim moved last; reduction none gives the
+// target's shape back. Inputs of 1 or 2 dims pass unchanged.
+struct Positions {
+  Tensor input, target;
+  bool k_dims = false;
+  Dims shape;  // the target's, for reduction none
+};
+Positions as_rows(const Tensor& input, const Tensor& target) {
+  if (input.ndim() < 3) return {input, target, false, {}};
+  Dims perm{0};
+  for (int64_t d = 2; d < input.ndim(); ++d) perm.push(d);
+  perm.push(1);
+  return {ag::reshape(ag::permute(input, perm), Dims{-1, input.size(1)}, false), ops::reshape(target, Dims{-1}, false),
+          true, target.shape()};
+}
+// The result in the target's shape under reduction none, named as PyTorch names the last
+// node of its K-dimensional loss: nll_loss2d takes 4-d inputs whole, others are viewed as
+// 4-d and the unreduced result viewed back.
+Tensor k_dims_result(const Tensor& loss, const Positions& p, Reduction r, int64_t input_ndim, bool name_it) {
+  if (!p.k_dims) return loss;
+  Tensor out = r == Reduction::None ? ag::reshape(loss, p.shape, false) : loss;
+  if (!name_it) return out;
+  return ag::named_result(out, r != Reduction::None || input_ndim == 4 ? "NllLoss2DBackward0" : "ViewBackward0");
+}
+
 Tensor reduce_nll(const Tensor& per_sample, const Tensor& sample_weight, Reduction r) {
   switch (r) {
     case Reduction::None: return per_sample;
@@ -116,8 +145,10 @@ class NLLLoss : public Module {
   Tensor forward(const std::vector<Tensor>& in) override {
     check_two(*this, in);
     check_weight(check_classes(*this, in[0], in[1], ignore_index_));
+    const Positions p = as_rows(in[0], in[1]);
     Tensor sw;
-    Tensor per_sample = nll(in[0], in[1], weight(), ignore_index_, &sw);
+    Tensor per_sample = nll(p.input, p.target, weight(), ignore_index_, &sw);
+    if (p.k_dims) return k_dims_result(reduce_nll(per_sample, sw, reduction_), p, reduction_, in[0].ndim(), true);
     return ag::named_result(reduce_nll(per_sample, sw, reduction_), "NllLossBackward0");
   }
 
@@ -143,16 +174,20 @@ class CrossEntropyLoss final : public NLLLoss {
     check_two(*this, in);
     const int64_t classes = check_classes(*this, in[0], in[1], ignore_index_);
     check_weight(classes);
+    const Positions p = as_rows(in[0], in[1]);
+    const int64_t ndim = in[0].ndim();
     if (smoothing_ == 0 && !weight().defined()) {
-      const Tensor target = ops::to(in[1], in[0].device(), DType::Int64, false);
-      if (ops::cross_entropy_fusable(in[0], target)) return fused_cross_entropy(in[0], target, ignore_index_, reduction_);
+      const Tensor target = ops::to(p.target, p.input.device(), DType::Int64, false);
+      if (ops::cross_entropy_fusable(p.input, target))
+        return k_dims_result(fused_cross_entropy(p.input, target, ignore_index_, reduction_), p, reduction_, ndim, true);
     }
-    const int64_t class_dim = in[0].ndim() - 1;
-    Tensor logp = ag::softmax(in[0], class_dim, true);
+    const int64_t class_dim = p.input.ndim() - 1;
+    Tensor logp = ag::softmax(p.input, class_dim, true);
     Tensor sw;
-    Tensor loss = reduce_nll(nll(logp, in[1], weight(), ignore_index_, &sw), sw, reduction_);
+    Tensor loss = reduce_nll(nll(logp, p.target, weight(), ignore_index_, &sw), sw, reduction_);
     // PyTorch's cross entropy is nll_loss(log_softmax); with label smoothing its last op is an add.
-    if (smoothing_ == 0) return ag::named_result(loss, "NllLossBackward0");
+    if (smoothing_ == 0)
+      return p.k_dims ? k_dims_result(loss, p, reduction_, ndim, true) : ag::named_result(loss, "NllLossBackward0");
     // PyTorch's label smoothing: (1 - e) * nll + e / C * smooth, where smooth is the
     // (weighted) sum of -logp over the classes, zero for ignored samples.
     const Device d = logp.device();
@@ -160,9 +195,9 @@ class CrossEntropyLoss final : public NLLLoss {
     int64_t cd = class_dim;
     Tensor smooth = ag::unary(UnaryOp::Neg, ag::reduce(ReduceOp::Sum, weighted, &cd, 1, false));
     // Zero for ignored samples, their gradient too (see nll).
-    Tensor ignored = ops::binary_scalar(BinaryOp::Eq, ops::reshape(ops::to(in[1], d, DType::Int64, false), Dims{-1}, false),
+    Tensor ignored = ops::binary_scalar(BinaryOp::Eq, ops::reshape(ops::to(p.target, d, DType::Int64, false), Dims{-1}, false),
                                         static_cast<double>(ignore_index_));
-    smooth = ag::masked_fill(smooth, in[1].ndim() == 0 ? ops::reshape(ignored, Dims{}, false) : ignored, 0.0);
+    smooth = ag::masked_fill(smooth, p.target.ndim() == 0 ? ops::reshape(ignored, Dims{}, false) : ignored, 0.0);
     Tensor reduced;
     switch (reduction_) {
       case Reduction::None: reduced = smooth; break;
@@ -171,8 +206,10 @@ class CrossEntropyLoss final : public NLLLoss {
         reduced = ag::binary(BinaryOp::Div, reduce_all(ReduceOp::Sum, smooth), ops::reduce(ReduceOp::Sum, sw, nullptr, 0, false));
         break;
     }
-    return ag::binary(BinaryOp::Add, ag::binary_scalar(BinaryOp::Mul, loss, 1.0 - smoothing_),
-                      ag::binary_scalar(BinaryOp::Mul, reduced, smoothing_ / static_cast<double>(classes)));
+    // Each term in the target's shape first, so that the add stays the last op.
+    return ag::binary(BinaryOp::Add, ag::binary_scalar(BinaryOp::Mul, k_dims_result(loss, p, reduction_, ndim, false), 1.0 - smoothing_),
+                      ag::binary_scalar(BinaryOp::Mul, k_dims_result(reduced, p, reduction_, ndim, false),
+                                        smoothing_ / static_cast<double>(classes)));
   }
 
  private:

@@ -7,7 +7,8 @@ Regenerate (Debian's interpreter has torch and numpy):
 
 Deterministic (numpy generators with fixed seeds). tests/test_modules.cpp reads it.
 
-  losses    {"id", "loss": "cross_entropy" | "nll" | "mse", "reduction": 0 none | 1 mean
+  losses    {"id", "loss": "cross_entropy" | "nll" | "mse" (also K-dimensional: input
+            [N, C, d1, ...], target [N, d1, ...]), "reduction": 0 none | 1 mean
             | 2 sum, "ignore_index", "label_smoothing", "weight" (list or null), "input"
             {"shape", "data"}, "target" {"shape", "data", "dtype"}, "expected" (list of
             loss values, row-major), "input_grad" (gradient of sum(loss) w.r.t. input),
@@ -71,6 +72,37 @@ for loss in ["cross_entropy", "nll", "mse"]:
                                "input": {"shape": [N, C], "data": flat(x)}, "log_softmax_input": loss == "nll",
                                "target": tspec, "expected": flat(out), "input_grad": flat(x.grad),
                                "grad_fn": type(out.grad_fn).__name__})
+
+# PyTorch's K-dimensional form: input [N, C, d1, ...] with target [N, d1, ...] (a class per
+# position, as in segmentation); its own generator, so the cases above keep their values.
+krng = np.random.default_rng(13)
+for shape in [(2, 4, 3), (2, 4, 2, 3), (1, 4, 2, 1, 2)]:
+    for reduction, rname in [(0, "none"), (1, "mean"), (2, "sum")]:
+        for loss, weighted, ignore, smooth in [("cross_entropy", False, -100, 0.0), ("cross_entropy", True, 2, 0.0),
+                                               ("cross_entropy", True, -100, 0.2), ("cross_entropy", False, 1, 0.1),
+                                               ("nll", False, -100, 0.0), ("nll", True, 2, 0.0)]:
+            dims = "x".join(str(v) for v in shape)
+            cid = f"{loss}_{dims}_{rname}_{'w' if weighted else 'nw'}_ign{ignore}_ls{smooth}".replace("-", "m").replace(".", "p")
+            C = shape[1]
+            x = torch.tensor(krng.uniform(-2, 2, size=shape), dtype=torch.float64, requires_grad=True)
+            w = torch.tensor(krng.uniform(0.2, 2, size=(C,)), dtype=torch.float64) if weighted else None
+            tshape = (shape[0],) + shape[2:]
+            target = torch.tensor(krng.integers(0, C, size=tshape), dtype=torch.int64)
+            target.view(-1)[0] = 2  # so ignore_index 2 really skips a position
+            if loss == "cross_entropy":
+                m = nn.CrossEntropyLoss(weight=w, reduction=rname, ignore_index=ignore, label_smoothing=smooth)
+                inp = x
+            else:
+                m = nn.NLLLoss(weight=w, reduction=rname, ignore_index=ignore)
+                inp = torch.log_softmax(x, 1)
+            out = m(inp, target)
+            out.sum().backward()
+            LOSSES.append({"id": cid, "loss": loss, "reduction": reduction, "ignore_index": ignore,
+                           "label_smoothing": smooth, "weight": flat(w) if w is not None else None,
+                           "input": {"shape": list(shape), "data": flat(x)}, "log_softmax_input": loss == "nll",
+                           "target": {"shape": list(tshape), "data": [int(v) for v in target.reshape(-1).tolist()],
+                                      "dtype": "int64"},
+                           "expected": flat(out), "input_grad": flat(x.grad), "grad_fn": type(out.grad_fn).__name__})
 
 TRAINING = []
 for opt_name, options in [("sgd", {"lr": 0.1, "momentum": 0.9, "dampening": 0.0, "weight_decay": 1e-4, "nesterov": 1}),

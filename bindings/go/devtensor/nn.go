@@ -221,7 +221,8 @@ type CrossEntropyLossOptions struct {
 // CrossEntropyLoss returns a new torch.nn.CrossEntropyLoss module (log-softmax then the
 // negative log-likelihood, dt_cross_entropy_loss_new) with the options' arguments
 // (CrossEntropyLossOptions{}: PyTorch's defaults). Forward takes (logits [N, C], class
-// indices [N] as int64). The Weight is copied into the loss's buffer, so the caller
+// indices [N] as int64), or per position as PyTorch (logits [N, C, d1, ...], indices [N,
+// d1, ...]; reduction None gives [N, d1, ...]). The Weight is copied into the loss's buffer, so the caller
 // still owns (and closes) it; Module.To moves the buffer with the module. The caller owns
 // the result and must Close it. Errors: ErrInvalidArgument (an unknown Reduction,
 // LabelSmoothing outside [0, 1], a Weight that is not 1-d), ErrClosed (a closed Weight).
@@ -249,7 +250,7 @@ type NLLLossOptions struct {
 
 // NLLLoss returns a new torch.nn.NLLLoss module (dt_nll_loss_new) with the options'
 // arguments (NLLLossOptions{}: PyTorch's defaults). Forward takes (log-probabilities
-// [N, C], class indices [N] as int64). The Weight is copied, as in CrossEntropyLoss. The
+// [N, C], class indices [N] as int64), or [N, C, d1, ...] with [N, d1, ...]. The Weight is copied, as in CrossEntropyLoss. The
 // caller owns the result and must Close it. Errors: ErrInvalidArgument (an unknown
 // Reduction, a Weight that is not 1-d), ErrClosed (a closed Weight).
 func NLLLoss(opts NLLLossOptions) (*Module, error) {

@@ -362,7 +362,9 @@ impl Module {
         new_module(|o| unsafe { ffi::dt_flatten_new(start_dim, end_dim, o) })
     }
     /// `CrossEntropyLoss(weight, reduction, ignore_index, label_smoothing)`; the class
-    /// weights are copied into the buffer `"weight"`.
+    /// weights are copied into the buffer `"weight"`. The loss takes logits `[N, C]` with
+    /// class indices `[N]`, or PyTorch's per-position form `[N, C, d1, ...]` with
+    /// `[N, d1, ...]`.
     ///
     /// ```
     /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
