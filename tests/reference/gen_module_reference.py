@@ -40,6 +40,26 @@ def flat(t):
 
 
 LOSSES = []
+
+
+def class_loss(loss, w, rname, ignore, smooth, x):
+    """The PyTorch loss over class indices and its input: logits x, or their log-softmax for NLL."""
+    if loss == "cross_entropy":
+        return nn.CrossEntropyLoss(weight=w, reduction=rname, ignore_index=ignore, label_smoothing=smooth), x
+    return nn.NLLLoss(weight=w, reduction=rname, ignore_index=ignore), torch.log_softmax(x, 1)
+
+
+def add_loss_case(cid, loss, reduction, ignore, smooth, w, m, inp, x, target, tspec):
+    """Runs loss module m on (inp, target), backward from sum(loss), and records the case."""
+    out = m(inp, target)
+    out.sum().backward()
+    LOSSES.append({"id": cid, "loss": loss, "reduction": reduction, "ignore_index": ignore,
+                   "label_smoothing": smooth, "weight": flat(w) if w is not None else None,
+                   "input": {"shape": list(x.shape), "data": flat(x)}, "log_softmax_input": loss == "nll",
+                   "target": tspec, "expected": flat(out), "input_grad": flat(x.grad),
+                   "grad_fn": type(out.grad_fn).__name__})
+
+
 rng = np.random.default_rng(7)
 N, C = 6, 4
 for loss in ["cross_entropy", "nll", "mse"]:
@@ -59,19 +79,8 @@ for loss in ["cross_entropy", "nll", "mse"]:
                     target = torch.tensor(rng.integers(0, C, size=(N,)), dtype=torch.int64)
                     target[0] = 2  # so ignore_index 2 really skips a sample
                     tspec = {"shape": [N], "data": [int(v) for v in target.tolist()], "dtype": "int64"}
-                    if loss == "cross_entropy":
-                        m = nn.CrossEntropyLoss(weight=w, reduction=rname, ignore_index=ignore, label_smoothing=smooth)
-                        inp = x
-                    else:
-                        m = nn.NLLLoss(weight=w, reduction=rname, ignore_index=ignore)
-                        inp = torch.log_softmax(x, 1)
-                out = m(inp, target)
-                out.sum().backward()
-                LOSSES.append({"id": cid, "loss": loss, "reduction": reduction, "ignore_index": ignore,
-                               "label_smoothing": smooth, "weight": flat(w) if w is not None else None,
-                               "input": {"shape": [N, C], "data": flat(x)}, "log_softmax_input": loss == "nll",
-                               "target": tspec, "expected": flat(out), "input_grad": flat(x.grad),
-                               "grad_fn": type(out.grad_fn).__name__})
+                    m, inp = class_loss(loss, w, rname, ignore, smooth, x)
+                add_loss_case(cid, loss, reduction, ignore, smooth, w, m, inp, x, target, tspec)
 
 # PyTorch's K-dimensional form: input [N, C, d1, ...] with target [N, d1, ...] (a class per
 # position, as in segmentation); its own generator, so the cases above keep their values.
@@ -89,20 +98,9 @@ for shape in [(2, 4, 3), (2, 4, 2, 3), (1, 4, 2, 1, 2)]:
             tshape = (shape[0],) + shape[2:]
             target = torch.tensor(krng.integers(0, C, size=tshape), dtype=torch.int64)
             target.view(-1)[0] = 2  # so ignore_index 2 really skips a position
-            if loss == "cross_entropy":
-                m = nn.CrossEntropyLoss(weight=w, reduction=rname, ignore_index=ignore, label_smoothing=smooth)
-                inp = x
-            else:
-                m = nn.NLLLoss(weight=w, reduction=rname, ignore_index=ignore)
-                inp = torch.log_softmax(x, 1)
-            out = m(inp, target)
-            out.sum().backward()
-            LOSSES.append({"id": cid, "loss": loss, "reduction": reduction, "ignore_index": ignore,
-                           "label_smoothing": smooth, "weight": flat(w) if w is not None else None,
-                           "input": {"shape": list(shape), "data": flat(x)}, "log_softmax_input": loss == "nll",
-                           "target": {"shape": list(tshape), "data": [int(v) for v in target.reshape(-1).tolist()],
-                                      "dtype": "int64"},
-                           "expected": flat(out), "input_grad": flat(x.grad), "grad_fn": type(out.grad_fn).__name__})
+            tspec = {"shape": list(tshape), "data": [int(v) for v in target.reshape(-1).tolist()], "dtype": "int64"}
+            m, inp = class_loss(loss, w, rname, ignore, smooth, x)
+            add_loss_case(cid, loss, reduction, ignore, smooth, w, m, inp, x, target, tspec)
 
 TRAINING = []
 for opt_name, options in [("sgd", {"lr": 0.1, "momentum": 0.9, "dampening": 0.0, "weight_decay": 1e-4, "nesterov": 1}),
