@@ -816,6 +816,40 @@ DT_API dt_status dt_pow_scalar_(dt_tensor* self, double other);
 DT_API dt_status dt_maximum_scalar_(dt_tensor* self, double other);
 DT_API dt_status dt_minimum_scalar_(dt_tensor* self, double other);
 
+/** The integer-division family, as torch.fmod, torch.remainder and torch.floor_divide:
+ *  fmod(a, b) = a - trunc(a / b) * b takes a's sign (C's fmod); remainder(a, b) = a -
+ *  floor(a / b) * b takes b's sign (Python's %); floor_divide(a, b) = floor(a / b)
+ *  (Python's //). Integer operands stay integer; bool operands are DT_ERR_DTYPE_MISMATCH.
+ *  An integer divisor of 0 is DT_ERR_INVALID_ARGUMENT (PyTorch's ZeroDivisionError): a
+ *  divisor tensor is read for that, which waits for a GPU's queued work. (Inside a CUDA
+ *  graph capture nothing can be read, and a 0 divisor gives 0 when the graph replays.)
+ *  Floating division by 0 follows IEEE: fmod and remainder give NaN, floor_divide
+ *  +-inf or NaN. Differentiable: fmod (FmodBackward1 / FmodBackward0 with a scalar) and
+ *  remainder (RemainderBackward1 / RemainderBackward0); floor_divide's result has no
+ *  gradient. */
+DT_API dt_status dt_fmod(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+DT_API dt_status dt_remainder(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+DT_API dt_status dt_floor_divide(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+DT_API dt_status dt_fmod_scalar(const dt_tensor* a, double b, dt_tensor** out);
+DT_API dt_status dt_remainder_scalar(const dt_tensor* a, double b, dt_tensor** out);
+DT_API dt_status dt_floor_divide_scalar(const dt_tensor* a, double b, dt_tensor** out);
+DT_API dt_status dt_fmod_(dt_tensor* self, const dt_tensor* other);
+DT_API dt_status dt_remainder_(dt_tensor* self, const dt_tensor* other);
+DT_API dt_status dt_floor_divide_(dt_tensor* self, const dt_tensor* other);
+DT_API dt_status dt_fmod_scalar_(dt_tensor* self, double other);
+DT_API dt_status dt_remainder_scalar_(dt_tensor* self, double other);
+DT_API dt_status dt_floor_divide_scalar_(dt_tensor* self, double other);
+
+/** torch.atan2(a, b): the angle in radians, in [-pi, pi], of the point (x = b, y = a),
+ *  with the quadrant from both signs (atan2(0, -1) = pi). Integer and bool operands
+ *  compute in the default float dtype, as dt_div. Differentiable (Atan2Backward0: a gets
+ *  g b / (a^2 + b^2), b gets -g a / (a^2 + b^2)). dt_atan2_scalar takes b as a number
+ *  (PyTorch has only the tensor form). */
+DT_API dt_status dt_atan2(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+DT_API dt_status dt_atan2_scalar(const dt_tensor* a, double b, dt_tensor** out);
+DT_API dt_status dt_atan2_(dt_tensor* self, const dt_tensor* other);
+DT_API dt_status dt_atan2_scalar_(dt_tensor* self, double other);
+
 /** Comparisons: a bool tensor. */
 DT_API dt_status dt_eq(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
 DT_API dt_status dt_ne(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
@@ -864,10 +898,14 @@ DT_API dt_status dt_clamp(const dt_tensor* a, const double* min, const double* m
 DT_API dt_status dt_triu(const dt_tensor* a, int64_t diagonal, dt_tensor** out);
 DT_API dt_status dt_tril(const dt_tensor* a, int64_t diagonal, dt_tensor** out);
 
-/** Unary ops, with PyTorch's dtype rules: neg, abs and relu keep integer dtypes and
- *  refuse bool; gelu and silu accept only floating tensors; the others (exp, log, sqrt,
- *  rsqrt, sin, cos, sigmoid, tanh, erf) turn integer and bool inputs into the default
- *  float dtype. A refused dtype is DT_ERR_DTYPE_MISMATCH. */
+/** Unary ops, with PyTorch's dtype rules: neg, abs, relu and the rounding ops (floor,
+ *  ceil, round, trunc) keep integer dtypes and refuse bool; sign keeps every dtype;
+ *  gelu, silu and frac accept only floating tensors; the others (exp, log, sqrt, rsqrt,
+ *  sin, cos, sigmoid, tanh, erf, reciprocal, the logarithms, exponentials and
+ *  trigonometric functions below) turn integer and bool inputs into the default float
+ *  dtype. A refused dtype is DT_ERR_DTYPE_MISMATCH. Errors for all:
+ *  DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out), DT_ERR_DTYPE_MISMATCH,
+ *  DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_neg(const dt_tensor* a, dt_tensor** out);
 DT_API dt_status dt_abs(const dt_tensor* a, dt_tensor** out);
 DT_API dt_status dt_exp(const dt_tensor* a, dt_tensor** out);
@@ -885,6 +923,47 @@ DT_API dt_status dt_silu(const dt_tensor* a, dt_tensor** out);
 /** The error function, as torch.erf (integers and bool compute in the default float
  *  dtype); its gradient is 2/sqrt(pi) exp(-x^2). */
 DT_API dt_status dt_erf(const dt_tensor* a, dt_tensor** out);
+
+/** Rounding, as torch.floor, torch.ceil, torch.round (halves to even: 2.5 gives 2, -0.5
+ *  gives -0) and torch.trunc (toward zero). Integer inputs come back unchanged in their
+ *  dtype; bool is DT_ERR_DTYPE_MISMATCH. NaN, +-inf and -0.0 stay as they are. The
+ *  gradient is 0 everywhere (FloorBackward0, ...), as in PyTorch. */
+DT_API dt_status dt_floor(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_ceil(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_round(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_trunc(const dt_tensor* a, dt_tensor** out);
+/** torch.frac: x - trunc(x), with x's sign (frac(-2.5) = -0.5; +-inf gives NaN). Floating
+ *  tensors only (others: DT_ERR_DTYPE_MISMATCH). Gradient: g (FracBackward0). */
+DT_API dt_status dt_frac(const dt_tensor* a, dt_tensor** out);
+/** torch.sign: -1, 0 or 1 in a's dtype, any dtype (bool unchanged). As PyTorch 1.13's
+ *  CPU kernel, NaN and -0.0 give 0. Gradient: 0 (SignBackward0). */
+DT_API dt_status dt_sign(const dt_tensor* a, dt_tensor** out);
+/** torch.reciprocal: 1 / x (1 / 0 is inf, 1 / -0.0 is -inf). Integer and bool inputs
+ *  compute in the default float dtype. Gradient: -g / x^2 (ReciprocalBackward0). */
+DT_API dt_status dt_reciprocal(const dt_tensor* a, dt_tensor** out);
+/** Logarithms and exponentials beside dt_log and dt_exp, as torch's functions of the same
+ *  names: log1p(x) = log(1 + x) and expm1(x) = e^x - 1 (both accurate near 0), log2,
+ *  log10, exp2 (2^x). Integer and bool inputs compute in the default float dtype; a
+ *  logarithm's argument out of its domain gives NaN (log of 0: -inf), not an error. */
+DT_API dt_status dt_log1p(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_expm1(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_log2(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_log10(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_exp2(const dt_tensor* a, dt_tensor** out);
+/** Trigonometric and hyperbolic functions and their inverses, in radians, as torch's
+ *  functions of the same names. Integer and bool inputs compute in the default float
+ *  dtype; an argument outside an inverse's domain (asin(2), acosh(0.5), atanh(1.5))
+ *  gives NaN, not an error (atanh(+-1) is +-inf). All differentiable, with PyTorch's
+ *  formulas and grad_fn names (TanBackward0, AsinBackward0, ...). */
+DT_API dt_status dt_tan(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_asin(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_acos(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_atan(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_sinh(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_cosh(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_asinh(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_acosh(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_atanh(const dt_tensor* a, dt_tensor** out);
 
 /* ---------------------------------------------------------------------- reductions
  * Reduce over the ndims dimensions listed in dims (ndims == 0: all of them); keepdim

@@ -964,11 +964,10 @@ void add_view_cases(Table& T) {
 void add_elementwise_cases(Table& T) {
   using Bin = dt_status (*)(const dt_tensor*, const dt_tensor*, dt_tensor**);
   struct B { const char* name; Bin f; bool matmul; };
-  const B bins[] = {{FN(dt_add), false}, {FN(dt_sub), false}, {FN(dt_mul), false},
-                    {FN(dt_div), false}, {FN(dt_pow), false}, {FN(dt_maximum), false},
-                    {FN(dt_minimum), false}, {FN(dt_eq), false}, {FN(dt_ne), false},
-                    {FN(dt_lt), false}, {FN(dt_le), false}, {FN(dt_gt), false},
-                    {FN(dt_ge), false}, {FN(dt_matmul), true}};
+  // Every binary op of the table (a new row gets its rows here), and matmul.
+#define X(Name, code, c_name, ...) {FN(dt_##c_name), false},
+  const B bins[] = {DT_BINARY_OPS(X){FN(dt_matmul), true}};
+#undef X
   for (const B& bin : bins) {
     Bin f = bin.f;
     bool mm = bin.matmul;
@@ -1005,11 +1004,9 @@ void add_elementwise_cases(Table& T) {
   T.add("dt_matmul", "0-d_operand", {IA, SM}, [](Ctx& x) { return dt_matmul(x.s0, x.s0, &x.o.t); });
 
   using Sc = dt_status (*)(const dt_tensor*, double, dt_tensor**);
-  const std::pair<const char*, Sc> scs[] = {
-      {FN(dt_add_scalar)}, {FN(dt_sub_scalar)}, {FN(dt_mul_scalar)}, {FN(dt_div_scalar)},
-      {FN(dt_pow_scalar)}, {FN(dt_maximum_scalar)}, {FN(dt_minimum_scalar)},
-      {FN(dt_eq_scalar)}, {FN(dt_ne_scalar)}, {FN(dt_lt_scalar)}, {FN(dt_le_scalar)},
-      {FN(dt_gt_scalar)}, {FN(dt_ge_scalar)}};
+#define X(Name, code, c_name, ...) {FN(dt_##c_name##_scalar)},
+  const std::pair<const char*, Sc> scs[] = {DT_BINARY_OPS(X)};
+#undef X
   for (auto [name, f] : scs) {
     T.handles(name, "a", [f = f](Ctx& x, const dt_tensor* t) { return f(t, 2.0, &x.o.t); });
     T.add(name, "out=NULL", {IA}, [f = f](Ctx& x) { return f(x.a, 2.0, nullptr); });
@@ -1018,9 +1015,10 @@ void add_elementwise_cases(Table& T) {
 
   // In-place: failures must leave self unchanged (checked for every row).
   using Ip = dt_status (*)(dt_tensor*, const dt_tensor*);
-  const std::pair<const char*, Ip> ips[] = {
-      {FN(dt_add_)}, {FN(dt_sub_)}, {FN(dt_mul_)}, {FN(dt_div_)}, {FN(dt_pow_)},
-      {FN(dt_maximum_)}, {FN(dt_minimum_)}};
+#define DT_CONTRACT_ROW(fn) {FN(fn)},
+#define X(Name, code, c_name, rule, ...) DT_IF_ARITH_##rule(DT_CONTRACT_ROW(dt_##c_name##_))
+  const std::pair<const char*, Ip> ips[] = {DT_BINARY_OPS(X)};
+#undef X
   for (auto [name, f] : ips) {
     T.handles(name, "self", [f = f](Ctx& x, const dt_tensor* t) { return f(const_cast<dt_tensor*>(t), x.b); });
     T.handles(name, "other", [f = f](Ctx& x, const dt_tensor* t) { return f(x.a, t); });
@@ -1038,16 +1036,52 @@ void add_elementwise_cases(Table& T) {
   T.add("dt_sub_", "bool_self", {TM}, [](Ctx& x) { return dt_sub_(x.bl, x.bl); });
 
   using IpS = dt_status (*)(dt_tensor*, double);
-  const std::pair<const char*, IpS> ipss[] = {{FN(dt_add_scalar_)}, {FN(dt_sub_scalar_)},
-                                              {FN(dt_mul_scalar_)}, {FN(dt_div_scalar_)},
-                                              {FN(dt_pow_scalar_)}, {FN(dt_maximum_scalar_)},
-                                              {FN(dt_minimum_scalar_)}};
+#define X(Name, code, c_name, rule, ...) DT_IF_ARITH_##rule(DT_CONTRACT_ROW(dt_##c_name##_scalar_))
+  const std::pair<const char*, IpS> ipss[] = {DT_BINARY_OPS(X)};
+#undef X
+#undef DT_CONTRACT_ROW
   for (auto [name, f] : ipss) {
     T.handles(name, "self", [f = f](Ctx&, const dt_tensor* t) { return f(const_cast<dt_tensor*>(t), 2.0); });
     T.add(name, "2.5_into_int32_self", {TM}, [f = f](Ctx& x) { return f(x.i32, 2.5); });
   }
   T.add("dt_div_scalar_", "true_division_into_int32_self", {TM},
         [](Ctx& x) { return dt_div_scalar_(x.i32, 2.0); });
+  T.add("dt_atan2_", "float_result_into_int32_self", {TM}, [](Ctx& x) { return dt_atan2_(x.i32, x.i32); });
+  T.add("dt_atan2_scalar_", "float_result_into_int32_self", {TM}, [](Ctx& x) { return dt_atan2_scalar_(x.i32, 2.0); });
+
+  // The integer-division family: an integer divisor of 0 and bool operands are refused.
+  const std::pair<const char*, Bin> int_divs[] = {{FN(dt_fmod)}, {FN(dt_remainder)}, {FN(dt_floor_divide)}};
+  for (auto [name, f] : int_divs) {
+    Case& z = T.add(name, "int32_divisor_with_a_0", {IA}, [f = f](Ctx& x) {
+      dt_tensor* zero = nullptr;
+      if (dt_zeros_like(x.i32, &zero) != DT_OK) return dt_status{-999};
+      dt_status st = f(x.i32, zero, &x.o.t);
+      dt_tensor_release(zero);
+      return st;
+    });
+    z.msg_has = "integer division by zero";
+    T.add(name, "bool_operands", {TM}, [f = f](Ctx& x) { return f(x.bl, x.bl, &x.o.t); });
+  }
+  const std::pair<const char*, Sc> int_div_scalars[] = {
+      {FN(dt_fmod_scalar)}, {FN(dt_remainder_scalar)}, {FN(dt_floor_divide_scalar)}};
+  for (auto [name, f] : int_div_scalars) {
+    Case& z = T.add(name, "int32_by_0", {IA}, [f = f](Ctx& x) { return f(x.i32, 0.0, &x.o.t); });
+    z.msg_has = "integer division by zero";
+  }
+  const std::pair<const char*, Ip> int_div_ips[] = {{FN(dt_fmod_)}, {FN(dt_remainder_)}, {FN(dt_floor_divide_)}};
+  for (auto [name, f] : int_div_ips) {
+    T.add(name, "int32_self_by_a_0", {IA}, [f = f](Ctx& x) {
+      dt_tensor* zero = nullptr;
+      if (dt_zeros_like(x.i32, &zero) != DT_OK) return dt_status{-999};
+      dt_status st = f(x.i32, zero);
+      dt_tensor_release(zero);
+      return st;
+    });
+  }
+  const std::pair<const char*, IpS> int_div_ipss[] = {
+      {FN(dt_fmod_scalar_)}, {FN(dt_remainder_scalar_)}, {FN(dt_floor_divide_scalar_)}};
+  for (auto [name, f] : int_div_ipss)
+    T.add(name, "int32_self_by_0", {IA}, [f = f](Ctx& x) { return f(x.i32, 0.0); });
 
   // where
   T.handles("dt_where", "cond", [](Ctx& x, const dt_tensor* t) { return dt_where(t, x.a, x.b, &x.o.t); });

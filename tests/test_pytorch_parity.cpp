@@ -397,4 +397,64 @@ TEST_F(PyTorchParity, AModulePlacedTwiceListsItsParametersOnce) {
   std::remove(path.c_str());
 }
 
+// ---------------------------------------------------------------- integer division
+
+TEST_F(PyTorchParity, IntegerDivisionByZeroIsRefusedAndNamesTheCount) {
+  // PyTorch raises ZeroDivisionError; the output stays untouched (NULL) and nothing leaks.
+  T a = tensor<int32_t>({7, -7, 3, 4}, {4}, DT_INT32), b = tensor<int32_t>({2, 0, 0, 1}, {4}, DT_INT32);
+  using Fn = dt_status (*)(const dt_tensor*, const dt_tensor*, dt_tensor**);
+  const std::pair<const char*, Fn> ops[] = {{"fmod", dt_fmod}, {"remainder", dt_remainder}, {"floor_divide", dt_floor_divide}};
+  for (const auto& [name, fn] : ops) {
+    SCOPED_TRACE(name);
+    dt_tensor* out = nullptr;
+    DT_EXPECT_STATUS(fn(a, b, &out), DT_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(out, nullptr);
+    EXPECT_EQ(std::string(dt_last_error_message()),
+              std::string(name) + ": integer division by zero (2 of the divisor's 4 elements are 0)");
+  }
+  dt_tensor* out = nullptr;
+  DT_EXPECT_STATUS(dt_remainder_scalar(a, 0.0, &out), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(out, nullptr);
+  // 0.5 is not integral: the division is floating and needs no check.
+  T f;
+  DT_ASSERT_OK(dt_fmod_scalar(a, 0.5, f.out()));
+  EXPECT_EQ(values<float>(f), (std::vector<float>{0.0f, -0.0f, 0.0f, 0.0f}));
+}
+
+TEST_F(PyTorchParity, InPlaceIntegerDivisionByZeroLeavesSelfUnchanged) {
+  T a = tensor<int64_t>({9, -9}, {2}, DT_INT64), zero = tensor<int64_t>({0}, {1}, DT_INT64);
+  DT_EXPECT_STATUS(dt_floor_divide_(a, zero), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_fmod_scalar_(a, 0.0), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(values<int64_t>(a), (std::vector<int64_t>{9, -9}));
+  DT_ASSERT_OK(dt_remainder_scalar_(a, 4.0));  // Python: 9 % 4 = 1, -9 % 4 = 3
+  EXPECT_EQ(values<int64_t>(a), (std::vector<int64_t>{1, 3}));
+}
+
+TEST_F(PyTorchParity, TheSmallestIntegerDividedByMinusOneWrapsInsteadOfTrapping) {
+  // INT64_MIN / -1 overflows (a hardware trap on x86; PyTorch 1.13 itself dies of SIGFPE on
+  // it). devtensor wraps as its other integer arithmetic does: -INT64_MIN is INT64_MIN, and
+  // both remainders are 0, as int8's -128 // -1 = -128 in PyTorch.
+  const int64_t lo = std::numeric_limits<int64_t>::min();
+  T a = tensor<int64_t>({lo, 7}, {2}, DT_INT64), m1 = tensor<int64_t>({-1, -1}, {2}, DT_INT64);
+  T q, r, f;
+  DT_ASSERT_OK(dt_floor_divide(a, m1, q.out()));
+  DT_ASSERT_OK(dt_remainder(a, m1, r.out()));
+  DT_ASSERT_OK(dt_fmod(a, m1, f.out()));
+  EXPECT_EQ(values<int64_t>(q), (std::vector<int64_t>{lo, -7}));
+  EXPECT_EQ(values<int64_t>(r), (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(values<int64_t>(f), (std::vector<int64_t>{0, 0}));
+}
+
+TEST_F(PyTorchParity, FloorDivideRecordsNoGradientAndBoolIsRefused) {
+  T x = logits(), y;
+  DT_ASSERT_OK(dt_floor_divide_scalar(x, 0.25, y.out()));
+  EXPECT_EQ(values<double>(y), (std::vector<double>{0, 0, 1, 1, 2, 2}));  // 0.3 // 0.25 = 1
+  int32_t rg = -1;
+  DT_ASSERT_OK(dt_tensor_requires_grad(y, &rg));
+  EXPECT_EQ(rg, 0);
+  T b = tensor<uint8_t>({1, 0}, {2}, DT_BOOL), out;
+  DT_EXPECT_STATUS(dt_fmod(b, b, out.out()), DT_ERR_DTYPE_MISMATCH);
+  EXPECT_STREQ(dt_last_error_message(), "fmod: not implemented for bool");
+}
+
 }  // namespace

@@ -9,9 +9,9 @@
 
 namespace dt {
 
-enum class UnaryRule { KeepsInt, ToFloat, FloatOnly };
+enum class UnaryRule { KeepsInt, KeepsAll, ToFloat, FloatOnly };
 enum class OpCost { Cheap, Costly };
-enum class BinaryRule { Arith, NoBool, ToFloat, Power, Compare };
+enum class BinaryRule { Arith, NoBool, ToFloat, Power, IntDiv, Compare };
 enum class ReduceRule { Value, Index };
 
 // Enum values are the table's codes (the plugin ABI's op codes).
@@ -134,7 +134,9 @@ constexpr ReduceRule reduce_rule(ReduceOp op) {
 
 // Unary ops that keep integer inputs integer (the others never see an integer tensor:
 // the front end converts or refuses it).
-constexpr bool unary_takes_integers(UnaryOp op) { return unary_rule(op) == UnaryRule::KeepsInt; }
+constexpr bool unary_takes_integers(UnaryOp op) {
+  return unary_rule(op) == UnaryRule::KeepsInt || unary_rule(op) == UnaryRule::KeepsAll;
+}
 constexpr bool is_comparison(BinaryOp op) { return binary_rule(op) == BinaryRule::Compare; }
 
 }  // namespace dt

@@ -23,6 +23,7 @@
  *
  * UNARY  X(Name, code, c_name, rule, cost, visibility, backward, grad, doc)
  *   rule: KeepsInt  integer inputs stay integer (bool refused): neg, abs, relu
+ *         KeepsAll  integer and bool inputs keep their dtype: sign
  *         ToFloat   integer and bool inputs compute in the default float dtype: exp(int)
  *         FloatOnly non-floating inputs are refused: gelu, silu
  *   cost: Cheap or Costly (the CPU backend's grain per thread)
@@ -49,15 +50,38 @@
   X(Gelu,     112, gelu,          FloatOnly, Costly, Public,   GeluBackward0,     mul(g, un(UnaryOp::GeluGrad, x)), "GELU, exact (erf) form: x * Phi(x)") \
   X(Silu,     113, silu,          FloatOnly, Costly, Public,   SiluBackward0,     silu_grad(g, x), "SiLU (swish): x * sigmoid(x)") \
   X(GeluGrad, 114, gelu_backward, FloatOnly, Costly, Internal, NotDifferentiable, g, "d gelu(x) / dx (autograd only)") \
-  X(Erf,      115, erf,           ToFloat,   Costly, Public,   ErfBackward0,      mul(g, muls(un(UnaryOp::Exp, neg(mul(x, x))), 1.12837916709551257390)), "The error function of x")
+  X(Erf,      115, erf,           ToFloat,   Costly, Public,   ErfBackward0,      mul(g, muls(un(UnaryOp::Exp, neg(mul(x, x))), 1.12837916709551257390)), "The error function of x") \
+  X(Floor,    116, floor,         KeepsInt,  Cheap,  Public,   FloorBackward0,    zeros(g), "The largest integer <= x (integers unchanged)") \
+  X(Ceil,     117, ceil,          KeepsInt,  Cheap,  Public,   CeilBackward0,     zeros(g), "The smallest integer >= x (integers unchanged)") \
+  X(Round,    118, round,         KeepsInt,  Cheap,  Public,   RoundBackward0,    zeros(g), "x rounded to the nearest integer, halves to even (integers unchanged)") \
+  X(Trunc,    119, trunc,         KeepsInt,  Cheap,  Public,   TruncBackward0,    zeros(g), "x rounded toward zero (integers unchanged)") \
+  X(Frac,     120, frac,          FloatOnly, Cheap,  Public,   FracBackward0,     g, "The fractional part x - trunc(x), with x's sign") \
+  X(Sign,     121, sign,          KeepsAll,  Cheap,  Public,   SignBackward0,     zeros(g), "-1, 0 or 1 by the sign of x (0 for NaN; bool unchanged)") \
+  X(Reciprocal, 122, reciprocal,  ToFloat,   Cheap,  Public,   ReciprocalBackward0, neg(mul(g, mul(o, o))), "1 / x") \
+  X(Log1p,    123, log1p,         ToFloat,   Costly, Public,   Log1PBackward0,    div(g, adds(x, 1.0)), "log(1 + x), accurate for small x") \
+  X(Expm1,    124, expm1,         ToFloat,   Costly, Public,   Expm1Backward0,    mul(g, adds(o, 1.0)), "e^x - 1, accurate for small x") \
+  X(Log2,     125, log2,          ToFloat,   Costly, Public,   Log2Backward0,     div(g, muls(x, 0.69314718055994530942)), "The base-2 logarithm of x") \
+  X(Log10,    126, log10,         ToFloat,   Costly, Public,   Log10Backward0,    div(g, muls(x, 2.30258509299404568402)), "The base-10 logarithm of x") \
+  X(Exp2,     127, exp2,          ToFloat,   Costly, Public,   Exp2Backward0,     mul(g, muls(o, 0.69314718055994530942)), "2 to the power x") \
+  X(Tan,      128, tan,           ToFloat,   Costly, Public,   TanBackward0,      mul(g, adds(mul(o, o), 1.0)), "The tangent of x (radians)") \
+  X(Asin,     129, asin,          ToFloat,   Costly, Public,   AsinBackward0,     mul(g, un(UnaryOp::Rsqrt, rsub1(mul(x, x)))), "The arcsine of x, in [-pi/2, pi/2]") \
+  X(Acos,     130, acos,          ToFloat,   Costly, Public,   AcosBackward0,     neg(mul(g, un(UnaryOp::Rsqrt, rsub1(mul(x, x))))), "The arccosine of x, in [0, pi]") \
+  X(Atan,     131, atan,          ToFloat,   Costly, Public,   AtanBackward0,     div(g, adds(mul(x, x), 1.0)), "The arctangent of x, in (-pi/2, pi/2)") \
+  X(Sinh,     132, sinh,          ToFloat,   Costly, Public,   SinhBackward0,     mul(g, un(UnaryOp::Cosh, x)), "The hyperbolic sine of x") \
+  X(Cosh,     133, cosh,          ToFloat,   Costly, Public,   CoshBackward0,     mul(g, un(UnaryOp::Sinh, x)), "The hyperbolic cosine of x") \
+  X(Asinh,    134, asinh,         ToFloat,   Costly, Public,   AsinhBackward0,    mul(g, un(UnaryOp::Rsqrt, adds(mul(x, x), 1.0))), "The inverse hyperbolic sine of x") \
+  X(Acosh,    135, acosh,         ToFloat,   Costly, Public,   AcoshBackward0,    mul(g, un(UnaryOp::Rsqrt, adds(mul(x, x), -1.0))), "The inverse hyperbolic cosine of x (x >= 1)") \
+  X(Atanh,    136, atanh,         ToFloat,   Costly, Public,   AtanhBackward0,    div(g, rsub1(mul(x, x))), "The inverse hyperbolic tangent of x (|x| <= 1)")
 
 /* BINARY  X(Name, code, c_name, rule, backward, grad_a, grad_b, scalar_backward, grad_scalar, doc)
  *   rule: Arith    the promoted dtype of the operands (bool: logical or/and)
  *         NoBool   as Arith, but bool operands are refused (sub)
  *         ToFloat  integer operands compute in the default float dtype (div)
  *         Power    as Arith, but bool is refused and integers to negative scalar powers
+ *         IntDiv   as Arith, but bool is refused and so is an integer division by zero
+ *                  (fmod, remainder, floor_divide: PyTorch's ZeroDivisionError)
  *         Compare  bool results, no in-place form
- *   Arith, NoBool, ToFloat and Power ops have in-place forms (dt_<c_name>_,
+ *   Arith, NoBool, ToFloat, Power and IntDiv ops have in-place forms (dt_<c_name>_,
  *   dt_<c_name>_scalar_); every op has a scalar form (dt_<c_name>_scalar).
  *   grad_a / grad_b: the gradients of a and b (before broadcast dims are summed away)
  *   from g, x = a, y = b and o = the output; grad_scalar: a's gradient when b is the
@@ -76,7 +100,11 @@
   X(Lt,      210, lt,      Compare, NotDifferentiable, g,                       g,                       NotDifferentiable, g, "a < b, as bool") \
   X(Le,      211, le,      Compare, NotDifferentiable, g,                       g,                       NotDifferentiable, g, "a <= b, as bool") \
   X(Gt,      212, gt,      Compare, NotDifferentiable, g,                       g,                       NotDifferentiable, g, "a > b, as bool") \
-  X(Ge,      213, ge,      Compare, NotDifferentiable, g,                       g,                       NotDifferentiable, g, "a >= b, as bool")
+  X(Ge,      213, ge,      Compare, NotDifferentiable, g,                       g,                       NotDifferentiable, g, "a >= b, as bool") \
+  X(Fmod,    214, fmod,    IntDiv,  FmodBackward1,     g,                       neg(mul(g, un(UnaryOp::Trunc, div(x, y)))), FmodBackward0, g, "The remainder of a / b rounded toward zero (C's fmod: the sign of a)") \
+  X(Remainder, 215, remainder, IntDiv, RemainderBackward1, g,                   neg(mul(g, floor_div(x, y))), RemainderBackward0, g, "The remainder of a / b rounded down (Python's %: the sign of b)") \
+  X(FloorDivide, 216, floor_divide, IntDiv, NotDifferentiable, g,               g,                       NotDifferentiable, g, "a / b rounded down (Python's //)") \
+  X(Atan2,   217, atan2,   ToFloat, Atan2Backward0,    atan2_grad(g, y, x, y),  atan2_grad(g, neg(x), x, y), Atan2Backward0, atan2_grad_scalar(g, s, x), "The angle of the point (b, a) in radians, in [-pi, pi]: atan(a / b) in the right quadrant")
 
 /* REDUCE  X(Name, code, c_name, rule, doc)
  *   rule: Value  the result has the input's dtype (sum of integers: int64; mean: floating)
@@ -119,11 +147,13 @@
 #define DT_IF_ARITH_NoBool(x) x
 #define DT_IF_ARITH_ToFloat(x) x
 #define DT_IF_ARITH_Power(x) x
+#define DT_IF_ARITH_IntDiv(x) x
 #define DT_IF_ARITH_Compare(x)
 #define DT_IF_COMPARE_Arith(x)
 #define DT_IF_COMPARE_NoBool(x)
 #define DT_IF_COMPARE_ToFloat(x)
 #define DT_IF_COMPARE_Power(x)
+#define DT_IF_COMPARE_IntDiv(x)
 #define DT_IF_COMPARE_Compare(x) x
 #define DT_IF_PUBLIC_Public(x) x
 #define DT_IF_PUBLIC_Internal(x)

@@ -86,11 +86,9 @@ void CpuBackend::binary(BinaryOp op, const Tensor& out, const Tensor& a, const T
     } else {
       fn::visit_binary(op, [&](auto f) {
         using F = decltype(f);
-        if constexpr (std::is_same<F, fn::Div>::value && !is_float_like<T>) {
-          // unreachable: the front end makes integer division floating
-        } else {
-          binary_loop<T>(out, a, b, f);
-        }
+        if constexpr (fn::binary_accepts<F, T>()) binary_loop<T>(out, a, b, f);
+        // other combinations (integer division, bool remainders) never get here: the
+        // front end converts or refuses them
       });
     }
   });
@@ -102,9 +100,7 @@ void CpuBackend::unary(UnaryOp op, const Tensor& out, const Tensor& a) {
     using T = decltype(tag);
     fn::visit_unary(op, [&](auto f) {
       using F = decltype(f);
-      if constexpr (is_float_like<T> || (fn::UnaryTraits<F>::takes_integers && !std::is_same<T, bool>::value)) {
-        unary_loop<T>(out, a, f, grain);
-      }
+      if constexpr (fn::unary_accepts<F, T>()) unary_loop<T>(out, a, f, grain);
       // other combinations (bool inputs, integer inputs of float-only ops) never get here:
       // the front end refuses or converts them
     });

@@ -35,11 +35,8 @@ void binary(int32_t op_code, const dtp_tensor& out, const dtp_tensor& a, const d
     }
     fn::visit_binary(op, [&](auto f) {
       using F = decltype(f);
-      if constexpr (std::is_same<F, fn::Div>::value && !is_float_like<T>) {
-        // unreachable: the front end makes integer division floating
-      } else {
-        binary_op<T, T, T>(out, a, b, "binary", Arith<T, F>{f});
-      }
+      if constexpr (fn::binary_accepts<F, T>()) binary_op<T, T, T>(out, a, b, "binary", Arith<T, F>{f});
+      // other combinations never get here: the front end converts or refuses them
     });
   });
 }

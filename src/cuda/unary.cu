@@ -38,9 +38,7 @@ void unary(int32_t op_code, const dtp_tensor& out, const dtp_tensor& a) {
     using T = decltype(tag);
     fn::visit_unary(op, [&](auto f) {
       using F = decltype(f);
-      if constexpr (is_float_like<T> || (fn::UnaryTraits<F>::takes_integers && !std::is_same<T, bool>::value)) {
-        unary_op<T, T>(out, a, "unary", Math1<T, F>{f});
-      }
+      if constexpr (fn::unary_accepts<F, T>()) unary_op<T, T>(out, a, "unary", Math1<T, F>{f});
       // other combinations never get here: the front end refuses or converts them
     });
   });

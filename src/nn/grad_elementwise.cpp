@@ -25,7 +25,11 @@ Tensor cmps(BinaryOp op, const Tensor& a, double s) { return ops::binary_scalar(
 Tensor gts(const Tensor& a, double s) { return cmps(BinaryOp::Gt, a, s); }
 Tensor ges(const Tensor& a, double s) { return cmps(BinaryOp::Ge, a, s); }
 Tensor les(const Tensor& a, double s) { return cmps(BinaryOp::Le, a, s); }
+Tensor adds(const Tensor& a, double s) { return ops::binary_scalar(BinaryOp::Add, a, s); }
+Tensor floor_div(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::FloorDivide, a, b); }
 Tensor zero_like(const Tensor& g) { return ops::full(Dims{}, 0.0, g.dtype(), g.device()); }
+// A gradient of 0 everywhere, in g's shape (the rounding ops and sign: PyTorch's zeros_like).
+Tensor zeros(const Tensor& g) { return ops::full(g.shape(), 0.0, g.dtype(), g.device()); }
 // where(c, x, 0)
 Tensor keep(const Tensor& c, const Tensor& x) { return ops::where(c, x, zero_like(x)); }
 // ReLU's gradient from its output: one kernel where the backend has it, else composed.
@@ -67,6 +71,14 @@ Tensor pow_grad_exponent(const Tensor& g, const Tensor& x_in, const Tensor& y, c
 Tensor pow_grad_scalar(const Tensor& g, const Tensor& x, double s) {
   if (s == 0) return ops::full(g.shape(), 0.0, g.dtype(), g.device());
   return mul(g, muls(pows(x, s - 1.0), s));
+}
+// d atan2(a, b) = (b da - a db) / (a^2 + b^2): g * numerator / (x^2 + y^2).
+Tensor atan2_grad(const Tensor& g, const Tensor& numerator, const Tensor& x, const Tensor& y) {
+  return div(mul(g, numerator), ops::binary(BinaryOp::Add, mul(x, x), mul(y, y)));
+}
+// a's gradient when b is the scalar s: g * s / (x^2 + s^2).
+Tensor atan2_grad_scalar(const Tensor& g, double s, const Tensor& x) {
+  return div(muls(g, s), adds(mul(x, x), s * s));
 }
 // Gradient of maximum (is_max) or minimum with respect to `self`: the whole gradient
 // where self wins, half of it on ties, as PyTorch.

@@ -2,6 +2,7 @@
 #include "core/backend.h"
 #include "core/context.h"
 #include "core/error.h"
+#include "core/graph.h"
 #include "ops/ops.h"
 
 namespace dt::ops {
@@ -33,6 +34,7 @@ DType compute_dtype(BinaryOp op, DType common, bool any_bool) {
                                                      "operations instead"));
       break;
     case BinaryRule::Power:
+    case BinaryRule::IntDiv:
       if (common == DType::Bool) fail(DT_ERR_DTYPE_MISMATCH, cat(op_name(op), ": not implemented for bool"));
       break;
     case BinaryRule::ToFloat:
@@ -51,6 +53,21 @@ const Tensor& as_dtype(const Tensor& t, DType dtype, Tensor& holder) {
   if (t.dtype() == dtype) return t;
   holder = to(t, t.device(), dtype, false);
   return holder;
+}
+
+// fmod, remainder and floor_divide of integers by 0 have no answer: refused, as PyTorch
+// raises ZeroDivisionError. A tensor divisor is looked at on the host (a sync on a GPU,
+// as PyTorch's CPU check; these are not hot ops). While a graph captures there are no
+// values to look at: the kernels give 0 there instead of trapping (ops/functors.h).
+void check_integer_divisor(BinaryOp op, DType compute, const Tensor& divisor) {
+  if (binary_rule(op) != BinaryRule::IntDiv || is_floating(compute) || divisor.numel() == 0) return;
+  if (capturing(divisor.device())) return;
+  const Tensor zeros = reduce(ReduceOp::Sum, binary_scalar(BinaryOp::Eq, divisor, 0.0), nullptr, 0, false);
+  int64_t count = 0;
+  copy_to_host(to(zeros, Device{DT_DEVICE_CPU, 0}, DType::Int64, false), &count, sizeof count);
+  if (count > 0)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(op_name(op), ": integer division by zero (", count, " of the divisor's ",
+                                      divisor.numel(), " elements ", count == 1 ? "is" : "are", " 0)"));
 }
 
 void check_pow_scalar(BinaryOp op, DType compute, double exponent) {
@@ -72,8 +89,10 @@ Tensor binary_impl(BinaryOp op, const Tensor& a, const Tensor& b, bool b_wrapped
   DType compute = compute_dtype(op, common, a.dtype() == DType::Bool || b.dtype() == DType::Bool);
   const Dims& shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes(name, a.shape(), b.shape());
   Tensor out = Tensor::empty(shape, is_comparison(op) ? DType::Bool : compute, a.device());
+  if (out.numel() == 0) return out;
+  if (!b_wrapped) check_integer_divisor(op, compute, b);  // a wrapped scalar is checked as it is made
   Tensor ha, hb;
-  if (out.numel() > 0) run_op(op, OpArgs{&out, &as_dtype(a, compute, ha), &as_dtype(b, compute, hb)});
+  run_op(op, OpArgs{&out, &as_dtype(a, compute, ha), &as_dtype(b, compute, hb)});
   return out;
 }
 
@@ -90,6 +109,7 @@ void inplace_impl(BinaryOp op, const Tensor& self, const Tensor& other, bool oth
     fail(DT_ERR_SHAPE_MISMATCH, cat(name, "_: output with shape ", dims_str(self.shape()),
                                     " doesn't match the broadcast shape ", dims_str(shape)));
   if (self.numel() == 0) return;
+  if (!other_wrapped) check_integer_divisor(op, compute, other);
   const Tensor source = read_apart(self, other);
   begin_write(name, "_", self);
   Tensor hs, ho;
@@ -113,6 +133,8 @@ Tensor wrapped_scalar(BinaryOp op, const Tensor& a, double b) {
   const DType common = result_type({{&a, false}, {&s, true}});
   check_pow_scalar(op, common, b);
   check_bound_scalar(op, common, b);
+  if (binary_rule(op) == BinaryRule::IntDiv && !is_floating(common) && b == 0)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(op_name(op), ": integer division by zero (the divisor is 0)"));
   if (a.device().is_cpu()) return s;
   const DType compute = compute_dtype(op, common, a.dtype() == DType::Bool);
   if (!is_floating(compute)) return scalar_tensor(b, a.device());
@@ -142,6 +164,8 @@ Tensor unary(UnaryOp op, const Tensor& a) {
   DType in = a.dtype();
   DType compute = in;
   switch (unary_rule(op)) {  // the table's rule for the op (core/op_table.h)
+    case UnaryRule::KeepsAll:
+      break;
     case UnaryRule::KeepsInt:
       if (in == DType::Bool) {
         if (op == UnaryOp::Neg)

@@ -90,6 +90,63 @@ struct Minimum {
   }
 };
 
+// The integer-division family, as PyTorch's kernels. An integer divisor of 0 is refused by
+// the front end; these still return 0 for it (a graph replay, whose values the front end
+// cannot see) rather than trap. A divisor of -1 is special-cased: INT_MIN / -1 overflows.
+struct Fmod {
+  template <typename T> DT_HD T operator()(T a, T b) const {
+    if constexpr (std::is_integral<T>::value) {
+      if (b == 0) return 0;
+      if constexpr (std::is_signed<T>::value) if (b == T(-1)) return 0;
+      return static_cast<T>(a % b);
+    } else {
+      return std::fmod(a, b);
+    }
+  }
+};
+struct Remainder {
+  template <typename T> DT_HD T operator()(T a, T b) const {
+    if constexpr (std::is_integral<T>::value) {
+      if (b == 0) return 0;
+      if constexpr (std::is_signed<T>::value) if (b == T(-1)) return 0;
+      T r = static_cast<T>(a % b);
+      if constexpr (std::is_signed<T>::value)
+        if (r != 0 && ((r < 0) != (b < 0))) r = wrap_add(r, b);
+      return r;
+    } else {
+      T m = std::fmod(a, b);
+      if (m != T(0) && ((b < T(0)) != (m < T(0)))) m += b;
+      return m;
+    }
+  }
+};
+struct FloorDivide {
+  template <typename T> DT_HD T operator()(T a, T b) const {
+    if constexpr (std::is_integral<T>::value) {
+      if (b == 0) return 0;
+      if constexpr (std::is_signed<T>::value) {
+        if (b == T(-1)) return wrap_sub(T(0), a);
+        const T q = static_cast<T>(a / b);
+        return ((a < 0) != (b < 0) && q * b != a) ? static_cast<T>(q - 1) : q;
+      } else {
+        return static_cast<T>(a / b);
+      }
+    } else {
+      // Python's float floor division (PyTorch's div_floor): exact where floor(a / b)
+      // would round the quotient first.
+      if (b == T(0)) return a / b;
+      const T m = std::fmod(a, b);
+      T d = (a - m) / b;
+      if (m != T(0) && ((b < T(0)) != (m < T(0)))) d -= T(1);
+      if (d == T(0)) return std::copysign(T(0), a / b);
+      T f = std::floor(d);
+      if (d - f > T(0.5)) f += T(1);
+      return f;
+    }
+  }
+};
+struct Atan2 { template <typename T> DT_HD T operator()(T a, T b) const { return std::atan2(a, b); } };  // floating only
+
 struct Eq { template <typename T> DT_HD bool operator()(T a, T b) const { return a == b; } };
 struct Ne { template <typename T> DT_HD bool operator()(T a, T b) const { return a != b; } };
 struct Lt { template <typename T> DT_HD bool operator()(T a, T b) const { return a < b; } };
@@ -120,6 +177,37 @@ struct Gelu { template <typename T> DT_HD T operator()(T a) const {
   return T(0.5) * a * (T(1) + std::erf(a * T(0.70710678118654752440))); } };
 struct Silu { template <typename T> DT_HD T operator()(T a) const { return a / (T(1) + std::exp(-a)); } };
 struct Erf { template <typename T> DT_HD T operator()(T a) const { return std::erf(a); } };
+// Rounding keeps integers as they are (the front end lets them through: KeepsInt).
+struct Floor { template <typename T> DT_HD T operator()(T a) const {
+  if constexpr (std::is_integral<T>::value) return a; else return std::floor(a); } };
+struct Ceil { template <typename T> DT_HD T operator()(T a) const {
+  if constexpr (std::is_integral<T>::value) return a; else return std::ceil(a); } };
+// nearbyint in the default rounding mode: halves to even, as torch.round.
+struct Round { template <typename T> DT_HD T operator()(T a) const {
+  if constexpr (std::is_integral<T>::value) return a; else return std::nearbyint(a); } };
+struct Trunc { template <typename T> DT_HD T operator()(T a) const {
+  if constexpr (std::is_integral<T>::value) return a; else return std::trunc(a); } };
+struct Frac { template <typename T> DT_HD T operator()(T a) const { return a - std::trunc(a); } };
+// PyTorch's (0 < a) - (a < 0): NaN and -0.0 give +0, bool stays itself.
+struct Sign { template <typename T> DT_HD T operator()(T a) const {
+  if constexpr (std::is_same<T, bool>::value) return a;
+  else if constexpr (std::is_unsigned<T>::value) return a > T(0) ? T(1) : T(0);
+  else return static_cast<T>(static_cast<int>(T(0) < a) - static_cast<int>(a < T(0))); } };
+struct Reciprocal { template <typename T> DT_HD T operator()(T a) const { return T(1) / a; } };
+struct Log1p { template <typename T> DT_HD T operator()(T a) const { return std::log1p(a); } };
+struct Expm1 { template <typename T> DT_HD T operator()(T a) const { return std::expm1(a); } };
+struct Log2 { template <typename T> DT_HD T operator()(T a) const { return std::log2(a); } };
+struct Log10 { template <typename T> DT_HD T operator()(T a) const { return std::log10(a); } };
+struct Exp2 { template <typename T> DT_HD T operator()(T a) const { return std::exp2(a); } };
+struct Tan { template <typename T> DT_HD T operator()(T a) const { return std::tan(a); } };
+struct Asin { template <typename T> DT_HD T operator()(T a) const { return std::asin(a); } };
+struct Acos { template <typename T> DT_HD T operator()(T a) const { return std::acos(a); } };
+struct Atan { template <typename T> DT_HD T operator()(T a) const { return std::atan(a); } };
+struct Sinh { template <typename T> DT_HD T operator()(T a) const { return std::sinh(a); } };
+struct Cosh { template <typename T> DT_HD T operator()(T a) const { return std::cosh(a); } };
+struct Asinh { template <typename T> DT_HD T operator()(T a) const { return std::asinh(a); } };
+struct Acosh { template <typename T> DT_HD T operator()(T a) const { return std::acosh(a); } };
+struct Atanh { template <typename T> DT_HD T operator()(T a) const { return std::atanh(a); } };
 // d gelu(a) / da = Phi(a) + a * phi(a), for autograd.
 struct GeluGrad { template <typename T> DT_HD T operator()(T a) const {
   return T(0.5) * (T(1) + std::erf(a * T(0.70710678118654752440))) +
@@ -161,9 +249,35 @@ template <typename V> DT_HD decltype(auto) visit_compare(BinaryOp op, V&& v) {
 // Compile-time facts about a unary functor, from its table row: whether integer inputs
 // reach it (the backends instantiate only the dtypes that can arrive).
 template <typename F> struct UnaryTraits;
-#define DT_X(Name, code, c_name, rule, ...) \
-  template <> struct UnaryTraits<Name> { static constexpr bool takes_integers = UnaryRule::rule == UnaryRule::KeepsInt; };
+#define DT_X(Name, code, c_name, rule, ...)                                                        \
+  template <> struct UnaryTraits<Name> {                                                           \
+    static constexpr bool takes_integers = UnaryRule::rule == UnaryRule::KeepsInt || UnaryRule::rule == UnaryRule::KeepsAll; \
+    static constexpr bool takes_bool = UnaryRule::rule == UnaryRule::KeepsAll;                     \
+  };
 DT_UNARY_OPS(DT_X)
 #undef DT_X
+
+// Whether a unary functor is ever called with elements of type T.
+template <typename F, typename T> constexpr bool unary_accepts() {
+  if constexpr (std::is_same<T, bool>::value) return UnaryTraits<F>::takes_bool;
+  else if constexpr (std::is_integral<T>::value) return UnaryTraits<F>::takes_integers;
+  else return true;
+}
+
+// The same for the arithmetic binary ops: ToFloat ops (div, atan2) never see integers or
+// bool (the front end computes them in a floating dtype), IntDiv ops never see bool.
+template <typename F> struct BinaryTraits;
+#define DT_X(Name, code, c_name, rule, ...)                                            \
+  template <> struct BinaryTraits<Name> {                                              \
+    static constexpr bool floating_only = BinaryRule::rule == BinaryRule::ToFloat;     \
+    static constexpr bool takes_bool = BinaryRule::rule != BinaryRule::IntDiv;         \
+  };
+DT_BINARY_OPS(DT_X)
+#undef DT_X
+template <typename F, typename T> constexpr bool binary_accepts() {
+  if constexpr (std::is_same<T, bool>::value) return BinaryTraits<F>::takes_bool && !BinaryTraits<F>::floating_only;
+  else if constexpr (std::is_integral<T>::value) return !BinaryTraits<F>::floating_only;
+  else return true;
+}
 
 }  // namespace dt::fn

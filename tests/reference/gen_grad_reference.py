@@ -152,12 +152,29 @@ for op, f in SCALAR.items():
 
 UN = {"dt_" + u.c_name: getattr(torch, u.c_name, None) or getattr(torch.nn.functional, u.c_name)
       for u in op_table.public_unary(op_table.load()[0])}
-POSITIVE = {"dt_log", "dt_sqrt", "dt_rsqrt"}
+POSITIVE = {"dt_log", "dt_sqrt", "dt_rsqrt", "dt_log2", "dt_log10"}
+# inputs inside each function's domain and away from poles (tan at pi/2)
+RANGES = {"dt_log1p": (-0.7, 2.0), "dt_asin": (-0.9, 0.9), "dt_acos": (-0.9, 0.9), "dt_atanh": (-0.9, 0.9),
+          "dt_acosh": (1.2, 3.0), "dt_tan": (-1.2, 1.2), "dt_reciprocal": (0.3, 2.0)}
 for op, f in UN.items():
     cid = f"{op}"
     r = R(cid)
-    lo = 0.3 if op in POSITIVE else -2.0
-    add(cid, op, lambda v, f=f: f(v[0]), [make_input(r, (3, 4), low=lo)])
+    lo, hi = RANGES.get(op, (0.3 if op in POSITIVE else -2.0, 2.0))
+    add(cid, op, lambda v, f=f: f(v[0]), [make_input(r, (3, 4), low=lo, high=hi)])
+
+# fmod and remainder: the divisor's gradient is -g * the rounded quotient; atan2's both
+for op, f in [("dt_fmod", torch.fmod), ("dt_remainder", torch.remainder), ("dt_atan2", torch.atan2)]:
+    for sa, sb, tag in [((2, 3), (2, 3), "same"), ((2, 3), (3,), "bcast_row")]:
+        cid = f"{op}_{tag}"
+        r = R(cid)
+        add(cid, op, lambda v, f=f: f(v[0], v[1]), [make_input(r, sa, low=-3.0, high=3.0), make_input(r, sb, low=0.4)])
+    cid = f"{op}_scalar"
+    r = R(cid)
+    s = -0.7
+    fs = (lambda v, f=f, s=s: f(v[0], torch.tensor(s, dtype=torch.float64))) if op == "dt_atan2" else \
+         (lambda v, f=f, s=s: f(v[0], s))
+    add(cid, op + "_scalar", fs, [make_input(r, (2, 3), low=-3.0, high=3.0)], params={"scalar": s},
+        grad_fn=op != "dt_atan2")
 
 cid = "dt_where"
 r = R(cid)

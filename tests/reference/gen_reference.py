@@ -198,6 +198,11 @@ def gen_values(rng, dtype, n, domain):
             lo, hi = -3, 3
         elif domain == "index":
             raise ValueError("index data must be explicit")
+        elif domain == "divisor":  # nonzero: an integer division by 0 is an error
+            vals = [v for v in range(-6, 13) if v != 0 and (dtype != "uint8" or v > 0)]
+            if dtype != "uint8":
+                vals = [v for v in vals if v <= 6]
+            return [int(x) for x in rng.choice(vals, n)]
         else:
             lo, hi = -6, 6
         if dtype == "uint8":
@@ -284,6 +289,8 @@ def classify(e):
         return "DT_ERR_SHAPE_MISMATCH"
     if "expected input with shape [*" in m or "to be divisible by num_groups" in m:
         return "DT_ERR_SHAPE_MISMATCH"  # layer_norm / group_norm shapes
+    if "ZeroDivisionError" in m:
+        return "DT_ERR_INVALID_ARGUMENT"  # integer fmod / remainder / floor_divide by 0
     if "chunk expects `chunks` to be greater than 0" in m:
         return "DT_ERR_INVALID_ARGUMENT"
     return None
@@ -371,6 +378,17 @@ def gen_unary():
         case(f"{op}_int32_transposed", op, [In("int32", [3, 4], views=[["transpose", 0, 1]])], fn)
         case(f"{op}_int64_empty", op, [In("int64", [0, 2])], fn)
         case(f"{op}_uint8_positive", op, [In("uint8", [6], domain="positive")], fn)
+    # rounding on ties and near them, in float32 and float64
+    ties = [0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, -0.49999997, 4503599627370497.0, -0.0]
+    for op in ["dt_floor", "dt_ceil", "dt_round", "dt_trunc", "dt_frac", "dt_sign"]:
+        for dt in ["float32", "float64", "float16"]:
+            case(f"{op}_{dt}_ties", op, [In(dt, [10], data=ties)], UNARY[op])
+    # the inverse functions at and past the ends of their domains
+    ends = [-2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, "inf", "-inf", "nan"]
+    for op in ["dt_asin", "dt_acos", "dt_atanh", "dt_acosh", "dt_log1p", "dt_log2", "dt_log10", "dt_reciprocal"]:
+        case(f"{op}_float64_domain_ends", op, [In("float64", [10], data=ends)], UNARY[op])
+    case("dt_sign_int8_extremes", "dt_sign", [In("int8", [4], data=[-128, 127, 0, -1])], UNARY["dt_sign"])
+    case("dt_sign_bool", "dt_sign", [In("bool", [4], data=[0, 1, 1, 0])], UNARY["dt_sign"])
 
 
 # ----------------------------------------------------------------------------- binary
@@ -379,9 +397,14 @@ BINARY = {"dt_" + b.c_name: torch_fn(b.c_name) for b in TABLE_BINARY if b.rule !
 CMP = {"dt_" + b.c_name: torch_fn(b.c_name) for b in TABLE_BINARY if b.rule == "Compare"}
 
 
+INT_DIV = {"dt_fmod", "dt_remainder", "dt_floor_divide"}
+
+
 def bdom(op, which):
     if op == "dt_pow":
         return "pow_base" if which == 0 else "pow_exp"
+    if op.rstrip("_") in INT_DIV and which == 1:
+        return "divisor"
     return "normal"
 
 
@@ -442,6 +465,27 @@ def gen_binary():
     case("dt_maximum_float32_nan", "dt_maximum", [In("float32", [3], data=["nan", 1.0, 2.0]), In("float32", [3], data=[1.0, "nan", 3.0])], torch.maximum)
     case("dt_minimum_float32_nan", "dt_minimum", [In("float32", [3], data=["nan", 1.0, 2.0]), In("float32", [3], data=[1.0, "nan", 3.0])], torch.minimum)
     case("dt_sub_bool_bool", "dt_sub", [In("bool", [3]), In("bool", [3])], torch.sub)
+    # the integer-division family: signs, exact quotients, division by zero, INT_MIN / -1
+    num = [7, -7, 7, -7, 6, -6, 0, 5]
+    den = [2, 2, -2, -2, 3, -3, 4, 1]
+    for op in sorted(INT_DIV):
+        fn = BINARY[op]
+        for dt in ["int8", "int32", "int64", "float32", "float64"]:
+            case(f"{op}_{dt}_signs", op, [In(dt, [8], data=num), In(dt, [8], data=den)], fn)
+        case(f"{op}_int32_by_zero", op, [In("int32", [3], data=[1, 2, 3]), In("int32", [3], data=[1, 0, 2])], fn)
+        case(f"{op}_uint8_by_zero_bcast", op, [In("uint8", [2, 2]), In("uint8", [], data=[0])], fn)
+        case(f"{op}_int8_min_by_minus1", op, [In("int8", [3], data=[-128, 127, 5]), In("int8", [3], data=[-1, -1, -1])], fn)
+        # (int64's -2^63 by -1 traps inside PyTorch 1.13 itself: test_pytorch_parity.cpp has it)
+        case(f"{op}_float32_by_zero", op, [In("float32", [4], data=[1.0, -1.0, 0.0, "nan"]), In("float32", [4], data=[0.0, 0.0, 0.0, 0.0])], fn)
+        case(f"{op}_float64_large_quotient", op, [In("float64", [4], data=[1e300, -1e17, 0.3, 1e-300]),
+                                                  In("float64", [4], data=[3.0, 0.1, 0.1, -7.0])], fn)
+        case(f"{op}_bool_bool", op, [In("bool", [3]), In("bool", [3])], fn)
+        case(f"{op}_int32_bool", op, [In("int32", [3], data=[5, -5, 4]), In("bool", [3], data=[1, 1, 1])], fn)
+        case(f"{op}_promote_int16_float32", op, [In("int16", [4]), In("float32", [4], domain="divisor")], fn)
+    case("dt_atan2_quadrants", "dt_atan2",
+         [In("float32", [8], data=[0.0, -0.0, 0.0, -0.0, 1.0, -1.0, "inf", "nan"]),
+          In("float32", [8], data=[1.0, 1.0, -1.0, -1.0, 0.0, 0.0, "-inf", 1.0])], torch.atan2)
+    case("dt_atan2_bool_int", "dt_atan2", [In("bool", [4]), In("int8", [4])], torch.atan2)
 
     # comparisons
     for op, fn in CMP.items():
@@ -486,6 +530,8 @@ SCALAR_OVERRIDES = {
     # (torch.result_type), then compare in that dtype
     "maximum": lambda a, s: scalar_minmax(torch.maximum, a, s),
     "minimum": lambda a, s: scalar_minmax(torch.minimum, a, s),
+    # torch.atan2 takes no Python scalar: a 0-d tensor promotes as the number would
+    "atan2": lambda a, s: torch.atan2(a, torch.tensor(s)),
 }
 SCALAR = {"dt_%s_scalar" % b.c_name: SCALAR_OVERRIDES.get(b.c_name) or torch_fn(b.c_name) for b in TABLE_BINARY}
 
@@ -569,7 +615,7 @@ def ips(method, s):
         if method in ("maximum_", "minimum_"):
             rt = torch.result_type(self_t, sp)
             return minmax_inplace(method, self_t, torch.tensor(sp, dtype=rt))
-        getattr(self_t, method)(sp)
+        getattr(self_t, method)(torch.tensor(sp) if method == "atan2_" else sp)
         return self_t
     return f
 
@@ -577,7 +623,7 @@ def ips(method, s):
 def gen_inplace():
     for op, m in INPLACE.items():
         dom0 = "pow_base" if m == "pow_" else "normal"
-        dom1 = "pow_exp" if m == "pow_" else "normal"
+        dom1 = "pow_exp" if m == "pow_" else bdom(op, 1)
         for dt in ALL:
             case(f"{op}_{dt}_{dt}", op, [In(dt, [2, 3], domain=dom0), In(dt, [2, 3], domain=dom1)], ip(m), inplace=True)
         case(f"{op}_float32_bcast", op, [In("float32", [2, 3], domain=dom0), In("float32", [3], domain=dom1)], ip(m), inplace=True)

@@ -204,6 +204,86 @@ func (t *Tensor) GeScalar(v float64) (*Tensor, error) {
 	return t.scalar("Tensor.GeScalar", 213, v)
 }
 
+// Fmod returns the remainder of a / b rounded toward zero (C's fmod: the sign of a), with a = t and b = o, broadcasting as PyTorch (dt_fmod).
+func (t *Tensor) Fmod(o *Tensor) (*Tensor, error) {
+	return t.binary("Tensor.Fmod", 214, o)
+}
+
+// FmodScalar returns the remainder of a / b rounded toward zero (C's fmod: the sign of a), with a = t and b the scalar v (dt_fmod_scalar).
+func (t *Tensor) FmodScalar(v float64) (*Tensor, error) {
+	return t.scalar("Tensor.FmodScalar", 214, v)
+}
+
+// FmodInPlace writes the remainder of a / b rounded toward zero (C's fmod: the sign of a) into t, with a = t and b = o (dt_fmod_).
+func (t *Tensor) FmodInPlace(o *Tensor) error {
+	return t.inplace("Tensor.FmodInPlace", 214, o)
+}
+
+// FmodScalarInPlace writes the remainder of a / b rounded toward zero (C's fmod: the sign of a) into t, with a = t and b the scalar v (dt_fmod_scalar_).
+func (t *Tensor) FmodScalarInPlace(v float64) error {
+	return t.inplaceScalar("Tensor.FmodScalarInPlace", 214, v)
+}
+
+// Remainder returns the remainder of a / b rounded down (Python's %: the sign of b), with a = t and b = o, broadcasting as PyTorch (dt_remainder).
+func (t *Tensor) Remainder(o *Tensor) (*Tensor, error) {
+	return t.binary("Tensor.Remainder", 215, o)
+}
+
+// RemainderScalar returns the remainder of a / b rounded down (Python's %: the sign of b), with a = t and b the scalar v (dt_remainder_scalar).
+func (t *Tensor) RemainderScalar(v float64) (*Tensor, error) {
+	return t.scalar("Tensor.RemainderScalar", 215, v)
+}
+
+// RemainderInPlace writes the remainder of a / b rounded down (Python's %: the sign of b) into t, with a = t and b = o (dt_remainder_).
+func (t *Tensor) RemainderInPlace(o *Tensor) error {
+	return t.inplace("Tensor.RemainderInPlace", 215, o)
+}
+
+// RemainderScalarInPlace writes the remainder of a / b rounded down (Python's %: the sign of b) into t, with a = t and b the scalar v (dt_remainder_scalar_).
+func (t *Tensor) RemainderScalarInPlace(v float64) error {
+	return t.inplaceScalar("Tensor.RemainderScalarInPlace", 215, v)
+}
+
+// FloorDivide returns a / b rounded down (Python's //), with a = t and b = o, broadcasting as PyTorch (dt_floor_divide).
+func (t *Tensor) FloorDivide(o *Tensor) (*Tensor, error) {
+	return t.binary("Tensor.FloorDivide", 216, o)
+}
+
+// FloorDivideScalar returns a / b rounded down (Python's //), with a = t and b the scalar v (dt_floor_divide_scalar).
+func (t *Tensor) FloorDivideScalar(v float64) (*Tensor, error) {
+	return t.scalar("Tensor.FloorDivideScalar", 216, v)
+}
+
+// FloorDivideInPlace writes a / b rounded down (Python's //) into t, with a = t and b = o (dt_floor_divide_).
+func (t *Tensor) FloorDivideInPlace(o *Tensor) error {
+	return t.inplace("Tensor.FloorDivideInPlace", 216, o)
+}
+
+// FloorDivideScalarInPlace writes a / b rounded down (Python's //) into t, with a = t and b the scalar v (dt_floor_divide_scalar_).
+func (t *Tensor) FloorDivideScalarInPlace(v float64) error {
+	return t.inplaceScalar("Tensor.FloorDivideScalarInPlace", 216, v)
+}
+
+// Atan2 returns the angle of the point (b, a) in radians, in [-pi, pi]: atan(a / b) in the right quadrant, with a = t and b = o, broadcasting as PyTorch (dt_atan2).
+func (t *Tensor) Atan2(o *Tensor) (*Tensor, error) {
+	return t.binary("Tensor.Atan2", 217, o)
+}
+
+// Atan2Scalar returns the angle of the point (b, a) in radians, in [-pi, pi]: atan(a / b) in the right quadrant, with a = t and b the scalar v (dt_atan2_scalar).
+func (t *Tensor) Atan2Scalar(v float64) (*Tensor, error) {
+	return t.scalar("Tensor.Atan2Scalar", 217, v)
+}
+
+// Atan2InPlace writes the angle of the point (b, a) in radians, in [-pi, pi]: atan(a / b) in the right quadrant into t, with a = t and b = o (dt_atan2_).
+func (t *Tensor) Atan2InPlace(o *Tensor) error {
+	return t.inplace("Tensor.Atan2InPlace", 217, o)
+}
+
+// Atan2ScalarInPlace writes the angle of the point (b, a) in radians, in [-pi, pi]: atan(a / b) in the right quadrant into t, with a = t and b the scalar v (dt_atan2_scalar_).
+func (t *Tensor) Atan2ScalarInPlace(v float64) error {
+	return t.inplaceScalar("Tensor.Atan2ScalarInPlace", 217, v)
+}
+
 // Neg returns -x, elementwise with x = t (dt_neg).
 func (t *Tensor) Neg() (*Tensor, error) {
 	return t.unary("Tensor.Neg", 101)
@@ -272,6 +352,111 @@ func (t *Tensor) SiLU() (*Tensor, error) {
 // Erf returns the error function of x, elementwise with x = t (dt_erf).
 func (t *Tensor) Erf() (*Tensor, error) {
 	return t.unary("Tensor.Erf", 115)
+}
+
+// Floor returns the largest integer <= x (integers unchanged), elementwise with x = t (dt_floor).
+func (t *Tensor) Floor() (*Tensor, error) {
+	return t.unary("Tensor.Floor", 116)
+}
+
+// Ceil returns the smallest integer >= x (integers unchanged), elementwise with x = t (dt_ceil).
+func (t *Tensor) Ceil() (*Tensor, error) {
+	return t.unary("Tensor.Ceil", 117)
+}
+
+// Round returns x rounded to the nearest integer, halves to even (integers unchanged), elementwise with x = t (dt_round).
+func (t *Tensor) Round() (*Tensor, error) {
+	return t.unary("Tensor.Round", 118)
+}
+
+// Trunc returns x rounded toward zero (integers unchanged), elementwise with x = t (dt_trunc).
+func (t *Tensor) Trunc() (*Tensor, error) {
+	return t.unary("Tensor.Trunc", 119)
+}
+
+// Frac returns the fractional part x - trunc(x), with x's sign, elementwise with x = t (dt_frac).
+func (t *Tensor) Frac() (*Tensor, error) {
+	return t.unary("Tensor.Frac", 120)
+}
+
+// Sign returns -1, 0 or 1 by the sign of x (0 for NaN; bool unchanged), elementwise with x = t (dt_sign).
+func (t *Tensor) Sign() (*Tensor, error) {
+	return t.unary("Tensor.Sign", 121)
+}
+
+// Reciprocal returns 1 / x, elementwise with x = t (dt_reciprocal).
+func (t *Tensor) Reciprocal() (*Tensor, error) {
+	return t.unary("Tensor.Reciprocal", 122)
+}
+
+// Log1p returns log(1 + x), accurate for small x, elementwise with x = t (dt_log1p).
+func (t *Tensor) Log1p() (*Tensor, error) {
+	return t.unary("Tensor.Log1p", 123)
+}
+
+// Expm1 returns e^x - 1, accurate for small x, elementwise with x = t (dt_expm1).
+func (t *Tensor) Expm1() (*Tensor, error) {
+	return t.unary("Tensor.Expm1", 124)
+}
+
+// Log2 returns the base-2 logarithm of x, elementwise with x = t (dt_log2).
+func (t *Tensor) Log2() (*Tensor, error) {
+	return t.unary("Tensor.Log2", 125)
+}
+
+// Log10 returns the base-10 logarithm of x, elementwise with x = t (dt_log10).
+func (t *Tensor) Log10() (*Tensor, error) {
+	return t.unary("Tensor.Log10", 126)
+}
+
+// Exp2 returns 2 to the power x, elementwise with x = t (dt_exp2).
+func (t *Tensor) Exp2() (*Tensor, error) {
+	return t.unary("Tensor.Exp2", 127)
+}
+
+// Tan returns the tangent of x (radians), elementwise with x = t (dt_tan).
+func (t *Tensor) Tan() (*Tensor, error) {
+	return t.unary("Tensor.Tan", 128)
+}
+
+// Asin returns the arcsine of x, in [-pi/2, pi/2], elementwise with x = t (dt_asin).
+func (t *Tensor) Asin() (*Tensor, error) {
+	return t.unary("Tensor.Asin", 129)
+}
+
+// Acos returns the arccosine of x, in [0, pi], elementwise with x = t (dt_acos).
+func (t *Tensor) Acos() (*Tensor, error) {
+	return t.unary("Tensor.Acos", 130)
+}
+
+// Atan returns the arctangent of x, in (-pi/2, pi/2), elementwise with x = t (dt_atan).
+func (t *Tensor) Atan() (*Tensor, error) {
+	return t.unary("Tensor.Atan", 131)
+}
+
+// Sinh returns the hyperbolic sine of x, elementwise with x = t (dt_sinh).
+func (t *Tensor) Sinh() (*Tensor, error) {
+	return t.unary("Tensor.Sinh", 132)
+}
+
+// Cosh returns the hyperbolic cosine of x, elementwise with x = t (dt_cosh).
+func (t *Tensor) Cosh() (*Tensor, error) {
+	return t.unary("Tensor.Cosh", 133)
+}
+
+// Asinh returns the inverse hyperbolic sine of x, elementwise with x = t (dt_asinh).
+func (t *Tensor) Asinh() (*Tensor, error) {
+	return t.unary("Tensor.Asinh", 134)
+}
+
+// Acosh returns the inverse hyperbolic cosine of x (x >= 1), elementwise with x = t (dt_acosh).
+func (t *Tensor) Acosh() (*Tensor, error) {
+	return t.unary("Tensor.Acosh", 135)
+}
+
+// Atanh returns the inverse hyperbolic tangent of x (|x| <= 1), elementwise with x = t (dt_atanh).
+func (t *Tensor) Atanh() (*Tensor, error) {
+	return t.unary("Tensor.Atanh", 136)
 }
 
 // Sum returns the sum over dims (all when none); integers and bool sum to int64 (dt_sum); Dims(...) gives the dims, KeepDim() keeps the reduced dims as size 1.

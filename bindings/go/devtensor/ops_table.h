@@ -23,6 +23,10 @@ static inline gdt_tres gdt_op_binary(int code, uintptr_t a_h, uintptr_t b_h) {
     case 211: st = dt_le(a, b, &o); break;
     case 212: st = dt_gt(a, b, &o); break;
     case 213: st = dt_ge(a, b, &o); break;
+    case 214: st = dt_fmod(a, b, &o); break;
+    case 215: st = dt_remainder(a, b, &o); break;
+    case 216: st = dt_floor_divide(a, b, &o); break;
+    case 217: st = dt_atan2(a, b, &o); break;
   }
   return gdt_tr(st, o);
 }
@@ -45,6 +49,10 @@ static inline gdt_tres gdt_op_scalar(int code, uintptr_t a_h, double b) {
     case 211: st = dt_le_scalar(a, b, &o); break;
     case 212: st = dt_gt_scalar(a, b, &o); break;
     case 213: st = dt_ge_scalar(a, b, &o); break;
+    case 214: st = dt_fmod_scalar(a, b, &o); break;
+    case 215: st = dt_remainder_scalar(a, b, &o); break;
+    case 216: st = dt_floor_divide_scalar(a, b, &o); break;
+    case 217: st = dt_atan2_scalar(a, b, &o); break;
   }
   return gdt_tr(st, o);
 }
@@ -59,6 +67,10 @@ static inline gdt_res gdt_op_inplace(int code, uintptr_t a_h, uintptr_t b_h) {
     case 205: return gdt_r(dt_pow_(a, b));
     case 206: return gdt_r(dt_maximum_(a, b));
     case 207: return gdt_r(dt_minimum_(a, b));
+    case 214: return gdt_r(dt_fmod_(a, b));
+    case 215: return gdt_r(dt_remainder_(a, b));
+    case 216: return gdt_r(dt_floor_divide_(a, b));
+    case 217: return gdt_r(dt_atan2_(a, b));
   }
   return gdt_fail(DT_ERR_INVALID_ARGUMENT, "unknown in-place op");
 }
@@ -72,6 +84,10 @@ static inline gdt_res gdt_op_inplace_scalar(int code, uintptr_t a_h, double b) {
     case 205: return gdt_r(dt_pow_scalar_(a, b));
     case 206: return gdt_r(dt_maximum_scalar_(a, b));
     case 207: return gdt_r(dt_minimum_scalar_(a, b));
+    case 214: return gdt_r(dt_fmod_scalar_(a, b));
+    case 215: return gdt_r(dt_remainder_scalar_(a, b));
+    case 216: return gdt_r(dt_floor_divide_scalar_(a, b));
+    case 217: return gdt_r(dt_atan2_scalar_(a, b));
   }
   return gdt_fail(DT_ERR_INVALID_ARGUMENT, "unknown in-place op");
 }
@@ -95,6 +111,27 @@ static inline gdt_tres gdt_op_unary(int code, uintptr_t a_h) {
     case 112: st = dt_gelu(a, &o); break;
     case 113: st = dt_silu(a, &o); break;
     case 115: st = dt_erf(a, &o); break;
+    case 116: st = dt_floor(a, &o); break;
+    case 117: st = dt_ceil(a, &o); break;
+    case 118: st = dt_round(a, &o); break;
+    case 119: st = dt_trunc(a, &o); break;
+    case 120: st = dt_frac(a, &o); break;
+    case 121: st = dt_sign(a, &o); break;
+    case 122: st = dt_reciprocal(a, &o); break;
+    case 123: st = dt_log1p(a, &o); break;
+    case 124: st = dt_expm1(a, &o); break;
+    case 125: st = dt_log2(a, &o); break;
+    case 126: st = dt_log10(a, &o); break;
+    case 127: st = dt_exp2(a, &o); break;
+    case 128: st = dt_tan(a, &o); break;
+    case 129: st = dt_asin(a, &o); break;
+    case 130: st = dt_acos(a, &o); break;
+    case 131: st = dt_atan(a, &o); break;
+    case 132: st = dt_sinh(a, &o); break;
+    case 133: st = dt_cosh(a, &o); break;
+    case 134: st = dt_asinh(a, &o); break;
+    case 135: st = dt_acosh(a, &o); break;
+    case 136: st = dt_atanh(a, &o); break;
   }
   return gdt_tr(st, o);
 }

@@ -1112,6 +1112,71 @@ extern "C" {
     pub fn dt_minimum_scalar_(self_: *mut dt_tensor, other: f64) -> dt_status;
 }
 extern "C" {
+    pub fn dt_fmod(a: *const dt_tensor, b: *const dt_tensor, out: *mut *mut dt_tensor)
+        -> dt_status;
+}
+extern "C" {
+    pub fn dt_remainder(
+        a: *const dt_tensor,
+        b: *const dt_tensor,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_floor_divide(
+        a: *const dt_tensor,
+        b: *const dt_tensor,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_fmod_scalar(a: *const dt_tensor, b: f64, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_remainder_scalar(a: *const dt_tensor, b: f64, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_floor_divide_scalar(
+        a: *const dt_tensor,
+        b: f64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_fmod_(self_: *mut dt_tensor, other: *const dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_remainder_(self_: *mut dt_tensor, other: *const dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_floor_divide_(self_: *mut dt_tensor, other: *const dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_fmod_scalar_(self_: *mut dt_tensor, other: f64) -> dt_status;
+}
+extern "C" {
+    pub fn dt_remainder_scalar_(self_: *mut dt_tensor, other: f64) -> dt_status;
+}
+extern "C" {
+    pub fn dt_floor_divide_scalar_(self_: *mut dt_tensor, other: f64) -> dt_status;
+}
+extern "C" {
+    pub fn dt_atan2(
+        a: *const dt_tensor,
+        b: *const dt_tensor,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_atan2_scalar(a: *const dt_tensor, b: f64, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_atan2_(self_: *mut dt_tensor, other: *const dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_atan2_scalar_(self_: *mut dt_tensor, other: f64) -> dt_status;
+}
+extern "C" {
     pub fn dt_eq(a: *const dt_tensor, b: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
 }
 extern "C" {
@@ -1218,6 +1283,69 @@ extern "C" {
 }
 extern "C" {
     pub fn dt_erf(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_floor(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_ceil(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_round(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_trunc(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_frac(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_sign(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_reciprocal(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_log1p(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_expm1(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_log2(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_log10(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_exp2(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_tan(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_asin(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_acos(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_atan(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_sinh(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_cosh(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_asinh(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_acosh(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_atanh(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
 }
 extern "C" {
     pub fn dt_sum(

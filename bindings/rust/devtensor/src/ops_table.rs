@@ -148,6 +148,51 @@ impl Tensor {
         /// # Ok(()) }
         /// ```
         ge => dt_ge;
+        /// The remainder of a / b rounded toward zero (C's fmod: the sign of a), with `a = self` and `b = other`, broadcasting (`dt_fmod`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[-7.0f32, 7.0], &[2], Device::CPU)?;
+        /// let b = Tensor::from_slice(&[2.0f32, -2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.fmod(&b)?.to_vec::<f32>()?, [-1.0, 1.0]);
+        /// # Ok(()) }
+        /// ```
+        fmod => dt_fmod;
+        /// The remainder of a / b rounded down (Python's %: the sign of b), with `a = self` and `b = other`, broadcasting (`dt_remainder`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[-7.0f32, 7.0], &[2], Device::CPU)?;
+        /// let b = Tensor::from_slice(&[2.0f32, -2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.remainder(&b)?.to_vec::<f32>()?, [1.0, -1.0]);
+        /// # Ok(()) }
+        /// ```
+        remainder => dt_remainder;
+        /// a / b rounded down (Python's //), with `a = self` and `b = other`, broadcasting (`dt_floor_divide`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[-7.0f32, 7.0], &[2], Device::CPU)?;
+        /// let b = Tensor::from_slice(&[2.0f32, 2.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.floor_divide(&b)?.to_vec::<f32>()?, [-4.0, 3.0]);
+        /// # Ok(()) }
+        /// ```
+        floor_divide => dt_floor_divide;
+        /// The angle of the point (b, a) in radians, in [-pi, pi]: atan(a / b) in the right quadrant, with `a = self` and `b = other`, broadcasting (`dt_atan2`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, 0.0], &[2], Device::CPU)?;
+        /// let b = Tensor::from_slice(&[0.0f32, -1.0], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[1.5707964f32, 3.1415927], &[2], Device::CPU)?;
+        /// assert!(a.atan2(&b)?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
+        atan2 => dt_atan2;
     }
 
     scalar! {
@@ -282,6 +327,47 @@ impl Tensor {
         /// # Ok(()) }
         /// ```
         ge_scalar => dt_ge_scalar;
+        /// The remainder of a / b rounded toward zero (C's fmod: the sign of a), with `a = self` and `b` the scalar (`dt_fmod_scalar`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[-7.0f32, 7.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.fmod_scalar(3.0)?.to_vec::<f32>()?, [-1.0, 1.0]);
+        /// # Ok(()) }
+        /// ```
+        fmod_scalar => dt_fmod_scalar;
+        /// The remainder of a / b rounded down (Python's %: the sign of b), with `a = self` and `b` the scalar (`dt_remainder_scalar`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[-7.0f32, 7.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.remainder_scalar(3.0)?.to_vec::<f32>()?, [2.0, 1.0]);
+        /// # Ok(()) }
+        /// ```
+        remainder_scalar => dt_remainder_scalar;
+        /// a / b rounded down (Python's //), with `a = self` and `b` the scalar (`dt_floor_divide_scalar`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[-7.0f32, 7.0], &[2], Device::CPU)?;
+        /// assert_eq!(a.floor_divide_scalar(3.0)?.to_vec::<f32>()?, [-3.0, 2.0]);
+        /// # Ok(()) }
+        /// ```
+        floor_divide_scalar => dt_floor_divide_scalar;
+        /// The angle of the point (b, a) in radians, in [-pi, pi]: atan(a / b) in the right quadrant, with `a = self` and `b` the scalar (`dt_atan2_scalar`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let a = Tensor::from_slice(&[1.0f32, -1.0], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.7853982f32, -0.7853982], &[2], Device::CPU)?;
+        /// assert!(a.atan2_scalar(1.0)?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
+        atan2_scalar => dt_atan2_scalar;
     }
 
     unary! {
@@ -435,6 +521,230 @@ impl Tensor {
         /// # Ok(()) }
         /// ```
         erf => dt_erf;
+        /// The largest integer <= x (integers unchanged), elementwise with `x = self` (`dt_floor`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[-1.5f32, 2.5], &[2], Device::CPU)?;
+        /// assert_eq!(x.floor()?.to_vec::<f32>()?, [-2.0, 2.0]);
+        /// # Ok(()) }
+        /// ```
+        floor => dt_floor;
+        /// The smallest integer >= x (integers unchanged), elementwise with `x = self` (`dt_ceil`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[-1.5f32, 2.5], &[2], Device::CPU)?;
+        /// assert_eq!(x.ceil()?.to_vec::<f32>()?, [-1.0, 3.0]);
+        /// # Ok(()) }
+        /// ```
+        ceil => dt_ceil;
+        /// x rounded to the nearest integer, halves to even (integers unchanged), elementwise with `x = self` (`dt_round`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.5f32, 1.5, 2.5], &[3], Device::CPU)?;
+        /// assert_eq!(x.round()?.to_vec::<f32>()?, [0.0, 2.0, 2.0]);
+        /// # Ok(()) }
+        /// ```
+        round => dt_round;
+        /// x rounded toward zero (integers unchanged), elementwise with `x = self` (`dt_trunc`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[-1.5f32, 2.5], &[2], Device::CPU)?;
+        /// assert_eq!(x.trunc()?.to_vec::<f32>()?, [-1.0, 2.0]);
+        /// # Ok(()) }
+        /// ```
+        trunc => dt_trunc;
+        /// The fractional part x - trunc(x), with x's sign, elementwise with `x = self` (`dt_frac`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[-1.5f32, 2.25], &[2], Device::CPU)?;
+        /// assert_eq!(x.frac()?.to_vec::<f32>()?, [-0.5, 0.25]);
+        /// # Ok(()) }
+        /// ```
+        frac => dt_frac;
+        /// -1, 0 or 1 by the sign of x (0 for NaN; bool unchanged), elementwise with `x = self` (`dt_sign`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[-3.0f32, 0.0, 2.0], &[3], Device::CPU)?;
+        /// assert_eq!(x.sign()?.to_vec::<f32>()?, [-1.0, 0.0, 1.0]);
+        /// # Ok(()) }
+        /// ```
+        sign => dt_sign;
+        /// 1 / x, elementwise with `x = self` (`dt_reciprocal`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[4.0f32, -0.5], &[2], Device::CPU)?;
+        /// assert_eq!(x.reciprocal()?.to_vec::<f32>()?, [0.25, -2.0]);
+        /// # Ok(()) }
+        /// ```
+        reciprocal => dt_reciprocal;
+        /// log(1 + x), accurate for small x, elementwise with `x = self` (`dt_log1p`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.0f32, std::f32::consts::E - 1.0], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, 1.0], &[2], Device::CPU)?;
+        /// assert!(x.log1p()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
+        log1p => dt_log1p;
+        /// e^x - 1, accurate for small x, elementwise with `x = self` (`dt_expm1`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.0f32, 2f32.ln()], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, 1.0], &[2], Device::CPU)?;
+        /// assert!(x.expm1()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
+        expm1 => dt_expm1;
+        /// The base-2 logarithm of x, elementwise with `x = self` (`dt_log2`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[1.0f32, 8.0], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, 3.0], &[2], Device::CPU)?;
+        /// assert!(x.log2()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
+        log2 => dt_log2;
+        /// The base-10 logarithm of x, elementwise with `x = self` (`dt_log10`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[1.0f32, 1000.0], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, 3.0], &[2], Device::CPU)?;
+        /// assert!(x.log10()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
+        log10 => dt_log10;
+        /// 2 to the power x, elementwise with `x = self` (`dt_exp2`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.0f32, 3.0], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[1.0f32, 8.0], &[2], Device::CPU)?;
+        /// assert!(x.exp2()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
+        exp2 => dt_exp2;
+        /// The tangent of x (radians), elementwise with `x = self` (`dt_tan`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.0f32, std::f32::consts::FRAC_PI_4], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, 1.0], &[2], Device::CPU)?;
+        /// assert!(x.tan()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
+        tan => dt_tan;
+        /// The arcsine of x, in [-pi/2, pi/2], elementwise with `x = self` (`dt_asin`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.0f32, 1.0], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, std::f32::consts::FRAC_PI_2], &[2], Device::CPU)?;
+        /// assert!(x.asin()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
+        asin => dt_asin;
+        /// The arccosine of x, in [0, pi], elementwise with `x = self` (`dt_acos`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[1.0f32, -1.0], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, std::f32::consts::PI], &[2], Device::CPU)?;
+        /// assert!(x.acos()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
+        acos => dt_acos;
+        /// The arctangent of x, in (-pi/2, pi/2), elementwise with `x = self` (`dt_atan`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.0f32, 1.0], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, std::f32::consts::FRAC_PI_4], &[2], Device::CPU)?;
+        /// assert!(x.atan()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
+        atan => dt_atan;
+        /// The hyperbolic sine of x, elementwise with `x = self` (`dt_sinh`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.0f32, 2f32.ln()], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, 0.75], &[2], Device::CPU)?;
+        /// assert!(x.sinh()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
+        sinh => dt_sinh;
+        /// The hyperbolic cosine of x, elementwise with `x = self` (`dt_cosh`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.0f32, 2f32.ln()], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[1.0f32, 1.25], &[2], Device::CPU)?;
+        /// assert!(x.cosh()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
+        cosh => dt_cosh;
+        /// The inverse hyperbolic sine of x, elementwise with `x = self` (`dt_asinh`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.0f32, 0.75], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, 2f32.ln()], &[2], Device::CPU)?;
+        /// assert!(x.asinh()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
+        asinh => dt_asinh;
+        /// The inverse hyperbolic cosine of x (x >= 1), elementwise with `x = self` (`dt_acosh`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[1.0f32, 1.25], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, 2f32.ln()], &[2], Device::CPU)?;
+        /// assert!(x.acosh()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
+        acosh => dt_acosh;
+        /// The inverse hyperbolic tangent of x (|x| <= 1), elementwise with `x = self` (`dt_atanh`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[0.0f32, 0.6], &[2], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, 2f32.ln()], &[2], Device::CPU)?;
+        /// assert!(x.atanh()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
+        atanh => dt_atanh;
     }
 
     reduce! {
