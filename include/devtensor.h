@@ -1011,6 +1011,16 @@ DT_API dt_status dt_std(const dt_tensor* a, const int64_t* dims, size_t ndims, d
 DT_API dt_status dt_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out);
 DT_API dt_status dt_log_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out);
 
+/** torch.cumsum: *out (a NEW tensor of a's shape) holds the running sums along dim,
+ *  out[..., k, ...] = a[..., 0, ...] + ... + a[..., k, ...]. Floating tensors keep their
+ *  dtype; integer and bool tensors sum in int64 (wrapping on overflow), as PyTorch's.
+ *  float32 accumulates in float64 on every device (as PyTorch's CPU kernel; its CUDA
+ *  kernel uses float32), float16 and bfloat16 in float32. A 0-d tensor is
+ *  its own sum (dim 0 or -1). Differentiable (CumsumBackward0: the gradient summed from
+ *  the end). Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out, dim out of
+ *  range), DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_cumsum(const dt_tensor* a, int64_t dim, dt_tensor** out);
+
 /* ---------------------------------------------------------------------- linear algebra */
 
 /** torch.matmul: 1-d x 1-d is a dot product, 2-d x 2-d a matrix product, and batched
@@ -1165,12 +1175,13 @@ DT_API dt_status dt_split(const dt_tensor* t, int64_t split_size, int64_t dim, d
 DT_API dt_status dt_index_select(const dt_tensor* t, int64_t dim, const dt_tensor* index,
                                  dt_tensor** out);
 /** out[i][j] = t[index[i][j]][j] for dim 0 (and likewise for other dims), as torch.gather;
- *  index has t's ndim and an integer dtype. Errors: as dt_index_select. */
+ *  index has t's ndim and dtype int64 (as PyTorch; another dtype is
+ *  DT_ERR_DTYPE_MISMATCH). Errors: as dt_index_select. */
 DT_API dt_status dt_gather(const dt_tensor* t, int64_t dim, const dt_tensor* index,
                            dt_tensor** out);
 /** A NEW tensor: t with source's slices added at the positions index names along dim,
  *  as torch.index_add (alpha 1): out = t, then out[..., index[j], ...] += source[..., j, ...]
- *  for every j. index is 0-d or 1-d of an integer dtype with values in [0, t's size at
+ *  for every j. index is 0-d or 1-d, int64 or int32, with values in [0, t's size at
  *  dim); source has t's dtype and t's shape except index's length at dim. Repeated
  *  indices add up. Differentiable in t and source (index_select of the gradient).
  *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out, dim out of range, an
@@ -1180,9 +1191,10 @@ DT_API dt_status dt_index_add(const dt_tensor* t, int64_t dim, const dt_tensor* 
                               const dt_tensor* source, dt_tensor** out);
 /** A NEW tensor: t with src's elements added where index points along dim, as
  *  torch.scatter_add: out = t, then out[index[i][j]][j] += src[i][j] for dim 0 (likewise
- *  for other dims) at every position of index. index, src and t have one ndim; index is
- *  no larger than src in any dim nor than t off dim; src has t's dtype. Repeated indices
- *  add up. Differentiable in t and src (gather of the gradient).
+ *  for other dims) at every position of index. index (int64, or int32, which PyTorch
+ *  refuses), src and t have one ndim; index is no larger than src in any dim nor than t
+ *  off dim; src has t's dtype. Repeated indices add up. Differentiable in t and src
+ *  (gather of the gradient).
  *  Errors: as dt_index_add. */
 DT_API dt_status dt_scatter_add(const dt_tensor* t, int64_t dim, const dt_tensor* index,
                                 const dt_tensor* src, dt_tensor** out);

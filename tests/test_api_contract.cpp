@@ -1189,15 +1189,16 @@ void add_reduction_cases(Table& T) {
     });
   }
   using Soft = dt_status (*)(const dt_tensor*, int64_t, dt_tensor**);
-  for (auto [name, f] : {std::pair<const char*, Soft>{FN(dt_softmax)},
-                         std::pair<const char*, Soft>{FN(dt_log_softmax)}}) {
+  for (auto [name, f] : {std::pair<const char*, Soft>{FN(dt_softmax)}, std::pair<const char*, Soft>{FN(dt_log_softmax)},
+                         std::pair<const char*, Soft>{FN(dt_cumsum)}}) {
     T.handles(name, "a", [f = f](Ctx& x, const dt_tensor* t) { return f(t, 1, &x.o.t); });
     T.add(name, "out=NULL", {IA}, [f = f](Ctx& x) { return f(x.a, 1, nullptr); });
     for (int64_t bad : {int64_t{2}, int64_t{-3}, I64MIN, I64MAX}) {
       T.add(name, "dim=" + std::to_string(bad), {IA}, [f = f, bad](Ctx& x) { return f(x.a, bad, &x.o.t); });
     }
-    T.add(name, "int32_operand", {TM}, [f = f](Ctx& x) { return f(x.i32, 1, &x.o.t); });
   }
+  T.add("dt_softmax", "int32_operand", {TM}, [](Ctx& x) { return dt_softmax(x.i32, 1, &x.o.t); });
+  T.add("dt_log_softmax", "int32_operand", {TM}, [](Ctx& x) { return dt_log_softmax(x.i32, 1, &x.o.t); });
 }
 
 void add_join_index_cases(Table& T) {

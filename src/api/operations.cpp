@@ -231,6 +231,13 @@ DT_API dt_status dt_log_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out
   });
 }
 
+DT_API dt_status dt_cumsum(const dt_tensor* a, int64_t dim, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_cumsum", "out");
+    *out = new_handle(ag::cumsum(tensor_arg(a, "dt_cumsum", "a"), dim));
+  });
+}
+
 DT_API dt_status dt_matmul(const dt_tensor* a, const dt_tensor* b, dt_tensor** out) {
   return guard([&] {
     require(out, "dt_matmul", "out");

@@ -60,6 +60,12 @@ template <> struct opmath<float16> { using type = float; };
 template <> struct opmath<bfloat16> { using type = float; };
 template <typename T> using opmath_t = typename opmath<T>::type;
 
+// The type a running sum (cumsum) accumulates in on every backend: PyTorch's CPU
+// acc_type, so float32 in double (1 + 1e8 - 1e8 keeps the 1), the 16-bit floats in float.
+template <typename T> struct scan_acc { using type = opmath_t<T>; };
+template <> struct scan_acc<float> { using type = double; };
+template <typename T> using scan_acc_t = typename scan_acc<T>::type;
+
 // Calls f(T{}) with T the C++ type of dtype; the one switch every dispatcher uses.
 template <typename F>
 decltype(auto) dispatch_dtype(DType d, F&& f) {

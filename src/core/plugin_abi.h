@@ -94,6 +94,8 @@ enum dtp_op_code {
  *                                                      i[2] = offset (Philox, uint64 bits)
  *   DTP_OP_Where           t = {out, cond, a, b}
  *   DTP_OP_Softmax         t = {out, in}               i[0] = dim, i[1] = 1 for log-softmax
+ *   DTP_OP_Cumsum          t = {out, in}, contiguous,  i[0] = dim, i[1] = 1 to sum from the end
+ *                          one dtype (not bool)        (out[k] = in[k] + ... + in[n-1])
  *   DTP_OP_Matmul          t = {out, a, b}, all 3-d    i[0] = 1 to allow TF32
  *   DTP_OP_IndexSelect     t = {out, in, index}        i[0] = dim
  *   DTP_OP_Gather          t = {out, in, index}        i[0] = dim

@@ -45,6 +45,9 @@ class CpuBackend final : public Backend {
   // reduced count; ArgMax/ArgMin write int64 and get exactly one flagged dim.
   void reduce(ReduceOp op, const Tensor& out, const Tensor& in, uint32_t reduce_mask);
   void softmax(const Tensor& out, const Tensor& in, int dim, bool log);
+  // Running sums along dim of contiguous in into out (one dtype), from the end when
+  // `reverse` (kernels_scan.cpp).
+  void cumsum(const Tensor& out, const Tensor& in, int dim, bool reverse);
   // out[b] = a[b] @ b[b] for 3-d tensors [B, M, K] x [B, K, N] -> [B, M, N] (any strides).
   void matmul(const Tensor& out, const Tensor& a, const Tensor& b);
   void addmm(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias);  // a b + bias per row

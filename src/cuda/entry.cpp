@@ -131,6 +131,7 @@ void run_op(int32_t op, const dtp_op_args& a) {
       return random(out, static_cast<int32_t>(a.i[0]), static_cast<uint64_t>(a.i[1]), static_cast<uint64_t>(a.i[2]));
     case DTP_OP_Where: return where(out, *a.t[1], *a.t[2], *a.t[3]);
     case DTP_OP_Softmax: return softmax(out, *a.t[1], static_cast<int32_t>(a.i[0]), a.i[1] != 0);
+    case DTP_OP_Cumsum: return cumsum(out, *a.t[1], static_cast<int32_t>(a.i[0]), a.i[1] != 0);
     case DTP_OP_Matmul: return matmul(out, *a.t[1], *a.t[2], a.i[0] != 0);
     case DTP_OP_Addmm: return addmm(out, *a.t[1], *a.t[2], *a.t[3], a.i[0] != 0);
     case DTP_OP_CrossEntropy:

@@ -39,6 +39,7 @@ Tensor tril(const Tensor& a, int64_t diagonal);
 // diagonal (tril's of diagonal 0 is the causal mask: query i sees keys 0..i).
 Tensor triangle_mask(int64_t rows, int64_t cols, int64_t diagonal, bool upper, Device device);
 Tensor softmax(const Tensor& a, int64_t dim, bool log);
+Tensor cumsum(const Tensor& a, int64_t dim);
 Tensor matmul(const Tensor& a, const Tensor& b);
 // x @ w^T + bias (bias may be undefined), as torch.nn.functional.linear.
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias);

@@ -96,6 +96,15 @@ Tensor softmax(const Tensor& a, int64_t dim, bool log) {
   return out;
 }
 
+// d cumsum(a)[j] / d a[i] = 1 for j >= i: the gradient is g summed from the end.
+Tensor cumsum(const Tensor& a, int64_t dim) {
+  Tensor out = ops::cumsum(a, dim);
+  if (!should_record({&a})) return out;
+  record(out, make_node("CumsumBackward0", [dim](const Tensor& g) { return std::vector<Tensor>{ops::cumsum(g, dim, true)}; }),
+         {&a});
+  return out;
+}
+
 Tensor var_std(const Tensor& a, const int64_t* dims, size_t ndims, double correction, bool keepdim, bool take_sqrt) {
   const char* op = take_sqrt ? "std" : "var";
   if (!is_floating(a.dtype()))

@@ -47,6 +47,9 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 // ---- reductions (reduce.cpp)
 Tensor reduce(ReduceOp op, const Tensor& a, const int64_t* dims, size_t ndims, bool keepdim);
 Tensor softmax(const Tensor& a, int64_t dim, bool log);
+// torch.cumsum: integer and bool inputs sum in int64; reverse sums from the end (the
+// gradient of a cumsum).
+Tensor cumsum(const Tensor& a, int64_t dim, bool reverse = false);
 
 // ---- linear algebra (linalg.cpp)
 Tensor matmul(const Tensor& a, const Tensor& b);

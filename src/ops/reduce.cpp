@@ -96,4 +96,19 @@ Tensor softmax(const Tensor& a, int64_t dim, bool log) {
   return out;
 }
 
+Tensor cumsum(const Tensor& a, int64_t dim, bool reverse) {
+  const int d = wrap_dim(dim, a.ndim(), "cumsum");
+  if (a.ndim() == 0) return reshape(cumsum(reshape(a, Dims{1}, false), 0, reverse), Dims{}, false);
+  const DType dtype = is_floating(a.dtype()) ? a.dtype() : DType::Int64;  // as PyTorch's sums
+  Tensor in = contiguous(a.dtype() == dtype ? a : to(a, a.device(), dtype, false));
+  Tensor out = Tensor::empty(a.shape(), dtype, a.device());
+  if (out.numel() > 0) {
+    OpArgs args{&out, &in};
+    args.i[0] = d;
+    args.i[1] = reverse ? 1 : 0;
+    run_op(KernelOp::Cumsum, args);
+  }
+  return out;
+}
+
 }  // namespace dt::ops

@@ -201,6 +201,11 @@ for op, f in [("dt_max", torch.amax), ("dt_min", torch.amin)]:
     add(cid, op, lambda v, f=f: f(v[0]), [make_input(r, (2, 3), values=vals)], params={"dims": [], "keepdim": 0},
         fd=False)
 
+for dim, shape in [(1, (3, 5)), (0, (3, 5)), (-1, (2, 3, 4))]:
+    cid = f"dt_cumsum_dim{dim}_{'x'.join(map(str, shape))}".replace("-", "m")
+    r = R(cid)
+    add(cid, "dt_cumsum", lambda v, d=dim: torch.cumsum(v[0], d), [make_input(r, shape)], params={"dim": dim})
+
 for op, log in [("dt_softmax", False), ("dt_log_softmax", True)]:
     for dim in [1, 0, -1]:
         cid = f"{op}_dim{dim}".replace("-", "m")

@@ -745,6 +745,33 @@ def gen_softmax():
         case(f"{op}_{dt}_threaded_rows", op, [In(dt, [80, 64], domain="dyadic")], lambda a, fn=fn: fn(a, 1), params={"dim": 1}, atol_from=lambda ts, r: 64)
 
 
+def gen_cumsum():
+    op, fn = "dt_cumsum", torch.cumsum
+    for dt in ALL:
+        case(f"{op}_{dt}_dim1", op, [In(dt, [3, 5])], lambda a: fn(a, 1), params={"dim": 1}, atol_from=lambda ts, r: 5)
+        case(f"{op}_{dt}_dimm2", op, [In(dt, [3, 5])], lambda a: fn(a, -2), params={"dim": -2}, atol_from=lambda ts, r: 3)
+    for dt in FLOATS:
+        case(f"{op}_{dt}_special", op, [In(dt, [10], domain="special")], lambda a: fn(a, 0), params={"dim": 0})
+        case(f"{op}_{dt}_transposed", op, [In(dt, [5, 3], views=[["transpose", 0, 1]])], lambda a: fn(a, 1),
+             params={"dim": 1}, atol_from=lambda ts, r: 5)
+    dt = "float32"
+    case(f"{op}_{dt}_3d_dim1", op, [In(dt, [2, 4, 3])], lambda a: fn(a, 1), params={"dim": 1}, atol_from=lambda ts, r: 4)
+    case(f"{op}_{dt}_expanded", op, [In(dt, [1, 4], views=[["expand", [3, 4]]])], lambda a: fn(a, 0), params={"dim": 0})
+    case(f"{op}_{dt}_0d", op, [In(dt, [])], lambda a: fn(a, 0), params={"dim": 0})
+    case(f"{op}_{dt}_0d_dimm1", op, [In(dt, [])], lambda a: fn(a, -1), params={"dim": -1})
+    case(f"{op}_{dt}_empty", op, [In(dt, [0])], lambda a: fn(a, 0), params={"dim": 0})
+    case(f"{op}_{dt}_empty_2x0", op, [In(dt, [2, 0])], lambda a: fn(a, 0), params={"dim": 0})
+    case(f"{op}_{dt}_long_row", op, [In(dt, [2, 300], domain="dyadic")], lambda a: fn(a, 1), params={"dim": 1})
+    # more elements than the CPU's grain: lines split over threads (int32: short JSON)
+    case(f"{op}_int32_threaded_lines", op, [In("int32", [64, 300])], lambda a: fn(a, 0), params={"dim": 0})
+    case(f"{op}_{dt}_dim_out_of_range", op, [In(dt, [2, 3])], lambda a: fn(a, 2), params={"dim": 2})
+    # float32 sums in float64 on the CPU, as PyTorch's: 1 + 1e8 - 1e8 keeps the 1
+    case(f"{op}_{dt}_cancellation", op, [In(dt, [4], data=[1.0, 1e8, -1e8, 1.0])], lambda a: fn(a, 0), params={"dim": 0})
+    case(f"{op}_int8_to_int64", op, [In("int8", [4], data=[100, 100, 100, -128])], lambda a: fn(a, 0), params={"dim": 0})
+    case(f"{op}_int64_wraps", op, [In("int64", [3], data=[9223372036854775807, 1, 1])], lambda a: fn(a, 0), params={"dim": 0})
+    case(f"{op}_bool", op, [In("bool", [2, 4])], lambda a: fn(a, 1), params={"dim": 1})
+
+
 # ----------------------------------------------------------------------------- matmul
 
 def gen_matmul():
@@ -1435,6 +1462,7 @@ def main():
     gen_inplace()
     gen_reductions()
     gen_softmax()
+    gen_cumsum()
     gen_matmul()
     gen_casts()
     gen_views()

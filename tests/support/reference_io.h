@@ -341,7 +341,7 @@ using ScalarOp = dt_status (*)(const dt_tensor*, double, dt_tensor**);
 using InplaceBin = dt_status (*)(dt_tensor*, const dt_tensor*);
 using InplaceScalar = dt_status (*)(dt_tensor*, double);
 using Reduce = dt_status (*)(const dt_tensor*, const int64_t*, size_t, int32_t, dt_tensor**);
-using SoftmaxFn = dt_status (*)(const dt_tensor*, int64_t, dt_tensor**);
+using DimOpFn = dt_status (*)(const dt_tensor*, int64_t, dt_tensor**);  // one tensor and a dim
 
 // The op table's entry points (src/core/op_table.h), by name; contiguous and matmul are
 // not table ops.
@@ -389,9 +389,9 @@ const std::map<std::string, Reduce>& ReduceOps() {
 }
 #undef DT_REF_ENTRY
 
-const std::map<std::string, SoftmaxFn>& SoftmaxOps() {
-  static const std::map<std::string, SoftmaxFn> m = {
-      {"dt_softmax", dt_softmax}, {"dt_log_softmax", dt_log_softmax}};
+const std::map<std::string, DimOpFn>& DimOps() {
+  static const std::map<std::string, DimOpFn> m = {
+      {"dt_softmax", dt_softmax}, {"dt_log_softmax", dt_log_softmax}, {"dt_cumsum", dt_cumsum}};
   return m;
 }
 
@@ -464,8 +464,8 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
     std::vector<int64_t> dims = Ints(params.at("dims"));
     st = ReduceOps().at(op)(I(0), dims.empty() ? nullptr : dims.data(), dims.size(),
                             params.at("keepdim").get<int32_t>(), out);
-  } else if (SoftmaxOps().count(op)) {
-    st = SoftmaxOps().at(op)(I(0), params.at("dim").get<int64_t>(), out);
+  } else if (DimOps().count(op)) {
+    st = DimOps().at(op)(I(0), params.at("dim").get<int64_t>(), out);
   } else if (op == "dt_where") {
     st = dt_where(I(0), I(1), I(2), out);
   } else if (op == "dt_masked_fill") {

@@ -529,6 +529,10 @@ func TestOps(t *testing.T) {
 	check("mean", x, err, "[2.5 3.5 4.5]")
 	x, err = a.Max()
 	check("max", x, err, "[6]")
+	x, err = a.Cumsum(1)
+	check("cumsum dim1", x, err, "[1 3 6 4 9 15]")
+	x, err = a.Cumsum(-2)
+	check("cumsum dim0", x, err, "[1 2 3 5 7 9]")
 	sm := must(s.Track(a.Softmax(-1)))
 	tot := must(s.Track(sm.Sum(Dims(-1))))
 	for _, v := range must(ToSlice[float32](tot)) {

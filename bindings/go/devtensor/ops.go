@@ -248,6 +248,18 @@ func (t *Tensor) LogSoftmax(dim int64) (*Tensor, error) {
 	return takeTensor("Tensor.LogSoftmax", r)
 }
 
+// Cumsum returns the running sums of t along dim (torch.cumsum, dt_cumsum): integer and
+// bool tensors sum in int64; differentiable.
+func (t *Tensor) Cumsum(dim int64) (*Tensor, error) {
+	a, err := t.handle("Tensor.Cumsum")
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_cumsum(a, C.int64_t(dim))
+	runtime.KeepAlive(t)
+	return takeTensor("Tensor.Cumsum", r)
+}
+
 // ---------------------------------------------------------------- views
 // A view shares t's storage: writes through one are seen by the other.
 

@@ -311,6 +311,13 @@ static inline gdt_tres gdt_softmax(int log, uintptr_t a_h, int64_t dim) {
   return gdt_tr(st, o);
 }
 
+static inline gdt_tres gdt_cumsum(uintptr_t a_h, int64_t dim) {
+  gdt_take_slot();
+  dt_tensor* o = NULL;
+  dt_status st = dt_cumsum((const dt_tensor*)a_h, dim, &o);
+  return gdt_tr(st, o);
+}
+
 /* ---- views */
 enum { GDT_V_RESHAPE, GDT_V_VIEW, GDT_V_PERMUTE, GDT_V_SQUEEZE, GDT_V_EXPAND };
 static inline gdt_tres gdt_shapeview(int op, uintptr_t a_h, const int64_t* s, size_t n) {

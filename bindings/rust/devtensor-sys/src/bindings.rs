@@ -1428,6 +1428,9 @@ extern "C" {
     pub fn dt_log_softmax(a: *const dt_tensor, dim: i64, out: *mut *mut dt_tensor) -> dt_status;
 }
 extern "C" {
+    pub fn dt_cumsum(a: *const dt_tensor, dim: i64, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
     pub fn dt_matmul(
         a: *const dt_tensor,
         b: *const dt_tensor,

@@ -572,6 +572,25 @@ impl Tensor {
     pub fn softmax(&self, dim: i64) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_softmax(self.as_ptr(), dim, o) })
     }
+    /// The running sums along `dim` (`torch.cumsum`); integer and bool tensors sum in
+    /// `i64`. Differentiable.
+    ///
+    /// ```
+    /// # use devtensor::{Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[1i32, 2, 3, 4], &[2, 2], Device::CPU)?;
+    /// assert_eq!(t.cumsum(1)?.to_vec::<i64>()?, vec![1, 3, 3, 7]);
+    /// assert_eq!(t.cumsum(0)?.to_vec::<i64>()?, vec![1, 2, 4, 6]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_cumsum`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    pub fn cumsum(&self, dim: i64) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_cumsum(self.as_ptr(), dim, o) })
+    }
     /// Log-softmax along `dim`.
     ///
     /// ```
