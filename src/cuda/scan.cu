@@ -7,7 +7,7 @@
 // BlockScan) is the step up when a profile asks for it.
 #include "cuda/kernels.h"
 #include "cuda/loops.cuh"
-#include "ops/functors.h"
+#include "ops/scan.h"
 
 namespace dt::cudap {
 namespace {
@@ -15,18 +15,10 @@ namespace {
 // A named template, not a generic lambda: nvcc allows no __device__ lambda inside one.
 template <typename T>
 void cumsum_typed(const dtp_tensor& out, const dtp_tensor& in, int64_t outer, int64_t n, int64_t inner, bool reverse) {
-  using A = scan_acc_t<T>;
   const T* x = static_cast<const T*>(in.data);
   T* y = static_cast<T*>(out.data);
-  launch(out.device, outer * inner, "cumsum", [=] __device__(int64_t line) {
-    const int64_t base = (line / inner) * n * inner + line % inner;
-    A acc = A(0);
-    for (int64_t k = 0; k < n; ++k) {
-      const int64_t at = base + (reverse ? n - 1 - k : k) * inner;
-      acc = fn::wrap_add(acc, static_cast<A>(x[at]));
-      y[at] = static_cast<T>(acc);
-    }
-  });
+  launch(out.device, outer * inner, "cumsum",
+         [=] __device__(int64_t line) { scan::cumsum_line(x, y, line, n, inner, reverse); });
 }
 
 }  // namespace
