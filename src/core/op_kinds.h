@@ -9,7 +9,7 @@
 
 namespace dt {
 
-enum class UnaryRule { KeepsInt, KeepsAll, ToFloat, FloatOnly };
+enum class UnaryRule { KeepsInt, KeepsAll, IntCopy, ToFloat, FloatOnly };
 enum class OpCost { Cheap, Costly };
 enum class BinaryRule { Arith, NoBool, ToFloat, Power, IntDiv, Compare };
 enum class ReduceRule { Value, Index };
@@ -132,11 +132,6 @@ constexpr ReduceRule reduce_rule(ReduceOp op) {
   return ReduceRule::Value;
 }
 
-// Unary ops that keep integer inputs integer (the others never see an integer tensor:
-// the front end converts or refuses it).
-constexpr bool unary_takes_integers(UnaryOp op) {
-  return unary_rule(op) == UnaryRule::KeepsInt || unary_rule(op) == UnaryRule::KeepsAll;
-}
 constexpr bool is_comparison(BinaryOp op) { return binary_rule(op) == BinaryRule::Compare; }
 
 }  // namespace dt

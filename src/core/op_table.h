@@ -24,6 +24,8 @@
  * UNARY  X(Name, code, c_name, rule, cost, visibility, backward, grad, doc)
  *   rule: KeepsInt  integer inputs stay integer (bool refused): neg, abs, relu
  *         KeepsAll  integer and bool inputs keep their dtype: sign
+ *         IntCopy   integer inputs come back unchanged, copied by the front end with no
+ *                   integer kernel (bool refused): floor, ceil, round, trunc
  *         ToFloat   integer and bool inputs compute in the default float dtype: exp(int)
  *         FloatOnly non-floating inputs are refused: gelu, silu
  *   cost: Cheap or Costly (the CPU backend's grain per thread)
@@ -51,10 +53,10 @@
   X(Silu,     113, silu,          FloatOnly, Costly, Public,   SiluBackward0,     silu_grad(g, x), "SiLU (swish): x * sigmoid(x)") \
   X(GeluGrad, 114, gelu_backward, FloatOnly, Costly, Internal, NotDifferentiable, g, "d gelu(x) / dx (autograd only)") \
   X(Erf,      115, erf,           ToFloat,   Costly, Public,   ErfBackward0,      mul(g, muls(un(UnaryOp::Exp, neg(mul(x, x))), 1.12837916709551257390)), "The error function of x") \
-  X(Floor,    116, floor,         KeepsInt,  Cheap,  Public,   FloorBackward0,    zeros(g), "The largest integer <= x (integers unchanged)") \
-  X(Ceil,     117, ceil,          KeepsInt,  Cheap,  Public,   CeilBackward0,     zeros(g), "The smallest integer >= x (integers unchanged)") \
-  X(Round,    118, round,         KeepsInt,  Cheap,  Public,   RoundBackward0,    zeros(g), "x rounded to the nearest integer, halves to even (integers unchanged)") \
-  X(Trunc,    119, trunc,         KeepsInt,  Cheap,  Public,   TruncBackward0,    zeros(g), "x rounded toward zero (integers unchanged)") \
+  X(Floor,    116, floor,         IntCopy,   Cheap,  Public,   FloorBackward0,    zeros(g), "The largest integer <= x (integers unchanged)") \
+  X(Ceil,     117, ceil,          IntCopy,   Cheap,  Public,   CeilBackward0,     zeros(g), "The smallest integer >= x (integers unchanged)") \
+  X(Round,    118, round,         IntCopy,   Cheap,  Public,   RoundBackward0,    zeros(g), "x rounded to the nearest integer, halves to even (integers unchanged)") \
+  X(Trunc,    119, trunc,         IntCopy,   Cheap,  Public,   TruncBackward0,    zeros(g), "x rounded toward zero (integers unchanged)") \
   X(Frac,     120, frac,          FloatOnly, Cheap,  Public,   FracBackward0,     g, "The fractional part x - trunc(x), with x's sign") \
   X(Sign,     121, sign,          KeepsAll,  Cheap,  Public,   SignBackward0,     zeros(g), "-1, 0 or 1 by the sign of x (0 for NaN; bool unchanged)") \
   X(Reciprocal, 122, reciprocal,  ToFloat,   Cheap,  Public,   ReciprocalBackward0, neg(mul(g, mul(o, o))), "1 / x") \

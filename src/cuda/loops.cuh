@@ -28,12 +28,18 @@ struct Geometry {
   __host__ __device__ void offsets(int64_t linear, int64_t (&off)[N]) const {
 #pragma unroll
     for (int k = 0; k < N; ++k) off[k] = 0;
-    for (int d = ndim - 1; d >= 0; --d) {
+    for (int d = ndim - 1; d > 0; --d) {
       int64_t size = sizes[d];
       int64_t i = linear % size;
       linear /= size;
 #pragma unroll
       for (int k = 0; k < N; ++k) off[k] += i * strides[k][d];
+    }
+    // What is left indexes the outermost dim (linear < numel): no division, so a single
+    // merged dim (contiguous data) costs one multiply per operand.
+    if (ndim > 0) {
+#pragma unroll
+      for (int k = 0; k < N; ++k) off[k] += linear * strides[k][0];
     }
   }
 };

@@ -69,7 +69,7 @@ Tensor pow_grad_exponent(const Tensor& g, const Tensor& x_in, const Tensor& y, c
 }
 // d(a^s)/da = s a^(s-1), and 0 for s == 0.
 Tensor pow_grad_scalar(const Tensor& g, const Tensor& x, double s) {
-  if (s == 0) return ops::full(g.shape(), 0.0, g.dtype(), g.device());
+  if (s == 0) return zeros(g);
   return mul(g, muls(pows(x, s - 1.0), s));
 }
 // d atan2(a, b) = (b da - a db) / (a^2 + b^2): g * numerator / (x^2 + y^2).

@@ -173,6 +173,11 @@ Tensor unary(UnaryOp op, const Tensor& a) {
         fail(DT_ERR_DTYPE_MISMATCH, cat(name, ": bool inputs are not supported"));
       }
       break;
+    case UnaryRule::IntCopy:
+      if (in == DType::Bool) fail(DT_ERR_DTYPE_MISMATCH, cat(name, ": bool inputs are not supported"));
+      // Integers are already whole: a copy, as torch.floor(int) returns (no kernel runs).
+      if (!is_floating(in)) return to(a, a.device(), in, true);
+      break;
     case UnaryRule::FloatOnly:
       if (!is_floating(in))
         fail(DT_ERR_DTYPE_MISMATCH, cat(name, ": expected a floating tensor but got ", dtype_name(in)));

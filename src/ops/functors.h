@@ -177,16 +177,12 @@ struct Gelu { template <typename T> DT_HD T operator()(T a) const {
   return T(0.5) * a * (T(1) + std::erf(a * T(0.70710678118654752440))); } };
 struct Silu { template <typename T> DT_HD T operator()(T a) const { return a / (T(1) + std::exp(-a)); } };
 struct Erf { template <typename T> DT_HD T operator()(T a) const { return std::erf(a); } };
-// Rounding keeps integers as they are (the front end lets them through: KeepsInt).
-struct Floor { template <typename T> DT_HD T operator()(T a) const {
-  if constexpr (std::is_integral<T>::value) return a; else return std::floor(a); } };
-struct Ceil { template <typename T> DT_HD T operator()(T a) const {
-  if constexpr (std::is_integral<T>::value) return a; else return std::ceil(a); } };
+// Rounding sees floating elements only: integers never reach a kernel (IntCopy).
+struct Floor { template <typename T> DT_HD T operator()(T a) const { return std::floor(a); } };
+struct Ceil { template <typename T> DT_HD T operator()(T a) const { return std::ceil(a); } };
 // nearbyint in the default rounding mode: halves to even, as torch.round.
-struct Round { template <typename T> DT_HD T operator()(T a) const {
-  if constexpr (std::is_integral<T>::value) return a; else return std::nearbyint(a); } };
-struct Trunc { template <typename T> DT_HD T operator()(T a) const {
-  if constexpr (std::is_integral<T>::value) return a; else return std::trunc(a); } };
+struct Round { template <typename T> DT_HD T operator()(T a) const { return std::nearbyint(a); } };
+struct Trunc { template <typename T> DT_HD T operator()(T a) const { return std::trunc(a); } };
 struct Frac { template <typename T> DT_HD T operator()(T a) const { return a - std::trunc(a); } };
 // PyTorch's (0 < a) - (a < 0): NaN and -0.0 give +0, bool stays itself.
 struct Sign { template <typename T> DT_HD T operator()(T a) const {
