@@ -4,6 +4,7 @@
 // Each input is a program of up to kMaxOps steps over a pool of at most kPool live
 // handles: constructors (every one, from_data/from_blob included), like/new_*, views,
 // elementwise ops (tensor, scalar, in-place), comparisons, where, reductions, softmax,
+// cumsum, sort, argsort, topk,
 // matmul, cat/stack/chunk/split, index_select/gather, to() and the host copies, item,
 // printing, retain/release, device queries and the process defaults. Devices are cpu:0,
 // cpu:1 (DEVTENSOR_CPU_DEVICES=2, set before the first call), the default device and
@@ -221,6 +222,20 @@ class Program {
       adopt(out);
     } else {
       REQUIRE(out == kUntouched, "failed but wrote *out (%p)", (void*)out);
+    }
+  }
+
+  // A call with two results (values and indices): both adopted, or both untouched.
+  template <typename F>
+  void produce_pair(F call) {
+    dt_tensor* v = kUntouched;
+    dt_tensor* i = kUntouched;
+    if (ok(call(&v, &i))) {
+      REQUIRE(v != nullptr && v != kUntouched && i != nullptr && i != kUntouched, "success without both results");
+      adopt(v);
+      adopt(i);
+    } else {
+      REQUIRE(v == kUntouched && i == kUntouched, "failed but wrote a result (%p, %p)", (void*)v, (void*)i);
     }
   }
 
@@ -802,6 +817,26 @@ class Program {
         dt_tensor* a = tensor();
         int64_t d = dim();
         bool log = rarely(2);
+        if (rarely(2)) {  // the ops along one dim that keep it: cumsum, sort, argsort, topk
+          const int which = in_.ConsumeIntegralInRange<int>(0, 3);
+          const int32_t flag = in_.ConsumeIntegralInRange<int32_t>(0, 1);
+          if (which == 0) {
+            g_op = "dt_cumsum";
+            produce([&](dt_tensor** o) { return dt_cumsum(a, d, o); });
+          } else if (which == 1) {
+            g_op = "dt_sort";
+            produce_pair([&](dt_tensor** v, dt_tensor** i) { return dt_sort(a, d, flag, v, i); });
+          } else if (which == 2) {
+            g_op = "dt_argsort";
+            produce([&](dt_tensor** o) { return dt_argsort(a, d, flag, o); });
+          } else {
+            g_op = "dt_topk";
+            int64_t k = in_.ConsumeIntegralInRange<int64_t>(-1, 6);
+            if (rarely(32)) k = in_.ConsumeBool() ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+            produce_pair([&](dt_tensor** v, dt_tensor** i) { return dt_topk(a, k, d, flag, v, i); });
+          }
+          break;
+        }
         produce([&](dt_tensor** o) { return log ? dt_log_softmax(a, d, o) : dt_softmax(a, d, o); });
         break;
       }

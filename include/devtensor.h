@@ -1021,6 +1021,39 @@ DT_API dt_status dt_log_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out
  *  range), DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_cumsum(const dt_tensor* a, int64_t dim, dt_tensor** out);
 
+/* ----------------------------------------------------------------------------- sorting */
+
+/** torch.sort(stable=True): *values (a NEW tensor of a's shape and dtype) holds a's
+ *  elements sorted along dim, ascending, or descending when `descending` is nonzero;
+ *  *indices (a NEW int64 tensor of a's shape) holds where each value was along dim.
+ *  The sort is stable: equal elements keep their order, descending too. NaN sorts as
+ *  the largest value (last ascending, first descending); -0.0 and 0.0 are equal. Every
+ *  dtype, bool included (false first). A 0-d tensor sorts to itself, index 0. Both
+ *  results are contiguous. Differentiable in a through *values (SortBackward0: the
+ *  gradient goes back to the positions *indices names).
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (values or indices NULL or the
+ *  same pointer, dim out of range), DT_ERR_NOT_SUPPORTED (on CUDA, 2^31 or more elements
+ *  along dim), DT_ERR_OUT_OF_MEMORY. On failure *values and *indices are untouched. */
+DT_API dt_status dt_sort(const dt_tensor* a, int64_t dim, int32_t descending, dt_tensor** values,
+                         dt_tensor** indices);
+/** torch.argsort(stable=True): *out (a NEW int64 tensor of a's shape) is dt_sort's
+ *  indices alone. Not differentiable. Errors: as dt_sort (NULL out). */
+DT_API dt_status dt_argsort(const dt_tensor* a, int64_t dim, int32_t descending, dt_tensor** out);
+/** torch.topk: the k largest elements of a along dim, largest first (the k smallest,
+ *  smallest first, when `largest` is zero): *values (a NEW tensor of a's dtype and a's
+ *  shape with k at dim) and *indices (NEW, int64, where each value was along dim). Equal
+ *  elements come in order of position (PyTorch leaves the choice among ties open); NaN
+ *  counts as the largest value. k runs from 0 (empty results) to the size of dim (1 for
+ *  a 0-d tensor, which comes back whole for k 0 and 1, as in PyTorch). The CPU sorts only
+ *  the k of each row (O(n log k)); CUDA sorts whole rows. Differentiable in a through
+ *  *values (TopkBackward0).
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (values or indices NULL or the
+ *  same pointer, dim out of range, k < 0 or k > the size of dim), DT_ERR_DTYPE_MISMATCH
+ *  (a bool tensor, as PyTorch), DT_ERR_NOT_SUPPORTED (as dt_sort), DT_ERR_OUT_OF_MEMORY.
+ *  On failure *values and *indices are untouched. */
+DT_API dt_status dt_topk(const dt_tensor* a, int64_t k, int64_t dim, int32_t largest, dt_tensor** values,
+                         dt_tensor** indices);
+
 /* ---------------------------------------------------------------------- linear algebra */
 
 /** torch.matmul: 1-d x 1-d is a dot product, 2-d x 2-d a matrix product, and batched

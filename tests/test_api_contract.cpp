@@ -1199,6 +1199,29 @@ void add_reduction_cases(Table& T) {
   }
   T.add("dt_softmax", "int32_operand", {TM}, [](Ctx& x) { return dt_softmax(x.i32, 1, &x.o.t); });
   T.add("dt_log_softmax", "int32_operand", {TM}, [](Ctx& x) { return dt_log_softmax(x.i32, 1, &x.o.t); });
+
+  // sort, argsort, topk: values and indices are both untouched when a call fails
+  T.handles("dt_sort", "a", [](Ctx& x, const dt_tensor* t) { return dt_sort(t, 1, 0, &x.o.ts[0], &x.o.ts[1]); });
+  T.handles("dt_argsort", "a", [](Ctx& x, const dt_tensor* t) { return dt_argsort(t, 1, 0, &x.o.t); });
+  T.handles("dt_topk", "a", [](Ctx& x, const dt_tensor* t) { return dt_topk(t, 1, 1, 1, &x.o.ts[0], &x.o.ts[1]); });
+  T.add("dt_sort", "values=NULL", {IA}, [](Ctx& x) { return dt_sort(x.a, 1, 0, nullptr, &x.o.ts[1]); });
+  T.add("dt_sort", "indices=NULL", {IA}, [](Ctx& x) { return dt_sort(x.a, 1, 0, &x.o.ts[0], nullptr); });
+  T.add("dt_sort", "values==indices", {IA}, [](Ctx& x) { return dt_sort(x.a, 1, 1, &x.o.ts[0], &x.o.ts[0]); });
+  T.add("dt_argsort", "out=NULL", {IA}, [](Ctx& x) { return dt_argsort(x.a, 1, 0, nullptr); });
+  T.add("dt_topk", "values=NULL", {IA}, [](Ctx& x) { return dt_topk(x.a, 1, 1, 1, nullptr, &x.o.ts[1]); });
+  T.add("dt_topk", "indices=NULL", {IA}, [](Ctx& x) { return dt_topk(x.a, 1, 1, 1, &x.o.ts[0], nullptr); });
+  T.add("dt_topk", "values==indices", {IA}, [](Ctx& x) { return dt_topk(x.a, 1, 1, 0, &x.o.ts[1], &x.o.ts[1]); });
+  for (int64_t bad : {int64_t{2}, int64_t{-3}, I64MIN, I64MAX}) {
+    const std::string row = "dim=" + std::to_string(bad);
+    T.add("dt_sort", row, {IA}, [bad](Ctx& x) { return dt_sort(x.a, bad, 0, &x.o.ts[0], &x.o.ts[1]); });
+    T.add("dt_argsort", row, {IA}, [bad](Ctx& x) { return dt_argsort(x.a, bad, 1, &x.o.t); });
+    T.add("dt_topk", row, {IA}, [bad](Ctx& x) { return dt_topk(x.a, 1, bad, 1, &x.o.ts[0], &x.o.ts[1]); });
+  }
+  for (int64_t k : {int64_t{-1}, int64_t{4}, I64MIN, I64MAX}) {  // a's dim 1 has 3 elements
+    T.add("dt_topk", "k=" + std::to_string(k), {IA},
+          [k](Ctx& x) { return dt_topk(x.a, k, 1, 1, &x.o.ts[0], &x.o.ts[1]); });
+  }
+  T.add("dt_topk", "bool_operand", {TM}, [](Ctx& x) { return dt_topk(x.bl, 1, 1, 1, &x.o.ts[0], &x.o.ts[1]); });
 }
 
 void add_join_index_cases(Table& T) {

@@ -156,6 +156,32 @@ void RunCase(const json& c, const dt_device& device) {
     return;
   }
 
+  // ---------------------------------------------------------------- values and indices
+  {
+    dt_tensor* values = Sentinel();
+    dt_tensor* indices = Sentinel();
+    bool two = false;
+    const dt_status st = CallValuesIndices(op, params, in, &values, &indices, &two);
+    if (two) {
+      if (want_error) {
+        if (st != DT_OK) {
+          EXPECT_EQ(values, Sentinel()) << "*values written by a failing call";
+          EXPECT_EQ(indices, Sentinel()) << "*indices written by a failing call";
+        } else {
+          Ref unexpected_values(values), unexpected_indices(indices);
+        }
+        CheckFailure(c, st);
+        return;
+      }
+      ASSERT_EQ(st, DT_OK) << Err(st) << " (PyTorch succeeds)";
+      Ref v(values), ix(indices);
+      const json& list = c.at("expected_list");
+      Compare(list.at(0), v.get(), atol_scale, device, op + " values");
+      Compare(list.at(1), ix.get(), atol_scale, device, op + " indices");
+      return;
+    }
+  }
+
   // ---------------------------------------------------------------- single result
   dt_tensor* out = Sentinel();
   bool known = true;

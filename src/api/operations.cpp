@@ -238,6 +238,51 @@ DT_API dt_status dt_cumsum(const dt_tensor* a, int64_t dim, dt_tensor** out) {
   });
 }
 
+namespace {
+// Both results of a sort as new handles, written only when both exist (the API's rule:
+// outputs untouched on failure).
+void write_values_indices(ops::SortResult r, dt_tensor** values, dt_tensor** indices) {
+  dt_tensor* v = new_handle(std::move(r.values));
+  dt_tensor* i;
+  try {
+    i = new_handle(std::move(r.indices));
+  } catch (...) {
+    dt_tensor_release(v);
+    throw;
+  }
+  *values = v;
+  *indices = i;
+}
+void require_values_indices(const char* fn, dt_tensor** values, dt_tensor** indices) {
+  require(values, fn, "values");
+  require(indices, fn, "indices");
+  if (values == indices) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": values and indices are the same out-parameter"));
+}
+}  // namespace
+
+DT_API dt_status dt_sort(const dt_tensor* a, int64_t dim, int32_t descending, dt_tensor** values,
+                         dt_tensor** indices) {
+  return guard([&] {
+    require_values_indices("dt_sort", values, indices);
+    write_values_indices(ag::sort(tensor_arg(a, "dt_sort", "a"), dim, descending != 0), values, indices);
+  });
+}
+
+DT_API dt_status dt_argsort(const dt_tensor* a, int64_t dim, int32_t descending, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_argsort", "out");
+    *out = new_handle(ops::sort(tensor_arg(a, "dt_argsort", "a"), dim, descending != 0).indices);
+  });
+}
+
+DT_API dt_status dt_topk(const dt_tensor* a, int64_t k, int64_t dim, int32_t largest, dt_tensor** values,
+                         dt_tensor** indices) {
+  return guard([&] {
+    require_values_indices("dt_topk", values, indices);
+    write_values_indices(ag::topk(tensor_arg(a, "dt_topk", "a"), k, dim, largest != 0), values, indices);
+  });
+}
+
 DT_API dt_status dt_matmul(const dt_tensor* a, const dt_tensor* b, dt_tensor** out) {
   return guard([&] {
     require(out, "dt_matmul", "out");

@@ -141,7 +141,8 @@
   X(CrossEntropy, 15, cross_entropy, "log-softmax and the negative log-likelihood of class indices, reduced, in one pass") \
   X(CrossEntropyBackward, 16, cross_entropy_backward, "cross entropy's gradient in one pass: (softmax - one-hot) times the upstream gradient") \
   X(SgdStepMulti, 17, sgd_step_multi, "SGD steps of many parameters in one call, from a table of their tensors") \
-  X(Cumsum,     18, cumsum,       "running sums along one dim, from the start or from the end (its gradient)")
+  X(Cumsum,     18, cumsum,       "running sums along one dim, from the start or from the end (its gradient)") \
+  X(Sort,       19, sort,         "each row of the last dim sorted (stable, NaN last) and its first k kept, with the positions the values came from")
 
 /* Row filters for X-macro expansions: DT_IF_ARITH_<rule>(x) keeps x for the binary ops
  * that have in-place forms, DT_IF_COMPARE_<rule>(x) for the comparisons,

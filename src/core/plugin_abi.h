@@ -96,6 +96,11 @@ enum dtp_op_code {
  *   DTP_OP_Softmax         t = {out, in}               i[0] = dim, i[1] = 1 for log-softmax
  *   DTP_OP_Cumsum          t = {out, in}, contiguous,  i[0] = dim, i[1] = 1 to sum from the end
  *                          one dtype (not bool)        (out[k] = in[k] + ... + in[n-1])
+ *   DTP_OP_Sort            t = {values, indices, in},  i[0] = 1 for descending; each row of
+ *                          contiguous: in [rows, n],   the last dim sorted, stable (ties keep
+ *                          values and indices (int64)  their order), NaN largest, -0.0 == 0.0;
+ *                          [rows, k], 0 <= k <= n      the first k kept (topk), indices[j] =
+ *                                                      the row position of values[j]
  *   DTP_OP_Matmul          t = {out, a, b}, all 3-d    i[0] = 1 to allow TF32
  *   DTP_OP_IndexSelect     t = {out, in, index}        i[0] = dim
  *   DTP_OP_Gather          t = {out, in, index}        i[0] = dim

@@ -53,6 +53,7 @@ void CpuBackend::run(int32_t op, const OpArgs& a) {
     case KernelOp::Where: return where(out, *a.t[1], *a.t[2], *a.t[3]);
     case KernelOp::Softmax: return softmax(out, *a.t[1], static_cast<int>(a.i[0]), a.i[1] != 0);
     case KernelOp::Cumsum: return cumsum(out, *a.t[1], static_cast<int>(a.i[0]), a.i[1] != 0);
+    case KernelOp::Sort: return sort(out, *a.t[1], *a.t[2], a.i[0] != 0);
     case KernelOp::Matmul: return matmul(out, *a.t[1], *a.t[2]);
     case KernelOp::Addmm: return addmm(out, *a.t[1], *a.t[2], *a.t[3]);
     case KernelOp::CrossEntropy:

@@ -48,6 +48,9 @@ class CpuBackend final : public Backend {
   // Running sums along dim of contiguous in into out (one dtype), from the end when
   // `reverse` (kernels_scan.cpp).
   void cumsum(const Tensor& out, const Tensor& in, int dim, bool reverse);
+  // Each row of the last dim of contiguous `in` sorted into `values`, with the row
+  // positions in `indices` (int64), stable (kernels_sort.cpp).
+  void sort(const Tensor& values, const Tensor& indices, const Tensor& in, bool descending);
   // out[b] = a[b] @ b[b] for 3-d tensors [B, M, K] x [B, K, N] -> [B, M, N] (any strides).
   void matmul(const Tensor& out, const Tensor& a, const Tensor& b);
   void addmm(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& bias);  // a b + bias per row

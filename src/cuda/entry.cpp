@@ -132,6 +132,7 @@ void run_op(int32_t op, const dtp_op_args& a) {
     case DTP_OP_Where: return where(out, *a.t[1], *a.t[2], *a.t[3]);
     case DTP_OP_Softmax: return softmax(out, *a.t[1], static_cast<int32_t>(a.i[0]), a.i[1] != 0);
     case DTP_OP_Cumsum: return cumsum(out, *a.t[1], static_cast<int32_t>(a.i[0]), a.i[1] != 0);
+    case DTP_OP_Sort: return sort(out, *a.t[1], *a.t[2], a.i[0] != 0);
     case DTP_OP_Matmul: return matmul(out, *a.t[1], *a.t[2], a.i[0] != 0);
     case DTP_OP_Addmm: return addmm(out, *a.t[1], *a.t[2], *a.t[3], a.i[0] != 0);
     case DTP_OP_CrossEntropy:

@@ -1,5 +1,5 @@
 // The kernels of the CUDA plugin, one family per file (binary.cu, unary.cu, copy.cu,
-// factory.cu, reduce.cu, softmax.cu, scan.cu, matmul.cu, index.cu, optim.cu, norm.cu, pool.cu,
+// factory.cu, reduce.cu, softmax.cu, scan.cu, sort.cu, matmul.cu, index.cu, optim.cu, norm.cu, pool.cu,
 // attention.cu). Each takes checked
 // descriptors (the core's front end validated devices, shapes and dtypes) and queues
 // work on devtensor's stream for the output's device; failures throw Failure.
@@ -23,6 +23,7 @@ void random(const dtp_tensor& dst, int32_t dist, uint64_t seed, uint64_t offset)
 void reduce(int32_t op, const dtp_tensor& out, const dtp_tensor& in, uint32_t mask);
 void softmax(const dtp_tensor& out, const dtp_tensor& in, int32_t dim, bool log);
 void cumsum(const dtp_tensor& out, const dtp_tensor& in, int32_t dim, bool reverse);
+void sort(const dtp_tensor& values, const dtp_tensor& indices, const dtp_tensor& in, bool descending);  // sort.cu
 void matmul(const dtp_tensor& out, const dtp_tensor& a, const dtp_tensor& b, bool allow_tf32);
 void addmm(const dtp_tensor& out, const dtp_tensor& a, const dtp_tensor& b, const dtp_tensor& bias, bool allow_tf32);
 // loss.cu: cross entropy over class indices (plugin_abi.h, DTP_OP_CrossEntropy*), offered

@@ -7,6 +7,7 @@
 
 #include "core/tensor.h"
 #include "core/op_kinds.h"
+#include "ops/ops.h"  // SortResult
 #include "ops/window.h"
 
 namespace dt::ag {
@@ -40,6 +41,8 @@ Tensor tril(const Tensor& a, int64_t diagonal);
 Tensor triangle_mask(int64_t rows, int64_t cols, int64_t diagonal, bool upper, Device device);
 Tensor softmax(const Tensor& a, int64_t dim, bool log);
 Tensor cumsum(const Tensor& a, int64_t dim);
+ops::SortResult sort(const Tensor& a, int64_t dim, bool descending);  // grad_sort.cpp
+ops::SortResult topk(const Tensor& a, int64_t k, int64_t dim, bool largest);
 Tensor matmul(const Tensor& a, const Tensor& b);
 // x @ w^T + bias (bias may be undefined), as torch.nn.functional.linear.
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& bias);

@@ -51,6 +51,16 @@ Tensor softmax(const Tensor& a, int64_t dim, bool log);
 // gradient of a cumsum).
 Tensor cumsum(const Tensor& a, int64_t dim, bool reverse = false);
 
+// ---- sorting (sort.cpp)
+struct SortResult {
+  Tensor values;
+  Tensor indices;  // int64: where each value was along the sorted dim
+};
+// torch.sort(stable=True): NaN largest, ties in order of position, descending too.
+SortResult sort(const Tensor& a, int64_t dim, bool descending);
+// torch.topk: the first k of a sort (largest: descending); bool refused.
+SortResult topk(const Tensor& a, int64_t k, int64_t dim, bool largest);
+
 // ---- linear algebra (linalg.cpp)
 Tensor matmul(const Tensor& a, const Tensor& b);
 // Linear's x w^T + bias as one op on the device (KernelOp::Addmm), x [..., in], w [out,

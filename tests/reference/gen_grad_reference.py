@@ -206,6 +206,21 @@ for dim, shape in [(1, (3, 5)), (0, (3, 5)), (-1, (2, 3, 4))]:
     r = R(cid)
     add(cid, "dt_cumsum", lambda v, d=dim: torch.cumsum(v[0], d), [make_input(r, shape)], params={"dim": dim})
 
+# sort and topk: the values' gradient scattered back to the positions (distinct values,
+# so the order and the finite differences are well defined; plain torch.sort, whose
+# grad_fn SortBackward0 is the name users see: its stable overload, devtensor's order, is
+# SortBackward1 with the same gradient)
+for cid, op, shape, params, f in [
+        ("dt_sort_dim1_3x5", "dt_sort", (3, 5), {"dim": 1, "descending": 0},
+         lambda v: torch.sort(v[0], dim=1)[0]),
+        ("dt_sort_dim0_desc_4x3", "dt_sort", (4, 3), {"dim": 0, "descending": 1},
+         lambda v: torch.sort(v[0], dim=0, descending=True)[0]),
+        ("dt_topk_k2_dim1_3x5", "dt_topk", (3, 5), {"k": 2, "dim": 1, "largest": 1},
+         lambda v: torch.topk(v[0], 2, 1)[0]),
+        ("dt_topk_k3_smallest_dim0_4x3", "dt_topk", (4, 3), {"k": 3, "dim": 0, "largest": 0},
+         lambda v: torch.topk(v[0], 3, 0, largest=False)[0])]:
+    add(cid, op, f, [make_input(R(cid), shape)], params=params)
+
 for op, log in [("dt_softmax", False), ("dt_log_softmax", True)]:
     for dim in [1, 0, -1]:
         cid = f"{op}_dim{dim}".replace("-", "m")

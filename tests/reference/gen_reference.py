@@ -291,6 +291,8 @@ def classify(e):
         return "DT_ERR_SHAPE_MISMATCH"  # layer_norm / group_norm shapes
     if "ZeroDivisionError" in m:
         return "DT_ERR_INVALID_ARGUMENT"  # integer fmod / remainder / floor_divide by 0
+    if "selected index k out of range" in m:
+        return "DT_ERR_INVALID_ARGUMENT"  # topk's k
     if "chunk expects `chunks` to be greater than 0" in m:
         return "DT_ERR_INVALID_ARGUMENT"
     return None
@@ -304,7 +306,7 @@ def expected_of(t, strides=False):
 
 
 def case(cid, op, inputs, fn, params=None, strides=False, atol_from=None, inplace=False,
-         multi=False, note=None, same_handle=None):
+         multi=False, note=None, same_handle=None, list_strides=True):
     """Adds a case. fn(*tensors) returns the torch result (tensor, or list when multi)."""
     if op.endswith("_") and cid.startswith(op):
         cid = op[:-1] + "_inplace" + cid[len(op):]  # keep in-place ids apart
@@ -325,7 +327,7 @@ def case(cid, op, inputs, fn, params=None, strides=False, atol_from=None, inplac
         r, fnote = half_fallback(fn, ts)
         note = note or fnote
         if multi:
-            c["expected_list"] = [expected_of(x, strides=True) for x in r]
+            c["expected_list"] = [expected_of(x, strides=list_strides) for x in r]
         else:
             c["expected"] = expected_of(r, strides)
             if same_handle is not None:
@@ -770,6 +772,102 @@ def gen_cumsum():
     case(f"{op}_int8_to_int64", op, [In("int8", [4], data=[100, 100, 100, -128])], lambda a: fn(a, 0), params={"dim": 0})
     case(f"{op}_int64_wraps", op, [In("int64", [3], data=[9223372036854775807, 1, 1])], lambda a: fn(a, 0), params={"dim": 0})
     case(f"{op}_bool", op, [In("bool", [2, 4])], lambda a: fn(a, 1), params={"dim": 1})
+
+
+# ----------------------------------------------------------------------------- sort
+
+def sort_fn(dim, descending):
+    def f(a):
+        return list(torch.sort(a, dim=dim, descending=descending, stable=True))
+    return f
+
+
+def argsort_fn(dim, descending):
+    return lambda a: torch.sort(a, dim=dim, descending=descending, stable=True)[1]
+
+
+def topk_fn(k, dim, largest):
+    """torch.topk (what it raises, and its values); the indices of equal values come in
+    order of position, devtensor's documented rule (PyTorch leaves it open), taken from
+    torch's stable sort, whose values must equal topk's."""
+    def f(a):
+        v, i = torch.topk(a, k, dim=dim, largest=largest)
+        if a.dim() == 0:
+            return [v, i]
+        sv, si = torch.sort(a, dim=dim, descending=largest, stable=True)
+        sv, si = sv.narrow(dim, 0, k), si.narrow(dim, 0, k)
+        assert bool(((v == sv) | (v.isnan() & sv.isnan())).all()), "topk values differ from the sort's"
+        return [sv, si]
+    return f
+
+
+def gen_sort():
+    F32 = "float32"
+
+    def srt(cid, inp, dim, desc):
+        case(cid, "dt_sort", [inp], sort_fn(dim, desc), params={"dim": dim, "descending": int(desc)},
+             multi=True, list_strides=False)
+
+    def top(cid, inp, k, dim, largest=True):
+        case(cid, "dt_topk", [inp], topk_fn(k, dim, largest), params={"k": k, "dim": dim, "largest": int(largest)},
+             multi=True, list_strides=False)
+
+    def arg(cid, inp, dim, desc):
+        case(cid, "dt_argsort", [inp], argsort_fn(dim, desc), params={"dim": dim, "descending": int(desc)})
+
+    for dt in ALL:
+        srt(f"dt_sort_{dt}_3x7", In(dt, [3, 7]), -1, False)
+        srt(f"dt_sort_{dt}_3x7_desc", In(dt, [3, 7]), 1, True)
+        srt(f"dt_sort_{dt}_5x4_dim0", In(dt, [5, 4]), 0, False)
+        top(f"dt_topk_{dt}_4x6_k3", In(dt, [4, 6]), 3, 1)
+        top(f"dt_topk_{dt}_4x6_k2_smallest_dim0", In(dt, [4, 6]), 2, 0, largest=False)
+        arg(f"dt_argsort_{dt}_2x9_desc", In(dt, [2, 9]), -1, True)
+    for dt in FLOATS:  # NaN (the largest), infinities, -0.0 tied with 0.0
+        srt(f"dt_sort_{dt}_special", In(dt, [13], domain="special"), 0, False)
+        srt(f"dt_sort_{dt}_special_desc", In(dt, [13], domain="special"), 0, True)
+        top(f"dt_topk_{dt}_special_k4", In(dt, [13], domain="special"), 4, 0)
+        top(f"dt_topk_{dt}_special_k5_smallest", In(dt, [13], domain="special"), 5, 0, largest=False)
+    # extremes of the integer dtypes: the keys' sign flip
+    srt("dt_sort_int64_extremes", In("int64", [6], data=[9223372036854775807, -1, 0, -9223372036854775808, 1, -2]), 0, False)
+    srt("dt_sort_int64_extremes_desc", In("int64", [6], data=[9223372036854775807, -1, 0, -9223372036854775808, 1, -2]), 0, True)
+    srt("dt_sort_int8_extremes", In("int8", [5], data=[127, -128, 0, -1, 1]), 0, False)
+    srt("dt_sort_uint8_extremes", In("uint8", [5], data=[255, 0, 128, 127, 1]), 0, True)
+    srt("dt_sort_int32_extremes", In("int32", [4], data=[2147483647, -2147483648, 0, -1]), 0, False)
+    # many ties: the order among equal values is the stable one, both ways
+    srt("dt_sort_float32_ties_long", In(F32, [2, 500], domain="dyadic"), 1, False)
+    srt("dt_sort_float32_ties_long_desc", In(F32, [2, 500], domain="dyadic"), 1, True)
+    top("dt_topk_int16_ties", In("int16", [3, 40]), 7, 1)
+    top("dt_topk_int16_ties_smallest", In("int16", [3, 40]), 7, 1, largest=False)
+    # rows split over threads (int32: short JSON)
+    srt("dt_sort_int32_threaded_rows", In("int32", [64, 300]), 1, False)
+    # views, other dims
+    srt("dt_sort_float32_transposed", In(F32, [4, 5], views=[["transpose", 0, 1]]), 1, False)
+    srt("dt_sort_float64_3d_dim1", In("float64", [2, 5, 3]), 1, True)
+    srt("dt_sort_float32_expanded", In(F32, [1, 6], views=[["expand", [3, 6]]]), 1, False)
+    srt("dt_sort_float32_narrowed_dim0", In(F32, [6, 4], views=[["narrow", 0, 1, 4]]), 0, True)
+    top("dt_topk_float32_3d_dim0", In(F32, [5, 2, 3]), 2, 0)
+    top("dt_topk_float32_transposed_dimm2", In(F32, [3, 6], views=[["transpose", 0, 1]]), 4, -2)
+    top("dt_topk_float32_k_full", In(F32, [2, 5]), 5, 1)
+    top("dt_topk_float32_k0", In(F32, [2, 5]), 0, 1)
+    arg("dt_argsort_float32_dim0", In(F32, [4, 3]), 0, False)
+    arg("dt_argsort_bool", In("bool", [10]), 0, False)
+    # 0-d and empty
+    srt("dt_sort_float32_0d", In(F32, []), 0, False)
+    srt("dt_sort_float32_0d_dimm1", In(F32, []), -1, True)
+    top("dt_topk_float32_0d_k1", In(F32, []), 1, 0)
+    top("dt_topk_float32_0d_k0", In(F32, []), 0, -1)
+    arg("dt_argsort_int64_0d", In("int64", []), 0, False)
+    srt("dt_sort_float32_empty_row", In(F32, [2, 0]), 1, False)
+    srt("dt_sort_float32_empty_other", In(F32, [0, 3]), 1, True)
+    top("dt_topk_float32_empty_k0", In(F32, [2, 0]), 0, 1)
+    # errors
+    srt("dt_sort_float32_dim_out_of_range", In(F32, [2, 3]), 2, False)
+    srt("dt_sort_float32_0d_dim1", In(F32, []), 1, False)
+    top("dt_topk_float32_k_too_large", In(F32, [2, 3]), 4, 1)
+    top("dt_topk_float32_k_negative", In(F32, [2, 3]), -1, 1)
+    top("dt_topk_float32_0d_k2", In(F32, []), 2, 0)
+    top("dt_topk_float32_dim_out_of_range", In(F32, [2, 3]), 1, -3)
+    arg("dt_argsort_float32_dim_out_of_range", In(F32, [3]), 1, False)
 
 
 # ----------------------------------------------------------------------------- matmul
@@ -1463,6 +1561,7 @@ def main():
     gen_reductions()
     gen_softmax()
     gen_cumsum()
+    gen_sort()
     gen_matmul()
     gen_casts()
     gen_views()

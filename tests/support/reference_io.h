@@ -447,8 +447,21 @@ bool MakeInput(const json& spec, const dt_device& device, Ref* out, Ref* leaf = 
   return true;
 }
 
+// The ops with two results, values and int64 indices (dt_sort, dt_topk), by a case's
+// name and parameters; *known is false for another name.
+inline dt_status CallValuesIndices(const std::string& op, const json& params, const std::vector<Ref>& in,
+                                   dt_tensor** values, dt_tensor** indices, bool* known) {
+  *known = op == "dt_sort" || op == "dt_topk";
+  if (!*known) return DT_OK;
+  const int64_t dim = params.at("dim").get<int64_t>();
+  if (op == "dt_sort") return dt_sort(in.at(0).get(), dim, params.at("descending").get<int32_t>(), values, indices);
+  return dt_topk(in.at(0).get(), params.at("k").get<int64_t>(), dim, params.at("largest").get<int32_t>(), values,
+                 indices);
+}
+
 // Calls the single-result op named by a case (every op but in-place ones and
-// chunk/split) on inputs `in`; *known is false for a name it does not know.
+// chunk/split; of dt_sort and dt_topk, the values) on inputs `in`; *known is false for a
+// name it does not know.
 inline dt_status CallSingle(const std::string& op, const json& params, const std::vector<Ref>& in, dt_tensor** out,
                             bool* known) {
   auto I = [&](size_t i) { return in.at(i).get(); };
@@ -466,6 +479,12 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
                             params.at("keepdim").get<int32_t>(), out);
   } else if (DimOps().count(op)) {
     st = DimOps().at(op)(I(0), params.at("dim").get<int64_t>(), out);
+  } else if (op == "dt_sort" || op == "dt_topk") {
+    dt_tensor* indices = nullptr;
+    st = CallValuesIndices(op, params, in, out, &indices, known);
+    if (st == DT_OK) dt_tensor_release(indices);
+  } else if (op == "dt_argsort") {
+    st = dt_argsort(I(0), params.at("dim").get<int64_t>(), params.at("descending").get<int32_t>(), out);
   } else if (op == "dt_where") {
     st = dt_where(I(0), I(1), I(2), out);
   } else if (op == "dt_masked_fill") {

@@ -533,6 +533,26 @@ func TestOps(t *testing.T) {
 	check("cumsum dim1", x, err, "[1 3 6 4 9 15]")
 	x, err = a.Cumsum(-2)
 	check("cumsum dim0", x, err, "[1 2 3 5 7 9]")
+	un := must(s.Track(FromSlice([]float32{3, 1, 2, 1, 5, 0}, []int64{2, 3}, CPU(0))))
+	vals, idx, err := un.Sort(1, false)
+	check("sort values", vals, err, "[1 2 3 0 1 5]")
+	if got := fmt.Sprint(must(ToSlice[int64](must(s.Track(idx, nil))))); got != "[1 2 0 2 0 1]" {
+		t.Errorf("sort indices = %s, want [1 2 0 2 0 1]", got)
+	}
+	vals, idx, err = un.Topk(2, 0, true) // per column: the larger of the two rows, then the other
+	check("topk values", vals, err, "[3 5 2 1 1 0]")
+	if got := fmt.Sprint(must(ToSlice[int64](must(s.Track(idx, nil))))); got != "[0 1 0 1 0 1]" {
+		t.Errorf("topk indices = %s, want [0 1 0 1 0 1]", got)
+	}
+	order := must(s.Track(un.Argsort(1, true)))
+	if got := fmt.Sprint(must(ToSlice[int64](order))); got != "[0 2 1 1 0 2]" {
+		t.Errorf("argsort descending = %s, want [0 2 1 1 0 2]", got)
+	}
+	if _, _, err := un.Topk(4, 1, true); err == nil {
+		t.Error("topk with k 4 of 3 succeeded")
+	} else {
+		wantCode(t, err, ErrInvalidArgument)
+	}
 	sm := must(s.Track(a.Softmax(-1)))
 	tot := must(s.Track(sm.Sum(Dims(-1))))
 	for _, v := range must(ToSlice[float32](tot)) {

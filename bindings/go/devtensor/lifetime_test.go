@@ -120,6 +120,7 @@ func TestOpReleasesSlot(t *testing.T) {
 		func() (*Tensor, error) { return a.Sum() },
 		func() (*Tensor, error) { return a.Softmax(0) },
 		func() (*Tensor, error) { return a.Cumsum(0) },
+		func() (*Tensor, error) { return a.Argsort(0, false) },
 		func() (*Tensor, error) { return a.Reshape(1, slotN) },
 		func() (*Tensor, error) { return a.Unsqueeze(0) },
 		func() (*Tensor, error) { return a.ZerosLike() },

@@ -260,6 +260,54 @@ func (t *Tensor) Cumsum(dim int64) (*Tensor, error) {
 	return takeTensor("Tensor.Cumsum", r)
 }
 
+// ---------------------------------------------------------------- sorting
+
+// Sort returns t's elements sorted along dim and their positions along dim (int64), as
+// torch.sort(stable=True) (dt_sort): ascending, or descending when descending is true;
+// equal elements keep their order, NaN sorts as the largest value. Differentiable in t
+// through values.
+func (t *Tensor) Sort(dim int64, descending bool) (values, indices *Tensor, err error) {
+	a, err := t.handle("Tensor.Sort")
+	if err != nil {
+		return nil, nil, err
+	}
+	r := C.gdt_sort(0, a, 0, C.int64_t(dim), cBool(descending))
+	runtime.KeepAlive(t)
+	if err := mkerr("Tensor.Sort", r.st, r.msg); err != nil {
+		return nil, nil, err
+	}
+	return newTensor(r.values), newTensor(r.indices), nil
+}
+
+// Argsort returns the positions that sort t along dim (int64), as
+// torch.argsort(stable=True) (dt_argsort).
+func (t *Tensor) Argsort(dim int64, descending bool) (*Tensor, error) {
+	a, err := t.handle("Tensor.Argsort")
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_argsort(a, C.int64_t(dim), cBool(descending))
+	runtime.KeepAlive(t)
+	return takeTensor("Tensor.Argsort", r)
+}
+
+// Topk returns the k largest elements of t along dim (the k smallest when largest is
+// false), largest (smallest) first, and their positions along dim (int64), as
+// torch.topk (dt_topk); equal elements come in order of position. Differentiable in t
+// through values.
+func (t *Tensor) Topk(k, dim int64, largest bool) (values, indices *Tensor, err error) {
+	a, err := t.handle("Tensor.Topk")
+	if err != nil {
+		return nil, nil, err
+	}
+	r := C.gdt_sort(1, a, C.int64_t(k), C.int64_t(dim), cBool(largest))
+	runtime.KeepAlive(t)
+	if err := mkerr("Tensor.Topk", r.st, r.msg); err != nil {
+		return nil, nil, err
+	}
+	return newTensor(r.values), newTensor(r.indices), nil
+}
+
 // ---------------------------------------------------------------- views
 // A view shares t's storage: writes through one are seen by the other.
 

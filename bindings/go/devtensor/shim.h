@@ -318,6 +318,29 @@ static inline gdt_tres gdt_cumsum(uintptr_t a_h, int64_t dim) {
   return gdt_tr(st, o);
 }
 
+/* status + message + two new tensor references: values and indices (sort, topk) */
+typedef struct { dt_status st; char* msg; uintptr_t values; uintptr_t indices; } gdt_vires;
+/* topk 0: dt_sort(a, dim, flag); topk 1: dt_topk(a, k, dim, flag) */
+static inline gdt_vires gdt_sort(int topk, uintptr_t a_h, int64_t k, int64_t dim, int32_t flag) {
+  gdt_take_slot();
+  dt_tensor* v = NULL;
+  dt_tensor* i = NULL;
+  dt_status st = topk ? dt_topk((const dt_tensor*)a_h, k, dim, flag, &v, &i)
+                      : dt_sort((const dt_tensor*)a_h, dim, flag, &v, &i);
+  gdt_vires r;
+  r.st = st;
+  r.msg = gdt_errmsg(st);
+  r.values = st == DT_OK ? (uintptr_t)v : 0;
+  r.indices = st == DT_OK ? (uintptr_t)i : 0;
+  return r;
+}
+static inline gdt_tres gdt_argsort(uintptr_t a_h, int64_t dim, int32_t descending) {
+  gdt_take_slot();
+  dt_tensor* o = NULL;
+  dt_status st = dt_argsort((const dt_tensor*)a_h, dim, descending, &o);
+  return gdt_tr(st, o);
+}
+
 /* ---- views */
 enum { GDT_V_RESHAPE, GDT_V_VIEW, GDT_V_PERMUTE, GDT_V_SQUEEZE, GDT_V_EXPAND };
 static inline gdt_tres gdt_shapeview(int op, uintptr_t a_h, const int64_t* s, size_t n) {

@@ -1431,6 +1431,33 @@ extern "C" {
     pub fn dt_cumsum(a: *const dt_tensor, dim: i64, out: *mut *mut dt_tensor) -> dt_status;
 }
 extern "C" {
+    pub fn dt_sort(
+        a: *const dt_tensor,
+        dim: i64,
+        descending: i32,
+        values: *mut *mut dt_tensor,
+        indices: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_argsort(
+        a: *const dt_tensor,
+        dim: i64,
+        descending: i32,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_topk(
+        a: *const dt_tensor,
+        k: i64,
+        dim: i64,
+        largest: i32,
+        values: *mut *mut dt_tensor,
+        indices: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_matmul(
         a: *const dt_tensor,
         b: *const dt_tensor,

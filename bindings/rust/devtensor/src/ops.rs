@@ -591,6 +591,75 @@ impl Tensor {
     pub fn cumsum(&self, dim: i64) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_cumsum(self.as_ptr(), dim, o) })
     }
+    /// The elements sorted along `dim` and their positions along `dim` (`i64`), as
+    /// `torch.sort(stable=True)`: ascending, or descending when `descending`; equal
+    /// elements keep their order, NaN sorts as the largest value. Differentiable through
+    /// the values.
+    ///
+    /// ```
+    /// # use devtensor::{Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[3.0f32, 1.0, 2.0, 1.0], &[4], Device::CPU)?;
+    /// let (values, indices) = t.sort(0, false)?;
+    /// assert_eq!(values.to_vec::<f32>()?, vec![1.0, 1.0, 2.0, 3.0]);
+    /// assert_eq!(indices.to_vec::<i64>()?, vec![1, 3, 2, 0]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_sort`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    pub fn sort(&self, dim: i64, descending: bool) -> Result<(Tensor, Tensor)> {
+        Tensor::pair_from_out(|v, i| unsafe {
+            ffi::dt_sort(self.as_ptr(), dim, i32::from(descending), v, i)
+        })
+    }
+    /// The positions that sort the elements along `dim` (`i64`), as
+    /// `torch.argsort(stable=True)`.
+    ///
+    /// ```
+    /// # use devtensor::{Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[3i32, 1, 2], &[3], Device::CPU)?;
+    /// assert_eq!(t.argsort(0, true)?.to_vec::<i64>()?, vec![0, 2, 1]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_argsort`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    pub fn argsort(&self, dim: i64, descending: bool) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_argsort(self.as_ptr(), dim, i32::from(descending), o)
+        })
+    }
+    /// The `k` largest elements along `dim` (the `k` smallest when `largest` is false),
+    /// largest (smallest) first, and their positions along `dim` (`i64`), as
+    /// `torch.topk`; equal elements come in order of position. Differentiable through
+    /// the values.
+    ///
+    /// ```
+    /// # use devtensor::{Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let logits = Tensor::from_slice(&[0.1f32, 2.5, -1.0, 0.7], &[1, 4], Device::CPU)?;
+    /// let (values, classes) = logits.topk(2, 1, true)?;
+    /// assert_eq!(values.to_vec::<f32>()?, vec![2.5, 0.7]);
+    /// assert_eq!(classes.to_vec::<i64>()?, vec![1, 3]);
+    /// assert!(logits.topk(5, 1, true).is_err()); // k larger than the dim
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_topk`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    pub fn topk(&self, k: i64, dim: i64, largest: bool) -> Result<(Tensor, Tensor)> {
+        Tensor::pair_from_out(|v, i| unsafe {
+            ffi::dt_topk(self.as_ptr(), k, dim, i32::from(largest), v, i)
+        })
+    }
     /// Log-softmax along `dim`.
     ///
     /// ```

@@ -110,6 +110,23 @@ impl Tensor {
         })
     }
 
+    /// Calls an entry point with two tensor out-parameters (values and indices) and
+    /// takes both NEW references.
+    pub(crate) fn pair_from_out(
+        call: impl FnOnce(*mut *mut ffi::dt_tensor, *mut *mut ffi::dt_tensor) -> ffi::dt_status,
+    ) -> Result<(Tensor, Tensor)> {
+        let mut first: *mut ffi::dt_tensor = std::ptr::null_mut();
+        let mut second: *mut ffi::dt_tensor = std::ptr::null_mut();
+        check(call(&mut first, &mut second))?;
+        match (Tensor::from_owned_ptr(first), Tensor::from_owned_ptr(second)) {
+            (Some(a), Some(b)) => Ok((a, b)),
+            _ => Err(Error::new(
+                ErrorCode::Internal,
+                "the library returned success and a NULL tensor",
+            )),
+        }
+    }
+
     /// Takes ownership of a NEW reference (NULL → `None`).
     pub(crate) fn from_owned_ptr(p: *mut ffi::dt_tensor) -> Option<Tensor> {
         NonNull::new(p).map(|ptr| Tensor { ptr })

@@ -1,0 +1,63 @@
+// Sorting the rows of a contiguous [rows, n] tensor (torch.sort along the last dim; the
+// front end moves any other dim there), keeping the first k of each (topk; k = n for a
+// sort): each row's elements become sort keys (ops/sort_keys.h, shared with CUDA), the
+// (key, position) pairs are sorted, which is torch.sort's stable order, and the values
+// are read back through the positions. A topk sorts only its k (std::partial_sort:
+// O(n log k)). Rows are split over threads; the pair sort is compiled once per key
+// width, not per dtype.
+#include <algorithm>
+#include <vector>
+
+#include "cpu/cpu_backend.h"
+#include "cpu/loops.h"
+#include "ops/sort_keys.h"
+
+namespace dt::cpu {
+namespace {
+
+template <typename K>
+struct KeyPos {
+  K key;
+  int64_t pos;
+  bool operator<(const KeyPos& o) const { return key != o.key ? key < o.key : pos < o.pos; }
+};
+
+// The k smallest pairs, in order, at the front of v.
+template <typename K>
+void sort_pairs(std::vector<KeyPos<K>>& v, int64_t k) {
+  if (k < static_cast<int64_t>(v.size()))
+    std::partial_sort(v.begin(), v.begin() + k, v.end());
+  else
+    std::sort(v.begin(), v.end());
+}
+
+template <typename T>
+void sort_rows(const Tensor& values, const Tensor& indices, const Tensor& in, bool descending) {
+  using K = sortkey::key_t<T>;
+  const int64_t n = in.size(in.ndim() - 1), k = values.size(values.ndim() - 1);
+  if (n == 0 || k == 0) return;
+  const int64_t rows = in.numel() / n;
+  const T* x = in.data_as<T>();
+  T* v = values.data_as<T>();
+  int64_t* ix = indices.data_as<int64_t>();
+  parallel_for(rows, std::max<int64_t>(1, kGrainCostly / n), [&](int64_t b, int64_t e) {
+    std::vector<KeyPos<K>> pairs(static_cast<size_t>(n));
+    for (int64_t r = b; r < e; ++r) {
+      const T* row = x + r * n;
+      for (int64_t j = 0; j < n; ++j) pairs[j] = {sortkey::encode(row[j], descending), j};
+      sort_pairs(pairs, k);
+      for (int64_t j = 0; j < k; ++j) {
+        ix[r * k + j] = pairs[j].pos;
+        v[r * k + j] = row[pairs[j].pos];
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void CpuBackend::sort(const Tensor& values, const Tensor& indices, const Tensor& in, bool descending) {
+  dispatch_dtype(in.dtype(), [&](auto tag) { sort_rows<decltype(tag)>(values, indices, in, descending); });
+}
+
+}  // namespace dt::cpu
