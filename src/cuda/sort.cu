@@ -34,6 +34,7 @@ void sort_keys(int dev, const K* keys, K* keys_out, int64_t* pos_out, int64_t ro
                                                  static_cast<int>(chunk * n), static_cast<int>(chunk), off, off + 1, 0,
                                                  bits, stream(dev)),
         dev, "sort (CUB temporary storage size)");
+  // At least one byte: CUB reads a null temporary storage as a size query, not a sort.
   Scratch temp(dev, std::max<size_t>(temp_bytes, 1));
   for (int64_t r = 0; r < rows; r += chunk) {
     const int64_t m = std::min(chunk, rows - r);
@@ -55,8 +56,9 @@ void sort_typed(const dtp_tensor& values, const dtp_tensor& indices, const dtp_t
   T* v = static_cast<T*>(values.data);
   int64_t* ix = static_cast<int64_t*>(indices.data);
   Scratch keys(dev, static_cast<size_t>(total) * sizeof(K)), sorted(dev, static_cast<size_t>(total) * sizeof(K));
-  // A topk's positions are sorted in full first, then its k columns taken.
-  Scratch all_positions(dev, k < n ? static_cast<size_t>(total) * sizeof(int64_t) : 1);
+  // A topk's positions are sorted in full first, then its k columns taken; a sort writes
+  // them straight into the indices (no scratch: zero bytes allocate nothing).
+  Scratch all_positions(dev, k < n ? static_cast<size_t>(total) * sizeof(int64_t) : 0);
   int64_t* pos = k < n ? static_cast<int64_t*>(all_positions.get()) : ix;
   K* key = static_cast<K*>(keys.get());
   launch(dev, total, "sort (keys)", [=] __device__(int64_t i) { key[i] = sortkey::encode(x[i], descending); });

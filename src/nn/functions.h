@@ -63,6 +63,9 @@ std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim);
 std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim);
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
+// The gradient of values gathered along dim (wrapped) at index (int64) from a tensor of
+// shape: g added at those positions into zeros (GatherBackward0, SortBackward0, TopkBackward0).
+Tensor gather_backward(const Tensor& g, const Dims& shape, int dim, const Tensor& index);
 Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source);
 Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
 

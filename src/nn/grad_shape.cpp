@@ -203,6 +203,13 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   return out;
 }
 
+Tensor gather_backward(const Tensor& g, const Dims& shape, int dim, const Tensor& index) {
+  if (shape.size() == 0) return ops::reshape(g, shape, false);
+  Tensor grad = ops::full(shape, 0.0, g.dtype(), g.device());
+  ops::scatter_add_(grad, dim, index, g);
+  return grad;
+}
+
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
   Tensor out = ops::gather(t, dim, index);
   if (!should_record({&t})) return out;
@@ -210,10 +217,7 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
   const Dims ts = t.shape();
   Tensor idx = ops::to(detach(index), index.device(), DType::Int64, false);
   record(out, saving(make_node("GatherBackward0", [ts, d, idx](const Tensor& g) {
-           if (ts.size() == 0) return G{ops::reshape(g, ts, false), Tensor()};
-           Tensor grad = ops::full(ts, 0.0, g.dtype(), g.device());
-           ops::scatter_add_(grad, d, idx, g);
-           return G{grad, Tensor()};
+           return G{gather_backward(g, ts, d, idx), Tensor()};
          }), {&idx}),
          {&t, nullptr});
   return out;

@@ -18,10 +18,7 @@ ops::SortResult with_gradient(ops::SortResult r, const Tensor& a, int d, const c
   record(r.values,
          saving(make_node(name,
                           [shape, d, idx](const Tensor& g) {
-                            if (shape.size() == 0) return std::vector<Tensor>{ops::reshape(g, shape, false)};
-                            Tensor grad = ops::full(shape, 0.0, g.dtype(), g.device());
-                            ops::scatter_add_(grad, d, idx, g);
-                            return std::vector<Tensor>{grad};
+                            return std::vector<Tensor>{gather_backward(g, shape, d, idx)};
                           }),
                 {&idx}),
          {&a});
