@@ -900,7 +900,7 @@ DT_API dt_status dt_tril(const dt_tensor* a, int64_t diagonal, dt_tensor** out);
 
 /** Unary ops, with PyTorch's dtype rules: neg, abs, relu and the rounding ops (floor,
  *  ceil, round, trunc) keep integer dtypes and refuse bool; sign keeps every dtype;
- *  gelu, silu and frac accept only floating tensors; the others (exp, log, sqrt, rsqrt,
+ *  gelu, gelu_tanh, silu and frac accept only floating tensors; the others (exp, log, sqrt, rsqrt,
  *  sin, cos, sigmoid, tanh, erf, reciprocal, the logarithms, exponentials and
  *  trigonometric functions below) turn integer and bool inputs into the default float
  *  dtype. A refused dtype is DT_ERR_DTYPE_MISMATCH. Errors for all:
@@ -919,6 +919,10 @@ DT_API dt_status dt_sigmoid(const dt_tensor* a, dt_tensor** out);
 DT_API dt_status dt_tanh(const dt_tensor* a, dt_tensor** out);
 /** GELU, exact (erf) form, as torch.nn.functional.gelu's default. */
 DT_API dt_status dt_gelu(const dt_tensor* a, dt_tensor** out);
+/** GELU's tanh approximation, as torch.nn.functional.gelu(a, approximate="tanh") (GPT-2's
+ *  "gelu_new"): a / 2 * (1 + tanh(sqrt(2 / pi) * (a + 0.044715 a^3))). Its grad_fn is
+ *  "GeluBackward0", as PyTorch's. */
+DT_API dt_status dt_gelu_tanh(const dt_tensor* a, dt_tensor** out);
 DT_API dt_status dt_silu(const dt_tensor* a, dt_tensor** out);
 /** The error function, as torch.erf (integers and bool compute in the default float
  *  dtype); its gradient is 2/sqrt(pi) exp(-x^2). */
@@ -1341,6 +1345,8 @@ DT_API dt_status dt_relu_new(dt_module** out);
 DT_API dt_status dt_sigmoid_new(dt_module** out);
 DT_API dt_status dt_tanh_new(dt_module** out);
 DT_API dt_status dt_gelu_new(dt_module** out);
+/** GELU(approximate="tanh"), as torch.nn.GELU: forward as dt_gelu_tanh. */
+DT_API dt_status dt_gelu_tanh_new(dt_module** out);
 /** Softmax / LogSoftmax along dim. Errors: as dt_relu_new. */
 DT_API dt_status dt_softmax_new(int64_t dim, dt_module** out);
 DT_API dt_status dt_log_softmax_new(int64_t dim, dt_module** out);
@@ -1456,14 +1462,29 @@ DT_API dt_status dt_embedding_new(int64_t num_embeddings, int64_t embedding_dim,
  *  unbatched [L, E]), key and value [S, N, E] (NULL or absent: the query, self-attention),
  *  key_padding_mask [N, S] and attn_mask [L, S] or [N * num_heads, L, S] (NULL or absent:
  *  none; bool masks are true where attention is NOT allowed, float masks are added), and
- *  gives the attention output only (not PyTorch's averaged weights). dropout applies to
- *  the attention weights in training mode.
+ *  gives the attention output only (need_weights=False; dt_multihead_attention_forward
+ *  also gives the weights). dropout applies to the attention weights in training mode.
  *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out, embed_dim not a positive multiple of
  *  num_heads, dropout outside [0, 1], flags not 0/1), DT_ERR_DTYPE_MISMATCH and the
  *  device errors of dt_linear_new; forward: DT_ERR_SHAPE_MISMATCH naming the module and
  *  the shapes, DT_ERR_DTYPE_MISMATCH (a float mask of another dtype). */
 DT_API dt_status dt_multihead_attention_new(int64_t embed_dim, int64_t num_heads, double dropout, int32_t bias,
                                             int32_t batch_first, dt_dtype dtype, dt_device device, dt_module** out);
+/** MultiheadAttention's forward with need_weights=True, as PyTorch's: *out gets the
+ *  attention output as dt_module_forward's, *out_weights the attention weights (after
+ *  dropout in training mode, as PyTorch returns them): averaged over the heads, [N, L, S]
+ *  (unbatched [L, S]) when average_attn_weights is 1 (PyTorch's default), else per head,
+ *  [N, num_heads, L, S] (unbatched [num_heads, L, S]), whatever batch_first says. key,
+ *  value and the masks may be NULL, as in dt_module_forward. The weights are part of the
+ *  autograd graph. Both outputs are NEW references, written only on success.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL m, query, out or out_weights, out and
+ *  out_weights the same pointer, a module that is not a MultiheadAttention, naming its
+ *  kind; average_attn_weights not 0/1), DT_ERR_INVALID_HANDLE, and the forward errors
+ *  of dt_multihead_attention_new. */
+DT_API dt_status dt_multihead_attention_forward(dt_module* m, const dt_tensor* query, const dt_tensor* key,
+                                                const dt_tensor* value, const dt_tensor* key_padding_mask,
+                                                const dt_tensor* attn_mask, int32_t average_attn_weights,
+                                                dt_tensor** out, dt_tensor** out_weights);
 /** TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation,
  *  layer_norm_eps, batch_first, norm_first), as torch.nn's (PyTorch's defaults: 2048,
  *  0.1, "relu", 1e-5, 0, 0; activation "relu" or "gelu", NULL for "relu"): children
@@ -1489,7 +1510,14 @@ DT_API dt_status dt_transformer_encoder_new(dt_module* const* layers, size_t num
  *  [N, d1, ...], a class per position, where reduction none gives [N, d1, ...]). weight
  *  (NULL, or a 1-d floating tensor of C class weights, COPIED into the buffer "weight"),
  *  reduction DT_REDUCTION_*, targets equal to ignore_index are skipped (PyTorch's
- *  default is -100), label_smoothing in [0, 1]. Errors: DT_ERR_INVALID_ARGUMENT,
+ *  default is -100), label_smoothing in [0, 1].
+ *  A floating target of the input's shape holds class probabilities instead (PyTorch's
+ *  soft targets, for distillation or mixup; converted to the input's dtype): the loss of
+ *  a position is -sum_c weight_c * target_c * log_softmax(input)_c, label smoothing first
+ *  mixing the target with the uniform distribution (target * (1 - e) + e / C); mean
+ *  divides by the number of positions (N * d1 * ...), not by the weights; ignore_index
+ *  does not apply. Errors: DT_ERR_INVALID_ARGUMENT (a class index out of range),
+ *  DT_ERR_SHAPE_MISMATCH (shapes that fit neither form), DT_ERR_DTYPE_MISMATCH,
  *  DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_cross_entropy_loss_new(const dt_tensor* weight, int32_t reduction, int64_t ignore_index,
                                            double label_smoothing, dt_module** out);

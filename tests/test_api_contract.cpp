@@ -1921,6 +1921,55 @@ void add_module_cases(Table& T) {
   T.devices("dt_multihead_attention_new", [mod_out](Ctx& x, dt_device d) {
     return dt_multihead_attention_new(4, 2, 0.0, 1, 0, DT_FLOAT32, d, mod_out(x));
   });
+  // dt_multihead_attention_forward: a [2, 3] as an unbatched query of width E = 3, one head.
+  struct LiveAttention {
+    dt_module* m = nullptr;
+    LiveAttention() { dt_multihead_attention_new(3, 1, 0.0, 1, 0, DT_FLOAT32, CPU0, &m); }
+    ~LiveAttention() { dt_module_release(m); }
+  };
+  const std::string mhf = "dt_multihead_attention_forward";
+  mod_handles(mhf, [](Ctx& x, dt_module* m) {
+    return dt_multihead_attention_forward(m, x.a, nullptr, nullptr, nullptr, nullptr, 1, &x.o.ts[0], &x.o.ts[1]);
+  });
+  T.handles(mhf, "query", [](Ctx& x, const dt_tensor* t) {
+    return dt_multihead_attention_forward(LiveAttention().m, t, nullptr, nullptr, nullptr, nullptr, 1, &x.o.ts[0],
+                                          &x.o.ts[1]);
+  });
+  T.handles(mhf, "key", [](Ctx& x, const dt_tensor* t) {
+    return dt_multihead_attention_forward(LiveAttention().m, x.a, t, x.a, nullptr, nullptr, 1, &x.o.ts[0], &x.o.ts[1]);
+  }, false);  // NULL: the query
+  T.handles(mhf, "attn_mask", [](Ctx& x, const dt_tensor* t) {
+    return dt_multihead_attention_forward(LiveAttention().m, x.a, nullptr, nullptr, nullptr, t, 1, &x.o.ts[0],
+                                          &x.o.ts[1]);
+  }, false);  // NULL: none
+  T.add(mhf, "out=NULL", {IA}, [](Ctx& x) {
+    return dt_multihead_attention_forward(LiveAttention().m, x.a, nullptr, nullptr, nullptr, nullptr, 1, nullptr,
+                                          &x.o.ts[1]);
+  });
+  T.add(mhf, "out_weights=NULL", {IA}, [](Ctx& x) {
+    return dt_multihead_attention_forward(LiveAttention().m, x.a, nullptr, nullptr, nullptr, nullptr, 1, &x.o.ts[0],
+                                          nullptr);
+  });
+  T.add(mhf, "out==out_weights", {IA}, [](Ctx& x) {
+    return dt_multihead_attention_forward(LiveAttention().m, x.a, nullptr, nullptr, nullptr, nullptr, 1, &x.o.ts[0],
+                                          &x.o.ts[0]);
+  }).msg_has = "same out-parameter";
+  T.add(mhf, "average_attn_weights=2", {IA}, [](Ctx& x) {
+    return dt_multihead_attention_forward(LiveAttention().m, x.a, nullptr, nullptr, nullptr, nullptr, 2, &x.o.ts[0],
+                                          &x.o.ts[1]);
+  }).msg_has = "average_attn_weights";
+  T.add(mhf, "m_is_a_linear", {IA}, [](Ctx& x) {
+    LiveModule l(x);
+    return dt_multihead_attention_forward(l.lin, x.a, nullptr, nullptr, nullptr, nullptr, 1, &x.o.ts[0], &x.o.ts[1]);
+  }).msg_has = "m is a Linear module, not a MultiheadAttention";
+  T.add(mhf, "query_of_another_width", {SM}, [](Ctx& x) {
+    return dt_multihead_attention_forward(LiveAttention().m, x.bt, nullptr, nullptr, nullptr, nullptr, 1, &x.o.ts[0],
+                                          &x.o.ts[1]);
+  }).msg_has = "MultiheadAttention(embed_dim=3";
+  T.add(mhf, "key_padding_mask_of_another_length", {SM}, [](Ctx& x) {
+    return dt_multihead_attention_forward(LiveAttention().m, x.a, nullptr, nullptr, x.v4, nullptr, 1, &x.o.ts[0],
+                                          &x.o.ts[1]);
+  }).msg_has = "key_padding_mask";
   T.add("dt_transformer_encoder_layer_new", "out=NULL", {IA}, [](Ctx&) {
     return dt_transformer_encoder_layer_new(4, 2, 8, 0.0, "relu", 1e-5, 0, 0, DT_FLOAT32, CPU0, nullptr);
   });
@@ -1980,7 +2029,8 @@ void add_module_cases(Table& T) {
   });
   using Simple = dt_status (*)(dt_module**);
   for (auto [name, f] : {std::pair<const char*, Simple>{FN(dt_relu_new)}, std::pair<const char*, Simple>{FN(dt_sigmoid_new)},
-                         std::pair<const char*, Simple>{FN(dt_tanh_new)}, std::pair<const char*, Simple>{FN(dt_gelu_new)}})
+                         std::pair<const char*, Simple>{FN(dt_tanh_new)}, std::pair<const char*, Simple>{FN(dt_gelu_new)},
+                         std::pair<const char*, Simple>{FN(dt_gelu_tanh_new)}})
     T.add(name, "out=NULL", {IA}, [f = f](Ctx&) { return f(nullptr); });
   T.add("dt_softmax_new", "out=NULL", {IA}, [](Ctx&) { return dt_softmax_new(1, nullptr); });
   T.add("dt_log_softmax_new", "out=NULL", {IA}, [](Ctx&) { return dt_log_softmax_new(1, nullptr); });
@@ -2067,9 +2117,14 @@ void add_module_cases(Table& T) {
     return dt_module_forward(l.lin, in, 1, &x.o.t);
   }).msg_has = "module parameters are on cpu:0 but the input is on cpu:1";
   T.cases.back().needs = Needs::TwoCpus;
-  T.add(fw, "loss_float_target", {TM}, [](Ctx& x) {
+  T.add(fw, "loss_probabilities_of_another_shape", {SM}, [](Ctx& x) {
     LiveModule l(x);
-    const dt_tensor* in[] = {x.a, x.b};
+    const dt_tensor* in[] = {x.a, x.v3};  // a floating target holds probabilities: the input's shape
+    return dt_module_forward(l.loss, in, 2, &x.o.t);
+  }).msg_has = "class probabilities";
+  T.add(fw, "loss_int_input_probabilities", {TM}, [](Ctx& x) {
+    LiveModule l(x);
+    const dt_tensor* in[] = {x.i32, x.b};
     return dt_module_forward(l.loss, in, 2, &x.o.t);
   });
   T.add(fw, "loss_target_out_of_range", {IA}, [](Ctx& x) {

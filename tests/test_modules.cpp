@@ -309,8 +309,13 @@ TEST_F(Modules, LossesMatchPyTorch) {
       std::vector<int64_t> t = ints(tg.at("data"));
       std::vector<int64_t> shape = ints(tg.at("shape"));
       DT_ASSERT_OK(dt_tensor_from_data(t.data(), t.size() * 8, shape.data(), shape.size(), DT_INT64, cpu(), target.out()));
-    } else {
+    } else {  // float64, or float32 (class probabilities of another dtype than the input's)
       target = tensor(doubles(tg.at("data")), ints(tg.at("shape")));
+      if (tg.at("dtype") == "float32") {
+        T narrowed;
+        DT_ASSERT_OK(dt_tensor_to(target, cpu(), DT_FLOAT32, 0, narrowed.out()));
+        target = std::move(narrowed);
+      }
     }
     const dt_tensor* args[] = {input, target};
     T out, total;

@@ -135,11 +135,32 @@ void RunCase(const json& c, const dt_device& device) {
     Ref w;
     ASSERT_TRUE(MakeInput(step.at("weights"), device, &w));
     T out, prod, loss;
-    ASSERT_EQ(dt_module_forward(m, in.data(), in.size(), out.out()), DT_OK) << dt_last_error_message();
+    const json& attn = step.contains("attn_weights") ? step.at("attn_weights") : json();
+    if (attn.is_null()) {
+      ASSERT_EQ(dt_module_forward(m, in.data(), in.size(), out.out()), DT_OK) << dt_last_error_message();
+    } else {  // need_weights=True: the attention weights are compared and enter the loss too
+      in.resize(5, nullptr);
+      T weights, aw_prod, aw_loss, output_loss;
+      ASSERT_EQ(dt_multihead_attention_forward(m, in[0], in[1], in[2], in[3], in[4], attn.at("average").get<bool>(),
+                                               out.out(), weights.out()),
+                DT_OK)
+          << dt_last_error_message();
+      EXPECT_EQ(shape_of(weights), Ints(attn.at("output").at("shape")));
+      ExpectClose(Values(weights), attn.at("output").at("values"), tol, "attention weights");
+      Ref aw;
+      ASSERT_TRUE(MakeInput(attn.at("weights"), device, &aw));
+      DT_ASSERT_OK(dt_mul(weights, aw.get(), aw_prod.out()));
+      DT_ASSERT_OK(dt_sum(aw_prod, nullptr, 0, 0, aw_loss.out()));
+      DT_ASSERT_OK(dt_mul(out, w.get(), prod.out()));
+      DT_ASSERT_OK(dt_sum(prod, nullptr, 0, 0, output_loss.out()));
+      DT_ASSERT_OK(dt_add(output_loss, aw_loss, loss.out()));
+    }
     EXPECT_EQ(shape_of(out), Ints(step.at("output").at("shape")));
     ExpectClose(Values(out), step.at("output").at("values"), tol, "output");
-    DT_ASSERT_OK(dt_mul(out, w.get(), prod.out()));
-    DT_ASSERT_OK(dt_sum(prod, nullptr, 0, 0, loss.out()));
+    if (attn.is_null()) {
+      DT_ASSERT_OK(dt_mul(out, w.get(), prod.out()));
+      DT_ASSERT_OK(dt_sum(prod, nullptr, 0, 0, loss.out()));
+    }
     DT_ASSERT_OK(dt_backward(loss, nullptr));
     for (size_t i = 0; i < specs.size(); ++i) {
       if (!leaves[i].get()) continue;

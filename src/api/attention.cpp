@@ -1,8 +1,10 @@
 // Attention entry points: the functional dt_scaled_dot_product_attention and the modules
-// dt_multihead_attention_new, dt_transformer_encoder_layer_new, dt_transformer_encoder_new.
+// dt_multihead_attention_new (and dt_multihead_attention_forward, which also gives the
+// weights), dt_transformer_encoder_layer_new, dt_transformer_encoder_new.
 #include <cstring>
 #include <vector>
 
+#include "api/call_pins.h"
 #include "api/objects.h"
 #include "api/shim.h"
 #include "core/context.h"
@@ -59,6 +61,28 @@ DT_API dt_status dt_multihead_attention_new(int64_t embed_dim, int64_t num_heads
     o.bias = flag_arg(bias, fn, "bias");
     o.batch_first = flag_arg(batch_first, fn, "batch_first");
     return nn::new_multihead_attention(o, resolve_dtype(dtype), resolve_device(device));
+  });
+}
+
+DT_API dt_status dt_multihead_attention_forward(dt_module* m, const dt_tensor* query, const dt_tensor* key,
+                                                const dt_tensor* value, const dt_tensor* key_padding_mask,
+                                                const dt_tensor* attn_mask, int32_t average_attn_weights,
+                                                dt_tensor** out, dt_tensor** out_weights) {
+  const char* fn = "dt_multihead_attention_forward";
+  return guard([&] {
+    require_two_outs(fn, out, "out", out_weights, "out_weights");
+    nn::Module* mod = object_arg<nn::Module, HandleKind::Module>(m, fn, "m");
+    if (std::strcmp(mod->kind(), "MultiheadAttention") != 0)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": m is a ", mod->kind(), " module, not a MultiheadAttention"));
+    pin_module_for_call(*mod);  // a concurrent dt_module_to must not free the weights meanwhile
+    const bool average = flag_arg(average_attn_weights, fn, "average_attn_weights");
+    Borrowed q = tensor_arg(query, fn, "query");
+    const Tensor k = optional_tensor_arg(key, fn, "key"), v = optional_tensor_arg(value, fn, "value");
+    const Tensor padding = optional_tensor_arg(key_padding_mask, fn, "key_padding_mask");
+    const Tensor mask = optional_tensor_arg(attn_mask, fn, "attn_mask");
+    Tensor weights;
+    Tensor result = nn::multihead_attention_with_weights(*mod, q, k, v, padding, mask, average, &weights);
+    write_two(std::move(result), std::move(weights), out, out_weights);
   });
 }
 

@@ -109,6 +109,9 @@ DT_API dt_status dt_tanh_new(dt_module** out) {
 DT_API dt_status dt_gelu_new(dt_module** out) {
   return make_module("dt_gelu_new", out, [] { return nn::new_activation(UnaryOp::Gelu, "GELU"); });
 }
+DT_API dt_status dt_gelu_tanh_new(dt_module** out) {
+  return make_module("dt_gelu_tanh_new", out, [] { return nn::new_activation(UnaryOp::GeluTanh, "GELU"); });
+}
 DT_API dt_status dt_softmax_new(int64_t dim, dt_module** out) {
   return make_module("dt_softmax_new", out, [&] { return nn::new_softmax(dim, false); });
 }

@@ -239,24 +239,11 @@ DT_API dt_status dt_cumsum(const dt_tensor* a, int64_t dim, dt_tensor** out) {
 }
 
 namespace {
-// Both results of a sort as new handles, written only when both exist (the API's rule:
-// outputs untouched on failure).
 void write_values_indices(ops::SortResult r, dt_tensor** values, dt_tensor** indices) {
-  dt_tensor* v = new_handle(std::move(r.values));
-  dt_tensor* i;
-  try {
-    i = new_handle(std::move(r.indices));
-  } catch (...) {
-    dt_tensor_release(v);
-    throw;
-  }
-  *values = v;
-  *indices = i;
+  write_two(std::move(r.values), std::move(r.indices), values, indices);
 }
 void require_values_indices(const char* fn, dt_tensor** values, dt_tensor** indices) {
-  require(values, fn, "values");
-  require(indices, fn, "indices");
-  if (values == indices) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": values and indices are the same out-parameter"));
+  require_two_outs(fn, values, "values", indices, "indices");
 }
 }  // namespace
 

@@ -1,6 +1,7 @@
 #include "api/shim.h"
 
 #include <cstring>
+#include <utility>
 
 #include "core/utf8.h"
 
@@ -45,6 +46,27 @@ dt_tensor* new_handle(Tensor t) {
   void* h = handle_create(HandleKind::Tensor, impl, destroy_tensor);
   t.release_impl();  // the handle owns this reference now
   return static_cast<dt_tensor*>(h);
+}
+
+void require_two_outs(const char* fn, dt_tensor** first, const char* first_name, dt_tensor** second,
+                      const char* second_name) {
+  require(first, fn, first_name);
+  require(second, fn, second_name);
+  if (first == second)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", first_name, " and ", second_name, " are the same out-parameter"));
+}
+
+void write_two(Tensor first, Tensor second, dt_tensor** out_first, dt_tensor** out_second) {
+  dt_tensor* a = new_handle(std::move(first));
+  dt_tensor* b;
+  try {
+    b = new_handle(std::move(second));
+  } catch (...) {
+    dt_tensor_release(a);
+    throw;
+  }
+  *out_first = a;
+  *out_second = b;
 }
 
 Dims dims_arg(const int64_t* shape, size_t ndim, const char* fn, const char* param) {

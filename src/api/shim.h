@@ -78,6 +78,12 @@ Borrowed tensor_arg(const dt_tensor* h, const char* fn, const char* param);
 Tensor optional_tensor_arg(const dt_tensor* h, const char* fn, const char* param);
 // Registers t under a new handle; the caller's out-parameter gets it.
 dt_tensor* new_handle(Tensor t);
+// Two out-parameters (a sort's values and indices, attention's output and weights):
+// neither NULL, not the same pointer; written only when both handles exist, so a
+// failure leaves both untouched.
+void require_two_outs(const char* fn, dt_tensor** first, const char* first_name, dt_tensor** second,
+                      const char* second_name);
+void write_two(Tensor first, Tensor second, dt_tensor** out_first, dt_tensor** out_second);
 
 // Shape arguments: (shape, ndim) checked (NULL with ndim > 0, ndim > DT_MAX_DIMS).
 Dims dims_arg(const int64_t* shape, size_t ndim, const char* fn, const char* param);

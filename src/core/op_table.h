@@ -27,7 +27,7 @@
  *         IntCopy   integer inputs come back unchanged, copied by the front end with no
  *                   integer kernel (bool refused): floor, ceil, round, trunc
  *         ToFloat   integer and bool inputs compute in the default float dtype: exp(int)
- *         FloatOnly non-floating inputs are refused: gelu, silu
+ *         FloatOnly non-floating inputs are refused: gelu, gelu_tanh, silu
  *   cost: Cheap or Costly (the CPU backend's grain per thread)
  *   visibility: Public (dt_<c_name> exists) or Internal (no entry point)
  *   backward: PyTorch's grad_fn name, or NotDifferentiable
@@ -73,7 +73,9 @@
   X(Cosh,     133, cosh,          ToFloat,   Costly, Public,   CoshBackward0,     mul(g, un(UnaryOp::Sinh, x)), "The hyperbolic cosine of x") \
   X(Asinh,    134, asinh,         ToFloat,   Costly, Public,   AsinhBackward0,    mul(g, un(UnaryOp::Rsqrt, adds(mul(x, x), 1.0))), "The inverse hyperbolic sine of x") \
   X(Acosh,    135, acosh,         ToFloat,   Costly, Public,   AcoshBackward0,    mul(g, un(UnaryOp::Rsqrt, adds(mul(x, x), -1.0))), "The inverse hyperbolic cosine of x (x >= 1)") \
-  X(Atanh,    136, atanh,         ToFloat,   Costly, Public,   AtanhBackward0,    div(g, rsub1(mul(x, x))), "The inverse hyperbolic tangent of x (|x| <= 1)")
+  X(Atanh,    136, atanh,         ToFloat,   Costly, Public,   AtanhBackward0,    div(g, rsub1(mul(x, x))), "The inverse hyperbolic tangent of x (|x| <= 1)") \
+  X(GeluTanh, 137, gelu_tanh,     FloatOnly, Costly, Public,   GeluBackward0,     mul(g, un(UnaryOp::GeluTanhGrad, x)), "GELU, tanh approximation (PyTorch's approximate='tanh', GPT-2's): x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) / 2") \
+  X(GeluTanhGrad, 138, gelu_tanh_backward, FloatOnly, Costly, Internal, NotDifferentiable, g, "d gelu_tanh(x) / dx (autograd only)")
 
 /* BINARY  X(Name, code, c_name, rule, backward, grad_a, grad_b, scalar_backward, grad_scalar, doc)
  *   rule: Arith    the promoted dtype of the operands (bool: logical or/and)

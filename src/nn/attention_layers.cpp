@@ -53,13 +53,15 @@ class MultiheadAttention final : public Module {
     const Tensor& key = optional_input(in, 1).defined() ? in[1] : query;
     const Tensor& value = optional_input(in, 2).defined() ? in[2] : key;
     check_input_device(*this, query);
-    return attend(query, key, value, optional_input(in, 3), optional_input(in, 4));
+    return attend(query, key, value, optional_input(in, 3), optional_input(in, 4), false, nullptr);
   }
 
   // Attention of query [L, N, E] (batch_first: [N, L, E]; unbatched [L, E]) over key and
-  // value [S, N, E]; masks as nn.MultiheadAttention's (bool: true = not allowed).
+  // value [S, N, E]; masks as nn.MultiheadAttention's (bool: true = not allowed). With
+  // weights, *weights gets the attention weights [N, H, L, S] (after dropout, as PyTorch
+  // returns them), averaged over H when `average`, the batch dim dropped when unbatched.
   Tensor attend(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& key_padding_mask,
-                const Tensor& attn_mask) {
+                const Tensor& attn_mask, bool average, Tensor* weights) {
     const int64_t E = o_.embed_dim, H = o_.num_heads, hd = E / H;
     const bool batched = query.ndim() == 3;
     if ((query.ndim() != 3 && query.ndim() != 2) || key.ndim() != query.ndim() || value.ndim() != query.ndim() ||
@@ -112,6 +114,11 @@ class MultiheadAttention final : public Module {
     }
     Tensor attn = ag::softmax(scores, -1, false);
     if (children_.size() > 1 && training()) attn = children_[1].second->forward({attn});  // dropout
+    if (weights) {
+      const int64_t head_dim = 1, batch_dim = 0;
+      Tensor w = average ? ag::reduce(ReduceOp::Mean, attn, &head_dim, 1, false) : attn;
+      *weights = batched ? w : ag::squeeze(w, &batch_dim, 1);
+    }
     Tensor out = ag::matmul(attn, vh);  // [N, H, L, hd]
     out = ag::reshape(ag::permute(out, Dims{0, 2, 1, 3}), Dims{N, L, E}, false);
     out = children_[0].second->forward({out});  // out_proj
@@ -175,7 +182,7 @@ class TransformerEncoderLayer final : public Module {
   }
   Module* child(size_t i) const { return children_[i].second.get(); }
   Tensor self_attention(const Tensor& x, const Tensor& mask, const Tensor& padding) {
-    Tensor y = static_cast<MultiheadAttention*>(child(0))->attend(x, x, x, padding, mask);
+    Tensor y = static_cast<MultiheadAttention*>(child(0))->attend(x, x, x, padding, mask, false, nullptr);
     return child(6)->forward({y});  // dropout1
   }
   Tensor feed_forward(const Tensor& x) {
@@ -225,6 +232,17 @@ void check_embed_dim(const char* kind, int64_t E) {
 }
 
 }  // namespace
+
+Tensor multihead_attention_with_weights(Module& m, const Tensor& query, const Tensor& key, const Tensor& value,
+                                        const Tensor& key_padding_mask, const Tensor& attn_mask, bool average,
+                                        Tensor* weights) {
+  auto* mha = dynamic_cast<MultiheadAttention*>(&m);
+  if (!mha) fail(DT_ERR_INVALID_ARGUMENT, cat("expected a MultiheadAttention module but got a ", m.kind()));
+  const Tensor& k = key.defined() ? key : query;
+  const Tensor& v = value.defined() ? value : k;
+  check_input_device(m, query);
+  return mha->attend(query, k, v, key_padding_mask, attn_mask, average, weights);
+}
 
 Module* new_multihead_attention(const AttentionOptions& o, DType dtype, Device device) {
   if (o.embed_dim <= 0 || o.num_heads <= 0 || o.embed_dim % o.num_heads != 0)

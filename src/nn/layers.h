@@ -74,6 +74,13 @@ struct AttentionOptions {
   bool bias = true, batch_first = false;
 };
 Module* new_multihead_attention(const AttentionOptions& o, DType dtype, Device device);
+// MultiheadAttention's forward with need_weights=True: the output as forward({query, key,
+// value, key_padding_mask, attn_mask}) gives (undefined key/value: the query), and
+// *weights the attention weights, averaged over the heads when `average`. INVALID_ARGUMENT
+// when m is another kind of module.
+Tensor multihead_attention_with_weights(Module& m, const Tensor& query, const Tensor& key, const Tensor& value,
+                                        const Tensor& key_padding_mask, const Tensor& attn_mask, bool average,
+                                        Tensor* weights);
 struct EncoderLayerOptions {
   int64_t d_model = 0, nhead = 1, dim_feedforward = 2048;
   double dropout = 0.1, layer_norm_eps = 1e-5;

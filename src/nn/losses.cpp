@@ -172,6 +172,7 @@ class CrossEntropyLoss final : public NLLLoss {
   const char* kind() const override { return "CrossEntropyLoss"; }
   Tensor forward(const std::vector<Tensor>& in) override {
     check_two(*this, in);
+    if (is_floating(in[1].dtype())) return with_probabilities(in[0], in[1]);
     const int64_t classes = check_classes(*this, in[0], in[1], ignore_index_);
     check_weight(classes);
     const Positions p = as_rows(in[0], in[1]);
@@ -212,7 +213,49 @@ class CrossEntropyLoss final : public NLLLoss {
                                         smoothing_ / static_cast<double>(classes)));
   }
 
+
  private:
+  // PyTorch's soft targets: target holds class probabilities in the input's shape; the
+  // loss of a position is -sum_c weight_c * target_c * log_softmax(input)_c, and mean
+  // divides by the number of positions (input.numel() / C), never by the weights.
+  Tensor with_probabilities(const Tensor& input, const Tensor& target) {
+    check_input_device(*this, input);
+    ops::check_same_device(kind(), input, target);
+    if (!is_floating(input.dtype()))
+      fail(DT_ERR_DTYPE_MISMATCH, cat(kind(), ": expected a floating input but got ", dtype_name(input.dtype())));
+    if (input.ndim() == 0 || input.shape() != target.shape())
+      fail(DT_ERR_SHAPE_MISMATCH, cat(kind(), ": a floating target holds class probabilities and must have the input's "
+                                              "shape [N, C, ...] (or [C]), but the input is ",
+                                      dims_str(input.shape()), " and the target ", dims_str(target.shape()),
+                                      " (class indices need an integer target)"));
+    const int64_t class_dim = input.ndim() == 1 ? 0 : 1, classes = input.size(class_dim);
+    check_weight(classes);
+    // Smoothed in the target's own dtype, then converted, as PyTorch's promotion does.
+    Tensor t = target;
+    if (smoothing_ > 0)
+      t = ag::binary_scalar(BinaryOp::Add, ag::binary_scalar(BinaryOp::Mul, t, 1.0 - smoothing_),
+                            smoothing_ / static_cast<double>(classes));
+    t = ag::to(t, input.device(), input.dtype(), false);
+    Tensor terms = ag::binary(BinaryOp::Mul, ag::softmax(input, class_dim, true), t);
+    if (weight().defined()) {
+      Dims shape;  // the weight along the class dim, broadcast over the rest
+      for (int64_t d = 0; d < input.ndim(); ++d) shape.push(d == class_dim ? classes : 1);
+      terms = ag::binary(BinaryOp::Mul, terms,
+                         ops::reshape(ops::to(weight(), input.device(), input.dtype(), false), shape, false));
+    }
+    switch (reduction_) {
+      case Reduction::None: return ag::unary(UnaryOp::Neg, ag::reduce(ReduceOp::Sum, terms, &class_dim, 1, false));
+      case Reduction::Sum: return ag::unary(UnaryOp::Neg, reduce_all(ReduceOp::Sum, terms));
+      case Reduction::Mean: break;
+    }
+    int64_t positions = 1;
+    for (int64_t d = 0; d < input.ndim(); ++d) positions *= d == class_dim ? 1 : input.size(d);
+    // 0 / 0 = NaN for an empty batch, as PyTorch; named as ATen's division by a Scalar.
+    return ag::named_result(ag::binary_scalar(BinaryOp::Div, ag::unary(UnaryOp::Neg, reduce_all(ReduceOp::Sum, terms)),
+                                              static_cast<double>(positions)),
+                            "DivBackward1");
+  }
+
   double smoothing_;
 };
 

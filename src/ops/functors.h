@@ -209,6 +209,16 @@ struct GeluGrad { template <typename T> DT_HD T operator()(T a) const {
   return T(0.5) * (T(1) + std::erf(a * T(0.70710678118654752440))) +
          a * T(0.39894228040143267794) * std::exp(T(-0.5) * a * a); } };
 
+// GELU's tanh approximation and its derivative, with PyTorch's constants and order of
+// operations: u = sqrt(2/pi) * (a + 0.044715 a^3), gelu = a/2 * (1 + tanh(u)).
+struct GeluTanh { template <typename T> DT_HD T operator()(T a) const {
+  const T u = T(0.79788456080286535588) * (a + T(0.044715) * a * a * a);
+  return T(0.5) * a * (T(1) + std::tanh(u)); } };
+struct GeluTanhGrad { template <typename T> DT_HD T operator()(T a) const {
+  const T a2 = a * a, t = std::tanh(T(0.79788456080286535588) * (a + T(0.044715) * a2 * a));
+  return T(0.5) * (T(1) + t) +
+         T(0.5) * a * (T(1) - t * t) * T(0.79788456080286535588) * (T(1) + T(3) * T(0.044715) * a2); } };
+
 // Maps an op to its functor (fn::<Name>, the table's row name): visit_unary(op, [&](auto
 // f) { ... }) calls the lambda with fn::Relu{} for UnaryOp::Relu. Made from the table
 // (core/op_table.h), so every row must have its functor here.

@@ -150,8 +150,9 @@ for op, f in SCALAR.items():
     lo = 0.5 if op == "dt_pow_scalar" else -2.0
     add(cid, op, lambda v, f=f, s=s: f(v[0], s), [make_input(r, (2, 3), low=lo)], params={"scalar": s})
 
-UN = {"dt_" + u.c_name: getattr(torch, u.c_name, None) or getattr(torch.nn.functional, u.c_name)
-      for u in op_table.public_unary(op_table.load()[0])}
+UN_OVERRIDES = {"gelu_tanh": lambda x: torch.nn.functional.gelu(x, approximate="tanh")}
+UN = {"dt_" + u.c_name: UN_OVERRIDES.get(u.c_name) or getattr(torch, u.c_name, None) or
+      getattr(torch.nn.functional, u.c_name) for u in op_table.public_unary(op_table.load()[0])}
 POSITIVE = {"dt_log", "dt_sqrt", "dt_rsqrt", "dt_log2", "dt_log10"}
 # inputs inside each function's domain and away from poles (tan at pi/2)
 RANGES = {"dt_log1p": (-0.7, 2.0), "dt_asin": (-0.9, 0.9), "dt_acos": (-0.9, 0.9), "dt_atanh": (-0.9, 0.9),

@@ -10,7 +10,9 @@ Deterministic (numpy generators with fixed seeds). tests/test_modules.cpp reads 
   losses    {"id", "loss": "cross_entropy" | "nll" | "mse" (also K-dimensional: input
             [N, C, d1, ...], target [N, d1, ...]), "reduction": 0 none | 1 mean
             | 2 sum, "ignore_index", "label_smoothing", "weight" (list or null), "input"
-            {"shape", "data"}, "target" {"shape", "data", "dtype"}, "expected" (list of
+            {"shape", "data"}, "target" {"shape", "data", "dtype"} (class indices as
+            int64; for cross entropy, class probabilities as float64 or float32 of the
+            input's shape; MSE's float64), "expected" (list of
             loss values, row-major), "input_grad" (gradient of sum(loss) w.r.t. input),
             "grad_fn" (the name of the loss's backward function)}
   training  {"id", "optimizer": "sgd" | "adam" | "adamw", "options", "layers" (the
@@ -101,6 +103,27 @@ for shape in [(2, 4, 3), (2, 4, 2, 3), (1, 4, 2, 1, 2)]:
             tspec = {"shape": list(tshape), "data": [int(v) for v in target.reshape(-1).tolist()], "dtype": "int64"}
             m, inp = class_loss(loss, w, rname, ignore, smooth, x)
             add_loss_case(cid, loss, reduction, ignore, smooth, w, m, inp, x, target, tspec)
+
+# Class probabilities as the target (PyTorch's soft targets: a floating target of the
+# input's shape), over [N, C], [C] and K-dimensional inputs; one float32 target (converted
+# to the input's dtype). Their own generator, so the cases above keep their values.
+prng = np.random.default_rng(17)
+for shape, tdtype in [((6, 4), torch.float64), ((4,), torch.float64), ((2, 4, 3), torch.float64),
+                      ((3, 5), torch.float32)]:
+    for reduction, rname in [(0, "none"), (1, "mean"), (2, "sum")]:
+        for weighted, smooth in [(False, 0.0), (True, 0.0), (True, 0.2), (False, 0.1)]:
+            dims = "x".join(str(v) for v in shape)
+            tname = "float32" if tdtype == torch.float32 else "float64"
+            cid = f"cross_entropy_probs_{dims}_{tname}_{rname}_{'w' if weighted else 'nw'}_ls{smooth}".replace(".", "p")
+            C = shape[1] if len(shape) > 1 else shape[0]
+            x = torch.tensor(prng.uniform(-2, 2, size=shape), dtype=torch.float64, requires_grad=True)
+            w = torch.tensor(prng.uniform(0.2, 2, size=(C,)), dtype=torch.float64) if weighted else None
+            class_dim = 1 if len(shape) > 1 else 0
+            target = torch.softmax(torch.tensor(prng.uniform(-2, 2, size=shape), dtype=torch.float64), class_dim)
+            target = target.to(tdtype)
+            tspec = {"shape": list(shape), "data": flat(target), "dtype": tname}
+            m = nn.CrossEntropyLoss(weight=w, reduction=rname, label_smoothing=smooth)
+            add_loss_case(cid, "cross_entropy", reduction, -100, smooth, w, m, x, x, target, tspec)
 
 TRAINING = []
 for opt_name, options in [("sgd", {"lr": 0.1, "momentum": 0.9, "dampening": 0.0, "weight_decay": 1e-4, "nesterov": 1}),

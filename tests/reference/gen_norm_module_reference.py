@@ -96,7 +96,9 @@ def add(cid, module_cls, args, dtype, inputs, seed, index_input=False, make=None
                 q = a[0]
                 k = a[1] if a[1] is not None else q
                 v = a[2] if a[2] is not None else k
-                out = m(q, k, v, key_padding_mask=a[3], attn_mask=a[4])[0]  # (output, weights)
+                want = step[2] if len(step) > 2 else None  # {"average": ...}: the weights too
+                out, attn = m(q, k, v, key_padding_mask=a[3], attn_mask=a[4], need_weights=True,
+                              average_attn_weights=bool(want and want["average"]))
             else:
                 out = m(*args_in)
         else:
@@ -115,8 +117,15 @@ def add(cid, module_cls, args, dtype, inputs, seed, index_input=False, make=None
             specs.append(spec(x, views))
             out = m(xv)
         w = torch.tensor(g.uniform(-1, 1, size=tuple(out.shape)), dtype=torch_dtype)
-        (out * w).sum().backward()
-        steps.append({"train": bool(train), "inputs": specs, "weights": spec(w),
+        loss = (out * w).sum()
+        attn_spec = None
+        if make and isinstance(m, nn.MultiheadAttention) and len(step) > 2:
+            aw = torch.tensor(g.uniform(-1, 1, size=tuple(attn.shape)), dtype=torch_dtype)
+            loss = loss + (attn * aw).sum()
+            attn_spec = {"average": step[2]["average"], "weights": spec(aw),
+                         "output": {"shape": list(attn.shape), "values": values(attn)}}
+        loss.backward()
+        steps.append({"train": bool(train), "inputs": specs, "weights": spec(w), "attn_weights": attn_spec,
                       "output": {"shape": list(out.shape), "values": values(out)},
                       "input_grads": [None if x is None else values(x.grad) for x in grads_of],
                       "grads": {n: values(p.grad) for n, p in m.named_parameters() if p.grad is not None}})
@@ -164,6 +173,18 @@ for dt in ["float32", "float64"]:
     add(f"mha_unbatched_no_bias_{dt}", nn.MultiheadAttention, dict(mha, num_heads=4, bias=False), dt,
         [(True, [("x", (L, E)), ("x", (S, E)), ("x", (S, E))])], 12,
         make=lambda: nn.MultiheadAttention(E, 4, bias=False))
+    # need_weights=True (dt_multihead_attention_forward): averaged and per head, the loss
+    # summing both outputs so that the weights' gradient is checked too
+    add(f"mha_weights_cross_masked_{dt}", nn.MultiheadAttention, mha, dt,
+        [(True, [("x", (L, N, E)), ("x", (S, N, E)), ("x", (S, N, E)), KPM], {"average": True}),
+         (False, [("x", (L, N, E)), ("x", (S, N, E)), ("x", (S, N, E)), None,
+                  ("bool", [int(j > i + 1) for i in range(L) for j in range(S)], (L, S))], {"average": False})], 17,
+        make=lambda: nn.MultiheadAttention(E, 2))
+    add(f"mha_weights_unbatched_per_head_batch_first_{dt}", nn.MultiheadAttention,
+        dict(mha, num_heads=4, batch_first=True), dt,
+        [(True, [("x", (L, E)), ("x", (S, E)), ("x", (S, E))], {"average": False}),
+         (True, [("x", (L, E))], {"average": True})], 18,
+        make=lambda: nn.MultiheadAttention(E, 4, batch_first=True))
     enc = {"d_model": E, "nhead": 2, "dim_feedforward": 16, "dropout": 0.0}
     add(f"encoder_layer_{dt}", nn.TransformerEncoderLayer, enc, dt,
         [(True, [("x", (L, N, E)), CAUSAL]), (False, [("x", (L, N, E)), None, KPM[:1] + ([0, 0, 1, 1, 0, 0, 0, 1], (N, L))])],

@@ -59,9 +59,13 @@ import op_table  # noqa: E402
 TABLE_UNARY, TABLE_BINARY, TABLE_REDUCE = op_table.load()
 
 
+# Table rows whose PyTorch function has another name or takes an option.
+TORCH_OVERRIDES = {"gelu_tanh": lambda x: F.gelu(x, approximate="tanh")}
+
+
 def torch_fn(name):
     """PyTorch's function of this name: torch.<name>, else torch.nn.functional.<name>."""
-    fn = getattr(torch, name, None) or getattr(F, name, None)
+    fn = TORCH_OVERRIDES.get(name) or getattr(torch, name, None) or getattr(F, name, None)
     if fn is None:
         raise SystemExit("PyTorch has no function %r for the op table's row; add an override" % name)
     return fn
@@ -373,7 +377,7 @@ def gen_unary():
         case(f"{op}_{dt}_empty0", op, [In(dt, [0])], fn)
         case(f"{op}_{dt}_empty2x0x3", op, [In(dt, [2, 0, 3])], fn)
         case(f"{op}_{dt}_large", op, [In(dt, [97])], fn)
-        if op in ("dt_exp", "dt_gelu", "dt_tanh"):
+        if op in ("dt_exp", "dt_gelu", "dt_gelu_tanh", "dt_tanh"):
             # more elements than the CPU backend's grain for costly ops: runs threaded
             case(f"{op}_{dt}_threaded_transposed", op,
                  [In(dt, [64, 72], domain="dyadic", views=[["transpose", 0, 1]])], fn)
@@ -838,6 +842,17 @@ def gen_sort():
     srt("dt_sort_float32_ties_long_desc", In(F32, [2, 500], domain="dyadic"), 1, True)
     top("dt_topk_int16_ties", In("int16", [3, 40]), 7, 1)
     top("dt_topk_int16_ties_smallest", In("int16", [3, 40]), 7, 1, largest=False)
+    # a few of a long row (k * 16 <= n): the CPU's selection, over several 256-key blocks,
+    # with ties across blocks (dyadic values, small integers), NaN and the infinities
+    top("dt_topk_float32_select_ties_k5", In(F32, [3, 1000], domain="dyadic"), 5, 1)
+    top("dt_topk_float32_select_ties_k9_smallest", In(F32, [3, 1000], domain="dyadic"), 9, 1, largest=False)
+    for dt in ["float64", "float16", "bfloat16"]:
+        top(f"dt_topk_{dt}_select_special_k3", In(dt, [2, 700], domain="special"), 3, 1)
+        top(f"dt_topk_{dt}_select_special_k3_smallest", In(dt, [2, 700], domain="special"), 3, 1, largest=False)
+    top("dt_topk_int16_select_ties_k20", In("int16", [2, 600]), 20, 1)
+    top("dt_topk_int16_select_ties_k20_smallest", In("int16", [2, 600]), 20, 1, largest=False)
+    top("dt_topk_uint8_select_k10", In("uint8", [1, 2000]), 10, 1)
+    top("dt_topk_int64_select_dim0_k4_smallest", In("int64", [333, 2]), 4, 0, largest=False)
     # rows split over threads (int32: short JSON)
     srt("dt_sort_int32_threaded_rows", In("int32", [64, 300]), 1, False)
     # views, other dims

@@ -459,6 +459,11 @@ func (t *Tensor) Atanh() (*Tensor, error) {
 	return t.unary("Tensor.Atanh", 136)
 }
 
+// GELUTanh returns GELU, tanh approximation (PyTorch's approximate='tanh', GPT-2's): x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) / 2, elementwise with x = t (dt_gelu_tanh).
+func (t *Tensor) GELUTanh() (*Tensor, error) {
+	return t.unary("Tensor.GELUTanh", 137)
+}
+
 // Sum returns the sum over dims (all when none); integers and bool sum to int64 (dt_sum); Dims(...) gives the dims, KeepDim() keeps the reduced dims as size 1.
 func (t *Tensor) Sum(opts ...ReduceOption) (*Tensor, error) {
 	return t.reduce("Tensor.Sum", 301, opts)

@@ -132,6 +132,7 @@ static inline gdt_tres gdt_op_unary(int code, uintptr_t a_h) {
     case 134: st = dt_asinh(a, &o); break;
     case 135: st = dt_acosh(a, &o); break;
     case 136: st = dt_atanh(a, &o); break;
+    case 137: st = dt_gelu_tanh(a, &o); break;
   }
   return gdt_tr(st, o);
 }

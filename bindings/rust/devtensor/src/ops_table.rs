@@ -745,6 +745,17 @@ impl Tensor {
         /// # Ok(()) }
         /// ```
         atanh => dt_atanh;
+        /// GELU, tanh approximation (PyTorch's approximate='tanh', GPT-2's): x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) / 2, elementwise with `x = self` (`dt_gelu_tanh`).
+        ///
+        /// ```
+        /// # use devtensor::{Device, Tensor};
+        /// # fn main() -> devtensor::Result<()> {
+        /// let x = Tensor::from_slice(&[-10.0f32, 0.0, 10.0], &[3], Device::CPU)?;
+        /// let want = Tensor::from_slice(&[0.0f32, 0.0, 10.0], &[3], Device::CPU)?;
+        /// assert!(x.gelu_tanh()?.allclose(&want)?);
+        /// # Ok(()) }
+        /// ```
+        gelu_tanh => dt_gelu_tanh;
     }
 
     reduce! {
