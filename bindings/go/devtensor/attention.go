@@ -119,10 +119,10 @@ type MultiheadAttentionOptions struct {
 // with BatchFirst; unbatched [L, E]), key and value [S, N, E] (nil key: the query; nil
 // value: the key), keyPaddingMask [N, S] and attnMask [L, S] or [N * numHeads, L, S];
 // bool masks are TRUE where attention is NOT allowed (as PyTorch's), float masks are
-// added to the scores. The result is the attention output [L, N, E] only, not PyTorch's
-// averaged attention weights. Dropout acts on the attention weights in training mode (a
-// new module's; Module.Eval for inference). The caller owns the Module and must Close
-// it.
+// added to the scores. The result is the attention output [L, N, E] only
+// (need_weights=False); Module.AttentionWithWeights gives PyTorch's attention weights
+// too. Dropout acts on the attention weights in training mode (a new module's;
+// Module.Eval for inference). The caller owns the Module and must Close it.
 //
 // Errors: ErrInvalidArgument (embedDim not a positive multiple of numHeads, Dropout
 // outside [0, 1]), ErrDTypeMismatch (a dtype that is not floating), ErrInvalidDevice,
@@ -136,6 +136,62 @@ func MultiheadAttention(embedDim, numHeads int64, opts MultiheadAttentionOptions
 	}
 	return takeModule("MultiheadAttention", C.gdt_multihead_attention_new(C.int64_t(embedDim), C.int64_t(numHeads),
 		C.double(opts.Dropout), cBool(!opts.NoBias), cBool(opts.BatchFirst), C.dt_dtype(opts.DType), opts.Device.c()))
+}
+
+// AttentionWithWeights runs m, a MultiheadAttention, as PyTorch's forward with
+// need_weights=True (dt_multihead_attention_forward): out is the attention output, what
+// ForwardOptional(query, key, value, keyPaddingMask, attnMask) gives, and weights the
+// attention weights, softmax(q kᵀ / sqrt(embedDim / numHeads) + mask) of the projected
+// query q and key k of each head, after dropout in training mode (as PyTorch returns
+// them). With averageAttnWeights (PyTorch's default, average_attn_weights=True) weights
+// is their mean over the heads, [N, L, S] (unbatched [L, S]); without, one set per head,
+// [N, numHeads, L, S] (unbatched [numHeads, L, S]); the batch comes first whatever
+// BatchFirst says. Without dropout each row of weights (over S) sums to 1, with 0 where
+// a mask forbids attention.
+//
+// key, value, keyPaddingMask and attnMask may be nil, PyTorch's None, as in
+// ForwardOptional: a nil key is the query (self-attention), a nil value the key; query
+// [L, N, E] ([N, L, E] with BatchFirst; unbatched [L, E]), key and value [S, N, E],
+// keyPaddingMask [N, S], attnMask [L, S] or [N * numHeads, L, S]; bool masks are TRUE
+// where attention is NOT allowed (as PyTorch's), float masks are added to the scores.
+// Both results are part of the autograd graph. The caller owns both and must Close them;
+// on error both are nil.
+//
+// Errors: ErrInvalidArgument (a nil m or query; m a module that is not a
+// MultiheadAttention, the message naming its kind: "m is a Linear module, not a
+// MultiheadAttention"), ErrClosed (a closed m or input), and the errors of
+// MultiheadAttention's Forward: ErrShapeMismatch naming the module and the shapes (a
+// query, key or value of another width than embedDim, a mask of the wrong shape),
+// ErrDTypeMismatch (a float mask of another dtype), ErrDeviceMismatch, ErrOutOfMemory.
+func (m *Module) AttentionWithWeights(query, key, value, keyPaddingMask, attnMask *Tensor,
+	averageAttnWeights bool) (out, weights *Tensor, err error) {
+	const op = "Module.AttentionWithWeights"
+	h, unlock, err := m.acquire(op, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
+	qh, err := query.handle(op)
+	if err != nil {
+		return nil, nil, err
+	}
+	var hs [4]C.uintptr_t // key, value, keyPaddingMask, attnMask: 0 for nil
+	for i, t := range [4]*Tensor{key, value, keyPaddingMask, attnMask} {
+		if hs[i], err = optionalTensor(op, t); err != nil {
+			return nil, nil, err
+		}
+	}
+	r := C.gdt_multihead_attention_forward(h, qh, hs[0], hs[1], hs[2], hs[3], cBool(averageAttnWeights))
+	runtime.KeepAlive(m)
+	runtime.KeepAlive(query)
+	runtime.KeepAlive(key)
+	runtime.KeepAlive(value)
+	runtime.KeepAlive(keyPaddingMask)
+	runtime.KeepAlive(attnMask)
+	if err := mkerr(op, r.st, r.msg); err != nil {
+		return nil, nil, err
+	}
+	return newTensor(r.out), newTensor(r.weights), nil
 }
 
 // Activation is the activation of a TransformerEncoderLayer's feed-forward block,

@@ -2,6 +2,7 @@ package devtensor_test
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/devtensor/devtensor/bindings/go/devtensor"
 )
@@ -80,6 +81,47 @@ func ExampleMultiheadAttention() {
 	// out_proj.bias [2]
 	// [13 24]
 	// [12 23]
+}
+
+func ExampleModule_AttentionWithWeights() {
+	cpu := devtensor.CPU(0)
+	// MultiheadAttention(2, 2, bias=False): two heads of width 1, here with identity
+	// projections, so head h scores query[h] * key[h] (the scale is 1/sqrt(1)) and mixes
+	// value column h.
+	mha := devtensor.Must(devtensor.MultiheadAttention(2, 2, devtensor.MultiheadAttentionOptions{NoBias: true}))
+	defer mha.Close()
+	eye := devtensor.Must(devtensor.FromSlice([]float32{1, 0, 0, 1}, []int64{2, 2}, cpu))
+	defer eye.Close()
+	in := devtensor.Must(devtensor.Cat([]*devtensor.Tensor{eye, eye, eye}, 0))
+	defer in.Close()
+	sd := devtensor.Must(devtensor.NewStateDict(devtensor.Named{Name: "in_proj_weight", Tensor: in},
+		devtensor.Named{Name: "out_proj.weight", Tensor: eye}))
+	defer sd.Close()
+	devtensor.MustOK(mha.LoadStateDict(sd))
+
+	q := devtensor.Must(devtensor.FromSlice([]float32{1, 0}, []int64{1, 1, 2}, cpu)) // [L, N, E]
+	defer q.Close()
+	// Head 0 scores 0 and ln 3: weights 1/4 and 3/4. Head 1 scores 0 and 0: 1/2 and 1/2.
+	k := devtensor.Must(devtensor.FromSlice([]float32{0, 0, float32(math.Log(3)), 0}, []int64{2, 1, 2}, cpu))
+	defer k.Close()
+	v := devtensor.Must(devtensor.FromSlice([]float32{4, 2, 8, 6}, []int64{2, 1, 2}, cpu))
+	defer v.Close()
+	for _, average := range []bool{true, false} {
+		// average: PyTorch's average_attn_weights, the mean over the heads [N, L, S];
+		// else one set of weights per head, [N, numHeads, L, S].
+		out, weights, err := mha.AttentionWithWeights(q, k, v, nil, nil, average)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("out %.2f, weights %v %.3f\n", devtensor.Must(devtensor.ToSlice[float32](out)),
+			devtensor.Must(weights.Shape()), devtensor.Must(devtensor.ToSlice[float32](weights)))
+		out.Close()
+		weights.Close()
+	}
+	// Output:
+	// out [7.00 4.00], weights [1 1 2] [0.375 0.625]
+	// out [7.00 4.00], weights [1 2 1 2] [0.250 0.750 0.500 0.500]
 }
 
 func ExampleTransformerEncoder() {

@@ -10,11 +10,12 @@ import (
 
 // Compile checks of the attention signatures.
 var (
-	_ func(*Module, ...*Tensor) (*Tensor, error)                          = (*Module).ForwardOptional
-	_ func(*Tensor, *Tensor, *Tensor, *Tensor, bool) (*Tensor, error)     = (*Tensor).ScaledDotProductAttention
-	_ func(int64, int64, MultiheadAttentionOptions) (*Module, error)      = MultiheadAttention
-	_ func(int64, int64, TransformerEncoderLayerOptions) (*Module, error) = TransformerEncoderLayer
-	_ func([]*Module, *Module) (*Module, error)                           = TransformerEncoder
+	_ func(*Module, ...*Tensor) (*Tensor, error)                                                 = (*Module).ForwardOptional
+	_ func(*Tensor, *Tensor, *Tensor, *Tensor, bool) (*Tensor, error)                            = (*Tensor).ScaledDotProductAttention
+	_ func(int64, int64, MultiheadAttentionOptions) (*Module, error)                             = MultiheadAttention
+	_ func(int64, int64, TransformerEncoderLayerOptions) (*Module, error)                        = TransformerEncoderLayer
+	_ func([]*Module, *Module) (*Module, error)                                                  = TransformerEncoder
+	_ func(*Module, *Tensor, *Tensor, *Tensor, *Tensor, *Tensor, bool) (*Tensor, *Tensor, error) = (*Module).AttentionWithWeights
 )
 
 // tensors makes tensors that are closed when the test ends (before noLeaks' check, when
@@ -330,6 +331,315 @@ func TestMultiheadAttentionErrors(t *testing.T) {
 	var nilModule *Module
 	_, err = nilModule.ForwardOptional(x)
 	wantCode(t, err, ErrInvalidArgument)
+}
+
+// mustPair returns a and b, and panics on err (as must, for two results).
+func mustPair(a, b *Tensor, err error) (*Tensor, *Tensor) {
+	if err != nil {
+		panic(err)
+	}
+	return a, b
+}
+
+// softmax of xs, computed here by hand (-Inf gives 0).
+func softmax(xs ...float64) []float64 {
+	top := math.Inf(-1)
+	for _, x := range xs {
+		top = math.Max(top, x)
+	}
+	out := make([]float64, len(xs))
+	sum := 0.0
+	for i, x := range xs {
+		out[i] = math.Exp(x - top)
+		sum += out[i]
+	}
+	for i := range out {
+		out[i] /= sum
+	}
+	return out
+}
+
+// checkTensor fails unless x has shape and the values want within tol; it closes x.
+func checkTensor(t *testing.T, what string, x *Tensor, shape []int64, want []float64, tol float64) {
+	t.Helper()
+	got, s := f32s(t, x)
+	if !reflect.DeepEqual(s, shape) {
+		t.Fatalf("%s: shape %v, want %v", what, s, shape)
+	}
+	near(t, what, got, want, tol)
+}
+
+// AttentionWithWeights against weights computed by hand: with identity projections the
+// weights are softmax(q.k_j / sqrt(headDim) + mask) of the raw query and keys, and the
+// output their mix of the values, plus out_proj.bias.
+func TestMultiheadAttentionWithWeightsByHand(t *testing.T) {
+	noLeaks(t)
+	k := newTensors(t)
+	mha := identityMHA(t, 1, MultiheadAttentionOptions{}, [2]float32{10, 20})
+	defer mha.Close()
+	q := k.f32([]float32{1, 2}, 1, 1, 2)                // [L=1, N=1, E=2]
+	keys := k.f32([]float32{0, 0, 1, 0, 0, 1}, 3, 1, 2) // [S=3, N=1, E=2]
+	v := k.f32([]float32{1, 2, 3, 4, 5, 6}, 3, 1, 2)    // value rows (1, 2), (3, 4), (5, 6)
+	mix := func(w []float64, rows [3][2]float64, bias [2]float64) []float64 {
+		out := []float64{bias[0], bias[1]}
+		for j, r := range rows {
+			out[0] += w[j] * r[0]
+			out[1] += w[j] * r[1]
+		}
+		return out
+	}
+	vrows := [3][2]float64{{1, 2}, {3, 4}, {5, 6}}
+	bias := [2]float64{10, 20}
+	r2 := math.Sqrt2
+	w := softmax(0, 1/r2, 2/r2) // q.k_j = 0, 1, 2 over sqrt(2)
+
+	out, weights := mustPair(mha.AttentionWithWeights(q, keys, v, nil, nil, true))
+	checkTensor(t, "output", out, []int64{1, 1, 2}, mix(w, vrows, bias), 1e-5)
+	checkTensor(t, "averaged weights [N, L, S]", weights, []int64{1, 1, 3}, w, 1e-6)
+	// One head: the per-head weights are the same, [N, H, L, S].
+	out, weights = mustPair(mha.AttentionWithWeights(q, keys, v, nil, nil, false))
+	checkTensor(t, "output, per head", out, []int64{1, 1, 2}, mix(w, vrows, bias), 1e-5)
+	checkTensor(t, "per-head weights [N, H, L, S]", weights, []int64{1, 1, 1, 3}, w, 1e-6)
+	// The output is exactly ForwardOptional's.
+	out, weights = mustPair(mha.AttentionWithWeights(q, keys, v, nil, nil, true))
+	weights.Close()
+	if a, b := vals(t, out), vals(t, must(mha.ForwardOptional(q, keys, v))); !reflect.DeepEqual(a, b) {
+		t.Fatalf("output %v, ForwardOptional's %v", a, b)
+	}
+
+	// Masks (bool: TRUE where attention is NOT allowed): a masked key weighs exactly 0.
+	pad := k.bools([]bool{false, false, true}, 1, 3) // [N, S]: key 2 is padding
+	wp := append(softmax(0, 1/r2), 0)
+	out, weights = mustPair(mha.AttentionWithWeights(q, keys, v, pad, nil, true))
+	checkTensor(t, "key padding mask: output", out, []int64{1, 1, 2}, mix(wp, vrows, bias), 1e-5)
+	checkTensor(t, "key padding mask: weights", weights, []int64{1, 1, 3}, wp, 1e-6)
+	am := k.bools([]bool{true, false, false}, 1, 3) // [L, S]: key 0 hidden
+	wa := append([]float64{0}, softmax(1/r2, 2/r2)...)
+	out, weights = mustPair(mha.AttentionWithWeights(q, keys, v, nil, am, true))
+	out.Close()
+	checkTensor(t, "bool attn mask: weights", weights, []int64{1, 1, 3}, wa, 1e-6)
+	// A float attn_mask is added to the scores: ln 3 on key 0.
+	fm := k.f32([]float32{float32(math.Log(3)), 0, 0}, 1, 3)
+	wf := softmax(math.Log(3), 1/r2, 2/r2)
+	out, weights = mustPair(mha.AttentionWithWeights(q, keys, v, nil, fm, true))
+	checkTensor(t, "float attn mask: output", out, []int64{1, 1, 2}, mix(wf, vrows, bias), 1e-5)
+	checkTensor(t, "float attn mask: weights", weights, []int64{1, 1, 3}, wf, 1e-6)
+
+	// A nil value is the key; nil key and value are the query (one key: weight 1).
+	krows := [3][2]float64{{0, 0}, {1, 0}, {0, 1}}
+	out, weights = mustPair(mha.AttentionWithWeights(q, keys, nil, nil, nil, true))
+	checkTensor(t, "nil value: output", out, []int64{1, 1, 2}, mix(w, krows, bias), 1e-5)
+	checkTensor(t, "nil value: weights", weights, []int64{1, 1, 3}, w, 1e-6)
+	out, weights = mustPair(mha.AttentionWithWeights(q, nil, nil, nil, nil, true))
+	checkTensor(t, "self-attention: output", out, []int64{1, 1, 2}, []float64{11, 22}, 1e-5)
+	checkTensor(t, "self-attention: weights", weights, []int64{1, 1, 1}, []float64{1}, 1e-6)
+
+	// The weights are [N, L, S], batch first, although the query is [L, N, E]: query
+	// (l=0, n=1) is (1, 2), the others zero (uniform weights u).
+	u := []float64{1.0 / 3, 1.0 / 3, 1.0 / 3}
+	q22 := k.f32([]float32{0, 0, 1, 2, 0, 0, 0, 0}, 2, 2, 2) // [L=2, N=2, E=2]
+	k2 := k.f32([]float32{0, 0, 0, 0, 1, 0, 1, 0, 0, 1, 0, 1}, 3, 2, 2)
+	out, weights = mustPair(mha.AttentionWithWeights(q22, k2, k2, nil, nil, true))
+	out.Close()
+	checkTensor(t, "[N, L, S] layout", weights, []int64{2, 2, 3}, concat(u, u, w, u), 1e-6)
+	// Unbatched: query [L, E], weights [L, S].
+	q2 := k.f32([]float32{0, 0, 1, 2}, 2, 2)
+	k1 := k.f32([]float32{0, 0, 1, 0, 0, 1}, 3, 2)
+	out, weights = mustPair(mha.AttentionWithWeights(q2, k1, k1, nil, nil, true))
+	checkTensor(t, "unbatched: output", out, []int64{2, 2}, concat(mix(u, krows, bias), mix(w, krows, bias)), 1e-5)
+	checkTensor(t, "unbatched: weights [L, S]", weights, []int64{2, 3}, concat(u, w), 1e-6)
+
+	// Two heads of width 1 (scale 1): head 0 scores q0 * k_j0 = 0, 1, 0, head 1
+	// q1 * k_j1 = 0, 0, 2. Per head [N, H, L, S]; averaged, their mean.
+	two := identityMHA(t, 2, MultiheadAttentionOptions{}, [2]float32{})
+	defer two.Close()
+	w0, w1 := softmax(0, 1, 0), softmax(0, 0, 2)
+	mean := make([]float64, 3)
+	for j := range mean {
+		mean[j] = (w0[j] + w1[j]) / 2
+	}
+	heads := []float64{w0[0]*1 + w0[1]*3 + w0[2]*5, w1[0]*2 + w1[1]*4 + w1[2]*6} // head h mixes value column h
+	out, weights = mustPair(two.AttentionWithWeights(q, keys, v, nil, nil, false))
+	checkTensor(t, "two heads: output", out, []int64{1, 1, 2}, heads, 1e-5)
+	checkTensor(t, "two heads: per-head weights", weights, []int64{1, 2, 1, 3}, concat(w0, w1), 1e-6)
+	out, weights = mustPair(two.AttentionWithWeights(q, keys, v, nil, nil, true))
+	checkTensor(t, "two heads: output, averaged", out, []int64{1, 1, 2}, heads, 1e-5)
+	checkTensor(t, "two heads: averaged weights", weights, []int64{1, 1, 3}, mean, 1e-6)
+	out, weights = mustPair(two.AttentionWithWeights(k.f32([]float32{1, 2}, 1, 2), k1, k1, nil, nil, false))
+	out.Close()
+	checkTensor(t, "two heads, unbatched: [H, L, S]", weights, []int64{2, 1, 3}, concat(w0, w1), 1e-6)
+
+	// Dropout in training mode (a new module's): the weights are returned after dropout,
+	// each 1/8 zeroed or doubled to 1/4, and the output is the mix of exactly those.
+	drop := identityMHA(t, 1, MultiheadAttentionOptions{Dropout: 0.5}, [2]float32{10, 20})
+	defer drop.Close()
+	zeros8 := k.f32(make([]float32, 16), 8, 1, 2) // equal keys: weights 1/8
+	vdata := make([]float32, 16)
+	for i := range vdata {
+		vdata[i] = float32(i + 1)
+	}
+	v8 := k.f32(vdata, 8, 1, 2)
+	out, weights = mustPair(drop.AttentionWithWeights(q, zeros8, v8, nil, nil, true))
+	wd := vals(t, weights)
+	want := []float64{10, 20}
+	for j, x := range wd {
+		if math.Abs(x) > 1e-7 && math.Abs(x-0.25) > 1e-6 {
+			t.Fatalf("dropout weights %v: want each 0 or 1/4", wd)
+		}
+		want[0] += x * float64(vdata[2*j])
+		want[1] += x * float64(vdata[2*j+1])
+	}
+	checkTensor(t, "dropout: output mixes the returned weights", out, []int64{1, 1, 2}, want, 1e-4)
+	MustOK(drop.Eval())
+	out, weights = mustPair(drop.AttentionWithWeights(q, zeros8, v8, nil, nil, true))
+	out.Close()
+	checkTensor(t, "dropout in eval", weights, []int64{1, 1, 8}, []float64{0.125, 0.125, 0.125, 0.125, 0.125, 0.125, 0.125, 0.125}, 1e-6)
+
+	// The weights are part of the autograd graph: sum(weights^2) reaches the query.
+	qg := k.f32([]float32{1, 2}, 1, 1, 2)
+	MustOK(qg.SetRequiresGrad(true))
+	out, weights = mustPair(mha.AttentionWithWeights(qg, keys, v, nil, nil, true))
+	out.Close()
+	k.keep(weights)
+	sq := k.keep(must(weights.Mul(weights)))
+	loss := k.keep(must(sq.Sum()))
+	MustOK(loss.Backward(nil))
+	g, gs := f32s(t, must(qg.Grad()))
+	if !reflect.DeepEqual(gs, []int64{1, 1, 2}) || (g[0] == 0 && g[1] == 0) {
+		t.Fatalf("query gradient %v %v through the weights", g, gs)
+	}
+}
+
+// concat joins float64 slices.
+func concat(xs ...[]float64) []float64 {
+	var out []float64
+	for _, x := range xs {
+		out = append(out, x...)
+	}
+	return out
+}
+
+// AttentionWithWeights on random modules: the shapes for every layout, rows that sum to
+// 1, the averaged weights the mean of the per-head ones, the output Forward's.
+func TestMultiheadAttentionWithWeightsShapes(t *testing.T) {
+	noLeaks(t)
+	k := newTensors(t)
+	m := must(MultiheadAttention(8, 2, MultiheadAttentionOptions{}))
+	defer m.Close()
+	q := k.randn(3, 4, 8)  // [L, N, E]
+	kv := k.randn(5, 4, 8) // [S, N, E]
+	out, avg := mustPair(m.AttentionWithWeights(q, kv, kv, nil, nil, true))
+	if _, s := f32s(t, out); !reflect.DeepEqual(s, []int64{3, 4, 8}) {
+		t.Fatalf("output shape %v", s)
+	}
+	out, per := mustPair(m.AttentionWithWeights(q, kv, kv, nil, nil, false))
+	out.Close()
+	a, as := f32s(t, avg)
+	p, ps := f32s(t, per)
+	if !reflect.DeepEqual(as, []int64{4, 3, 5}) || !reflect.DeepEqual(ps, []int64{4, 2, 3, 5}) {
+		t.Fatalf("weights shapes %v (averaged), %v (per head)", as, ps)
+	}
+	for n := 0; n < 4; n++ {
+		for l := 0; l < 3; l++ {
+			row := 0.0
+			for s := 0; s < 5; s++ {
+				h0, h1 := p[((n*2+0)*3+l)*5+s], p[((n*2+1)*3+l)*5+s]
+				got := a[(n*3+l)*5+s]
+				if math.Abs(float64(got)-float64(h0+h1)/2) > 1e-6 {
+					t.Fatalf("averaged weight %v, heads %v and %v", got, h0, h1)
+				}
+				row += float64(got)
+			}
+			if math.Abs(row-1) > 1e-5 {
+				t.Fatalf("a row of weights sums to %v", row)
+			}
+		}
+	}
+	// Self-attention with a nil key and value: the output is Forward's.
+	out, w := mustPair(m.AttentionWithWeights(q, nil, nil, nil, nil, true))
+	if _, s := f32s(t, w); !reflect.DeepEqual(s, []int64{4, 3, 3}) {
+		t.Fatalf("self-attention weights shape %v", s)
+	}
+	if a, b := vals(t, out), vals(t, must(m.Forward(q))); !reflect.DeepEqual(a, b) {
+		t.Fatal("the output differs from Forward's")
+	}
+	// BatchFirst: query [N, L, E]; the weights are [N, L, S] as without it.
+	bf := must(MultiheadAttention(8, 4, MultiheadAttentionOptions{BatchFirst: true}))
+	defer bf.Close()
+	out, w = mustPair(bf.AttentionWithWeights(k.randn(4, 3, 8), k.randn(4, 6, 8), nil, nil, nil, false))
+	if _, s := f32s(t, out); !reflect.DeepEqual(s, []int64{4, 3, 8}) {
+		t.Fatalf("batch_first output shape %v", s)
+	}
+	if _, s := f32s(t, w); !reflect.DeepEqual(s, []int64{4, 4, 3, 6}) {
+		t.Fatalf("batch_first per-head weights shape %v", s)
+	}
+	// Float64 modules give float64 weights.
+	d := must(MultiheadAttention(4, 1, MultiheadAttentionOptions{DType: Float64, Device: CPU(0)}))
+	defer d.Close()
+	out, w = mustPair(d.AttentionWithWeights(k.keep(must(Randn([]int64{2, 4}, Float64, CPU(0)))), nil, nil, nil, nil, true))
+	out.Close()
+	defer w.Close()
+	if dt, s := must(w.DType()), must(w.Shape()); dt != Float64 || !reflect.DeepEqual(s, []int64{2, 2}) {
+		t.Fatalf("float64 unbatched weights: %v %v", dt, s)
+	}
+}
+
+func TestMultiheadAttentionWithWeightsErrors(t *testing.T) {
+	noLeaks(t)
+	k := newTensors(t)
+	x := k.randn(3, 1, 4)
+	// A module that is not a MultiheadAttention: ErrInvalidArgument naming its kind.
+	lin := must(Linear(4, 4, LinearOptions{}))
+	defer lin.Close()
+	out, w, err := lin.AttentionWithWeights(x, nil, nil, nil, nil, true)
+	if e := wantCode(t, err, ErrInvalidArgument); !strings.Contains(e.Msg, "Linear") || !strings.Contains(e.Msg, "MultiheadAttention") {
+		t.Fatalf("a Linear: %v", err)
+	}
+	if out != nil || w != nil {
+		t.Fatal("results on error")
+	}
+	layer := must(TransformerEncoderLayer(4, 2, TransformerEncoderLayerOptions{DimFeedforward: 8}))
+	defer layer.Close()
+	_, _, err = layer.AttentionWithWeights(x, nil, nil, nil, nil, true)
+	if e := wantCode(t, err, ErrInvalidArgument); !strings.Contains(e.Msg, "TransformerEncoderLayer") {
+		t.Fatalf("a TransformerEncoderLayer: %v", err)
+	}
+	// Its self_attn child is one.
+	sa := must(layer.Child("self_attn"))
+	defer sa.Close()
+	out, w = mustPair(sa.AttentionWithWeights(x, nil, nil, nil, nil, true))
+	out.Close()
+	if _, s := f32s(t, w); !reflect.DeepEqual(s, []int64{1, 3, 3}) {
+		t.Fatalf("self_attn weights shape %v", s)
+	}
+
+	m := must(MultiheadAttention(4, 2, MultiheadAttentionOptions{}))
+	defer m.Close()
+	// The forward errors: a query of the wrong width names the module and the shape.
+	_, _, err = m.AttentionWithWeights(k.randn(3, 1, 5), nil, nil, nil, nil, true)
+	if e := wantCode(t, err, ErrShapeMismatch); !strings.Contains(e.Msg, "MultiheadAttention") || !strings.Contains(e.Msg, "[3, 1, 5]") {
+		t.Fatalf("wrong width: %v", err)
+	}
+	_, _, err = m.AttentionWithWeights(x, nil, nil, k.bools([]bool{false, false, false, false}, 1, 4), nil, true)
+	wantCode(t, err, ErrShapeMismatch)
+	_, _, err = m.AttentionWithWeights(x, nil, nil, nil, k.keep(must(Zeros([]int64{3, 3}, Float64, CPU(0)))), false)
+	wantCode(t, err, ErrDTypeMismatch)
+	// nil query or module; closed module or input.
+	_, _, err = m.AttentionWithWeights(nil, x, x, nil, nil, true)
+	wantCode(t, err, ErrInvalidArgument)
+	var nilModule *Module
+	_, _, err = nilModule.AttentionWithWeights(x, nil, nil, nil, nil, true)
+	wantCode(t, err, ErrInvalidArgument)
+	closed := must(Zeros([]int64{3, 1, 4}, Float32, CPU(0)))
+	closed.Close()
+	for _, in := range [][5]*Tensor{{closed}, {x, closed}, {x, x, closed}, {x, nil, nil, closed}, {x, nil, nil, nil, closed}} {
+		_, _, err = m.AttentionWithWeights(in[0], in[1], in[2], in[3], in[4], true)
+		wantCode(t, err, ErrClosed)
+	}
+	gone := must(MultiheadAttention(4, 2, MultiheadAttentionOptions{}))
+	MustOK(gone.Close())
+	_, _, err = gone.AttentionWithWeights(x, nil, nil, nil, nil, true)
+	wantCode(t, err, ErrClosed)
 }
 
 func TestTransformerEncoderLayer(t *testing.T) {

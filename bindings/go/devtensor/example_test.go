@@ -41,6 +41,22 @@ func ExampleFromSlice() {
 	// [1 2 3 4]
 }
 
+func ExampleGELUTanh() {
+	// torch.nn.GELU(approximate="tanh"), GPT-2's activation, beside the exact GELU.
+	x := devtensor.Must(devtensor.FromSlice([]float32{-1, 0, 1, 2}, []int64{4}, devtensor.CPU(0)))
+	defer x.Close()
+	for _, mk := range []func() (*devtensor.Module, error){devtensor.GELUTanh, devtensor.GELU} {
+		m := devtensor.Must(mk())
+		y := devtensor.Must(m.Forward(x))
+		fmt.Printf("%s %.5f\n", devtensor.Must(m.Kind()), devtensor.Must(devtensor.ToSlice[float32](y)))
+		y.Close()
+		m.Close()
+	}
+	// Output:
+	// GELU [-0.15881 0.00000 0.84119 1.95460]
+	// GELU [-0.15866 0.00000 0.84134 1.95450]
+}
+
 func ExampleTensor_To() {
 	// The tests run with DEVTENSOR_CPU_DEVICES=2, so cpu:1 exists.
 	a := devtensor.Must(devtensor.FromSlice([]int64{1, 2, 3}, nil, devtensor.CPU(0)))

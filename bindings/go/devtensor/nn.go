@@ -178,6 +178,13 @@ func Tanh() (*Module, error) { return simpleModule("Tanh", C.GDT_M_TANH, 0, 0, 0
 // the Module and must Close it. Errors: as ReLU.
 func GELU() (*Module, error) { return simpleModule("GELU", C.GDT_M_GELU, 0, 0, 0) }
 
+// GELUTanh returns a new torch.nn.GELU(approximate="tanh") module, GPT-2's "gelu_new",
+// x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) elementwise, with no parameters
+// (dt_gelu_tanh_new); its Forward is Tensor.GELUTanh and takes floating inputs only
+// (others: ErrDTypeMismatch). Its Kind is "GELU", PyTorch's class name for both forms.
+// The caller owns the Module and must Close it. Errors: as ReLU.
+func GELUTanh() (*Module, error) { return simpleModule("GELUTanh", C.GDT_M_GELU_TANH, 0, 0, 0) }
+
 // Softmax returns a new torch.nn.Softmax(dim) module, a numerically stable softmax
 // along dim (dt_softmax_new). The caller owns the Module and must Close it. Errors: as
 // ReLU (a dim out of range fails at Forward).

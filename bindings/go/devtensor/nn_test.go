@@ -11,6 +11,76 @@ import (
 	"testing"
 )
 
+// Compile checks of the activation modules' signatures.
+var (
+	_ func() (*Module, error) = GELU
+	_ func() (*Module, error) = GELUTanh
+)
+
+// GELUTanh is torch.nn.GELU(approximate="tanh"): its values against the formula computed
+// here, its kind, the tensor op's result, and the dtypes it refuses.
+func TestGELUTanhModule(t *testing.T) {
+	noLeaks(t)
+	s := NewScope()
+	defer s.Close()
+	m := must(GELUTanh())
+	defer m.Close()
+	if kind := must(m.Kind()); kind != "GELU" {
+		t.Fatalf("kind %q, want PyTorch's class name GELU", kind)
+	}
+	if ps := must(m.Parameters()); len(ps) != 0 {
+		ps.Close()
+		t.Fatal("GELUTanh has parameters")
+	}
+	in := []float64{-3, -1, -0.5, 0, 0.5, 1, 2, 3}
+	var want []float64
+	for _, x := range in {
+		want = append(want, x/2*(1+math.Tanh(math.Sqrt(2/math.Pi)*(x+0.044715*x*x*x))))
+	}
+	x64 := must(s.Track(FromSlice(in, []int64{2, 4}, CPU(0))))
+	y64 := must(s.Track(m.Forward(x64)))
+	if sh, dt := must(y64.Shape()), must(y64.DType()); dt != Float64 || len(sh) != 2 || sh[0] != 2 || sh[1] != 4 {
+		t.Fatalf("float64 [2, 4] in: %v %v out", dt, sh)
+	}
+	near(t, "GELUTanh float64", must(ToSlice[float64](y64)), want, 1e-10)
+	x32 := must(s.Track(x64.ToDType(Float32)))
+	y32 := must(ToSlice[float32](must(s.Track(m.Forward(x32)))))
+	near(t, "GELUTanh float32", y32, want, 1e-6)
+	// The module is the op Tensor.GELUTanh, and not the exact form: at 1 the two differ
+	// by 1.5e-4 (0.841192 against 0.841345).
+	op := must(ToSlice[float32](must(s.Track(x32.GELUTanh()))))
+	for i := range op {
+		if op[i] != y32[i] {
+			t.Fatalf("module %v, op %v", y32, op)
+		}
+	}
+	exact := must(GELU())
+	defer exact.Close()
+	e := must(ToSlice[float32](must(s.Track(exact.Forward(x32)))))
+	if d := math.Abs(float64(e[5] - y32[5])); d < 1e-4 {
+		t.Fatalf("GELUTanh(1) = %v, GELU(1) = %v: not the tanh form", y32[5], e[5])
+	}
+	// In a Sequential, differentiable: d/dx at 0 is 1/2.
+	z := must(s.Track(Zeros([]int64{1, 1}, Float32, CPU(0))))
+	MustOK(z.SetRequiresGrad(true))
+	lin := must(Linear(1, 1, LinearOptions{NoBias: true}))
+	seq := must(Sequential(must(GELUTanh()), lin)) // takes both over
+	defer seq.Close()
+	y := must(s.Track(seq.Forward(z)))
+	MustOK(must(s.Track(y.Sum())).Backward(nil))
+	g := must(ToSlice[float32](must(s.Track(z.Grad()))))
+	params := must(lin.Parameters())
+	defer params.Close()
+	w := must(ToSlice[float32](params[0].Tensor))
+	if math.Abs(float64(g[0]-w[0]/2)) > 1e-6 {
+		t.Fatalf("gradient at 0: %v, want weight / 2 = %v", g[0], w[0]/2)
+	}
+	// Floating inputs only, as the op.
+	ints := must(s.Track(FromSlice([]int64{1, 2}, []int64{2}, CPU(0))))
+	_, err := m.Forward(ints)
+	wantCode(t, err, ErrDTypeMismatch)
+}
+
 // A tiny classifier learns a separable problem: the loss must fall, gradients must be
 // there, and everything is released.
 func TestTrainingLowersTheLoss(t *testing.T) {

@@ -1279,6 +1279,9 @@ extern "C" {
     pub fn dt_gelu(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
 }
 extern "C" {
+    pub fn dt_gelu_tanh(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
     pub fn dt_silu(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
 }
 extern "C" {
@@ -1723,6 +1726,9 @@ extern "C" {
     pub fn dt_gelu_new(out: *mut *mut dt_module) -> dt_status;
 }
 extern "C" {
+    pub fn dt_gelu_tanh_new(out: *mut *mut dt_module) -> dt_status;
+}
+extern "C" {
     pub fn dt_softmax_new(dim: i64, out: *mut *mut dt_module) -> dt_status;
 }
 extern "C" {
@@ -1873,6 +1879,19 @@ extern "C" {
         dtype: dt_dtype,
         device: dt_device,
         out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_multihead_attention_forward(
+        m: *mut dt_module,
+        query: *const dt_tensor,
+        key: *const dt_tensor,
+        value: *const dt_tensor,
+        key_padding_mask: *const dt_tensor,
+        attn_mask: *const dt_tensor,
+        average_attn_weights: i32,
+        out: *mut *mut dt_tensor,
+        out_weights: *mut *mut dt_tensor,
     ) -> dt_status;
 }
 extern "C" {

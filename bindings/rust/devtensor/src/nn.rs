@@ -286,6 +286,36 @@ impl Module {
     pub fn gelu() -> Result<Module> {
         new_module(|o| unsafe { ffi::dt_gelu_new(o) })
     }
+    /// `GELU(approximate="tanh")`, GPT-2's `gelu_new`: `x / 2 * (1 + tanh(sqrt(2 / pi) *
+    /// (x + 0.044715 x^3)))` elementwise, with no parameters; its forward is
+    /// [`Tensor::gelu_tanh`] and takes floating inputs only (others: `DtypeMismatch`). Its
+    /// [`kind`](Module::kind) is `"GELU"`, PyTorch's class name for both forms.
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[-1.0f32, 0.0, 1.0, 2.0], &[1, 4], Device::CPU)?;
+    /// let gelu_tanh = Module::gelu_tanh()?;
+    /// assert_eq!(gelu_tanh.kind()?, "GELU");
+    /// let y = gelu_tanh.forward(&x)?.to_vec::<f32>()?;
+    /// for (got, want) in y.iter().zip([-0.158808f32, 0.0, 0.841192, 1.954598]) {
+    ///     assert!((got - want).abs() < 1e-5, "{y:?}");
+    /// }
+    /// // The exact form differs: GELU(1) = 0.841345.
+    /// assert!((Module::gelu()?.forward(&x)?.to_vec::<f32>()?[2] - y[2]).abs() > 1e-4);
+    /// let ints = Tensor::from_slice(&[1i64, 2], &[2], Device::CPU)?;
+    /// assert_eq!(gelu_tanh.forward(&ints).unwrap_err().code, ErrorCode::DtypeMismatch);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_gelu_tanh_new`: an
+    /// [`Error`] with the library's code and message.
+    pub fn gelu_tanh() -> Result<Module> {
+        new_module(|o| unsafe { ffi::dt_gelu_tanh_new(o) })
+    }
     /// `Softmax(dim)`.
     ///
     /// ```
@@ -2294,6 +2324,73 @@ mod tests {
             let via_trait = Forward::forward(&lin, &v.reshape(&[1, 2]).unwrap()).unwrap();
             assert_eq!(via_trait.to_vec::<f32>().unwrap(), lin.forward(&v.reshape(&[1, 2]).unwrap()).unwrap().to_vec::<f32>().unwrap());
             assert_eq!(Forward::parameters(&lin).unwrap().len(), 2);
+        });
+    }
+
+    /// `GELU(approximate="tanh")` against the formula computed here, in f64 and f32; the
+    /// op's values; not the exact form; differentiable (1/2 at 0); floating inputs only.
+    #[test]
+    fn gelu_tanh_module_values_by_hand() {
+        leak_checked(|| {
+            let m = Module::gelu_tanh().unwrap();
+            assert_eq!(m.kind().unwrap(), "GELU");
+            assert!(m.parameters().unwrap().is_empty());
+            let xs = [-3.0f64, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0];
+            let want: Vec<f64> = xs
+                .iter()
+                .map(|x| {
+                    let inner = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
+                    x / 2.0 * (1.0 + inner.tanh())
+                })
+                .collect();
+            let x64 = Tensor::from_slice(&xs, &[2, 4], Device::CPU).unwrap();
+            let y64 = m.forward(&x64).unwrap();
+            assert_eq!((y64.dtype(), y64.shape()), (DType::Float64, vec![2, 4]));
+            for (g, w) in y64.to_vec::<f64>().unwrap().iter().zip(&want) {
+                assert!((g - w).abs() < 1e-10, "float64: {g} against {w}");
+            }
+            let x32 = x64.to_dtype(DType::Float32).unwrap();
+            let y32 = m.forward(&x32).unwrap().to_vec::<f32>().unwrap();
+            for (g, w) in y32.iter().zip(&want) {
+                assert!((*g as f64 - w).abs() < 1e-6, "float32: {g} against {w}");
+            }
+            // The module is the op Tensor::gelu_tanh, and not the exact form: at 1 they
+            // differ by 1.5e-4 (0.841192 against 0.841345).
+            assert_eq!(x32.gelu_tanh().unwrap().to_vec::<f32>().unwrap(), y32);
+            let exact = Module::gelu()
+                .unwrap()
+                .forward(&x32)
+                .unwrap()
+                .to_vec::<f32>()
+                .unwrap();
+            assert!(
+                (exact[5] - y32[5]).abs() > 1e-4,
+                "{exact:?} against {y32:?}"
+            );
+            // In a Sequential, differentiable: d/dx at 0 is 1/2.
+            let lin = Module::linear(1, 1, false, DType::Float32, Device::CPU).unwrap();
+            let w = lin.parameters().unwrap()[0].to_vec::<f32>().unwrap()[0];
+            let seq = Sequential::new()
+                .add(Module::gelu_tanh().unwrap())
+                .add(lin)
+                .build()
+                .unwrap();
+            let z = Tensor::zeros(&[1, 1], DType::Float32, Device::CPU).unwrap();
+            z.set_requires_grad(true).unwrap();
+            seq.forward(&z)
+                .unwrap()
+                .sum(&[], false)
+                .unwrap()
+                .backward()
+                .unwrap();
+            let g = z.grad().unwrap().unwrap().to_vec::<f32>().unwrap()[0];
+            assert!(
+                (g - w / 2.0).abs() < 1e-6,
+                "gradient {g}, want weight / 2 = {}",
+                w / 2.0
+            );
+            let ints = Tensor::from_slice(&[1i64, 2], &[2], Device::CPU).unwrap();
+            assert_eq!(m.forward(&ints).unwrap_err().code, ErrorCode::DtypeMismatch);
         });
     }
 

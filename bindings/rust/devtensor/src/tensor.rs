@@ -110,8 +110,8 @@ impl Tensor {
         })
     }
 
-    /// Calls an entry point with two tensor out-parameters (values and indices) and
-    /// takes both NEW references.
+    /// Calls an entry point with two tensor out-parameters (values and indices; an
+    /// attention output and its weights) and takes both NEW references.
     pub(crate) fn pair_from_out(
         call: impl FnOnce(*mut *mut ffi::dt_tensor, *mut *mut ffi::dt_tensor) -> ffi::dt_status,
     ) -> Result<(Tensor, Tensor)> {

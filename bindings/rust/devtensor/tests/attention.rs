@@ -1,8 +1,10 @@
 //! Attention (dt_scaled_dot_product_attention, dt_multihead_attention_new,
+//! dt_multihead_attention_forward through Module::multihead_attention_forward,
 //! dt_transformer_encoder_layer_new, dt_transformer_encoder_new, and dt_module_forward's
-//! optional inputs through Module::forward_with): hand-computed values, PyTorch's
-//! state_dict keys, the two mask polarities, masks that hide what they should, and the
-//! errors. Each test runs alone and checks that it leaves no handle behind.
+//! optional inputs through Module::forward_with): hand-computed values and attention
+//! weights, PyTorch's state_dict keys, the two mask polarities, masks that hide what they
+//! should, and the errors. Each test runs alone and checks that it leaves no handle
+//! behind.
 use devtensor::nn::{
     Activation, LayerNorm, Module, MultiheadAttention, TransformerEncoder, TransformerEncoderLayer,
 };
@@ -421,6 +423,389 @@ fn mha_errors() {
         let mse = Module::mse_loss(Default::default()).unwrap();
         let e = mse.forward_with(&[Some(&x), None]).unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidArgument);
+    });
+}
+
+/// softmax of `xs`, computed here by hand (`-inf` gives 0).
+fn softmax(xs: &[f64]) -> Vec<f64> {
+    let top = xs.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let e: Vec<f64> = xs.iter().map(|x| (x - top).exp()).collect();
+    let sum: f64 = e.iter().sum();
+    e.iter().map(|x| x / sum).collect()
+}
+
+/// `bias + sum_j w[j] * rows[j]`: the output of one head of width 2 (identity projections).
+fn mix(w: &[f64], rows: &[[f64; 2]], bias: [f64; 2]) -> Vec<f64> {
+    let mut out = bias.to_vec();
+    for (wj, r) in w.iter().zip(rows) {
+        out[0] += wj * r[0];
+        out[1] += wj * r[1];
+    }
+    out
+}
+
+/// Asserts `t`'s shape and its values within `tol`.
+fn assert_tensor(what: &str, t: &Tensor, shape: &[i64], want: &[f64], tol: f64) {
+    assert_eq!(t.shape(), shape, "{what}: shape");
+    assert_near(what, &vals(t), want, tol);
+}
+
+/// Module::multihead_attention_forward against weights computed by hand: with identity
+/// projections the weights are softmax(q.k_j / sqrt(head_dim) + mask) of the raw query
+/// and keys, and the output their mix of the values plus out_proj.bias.
+#[test]
+fn mha_forward_with_weights_by_hand() {
+    leak_checked(|| {
+        let mha = identity_mha(1, 0.0, [10.0, 20.0]);
+        let q = f32s(&[1.0, 2.0], &[1, 1, 2]); // [L=1, N=1, E=2]
+        let k = f32s(&[0.0, 0.0, 1.0, 0.0, 0.0, 1.0], &[3, 1, 2]); // [S=3, N=1, E=2]
+        let v = f32s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 1, 2]);
+        let vrows = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]];
+        let krows = [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]];
+        let bias = [10.0, 20.0];
+        let r2 = 2f64.sqrt();
+        let w = softmax(&[0.0, 1.0 / r2, 2.0 / r2]); // q.k_j = 0, 1, 2 over sqrt(2)
+
+        let (out, weights) = mha
+            .multihead_attention_forward(&q, Some(&k), Some(&v), None, None, true)
+            .unwrap();
+        assert_tensor("output", &out, &[1, 1, 2], &mix(&w, &vrows, bias), 1e-5);
+        assert_tensor("averaged weights [N, L, S]", &weights, &[1, 1, 3], &w, 1e-6);
+        // The output is exactly forward_with's.
+        let plain = mha.forward_with(&[Some(&q), Some(&k), Some(&v)]).unwrap();
+        assert_eq!(vals(&out), vals(&plain));
+        // One head: the per-head weights are the same, [N, H, L, S].
+        let (out, weights) = mha
+            .multihead_attention_forward(&q, Some(&k), Some(&v), None, None, false)
+            .unwrap();
+        assert_tensor(
+            "output, per head",
+            &out,
+            &[1, 1, 2],
+            &mix(&w, &vrows, bias),
+            1e-5,
+        );
+        assert_tensor("per-head weights", &weights, &[1, 1, 1, 3], &w, 1e-6);
+
+        // Masks (bool: true where attention is NOT allowed): a masked key weighs 0.
+        let pad = bools(&[false, false, true], &[1, 3]); // [N, S]: key 2 is padding
+        let mut wp = softmax(&[0.0, 1.0 / r2]);
+        wp.push(0.0);
+        let (out, weights) = mha
+            .multihead_attention_forward(&q, Some(&k), Some(&v), Some(&pad), None, true)
+            .unwrap();
+        assert_tensor(
+            "key_padding_mask: output",
+            &out,
+            &[1, 1, 2],
+            &mix(&wp, &vrows, bias),
+            1e-5,
+        );
+        assert_tensor("key_padding_mask: weights", &weights, &[1, 1, 3], &wp, 1e-6);
+        let am = bools(&[true, false, false], &[1, 3]); // [L, S]: key 0 hidden
+        let mut wa = vec![0.0];
+        wa.extend(softmax(&[1.0 / r2, 2.0 / r2]));
+        let (_, weights) = mha
+            .multihead_attention_forward(&q, Some(&k), Some(&v), None, Some(&am), true)
+            .unwrap();
+        assert_tensor("bool attn_mask: weights", &weights, &[1, 1, 3], &wa, 1e-6);
+        // A float attn_mask is added to the scores: ln 3 on key 0.
+        let fm = f32s(&[3f32.ln(), 0.0, 0.0], &[1, 3]);
+        let wf = softmax(&[3f64.ln(), 1.0 / r2, 2.0 / r2]);
+        let (out, weights) = mha
+            .multihead_attention_forward(&q, Some(&k), Some(&v), None, Some(&fm), true)
+            .unwrap();
+        assert_tensor(
+            "float attn_mask: output",
+            &out,
+            &[1, 1, 2],
+            &mix(&wf, &vrows, bias),
+            1e-5,
+        );
+        assert_tensor("float attn_mask: weights", &weights, &[1, 1, 3], &wf, 1e-6);
+
+        // value None: the key; key and value None: the query (one key, weight 1).
+        let (out, weights) = mha
+            .multihead_attention_forward(&q, Some(&k), None, None, None, true)
+            .unwrap();
+        assert_tensor(
+            "value None: output",
+            &out,
+            &[1, 1, 2],
+            &mix(&w, &krows, bias),
+            1e-5,
+        );
+        assert_tensor("value None: weights", &weights, &[1, 1, 3], &w, 1e-6);
+        let (out, weights) = mha
+            .multihead_attention_forward(&q, None, None, None, None, true)
+            .unwrap();
+        assert_tensor(
+            "self-attention: output",
+            &out,
+            &[1, 1, 2],
+            &[11.0, 22.0],
+            1e-5,
+        );
+        assert_tensor(
+            "self-attention: weights",
+            &weights,
+            &[1, 1, 1],
+            &[1.0],
+            1e-6,
+        );
+
+        // The weights are [N, L, S], batch first, although the query is [L, N, E]: query
+        // (l=0, n=1) is (1, 2), the others zero (uniform weights u).
+        let u = [1.0 / 3.0; 3];
+        let q22 = f32s(&[0.0, 0.0, 1.0, 2.0, 0.0, 0.0, 0.0, 0.0], &[2, 2, 2]);
+        let k2 = f32s(
+            &[0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, 1.0],
+            &[3, 2, 2],
+        );
+        let (_, weights) = mha
+            .multihead_attention_forward(&q22, Some(&k2), Some(&k2), None, None, true)
+            .unwrap();
+        let want: Vec<f64> = [&u[..], &u[..], &w[..], &u[..]].concat();
+        assert_tensor("[N, L, S] layout", &weights, &[2, 2, 3], &want, 1e-6);
+        // Unbatched: query [L, E], weights [L, S].
+        let q2 = f32s(&[0.0, 0.0, 1.0, 2.0], &[2, 2]);
+        let k1 = f32s(&[0.0, 0.0, 1.0, 0.0, 0.0, 1.0], &[3, 2]);
+        let (out, weights) = mha
+            .multihead_attention_forward(&q2, Some(&k1), Some(&k1), None, None, true)
+            .unwrap();
+        let want_out = [mix(&u, &krows, bias), mix(&w, &krows, bias)].concat();
+        assert_tensor("unbatched: output", &out, &[2, 2], &want_out, 1e-5);
+        assert_tensor(
+            "unbatched: weights [L, S]",
+            &weights,
+            &[2, 3],
+            &[&u[..], &w[..]].concat(),
+            1e-6,
+        );
+
+        // Two heads of width 1 (scale 1): head 0 scores q0 * k_j0 = 0, 1, 0, head 1
+        // q1 * k_j1 = 0, 0, 2; head h mixes value column h. Averaged: their mean.
+        let two = identity_mha(2, 0.0, [0.0, 0.0]);
+        let (w0, w1) = (softmax(&[0.0, 1.0, 0.0]), softmax(&[0.0, 0.0, 2.0]));
+        let mean: Vec<f64> = w0.iter().zip(&w1).map(|(a, b)| (a + b) / 2.0).collect();
+        let heads = [
+            w0[0] + w0[1] * 3.0 + w0[2] * 5.0,
+            w1[0] * 2.0 + w1[1] * 4.0 + w1[2] * 6.0,
+        ];
+        let (out, weights) = two
+            .multihead_attention_forward(&q, Some(&k), Some(&v), None, None, false)
+            .unwrap();
+        assert_tensor("two heads: output", &out, &[1, 1, 2], &heads, 1e-5);
+        assert_tensor(
+            "two heads: per head",
+            &weights,
+            &[1, 2, 1, 3],
+            &[w0.clone(), w1.clone()].concat(),
+            1e-6,
+        );
+        let (out, weights) = two
+            .multihead_attention_forward(&q, Some(&k), Some(&v), None, None, true)
+            .unwrap();
+        assert_tensor(
+            "two heads: output, averaged",
+            &out,
+            &[1, 1, 2],
+            &heads,
+            1e-5,
+        );
+        assert_tensor("two heads: averaged", &weights, &[1, 1, 3], &mean, 1e-6);
+        let (_, weights) = two
+            .multihead_attention_forward(
+                &f32s(&[1.0, 2.0], &[1, 2]),
+                Some(&k1),
+                Some(&k1),
+                None,
+                None,
+                false,
+            )
+            .unwrap();
+        assert_tensor(
+            "two heads, unbatched: [H, L, S]",
+            &weights,
+            &[2, 1, 3],
+            &[w0, w1].concat(),
+            1e-6,
+        );
+
+        // Dropout in training mode (a new module's): the weights come after dropout, each
+        // 1/8 zeroed or doubled to 1/4, and the output mixes exactly those.
+        let mut dr = identity_mha(1, 0.5, [10.0, 20.0]);
+        let k8 = f32s(&[0.0; 16], &[8, 1, 2]); // equal keys: weights 1/8
+        let vdata: Vec<f32> = (1..=16).map(|i| i as f32).collect();
+        let v8 = f32s(&vdata, &[8, 1, 2]);
+        let (out, weights) = dr
+            .multihead_attention_forward(&q, Some(&k8), Some(&v8), None, None, true)
+            .unwrap();
+        let wd: Vec<f64> = vals(&weights).iter().map(|x| *x as f64).collect();
+        assert!(
+            wd.iter().all(|x| x.abs() < 1e-7 || (x - 0.25).abs() < 1e-6),
+            "dropout weights {wd:?}: want each 0 or 1/4"
+        );
+        let vrows8: Vec<[f64; 2]> = vdata
+            .chunks(2)
+            .map(|c| [c[0] as f64, c[1] as f64])
+            .collect();
+        assert_tensor(
+            "dropout: output",
+            &out,
+            &[1, 1, 2],
+            &mix(&wd, &vrows8, bias),
+            1e-4,
+        );
+        dr.eval().unwrap();
+        let (_, weights) = dr
+            .multihead_attention_forward(&q, Some(&k8), Some(&v8), None, None, true)
+            .unwrap();
+        assert_tensor("dropout in eval", &weights, &[1, 1, 8], &[0.125; 8], 1e-6);
+
+        // The weights are part of the autograd graph: sum(weights^2) reaches the query.
+        let qg = f32s(&[1.0, 2.0], &[1, 1, 2]);
+        qg.set_requires_grad(true).unwrap();
+        let (_, weights) = mha
+            .multihead_attention_forward(&qg, Some(&k), Some(&v), None, None, true)
+            .unwrap();
+        weights
+            .mul(&weights)
+            .unwrap()
+            .sum(&[], false)
+            .unwrap()
+            .backward()
+            .unwrap();
+        let g = qg.grad().unwrap().expect("a query gradient");
+        assert_eq!(g.shape(), vec![1, 1, 2]);
+        assert!(vals(&g).iter().any(|x| *x != 0.0), "{:?}", vals(&g));
+    });
+}
+
+/// Random modules: the shapes for every layout, rows that sum to 1, the averaged weights
+/// the mean of the per-head ones, the output forward's.
+#[test]
+fn mha_forward_with_weights_shapes() {
+    leak_checked(|| {
+        let m = MultiheadAttention::new(8, 2).build().unwrap();
+        let q = Tensor::randn(&[3, 4, 8], DType::Float32, Device::CPU).unwrap(); // [L, N, E]
+        let kv = Tensor::randn(&[5, 4, 8], DType::Float32, Device::CPU).unwrap(); // [S, N, E]
+        let (out, avg) = m
+            .multihead_attention_forward(&q, Some(&kv), Some(&kv), None, None, true)
+            .unwrap();
+        let (_, per) = m
+            .multihead_attention_forward(&q, Some(&kv), Some(&kv), None, None, false)
+            .unwrap();
+        assert_eq!(out.shape(), vec![3, 4, 8]);
+        assert_eq!(avg.shape(), vec![4, 3, 5]);
+        assert_eq!(per.shape(), vec![4, 2, 3, 5]);
+        let (a, p) = (vals(&avg), vals(&per));
+        for n in 0..4 {
+            for l in 0..3 {
+                let mut row = 0.0;
+                for s in 0..5 {
+                    let (h0, h1) = (
+                        p[((n * 2) * 3 + l) * 5 + s],
+                        p[((n * 2 + 1) * 3 + l) * 5 + s],
+                    );
+                    let got = a[(n * 3 + l) * 5 + s];
+                    assert!(
+                        (got - (h0 + h1) / 2.0).abs() < 1e-6,
+                        "{got} against {h0}, {h1}"
+                    );
+                    row += got as f64;
+                }
+                assert!((row - 1.0).abs() < 1e-5, "a row sums to {row}");
+            }
+        }
+        // Self-attention (key and value None): the output is forward's.
+        let (out, w) = m
+            .multihead_attention_forward(&q, None, None, None, None, true)
+            .unwrap();
+        assert_eq!(w.shape(), vec![4, 3, 3]);
+        assert_eq!(vals(&out), vals(&m.forward(&q).unwrap()));
+        // batch_first: query [N, L, E]; the weights are [N, (H,) L, S] as without it.
+        let bf = MultiheadAttention::new(8, 4)
+            .batch_first(true)
+            .build()
+            .unwrap();
+        let x = Tensor::randn(&[4, 3, 8], DType::Float32, Device::CPU).unwrap();
+        let kv = Tensor::randn(&[4, 6, 8], DType::Float32, Device::CPU).unwrap();
+        let (out, w) = bf
+            .multihead_attention_forward(&x, Some(&kv), None, None, None, false)
+            .unwrap();
+        assert_eq!(out.shape(), vec![4, 3, 8]);
+        assert_eq!(w.shape(), vec![4, 4, 3, 6]);
+        // A float64 module gives float64 weights; unbatched [L, S].
+        let d = MultiheadAttention::new(4, 1)
+            .dtype(DType::Float64)
+            .device(Device::CPU)
+            .build()
+            .unwrap();
+        let x = Tensor::randn(&[2, 4], DType::Float64, Device::CPU).unwrap();
+        let (_, w) = d
+            .multihead_attention_forward(&x, None, None, None, None, true)
+            .unwrap();
+        assert_eq!((w.dtype(), w.shape()), (DType::Float64, vec![2, 2]));
+    });
+}
+
+#[test]
+fn mha_forward_with_weights_errors() {
+    leak_checked(|| {
+        let x = Tensor::randn(&[3, 1, 4], DType::Float32, Device::CPU).unwrap();
+        // A module that is not a MultiheadAttention: InvalidArgument naming its kind.
+        let lin = Module::linear(4, 4, true, DType::Float32, Device::CPU).unwrap();
+        let e = lin
+            .multihead_attention_forward(&x, None, None, None, None, true)
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert!(e.message.contains("Linear"), "{}", e.message);
+        assert!(
+            e.message.contains("not a MultiheadAttention"),
+            "{}",
+            e.message
+        );
+        let layer = TransformerEncoderLayer::new(4, 2)
+            .dim_feedforward(8)
+            .build()
+            .unwrap();
+        let e = layer
+            .multihead_attention_forward(&x, None, None, None, None, true)
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument);
+        assert!(
+            e.message.contains("TransformerEncoderLayer"),
+            "{}",
+            e.message
+        );
+        // Its self_attn child is one.
+        let (_, w) = layer
+            .child("self_attn")
+            .unwrap()
+            .multihead_attention_forward(&x, None, None, None, None, true)
+            .unwrap();
+        assert_eq!(w.shape(), vec![1, 3, 3]);
+
+        let m = MultiheadAttention::new(4, 2).build().unwrap();
+        // The forward errors: a query of the wrong width names the module and the shape.
+        let q5 = Tensor::randn(&[3, 1, 5], DType::Float32, Device::CPU).unwrap();
+        let e = m
+            .multihead_attention_forward(&q5, None, None, None, None, true)
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::ShapeMismatch);
+        assert!(e.message.contains("MultiheadAttention"), "{}", e.message);
+        assert!(e.message.contains("[3, 1, 5]"), "{}", e.message);
+        let pad = bools(&[false; 4], &[1, 4]);
+        let e = m
+            .multihead_attention_forward(&x, None, None, Some(&pad), None, true)
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::ShapeMismatch, "{}", e.message);
+        let fm = Tensor::zeros(&[3, 3], DType::Float64, Device::CPU).unwrap();
+        let e = m
+            .multihead_attention_forward(&x, None, None, None, Some(&fm), false)
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::DtypeMismatch, "{}", e.message);
     });
 }
 

@@ -11,6 +11,8 @@
 //!   src_key_padding_mask]`, 1 to 3.
 //!
 //! [`Module::forward`] with the query (or `src`) alone is self-attention without masks.
+//! [`Module::multihead_attention_forward`] runs a `MultiheadAttention` as PyTorch's
+//! `need_weights=True` and returns the attention weights beside the output.
 //!
 //! MASK POLARITY, as in PyTorch. The modules' bool masks (`key_padding_mask`,
 //! `attn_mask`, `mask`, `src_key_padding_mask`) are `true` where attention is NOT
@@ -46,8 +48,9 @@ const DEFAULT_LAYER_NORM_EPS: f64 = 1e-5;
 /// `key_padding_mask` `[N, S]` and `attn_mask` `[L, S]` or `[N * num_heads, L, S]`, bool
 /// masks `true` where attention is NOT allowed (as PyTorch's, and the opposite of
 /// [`Tensor::scaled_dot_product_attention`]'s), float masks added. It gives the output
-/// `[L, N, E]` only, not PyTorch's averaged attention weights. Dropout applies to the
-/// attention weights in training mode (a new module's).
+/// `[L, N, E]` only (`need_weights=False`); [`Module::multihead_attention_forward`] gives
+/// PyTorch's attention weights too. Dropout applies to the attention weights in training
+/// mode (a new module's).
 ///
 /// ```
 /// use devtensor::nn::MultiheadAttention;
@@ -167,6 +170,102 @@ impl MultiheadAttention {
                 dtype,
                 device,
                 o,
+            )
+        })
+    }
+}
+
+impl Module {
+    /// `MultiheadAttention`'s forward with `need_weights=True`
+    /// (`dt_multihead_attention_forward`), `self` being the [`MultiheadAttention`]
+    /// module: PyTorch's `attn_output, attn_output_weights = mha(query, key, value,
+    /// key_padding_mask=key_padding_mask, need_weights=True, attn_mask=attn_mask,
+    /// average_attn_weights=average_attn_weights)`. The first result is the attention
+    /// output, what [`Module::forward_with`]`(&[Some(query), key, value,
+    /// key_padding_mask, attn_mask])` gives; the second the attention weights,
+    /// `softmax(q kᵀ / sqrt(embed_dim / num_heads) + mask)` of each head's projected query
+    /// `q` and key `k`, after dropout in training mode (as PyTorch returns them).
+    ///
+    /// With `average_attn_weights` (PyTorch's default, `true`) the weights are their mean
+    /// over the heads, `[N, L, S]` (unbatched `[L, S]`); without, one set per head, `[N,
+    /// num_heads, L, S]` (unbatched `[num_heads, L, S]`); the batch comes first whatever
+    /// `batch_first` says. Without dropout each row (over `S`) sums to 1, with 0 where a
+    /// mask forbids attention.
+    ///
+    /// The inputs are [`MultiheadAttention`]'s: `query` `[L, N, E]` (`[N, L, E]` with
+    /// `batch_first`; unbatched `[L, E]`), `key` and `value` `[S, N, E]` (`key` `None`:
+    /// the query, self-attention; `value` `None`: the key), `key_padding_mask` `[N, S]`
+    /// and `attn_mask` `[L, S]` or `[N * num_heads, L, S]` (`None`: none), bool masks
+    /// `true` where attention is NOT allowed, float masks added to the scores. Both
+    /// results are part of the autograd graph.
+    ///
+    /// ```
+    /// use devtensor::nn::MultiheadAttention;
+    /// use devtensor::{Device, StateDict, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// // Two heads of width 1 with identity projections (bias=False): head h scores
+    /// // query[h] * key[h] (the scale is 1/sqrt(1)) and mixes value column h.
+    /// let mut mha = MultiheadAttention::new(2, 2).bias(false).build()?;
+    /// let eye = Tensor::from_slice(&[1.0f32, 0.0, 0.0, 1.0], &[2, 2], Device::CPU)?;
+    /// mha.load_state_dict(&StateDict::from_pairs([
+    ///     ("in_proj_weight", Tensor::cat(&[&eye, &eye, &eye], 0)?),
+    ///     ("out_proj.weight", eye.clone()),
+    /// ])?)?;
+    /// let q = Tensor::from_slice(&[1.0f32, 0.0], &[1, 1, 2], Device::CPU)?; // [L, N, E]
+    /// // Head 0 scores 0 and ln 3: weights 1/4, 3/4; head 1 scores 0 and 0: 1/2, 1/2.
+    /// let k = Tensor::from_slice(&[0.0f32, 0.0, 3f32.ln(), 0.0], &[2, 1, 2], Device::CPU)?;
+    /// let v = Tensor::from_slice(&[4.0f32, 2.0, 8.0, 6.0], &[2, 1, 2], Device::CPU)?;
+    /// let close = |a: Vec<f32>, b: &[f32]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-5);
+    ///
+    /// let (out, weights) = mha.multihead_attention_forward(&q, Some(&k), Some(&v), None, None, true)?;
+    /// // Head 0: 4 / 4 + 8 * 3 / 4 = 7; head 1: (2 + 6) / 2 = 4.
+    /// assert!(close(out.to_vec::<f32>()?, &[7.0, 4.0]));
+    /// // Averaged over the heads, [N, L, S].
+    /// assert_eq!(weights.shape(), vec![1, 1, 2]);
+    /// assert!(close(weights.to_vec::<f32>()?, &[0.375, 0.625]));
+    /// // Per head, [N, num_heads, L, S].
+    /// let (_, per_head) = mha.multihead_attention_forward(&q, Some(&k), Some(&v), None, None, false)?;
+    /// assert_eq!(per_head.shape(), vec![1, 2, 1, 2]);
+    /// assert!(close(per_head.to_vec::<f32>()?, &[0.25, 0.75, 0.5, 0.5]));
+    /// // key_padding_mask: true = padding. Key 1 hidden: every weight on key 0.
+    /// let pad = Tensor::from_slice(&[false, true], &[1, 2], Device::CPU)?;
+    /// let (out, weights) = mha.multihead_attention_forward(&q, Some(&k), Some(&v), Some(&pad), None, true)?;
+    /// assert!(close(out.to_vec::<f32>()?, &[4.0, 2.0]) && close(weights.to_vec::<f32>()?, &[1.0, 0.0]));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_multihead_attention_forward`:
+    /// [`ErrorCode::InvalidArgument`](crate::ErrorCode::InvalidArgument) for a module that
+    /// is not a `MultiheadAttention`, the message naming its kind (`"m is a Linear module,
+    /// not a MultiheadAttention"`), and the errors of [`MultiheadAttention`]'s forward:
+    /// `ShapeMismatch` naming the module and the shapes (a query, key or value of another
+    /// width than `embed_dim`, masks of the wrong shape), `DtypeMismatch` (a float mask of
+    /// another dtype), `DeviceMismatch`, `OutOfMemory`.
+    pub fn multihead_attention_forward(
+        &self,
+        query: &Tensor,
+        key: Option<&Tensor>,
+        value: Option<&Tensor>,
+        key_padding_mask: Option<&Tensor>,
+        attn_mask: Option<&Tensor>,
+        average_attn_weights: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        // SAFETY: a live module handle and tensor handles (or NULLs) borrowed for the
+        // call; two distinct valid out-pointers.
+        Tensor::pair_from_out(|o, w| unsafe {
+            ffi::dt_multihead_attention_forward(
+                self.raw(),
+                query.as_ptr(),
+                opt_ptr(key),
+                opt_ptr(value),
+                opt_ptr(key_padding_mask),
+                opt_ptr(attn_mask),
+                average_attn_weights as i32,
+                o,
+                w,
             )
         })
     }
