@@ -889,6 +889,29 @@ DT_API dt_status dt_masked_fill(const dt_tensor* a, const dt_tensor* mask, doubl
  *  DT_ERR_INVALID_HANDLE, DT_ERR_DTYPE_MISMATCH, DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_clamp(const dt_tensor* a, const double* min, const double* max, dt_tensor** out);
 
+/** torch.nn.functional.pad: a padded copy of a. pad holds npad values, pairs (before,
+ *  after) starting from the LAST dim and going backwards, as PyTorch's: (1, 2) pads the
+ *  last dim by 1 before and 2 after, (1, 2, 3, 4) also the dim before it by 3 and 4; npad
+ *  is even and at most 2 * ndim. A negative value removes that many elements instead.
+ *  mode (NULL: "constant"):
+ *    "constant"  new elements are value (converted to a's dtype as dt_masked_fill's);
+ *    "reflect"   mirrored about the edge element, not repeating it ([1, 2, 3] padded by
+ *                2 before: [3, 2, 1, 2, 3]); each pad below the dim's size;
+ *    "replicate" the edge element repeated; the dim not empty;
+ *    "circular"  wrapped around (the other end's elements); each pad at most the size.
+ *  The non-constant modes pad any dims of any rank (PyTorch's only the last 1 to 3 of a
+ *  batched or unbatched 1-d to 3-d input; where both accept, the results are equal), and
+ *  take no value (a nonzero one is refused, as PyTorch's). Any dtype; differentiable
+ *  (ConstantPadNdBackward0 for "constant"; the other modes' gradients add up the copies
+ *  of each element). The non-constant modes make their index lists on the host and copy
+ *  them over, which a graph capture on a device refuses. Errors: DT_ERR_INVALID_ARGUMENT
+ *  (NULL out, pad NULL with npad > 0, npad odd or over 2 * ndim, an unknown mode, a pad
+ *  its mode does not allow or that leaves a negative size, naming the dim and sizes, a
+ *  value a's integer dtype cannot hold, a value for another mode than "constant"),
+ *  DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_pad(const dt_tensor* a, const int64_t* pad, size_t npad, const char* mode, double value,
+                        dt_tensor** out);
+
 /** torch.triu / torch.tril: a copy of a (at least 2-d) that keeps the elements of its
  *  last two dims on and above (triu) or on and below (tril) the given diagonal and zeros
  *  the rest: diagonal 0 is the main diagonal, 1 the one above it, -1 the one below.
@@ -924,6 +947,12 @@ DT_API dt_status dt_gelu(const dt_tensor* a, dt_tensor** out);
  *  "GeluBackward0", as PyTorch's. */
 DT_API dt_status dt_gelu_tanh(const dt_tensor* a, dt_tensor** out);
 DT_API dt_status dt_silu(const dt_tensor* a, dt_tensor** out);
+/** torch.nn.functional.leaky_relu: a where a > 0, else a * negative_slope (PyTorch's
+ *  default 0.01), floating tensors only; its gradient is 1 or negative_slope (at 0 the
+ *  slope, as PyTorch's), grad_fn "LeakyReluBackward0". Errors: DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_INVALID_ARGUMENT (NULL out, a slope that is not finite), DT_ERR_DTYPE_MISMATCH,
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_leaky_relu(const dt_tensor* a, double negative_slope, dt_tensor** out);
 /** The error function, as torch.erf (integers and bool compute in the default float
  *  dtype); its gradient is 2/sqrt(pi) exp(-x^2). */
 DT_API dt_status dt_erf(const dt_tensor* a, dt_tensor** out);
@@ -1347,6 +1376,11 @@ DT_API dt_status dt_tanh_new(dt_module** out);
 DT_API dt_status dt_gelu_new(dt_module** out);
 /** GELU(approximate="tanh"), as torch.nn.GELU: forward as dt_gelu_tanh. */
 DT_API dt_status dt_gelu_tanh_new(dt_module** out);
+/** SiLU, as torch.nn.SiLU: forward as dt_silu. */
+DT_API dt_status dt_silu_new(dt_module** out);
+/** LeakyReLU(negative_slope), as torch.nn.LeakyReLU (PyTorch's default 0.01): forward as
+ *  dt_leaky_relu. Errors: DT_ERR_INVALID_ARGUMENT (NULL out, a slope that is not finite). */
+DT_API dt_status dt_leaky_relu_new(double negative_slope, dt_module** out);
 /** Softmax / LogSoftmax along dim. Errors: as dt_relu_new. */
 DT_API dt_status dt_softmax_new(int64_t dim, dt_module** out);
 DT_API dt_status dt_log_softmax_new(int64_t dim, dt_module** out);

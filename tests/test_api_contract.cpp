@@ -1114,6 +1114,37 @@ void add_elementwise_cases(Table& T) {
   T.add("dt_clamp", "out=NULL", {IA}, [](Ctx& x) { return dt_clamp(x.a, &kLo, &kHi, nullptr); });
   Case& nob = T.add("dt_clamp", "no_bound", {IA}, [](Ctx& x) { return dt_clamp(x.a, nullptr, nullptr, &x.o.t); });
   nob.msg_has = "at least one of min and max";
+  static const int64_t kPad[] = {1, 2};
+  T.handles("dt_pad", "a", [](Ctx& x, const dt_tensor* t) { return dt_pad(t, kPad, 2, nullptr, 0.0, &x.o.t); });
+  T.add("dt_pad", "out=NULL", {IA}, [](Ctx& x) { return dt_pad(x.a, kPad, 2, nullptr, 0.0, nullptr); });
+  T.add("dt_pad", "pad=NULL_npad=2", {IA}, [](Ctx& x) { return dt_pad(x.a, nullptr, 2, nullptr, 0.0, &x.o.t); });
+  T.add("dt_pad", "npad=1", {IA}, [](Ctx& x) { return dt_pad(x.a, kPad, 1, nullptr, 0.0, &x.o.t); }).msg_has = "pairs";
+  T.add("dt_pad", "npad=SIZE_MAX", {IA}, [](Ctx& x) {
+    return dt_pad(x.a, kPad, SIZE_MAX, nullptr, 0.0, &x.o.t);
+  });
+  T.add("dt_pad", "mode=mirror", {IA}, [](Ctx& x) {
+    return dt_pad(x.a, kPad, 2, "mirror", 0.0, &x.o.t);
+  }).msg_has = "unknown mode \"mirror\"";
+  T.add("dt_pad", "reflect_with_value", {IA}, [](Ctx& x) {
+    return dt_pad(x.a, kPad, 2, "reflect", 1.0, &x.o.t);
+  }).msg_has = "takes no value";
+  T.add("dt_pad", "reflect_as_wide_as_the_dim", {IA}, [](Ctx& x) {
+    static const int64_t wide[] = {3, 0};
+    return dt_pad(x.a, wide, 2, "reflect", 0.0, &x.o.t);
+  }).msg_has = "dim 1 of [2, 3] (size 3) padded by (3, 0)";
+  T.add("dt_pad", "crop_below_zero", {IA}, [](Ctx& x) {
+    static const int64_t crop[] = {-2, -2};
+    return dt_pad(x.a, crop, 2, "constant", 0.0, &x.o.t);
+  }).msg_has = "negative size";
+  T.add("dt_pad", "int32_value_out_of_range", {IA}, [](Ctx& x) {
+    return dt_pad(x.i32, kPad, 2, "constant", 1e10, &x.o.t);
+  });
+  T.handles("dt_leaky_relu", "a", [](Ctx& x, const dt_tensor* t) { return dt_leaky_relu(t, 0.01, &x.o.t); });
+  T.add("dt_leaky_relu", "out=NULL", {IA}, [](Ctx& x) { return dt_leaky_relu(x.a, 0.01, nullptr); });
+  T.add("dt_leaky_relu", "int32_operand", {TM}, [](Ctx& x) { return dt_leaky_relu(x.i32, 0.01, &x.o.t); });
+  for (double slope : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()})
+    T.add("dt_leaky_relu", "slope=" + std::to_string(slope), {IA},
+          [slope](Ctx& x) { return dt_leaky_relu(x.a, slope, &x.o.t); }).msg_has = "negative_slope";
   for (auto [name, f] : {std::pair<const char*, dt_status (*)(const dt_tensor*, int64_t, dt_tensor**)>{FN(dt_triu)},
                          std::pair<const char*, dt_status (*)(const dt_tensor*, int64_t, dt_tensor**)>{FN(dt_tril)}}) {
     T.handles(name, "a", [f = f](Ctx& x, const dt_tensor* t) { return f(t, 0, &x.o.t); });
@@ -2030,8 +2061,12 @@ void add_module_cases(Table& T) {
   using Simple = dt_status (*)(dt_module**);
   for (auto [name, f] : {std::pair<const char*, Simple>{FN(dt_relu_new)}, std::pair<const char*, Simple>{FN(dt_sigmoid_new)},
                          std::pair<const char*, Simple>{FN(dt_tanh_new)}, std::pair<const char*, Simple>{FN(dt_gelu_new)},
-                         std::pair<const char*, Simple>{FN(dt_gelu_tanh_new)}})
+                         std::pair<const char*, Simple>{FN(dt_gelu_tanh_new)}, std::pair<const char*, Simple>{FN(dt_silu_new)}})
     T.add(name, "out=NULL", {IA}, [f = f](Ctx&) { return f(nullptr); });
+  T.add("dt_leaky_relu_new", "out=NULL", {IA}, [](Ctx&) { return dt_leaky_relu_new(0.01, nullptr); });
+  T.add("dt_leaky_relu_new", "slope=inf", {IA}, [mod_out](Ctx& x) {
+    return dt_leaky_relu_new(std::numeric_limits<double>::infinity(), mod_out(x));
+  }).msg_has = "LeakyReLU";
   T.add("dt_softmax_new", "out=NULL", {IA}, [](Ctx&) { return dt_softmax_new(1, nullptr); });
   T.add("dt_log_softmax_new", "out=NULL", {IA}, [](Ctx&) { return dt_log_softmax_new(1, nullptr); });
   T.add("dt_flatten_new", "out=NULL", {IA}, [](Ctx&) { return dt_flatten_new(1, -1, nullptr); });

@@ -112,6 +112,12 @@ DT_API dt_status dt_gelu_new(dt_module** out) {
 DT_API dt_status dt_gelu_tanh_new(dt_module** out) {
   return make_module("dt_gelu_tanh_new", out, [] { return nn::new_activation(UnaryOp::GeluTanh, "GELU"); });
 }
+DT_API dt_status dt_silu_new(dt_module** out) {
+  return make_module("dt_silu_new", out, [] { return nn::new_activation(UnaryOp::Silu, "SiLU"); });
+}
+DT_API dt_status dt_leaky_relu_new(double negative_slope, dt_module** out) {
+  return make_module("dt_leaky_relu_new", out, [&] { return nn::new_leaky_relu(negative_slope); });
+}
 DT_API dt_status dt_softmax_new(int64_t dim, dt_module** out) {
   return make_module("dt_softmax_new", out, [&] { return nn::new_softmax(dim, false); });
 }

@@ -1,4 +1,5 @@
 // Operation entry points: elementwise, reductions, softmax, matmul, joins, indexing.
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -184,6 +185,34 @@ DT_API dt_status dt_clamp(const dt_tensor* a, const double* min, const double* m
     Borrowed x_ref = tensor_arg(a, "dt_clamp", "a");
     const Tensor& x = x_ref;
     *out = new_handle(ag::clamp(x, min, max));
+  });
+}
+
+DT_API dt_status dt_pad(const dt_tensor* a, const int64_t* pad, size_t npad, const char* mode, double value,
+                        dt_tensor** out) {
+  const char* fn = "dt_pad";
+  return guard([&] {
+    require(out, fn, "out");
+    Borrowed x = tensor_arg(a, fn, "a");
+    if (npad > 0 && !pad) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": pad is NULL but npad is ", npad));
+    if (npad > 2 * static_cast<size_t>(kMaxDims))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", npad, " padding values, but a tensor has at most ", kMaxDims, " dims"));
+    ag::PadMode m = ag::PadMode::Constant;
+    const std::string name = mode ? mode : "constant";
+    if (name == "reflect") m = ag::PadMode::Reflect;
+    else if (name == "replicate") m = ag::PadMode::Replicate;
+    else if (name == "circular") m = ag::PadMode::Circular;
+    else if (name != "constant")
+      fail(DT_ERR_INVALID_ARGUMENT,
+           cat(fn, ": unknown mode \"", name, "\" (\"constant\", \"reflect\", \"replicate\" or \"circular\")"));
+    *out = new_handle(ag::pad(x, std::vector<int64_t>(pad, pad + npad), m, value));
+  });
+}
+
+DT_API dt_status dt_leaky_relu(const dt_tensor* a, double negative_slope, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_leaky_relu", "out");
+    *out = new_handle(ag::leaky_relu(tensor_arg(a, "dt_leaky_relu", "a"), negative_slope));
   });
 }
 

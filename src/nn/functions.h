@@ -33,6 +33,8 @@ Tensor var_std(const Tensor& a, const int64_t* dims, size_t ndims, double correc
 // triu / tril: the last two dims' elements on and above / below the diagonal, zeros
 // elsewhere (diagonal 0 is the main one, > 0 above it).
 Tensor clamp(const Tensor& a, const double* lo, const double* hi);
+// torch.nn.functional.leaky_relu: a where a > 0, else a * slope (floating only).
+Tensor leaky_relu(const Tensor& a, double slope);
 Tensor masked_fill(const Tensor& a, const Tensor& mask, double value);
 Tensor triu(const Tensor& a, int64_t diagonal);
 Tensor tril(const Tensor& a, int64_t diagonal);
@@ -66,6 +68,11 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
 // The gradient of values gathered along dim (wrapped) at index (int64) from a tensor of
 // shape: g added at those positions into zeros (GatherBackward0, SortBackward0, TopkBackward0).
 Tensor gather_backward(const Tensor& g, const Dims& shape, int dim, const Tensor& index);
+// torch.nn.functional.pad (nn/grad_pad.cpp): pad holds (before, after) pairs from the last
+// dim backwards; negative values crop. Constant mode fills with value; the others
+// (reflect, replicate, circular) gather each padded dim through index_select.
+enum class PadMode { Constant, Reflect, Replicate, Circular };
+Tensor pad(const Tensor& t, const std::vector<int64_t>& pad, PadMode mode, double value);
 Tensor index_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& source);
 Tensor scatter_add(const Tensor& t, int64_t dim, const Tensor& index, const Tensor& src);
 

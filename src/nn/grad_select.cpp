@@ -1,6 +1,7 @@
-// Differentiable ops that keep some elements and replace the others: clamp, masked_fill,
-// triu and tril. Each is built from differentiable ops (maximum / minimum with a scalar,
+// Differentiable ops that keep some elements and replace the others: clamp, leaky_relu,
+// masked_fill, triu and tril. Each is built from differentiable ops (maximum / minimum with a scalar,
 // where), so the gradient comes with them, and named as PyTorch names its node.
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,16 @@ Tensor clamp(const Tensor& a, const double* lo, const double* hi) {
   if (lo) out = binary_scalar(BinaryOp::Maximum, out, *lo);
   if (hi) out = binary_scalar(BinaryOp::Minimum, out, *hi);
   return named_result(out, "ClampBackward1");
+}
+
+Tensor leaky_relu(const Tensor& a, double slope) {
+  if (!is_floating(a.dtype()))
+    fail(DT_ERR_DTYPE_MISMATCH, cat("leaky_relu: expected a floating tensor, got ", dtype_name(a.dtype())));
+  if (!std::isfinite(slope)) fail(DT_ERR_INVALID_ARGUMENT, cat("leaky_relu: negative_slope must be finite, got ", slope));
+  // where(a > 0, a, a * slope): the gradient is g or g * slope (the slope at 0 and for
+  // NaN, as PyTorch's), from where's and the product's.
+  const Tensor positive = ops::binary_scalar(BinaryOp::Gt, a, 0.0);
+  return named_result(where(positive, a, binary_scalar(BinaryOp::Mul, a, slope)), "LeakyReluBackward0");
 }
 
 Tensor masked_fill(const Tensor& a, const Tensor& mask, double value) {

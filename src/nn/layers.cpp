@@ -82,6 +82,17 @@ class Activation final : public Module {
   const char* kind_;  // a string literal
 };
 
+class LeakyReLU final : public Module {
+ public:
+  Module* clone() const override { return new LeakyReLU(*this); }
+  explicit LeakyReLU(double slope) : slope_(slope) {}
+  const char* kind() const override { return "LeakyReLU"; }
+  Tensor forward(const std::vector<Tensor>& in) override { return ag::leaky_relu(only_input(*this, in), slope_); }
+
+ private:
+  double slope_;
+};
+
 class Softmax final : public Module {
  public:
   Module* clone() const override { return new Softmax(*this); }
@@ -138,6 +149,11 @@ Module* new_linear(int64_t in_features, int64_t out_features, bool bias, DType d
 }
 Module* new_sequential(const std::vector<Ref<Module>>& modules) { return new Sequential(modules); }
 Module* new_activation(UnaryOp op, const char* kind) { return new Activation(op, kind); }
+Module* new_leaky_relu(double negative_slope) {
+  if (!std::isfinite(negative_slope))
+    fail(DT_ERR_INVALID_ARGUMENT, cat("LeakyReLU: negative_slope must be finite, got ", negative_slope));
+  return new LeakyReLU(negative_slope);
+}
 Module* new_softmax(int64_t dim, bool log) { return new Softmax(dim, log); }
 Module* new_dropout(double p) {
   if (!(p >= 0 && p <= 1)) fail(DT_ERR_INVALID_ARGUMENT, cat("Dropout: probability must be in [0, 1], got ", p));

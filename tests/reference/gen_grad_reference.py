@@ -462,6 +462,19 @@ add("dt_clamp_min_only", "dt_clamp", lambda v: torch.clamp(v[0], min=0.1),
 # At a bound the gradient passes (min <= x <= max), as PyTorch's ClampBackward1.
 add("dt_clamp_at_bounds", "dt_clamp", lambda v: torch.clamp(v[0], -0.5, 0.5),
     [make_input(rc, (4,), values=[-0.5, 0.5, 0.0, 2.0])], params={"min": -0.5, "max": 0.5}, fd=False)
+# pad: constant with a crop (ConstantPadNdBackward0); reflect, replicate and circular,
+# where an element's gradient sums over its copies
+rp = R("pad")
+add("dt_pad_constant_crop", "dt_pad", lambda v: torch.nn.functional.pad(v[0], (1, -1, -1, 2), value=0.5),
+    [make_input(rp, (3, 4))], params={"pad": [1, -1, -1, 2], "mode": "constant", "value": 0.5})
+for mode in ["reflect", "replicate", "circular"]:
+    add(f"dt_pad_{mode}", "dt_pad", lambda v, mode=mode: torch.nn.functional.pad(v[0], (2, 1, 1, 2), mode=mode),
+        [make_input(rp, (1, 2, 3, 4))], params={"pad": [2, 1, 1, 2], "mode": mode, "value": 0.0}, grad_fn=False)
+rl = R("leaky_relu")
+add("dt_leaky_relu", "dt_leaky_relu", lambda v: torch.nn.functional.leaky_relu(v[0], 0.2),
+    [make_input(rl, (3, 4))], params={"negative_slope": 0.2})
+add("dt_leaky_relu_at_zero", "dt_leaky_relu", lambda v: torch.nn.functional.leaky_relu(v[0], -0.3),
+    [make_input(rl, (4,), values=[-1.0, 0.0, 0.5, 2.0])], params={"negative_slope": -0.3}, fd=False)
 mask_spec = {"dtype": "bool", "shape": [3, 1], "data": [1, 0, 1], "views": [], "requires_grad": False}
 add("dt_masked_fill", "dt_masked_fill", lambda v: v[0].masked_fill(v[1], -3.0),
     [make_input(R("masked_fill"), (3, 4)), (mask_spec, torch.tensor([[True], [False], [True]]))],

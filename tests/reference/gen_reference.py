@@ -1533,6 +1533,69 @@ def gen_triangle():
         tc(f"{op}_float32_0d", In("float32", []), 0)
 
 
+def gen_pad():
+    op = "dt_pad"
+
+    def pc(cid, inp, pad, mode="constant", value=0.0, status=None):
+        # PyTorch 1.13 has no integer reflection or replication: their values through float64
+        fn = (lambda a: F.pad(a, pad, mode=mode, value=value)) if mode == "constant" else \
+             (lambda a: F.pad(a.double(), pad, mode=mode).to(a.dtype))
+        jvalue = value if math.isfinite(value) else ("nan" if math.isnan(value) else ("inf" if value > 0 else "-inf"))
+        c = case(cid, op, [inp], fn, params={"pad": pad, "mode": mode, "value": jvalue})
+        if status:
+            c["expect_status"] = status
+        return c
+    for dt in ALL:
+        pc(f"{op}_{dt}_constant", In(dt, [2, 3]), [1, 2], value=1.0)
+    pc(f"{op}_float32_constant_two_dims", In("float32", [2, 3, 4]), [1, 1, 2, 0], value=-1.5)
+    pc(f"{op}_float32_constant_three_dims", In("float32", [2, 3, 2]), [0, 1, 1, 0, 2, 1])
+    pc(f"{op}_float32_constant_crop", In("float32", [3, 5]), [-1, 2, 1, -2])
+    pc(f"{op}_float32_constant_crop_past_the_dim", In("float32", [2, 2]), [3, -5], status="DT_ERR_INVALID_ARGUMENT")
+    pc(f"{op}_float32_constant_nan", In("float32", [4]), [1, 1], value=float("nan"))
+    pc(f"{op}_float32_constant_transposed", In("float32", [3, 4], views=[["transpose", 0, 1]]), [2, 1, 0, 3])
+    pc(f"{op}_float32_constant_expanded", In("float32", [3, 1], views=[["expand", [3, 4]]]), [1, 0])
+    pc(f"{op}_float32_constant_empty", In("float32", [0, 3]), [1, 1, 2, 0])
+    pc(f"{op}_float32_no_padding", In("float32", [2, 3]), [])
+    pc(f"{op}_float32_0d_no_padding", In("float32", []), [])
+    pc(f"{op}_int64_constant_big", In("int64", [3]), [2, 1], value=-9007199254740992.0)
+    for dt in ["float32", "float64", "int32"]:
+        pc(f"{op}_{dt}_reflect_1d", In(dt, [1, 2, 5]), [2, 1], "reflect")
+        pc(f"{op}_{dt}_replicate_1d", In(dt, [1, 2, 4]), [3, 1], "replicate")
+        pc(f"{op}_{dt}_circular_1d", In(dt, [1, 2, 4]), [2, 3], "circular")
+    pc(f"{op}_float32_reflect_2d", In("float32", [2, 3, 4, 5]), [1, 2, 3, 1], "reflect")
+    pc(f"{op}_float32_replicate_2d", In("float32", [1, 1, 3, 3]), [1, 1, 2, 2], "replicate")
+    pc(f"{op}_float32_circular_2d", In("float32", [1, 2, 3, 4]), [1, 2, 3, 0], "circular")
+    pc(f"{op}_float32_reflect_3d_transposed", In("float32", [1, 4, 3, 3], views=[["transpose", 2, 3]]),
+       [1, 1, 2, 1, 0, 2], "reflect")
+    pc(f"{op}_float32_reflect_crop", In("float32", [1, 1, 6]), [-2, 3], "reflect")
+    pc(f"{op}_float32_replicate_unbatched", In("float32", [2, 4]), [2, 2], "replicate")
+    # errors
+    pc(f"{op}_float32_odd_length", In("float32", [2, 3]), [1, 2, 3], status="DT_ERR_INVALID_ARGUMENT")
+    pc(f"{op}_float32_too_many_dims", In("float32", [3]), [1, 1, 1, 1], status="DT_ERR_INVALID_ARGUMENT")
+    pc(f"{op}_float32_negative_size", In("float32", [3]), [-3, -1], status="DT_ERR_INVALID_ARGUMENT")
+    pc(f"{op}_float32_reflect_too_wide", In("float32", [1, 2, 3]), [3, 0], "reflect", status="DT_ERR_INVALID_ARGUMENT")
+    pc(f"{op}_float32_circular_too_wide", In("float32", [1, 2, 3]), [0, 4], "circular",
+       status="DT_ERR_INVALID_ARGUMENT")
+
+
+def gen_leaky_relu():
+    op = "dt_leaky_relu"
+
+    def lr(cid, inp, slope, status=None):
+        c = case(cid, op, [inp], lambda a: F.leaky_relu(a, slope), params={"negative_slope": slope})
+        if status:
+            c["expect_status"] = status
+    for dt in FLOATS:
+        lr(f"{op}_{dt}", In(dt, [3, 4]), 0.01)
+        lr(f"{op}_{dt}_special", In(dt, [10], domain="special"), 0.2)
+    lr(f"{op}_float32_negative_slope", In("float32", [2, 5]), -0.5)
+    lr(f"{op}_float32_slope_above_one", In("float32", [2, 5]), 3.0)
+    lr(f"{op}_float32_transposed", In("float32", [3, 4], views=[["transpose", 0, 1]]), 0.1)
+    lr(f"{op}_float32_0d", In("float32", []), 0.1)
+    lr(f"{op}_float32_empty", In("float32", [0, 3]), 0.1)
+    lr(f"{op}_int32", In("int32", [4]), 0.1, status="DT_ERR_DTYPE_MISMATCH")
+
+
 def gen_var_std():
     for op, fn in [("dt_var", torch.var), ("dt_std", torch.std)]:
         def vc(cid, inp, dims, correction, keepdim):
@@ -1563,6 +1626,8 @@ def main():
     gen_masked_fill()
     gen_triangle()
     gen_var_std()
+    gen_pad()
+    gen_leaky_relu()
     gen_conv2d()
     gen_conv1d()
     gen_conv_transpose2d()

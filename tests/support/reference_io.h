@@ -495,6 +495,12 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
     if (has_lo) lo = JsonNumber(params.at("min"));
     if (has_hi) hi = JsonNumber(params.at("max"));
     st = dt_clamp(I(0), has_lo ? &lo : nullptr, has_hi ? &hi : nullptr, out);
+  } else if (op == "dt_pad") {  // "pad": the (before, after) pairs, "mode", "value"
+    std::vector<int64_t> pad = Ints(params.at("pad"));
+    st = dt_pad(I(0), pad.empty() ? nullptr : pad.data(), pad.size(), params.at("mode").get<std::string>().c_str(),
+                JsonNumber(params.at("value")), out);
+  } else if (op == "dt_leaky_relu") {
+    st = dt_leaky_relu(I(0), JsonNumber(params.at("negative_slope")), out);
   } else if (op == "dt_triu" || op == "dt_tril") {
     const int64_t diagonal = params.at("diagonal").get<int64_t>();
     st = op == "dt_triu" ? dt_triu(I(0), diagonal, out) : dt_tril(I(0), diagonal, out);
