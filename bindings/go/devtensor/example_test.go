@@ -57,6 +57,77 @@ func ExampleGELUTanh() {
 	// GELU [-0.15866 0.00000 0.84134 1.95450]
 }
 
+func ExampleSiLU() {
+	// torch.nn.SiLU, x / (1 + e^-x), and torch.nn.LeakyReLU(0.1).
+	x := devtensor.Must(devtensor.FromSlice([]float32{-2, 0, 1, 3}, []int64{4}, devtensor.CPU(0)))
+	defer x.Close()
+	silu := devtensor.Must(devtensor.SiLU())
+	defer silu.Close()
+	leaky := devtensor.Must(devtensor.LeakyReLU(0.1))
+	defer leaky.Close()
+	for _, m := range []*devtensor.Module{silu, leaky} {
+		y := devtensor.Must(m.Forward(x))
+		fmt.Printf("%s %.5f\n", devtensor.Must(m.Kind()), devtensor.Must(devtensor.ToSlice[float32](y)))
+		y.Close()
+	}
+	// Output:
+	// SiLU [-0.23841 0.00000 0.73106 2.85772]
+	// LeakyReLU [-0.20000 0.00000 1.00000 3.00000]
+}
+
+func ExampleTensor_LeakyReLU() {
+	x := devtensor.Must(devtensor.FromSlice([]float64{-2, 0, 3}, []int64{3}, devtensor.CPU(0)))
+	defer x.Close()
+	y := devtensor.Must(x.LeakyReLU(0.1))
+	defer y.Close()
+	fmt.Println(devtensor.Must(devtensor.ToSlice[float64](y)))
+	ints := devtensor.Must(devtensor.FromSlice([]int32{-2, 3}, []int64{2}, devtensor.CPU(0)))
+	defer ints.Close()
+	_, err := ints.LeakyReLU(0.1) // floating tensors only
+	fmt.Println(errors.Is(err, devtensor.ErrDTypeMismatch))
+	// Output:
+	// [-0.2 0 3]
+	// true
+}
+
+func ExampleTensor_Pad() {
+	x := devtensor.Must(devtensor.FromSlice([]float32{1, 2, 3}, []int64{3}, devtensor.CPU(0)))
+	defer x.Close()
+	for _, c := range []struct {
+		pad   []int64
+		mode  devtensor.PadMode
+		value float64
+	}{
+		{[]int64{1, 2}, devtensor.PadConstant, 9},
+		{[]int64{2, 0}, devtensor.PadReflect, 0},
+		{[]int64{1, 2}, devtensor.PadReplicate, 0},
+		{[]int64{1, 1}, devtensor.PadCircular, 0},
+		{[]int64{-1, 0}, devtensor.PadConstant, 0}, // a negative pad crops
+	} {
+		y := devtensor.Must(x.Pad(c.pad, c.mode, c.value))
+		fmt.Println(c.mode, c.pad, devtensor.Must(devtensor.ToSlice[float32](y)))
+		y.Close()
+	}
+	// The pairs go from the last dim backwards: (1, 0) for dim 1, then (0, 1) for dim 0.
+	m := devtensor.Must(devtensor.FromSlice([]float32{1, 2, 3, 4}, []int64{2, 2}, devtensor.CPU(0)))
+	defer m.Close()
+	p := devtensor.Must(m.Pad([]int64{1, 0, 0, 1}, devtensor.PadConstant, 0))
+	defer p.Close()
+	fmt.Println(p)
+	_, err := x.Pad([]int64{3, 0}, devtensor.PadReflect, 0) // reflect: each pad below the size
+	fmt.Println(errors.Is(err, devtensor.ErrInvalidArgument))
+	// Output:
+	// constant [1 2] [9 1 2 3 9 9]
+	// reflect [2 0] [3 2 1 2 3]
+	// replicate [1 2] [1 1 2 3 3 3]
+	// circular [1 1] [3 1 2 3 1]
+	// constant [-1 0] [2 3]
+	// tensor([[0., 1., 2.],
+	//         [0., 3., 4.],
+	//         [0., 0., 0.]])
+	// true
+}
+
 func ExampleTensor_To() {
 	// The tests run with DEVTENSOR_CPU_DEVICES=2, so cpu:1 exists.
 	a := devtensor.Must(devtensor.FromSlice([]int64{1, 2, 3}, nil, devtensor.CPU(0)))

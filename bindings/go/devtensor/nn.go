@@ -185,6 +185,22 @@ func GELU() (*Module, error) { return simpleModule("GELU", C.GDT_M_GELU, 0, 0, 0
 // The caller owns the Module and must Close it. Errors: as ReLU.
 func GELUTanh() (*Module, error) { return simpleModule("GELUTanh", C.GDT_M_GELU_TANH, 0, 0, 0) }
 
+// SiLU returns a new torch.nn.SiLU module, x * sigmoid(x) = x / (1 + exp(-x))
+// elementwise (swish), with no parameters (dt_silu_new); its Forward is Tensor.SiLU and
+// takes floating inputs only (others: ErrDTypeMismatch). Its Kind is "SiLU". The caller
+// owns the Module and must Close it. Errors: as ReLU.
+func SiLU() (*Module, error) { return simpleModule("SiLU", C.GDT_M_SILU, 0, 0, 0) }
+
+// LeakyReLU returns a new torch.nn.LeakyReLU(negativeSlope) module, x where x > 0, else
+// x * negativeSlope, elementwise (PyTorch's default slope is 0.01), with no parameters
+// (dt_leaky_relu_new); its Forward is Tensor.LeakyReLU and takes floating inputs only
+// (others: ErrDTypeMismatch). Its Kind is "LeakyReLU". The caller owns the Module and
+// must Close it. Errors: ErrInvalidArgument for a slope that is not finite (NaN, ±Inf),
+// ErrOutOfMemory, ErrVersion.
+func LeakyReLU(negativeSlope float64) (*Module, error) {
+	return simpleModule("LeakyReLU", C.GDT_M_LEAKY_RELU, 0, 0, negativeSlope)
+}
+
 // Softmax returns a new torch.nn.Softmax(dim) module, a numerically stable softmax
 // along dim (dt_softmax_new). The caller owns the Module and must Close it. Errors: as
 // ReLU (a dim out of range fails at Forward).

@@ -78,7 +78,7 @@ static inline gdt_hres gdt_linear(int64_t in, int64_t out, int32_t bias, dt_dtyp
   dt_status st = dt_linear_new(in, out, bias, dt, d, &m);
   return gdt_hr(st, m); }
 enum { GDT_M_RELU, GDT_M_SIGMOID, GDT_M_TANH, GDT_M_GELU, GDT_M_SOFTMAX, GDT_M_LOG_SOFTMAX, GDT_M_FLATTEN,
-       GDT_M_DROPOUT, GDT_M_MSE, GDT_M_GELU_TANH };
+       GDT_M_DROPOUT, GDT_M_MSE, GDT_M_GELU_TANH, GDT_M_SILU, GDT_M_LEAKY_RELU };
 static inline gdt_hres gdt_simple_module(int kind, int64_t a, int64_t b, double p) {
   gdt_take_slot();
   dt_module* m = NULL;
@@ -94,6 +94,8 @@ static inline gdt_hres gdt_simple_module(int kind, int64_t a, int64_t b, double 
     case GDT_M_DROPOUT: st = dt_dropout_new(p, &m); break;
     case GDT_M_MSE: st = dt_mse_loss_new((int32_t)a, &m); break;
     case GDT_M_GELU_TANH: st = dt_gelu_tanh_new(&m); break;
+    case GDT_M_SILU: st = dt_silu_new(&m); break;
+    case GDT_M_LEAKY_RELU: st = dt_leaky_relu_new(p, &m); break;
   }
   return gdt_hr(st, m);
 }

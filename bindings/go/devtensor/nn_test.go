@@ -13,8 +13,10 @@ import (
 
 // Compile checks of the activation modules' signatures.
 var (
-	_ func() (*Module, error) = GELU
-	_ func() (*Module, error) = GELUTanh
+	_ func() (*Module, error)        = GELU
+	_ func() (*Module, error)        = GELUTanh
+	_ func() (*Module, error)        = SiLU
+	_ func(float64) (*Module, error) = LeakyReLU
 )
 
 // GELUTanh is torch.nn.GELU(approximate="tanh"): its values against the formula computed
@@ -79,6 +81,113 @@ func TestGELUTanhModule(t *testing.T) {
 	ints := must(s.Track(FromSlice([]int64{1, 2}, []int64{2}, CPU(0))))
 	_, err := m.Forward(ints)
 	wantCode(t, err, ErrDTypeMismatch)
+}
+
+// Tensor.LeakyReLU against values worked out by hand: [-2, 0, 3] with slope 0.1 is
+// [-0.2, 0, 3]; its gradient is the slope where x <= 0 (at 0 too, as PyTorch's), 1
+// elsewhere; floating tensors only; a slope that is not finite is refused.
+func TestLeakyReLU(t *testing.T) {
+	noLeaks(t)
+	s := NewScope()
+	defer s.Close()
+	x := must(s.Track(FromSlice([]float64{-2, 0, 3}, []int64{3}, CPU(0))))
+	MustOK(x.SetRequiresGrad(true))
+	y := must(s.Track(x.LeakyReLU(0.1)))
+	near(t, "LeakyReLU(0.1) float64", must(ToSlice[float64](y)), []float64{-0.2, 0, 3}, 1e-15)
+	if fn := must(y.GradFnName()); fn != "LeakyReluBackward0" {
+		t.Fatalf("grad_fn %q, want LeakyReluBackward0", fn)
+	}
+	MustOK(must(s.Track(y.Sum())).Backward(nil))
+	near(t, "LeakyReLU(0.1) gradient", must(ToSlice[float64](must(s.Track(x.Grad())))), []float64{0.1, 0.1, 1}, 1e-15)
+	x32 := must(s.Track(FromSlice([]float32{-2, 0, 3, -0.5}, []int64{2, 2}, CPU(0))))
+	y32 := must(s.Track(x32.LeakyReLU(0.01)))
+	if sh := must(y32.Shape()); len(sh) != 2 || sh[0] != 2 || sh[1] != 2 {
+		t.Fatalf("shape %v, want [2 2]", sh)
+	}
+	near(t, "LeakyReLU(0.01) float32", must(ToSlice[float32](y32)), []float64{-0.02, 0, 3, -0.005}, 1e-7)
+	// A slope of 0 is ReLU; a negative one is allowed (PyTorch's too).
+	near(t, "LeakyReLU(0)", must(ToSlice[float32](must(s.Track(x32.LeakyReLU(0))))), []float64{0, 0, 3, 0}, 0)
+	near(t, "LeakyReLU(-1)", must(ToSlice[float32](must(s.Track(x32.LeakyReLU(-1))))), []float64{2, 0, 3, 0.5}, 0)
+
+	ints := must(s.Track(FromSlice([]int32{-1, 2}, []int64{2}, CPU(0))))
+	_, err := ints.LeakyReLU(0.1)
+	wantCode(t, err, ErrDTypeMismatch)
+	_, err = x32.LeakyReLU(math.NaN())
+	wantCode(t, err, ErrInvalidArgument)
+	_, err = x32.LeakyReLU(math.Inf(1))
+	wantCode(t, err, ErrInvalidArgument)
+	closed := must(FromSlice([]float32{1}, []int64{1}, CPU(0)))
+	MustOK(closed.Close())
+	_, err = closed.LeakyReLU(0.1)
+	wantCode(t, err, ErrClosed)
+}
+
+// The LeakyReLU and SiLU modules: their kinds, no parameters, the values worked out here
+// (SiLU(x) = x / (1 + e^-x)), the same as the tensor ops', the dtypes they refuse, and
+// LeakyReLU's refused slope.
+func TestLeakyReLUAndSiLUModules(t *testing.T) {
+	noLeaks(t)
+	s := NewScope()
+	defer s.Close()
+	x := must(s.Track(FromSlice([]float64{-2, -1, 0, 0.5, 1, 3}, []int64{2, 3}, CPU(0))))
+	ints := must(s.Track(FromSlice([]int64{1, 2}, []int64{2}, CPU(0))))
+
+	lr := must(LeakyReLU(0.1))
+	defer lr.Close()
+	if kind := must(lr.Kind()); kind != "LeakyReLU" {
+		t.Fatalf("kind %q, want LeakyReLU", kind)
+	}
+	if ps := must(lr.Parameters()); len(ps) != 0 {
+		ps.Close()
+		t.Fatal("LeakyReLU has parameters")
+	}
+	y := must(s.Track(lr.Forward(x)))
+	if sh := must(y.Shape()); len(sh) != 2 || sh[0] != 2 || sh[1] != 3 {
+		t.Fatalf("shape %v, want [2 3]", sh)
+	}
+	near(t, "LeakyReLU(0.1) module", must(ToSlice[float64](y)), []float64{-0.2, -0.1, 0, 0.5, 1, 3}, 1e-15)
+	_, err := lr.Forward(ints)
+	wantCode(t, err, ErrDTypeMismatch)
+	_, err = LeakyReLU(math.NaN())
+	wantCode(t, err, ErrInvalidArgument)
+	_, err = LeakyReLU(math.Inf(-1))
+	wantCode(t, err, ErrInvalidArgument)
+
+	si := must(SiLU())
+	defer si.Close()
+	if kind := must(si.Kind()); kind != "SiLU" {
+		t.Fatalf("kind %q, want SiLU", kind)
+	}
+	if ps := must(si.Parameters()); len(ps) != 0 {
+		ps.Close()
+		t.Fatal("SiLU has parameters")
+	}
+	var want []float64
+	for _, v := range []float64{-2, -1, 0, 0.5, 1, 3} {
+		want = append(want, v/(1+math.Exp(-v)))
+	}
+	got := must(ToSlice[float64](must(s.Track(si.Forward(x)))))
+	near(t, "SiLU module float64", got, want, 1e-12)
+	near(t, "SiLU module against Tensor.SiLU", got, must(ToSlice[float64](must(s.Track(x.SiLU())))), 0)
+	x32 := must(s.Track(x.ToDType(Float32)))
+	near(t, "SiLU module float32", must(ToSlice[float32](must(s.Track(si.Forward(x32))))), want, 1e-6)
+	_, err = si.Forward(ints)
+	wantCode(t, err, ErrDTypeMismatch)
+
+	// In a Sequential: LeakyReLU(0.1) then SiLU, differentiable. At x = -1: y = SiLU(-0.1),
+	// dy/dx = 0.1 * SiLU'(-0.1), SiLU'(z) = sigmoid(z) (1 + z (1 - sigmoid(z))).
+	seq := must(Sequential(must(LeakyReLU(0.1)), must(SiLU()))) // takes both over
+	defer seq.Close()
+	if kinds := must(seq.Kind()); kinds != "Sequential" {
+		t.Fatalf("kind %q, want Sequential", kinds)
+	}
+	z := must(s.Track(FromSlice([]float64{-1}, []int64{1}, CPU(0))))
+	MustOK(z.SetRequiresGrad(true))
+	out := must(s.Track(seq.Forward(z)))
+	near(t, "Sequential(LeakyReLU, SiLU)(-1)", must(ToSlice[float64](out)), []float64{-0.1 / (1 + math.Exp(0.1))}, 1e-12)
+	MustOK(must(s.Track(out.Sum())).Backward(nil))
+	sg := 1 / (1 + math.Exp(0.1))
+	near(t, "its gradient", must(ToSlice[float64](must(s.Track(z.Grad())))), []float64{0.1 * sg * (1 - 0.1*(1-sg))}, 1e-12)
 }
 
 // A tiny classifier learns a separable problem: the loss must fall, gradients must be

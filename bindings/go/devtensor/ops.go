@@ -248,6 +248,24 @@ func (t *Tensor) LogSoftmax(dim int64) (*Tensor, error) {
 	return takeTensor("Tensor.LogSoftmax", r)
 }
 
+// LeakyReLU returns t where t > 0, else t * negativeSlope, elementwise, as
+// torch.nn.functional.leaky_relu(t, negativeSlope) (dt_leaky_relu; PyTorch's default
+// slope is 0.01). Floating tensors only. Differentiable: the gradient is 1 where t > 0,
+// else negativeSlope (at 0 the slope, as PyTorch's), grad_fn LeakyReluBackward0. The
+// caller owns the result and must Close it. Errors: ErrInvalidArgument for a slope that
+// is not finite (NaN, ±Inf), ErrDTypeMismatch for an integer or bool t, ErrOutOfMemory;
+// ErrClosed or ErrInvalidArgument for a closed or nil t.
+func (t *Tensor) LeakyReLU(negativeSlope float64) (*Tensor, error) {
+	const op = "Tensor.LeakyReLU"
+	a, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_leaky_relu(a, C.double(negativeSlope))
+	runtime.KeepAlive(t)
+	return takeTensor(op, r)
+}
+
 // Cumsum returns the running sums of t along dim (torch.cumsum, dt_cumsum): integer and
 // bool tensors sum in int64; differentiable.
 func (t *Tensor) Cumsum(dim int64) (*Tensor, error) {

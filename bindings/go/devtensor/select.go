@@ -3,11 +3,14 @@ package devtensor
 // #include "shim.h"
 import "C"
 
-import "runtime"
+import (
+	"fmt"
+	"runtime"
+)
 
 // The ops that keep some elements and replace the others (MaskedFill, Clamp, Triu,
-// Tril) and the spread reductions (Var, Std). Each result is a new tensor, the caller's
-// to Close, recorded by autograd as PyTorch's op is.
+// Tril), padding (Pad) and the spread reductions (Var, Std). Each result is a new
+// tensor, the caller's to Close, recorded by autograd as PyTorch's op is.
 
 // MaskedFill returns t with value wherever the bool mask is true, as torch.masked_fill
 // (out of place; mask broadcasts with t, and the result has their broadcast shape). The
@@ -62,6 +65,94 @@ func (t *Tensor) ClampMin(min float64) (*Tensor, error) {
 // max=max). Errors: as Clamp.
 func (t *Tensor) ClampMax(max float64) (*Tensor, error) {
 	return t.clamp("Tensor.ClampMax", false, 0, true, max)
+}
+
+// PadMode is how Tensor.Pad fills the new elements, torch.nn.functional.pad's mode=
+// "constant", "reflect", "replicate" or "circular".
+type PadMode int32
+
+// The modes of Tensor.Pad.
+const (
+	PadConstant  PadMode = iota // "constant": the value given (PyTorch's default; the zero value)
+	PadReflect                  // "reflect": mirrored about the edge element, not repeating it
+	PadReplicate                // "replicate": the edge element repeated
+	PadCircular                 // "circular": wrapped around, the other end's elements
+)
+
+// String returns PyTorch's name of m: "constant", "reflect", "replicate" or "circular"
+// (another value: "PadMode(n)").
+func (m PadMode) String() string {
+	switch m {
+	case PadConstant:
+		return "constant"
+	case PadReflect:
+		return "reflect"
+	case PadReplicate:
+		return "replicate"
+	case PadCircular:
+		return "circular"
+	}
+	return fmt.Sprintf("PadMode(%d)", int32(m))
+}
+
+func (m PadMode) c() C.int {
+	switch m {
+	case PadReflect:
+		return C.GDT_PAD_REFLECT
+	case PadReplicate:
+		return C.GDT_PAD_REPLICATE
+	case PadCircular:
+		return C.GDT_PAD_CIRCULAR
+	}
+	return C.GDT_PAD_CONSTANT
+}
+
+// Pad returns a padded copy of t, as torch.nn.functional.pad(t, pad, mode, value)
+// (dt_pad). pad holds pairs (before, after) starting from the LAST dim and going
+// backwards, as PyTorch's: {1, 2} pads the last dim by 1 before and 2 after, {1, 2, 3,
+// 4} also the dim before it by 3 and 4; len(pad) is even and at most 2 * t's number of
+// dims (nil or empty: a copy). A negative value removes that many elements instead
+// (crops). The modes:
+//
+//   - PadConstant: the new elements are value, converted to t's dtype as MaskedFill's;
+//   - PadReflect: mirrored about the edge element, not repeating it ([1, 2, 3] padded by
+//     {2, 0}: [3, 2, 1, 2, 3]); each pad below the dim's size;
+//   - PadReplicate: the edge element repeated ([1, 2, 3] by {1, 2}: [1, 1, 2, 3, 3, 3]);
+//     the dim not empty;
+//   - PadCircular: wrapped around, the other end's elements ([1, 2, 3] by {1, 1}: [3, 1,
+//     2, 3, 1]); each pad at most the dim's size.
+//
+// The modes other than PadConstant pad any dims of a tensor of any rank (PyTorch's, the
+// last 1 to 3 dims of a 1-d to 3-d input, batched or not; where both accept, the
+// results are equal) and take no value: pass 0 (a nonzero value is refused, as in
+// PyTorch). Any dtype. Differentiable: the gradient of PadConstant's result is the
+// matching slice of the incoming one (grad_fn ConstantPadNdBackward0), the other modes'
+// add up the gradients of every copy of an element. The modes other than PadConstant
+// build their index lists on the host and copy them to t's device, which a graph
+// capture on a device refuses.
+//
+// The caller owns the result and must Close it. pad is only read during the call.
+//
+// Errors: ErrInvalidArgument (len(pad) odd or over 2 * t's number of dims, a mode that
+// is none of the four, a pad its mode does not allow or that leaves a negative size,
+// the message naming the dim and the sizes, a value t's integer dtype cannot hold, a
+// nonzero value for a mode other than PadConstant), ErrOutOfMemory; ErrClosed or
+// ErrInvalidArgument for a closed or nil t.
+func (t *Tensor) Pad(pad []int64, mode PadMode, value float64) (*Tensor, error) {
+	const op = "Tensor.Pad"
+	a, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	if mode < PadConstant || mode > PadCircular {
+		return nil, &Error{Code: ErrInvalidArgument, Op: op,
+			Msg: fmt.Sprintf("mode must be PadConstant, PadReflect, PadReplicate or PadCircular, got %v", mode)}
+	}
+	p, n := shapeArg(pad)
+	r := C.gdt_pad(a, p, n, mode.c(), C.double(value))
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(pad)
+	return takeTensor(op, r)
 }
 
 func (t *Tensor) triangle(op string, upper bool, diagonal int64) (*Tensor, error) {

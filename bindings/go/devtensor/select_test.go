@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -65,4 +66,105 @@ func TestSelectOpsAndSpreads(t *testing.T) {
 	if _, err := v.Sum(Correction(0)); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("Sum(Correction(0)): %v, want ErrInvalidArgument", err)
 	}
+}
+
+// Pad against values worked out by hand: each mode on [1, 2, 3], two dims of a [2, 2],
+// crops, an integer dtype, the gradients (each element gets its number of copies), and
+// the errors.
+func TestPad(t *testing.T) {
+	noLeaks(t)
+	s := NewScope()
+	defer s.Close()
+	check := func(what string, x *Tensor, pad []int64, mode PadMode, value float64, wantShape []int64, want []float32) {
+		t.Helper()
+		r := must(s.Track(x.Pad(pad, mode, value)))
+		got, shape := must(ToSlice[float32](r)), must(r.Shape())
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(shape, wantShape) {
+			t.Fatalf("%s = %v %v, want %v %v", what, got, shape, want, wantShape)
+		}
+	}
+	x := must(s.Track(FromSlice([]float32{1, 2, 3}, []int64{3}, CPU(0))))
+	check("constant (1, 2) value 9", x, []int64{1, 2}, PadConstant, 9, []int64{6}, []float32{9, 1, 2, 3, 9, 9})
+	check("reflect (2, 0)", x, []int64{2, 0}, PadReflect, 0, []int64{5}, []float32{3, 2, 1, 2, 3})
+	check("replicate (1, 2)", x, []int64{1, 2}, PadReplicate, 0, []int64{6}, []float32{1, 1, 2, 3, 3, 3})
+	check("circular (1, 1)", x, []int64{1, 1}, PadCircular, 0, []int64{5}, []float32{3, 1, 2, 3, 1})
+	check("no pad: a copy", x, nil, PadConstant, 0, []int64{3}, []float32{1, 2, 3})
+
+	// [[1, 2], [3, 4]]: the pairs go from the last dim backwards.
+	m := must(s.Track(FromSlice([]float32{1, 2, 3, 4}, []int64{2, 2}, CPU(0))))
+	check("constant (1, 0, 0, 1)", m, []int64{1, 0, 0, 1}, PadConstant, 0, []int64{3, 3},
+		[]float32{0, 1, 2, 0, 3, 4, 0, 0, 0})
+	check("reflect (1, 1, 1, 1)", m, []int64{1, 1, 1, 1}, PadReflect, 0, []int64{4, 4},
+		[]float32{4, 3, 4, 3, 2, 1, 2, 1, 4, 3, 4, 3, 2, 1, 2, 1})
+	check("replicate (0, 1, 1, 0)", m, []int64{0, 1, 1, 0}, PadReplicate, 0, []int64{3, 3},
+		[]float32{1, 2, 2, 1, 2, 2, 3, 4, 4})
+	check("circular (1, 0, 0, 1)", m, []int64{1, 0, 0, 1}, PadCircular, 0, []int64{3, 3},
+		[]float32{2, 1, 2, 4, 3, 4, 2, 1, 2})
+
+	// Negative values crop.
+	five := must(s.Track(FromSlice([]float32{1, 2, 3, 4, 5}, []int64{5}, CPU(0))))
+	check("constant (-1, -2)", five, []int64{-1, -2}, PadConstant, 0, []int64{2}, []float32{2, 3})
+	check("constant (-1, 1) value 7", five, []int64{-1, 1}, PadConstant, 7, []int64{5}, []float32{2, 3, 4, 5, 7})
+	check("constant (0, 0, -1, 0) of [2, 2]", m, []int64{0, 0, -1, 0}, PadConstant, 0, []int64{1, 2}, []float32{3, 4})
+
+	// An integer tensor keeps its dtype.
+	ints := must(s.Track(FromSlice([]int64{1, 2, 3}, []int64{3}, CPU(0))))
+	ip := must(s.Track(ints.Pad([]int64{1, 1}, PadConstant, -4)))
+	if got, dt := must(ToSlice[int64](ip)), must(ip.DType()); dt != Int64 || !reflect.DeepEqual(got, []int64{-4, 1, 2, 3, -4}) {
+		t.Fatalf("int64 constant (1, 1) value -4 = %v %v, want int64 [-4 1 2 3 -4]", dt, got)
+	}
+
+	// Gradients: sum of the padded tensor, so each element's gradient is its number of
+	// copies. reflect (2, 1) of [a, b, c] is [c, b, a, b, c, b]: a once, b 3 times, c twice.
+	grad := func(what string, pad []int64, mode PadMode, want []float32, wantFn string) {
+		t.Helper()
+		g := must(s.Track(FromSlice([]float32{1, 2, 3}, []int64{3}, CPU(0))))
+		MustOK(g.SetRequiresGrad(true))
+		p := must(s.Track(g.Pad(pad, mode, 0)))
+		if fn := must(p.GradFnName()); wantFn != "" && fn != wantFn {
+			t.Fatalf("%s: grad_fn %q, want %q", what, fn, wantFn)
+		}
+		MustOK(must(s.Track(p.Sum())).Backward(nil))
+		if got := must(ToSlice[float32](must(s.Track(g.Grad())))); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: gradient %v, want %v", what, got, want)
+		}
+	}
+	grad("reflect (2, 1)", []int64{2, 1}, PadReflect, []float32{1, 3, 2}, "")
+	grad("replicate (1, 2)", []int64{1, 2}, PadReplicate, []float32{2, 1, 3}, "")
+	grad("circular (1, 1)", []int64{1, 1}, PadCircular, []float32{2, 1, 2}, "")
+	grad("constant (1, 2)", []int64{1, 2}, PadConstant, []float32{1, 1, 1}, "ConstantPadNdBackward0")
+	grad("constant (-1, 0)", []int64{-1, 0}, PadConstant, []float32{0, 1, 1}, "ConstantPadNdBackward0")
+
+	// The modes' names.
+	for m, want := range map[PadMode]string{PadConstant: "constant", PadReflect: "reflect",
+		PadReplicate: "replicate", PadCircular: "circular", PadMode(7): "PadMode(7)"} {
+		if got := m.String(); got != want {
+			t.Fatalf("PadMode(%d).String() = %q, want %q", int32(m), got, want)
+		}
+	}
+
+	// Errors.
+	_, err := x.Pad([]int64{1}, PadConstant, 0)
+	wantCode(t, err, ErrInvalidArgument) // an odd number of values
+	_, err = x.Pad([]int64{1, 1, 1, 1}, PadConstant, 0)
+	wantCode(t, err, ErrInvalidArgument) // more pairs than dims
+	_, err = x.Pad([]int64{3, 0}, PadReflect, 0)
+	wantCode(t, err, ErrInvalidArgument) // a reflect pad not below the size
+	_, err = x.Pad([]int64{4, 0}, PadCircular, 0)
+	wantCode(t, err, ErrInvalidArgument) // a circular pad over the size
+	_, err = x.Pad([]int64{-2, -2}, PadConstant, 0)
+	wantCode(t, err, ErrInvalidArgument) // a negative size
+	_, err = x.Pad([]int64{1, 1}, PadReflect, 5)
+	wantCode(t, err, ErrInvalidArgument) // a value for mode reflect
+	_, err = x.Pad([]int64{1, 1}, PadMode(7), 0)
+	if e := wantCode(t, err, ErrInvalidArgument); !strings.Contains(e.Msg, "PadMode(7)") {
+		t.Fatalf("an unknown mode: %q does not name it", e.Msg)
+	}
+	closed := must(FromSlice([]float32{1, 2}, []int64{2}, CPU(0)))
+	MustOK(closed.Close())
+	_, err = closed.Pad([]int64{1, 1}, PadConstant, 0)
+	wantCode(t, err, ErrClosed)
+	var none *Tensor
+	_, err = none.Pad([]int64{1, 1}, PadConstant, 0)
+	wantCode(t, err, ErrInvalidArgument)
 }

@@ -272,7 +272,7 @@ static inline gdt_tres gdt_where(uintptr_t c_h, uintptr_t a_h, uintptr_t b_h) {
   dt_tensor* o = NULL; dt_status st = dt_where(c, a, b, &o); return gdt_tr(st, o);
 }
 
-/* masked_fill, clamp (has_lo / has_hi: whether the bound is given), triu / tril, var / std */
+/* masked_fill, clamp (has_lo / has_hi: whether the bound is given), pad, triu / tril, var / std */
 static inline gdt_tres gdt_masked_fill(uintptr_t a_h, uintptr_t m_h, double v) {
   gdt_take_slot();
   dt_tensor* o = NULL; dt_status st = dt_masked_fill((const dt_tensor*)a_h, (const dt_tensor*)m_h, v, &o); return gdt_tr(st, o);
@@ -281,6 +281,18 @@ static inline gdt_tres gdt_clamp(uintptr_t a_h, int32_t has_lo, double lo, int32
   gdt_take_slot();
   dt_tensor* o = NULL;
   dt_status st = dt_clamp((const dt_tensor*)a_h, has_lo ? &lo : NULL, has_hi ? &hi : NULL, &o);
+  return gdt_tr(st, o);
+}
+/* pad: mode is a GDT_PAD_* (PadMode's values, select.go); the names stay on the C side (no
+ * C.CString), and a value outside the enum passes a name the library refuses
+ * (DT_ERR_INVALID_ARGUMENT). pad: Go memory holding n int64 values (integers only), read
+ * during the call. */
+enum { GDT_PAD_CONSTANT, GDT_PAD_REFLECT, GDT_PAD_REPLICATE, GDT_PAD_CIRCULAR };
+static inline gdt_tres gdt_pad(uintptr_t a_h, const int64_t* pad, size_t n, int mode, double value) {
+  gdt_take_slot();
+  static const char* const names[] = {"constant", "reflect", "replicate", "circular"};
+  dt_tensor* o = NULL;
+  dt_status st = dt_pad((const dt_tensor*)a_h, pad, n, mode >= 0 && mode < 4 ? names[mode] : "unknown", value, &o);
   return gdt_tr(st, o);
 }
 static inline gdt_tres gdt_triangle(int32_t upper, uintptr_t a_h, int64_t diagonal) {
@@ -308,6 +320,13 @@ static inline gdt_tres gdt_softmax(int log, uintptr_t a_h, int64_t dim) {
   const dt_tensor* a = (const dt_tensor*)a_h;
   dt_tensor* o = NULL;
   dt_status st = log ? dt_log_softmax(a, dim, &o) : dt_softmax(a, dim, &o);
+  return gdt_tr(st, o);
+}
+
+static inline gdt_tres gdt_leaky_relu(uintptr_t a_h, double negative_slope) {
+  gdt_take_slot();
+  dt_tensor* o = NULL;
+  dt_status st = dt_leaky_relu((const dt_tensor*)a_h, negative_slope, &o);
   return gdt_tr(st, o);
 }
 

@@ -1237,6 +1237,16 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_pad(
+        a: *const dt_tensor,
+        pad: *const i64,
+        npad: usize,
+        mode: *const ::std::os::raw::c_char,
+        value: f64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_triu(a: *const dt_tensor, diagonal: i64, out: *mut *mut dt_tensor) -> dt_status;
 }
 extern "C" {
@@ -1283,6 +1293,13 @@ extern "C" {
 }
 extern "C" {
     pub fn dt_silu(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_leaky_relu(
+        a: *const dt_tensor,
+        negative_slope: f64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
 }
 extern "C" {
     pub fn dt_erf(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
@@ -1727,6 +1744,12 @@ extern "C" {
 }
 extern "C" {
     pub fn dt_gelu_tanh_new(out: *mut *mut dt_module) -> dt_status;
+}
+extern "C" {
+    pub fn dt_silu_new(out: *mut *mut dt_module) -> dt_status;
+}
+extern "C" {
+    pub fn dt_leaky_relu_new(negative_slope: f64, out: *mut *mut dt_module) -> dt_status;
 }
 extern "C" {
     pub fn dt_softmax_new(dim: i64, out: *mut *mut dt_module) -> dt_status;

@@ -129,7 +129,7 @@ mod error;
 mod graph;
 pub mod nn;
 mod ops;
-pub use ops::Scalar;
+pub use ops::{PadMode, Scalar};
 mod state_dict;
 mod stream;
 mod tensor;

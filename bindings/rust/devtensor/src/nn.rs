@@ -316,6 +316,58 @@ impl Module {
     pub fn gelu_tanh() -> Result<Module> {
         new_module(|o| unsafe { ffi::dt_gelu_tanh_new(o) })
     }
+    /// `SiLU`: `x * sigmoid(x) = x / (1 + e^-x)` elementwise (swish), with no
+    /// parameters; its forward is [`Tensor::silu`] and takes floating inputs only
+    /// (others: `DtypeMismatch`). Its [`kind`](Module::kind) is `"SiLU"`.
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[-2.0f64, 0.0, 1.0, 3.0], &[1, 4], Device::CPU)?;
+    /// let silu = Module::silu()?;
+    /// assert_eq!(silu.kind()?, "SiLU");
+    /// let y = silu.forward(&x)?.to_vec::<f64>()?;
+    /// for (got, x) in y.iter().zip([-2.0f64, 0.0, 1.0, 3.0]) {
+    ///     assert!((got - x / (1.0 + (-x).exp())).abs() < 1e-12, "{y:?}");
+    /// }
+    /// let ints = Tensor::from_slice(&[1i64, 2], &[2], Device::CPU)?;
+    /// assert_eq!(silu.forward(&ints).unwrap_err().code, ErrorCode::DtypeMismatch);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_silu_new`: an
+    /// [`Error`] with the library's code and message.
+    pub fn silu() -> Result<Module> {
+        new_module(|o| unsafe { ffi::dt_silu_new(o) })
+    }
+    /// `LeakyReLU(negative_slope)`: `x` where `x > 0`, else `x * negative_slope`,
+    /// elementwise (PyTorch's default slope is `0.01`), with no parameters; its forward is
+    /// [`Tensor::leaky_relu`] and takes floating inputs only (others: `DtypeMismatch`).
+    /// Its [`kind`](Module::kind) is `"LeakyReLU"`.
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[-2.0f64, 0.0, 3.0], &[1, 3], Device::CPU)?;
+    /// let leaky = Module::leaky_relu(0.1)?;
+    /// assert_eq!(leaky.kind()?, "LeakyReLU");
+    /// assert_eq!(leaky.forward(&x)?.to_vec::<f64>()?, vec![-0.2, 0.0, 3.0]);
+    /// assert_eq!(Module::leaky_relu(f64::NAN).unwrap_err().code, ErrorCode::InvalidArgument);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidArgument`](ErrorCode::InvalidArgument) for a slope that is not finite
+    /// (NaN, ±infinity); the other errors that `include/devtensor.h` lists for
+    /// `dt_leaky_relu_new`: an [`Error`] with the library's code and message.
+    pub fn leaky_relu(negative_slope: f64) -> Result<Module> {
+        new_module(|o| unsafe { ffi::dt_leaky_relu_new(negative_slope, o) })
+    }
     /// `Softmax(dim)`.
     ///
     /// ```
@@ -2391,6 +2443,63 @@ mod tests {
             );
             let ints = Tensor::from_slice(&[1i64, 2], &[2], Device::CPU).unwrap();
             assert_eq!(m.forward(&ints).unwrap_err().code, ErrorCode::DtypeMismatch);
+        });
+    }
+
+    /// The `LeakyReLU` and `SiLU` modules: their kinds, no parameters, the values worked
+    /// out here (`SiLU(x) = x / (1 + e^-x)`), the same as the tensor ops', the dtypes
+    /// they refuse, `LeakyReLU`'s refused slope, and the gradient through both.
+    #[test]
+    fn leaky_relu_and_silu_modules_by_hand() {
+        leak_checked(|| {
+            let xs = [-2.0f64, -1.0, 0.0, 0.5, 1.0, 3.0];
+            let x = Tensor::from_slice(&xs, &[2, 3], Device::CPU).unwrap();
+            let ints = Tensor::from_slice(&[1i64, 2], &[2], Device::CPU).unwrap();
+
+            let lr = Module::leaky_relu(0.1).unwrap();
+            assert_eq!(lr.kind().unwrap(), "LeakyReLU");
+            assert!(lr.parameters().unwrap().is_empty());
+            let y = lr.forward(&x).unwrap();
+            assert_eq!(y.shape(), vec![2, 3]);
+            assert_eq!(y.to_vec::<f64>().unwrap(), vec![-0.2, -0.1, 0.0, 0.5, 1.0, 3.0]);
+            assert_eq!(lr.forward(&ints).unwrap_err().code, ErrorCode::DtypeMismatch);
+            assert_eq!(Module::leaky_relu(f64::NAN).unwrap_err().code, ErrorCode::InvalidArgument);
+            assert_eq!(
+                Module::leaky_relu(f64::NEG_INFINITY).unwrap_err().code,
+                ErrorCode::InvalidArgument
+            );
+
+            let si = Module::silu().unwrap();
+            assert_eq!(si.kind().unwrap(), "SiLU");
+            assert!(si.parameters().unwrap().is_empty());
+            let want: Vec<f64> = xs.iter().map(|x| x / (1.0 + (-x).exp())).collect();
+            let got = si.forward(&x).unwrap().to_vec::<f64>().unwrap();
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g - w).abs() < 1e-12, "float64: {g} against {w}");
+            }
+            assert_eq!(x.silu().unwrap().to_vec::<f64>().unwrap(), got);
+            let y32 = si.forward(&x.to_dtype(DType::Float32).unwrap()).unwrap().to_vec::<f32>().unwrap();
+            for (g, w) in y32.iter().zip(&want) {
+                assert!((*g as f64 - w).abs() < 1e-6, "float32: {g} against {w}");
+            }
+            assert_eq!(si.forward(&ints).unwrap_err().code, ErrorCode::DtypeMismatch);
+
+            // In a Sequential: LeakyReLU(0.1) then SiLU. At x = -1: y = SiLU(-0.1), dy/dx =
+            // 0.1 * SiLU'(-0.1), SiLU'(z) = sigmoid(z) (1 + z (1 - sigmoid(z))).
+            let seq = Sequential::new()
+                .add(Module::leaky_relu(0.1).unwrap())
+                .add(Module::silu().unwrap())
+                .build()
+                .unwrap();
+            let z = Tensor::from_slice(&[-1.0f64], &[1], Device::CPU).unwrap();
+            z.set_requires_grad(true).unwrap();
+            let out = seq.forward(&z).unwrap();
+            let v = out.to_vec::<f64>().unwrap()[0];
+            assert!((v - -0.1 / (1.0 + 0.1f64.exp())).abs() < 1e-12, "{v}");
+            out.sum(&[], false).unwrap().backward().unwrap();
+            let sg = 1.0 / (1.0 + 0.1f64.exp());
+            let g = z.grad().unwrap().unwrap().to_vec::<f64>().unwrap()[0];
+            assert!((g - 0.1 * sg * (1.0 - 0.1 * (1.0 - sg))).abs() < 1e-12, "gradient {g}");
         });
     }
 

@@ -15,6 +15,7 @@
 use crate::error::{check, Error, ErrorCode, Result};
 use crate::Tensor;
 use devtensor_sys as ffi;
+use std::ffi::CStr;
 use std::ops::{Add, Div, Mul, Neg, Sub};
 
 macro_rules! binary {
@@ -356,6 +357,93 @@ impl Tensor {
         let lo = min.as_ref().map_or(std::ptr::null(), |v| v as *const f64);
         let hi = max.as_ref().map_or(std::ptr::null(), |v| v as *const f64);
         Tensor::from_out(|o| unsafe { ffi::dt_clamp(self.as_ptr(), lo, hi, o) })
+    }
+
+    /// `self` where `self > 0`, else `self * negative_slope`, elementwise, as
+    /// `torch.nn.functional.leaky_relu(self, negative_slope)` (PyTorch's default slope is
+    /// `0.01`); floating tensors only. Differentiable: the gradient is 1 where `self > 0`,
+    /// else `negative_slope` (at 0 the slope, as PyTorch's), `grad_fn`
+    /// `"LeakyReluBackward0"`. [`Module::leaky_relu`](crate::nn::Module::leaky_relu) is
+    /// the module.
+    ///
+    /// ```
+    /// # use devtensor::{Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[-2.0f64, 0.0, 3.0], &[3], Device::CPU)?;
+    /// x.set_requires_grad(true)?;
+    /// let y = x.leaky_relu(0.1)?;
+    /// assert_eq!(y.to_vec::<f64>()?, [-0.2, 0.0, 3.0]);
+    /// y.sum(&[], false)?.backward()?;
+    /// assert_eq!(x.grad()?.unwrap().to_vec::<f64>()?, [0.1, 0.1, 1.0]); // the slope at 0
+    /// let ints = Tensor::from_slice(&[-2i32, 3], &[2], Device::CPU)?;
+    /// assert_eq!(ints.leaky_relu(0.1).unwrap_err().code, ErrorCode::DtypeMismatch);
+    /// assert_eq!(x.leaky_relu(f64::NAN).unwrap_err().code, ErrorCode::InvalidArgument);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidArgument`](crate::ErrorCode::InvalidArgument) for a slope that is not
+    /// finite (NaN, ±infinity), [`DtypeMismatch`](crate::ErrorCode::DtypeMismatch) for
+    /// an integer or bool tensor, [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn leaky_relu(&self, negative_slope: f64) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_leaky_relu(self.as_ptr(), negative_slope, o) })
+    }
+
+    /// A padded copy, as `torch.nn.functional.pad(self, pad, mode, value)`. `pad` holds
+    /// pairs `(before, after)` starting from the LAST dim and going backwards, as
+    /// PyTorch's: `[1, 2]` pads the last dim by 1 before and 2 after, `[1, 2, 3, 4]` also
+    /// the dim before it by 3 and 4; its length is even and at most twice the number of
+    /// dims (empty: a copy). A negative value removes that many elements instead (crops).
+    /// The modes ([`PadMode`]):
+    ///
+    /// - [`Constant`](PadMode::Constant): the new elements are `value`, converted to
+    ///   `self`'s dtype as [`masked_fill`](Tensor::masked_fill)'s;
+    /// - [`Reflect`](PadMode::Reflect): mirrored about the edge element, not repeating it
+    ///   (`[1, 2, 3]` padded by `[2, 0]`: `[3, 2, 1, 2, 3]`); each pad below the dim's size;
+    /// - [`Replicate`](PadMode::Replicate): the edge element repeated; the dim not empty;
+    /// - [`Circular`](PadMode::Circular): wrapped around, the other end's elements; each
+    ///   pad at most the dim's size.
+    ///
+    /// The modes other than `Constant` pad any dims of a tensor of any rank (PyTorch's,
+    /// the last 1 to 3 dims of a 1-d to 3-d input, batched or not; where both accept, the
+    /// results are equal) and take no value: pass `0.0` (a nonzero one is refused, as in
+    /// PyTorch). Any dtype. Differentiable: `Constant`'s `grad_fn` is
+    /// `"ConstantPadNdBackward0"`; the other modes' gradients add up those of every copy
+    /// of an element. The modes other than `Constant` build their index lists on the
+    /// host and copy them to the tensor's device, which a graph capture on a device
+    /// refuses.
+    ///
+    /// ```
+    /// # use devtensor::{Device, ErrorCode, PadMode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0, 3.0], &[3], Device::CPU)?;
+    /// assert_eq!(x.pad(&[1, 2], PadMode::Constant, 9.0)?.to_vec::<f32>()?, [9.0, 1.0, 2.0, 3.0, 9.0, 9.0]);
+    /// assert_eq!(x.pad(&[2, 0], PadMode::Reflect, 0.0)?.to_vec::<f32>()?, [3.0, 2.0, 1.0, 2.0, 3.0]);
+    /// assert_eq!(x.pad(&[1, 2], PadMode::Replicate, 0.0)?.to_vec::<f32>()?, [1.0, 1.0, 2.0, 3.0, 3.0, 3.0]);
+    /// assert_eq!(x.pad(&[1, 1], PadMode::Circular, 0.0)?.to_vec::<f32>()?, [3.0, 1.0, 2.0, 3.0, 1.0]);
+    /// assert_eq!(x.pad(&[-1, 0], PadMode::Constant, 0.0)?.to_vec::<f32>()?, [2.0, 3.0]); // a crop
+    /// // Two dims of [[1, 2], [3, 4]]: (1, 0) for the last, then (0, 1) for the first.
+    /// let m = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0], &[2, 2], Device::CPU)?;
+    /// let p = m.pad(&[1, 0, 0, 1], PadMode::Constant, 0.0)?;
+    /// assert_eq!(p.shape(), [3, 3]);
+    /// assert_eq!(p.to_vec::<f32>()?, [0.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 0.0, 0.0]);
+    /// // reflect: each pad below the size.
+    /// assert_eq!(x.pad(&[3, 0], PadMode::Reflect, 0.0).unwrap_err().code, ErrorCode::InvalidArgument);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidArgument`](crate::ErrorCode::InvalidArgument) (an odd number of values
+    /// or more than twice the number of dims, a pad its mode does not allow or that
+    /// leaves a negative size, the message naming the dim and the sizes, a value an
+    /// integer dtype cannot hold, a nonzero value for a mode other than `Constant`),
+    /// [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn pad(&self, pad: &[i64], mode: PadMode, value: f64) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_pad(self.as_ptr(), pad.as_ptr(), pad.len(), mode.c_name().as_ptr(), value, o)
+        })
     }
 
     /// The elements of the last two dims on and above the `diagonal` (0: the main one,
@@ -853,6 +941,53 @@ impl Tensor {
     }
 }
 
+/// How [`Tensor::pad`] fills the new elements, `torch.nn.functional.pad`'s `mode=`
+/// `"constant"`, `"reflect"`, `"replicate"` or `"circular"`.
+///
+/// ```
+/// use devtensor::PadMode;
+/// assert_eq!(PadMode::default(), PadMode::Constant);
+/// assert_eq!(PadMode::Reflect.as_str(), "reflect");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PadMode {
+    /// `"constant"`: the value given (PyTorch's default).
+    Constant,
+    /// `"reflect"`: mirrored about the edge element, not repeating it.
+    Reflect,
+    /// `"replicate"`: the edge element repeated.
+    Replicate,
+    /// `"circular"`: wrapped around, the other end's elements.
+    Circular,
+}
+
+impl Default for PadMode {
+    /// [`PadMode::Constant`], PyTorch's `mode="constant"`.
+    fn default() -> PadMode {
+        PadMode::Constant
+    }
+}
+
+impl PadMode {
+    /// PyTorch's name: `"constant"`, `"reflect"`, `"replicate"` or `"circular"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PadMode::Constant => "constant",
+            PadMode::Reflect => "reflect",
+            PadMode::Replicate => "replicate",
+            PadMode::Circular => "circular",
+        }
+    }
+    fn c_name(self) -> &'static CStr {
+        match self {
+            PadMode::Constant => c"constant",
+            PadMode::Reflect => c"reflect",
+            PadMode::Replicate => c"replicate",
+            PadMode::Circular => c"circular",
+        }
+    }
+}
+
 // ------------------------------------------------------------------ operators
 //
 // `+ - * /` for every mix of `Tensor` and `&Tensor`, with `f32` / `f64` / `i64` scalars on
@@ -1279,6 +1414,144 @@ mod tests {
                 Tensor::cat(&[], 0).unwrap_err().code,
                 ErrorCode::InvalidArgument
             );
+        });
+    }
+
+    /// `pad` against values worked out by hand: each mode on `[1, 2, 3]`, two dims of a
+    /// `[2, 2]`, crops, an integer dtype, the gradients (each element gets its number of
+    /// copies in the padded tensor), and the errors.
+    #[test]
+    fn pad_by_hand() {
+        use crate::PadMode;
+        leak_checked(|| {
+            let padded = |x: &Tensor, pad: &[i64], mode: PadMode, value: f64| {
+                let r = x.pad(pad, mode, value).unwrap();
+                (r.shape(), r.to_vec::<f32>().unwrap())
+            };
+            let x = t(&[1.0, 2.0, 3.0], &[3]);
+            assert_eq!(
+                padded(&x, &[1, 2], PadMode::Constant, 9.0),
+                (vec![6], vec![9.0, 1.0, 2.0, 3.0, 9.0, 9.0])
+            );
+            assert_eq!(
+                padded(&x, &[2, 0], PadMode::Reflect, 0.0),
+                (vec![5], vec![3.0, 2.0, 1.0, 2.0, 3.0])
+            );
+            assert_eq!(
+                padded(&x, &[1, 2], PadMode::Replicate, 0.0),
+                (vec![6], vec![1.0, 1.0, 2.0, 3.0, 3.0, 3.0])
+            );
+            assert_eq!(
+                padded(&x, &[1, 1], PadMode::Circular, 0.0),
+                (vec![5], vec![3.0, 1.0, 2.0, 3.0, 1.0])
+            );
+            assert_eq!(padded(&x, &[], PadMode::Constant, 0.0), (vec![3], vec![1.0, 2.0, 3.0]));
+
+            // [[1, 2], [3, 4]]: the pairs go from the last dim backwards.
+            let m = t(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
+            assert_eq!(
+                padded(&m, &[1, 0, 0, 1], PadMode::Constant, 0.0),
+                (vec![3, 3], vec![0.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 0.0, 0.0])
+            );
+            assert_eq!(
+                padded(&m, &[1, 1, 1, 1], PadMode::Reflect, 0.0),
+                (
+                    vec![4, 4],
+                    vec![4.0, 3.0, 4.0, 3.0, 2.0, 1.0, 2.0, 1.0, 4.0, 3.0, 4.0, 3.0, 2.0, 1.0, 2.0, 1.0]
+                )
+            );
+            assert_eq!(
+                padded(&m, &[0, 1, 1, 0], PadMode::Replicate, 0.0),
+                (vec![3, 3], vec![1.0, 2.0, 2.0, 1.0, 2.0, 2.0, 3.0, 4.0, 4.0])
+            );
+            assert_eq!(
+                padded(&m, &[1, 0, 0, 1], PadMode::Circular, 0.0),
+                (vec![3, 3], vec![2.0, 1.0, 2.0, 4.0, 3.0, 4.0, 2.0, 1.0, 2.0])
+            );
+
+            // Negative values crop.
+            let five = t(&[1.0, 2.0, 3.0, 4.0, 5.0], &[5]);
+            assert_eq!(padded(&five, &[-1, -2], PadMode::Constant, 0.0), (vec![2], vec![2.0, 3.0]));
+            assert_eq!(
+                padded(&five, &[-1, 1], PadMode::Constant, 7.0),
+                (vec![5], vec![2.0, 3.0, 4.0, 5.0, 7.0])
+            );
+            assert_eq!(padded(&m, &[0, 0, -1, 0], PadMode::Constant, 0.0), (vec![1, 2], vec![3.0, 4.0]));
+
+            // An integer tensor keeps its dtype.
+            let ints = Tensor::from_slice(&[1i64, 2, 3], &[3], Device::CPU).unwrap();
+            let ip = ints.pad(&[1, 1], PadMode::Constant, -4.0).unwrap();
+            assert_eq!(ip.dtype(), DType::Int64);
+            assert_eq!(ip.to_vec::<i64>().unwrap(), vec![-4, 1, 2, 3, -4]);
+
+            // Gradients of the sum: each element's number of copies. reflect (2, 1) of
+            // [a, b, c] is [c, b, a, b, c, b]: a once, b 3 times, c twice.
+            let grad = |pad: &[i64], mode: PadMode| {
+                let g = t(&[1.0, 2.0, 3.0], &[3]);
+                g.set_requires_grad(true).unwrap();
+                let p = g.pad(pad, mode, 0.0).unwrap();
+                p.sum(&[], false).unwrap().backward().unwrap();
+                (p.grad_fn_name().unwrap(), g.grad().unwrap().unwrap().to_vec::<f32>().unwrap())
+            };
+            assert_eq!(grad(&[2, 1], PadMode::Reflect).1, vec![1.0, 3.0, 2.0]);
+            assert_eq!(grad(&[1, 2], PadMode::Replicate).1, vec![2.0, 1.0, 3.0]);
+            assert_eq!(grad(&[1, 1], PadMode::Circular).1, vec![2.0, 1.0, 2.0]);
+            assert_eq!(
+                grad(&[1, 2], PadMode::Constant),
+                ("ConstantPadNdBackward0".to_string(), vec![1.0, 1.0, 1.0])
+            );
+            assert_eq!(
+                grad(&[-1, 0], PadMode::Constant),
+                ("ConstantPadNdBackward0".to_string(), vec![0.0, 1.0, 1.0])
+            );
+
+            // PyTorch's names.
+            let names: Vec<&str> = [PadMode::Constant, PadMode::Reflect, PadMode::Replicate, PadMode::Circular]
+                .iter()
+                .map(|m| m.as_str())
+                .collect();
+            assert_eq!(names, ["constant", "reflect", "replicate", "circular"]);
+            assert_eq!(PadMode::default(), PadMode::Constant);
+
+            // Errors.
+            let code = |pad: &[i64], mode: PadMode, value: f64| x.pad(pad, mode, value).unwrap_err().code;
+            assert_eq!(code(&[1], PadMode::Constant, 0.0), ErrorCode::InvalidArgument); // odd
+            assert_eq!(code(&[1, 1, 1, 1], PadMode::Constant, 0.0), ErrorCode::InvalidArgument); // > 2 * ndim
+            assert_eq!(code(&[3, 0], PadMode::Reflect, 0.0), ErrorCode::InvalidArgument); // not below the size
+            assert_eq!(code(&[4, 0], PadMode::Circular, 0.0), ErrorCode::InvalidArgument); // over the size
+            assert_eq!(code(&[-2, -2], PadMode::Constant, 0.0), ErrorCode::InvalidArgument); // a negative size
+            assert_eq!(code(&[1, 1], PadMode::Reflect, 5.0), ErrorCode::InvalidArgument); // a value for reflect
+        });
+    }
+
+    /// `leaky_relu` against values worked out by hand: `[-2, 0, 3]` with slope 0.1 is
+    /// `[-0.2, 0, 3]`; the gradient is the slope where `x <= 0` (at 0 too), 1 elsewhere;
+    /// floating tensors only; a slope that is not finite is refused.
+    #[test]
+    fn leaky_relu_by_hand() {
+        leak_checked(|| {
+            let x = Tensor::from_slice(&[-2.0f64, 0.0, 3.0], &[3], Device::CPU).unwrap();
+            x.set_requires_grad(true).unwrap();
+            let y = x.leaky_relu(0.1).unwrap();
+            assert_eq!(y.to_vec::<f64>().unwrap(), vec![-0.2, 0.0, 3.0]);
+            assert_eq!(y.grad_fn_name().unwrap(), "LeakyReluBackward0");
+            y.sum(&[], false).unwrap().backward().unwrap();
+            assert_eq!(x.grad().unwrap().unwrap().to_vec::<f64>().unwrap(), vec![0.1, 0.1, 1.0]);
+
+            let x32 = t(&[-2.0, 0.0, 3.0, -0.5], &[2, 2]);
+            let y32 = x32.leaky_relu(0.01).unwrap();
+            assert_eq!(y32.shape(), vec![2, 2]);
+            for (g, w) in y32.to_vec::<f32>().unwrap().iter().zip([-0.02f32, 0.0, 3.0, -0.005]) {
+                assert!((g - w).abs() < 1e-7, "{g} against {w}");
+            }
+            // A slope of 0 is ReLU; a negative one is allowed (PyTorch's too).
+            assert_eq!(x32.leaky_relu(0.0).unwrap().to_vec::<f32>().unwrap(), vec![0.0, 0.0, 3.0, 0.0]);
+            assert_eq!(x32.leaky_relu(-1.0).unwrap().to_vec::<f32>().unwrap(), vec![2.0, 0.0, 3.0, 0.5]);
+
+            let ints = Tensor::from_slice(&[-1i32, 2], &[2], Device::CPU).unwrap();
+            assert_eq!(ints.leaky_relu(0.1).unwrap_err().code, ErrorCode::DtypeMismatch);
+            assert_eq!(x32.leaky_relu(f64::NAN).unwrap_err().code, ErrorCode::InvalidArgument);
+            assert_eq!(x32.leaky_relu(f64::INFINITY).unwrap_err().code, ErrorCode::InvalidArgument);
         });
     }
 }
