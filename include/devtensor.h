@@ -1162,6 +1162,25 @@ DT_API dt_status dt_avg_pool2d(const dt_tensor* input, const int64_t* kernel_siz
  *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, sizes not positive), DT_ERR_INVALID_HANDLE,
  *  DT_ERR_SHAPE_MISMATCH (not 3-d or 4-d, zero height or width), DT_ERR_DTYPE_MISMATCH. */
 DT_API dt_status dt_adaptive_avg_pool2d(const dt_tensor* input, const int64_t* output_size, dt_tensor** out);
+/** torch.nn.functional.interpolate: input [N, C, *spatial] (1 to 3 spatial dims, floating)
+ *  resized to size (n values, one per spatial dim, or 1 for all) or by scale_factor (n
+ *  values or 1: each output size is floor(input size * factor)); exactly one of the two is
+ *  non-NULL. mode (NULL: "nearest"): "nearest" (any of the three ranks; output i reads input
+ *  floor(i * scale), scale = in / out, or 1 / factor when scale_factor is given, as
+ *  PyTorch's), "linear" (3-d input), "bilinear" (4-d) or "trilinear" (5-d), which
+ *  interpolate between the two nearest inputs in each dim, with align_corners 1 mapping
+ *  the corner elements onto each other (PyTorch's align_corners=True) and 0 mapping pixel
+ *  centres (its default). Differentiable, with PyTorch's grad_fn names
+ *  ("UpsampleBilinear2DBackward1", ...). The index lists and weights are made on the host
+ *  and copied over, which a graph capture on a device refuses.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out, both or neither of size and scale_factor, n
+ *  neither 1 nor the spatial rank, a size or factor giving an empty output, align_corners
+ *  not 0/1 or 1 with "nearest", an unknown mode), DT_ERR_NOT_SUPPORTED (PyTorch's modes
+ *  "bicubic", "area" and "nearest-exact"), DT_ERR_SHAPE_MISMATCH (a rank the mode does not
+ *  take, naming it), DT_ERR_DTYPE_MISMATCH (not floating), DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_interpolate(const dt_tensor* input, const int64_t* size, const double* scale_factor, size_t n,
+                                const char* mode, int32_t align_corners, dt_tensor** out);
 
 /* ---------------------------------------------------------------------- normalisation, embedding */
 /** torch.nn.functional.batch_norm: input [N, C, ...] normalised per channel c to
@@ -1450,6 +1469,12 @@ DT_API dt_status dt_max_pool2d_new(const int64_t* kernel_size, const int64_t* st
 DT_API dt_status dt_avg_pool2d_new(const int64_t* kernel_size, const int64_t* stride, const int64_t* padding,
                                    int32_t ceil_mode, int32_t count_include_pad, dt_module** out);
 DT_API dt_status dt_adaptive_avg_pool2d_new(const int64_t* output_size, dt_module** out);
+/** Upsample(size, scale_factor, mode, align_corners), as torch.nn.Upsample, with no
+ *  parameters: forward as dt_interpolate with these arguments (copied). Errors:
+ *  DT_ERR_INVALID_ARGUMENT (NULL out, and the argument errors of dt_interpolate that need
+ *  no input); forward: as dt_interpolate, the message naming the module. */
+DT_API dt_status dt_upsample_new(const int64_t* size, const double* scale_factor, size_t n, const char* mode,
+                                 int32_t align_corners, dt_module** out);
 /** BatchNorm1d / BatchNorm2d(num_features, eps, momentum, affine, track_running_stats),
  *  as torch.nn's (PyTorch's defaults: 1e-5, 0.1, 1, 1; a negative momentum is PyTorch's
  *  None, the cumulative moving average). Parameters "weight" (ones) and "bias" (zeros)

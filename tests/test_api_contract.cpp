@@ -1780,6 +1780,52 @@ void add_module_cases(Table& T) {
   T.add("dt_adaptive_avg_pool2d_new", "output_size=NULL", {IA}, [mod_out](Ctx& x) {
     return dt_adaptive_avg_pool2d_new(nullptr, mod_out(x));
   });
+  // dt_interpolate / dt_upsample_new: a [2, 3] has no spatial dim (3-d to 5-d inputs).
+  static const int64_t sz4[1] = {4};
+  static const double twice[1] = {2.0}, negative[1] = {-1.0};
+  const std::string ip = "dt_interpolate";
+  T.handles(ip, "input", [](Ctx& x, const dt_tensor* t) {
+    return dt_interpolate(t, sz4, nullptr, 1, nullptr, 0, &x.o.t);
+  });
+  T.add(ip, "out=NULL", {IA}, [](Ctx& x) { return dt_interpolate(x.a, sz4, nullptr, 1, nullptr, 0, nullptr); });
+  T.add(ip, "size_and_scale", {IA}, [](Ctx& x) {
+    return dt_interpolate(x.a, sz4, twice, 1, nullptr, 0, &x.o.t);
+  }).msg_has = "not both";
+  T.add(ip, "neither_size_nor_scale", {IA}, [](Ctx& x) {
+    return dt_interpolate(x.a, nullptr, nullptr, 1, nullptr, 0, &x.o.t);
+  });
+  for (size_t n : {size_t{0}, size_t{4}, SIZE_MAX})
+    T.add(ip, "n=" + std::to_string(n), {IA}, [n](Ctx& x) { return dt_interpolate(x.a, sz4, nullptr, n, nullptr, 0, &x.o.t); });
+  T.add(ip, "mode=bicubic", {NS}, [](Ctx& x) {
+    return dt_interpolate(x.a, sz4, nullptr, 1, "bicubic", 0, &x.o.t);
+  }).msg_has = "bicubic";
+  T.add(ip, "mode=cubic", {IA}, [](Ctx& x) {
+    return dt_interpolate(x.a, sz4, nullptr, 1, "cubic", 0, &x.o.t);
+  }).msg_has = "unknown mode";
+  T.add(ip, "align_corners=2", {IA}, [](Ctx& x) {
+    return dt_interpolate(x.a, sz4, nullptr, 1, "linear", 2, &x.o.t);
+  });
+  T.add(ip, "nearest_align_corners", {IA}, [](Ctx& x) {
+    return dt_interpolate(x.a, sz4, nullptr, 1, "nearest", 1, &x.o.t);
+  }).msg_has = "align_corners";
+  T.add(ip, "scale=-1", {IA}, [](Ctx& x) { return dt_interpolate(x.a, nullptr, negative, 1, nullptr, 0, &x.o.t); });
+  T.add(ip, "input_2d", {SM}, [](Ctx& x) {
+    return dt_interpolate(x.a, sz4, nullptr, 1, nullptr, 0, &x.o.t);
+  }).msg_has = "[2, 3]";
+  T.add(ip, "int_input", {TM, SM}, [](Ctx& x) { return dt_interpolate(x.i32, sz4, nullptr, 1, nullptr, 0, &x.o.t); });
+  const std::string up = "dt_upsample_new";
+  T.add(up, "out=NULL", {IA}, [](Ctx&) { return dt_upsample_new(sz4, nullptr, 1, nullptr, 0, nullptr); });
+  T.add(up, "neither_size_nor_scale", {IA}, [mod_out](Ctx& x) {
+    return dt_upsample_new(nullptr, nullptr, 1, nullptr, 0, mod_out(x));
+  });
+  T.add(up, "mode=area", {NS}, [mod_out](Ctx& x) { return dt_upsample_new(sz4, nullptr, 1, "area", 0, mod_out(x)); });
+  T.add(up, "size=0", {IA}, [mod_out](Ctx& x) {
+    static const int64_t zero[1] = {0};
+    return dt_upsample_new(zero, nullptr, 1, nullptr, 0, mod_out(x));
+  });
+  T.add(up, "nearest_align_corners", {IA}, [mod_out](Ctx& x) {
+    return dt_upsample_new(nullptr, twice, 1, "nearest", 1, mod_out(x));
+  });
   // Normalisation and embedding (issue 19). a is [2, 3]: 3 channels, or 2 embeddings of 3.
   static const int64_t last3[1] = {3}, last4[1] = {4};
   auto mut = [](const dt_tensor* t) { return const_cast<dt_tensor*>(t); };

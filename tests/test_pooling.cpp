@@ -132,6 +132,43 @@ TEST_F(Pooling, BadArgumentsAreRefusedNamingTheModule) {
   EXPECT_EQ(y.get(), nullptr);
 }
 
+// Upsample by hand: nearest doubles each element; bilinear with align_corners maps the
+// corners onto each other ([0, 3] to 4 columns: 0, 1, 2, 3); its gradient sums the
+// weights each input element gave; the module names itself in its errors.
+TEST_F(Pooling, UpsampleByHandAndItsErrorsNameTheModule) {
+  T x = from({0, 3, 6, 9}, {1, 1, 2, 2});
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
+  const double two[1] = {2.0};
+  const int64_t size24[2] = {2, 4};
+  M nearest, bilinear;
+  DT_ASSERT_OK(dt_upsample_new(nullptr, two, 1, nullptr, 0, nearest.out()));
+  DT_ASSERT_OK(dt_upsample_new(size24, nullptr, 2, "bilinear", 1, bilinear.out()));
+  char kind[32] = "";
+  DT_ASSERT_OK(dt_module_kind(nearest, kind, sizeof kind, nullptr));
+  EXPECT_EQ(std::string(kind), "Upsample");
+  T n = forward(nearest, x), b = forward(bilinear, x);
+  EXPECT_EQ(shape_of(n), (std::vector<int64_t>{1, 1, 4, 4}));
+  EXPECT_EQ(values<float>(n), (std::vector<float>{0, 0, 3, 3, 0, 0, 3, 3, 6, 6, 9, 9, 6, 6, 9, 9}));
+  EXPECT_EQ(values<float>(b), (std::vector<float>{0, 1, 2, 3, 6, 7, 8, 9}));
+  T s, g;
+  DT_ASSERT_OK(dt_sum(b, nullptr, 0, 0, s.out()));
+  DT_ASSERT_OK(dt_backward(s, nullptr));
+  DT_ASSERT_OK(dt_tensor_grad(x, g.out()));
+  // Columns 0..3 read input column 0 with weights 1, 2/3, 1/3, 0: 2 in all, the same for column 1.
+  const std::vector<float> grad = values<float>(g);
+  for (float v : grad) EXPECT_NEAR(v, 2.0f, 1e-6f);
+  T flat, y;
+  const int64_t three_d[] = {1, 2, 5};
+  DT_ASSERT_OK(dt_tensor_zeros(three_d, 3, DT_FLOAT32, cpu(), flat.out()));
+  const dt_tensor* in[] = {flat};
+  DT_EXPECT_STATUS(dt_module_forward(bilinear, in, 1, y.out()), DT_ERR_SHAPE_MISMATCH);
+  EXPECT_NE(std::string(dt_last_error_message()).find("Upsample(size=(2, 4), mode='bilinear', align_corners=True): "
+                                                      "mode \"bilinear\" takes a 4-d input, got [1, 2, 5]"),
+            std::string::npos)
+      << dt_last_error_message();
+  EXPECT_EQ(y.get(), nullptr);
+}
+
 // Geometry whose arithmetic overflows int64 (found by fuzz/fuzz_nn.cpp): a stride or a
 // dilation that is never taken gives PyTorch's result; a size past int64 is a clean error.
 TEST_F(Pooling, AWindowThatADilationStepsOverGivesMinusInfinityAndNoGradient) {

@@ -68,6 +68,20 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
 // The gradient of values gathered along dim (wrapped) at index (int64) from a tensor of
 // shape: g added at those positions into zeros (GatherBackward0, SortBackward0, TopkBackward0).
 Tensor gather_backward(const Tensor& g, const Dims& shape, int dim, const Tensor& index);
+// torch.nn.functional.interpolate (nn/grad_interpolate.cpp): exactly one of size and
+// scale (1 value for every spatial dim, or one each); linear_dims 0 for "nearest", else
+// the spatial rank the linear mode needs (1 linear, 2 bilinear, 3 trilinear).
+struct InterpolateOptions {
+  std::vector<int64_t> size;
+  std::vector<double> scale;
+  int linear_dims = 0;
+  bool align_corners = false;
+  const char* mode = "nearest";  // a string literal, for messages
+};
+// The checks that need no input (both or neither of size and scale, values not positive,
+// align_corners with nearest), `who` naming the caller in messages.
+void check_interpolate_options(const InterpolateOptions& o, const char* who);
+Tensor interpolate(const Tensor& x, const InterpolateOptions& o, const char* who);
 // torch.nn.functional.pad (nn/grad_pad.cpp): pad holds (before, after) pairs from the last
 // dim backwards; negative values crop. Constant mode fills with value; the others
 // (reflect, replicate, circular) gather each padded dim through index_select.

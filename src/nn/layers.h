@@ -6,6 +6,10 @@
 #include "core/op_kinds.h"
 #include "ops/window.h"
 
+namespace dt::ag {
+struct InterpolateOptions;  // nn/functions.h
+}
+
 namespace dt::nn {
 
 Module* new_linear(int64_t in_features, int64_t out_features, bool bias, DType dtype, Device device);
@@ -51,6 +55,8 @@ ops::Window2d pool_window(const char* fn, const PoolOptions& o);
 Module* new_max_pool2d(const PoolOptions& o);
 Module* new_avg_pool2d(const PoolOptions& o);
 Module* new_adaptive_avg_pool2d(int64_t out_h, int64_t out_w);
+// Upsample: F.interpolate with fixed options (ag::InterpolateOptions, nn/functions.h).
+Module* new_upsample(const ag::InterpolateOptions& o);
 
 // Normalisation and embedding (nn/norm_layers.cpp), PyTorch's arguments and defaults.
 struct BatchNormOptions {

@@ -1,5 +1,9 @@
-// Pooling modules of torch.nn: MaxPool2d, AvgPool2d and AdaptiveAvgPool2d, with PyTorch's
-// constructor arguments and defaults (stride defaults to the kernel size). No parameters.
+// Pooling and resizing modules of torch.nn: MaxPool2d, AvgPool2d, AdaptiveAvgPool2d and
+// Upsample, with PyTorch's constructor arguments and defaults (stride defaults to the
+// kernel size). No parameters.
+#include <algorithm>
+#include <string>
+
 #include "core/error.h"
 #include "nn/functions.h"
 #include "nn/layers.h"
@@ -67,10 +71,38 @@ class Pool2d final : public Module {
   ops::Window2d window_;
 };
 
+class Upsample final : public Module {
+ public:
+  Module* clone() const override { return new Upsample(*this); }
+  explicit Upsample(const ag::InterpolateOptions& o) : o_(o), name_(describe(o)) {}
+  const char* kind() const override { return "Upsample"; }
+  Tensor forward(const std::vector<Tensor>& in) override {
+    if (in.size() != 1) fail(DT_ERR_INVALID_ARGUMENT, cat(kind(), ": expected 1 input but got ", in.size()));
+    return ag::interpolate(in[0], o_, name_.c_str());
+  }
+
+ private:
+  // PyTorch's repr: Upsample(size=(4, 6), mode='bilinear') or Upsample(scale_factor=2.0, mode='nearest').
+  static std::string describe(const ag::InterpolateOptions& o) {
+    std::string values;
+    for (size_t i = 0; i < std::max(o.size.size(), o.scale.size()); ++i)
+      values += cat(i ? ", " : "", o.size.empty() ? cat(o.scale[i]) : cat(o.size[i]));
+    const size_t n = std::max(o.size.size(), o.scale.size());
+    return cat("Upsample(", o.size.empty() ? "scale_factor=" : "size=", n > 1 ? "(" : "", values, n > 1 ? ")" : "",
+               ", mode='", o.mode, "'", o.align_corners ? ", align_corners=True" : "", ")");
+  }
+  ag::InterpolateOptions o_;
+  std::string name_;
+};
+
 }  // namespace
 
 Module* new_max_pool2d(const PoolOptions& o) { return new Pool2d(PoolKind::Max, o); }
 Module* new_avg_pool2d(const PoolOptions& o) { return new Pool2d(PoolKind::Avg, o); }
+Module* new_upsample(const ag::InterpolateOptions& o) {
+  ag::check_interpolate_options(o, "Upsample");
+  return new Upsample(o);
+}
 Module* new_adaptive_avg_pool2d(int64_t out_h, int64_t out_w) {
   if (out_h <= 0 || out_w <= 0)
     fail(DT_ERR_INVALID_ARGUMENT, cat("AdaptiveAvgPool2d: output_size (", out_h, ", ", out_w, ") must be positive"));

@@ -470,6 +470,16 @@ add("dt_pad_constant_crop", "dt_pad", lambda v: torch.nn.functional.pad(v[0], (1
 for mode in ["reflect", "replicate", "circular"]:
     add(f"dt_pad_{mode}", "dt_pad", lambda v, mode=mode: torch.nn.functional.pad(v[0], (2, 1, 1, 2), mode=mode),
         [make_input(rp, (1, 2, 3, 4))], params={"pad": [2, 1, 1, 2], "mode": mode, "value": 0.0}, grad_fn=False)
+ri = R("interpolate")
+for mode, shape, size, align in [("nearest", (1, 2, 3, 4), [5, 7], 0), ("linear", (2, 1, 5), [8], 0),
+                                 ("bilinear", (1, 2, 3, 4), [5, 3], 0), ("bilinear", (1, 1, 4, 3), [6, 5], 1),
+                                 ("trilinear", (1, 1, 2, 3, 2), [3, 4, 4], 0)]:
+    kw = {"size": size, "mode": mode}
+    if mode != "nearest":
+        kw["align_corners"] = bool(align)
+    add(f"dt_interpolate_{mode}_align{align}", "dt_interpolate",
+        lambda v, kw=kw: torch.nn.functional.interpolate(v[0], **kw), [make_input(ri, shape)],
+        params={"size": size, "scale_factor": None, "mode": mode, "align_corners": align})
 rl = R("leaky_relu")
 add("dt_leaky_relu", "dt_leaky_relu", lambda v: torch.nn.functional.leaky_relu(v[0], 0.2),
     [make_input(rl, (3, 4))], params={"negative_slope": 0.2})

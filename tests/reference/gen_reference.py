@@ -1578,6 +1578,63 @@ def gen_pad():
        status="DT_ERR_INVALID_ARGUMENT")
 
 
+def gen_interpolate():
+    op = "dt_interpolate"
+
+    def ic(cid, inp, size=None, scale=None, mode="nearest", align=None, status=None):
+        kw = {"mode": mode}
+        if align is not None:
+            kw["align_corners"] = bool(align)
+        if size is not None:
+            kw["size"] = size
+        if scale is not None:
+            kw["scale_factor"] = scale
+        values = size if size is not None else scale
+        # half and bfloat16: PyTorch's float32 result rounded once (1.13's own bfloat16
+        # kernel computes its weights and sums in bfloat16, 3% off; devtensor mixes in float)
+        def fn(a):
+            if a.dtype in (torch.float16, torch.bfloat16) and mode != "nearest":
+                return F.interpolate(a.float(), **kw).to(a.dtype)
+            return F.interpolate(a, **kw)
+        c = case(cid, op, [inp], fn,
+                 params={"size": None if size is None else (values if isinstance(values, list) else [values]),
+                         "scale_factor": None if scale is None else (values if isinstance(values, list) else [values]),
+                         "mode": mode, "align_corners": int(bool(align))})
+        if status:
+            c["expect_status"] = status
+    for dt in FLOATS:
+        ic(f"{op}_{dt}_nearest_2d", In(dt, [1, 2, 3, 4]), size=[5, 7])
+        ic(f"{op}_{dt}_bilinear", In(dt, [2, 1, 3, 4]), size=[5, 7], mode="bilinear")
+    ic(f"{op}_float32_nearest_1d_scale", In("float32", [1, 2, 5]), scale=1.5)
+    ic(f"{op}_float32_nearest_1d_size", In("float32", [1, 2, 5]), size=7)
+    ic(f"{op}_float32_nearest_1d_double", In("float32", [1, 1, 4]), scale=2.0)
+    ic(f"{op}_float32_nearest_2d_down", In("float32", [1, 2, 7, 9]), size=[3, 4])
+    ic(f"{op}_float32_nearest_2d_scales", In("float32", [2, 1, 3, 5]), scale=[2.0, 0.6])
+    ic(f"{op}_float32_nearest_3d", In("float32", [1, 1, 2, 3, 4]), scale=2.0)
+    for align in [0, 1]:
+        ic(f"{op}_float32_linear_align{align}", In("float32", [2, 3, 5]), size=8, mode="linear", align=align)
+        ic(f"{op}_float64_bilinear_align{align}", In("float64", [1, 2, 4, 3]), size=[7, 5], mode="bilinear", align=align)
+        ic(f"{op}_float64_bilinear_down_align{align}", In("float64", [1, 1, 9, 7]), size=[4, 3], mode="bilinear",
+           align=align)
+        ic(f"{op}_float64_trilinear_align{align}", In("float64", [1, 1, 2, 3, 4]), scale=[1.5, 2.0, 0.75],
+           mode="trilinear", align=align)
+    ic(f"{op}_float32_bilinear_scale_frac", In("float32", [1, 1, 5, 5]), scale=1.7, mode="bilinear")
+    ic(f"{op}_float32_bilinear_to_one", In("float32", [1, 1, 4, 4]), size=[1, 1], mode="bilinear", align=1)
+    ic(f"{op}_float32_bilinear_transposed", In("float32", [1, 2, 5, 4], views=[["transpose", 2, 3]]), size=[6, 8],
+       mode="bilinear")
+    ic(f"{op}_float32_nearest_same_size", In("float32", [1, 1, 3, 3]), size=[3, 3])
+    # errors
+    ic(f"{op}_float32_bilinear_on_3d", In("float32", [1, 2, 5]), size=7, mode="bilinear",
+       status="DT_ERR_SHAPE_MISMATCH")
+    ic(f"{op}_float32_empty_output", In("float32", [1, 2, 5]), scale=0.1, status="DT_ERR_INVALID_ARGUMENT")
+    ic(f"{op}_float32_nearest_align", In("float32", [1, 2, 5]), size=3, align=1, status="DT_ERR_INVALID_ARGUMENT")
+    ic(f"{op}_float32_2d_input", In("float32", [2, 5]), size=3, status="DT_ERR_SHAPE_MISMATCH")
+    ic(f"{op}_float32_two_sizes_for_1d", In("float32", [1, 2, 5]), size=[3, 4], status="DT_ERR_INVALID_ARGUMENT")
+    case(f"{op}_int64", op, [In("int64", [1, 1, 4])], refuse("interpolate: integer input (torch 1.13 refuses it too)"),
+         params={"size": [6], "scale_factor": None, "mode": "nearest", "align_corners": 0})["expect_status"] = \
+        "DT_ERR_DTYPE_MISMATCH"
+
+
 def gen_leaky_relu():
     op = "dt_leaky_relu"
 
@@ -1628,6 +1685,7 @@ def main():
     gen_var_std()
     gen_pad()
     gen_leaky_relu()
+    gen_interpolate()
     gen_conv2d()
     gen_conv1d()
     gen_conv_transpose2d()

@@ -499,6 +499,15 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
     std::vector<int64_t> pad = Ints(params.at("pad"));
     st = dt_pad(I(0), pad.empty() ? nullptr : pad.data(), pad.size(), params.at("mode").get<std::string>().c_str(),
                 JsonNumber(params.at("value")), out);
+  } else if (op == "dt_interpolate") {  // "size" or "scale_factor" (the other null), "mode", "align_corners"
+    std::vector<int64_t> size;
+    std::vector<double> scale;
+    if (!params.at("size").is_null()) size = Ints(params.at("size"));
+    if (!params.at("scale_factor").is_null())
+      for (const auto& v : params.at("scale_factor")) scale.push_back(JsonNumber(v));
+    st = dt_interpolate(I(0), size.empty() ? nullptr : size.data(), scale.empty() ? nullptr : scale.data(),
+                        size.empty() ? scale.size() : size.size(), params.at("mode").get<std::string>().c_str(),
+                        params.at("align_corners").get<int32_t>(), out);
   } else if (op == "dt_leaky_relu") {
     st = dt_leaky_relu(I(0), JsonNumber(params.at("negative_slope")), out);
   } else if (op == "dt_triu" || op == "dt_tril") {
