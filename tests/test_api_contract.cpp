@@ -1136,6 +1136,16 @@ void add_elementwise_cases(Table& T) {
     static const int64_t crop[] = {-2, -2};
     return dt_pad(x.a, crop, 2, "constant", 0.0, &x.o.t);
   }).msg_has = "negative size";
+  for (int64_t huge : {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()})
+    for (const char* mode : {"constant", "replicate"})
+      T.add("dt_pad", std::string(mode) + "_pad=" + std::to_string(huge), {IA}, [huge, mode](Ctx& x) {
+        const int64_t pads[] = {huge, 1};
+        return dt_pad(x.a, pads, 2, mode, 0.0, &x.o.t);
+      });
+  T.add("dt_pad", "int64_min_and_max", {IA}, [](Ctx& x) {  // they sum to -1: a size of 2, but a crop past the dim
+    const int64_t pads[] = {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
+    return dt_pad(x.a, pads, 2, "replicate", 0.0, &x.o.t);
+  }).msg_has = "more elements than the dim has";
   T.add("dt_pad", "int32_value_out_of_range", {IA}, [](Ctx& x) {
     return dt_pad(x.i32, kPad, 2, "constant", 1e10, &x.o.t);
   });
@@ -1812,6 +1822,27 @@ void add_module_cases(Table& T) {
   T.add(ip, "input_2d", {SM}, [](Ctx& x) {
     return dt_interpolate(x.a, sz4, nullptr, 1, nullptr, 0, &x.o.t);
   }).msg_has = "[2, 3]";
+  // A 3-d input [1, 1, 2] made in the row: sizes past 2^60 are refused before any index list is made.
+  auto line = [](Ctx&, auto call) {
+    const int64_t shape[] = {1, 1, 2};
+    dt_tensor* t = nullptr;
+    if (dt_tensor_zeros(shape, 3, DT_FLOAT32, CPU0, &t) != DT_OK) return dt_status{-999};
+    const dt_status st = call(t);
+    dt_tensor_release(t);
+    return st;
+  };
+  T.add(ip, "size=2^62", {IA}, [line](Ctx& x) {
+    return line(x, [&](dt_tensor* t) {
+      static const int64_t big[1] = {int64_t{1} << 62};
+      return dt_interpolate(t, big, nullptr, 1, nullptr, 0, &x.o.t);
+    });
+  }).msg_has = "too large";
+  T.add(ip, "scale=1e300", {IA}, [line](Ctx& x) {
+    return line(x, [&](dt_tensor* t) {
+      static const double big[1] = {1e300};
+      return dt_interpolate(t, nullptr, big, 1, "linear", 0, &x.o.t);
+    });
+  }).msg_has = "too large";
   T.add(ip, "int_input", {TM, SM}, [](Ctx& x) { return dt_interpolate(x.i32, sz4, nullptr, 1, nullptr, 0, &x.o.t); });
   const std::string up = "dt_upsample_new";
   T.add(up, "out=NULL", {IA}, [](Ctx&) { return dt_upsample_new(sz4, nullptr, 1, nullptr, 0, nullptr); });

@@ -136,7 +136,12 @@ Tensor interpolate(const Tensor& x, const InterpolateOptions& o, const char* who
   for (int64_t i = 0; i < spatial; ++i) {
     const int64_t in = x.size(2 + i);
     const size_t k = n == 1 ? 0 : static_cast<size_t>(i);
-    out[i] = o.size.empty() ? static_cast<int64_t>(std::floor(static_cast<double>(in) * o.scale[k])) : o.size[k];
+    // Output sizes stay below 2^60 (their index lists take 8 bytes an element).
+    constexpr double kMaxSize = static_cast<double>(int64_t{1} << 60);
+    const double scaled = std::floor(static_cast<double>(in) * (o.size.empty() ? o.scale[k] : 1.0));
+    if ((o.size.empty() && scaled >= kMaxSize) || (!o.size.empty() && o.size[k] >= (int64_t{1} << 60)))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": the output size of spatial dim ", i, " would be too large"));
+    out[i] = o.size.empty() ? static_cast<int64_t>(scaled) : o.size[k];
     if (in <= 0 || out[i] <= 0)
       fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": input and output sizes must be positive, but spatial dim ", i,
                                         " goes from ", in, " to ", out[i], " (input ", dims_str(x.shape()), ")"));

@@ -4,6 +4,7 @@
 // gradient pads again. The other modes map every output position of a padded dim to an
 // input position (mirrored, clamped or wrapped) and gather it with index_select, so
 // their gradient is index_select's: each input element gets the sum over its copies.
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -47,13 +48,22 @@ int64_t source_of(int64_t j, int64_t before, int64_t n, PadMode mode) {
   return i;
 }
 
+// The largest padded dim: its index list (8 bytes an element) must be allocatable.
+constexpr int64_t kMaxPaddedSize = std::numeric_limits<int64_t>::max() / 8;
+
 // Refuses pads the mode cannot make, naming the dim and the sizes as PyTorch's do.
 void check_dim(const Tensor& t, int64_t d, int64_t before, int64_t after, PadMode mode) {
   const int64_t n = t.size(d);
   const std::string where =
       cat("pad: dim ", d, " of ", dims_str(t.shape()), " (size ", n, ") padded by (", before, ", ", after, ")");
-  if (n + before + after < 0) fail(DT_ERR_INVALID_ARGUMENT, cat(where, " would have a negative size"));
-  if ((before < 0 ? -before : 0) + (after < 0 ? -after : 0) > n)  // as PyTorch, which cannot narrow that far
+  int64_t size = 0;
+  if (__builtin_add_overflow(n, before, &size) || __builtin_add_overflow(size, after, &size) ||
+      size > kMaxPaddedSize)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(where, " would be too large"));
+  if (size < 0) fail(DT_ERR_INVALID_ARGUMENT, cat(where, " would have a negative size"));
+  // As PyTorch, which cannot narrow that far. (Each crop is at most n + the other pad here.)
+  if ((before < 0 ? -static_cast<double>(before) : 0.0) + (after < 0 ? -static_cast<double>(after) : 0.0) >
+      static_cast<double>(n))
     fail(DT_ERR_INVALID_ARGUMENT, cat(where, " would remove more elements than the dim has"));
   switch (mode) {
     case PadMode::Constant:
