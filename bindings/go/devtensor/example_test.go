@@ -128,6 +128,54 @@ func ExampleTensor_Pad() {
 	// true
 }
 
+func ExampleTensor_Interpolate() {
+	// [[0, 3], [6, 9]] as a batch of one 1-channel image, [1, 1, 2, 2].
+	x := devtensor.Must(devtensor.FromSlice([]float32{0, 3, 6, 9}, []int64{1, 1, 2, 2}, devtensor.CPU(0)))
+	defer x.Close()
+	for _, opts := range []devtensor.InterpolateOptions{
+		{ScaleFactor: []float64{2}}, // nearest, the zero Mode
+		{Size: []int64{2, 4}, Mode: devtensor.InterpolateBilinear, AlignCorners: true},
+		{Size: []int64{2, 4}, Mode: devtensor.InterpolateBilinear},
+	} {
+		y := devtensor.Must(x.Interpolate(opts))
+		fmt.Printf("%s %v %.4g\n", opts.Mode, devtensor.Must(y.Shape()), devtensor.Must(devtensor.ToSlice[float32](y)))
+		y.Close()
+	}
+	// [0, 1, 2, 3, 4] by 1.5: output i reads input floor(i / 1.5).
+	r := devtensor.Must(devtensor.FromSlice([]float32{0, 1, 2, 3, 4}, []int64{1, 1, 5}, devtensor.CPU(0)))
+	defer r.Close()
+	y := devtensor.Must(r.Interpolate(devtensor.InterpolateOptions{ScaleFactor: []float64{1.5}}))
+	defer y.Close()
+	fmt.Println(devtensor.Must(devtensor.ToSlice[float32](y)))
+	_, err := x.Interpolate(devtensor.InterpolateOptions{Size: []int64{4}, ScaleFactor: []float64{2}}) // one of the two
+	fmt.Println(errors.Is(err, devtensor.ErrInvalidArgument))
+	// Output:
+	// nearest [1 1 4 4] [0 0 3 3 0 0 3 3 6 6 9 9 6 6 9 9]
+	// bilinear [1 1 2 4] [0 1 2 3 6 7 8 9]
+	// bilinear [1 1 2 4] [0 0.75 2.25 3 6 6.75 8.25 9]
+	// [0 0 1 2 2 3 4]
+	// true
+}
+
+func ExampleUpsample() {
+	up := devtensor.Must(devtensor.Upsample(devtensor.InterpolateOptions{
+		Size: []int64{2, 4}, Mode: devtensor.InterpolateBilinear, AlignCorners: true}))
+	defer up.Close()
+	x := devtensor.Must(devtensor.FromSlice([]float32{0, 3, 6, 9}, []int64{1, 1, 2, 2}, devtensor.CPU(0)))
+	defer x.Close()
+	y := devtensor.Must(up.Forward(x))
+	defer y.Close()
+	fmt.Printf("%s %.4g\n", devtensor.Must(up.Kind()), devtensor.Must(devtensor.ToSlice[float32](y)))
+	// bilinear takes a 4-d input; the error names the module.
+	l := devtensor.Must(devtensor.FromSlice([]float32{0, 4}, []int64{1, 1, 2}, devtensor.CPU(0)))
+	defer l.Close()
+	_, err := up.Forward(l)
+	fmt.Println(errors.Is(err, devtensor.ErrShapeMismatch))
+	// Output:
+	// Upsample [0 1 2 3 6 7 8 9]
+	// true
+}
+
 func ExampleTensor_To() {
 	// The tests run with DEVTENSOR_CPU_DEVICES=2, so cpu:1 exists.
 	a := devtensor.Must(devtensor.FromSlice([]int64{1, 2, 3}, nil, devtensor.CPU(0)))

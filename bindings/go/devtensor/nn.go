@@ -201,6 +201,31 @@ func LeakyReLU(negativeSlope float64) (*Module, error) {
 	return simpleModule("LeakyReLU", C.GDT_M_LEAKY_RELU, 0, 0, negativeSlope)
 }
 
+// Upsample returns a new torch.nn.Upsample(size, scale_factor, mode, align_corners)
+// module, with no parameters (dt_upsample_new); its Forward is Tensor.Interpolate with
+// opts (copied: the slices may change afterwards) and its Kind "Upsample". The caller
+// owns the Module and must Close it.
+//
+// Errors: ErrInvalidArgument (both or neither of opts.Size and opts.ScaleFactor, more
+// than 3 values, a size or factor that is not positive, AlignCorners with
+// InterpolateNearest, a mode that is none of the four), ErrOutOfMemory, ErrVersion (see
+// CheckVersion). Forward: as Tensor.Interpolate, the message naming the module
+// (`Upsample(size=(2, 4), mode='bilinear', align_corners=True)`).
+func Upsample(opts InterpolateOptions) (*Module, error) {
+	const op = "Upsample"
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	size, scale, n, err := opts.args(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_upsample_new(size, scale, n, opts.Mode.c(), cBool(opts.AlignCorners))
+	runtime.KeepAlive(opts.Size)
+	runtime.KeepAlive(opts.ScaleFactor)
+	return takeModule(op, r)
+}
+
 // Softmax returns a new torch.nn.Softmax(dim) module, a numerically stable softmax
 // along dim (dt_softmax_new). The caller owns the Module and must Close it. Errors: as
 // ReLU (a dim out of range fails at Forward).

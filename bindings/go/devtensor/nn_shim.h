@@ -99,6 +99,14 @@ static inline gdt_hres gdt_simple_module(int kind, int64_t a, int64_t b, double 
   }
   return gdt_hr(st, m);
 }
+/* Upsample: arguments as gdt_interpolate's (shim.h): mode a GDT_INTERP_*, size / scale Go
+ * memory holding numbers only, NULL where not given, read (copied) during the call */
+static inline gdt_hres gdt_upsample_new(const int64_t* size, const double* scale, size_t n, int mode,
+                                        int32_t align_corners) {
+  gdt_take_slot();
+  dt_module* m = NULL;
+  dt_status st = dt_upsample_new(size, scale, n, gdt_interp_mode_name(mode), align_corners, &m);
+  return gdt_hr(st, m); }
 static inline gdt_hres gdt_sequential(const uintptr_t* ms, size_t n) {
   gdt_take_slot();
   dt_module* m = NULL;

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -188,6 +189,83 @@ func TestLeakyReLUAndSiLUModules(t *testing.T) {
 	MustOK(must(s.Track(out.Sum())).Backward(nil))
 	sg := 1 / (1 + math.Exp(0.1))
 	near(t, "its gradient", must(ToSlice[float64](must(s.Track(z.Grad())))), []float64{0.1 * sg * (1 - 0.1*(1-sg))}, 1e-12)
+}
+
+// A compile check of Upsample's signature.
+var _ func(InterpolateOptions) (*Module, error) = Upsample
+
+// The Upsample module: its kind, no parameters, its forward equal to Tensor.Interpolate
+// with the same options (the values worked out by hand in TestInterpolate), its options
+// copied, the gradient through it, and its errors, those of forward naming the module.
+func TestUpsampleModule(t *testing.T) {
+	noLeaks(t)
+	s := NewScope()
+	defer s.Close()
+	x := must(s.Track(FromSlice([]float32{0, 3, 6, 9}, []int64{1, 1, 2, 2}, CPU(0))))
+
+	size := []int64{2, 4}
+	opts := InterpolateOptions{Size: size, Mode: InterpolateBilinear, AlignCorners: true}
+	up := must(Upsample(opts))
+	defer up.Close()
+	size[1] = 8 // the module copied its options
+	if kind := must(up.Kind()); kind != "Upsample" {
+		t.Fatalf("kind %q, want Upsample", kind)
+	}
+	if ps := must(up.Parameters()); len(ps) != 0 {
+		ps.Close()
+		t.Fatal("Upsample has parameters")
+	}
+	y := must(s.Track(up.Forward(x)))
+	if sh := must(y.Shape()); !reflect.DeepEqual(sh, []int64{1, 1, 2, 4}) {
+		t.Fatalf("shape %v, want [1 1 2 4]", sh)
+	}
+	got := must(ToSlice[float32](y))
+	near(t, "Upsample(size=(2, 4), bilinear, align_corners)", got, []float64{0, 1, 2, 3, 6, 7, 8, 9}, 1e-6)
+	want := InterpolateOptions{Size: []int64{2, 4}, Mode: InterpolateBilinear, AlignCorners: true}
+	if f := must(ToSlice[float32](must(s.Track(x.Interpolate(want))))); !reflect.DeepEqual(got, f) {
+		t.Fatalf("Upsample's forward %v, Tensor.Interpolate %v", got, f)
+	}
+
+	near2 := must(Upsample(InterpolateOptions{ScaleFactor: []float64{2}}))
+	defer near2.Close()
+	got2 := must(ToSlice[float32](must(s.Track(near2.Forward(x)))))
+	near(t, "Upsample(scale_factor=2)", got2, []float64{0, 0, 3, 3, 0, 0, 3, 3, 6, 6, 9, 9, 6, 6, 9, 9}, 0)
+	f2 := must(ToSlice[float32](must(s.Track(x.Interpolate(InterpolateOptions{ScaleFactor: []float64{2}})))))
+	if !reflect.DeepEqual(got2, f2) {
+		t.Fatalf("Upsample's forward %v, Tensor.Interpolate %v", got2, f2)
+	}
+
+	// The gradient of the sum through the module: 2 for each input element.
+	g := must(s.Track(FromSlice([]float64{0, 3, 6, 9}, []int64{1, 1, 2, 2}, CPU(0))))
+	MustOK(g.SetRequiresGrad(true))
+	MustOK(must(s.Track(must(s.Track(up.Forward(g))).Sum())).Backward(nil))
+	near(t, "gradient through Upsample", must(ToSlice[float64](must(s.Track(g.Grad())))), []float64{2, 2, 2, 2}, 1e-12)
+
+	// Forward's errors name the module.
+	l := must(s.Track(FromSlice([]float32{0, 4}, []int64{1, 1, 2}, CPU(0))))
+	_, err := up.Forward(l)
+	if e := wantCode(t, err, ErrShapeMismatch); !strings.Contains(e.Msg, "Upsample(size=(2, 4), mode='bilinear', align_corners=True)") {
+		t.Fatalf("bilinear on a 3-d input: %q does not name the module", e.Msg)
+	}
+	ints := must(s.Track(FromSlice([]int64{0, 3, 6, 9}, []int64{1, 1, 2, 2}, CPU(0))))
+	_, err = up.Forward(ints)
+	wantCode(t, err, ErrDTypeMismatch)
+
+	// The constructor's.
+	_, err = Upsample(InterpolateOptions{Size: []int64{4}, ScaleFactor: []float64{2}})
+	wantCode(t, err, ErrInvalidArgument) // both
+	_, err = Upsample(InterpolateOptions{Mode: InterpolateBilinear})
+	wantCode(t, err, ErrInvalidArgument) // neither
+	_, err = Upsample(InterpolateOptions{Size: []int64{1, 2, 3, 4}})
+	wantCode(t, err, ErrInvalidArgument) // more than 3 values
+	_, err = Upsample(InterpolateOptions{Size: []int64{-1}})
+	wantCode(t, err, ErrInvalidArgument)
+	_, err = Upsample(InterpolateOptions{ScaleFactor: []float64{2}, AlignCorners: true})
+	wantCode(t, err, ErrInvalidArgument) // align corners with nearest
+	_, err = Upsample(InterpolateOptions{ScaleFactor: []float64{2}, Mode: InterpolateMode(-1)})
+	if e := wantCode(t, err, ErrInvalidArgument); !strings.Contains(e.Msg, "InterpolateMode(-1)") {
+		t.Fatalf("an unknown mode: %q does not name it", e.Msg)
+	}
 }
 
 // A tiny classifier learns a separable problem: the loss must fall, gradients must be

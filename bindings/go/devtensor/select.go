@@ -6,11 +6,12 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"unsafe"
 )
 
 // The ops that keep some elements and replace the others (MaskedFill, Clamp, Triu,
-// Tril), padding (Pad) and the spread reductions (Var, Std). Each result is a new
-// tensor, the caller's to Close, recorded by autograd as PyTorch's op is.
+// Tril), padding (Pad), resizing (Interpolate) and the spread reductions (Var, Std). Each
+// result is a new tensor, the caller's to Close, recorded by autograd as PyTorch's op is.
 
 // MaskedFill returns t with value wherever the bool mask is true, as torch.masked_fill
 // (out of place; mask broadcasts with t, and the result has their broadcast shape). The
@@ -152,6 +153,128 @@ func (t *Tensor) Pad(pad []int64, mode PadMode, value float64) (*Tensor, error) 
 	r := C.gdt_pad(a, p, n, mode.c(), C.double(value))
 	runtime.KeepAlive(t)
 	runtime.KeepAlive(pad)
+	return takeTensor(op, r)
+}
+
+// InterpolateMode is how Tensor.Interpolate and Upsample compute the new elements,
+// torch.nn.functional.interpolate's mode= "nearest", "linear", "bilinear" or
+// "trilinear". (PyTorch's "bicubic", "area" and "nearest-exact" are not in the library.)
+type InterpolateMode int32
+
+// The modes of Tensor.Interpolate and Upsample.
+const (
+	InterpolateNearest   InterpolateMode = iota // "nearest" (PyTorch's default; the zero value): any of the 3 ranks
+	InterpolateLinear                           // "linear": a 3-d input [N, C, W]
+	InterpolateBilinear                         // "bilinear": a 4-d input [N, C, H, W]
+	InterpolateTrilinear                        // "trilinear": a 5-d input [N, C, D, H, W]
+)
+
+// String returns PyTorch's name of m: "nearest", "linear", "bilinear" or "trilinear"
+// (another value: "InterpolateMode(n)").
+func (m InterpolateMode) String() string {
+	switch m {
+	case InterpolateNearest:
+		return "nearest"
+	case InterpolateLinear:
+		return "linear"
+	case InterpolateBilinear:
+		return "bilinear"
+	case InterpolateTrilinear:
+		return "trilinear"
+	}
+	return fmt.Sprintf("InterpolateMode(%d)", int32(m))
+}
+
+func (m InterpolateMode) c() C.int {
+	switch m {
+	case InterpolateLinear:
+		return C.GDT_INTERP_LINEAR
+	case InterpolateBilinear:
+		return C.GDT_INTERP_BILINEAR
+	case InterpolateTrilinear:
+		return C.GDT_INTERP_TRILINEAR
+	}
+	return C.GDT_INTERP_NEAREST
+}
+
+// InterpolateOptions are the arguments of Tensor.Interpolate and Upsample, those of
+// torch.nn.functional.interpolate and torch.nn.Upsample: exactly one of Size and
+// ScaleFactor (nil or empty: not given; both or neither: ErrInvalidArgument, from the
+// library), each with one value for every spatial dim or a single value for all of them.
+// The zero Mode is InterpolateNearest and the zero AlignCorners PyTorch's default
+// (align_corners=None, which is False).
+type InterpolateOptions struct {
+	Size        []int64   // the output's spatial sizes (PyTorch's size=)
+	ScaleFactor []float64 // scale_factor=: each output size is floor(input size * factor)
+	Mode        InterpolateMode
+	// AlignCorners is PyTorch's align_corners=True, linear modes only: the corner
+	// elements of input and output map onto each other, output i reading input
+	// i * (in - 1) / (out - 1). False maps the pixel centres: output i reads input
+	// (i + 0.5) * scale - 0.5, clamped at both ends, with scale = in / out (1 / factor
+	// when ScaleFactor is given).
+	AlignCorners bool
+}
+
+// args checks the mode (Pad's rule: a value outside the enum is refused here, the
+// message naming it) and returns Size and ScaleFactor as C pointers into the slices (nil
+// where not given; []int64 and []float64 hold no Go pointers) with n, the number of values
+// of the one given (of Size when both are: the library refuses both).
+func (o *InterpolateOptions) args(op string) (size *C.int64_t, scale *C.double, n C.size_t, err error) {
+	if o.Mode < InterpolateNearest || o.Mode > InterpolateTrilinear {
+		return nil, nil, 0, &Error{Code: ErrInvalidArgument, Op: op,
+			Msg: fmt.Sprintf("mode must be InterpolateNearest, InterpolateLinear, InterpolateBilinear or InterpolateTrilinear, got %v", o.Mode)}
+	}
+	size, n = shapeArg(o.Size)
+	if len(o.ScaleFactor) > 0 {
+		scale = (*C.double)(unsafe.Pointer(&o.ScaleFactor[0]))
+		if n == 0 {
+			n = C.size_t(len(o.ScaleFactor))
+		}
+	}
+	return size, scale, n, nil
+}
+
+// Interpolate returns t resized, as torch.nn.functional.interpolate(t, size,
+// scale_factor, mode, align_corners) (dt_interpolate): t is [N, C, *spatial] with 1 to 3
+// spatial dims (floating), and the result [N, C, *opts.Size], or each spatial size
+// multiplied by opts.ScaleFactor and rounded down. The modes:
+//
+//   - InterpolateNearest (any of the three ranks): output i reads input floor(i * scale),
+//     scale = in / out, or 1 / factor with ScaleFactor, as PyTorch's ([0, 1, 2, 3, 4] with
+//     ScaleFactor {1.5}: [0, 0, 1, 2, 2, 3, 4]); AlignCorners is refused;
+//   - InterpolateLinear (3-d t), InterpolateBilinear (4-d), InterpolateTrilinear (5-d):
+//     between the two nearest inputs in each spatial dim, the positions as
+//     InterpolateOptions.AlignCorners says ([0, 4] to size 4: [0, 1, 3, 4]; with
+//     AlignCorners, [0, 3] to size 4: [0, 1, 2, 3]).
+//
+// Differentiable, with PyTorch's grad_fn names ("UpsampleNearest2DBackward1",
+// "UpsampleBilinear2DBackward1", ...). The index lists and weights are made on the host
+// and copied to t's device, which a graph capture on a device refuses. Upsample is the
+// module.
+//
+// The caller owns the result and must Close it. opts' slices are only read during the
+// call.
+//
+// Errors: ErrInvalidArgument (both or neither of Size and ScaleFactor, a number of values
+// neither 1 nor the number of spatial dims, a size or factor giving an empty output,
+// AlignCorners with InterpolateNearest, a mode that is none of the four),
+// ErrShapeMismatch (a rank the mode does not take, the message naming it),
+// ErrDTypeMismatch (not floating), ErrOutOfMemory; ErrClosed or ErrInvalidArgument for a
+// closed or nil t.
+func (t *Tensor) Interpolate(opts InterpolateOptions) (*Tensor, error) {
+	const op = "Tensor.Interpolate"
+	a, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	size, scale, n, err := opts.args(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_interpolate(a, size, scale, n, opts.Mode.c(), cBool(opts.AlignCorners))
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(opts.Size)
+	runtime.KeepAlive(opts.ScaleFactor)
 	return takeTensor(op, r)
 }
 

@@ -168,3 +168,125 @@ func TestPad(t *testing.T) {
 	_, err = none.Pad([]int64{1, 1}, PadConstant, 0)
 	wantCode(t, err, ErrInvalidArgument)
 }
+
+// Interpolate against values worked out by hand: nearest by a factor and to a size (one
+// value for every dim or one each), bilinear and trilinear with align corners (a linear
+// function comes back exact), linear without (the positions clamped at both ends),
+// nearest by a fractional factor, the gradient, the modes' names, and the errors.
+func TestInterpolate(t *testing.T) {
+	noLeaks(t)
+	s := NewScope()
+	defer s.Close()
+	check := func(what string, x *Tensor, opts InterpolateOptions, wantShape []int64, want []float64) *Tensor {
+		t.Helper()
+		r := must(s.Track(x.Interpolate(opts)))
+		if shape := must(r.Shape()); !reflect.DeepEqual(shape, wantShape) {
+			t.Fatalf("%s: shape %v, want %v", what, shape, wantShape)
+		}
+		near(t, what, must(ToSlice[float32](r)), want, 1e-6)
+		return r
+	}
+	// [[0, 3], [6, 9]]: each element becomes a 2x2 block.
+	x := must(s.Track(FromSlice([]float32{0, 3, 6, 9}, []int64{1, 1, 2, 2}, CPU(0))))
+	blocks := []float64{0, 0, 3, 3, 0, 0, 3, 3, 6, 6, 9, 9, 6, 6, 9, 9}
+	check("nearest, scale 2", x, InterpolateOptions{ScaleFactor: []float64{2}}, []int64{1, 1, 4, 4}, blocks)
+	check("nearest, scale (2, 2)", x, InterpolateOptions{ScaleFactor: []float64{2, 2}}, []int64{1, 1, 4, 4}, blocks)
+	check("nearest, size 4", x, InterpolateOptions{Size: []int64{4}, Mode: InterpolateNearest}, []int64{1, 1, 4, 4}, blocks)
+	check("nearest, size (1, 4)", x, InterpolateOptions{Size: []int64{1, 4}}, []int64{1, 1, 1, 4}, []float64{0, 0, 3, 3})
+
+	// bilinear, align corners, to (2, 4): the rows stay, the columns read 0, 1/3, 2/3, 1.
+	bil := InterpolateOptions{Size: []int64{2, 4}, Mode: InterpolateBilinear, AlignCorners: true}
+	check("bilinear align_corners (2, 4)", x, bil, []int64{1, 1, 2, 4}, []float64{0, 1, 2, 3, 6, 7, 8, 9})
+	// Without align corners the columns read (j + 0.5) / 2 - 0.5 clamped to [0, 1]: 0,
+	// 0.25, 0.75, 1; the rows (i + 0.5) - 0.5 = i.
+	check("bilinear (2, 4)", x, InterpolateOptions{Size: []int64{2, 4}, Mode: InterpolateBilinear},
+		[]int64{1, 1, 2, 4}, []float64{0, 0.75, 2.25, 3, 6, 6.75, 8.25, 9})
+
+	// linear, [0, 4] to 4 without align corners: positions 0 (clamped from -0.25), 0.25,
+	// 0.75, 1 (1.25 clamped at the last element): 0, 1, 3, 4.
+	l := must(s.Track(FromSlice([]float32{0, 4}, []int64{1, 1, 2}, CPU(0))))
+	check("linear 4", l, InterpolateOptions{Size: []int64{4}, Mode: InterpolateLinear}, []int64{1, 1, 4}, []float64{0, 1, 3, 4})
+	check("linear 3 align_corners", l, InterpolateOptions{Size: []int64{3}, Mode: InterpolateLinear, AlignCorners: true},
+		[]int64{1, 1, 3}, []float64{0, 2, 4})
+
+	// nearest, [0 .. 4] by 1.5: 7 elements, output i reads floor(i / 1.5).
+	five := must(s.Track(FromSlice([]float32{0, 1, 2, 3, 4}, []int64{1, 1, 5}, CPU(0))))
+	check("nearest 1-d, scale 1.5", five, InterpolateOptions{ScaleFactor: []float64{1.5}}, []int64{1, 1, 7},
+		[]float64{0, 0, 1, 2, 2, 3, 4})
+
+	// trilinear, align corners, 2x2x2 to 3x3x3 of v(d, h, w) = 4d + 2h + w: linear, so
+	// exact, output (i, j, k) = 4 i/2 + 2 j/2 + k/2.
+	cube := must(s.Track(FromSlice([]float32{0, 1, 2, 3, 4, 5, 6, 7}, []int64{1, 1, 2, 2, 2}, CPU(0))))
+	var tri []float64
+	for i := 0; i < 3; i++ {
+		for j := 0; j < 3; j++ {
+			for k := 0; k < 3; k++ {
+				tri = append(tri, 2*float64(i)+float64(j)+0.5*float64(k))
+			}
+		}
+	}
+	check("trilinear align_corners 3", cube, InterpolateOptions{Size: []int64{3}, Mode: InterpolateTrilinear, AlignCorners: true},
+		[]int64{1, 1, 3, 3, 3}, tri)
+
+	// The gradient of the sum of bilinear align corners to (2, 4): each column weight
+	// pair (1 - c, c) for c = 0, 1/3, 2/3, 1 adds up to 2 per input element.
+	g := must(s.Track(FromSlice([]float64{0, 3, 6, 9}, []int64{1, 1, 2, 2}, CPU(0))))
+	MustOK(g.SetRequiresGrad(true))
+	y := must(s.Track(g.Interpolate(bil)))
+	near(t, "bilinear float64", must(ToSlice[float64](y)), []float64{0, 1, 2, 3, 6, 7, 8, 9}, 1e-12)
+	if fn := must(y.GradFnName()); fn != "UpsampleBilinear2DBackward1" {
+		t.Fatalf("grad_fn %q, want UpsampleBilinear2DBackward1", fn)
+	}
+	MustOK(must(s.Track(y.Sum())).Backward(nil))
+	near(t, "bilinear gradient", must(ToSlice[float64](must(s.Track(g.Grad())))), []float64{2, 2, 2, 2}, 1e-12)
+	// nearest by 2: each input element is copied 4 times.
+	g2 := must(s.Track(FromSlice([]float64{0, 3, 6, 9}, []int64{1, 1, 2, 2}, CPU(0))))
+	MustOK(g2.SetRequiresGrad(true))
+	MustOK(must(s.Track(must(s.Track(g2.Interpolate(InterpolateOptions{ScaleFactor: []float64{2}}))).Sum())).Backward(nil))
+	near(t, "nearest gradient", must(ToSlice[float64](must(s.Track(g2.Grad())))), []float64{4, 4, 4, 4}, 0)
+
+	// PyTorch's names.
+	for m, want := range map[InterpolateMode]string{InterpolateNearest: "nearest", InterpolateLinear: "linear",
+		InterpolateBilinear: "bilinear", InterpolateTrilinear: "trilinear", InterpolateMode(7): "InterpolateMode(7)"} {
+		if got := m.String(); got != want {
+			t.Fatalf("InterpolateMode(%d).String() = %q, want %q", int32(m), got, want)
+		}
+	}
+
+	// Errors.
+	_, err := x.Interpolate(InterpolateOptions{Size: []int64{4, 4}, ScaleFactor: []float64{2}})
+	wantCode(t, err, ErrInvalidArgument) // both
+	_, err = x.Interpolate(InterpolateOptions{})
+	wantCode(t, err, ErrInvalidArgument) // neither
+	_, err = x.Interpolate(InterpolateOptions{Size: []int64{4, 4, 4}})
+	wantCode(t, err, ErrInvalidArgument) // 3 sizes for 2 spatial dims
+	_, err = x.Interpolate(InterpolateOptions{Size: []int64{0}})
+	wantCode(t, err, ErrInvalidArgument) // an empty output
+	_, err = x.Interpolate(InterpolateOptions{ScaleFactor: []float64{0}})
+	wantCode(t, err, ErrInvalidArgument) // a factor that is not positive
+	_, err = x.Interpolate(InterpolateOptions{Size: []int64{4}, AlignCorners: true})
+	wantCode(t, err, ErrInvalidArgument) // align corners with nearest
+	_, err = l.Interpolate(InterpolateOptions{Size: []int64{4, 4}, Mode: InterpolateBilinear})
+	if e := wantCode(t, err, ErrShapeMismatch); !strings.Contains(e.Msg, "bilinear") {
+		t.Fatalf("bilinear on a 3-d input: %q does not name the mode", e.Msg)
+	}
+	_, err = x.Interpolate(InterpolateOptions{Size: []int64{4}, Mode: InterpolateLinear})
+	wantCode(t, err, ErrShapeMismatch) // linear on a 4-d input
+	_, err = x.Interpolate(InterpolateOptions{Size: []int64{4}, Mode: InterpolateMode(7)})
+	if e := wantCode(t, err, ErrInvalidArgument); !strings.Contains(e.Msg, "InterpolateMode(7)") {
+		t.Fatalf("an unknown mode: %q does not name it", e.Msg)
+	}
+	ints := must(s.Track(FromSlice([]int64{0, 3, 6, 9}, []int64{1, 1, 2, 2}, CPU(0))))
+	_, err = ints.Interpolate(InterpolateOptions{ScaleFactor: []float64{2}})
+	wantCode(t, err, ErrDTypeMismatch)
+	flat := must(s.Track(FromSlice([]float32{1, 2}, []int64{2}, CPU(0))))
+	_, err = flat.Interpolate(InterpolateOptions{Size: []int64{4}})
+	wantCode(t, err, ErrShapeMismatch) // no spatial dim
+	closed := must(FromSlice([]float32{1, 2}, []int64{1, 1, 2}, CPU(0)))
+	MustOK(closed.Close())
+	_, err = closed.Interpolate(InterpolateOptions{Size: []int64{4}})
+	wantCode(t, err, ErrClosed)
+	var none *Tensor
+	_, err = none.Interpolate(InterpolateOptions{Size: []int64{4}})
+	wantCode(t, err, ErrInvalidArgument)
+}

@@ -272,7 +272,8 @@ static inline gdt_tres gdt_where(uintptr_t c_h, uintptr_t a_h, uintptr_t b_h) {
   dt_tensor* o = NULL; dt_status st = dt_where(c, a, b, &o); return gdt_tr(st, o);
 }
 
-/* masked_fill, clamp (has_lo / has_hi: whether the bound is given), pad, triu / tril, var / std */
+/* masked_fill, clamp (has_lo / has_hi: whether the bound is given), pad, interpolate, triu / tril,
+ * var / std */
 static inline gdt_tres gdt_masked_fill(uintptr_t a_h, uintptr_t m_h, double v) {
   gdt_take_slot();
   dt_tensor* o = NULL; dt_status st = dt_masked_fill((const dt_tensor*)a_h, (const dt_tensor*)m_h, v, &o); return gdt_tr(st, o);
@@ -293,6 +294,23 @@ static inline gdt_tres gdt_pad(uintptr_t a_h, const int64_t* pad, size_t n, int 
   static const char* const names[] = {"constant", "reflect", "replicate", "circular"};
   dt_tensor* o = NULL;
   dt_status st = dt_pad((const dt_tensor*)a_h, pad, n, mode >= 0 && mode < 4 ? names[mode] : "unknown", value, &o);
+  return gdt_tr(st, o);
+}
+/* interpolate (and gdt_upsample_new, nn_shim.h): mode is a GDT_INTERP_* (InterpolateMode's
+ * values, select.go); the names stay on the C side as pad's, and a value outside the enum
+ * passes a name the library refuses (DT_ERR_INVALID_ARGUMENT). size / scale: Go memory
+ * holding n int64 / n double values (numbers only), NULL where not given, read during the
+ * call. */
+enum { GDT_INTERP_NEAREST, GDT_INTERP_LINEAR, GDT_INTERP_BILINEAR, GDT_INTERP_TRILINEAR };
+static inline const char* gdt_interp_mode_name(int mode) {
+  static const char* const names[] = {"nearest", "linear", "bilinear", "trilinear"};
+  return mode >= 0 && mode < 4 ? names[mode] : "unknown";
+}
+static inline gdt_tres gdt_interpolate(uintptr_t a_h, const int64_t* size, const double* scale, size_t n, int mode,
+                                       int32_t align_corners) {
+  gdt_take_slot();
+  dt_tensor* o = NULL;
+  dt_status st = dt_interpolate((const dt_tensor*)a_h, size, scale, n, gdt_interp_mode_name(mode), align_corners, &o);
   return gdt_tr(st, o);
 }
 static inline gdt_tres gdt_triangle(int32_t upper, uintptr_t a_h, int64_t diagonal) {

@@ -1551,6 +1551,17 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_interpolate(
+        input: *const dt_tensor,
+        size: *const i64,
+        scale_factor: *const f64,
+        n: usize,
+        mode: *const ::std::os::raw::c_char,
+        align_corners: i32,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_batch_norm(
         input: *const dt_tensor,
         running_mean: *mut dt_tensor,
@@ -1832,6 +1843,16 @@ extern "C" {
 extern "C" {
     pub fn dt_adaptive_avg_pool2d_new(
         output_size: *const i64,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_upsample_new(
+        size: *const i64,
+        scale_factor: *const f64,
+        n: usize,
+        mode: *const ::std::os::raw::c_char,
+        align_corners: i32,
         out: *mut *mut dt_module,
     ) -> dt_status;
 }

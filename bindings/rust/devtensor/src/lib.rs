@@ -129,7 +129,7 @@ mod error;
 mod graph;
 pub mod nn;
 mod ops;
-pub use ops::{PadMode, Scalar};
+pub use ops::{InterpolateMode, PadMode, Scalar};
 mod state_dict;
 mod stream;
 mod tensor;

@@ -62,7 +62,8 @@
 //! # Ok(()) }
 //! ```
 use crate::error::{check, Error, ErrorCode, Result};
-use crate::{check_version, read_string, DType, Device, ProcessGroup, StateDict, Tensor};
+use crate::ops::interpolate_args;
+use crate::{check_version, read_string, DType, Device, InterpolateMode, ProcessGroup, StateDict, Tensor};
 use devtensor_sys as ffi;
 use std::ffi::CString;
 use std::path::Path;
@@ -367,6 +368,47 @@ impl Module {
     /// `dt_leaky_relu_new`: an [`Error`] with the library's code and message.
     pub fn leaky_relu(negative_slope: f64) -> Result<Module> {
         new_module(|o| unsafe { ffi::dt_leaky_relu_new(negative_slope, o) })
+    }
+    /// `Upsample(size, scale_factor, mode, align_corners)`, as `torch.nn.Upsample`, with
+    /// no parameters; its forward is [`Tensor::interpolate`] with these arguments (copied)
+    /// and its [`kind`](Module::kind) is `"Upsample"`. Exactly one of `size` and
+    /// `scale_factor` is `Some`, with one value for every spatial dim or a single value for
+    /// all of them.
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, InterpolateMode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let up = Module::upsample(None, Some(&[2.0]), InterpolateMode::Nearest, false)?;
+    /// assert_eq!(up.kind()?, "Upsample");
+    /// let x = Tensor::from_slice(&[0.0f32, 3.0, 6.0, 9.0], &[1, 1, 2, 2], Device::CPU)?;
+    /// let y = up.forward(&x)?;
+    /// assert_eq!(y.shape(), [1, 1, 4, 4]);
+    /// assert_eq!(y.to_vec::<f32>()?, [0.0, 0.0, 3.0, 3.0, 0.0, 0.0, 3.0, 3.0, 6.0, 6.0, 9.0, 9.0, 6.0, 6.0, 9.0, 9.0]);
+    /// // bilinear takes a 4-d input; forward's error names the module.
+    /// let bil = Module::upsample(Some(&[2, 4]), None, InterpolateMode::Bilinear, true)?;
+    /// let l = Tensor::from_slice(&[0.0f32, 4.0], &[1, 1, 2], Device::CPU)?;
+    /// let err = bil.forward(&l).unwrap_err();
+    /// assert_eq!(err.code, ErrorCode::ShapeMismatch);
+    /// assert!(err.message.contains("Upsample(size=(2, 4), mode='bilinear', align_corners=True)"), "{err}");
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_upsample_new`:
+    /// [`InvalidArgument`](ErrorCode::InvalidArgument) (both or neither of `size` and
+    /// `scale_factor`, no value or more than 3, a size or factor that is not positive,
+    /// `align_corners` with `Nearest`), `OutOfMemory`; its forward fails as
+    /// [`Tensor::interpolate`] does, the message naming the module.
+    pub fn upsample(
+        size: Option<&[i64]>,
+        scale_factor: Option<&[f64]>,
+        mode: InterpolateMode,
+        align_corners: bool,
+    ) -> Result<Module> {
+        let (s, f, n) = interpolate_args(size, scale_factor);
+        new_module(|o| unsafe { ffi::dt_upsample_new(s, f, n, mode.c_name().as_ptr(), align_corners as i32, o) })
     }
     /// `Softmax(dim)`.
     ///
@@ -2500,6 +2542,75 @@ mod tests {
             let sg = 1.0 / (1.0 + 0.1f64.exp());
             let g = z.grad().unwrap().unwrap().to_vec::<f64>().unwrap()[0];
             assert!((g - 0.1 * sg * (1.0 - 0.1 * (1.0 - sg))).abs() < 1e-12, "gradient {g}");
+        });
+    }
+
+    /// The `Upsample` module: its kind, no parameters, its forward equal to
+    /// [`Tensor::interpolate`] with the same arguments (the values worked out by hand in
+    /// `ops`'s `interpolate_by_hand`), its arguments copied, the gradient through it, and
+    /// its errors, those of forward naming the module.
+    #[test]
+    fn upsample_module_by_hand() {
+        use crate::InterpolateMode::{Bilinear, Nearest};
+        leak_checked(|| {
+            let x = Tensor::from_slice(&[0.0f32, 3.0, 6.0, 9.0], &[1, 1, 2, 2], Device::CPU).unwrap();
+
+            let mut size = vec![2i64, 4];
+            let up = Module::upsample(Some(&size), None, Bilinear, true).unwrap();
+            size[1] = 8; // the module copied its arguments
+            assert_eq!(size, [2, 8]);
+            assert_eq!(up.kind().unwrap(), "Upsample");
+            assert!(up.parameters().unwrap().is_empty());
+            let y = up.forward(&x).unwrap();
+            assert_eq!(y.shape(), vec![1, 1, 2, 4]);
+            let got = y.to_vec::<f32>().unwrap();
+            for (g, w) in got.iter().zip([0.0f32, 1.0, 2.0, 3.0, 6.0, 7.0, 8.0, 9.0]) {
+                assert!((g - w).abs() < 1e-6, "{got:?}");
+            }
+            let functional = x.interpolate(Some(&[2, 4]), None, Bilinear, true).unwrap();
+            assert_eq!(got, functional.to_vec::<f32>().unwrap());
+
+            let nearest = Module::upsample(None, Some(&[2.0]), Nearest, false).unwrap();
+            let got = nearest.forward(&x).unwrap().to_vec::<f32>().unwrap();
+            assert_eq!(got, vec![0.0, 0.0, 3.0, 3.0, 0.0, 0.0, 3.0, 3.0, 6.0, 6.0, 9.0, 9.0, 6.0, 6.0, 9.0, 9.0]);
+            let functional = x.interpolate(None, Some(&[2.0]), Nearest, false).unwrap();
+            assert_eq!(got, functional.to_vec::<f32>().unwrap());
+
+            // The gradient of the sum through the module: 2 for each input element.
+            let g = Tensor::from_slice(&[0.0f64, 3.0, 6.0, 9.0], &[1, 1, 2, 2], Device::CPU).unwrap();
+            g.set_requires_grad(true).unwrap();
+            up.forward(&g).unwrap().sum(&[], false).unwrap().backward().unwrap();
+            for got in g.grad().unwrap().unwrap().to_vec::<f64>().unwrap() {
+                assert!((got - 2.0).abs() < 1e-12, "gradient {got}");
+            }
+
+            // Forward's errors name the module.
+            let l = Tensor::from_slice(&[0.0f32, 4.0], &[1, 1, 2], Device::CPU).unwrap();
+            let e = up.forward(&l).unwrap_err();
+            assert_eq!(e.code, ErrorCode::ShapeMismatch);
+            assert!(
+                e.message.contains("Upsample(size=(2, 4), mode='bilinear', align_corners=True)"),
+                "{e}"
+            );
+            let ints = Tensor::from_slice(&[0i64, 3, 6, 9], &[1, 1, 2, 2], Device::CPU).unwrap();
+            assert_eq!(up.forward(&ints).unwrap_err().code, ErrorCode::DtypeMismatch);
+
+            // The constructor's.
+            let code = |size: Option<&[i64]>, scale: Option<&[f64]>, mode: crate::InterpolateMode, ac: bool| {
+                Module::upsample(size, scale, mode, ac).unwrap_err().code
+            };
+            assert_eq!(code(Some(&[4]), Some(&[2.0]), Nearest, false), ErrorCode::InvalidArgument); // both
+            assert_eq!(code(None, None, Bilinear, false), ErrorCode::InvalidArgument); // neither
+            assert_eq!(code(Some(&[1, 2, 3, 4]), None, Nearest, false), ErrorCode::InvalidArgument); // over 3
+            assert_eq!(code(Some(&[-1]), None, Nearest, false), ErrorCode::InvalidArgument);
+            assert_eq!(code(None, Some(&[f64::NAN]), Nearest, false), ErrorCode::InvalidArgument);
+            assert_eq!(code(None, Some(&[2.0]), Nearest, true), ErrorCode::InvalidArgument); // align corners
+
+            // PyTorch's modes that the library does not have, through the raw call.
+            let mut out: *mut ffi::dt_module = std::ptr::null_mut();
+            let st = unsafe { ffi::dt_upsample_new(std::ptr::null(), [2.0f64].as_ptr(), 1, c"bicubic".as_ptr(), 0, &mut out) };
+            assert!(out.is_null());
+            assert_eq!(check(st).unwrap_err().code, ErrorCode::NotSupported);
         });
     }
 

@@ -446,6 +446,73 @@ impl Tensor {
         })
     }
 
+    /// `self` resized, as `torch.nn.functional.interpolate(self, size, scale_factor, mode,
+    /// align_corners)`: `self` is `[N, C, *spatial]` with 1 to 3 spatial dims (floating),
+    /// and the result `[N, C, *size]`, or each spatial size multiplied by its
+    /// `scale_factor` and rounded down. Exactly one of `size` and `scale_factor` is
+    /// `Some`, with one value for every spatial dim or a single value for all of them. The
+    /// modes ([`InterpolateMode`]):
+    ///
+    /// - [`Nearest`](InterpolateMode::Nearest) (any of the three ranks): output `i` reads
+    ///   input `floor(i * scale)`, `scale = in / out`, or `1 / factor` with `scale_factor`,
+    ///   as PyTorch's (`[0, 1, 2, 3, 4]` by 1.5: `[0, 0, 1, 2, 2, 3, 4]`); `align_corners`
+    ///   is refused;
+    /// - [`Linear`](InterpolateMode::Linear) (3-d `self`), [`Bilinear`](InterpolateMode::Bilinear)
+    ///   (4-d), [`Trilinear`](InterpolateMode::Trilinear) (5-d): between the two nearest
+    ///   inputs in each spatial dim. `align_corners` (PyTorch's `align_corners=True`) maps
+    ///   the corner elements onto each other, output `i` reading input
+    ///   `i * (in - 1) / (out - 1)`; without it (PyTorch's default) output `i` reads input
+    ///   `(i + 0.5) * scale - 0.5`, clamped at both ends (`[0, 4]` to 4: `[0, 1, 3, 4]`).
+    ///
+    /// Differentiable, with PyTorch's `grad_fn` names (`"UpsampleNearest2DBackward1"`,
+    /// `"UpsampleBilinear2DBackward1"`, ...). The index lists and weights are made on the
+    /// host and copied to the tensor's device, which a graph capture on a device refuses.
+    /// [`Module::upsample`](crate::nn::Module::upsample) is the module.
+    ///
+    /// ```
+    /// # use devtensor::{Device, ErrorCode, InterpolateMode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// // [[0, 3], [6, 9]] as a batch of one 1-channel image.
+    /// let x = Tensor::from_slice(&[0.0f32, 3.0, 6.0, 9.0], &[1, 1, 2, 2], Device::CPU)?;
+    /// let y = x.interpolate(None, Some(&[2.0]), InterpolateMode::Nearest, false)?;
+    /// assert_eq!(y.shape(), [1, 1, 4, 4]);
+    /// assert_eq!(y.to_vec::<f32>()?, [0.0, 0.0, 3.0, 3.0, 0.0, 0.0, 3.0, 3.0, 6.0, 6.0, 9.0, 9.0, 6.0, 6.0, 9.0, 9.0]);
+    /// // bilinear with align_corners to (2, 4): the columns read 0, 1/3, 2/3 and 1.
+    /// let y = x.interpolate(Some(&[2, 4]), None, InterpolateMode::Bilinear, true)?;
+    /// for (got, want) in y.to_vec::<f32>()?.iter().zip([0.0, 1.0, 2.0, 3.0, 6.0, 7.0, 8.0, 9.0]) {
+    ///     assert!((got - want).abs() < 1e-6, "{got} against {want}");
+    /// }
+    /// // linear without align_corners: [0, 4] to 4.
+    /// let l = Tensor::from_slice(&[0.0f32, 4.0], &[1, 1, 2], Device::CPU)?;
+    /// let y = l.interpolate(Some(&[4]), None, InterpolateMode::Linear, false)?;
+    /// assert_eq!(y.to_vec::<f32>()?, [0.0, 1.0, 3.0, 4.0]);
+    /// // Exactly one of size and scale_factor.
+    /// let both = x.interpolate(Some(&[4]), Some(&[2.0]), InterpolateMode::Nearest, false);
+    /// assert_eq!(both.unwrap_err().code, ErrorCode::InvalidArgument);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidArgument`](crate::ErrorCode::InvalidArgument) (both or neither of `size`
+    /// and `scale_factor`, a number of values neither 1 nor the number of spatial dims, a
+    /// size or factor giving an empty output, `align_corners` with `Nearest`),
+    /// [`ShapeMismatch`](crate::ErrorCode::ShapeMismatch) (a rank the mode does not take,
+    /// the message naming it), [`DtypeMismatch`](crate::ErrorCode::DtypeMismatch) (not
+    /// floating), [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn interpolate(
+        &self,
+        size: Option<&[i64]>,
+        scale_factor: Option<&[f64]>,
+        mode: InterpolateMode,
+        align_corners: bool,
+    ) -> Result<Tensor> {
+        let (s, f, n) = interpolate_args(size, scale_factor);
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_interpolate(self.as_ptr(), s, f, n, mode.c_name().as_ptr(), align_corners as i32, o)
+        })
+    }
+
     /// The elements of the last two dims on and above the `diagonal` (0: the main one,
     /// 1: the one above, -1: the one below), zeros elsewhere, as `torch.triu`.
     ///
@@ -986,6 +1053,76 @@ impl PadMode {
             PadMode::Circular => c"circular",
         }
     }
+}
+
+/// How [`Tensor::interpolate`] and [`Module::upsample`](crate::nn::Module::upsample)
+/// compute the new elements, `torch.nn.functional.interpolate`'s `mode=` `"nearest"`,
+/// `"linear"`, `"bilinear"` or `"trilinear"`. (PyTorch's `"bicubic"`, `"area"` and
+/// `"nearest-exact"` are not in the library.)
+///
+/// ```
+/// use devtensor::InterpolateMode;
+/// assert_eq!(InterpolateMode::default(), InterpolateMode::Nearest);
+/// assert_eq!(InterpolateMode::Bilinear.as_str(), "bilinear");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InterpolateMode {
+    /// `"nearest"`: the input element at `floor(i * scale)` (PyTorch's default); any of
+    /// the three ranks.
+    Nearest,
+    /// `"linear"`: between the two nearest inputs, of a 3-d input `[N, C, W]`.
+    Linear,
+    /// `"bilinear"`: linear in height and width, of a 4-d input `[N, C, H, W]`.
+    Bilinear,
+    /// `"trilinear"`: linear in the 3 spatial dims, of a 5-d input `[N, C, D, H, W]`.
+    Trilinear,
+}
+
+impl Default for InterpolateMode {
+    /// [`InterpolateMode::Nearest`], PyTorch's `mode="nearest"`.
+    fn default() -> InterpolateMode {
+        InterpolateMode::Nearest
+    }
+}
+
+impl InterpolateMode {
+    /// PyTorch's name: `"nearest"`, `"linear"`, `"bilinear"` or `"trilinear"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InterpolateMode::Nearest => "nearest",
+            InterpolateMode::Linear => "linear",
+            InterpolateMode::Bilinear => "bilinear",
+            InterpolateMode::Trilinear => "trilinear",
+        }
+    }
+    pub(crate) fn c_name(self) -> &'static CStr {
+        match self {
+            InterpolateMode::Nearest => c"nearest",
+            InterpolateMode::Linear => c"linear",
+            InterpolateMode::Bilinear => c"bilinear",
+            InterpolateMode::Trilinear => c"trilinear",
+        }
+    }
+}
+
+/// `dt_interpolate`'s and `dt_upsample_new`'s `size`, `scale_factor` and `n`: NULL where
+/// not given, `n` the length of the one given (of `size` when both are: the library
+/// refuses both, reading neither; with neither, 0). An empty slice passes a pointer and
+/// `n` 0, which the library refuses without reading.
+pub(crate) fn interpolate_args(
+    size: Option<&[i64]>,
+    scale_factor: Option<&[f64]>,
+) -> (*const i64, *const f64, usize) {
+    let n = match (size, scale_factor) {
+        (Some(s), _) => s.len(),
+        (None, Some(f)) => f.len(),
+        (None, None) => 0,
+    };
+    (
+        size.map_or(std::ptr::null(), |s| s.as_ptr()),
+        scale_factor.map_or(std::ptr::null(), |f| f.as_ptr()),
+        n,
+    )
 }
 
 // ------------------------------------------------------------------ operators
@@ -1552,6 +1689,137 @@ mod tests {
             assert_eq!(ints.leaky_relu(0.1).unwrap_err().code, ErrorCode::DtypeMismatch);
             assert_eq!(x32.leaky_relu(f64::NAN).unwrap_err().code, ErrorCode::InvalidArgument);
             assert_eq!(x32.leaky_relu(f64::INFINITY).unwrap_err().code, ErrorCode::InvalidArgument);
+        });
+    }
+
+    /// `interpolate` against values worked out by hand: nearest by a factor and to a size
+    /// (one value for every dim or one each), bilinear and trilinear with align corners (a
+    /// linear function comes back exact), bilinear and linear without (the positions
+    /// clamped at both ends), nearest by a fractional factor, the gradients, the modes'
+    /// names, and the errors (PyTorch's modes that the library lacks through the raw call,
+    /// as [`InterpolateMode`] has no variant for them).
+    #[test]
+    fn interpolate_by_hand() {
+        use crate::error::check;
+        use crate::InterpolateMode::{self, Bilinear, Linear, Nearest, Trilinear};
+        use devtensor_sys as ffi;
+        leak_checked(|| {
+            let resized = |x: &Tensor, size: Option<&[i64]>, scale: Option<&[f64]>, mode: InterpolateMode, ac: bool| {
+                let r = x.interpolate(size, scale, mode, ac).unwrap();
+                (r.shape(), r.to_vec::<f32>().unwrap())
+            };
+            let close = |got: &[f32], want: &[f32]| {
+                assert_eq!(got.len(), want.len(), "{got:?} against {want:?}");
+                for (g, w) in got.iter().zip(want) {
+                    assert!((g - w).abs() < 1e-6, "{got:?} against {want:?}");
+                }
+            };
+            // [[0, 3], [6, 9]]: each element becomes a 2x2 block.
+            let x = t(&[0.0, 3.0, 6.0, 9.0], &[1, 1, 2, 2]);
+            let blocks = vec![0.0, 0.0, 3.0, 3.0, 0.0, 0.0, 3.0, 3.0, 6.0, 6.0, 9.0, 9.0, 6.0, 6.0, 9.0, 9.0];
+            assert_eq!(resized(&x, None, Some(&[2.0]), Nearest, false), (vec![1, 1, 4, 4], blocks.clone()));
+            assert_eq!(resized(&x, None, Some(&[2.0, 2.0]), Nearest, false), (vec![1, 1, 4, 4], blocks.clone()));
+            assert_eq!(resized(&x, Some(&[4]), None, Nearest, false), (vec![1, 1, 4, 4], blocks));
+            assert_eq!(resized(&x, Some(&[1, 4]), None, Nearest, false), (vec![1, 1, 1, 4], vec![0.0, 0.0, 3.0, 3.0]));
+
+            // bilinear, align corners, to (2, 4): the rows stay, the columns read 0, 1/3,
+            // 2/3, 1.
+            let (shape, v) = resized(&x, Some(&[2, 4]), None, Bilinear, true);
+            assert_eq!(shape, vec![1, 1, 2, 4]);
+            close(&v, &[0.0, 1.0, 2.0, 3.0, 6.0, 7.0, 8.0, 9.0]);
+            // Without align corners the columns read (j + 0.5) / 2 - 0.5 clamped to [0, 1]:
+            // 0, 0.25, 0.75, 1; the rows i.
+            let (shape, v) = resized(&x, Some(&[2, 4]), None, Bilinear, false);
+            assert_eq!(shape, vec![1, 1, 2, 4]);
+            close(&v, &[0.0, 0.75, 2.25, 3.0, 6.0, 6.75, 8.25, 9.0]);
+
+            // linear, [0, 4] to 4 without align corners: positions 0 (clamped from -0.25),
+            // 0.25, 0.75, 1 (1.25 clamped at the last element): 0, 1, 3, 4.
+            let l = t(&[0.0, 4.0], &[1, 1, 2]);
+            assert_eq!(resized(&l, Some(&[4]), None, Linear, false), (vec![1, 1, 4], vec![0.0, 1.0, 3.0, 4.0]));
+            assert_eq!(resized(&l, Some(&[3]), None, Linear, true), (vec![1, 1, 3], vec![0.0, 2.0, 4.0]));
+
+            // nearest, [0 .. 4] by 1.5: 7 elements, output i reads floor(i / 1.5).
+            let five = t(&[0.0, 1.0, 2.0, 3.0, 4.0], &[1, 1, 5]);
+            assert_eq!(
+                resized(&five, None, Some(&[1.5]), Nearest, false),
+                (vec![1, 1, 7], vec![0.0, 0.0, 1.0, 2.0, 2.0, 3.0, 4.0])
+            );
+
+            // trilinear, align corners, 2x2x2 to 3x3x3 of v(d, h, w) = 4d + 2h + w: linear,
+            // so exact, output (i, j, k) = 4 i/2 + 2 j/2 + k/2.
+            let cube = t(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], &[1, 1, 2, 2, 2]);
+            let mut tri = Vec::new();
+            for i in 0..3 {
+                for j in 0..3 {
+                    for k in 0..3 {
+                        tri.push(2.0 * i as f32 + j as f32 + 0.5 * k as f32);
+                    }
+                }
+            }
+            let (shape, v) = resized(&cube, Some(&[3]), None, Trilinear, true);
+            assert_eq!(shape, vec![1, 1, 3, 3, 3]);
+            close(&v, &tri);
+
+            // The gradient of the sum of bilinear align corners to (2, 4): each column
+            // weight pair (1 - c, c) for c = 0, 1/3, 2/3, 1 adds up to 2 per input element;
+            // nearest by 2 copies each element 4 times.
+            let g = Tensor::from_slice(&[0.0f64, 3.0, 6.0, 9.0], &[1, 1, 2, 2], Device::CPU).unwrap();
+            g.set_requires_grad(true).unwrap();
+            let y = g.interpolate(Some(&[2, 4]), None, Bilinear, true).unwrap();
+            assert_eq!(y.grad_fn_name().unwrap(), "UpsampleBilinear2DBackward1");
+            for (got, want) in y.to_vec::<f64>().unwrap().iter().zip([0.0, 1.0, 2.0, 3.0, 6.0, 7.0, 8.0, 9.0]) {
+                assert!((got - want).abs() < 1e-12, "{got} against {want}");
+            }
+            y.sum(&[], false).unwrap().backward().unwrap();
+            for got in g.grad().unwrap().unwrap().to_vec::<f64>().unwrap() {
+                assert!((got - 2.0).abs() < 1e-12, "gradient {got}");
+            }
+            let g2 = Tensor::from_slice(&[0.0f64, 3.0, 6.0, 9.0], &[1, 1, 2, 2], Device::CPU).unwrap();
+            g2.set_requires_grad(true).unwrap();
+            g2.interpolate(None, Some(&[2.0]), Nearest, false).unwrap().sum(&[], false).unwrap().backward().unwrap();
+            assert_eq!(g2.grad().unwrap().unwrap().to_vec::<f64>().unwrap(), vec![4.0; 4]);
+
+            // PyTorch's names.
+            let names: Vec<&str> = [Nearest, Linear, Bilinear, Trilinear].iter().map(|m| m.as_str()).collect();
+            assert_eq!(names, ["nearest", "linear", "bilinear", "trilinear"]);
+            assert_eq!(InterpolateMode::default(), Nearest);
+
+            // Errors.
+            let code = |x: &Tensor, size: Option<&[i64]>, scale: Option<&[f64]>, mode: InterpolateMode, ac: bool| {
+                x.interpolate(size, scale, mode, ac).unwrap_err().code
+            };
+            assert_eq!(code(&x, Some(&[4, 4]), Some(&[2.0]), Nearest, false), ErrorCode::InvalidArgument); // both
+            assert_eq!(code(&x, None, None, Nearest, false), ErrorCode::InvalidArgument); // neither
+            assert_eq!(code(&x, Some(&[]), None, Nearest, false), ErrorCode::InvalidArgument); // no value
+            assert_eq!(code(&x, Some(&[4, 4, 4]), None, Nearest, false), ErrorCode::InvalidArgument); // 3 for 2 dims
+            assert_eq!(code(&x, Some(&[0]), None, Nearest, false), ErrorCode::InvalidArgument); // an empty output
+            assert_eq!(code(&x, None, Some(&[0.0]), Nearest, false), ErrorCode::InvalidArgument); // factor 0
+            assert_eq!(code(&x, Some(&[4]), None, Nearest, true), ErrorCode::InvalidArgument); // align corners
+            let e = l.interpolate(Some(&[4, 4]), None, Bilinear, false).unwrap_err();
+            assert_eq!(e.code, ErrorCode::ShapeMismatch);
+            assert!(e.message.contains("bilinear"), "{e}");
+            assert_eq!(code(&x, Some(&[4]), None, Linear, false), ErrorCode::ShapeMismatch); // linear on 4-d
+            let ints = Tensor::from_slice(&[0i64, 3, 6, 9], &[1, 1, 2, 2], Device::CPU).unwrap();
+            assert_eq!(code(&ints, None, Some(&[2.0]), Nearest, false), ErrorCode::DtypeMismatch);
+            let flat = t(&[1.0, 2.0], &[2]);
+            assert_eq!(code(&flat, Some(&[4]), None, Nearest, false), ErrorCode::ShapeMismatch); // no spatial dim
+
+            // PyTorch's modes that the library does not have, through the raw call.
+            let raw = |mode: &std::ffi::CStr| {
+                let mut out: *mut ffi::dt_tensor = std::ptr::null_mut();
+                let size = [4i64, 4];
+                let st = unsafe {
+                    ffi::dt_interpolate(x.as_ptr(), size.as_ptr(), std::ptr::null(), 2, mode.as_ptr(), 0, &mut out)
+                };
+                assert!(out.is_null());
+                check(st).unwrap_err()
+            };
+            for mode in [c"bicubic", c"area", c"nearest-exact"] {
+                let e = raw(mode);
+                assert_eq!(e.code, ErrorCode::NotSupported, "{mode:?}: {e}");
+            }
+            assert_eq!(raw(c"cubic").code, ErrorCode::InvalidArgument);
         });
     }
 }
