@@ -789,6 +789,36 @@ class Program {
       case 21: {
         g_op = "unary op";
         dt_tensor* a = tensor();
+        if (rarely(4)) {  // the resizing ops: pad (any mode, crops, huge pads) and interpolate
+          static const char* const kModes[] = {nullptr, "constant", "reflect", "replicate", "circular", "mirror",
+                                               "nearest", "linear", "bilinear", "trilinear", "bicubic"};
+          const char* mode = kModes[in_.ConsumeIntegralInRange<size_t>(0, 10)];
+          const size_t n = in_.ConsumeIntegralInRange<size_t>(0, 7);
+          std::vector<int64_t> ints(n);
+          for (auto& v : ints)
+            v = rarely(32) ? (in_.ConsumeBool() ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min())
+                           : in_.ConsumeIntegralInRange<int64_t>(-3, 6);
+          if (extent(a) > kMaxBroadcast) break;
+          if (in_.ConsumeBool()) {
+            g_op = "dt_pad";
+            const double value = rarely(8) ? std::numeric_limits<double>::quiet_NaN() : in_.ConsumeIntegralInRange<int>(-2, 2);
+            if (mode && (std::strcmp(mode, "nearest") == 0 || std::strcmp(mode, "linear") == 0)) mode = "reflect";
+            const int64_t* p = n == 0 && rarely(2) ? nullptr : ints.data();
+            produce([&](dt_tensor** o) { return dt_pad(a, p, n, mode, value, o); });
+          } else {
+            g_op = "dt_interpolate";
+            std::vector<double> scales(n);
+            for (auto& f : scales) f = rarely(16) ? 1e300 : in_.ConsumeIntegralInRange<int>(-1, 12) / 4.0;
+            const bool by_size = in_.ConsumeBool();
+            for (auto& v : ints) v = std::min<int64_t>(v, 9);  // output sizes stay small
+            const int32_t align = in_.ConsumeIntegralInRange<int32_t>(0, 2);
+            produce([&](dt_tensor** o) {
+              return dt_interpolate(a, by_size ? ints.data() : nullptr, by_size ? nullptr : scales.data(), n, mode,
+                                    align, o);
+            });
+          }
+          break;
+        }
         const auto& fns = unary_fns();
         const size_t which = in_.ConsumeIntegralInRange<size_t>(0, fns.size() - 1);
         produce([&](dt_tensor** o) { return fns[which](a, o); });

@@ -82,7 +82,8 @@ class Upsample final : public Module {
   }
 
  private:
-  // PyTorch's repr: Upsample(size=(4, 6), mode='bilinear') or Upsample(scale_factor=2.0, mode='nearest').
+  // PyTorch's repr, Upsample(size=(4, 6), mode='bilinear') or Upsample(scale_factor=2.0, mode='nearest'),
+  // with align_corners=True added when set (PyTorch's leaves it out).
   static std::string describe(const ag::InterpolateOptions& o) {
     std::string values;
     for (size_t i = 0; i < std::max(o.size.size(), o.scale.size()); ++i)
