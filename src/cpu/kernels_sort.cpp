@@ -7,10 +7,12 @@
 // best so far); a larger one sorts only its k (std::partial_sort: O(n log k)). Rows are
 // split over threads; the pair sort is compiled once per key width, not per dtype.
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "cpu/cpu_backend.h"
 #include "cpu/loops.h"
+#include "cpu/vec_math.h"
 #include "ops/sort_keys.h"
 
 namespace dt::cpu {
@@ -45,9 +47,13 @@ void select_smallest(const T* row, int64_t n, int64_t k, bool descending, KeyPos
   for (int64_t b = 0; b < n; b += kBlock) {
     const int64_t m = std::min(kBlock, n - b);
     K smallest = K(~K(0));
-    for (int64_t j = 0; j < m; ++j) {
-      keys[j] = sortkey::encode(row[b + j], descending);
-      smallest = std::min(smallest, keys[j]);
+    if constexpr (std::is_same<T, float>::value) {
+      smallest = sort_keys_f32(row + b, m, descending, keys);  // vectorised (cpu/vec_math.h)
+    } else {
+      for (int64_t j = 0; j < m; ++j) {
+        keys[j] = sortkey::encode(row[b + j], descending);
+        smallest = std::min(smallest, keys[j]);
+      }
     }
     if (kept == k && !(smallest < best[0].key)) continue;
     for (int64_t j = 0; j < m; ++j) {

@@ -9,6 +9,7 @@ namespace dt::cpu {
   double exp_sum_f32(const float* x, int64_t n, float shift, float* y); \
   void scale_f32(float* y, int64_t n, float s);                        \
   void select_f32(float* out, const bool* cond, const float* x, const float* y, float y0, int64_t n); \
+  uint32_t sort_keys_f32(const float* x, int64_t n, bool descending, uint32_t* keys);                \
   }
 DT_DECLARE(base)
 #ifndef DT_NO_AVX2_COPY
@@ -37,6 +38,10 @@ double exp_sum_f32(const float* x, int64_t n, float shift, float* y) {
 void scale_f32(float* y, int64_t n, float s) { use_avx2() ? avx2::scale_f32(y, n, s) : base::scale_f32(y, n, s); }
 void select_f32(float* out, const bool* cond, const float* x, const float* y, float y0, int64_t n) {
   use_avx2() ? avx2::select_f32(out, cond, x, y, y0, n) : base::select_f32(out, cond, x, y, y0, n);
+}
+
+uint32_t sort_keys_f32(const float* x, int64_t n, bool descending, uint32_t* keys) {
+  return use_avx2() ? avx2::sort_keys_f32(x, n, descending, keys) : base::sort_keys_f32(x, n, descending, keys);
 }
 
 }  // namespace dt::cpu

@@ -15,5 +15,7 @@ double exp_sum_f32(const float* x, int64_t n, float shift, float* y);
 void scale_f32(float* y, int64_t n, float s);
 // out[i] = cond[i] ? x[i] : (y ? y[i] : y0); NaN and infinities pass through untouched.
 void select_f32(float* out, const bool* cond, const float* x, const float* y, float y0, int64_t n);
+// keys[i] = the sort key of x[i] (ops/sort_keys.h's encode); returns the smallest key.
+uint32_t sort_keys_f32(const float* x, int64_t n, bool descending, uint32_t* keys);
 
 }  // namespace dt::cpu
