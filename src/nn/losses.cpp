@@ -213,7 +213,6 @@ class CrossEntropyLoss final : public NLLLoss {
                                         smoothing_ / static_cast<double>(classes)));
   }
 
-
  private:
   // PyTorch's soft targets: target holds class probabilities in the input's shape; the
   // loss of a position is -sum_c weight_c * target_c * log_softmax(input)_c, and mean
