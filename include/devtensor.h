@@ -1375,6 +1375,10 @@ DT_API dt_status dt_thread_grad_mode(int32_t* out);
 #define DT_REDUCTION_NONE 0
 #define DT_REDUCTION_MEAN 1
 #define DT_REDUCTION_SUM  2
+/** KLDivLoss's reduction="batchmean": the sum divided by the input's first dim (the sum
+ *  itself for a 0-d input), KL divergence's mathematical mean. Only dt_kl_div_loss_new
+ *  takes it. */
+#define DT_REDUCTION_BATCHMEAN 3
 
 /** Linear(in_features, out_features, bias): y = x @ weight^T + bias, weight
  *  [out_features, in_features], created with dtype (floating) on device.
@@ -1586,6 +1590,47 @@ DT_API dt_status dt_nll_loss_new(const dt_tensor* weight, int32_t reduction, int
 /** MSELoss: forward(input, target of the same shape). Errors: as dt_relu_new, plus an
  *  unknown reduction. */
 DT_API dt_status dt_mse_loss_new(int32_t reduction, dt_module** out);
+/** The pointwise losses below take forward(input, target) of the same shape (PyTorch
+ *  broadcasts some of them with a warning; devtensor refuses, DT_ERR_SHAPE_MISMATCH
+ *  naming both shapes). The input is floating; the target may be of any dtype and is
+ *  converted to the input's (so 0/1 labels may be int64); both may require grad, and
+ *  backward follows PyTorch's formulas (grad_fn names as PyTorch's). Errors of every
+ *  constructor: DT_ERR_INVALID_ARGUMENT (NULL out, an unknown reduction, a setting out
+ *  of range), DT_ERR_INVALID_HANDLE, DT_ERR_DTYPE_MISMATCH (a weight that is not
+ *  floating); of forward: DT_ERR_SHAPE_MISMATCH, DT_ERR_DTYPE_MISMATCH (an integer
+ *  input), DT_ERR_DEVICE_MISMATCH (input, target or weights on different devices).
+ *
+ *  L1Loss: |input - target|. */
+DT_API dt_status dt_l1_loss_new(int32_t reduction, dt_module** out);
+/** SmoothL1Loss(beta): with d = input - target, 0.5 d^2 / beta where |d| < beta, else
+ *  |d| - 0.5 beta; beta >= 0 and finite (0 is L1Loss). */
+DT_API dt_status dt_smooth_l1_loss_new(int32_t reduction, double beta, dt_module** out);
+/** HuberLoss(delta): 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta); delta > 0
+ *  and finite. */
+DT_API dt_status dt_huber_loss_new(int32_t reduction, double delta, dt_module** out);
+/** BCELoss(weight): -weight (target log(input) + (1 - target) log(1 - input)) for input
+ *  probabilities, each log clamped at -100 as PyTorch's (so input 0 or 1 gives a finite
+ *  loss). weight (NULL, or floating, broadcastable to the input's shape; COPIED into the
+ *  buffer "weight") rescales each element's loss. forward also fails with
+ *  DT_ERR_INVALID_ARGUMENT when an input element lies outside [0, 1] or is NaN (PyTorch's
+ *  "all elements of input should be between 0 and 1"; a graph being captured skips that
+ *  check). Prefer dt_bce_with_logits_loss_new on logits: it is exact where sigmoid
+ *  would round to 0 or 1. */
+DT_API dt_status dt_bce_loss_new(const dt_tensor* weight, int32_t reduction, dt_module** out);
+/** BCEWithLogitsLoss(weight, pos_weight): sigmoid and binary cross entropy in one stable
+ *  formula, -weight (pos_weight target log sigmoid(input) + (1 - target)
+ *  log(1 - sigmoid(input))). weight as dt_bce_loss_new's; pos_weight (NULL, or floating,
+ *  broadcastable to the input's shape: typically one weight per class, the last dim,
+ *  > 1 raising recall) weighs the positive term. Both are COPIED into the buffers
+ *  "weight" and "pos_weight" (only those given, as PyTorch's state_dict). */
+DT_API dt_status dt_bce_with_logits_loss_new(const dt_tensor* weight, const dt_tensor* pos_weight, int32_t reduction,
+                                             dt_module** out);
+/** KLDivLoss(reduction, log_target): the input holds log-probabilities; the target
+ *  probabilities (log_target 0: target (log target - input), 0 where target is 0) or
+ *  log-probabilities (log_target 1: exp(target) (target - input)). reduction may also be
+ *  DT_REDUCTION_BATCHMEAN, the mathematical KL divergence per sample (DT_REDUCTION_MEAN
+ *  divides by every element, as PyTorch's "mean"). log_target is 0 or 1. */
+DT_API dt_status dt_kl_div_loss_new(int32_t reduction, int32_t log_target, dt_module** out);
 /** DataParallel(module, device_ids, output_device), as torch.nn.DataParallel. forward
  *  splits every input along dim 0 into torch.chunk's pieces (ceil(N / n) rows each, the
  *  last one smaller; a batch of fewer than n rows uses fewer devices), runs a replica of
@@ -1724,6 +1769,63 @@ DT_API dt_status dt_optimizer_step(dt_optimizer* opt);
 /** Drops every parameter's gradient (PyTorch's zero_grad(set_to_none=True)).
  *  Errors: DT_ERR_INVALID_HANDLE. */
 DT_API dt_status dt_optimizer_zero_grad(dt_optimizer* opt);
+/** The learning rate the next step uses, in *out (untouched on failure).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_optimizer_lr(const dt_optimizer* opt, double* out);
+/** Sets the learning rate of the steps that follow, as assigning
+ *  param_groups[...]["lr"] in PyTorch: what a schedule (warm-up, step or cosine decay)
+ *  calls between steps. The other settings and the state are kept. A step captured into
+ *  a graph replays the rate it was captured with: capture again after changing it.
+ *  Safe against a concurrent step (which uses the old rate or the new).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (a negative or NaN lr), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_optimizer_set_lr(dt_optimizer* opt, double lr);
+/** The optimizer's state as a new state dict in *out (release it), for checkpoints
+ *  (save it with dt_safetensors_save): "lr" (a 0-d float64 tensor) and, per parameter i
+ *  (its position in the list the optimizer was made with) that has state,
+ *  "state.<i>.momentum_buffer" (SGD with momentum) or "state.<i>.exp_avg",
+ *  "state.<i>.exp_avg_sq" and "state.<i>.step" (Adam; the step a 0-d float32 tensor, as
+ *  PyTorch's), PyTorch's names for optimizer.state_dict()'s entries. The tensors are
+ *  copies: later steps do not change them.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out), DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_optimizer_state_dict(const dt_optimizer* opt, dt_state_dict** out);
+/** Restores a state saved by dt_optimizer_state_dict, from an optimizer of the same kind
+ *  over parameters of the same shapes: the tensors are copied to each parameter's device
+ *  and dtype, the learning rate restored, and parameters without an entry start with no
+ *  state (as before their first step). All or nothing: every key, shape and value is
+ *  checked before anything changes; "lr" is optional (absent: the rate stays). Tensors
+ *  that already hold a parameter's state are written in place, so a graph that captured
+ *  a step goes on with the loaded state. Errors: DT_ERR_INVALID_ARGUMENT (a key this
+ *  optimizer does not have, such as another optimizer's, a parameter index out of
+ *  range, a shape that is not the parameter's, a missing piece of a parameter's state,
+ *  a negative or fractional step: the message names the key), DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_optimizer_load_state_dict(dt_optimizer* opt, const dt_state_dict* sd);
+
+/* -------------------------------------------------------------- gradient clipping */
+
+/** torch.nn.utils.clip_grad_norm_: the norm_type norm of all n parameters' gradients
+ *  together (as if concatenated; norm_type may be INFINITY, the largest magnitude) is
+ *  computed, and when it exceeds max_norm every gradient is scaled IN PLACE by
+ *  max_norm / (norm + 1e-6). Parameters without a gradient are skipped (none at all: the
+ *  norm is 0). Gradients may lie on several devices (DataParallel's do not): each one's
+ *  norm is taken where it is and the total on the first gradient's device. The norm is
+ *  written to *total_norm (NULL: not wanted) as a new 0-d tensor on that device, in the
+ *  first gradient's dtype (half and bfloat16 accumulate in float32), without waiting
+ *  for the device unless error_if_nonfinite is 1: so a step stays asynchronous and can
+ *  be captured into a graph. With error_if_nonfinite 1, a NaN or infinite norm is
+ *  DT_ERR_INVALID_ARGUMENT and no gradient is changed; with 0 (PyTorch's default) the
+ *  gradients are scaled by the NaN, as PyTorch's.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL params with n > 0, a negative or NaN max_norm,
+ *  norm_type not positive, error_if_nonfinite not 0/1), DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_clip_grad_norm_(const dt_tensor* const* params, size_t n, double max_norm, double norm_type,
+                                    int32_t error_if_nonfinite, dt_tensor** total_norm);
+/** torch.nn.utils.clip_grad_value_: clamps every gradient IN PLACE to [-clip_value,
+ *  clip_value]; parameters without a gradient are skipped.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL params with n > 0, a negative or NaN
+ *  clip_value), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_clip_grad_value_(const dt_tensor* const* params, size_t n, double clip_value);
 /** Reference counting, as for modules. */
 DT_API dt_status dt_optimizer_retain(dt_optimizer* opt);
 DT_API dt_status dt_optimizer_release(dt_optimizer* opt);

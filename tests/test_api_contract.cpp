@@ -2165,6 +2165,47 @@ void add_module_cases(Table& T) {
             /*with_null=*/false);
   T.add("dt_mse_loss_new", "out=NULL", {IA}, [](Ctx&) { return dt_mse_loss_new(1, nullptr); });
   T.add("dt_mse_loss_new", "reduction=9", {IA}, [mod_out](Ctx& x) { return dt_mse_loss_new(9, mod_out(x)); });
+  // The pointwise losses.
+  const double kNaN = std::numeric_limits<double>::quiet_NaN(), kInf = std::numeric_limits<double>::infinity();
+  T.add("dt_l1_loss_new", "out=NULL", {IA}, [](Ctx&) { return dt_l1_loss_new(1, nullptr); });
+  T.add("dt_l1_loss_new", "reduction=9", {IA}, [mod_out](Ctx& x) { return dt_l1_loss_new(9, mod_out(x)); });
+  T.add("dt_l1_loss_new", "reduction=BATCHMEAN", {IA}, [mod_out](Ctx& x) {
+    return dt_l1_loss_new(DT_REDUCTION_BATCHMEAN, mod_out(x));
+  }).msg_has = "dt_kl_div_loss_new";
+  T.add("dt_smooth_l1_loss_new", "out=NULL", {IA}, [](Ctx&) { return dt_smooth_l1_loss_new(1, 1.0, nullptr); });
+  T.add("dt_smooth_l1_loss_new", "reduction=-1", {IA}, [mod_out](Ctx& x) { return dt_smooth_l1_loss_new(-1, 1.0, mod_out(x)); });
+  for (double beta : {-1.0, kNaN, kInf})
+    T.add("dt_smooth_l1_loss_new", "beta=" + std::to_string(beta), {IA}, [mod_out, beta](Ctx& x) {
+      return dt_smooth_l1_loss_new(1, beta, mod_out(x));
+    }).msg_has = "beta";
+  T.add("dt_huber_loss_new", "out=NULL", {IA}, [](Ctx&) { return dt_huber_loss_new(1, 1.0, nullptr); });
+  T.add("dt_huber_loss_new", "reduction=3", {IA}, [mod_out](Ctx& x) { return dt_huber_loss_new(3, 1.0, mod_out(x)); });
+  for (double delta : {0.0, -1.0, kNaN, kInf})
+    T.add("dt_huber_loss_new", "delta=" + std::to_string(delta), {IA}, [mod_out, delta](Ctx& x) {
+      return dt_huber_loss_new(1, delta, mod_out(x));
+    }).msg_has = "delta";
+  T.add("dt_bce_loss_new", "out=NULL", {IA}, [](Ctx&) { return dt_bce_loss_new(nullptr, 1, nullptr); });
+  T.add("dt_bce_loss_new", "reduction=5", {IA}, [mod_out](Ctx& x) { return dt_bce_loss_new(nullptr, 5, mod_out(x)); });
+  T.add("dt_bce_loss_new", "weight=int32", {TM}, [mod_out](Ctx& x) { return dt_bce_loss_new(x.i32, 1, mod_out(x)); })
+      .msg_has = "weight";
+  T.handles("dt_bce_loss_new", "weight", [mod_out](Ctx& x, const dt_tensor* w) { return dt_bce_loss_new(w, 1, mod_out(x)); },
+            /*with_null=*/false);
+  const std::string bl = "dt_bce_with_logits_loss_new";
+  T.add(bl, "out=NULL", {IA}, [](Ctx&) { return dt_bce_with_logits_loss_new(nullptr, nullptr, 1, nullptr); });
+  T.add(bl, "reduction=9", {IA}, [mod_out](Ctx& x) { return dt_bce_with_logits_loss_new(nullptr, nullptr, 9, mod_out(x)); });
+  T.add(bl, "weight=int32", {TM}, [mod_out](Ctx& x) { return dt_bce_with_logits_loss_new(x.i32, nullptr, 1, mod_out(x)); })
+      .msg_has = "weight";
+  T.add(bl, "pos_weight=bool", {TM}, [mod_out](Ctx& x) { return dt_bce_with_logits_loss_new(nullptr, x.bl, 1, mod_out(x)); })
+      .msg_has = "pos_weight";
+  T.handles(bl, "weight", [mod_out](Ctx& x, const dt_tensor* w) { return dt_bce_with_logits_loss_new(w, nullptr, 1, mod_out(x)); },
+            /*with_null=*/false);
+  T.handles(bl, "pos_weight", [mod_out](Ctx& x, const dt_tensor* w) {
+    return dt_bce_with_logits_loss_new(nullptr, w, 1, mod_out(x));
+  }, /*with_null=*/false);
+  T.add("dt_kl_div_loss_new", "out=NULL", {IA}, [](Ctx&) { return dt_kl_div_loss_new(1, 0, nullptr); });
+  T.add("dt_kl_div_loss_new", "reduction=4", {IA}, [mod_out](Ctx& x) { return dt_kl_div_loss_new(4, 0, mod_out(x)); })
+      .msg_has = "BATCHMEAN";
+  T.add("dt_kl_div_loss_new", "log_target=2", {IA}, [mod_out](Ctx& x) { return dt_kl_div_loss_new(1, 2, mod_out(x)); });
 
   const std::string dp = "dt_data_parallel_new";
   const dt_device kDefaultDevice{DT_DEVICE_DEFAULT, 0};
@@ -2420,6 +2461,85 @@ void add_module_cases(Table& T) {
   opt_handles("dt_optimizer_zero_grad", [](Ctx&, dt_optimizer* o) { return dt_optimizer_zero_grad(o); });
   opt_handles("dt_optimizer_retain", [](Ctx&, dt_optimizer* o) { return dt_optimizer_retain(o); });
   opt_handles("dt_optimizer_release", [](Ctx&, dt_optimizer* o) { return dt_optimizer_release(o); }, false);
+  opt_handles("dt_optimizer_lr", [](Ctx& x, dt_optimizer* o) { return dt_optimizer_lr(o, &x.o.d); });
+  T.add("dt_optimizer_lr", "out=NULL", {IA}, [](Ctx& x) {
+    LiveOptimizer o(x);
+    return dt_optimizer_lr(o.p, nullptr);
+  });
+  opt_handles("dt_optimizer_set_lr", [](Ctx&, dt_optimizer* o) { return dt_optimizer_set_lr(o, 0.5); });
+  for (double lr : {-0.1, std::numeric_limits<double>::quiet_NaN()})
+    T.add("dt_optimizer_set_lr", "lr=" + std::to_string(lr), {IA}, [lr](Ctx& x) {
+      LiveOptimizer o(x);
+      return dt_optimizer_set_lr(o.p, lr);
+    }).msg_has = "learning rate";
+  auto sd_out = [](Ctx& x) { return reinterpret_cast<dt_state_dict**>(&x.o.ptr); };
+  opt_handles("dt_optimizer_state_dict", [sd_out](Ctx& x, dt_optimizer* o) { return dt_optimizer_state_dict(o, sd_out(x)); });
+  T.add("dt_optimizer_state_dict", "out=NULL", {IA}, [](Ctx& x) {
+    LiveOptimizer o(x);
+    return dt_optimizer_state_dict(o.p, nullptr);
+  });
+  // A live, empty state dict for the rows of dt_optimizer_load_state_dict.
+  struct LiveDict {
+    dt_state_dict* s = nullptr;
+    LiveDict() { dt_state_dict_new(&s); }
+    ~LiveDict() { dt_state_dict_release(s); }
+  };
+  const std::string ls = "dt_optimizer_load_state_dict";
+  opt_handles(ls, [](Ctx&, dt_optimizer* o) {
+    LiveDict d;
+    return dt_optimizer_load_state_dict(o, d.s);
+  });
+  T.add(ls, "sd=NULL", {IA}, [](Ctx& x) {
+    LiveOptimizer o(x);
+    return dt_optimizer_load_state_dict(o.p, nullptr);
+  });
+  T.add(ls, "sd=released", {IH}, [](Ctx& x) {
+    LiveOptimizer o(x);
+    dt_state_dict* s = nullptr;
+    if (dt_state_dict_new(&s) != DT_OK || dt_state_dict_release(s) != DT_OK) return dt_status{-999};
+    return dt_optimizer_load_state_dict(o.p, s);
+  }).msg_has = "releas";
+  T.add(ls, "sd=tensor_handle", {IH}, [](Ctx& x) {
+    LiveOptimizer o(x);
+    return dt_optimizer_load_state_dict(o.p, reinterpret_cast<dt_state_dict*>(x.a));
+  }).msg_has = "state dict";
+  T.add(ls, "unexpected_key", {IA}, [](Ctx& x) {
+    LiveOptimizer o(x);
+    LiveDict d;
+    if (dt_state_dict_set(d.s, "state.0.exp_avg", x.a) != DT_OK) return dt_status{-999};
+    return dt_optimizer_load_state_dict(o.p, d.s);  // plain SGD keeps no state
+  }).msg_has = "state.0.exp_avg";
+  T.add(ls, "lr=2x3", {IA}, [](Ctx& x) {
+    LiveOptimizer o(x);
+    LiveDict d;
+    if (dt_state_dict_set(d.s, "lr", x.a) != DT_OK) return dt_status{-999};
+    return dt_optimizer_load_state_dict(o.p, d.s);
+  }).msg_has = "one value";
+  // Gradient clipping (x.a has no gradient: nothing to clip, but every argument is checked).
+  const std::string cn = "dt_clip_grad_norm_", cv = "dt_clip_grad_value_";
+  T.add(cn, "params=NULL_n=1", {IA}, [](Ctx&) { return dt_clip_grad_norm_(nullptr, 1, 1.0, 2.0, 0, nullptr); });
+  T.handles(cn, "params[0]", [](Ctx& x, const dt_tensor* t) {
+    const dt_tensor* p[] = {t};
+    return dt_clip_grad_norm_(p, 1, 1.0, 2.0, 0, &x.o.t);
+  });
+  struct C { const char* what; double max_norm, norm_type; int32_t flag; };
+  for (const C& c : {C{"max_norm=-1", -1, 2, 0}, C{"max_norm=nan", std::numeric_limits<double>::quiet_NaN(), 2, 0},
+                     C{"norm_type=0", 1, 0, 0}, C{"norm_type=-2", 1, -2, 0}, C{"error_if_nonfinite=2", 1, 2, 2}}) {
+    T.add(cn, c.what, {IA}, [c](Ctx& x) {
+      const dt_tensor* p[] = {x.a};
+      return dt_clip_grad_norm_(p, 1, c.max_norm, c.norm_type, c.flag, &x.o.t);
+    });
+  }
+  T.add(cv, "params=NULL_n=1", {IA}, [](Ctx&) { return dt_clip_grad_value_(nullptr, 1, 1.0); });
+  T.handles(cv, "params[0]", [](Ctx&, const dt_tensor* t) {
+    const dt_tensor* p[] = {t};
+    return dt_clip_grad_value_(p, 1, 1.0);
+  });
+  for (double v : {-1.0, std::numeric_limits<double>::quiet_NaN()})
+    T.add(cv, "clip_value=" + std::to_string(v), {IA}, [v](Ctx& x) {
+      const dt_tensor* p[] = {x.a};
+      return dt_clip_grad_value_(p, 1, v);
+    }).msg_has = "clip_value";
 }
 
 // A live stream and event on cpu:0 for a row's call.

@@ -370,8 +370,13 @@ struct Mlp {
     const dt_tensor* in[] = {logits, y};
     if ((s = dt_module_forward(loss, in, 2, loss_out->out())) != DT_OK) return s;
     if ((s = dt_backward(*loss_out, nullptr)) != DT_OK) return s;
+    if (clip > 0) {
+      std::vector<const dt_tensor*> raw(params.begin(), params.end());
+      if ((s = dt_clip_grad_norm_(raw.data(), raw.size(), clip, 2.0, 0, nullptr)) != DT_OK) return s;
+    }
     return dt_optimizer_step(opt);
   }
+  double clip = 0;  // > 0: gradients clipped to this norm before each step
 };
 
 std::vector<int64_t> batch_targets(int step) {
@@ -380,8 +385,9 @@ std::vector<int64_t> batch_targets(int step) {
   return t;
 }
 
-void replayed_step_matches_eager(dt_device d) {
+void replayed_step_matches_eager(dt_device d, double clip = 0) {
   Mlp eager(7, d), graphed(7, d);
+  eager.clip = graphed.clip = clip;
   T x = floats(batch_values(0, 6 * 8), {6, 8}, d);
   T y = longs(batch_targets(0), d);
   // Step 0 eagerly on both: SGD's momentum buffers exist before the capture (warm-up).
@@ -424,6 +430,12 @@ void replayed_step_matches_eager(dt_device d) {
     ASSERT_NE(gg.get(), nullptr);
     EXPECT_EQ(bits(ge), bits(gg)) << i;
   }
+  if (clip > 0) {  // the last step's gradients were clipped: their norm is now the limit
+    std::vector<const dt_tensor*> raw(eager.params.begin(), eager.params.end());
+    T norm;
+    DT_ASSERT_OK(dt_clip_grad_norm_(raw.data(), raw.size(), 1e9, 2.0, 0, norm.out()));
+    EXPECT_NEAR(values<float>(norm)[0], clip, 1e-6);
+  }
   // The loss fell (the model learns), so the comparison above compared something.
   double first = 0, last = 0;
   DT_ASSERT_OK(dt_tensor_item(l0, &first));
@@ -432,6 +444,13 @@ void replayed_step_matches_eager(dt_device d) {
 }
 
 TEST_F(Graphs, AReplayedTrainingStepGivesTheBitsOfTheEagerStep) { replayed_step_matches_eager(cpu()); }
+
+// dt_clip_grad_norm_ never reads the norm on the host (without error_if_nonfinite), so a
+// step with clipped gradients captures and replays too. A max norm of 0.05 clips the
+// gradients of this model (checked on the last step).
+TEST_F(Graphs, AReplayedStepWithClippedGradientsGivesTheBitsOfTheEagerStep) {
+  replayed_step_matches_eager(cpu(), 0.05);
+}
 
 // The same on a GPU, where the replay queues the recorded kernels on the captured stream
 // (SKIPPED where CUDA is unusable).

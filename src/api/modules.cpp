@@ -1,4 +1,4 @@
-// Module and optimizer entry points.
+// Module entry points (optimizers: optimizers.cpp).
 #include <vector>
 
 #include "api/objects.h"
@@ -11,7 +11,6 @@
 #include "nn/data_parallel.h"
 #include "nn/layers.h"
 #include "nn/losses.h"
-#include "nn/optim.h"
 
 using namespace dt;
 using namespace dt::api;
@@ -28,9 +27,6 @@ nn::Module* module_arg_pinned(const dt_module* m, const char* fn) {
   pin_module_for_call(*mod);
   return mod;
 }
-nn::Optimizer* optimizer_arg(const dt_optimizer* o, const char* fn) {
-  return object_arg<nn::Optimizer, HandleKind::Optimizer>(o, fn, "opt");
-}
 
 // Wraps a freshly made module (one reference) in a handle written to *out.
 template <typename Make>
@@ -43,20 +39,14 @@ dt_status make_module(const char* fn, dt_module** out, Make make) {
 }
 
 nn::Reduction reduction_arg(int32_t r, const char* fn) {
+  if (r == DT_REDUCTION_BATCHMEAN)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": DT_REDUCTION_BATCHMEAN is KLDivLoss's alone (dt_kl_div_loss_new); use "
+                                          "DT_REDUCTION_NONE, _MEAN or _SUM"));
   if (r != DT_REDUCTION_NONE && r != DT_REDUCTION_MEAN && r != DT_REDUCTION_SUM)
     fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": unknown reduction ", r, " (DT_REDUCTION_NONE, _MEAN or _SUM)"));
   return static_cast<nn::Reduction>(r);
 }
 
-std::vector<Tensor> params_arg(const dt_tensor* const* params, size_t n, const char* fn) {
-  if (n > 0 && !params) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": params is NULL but n is ", n));
-  std::vector<Tensor> v;
-  for (size_t i = 0; i < n; ++i) {
-    Borrowed b = tensor_arg(params[i], fn, "params[i]");
-    v.push_back(b);
-  }
-  return v;
-}
 
 dt_status named_entry(const dt_module* m, size_t i, char* buf, size_t cap, size_t* needed, dt_tensor** tensor,
                       bool params, const char* fn) {
@@ -149,6 +139,46 @@ DT_API dt_status dt_nll_loss_new(const dt_tensor* weight, int32_t reduction, int
 
 DT_API dt_status dt_mse_loss_new(int32_t reduction, dt_module** out) {
   return make_module("dt_mse_loss_new", out, [&] { return nn::new_mse(reduction_arg(reduction, "dt_mse_loss_new")); });
+}
+
+DT_API dt_status dt_l1_loss_new(int32_t reduction, dt_module** out) {
+  return make_module("dt_l1_loss_new", out, [&] { return nn::new_l1(reduction_arg(reduction, "dt_l1_loss_new")); });
+}
+
+DT_API dt_status dt_smooth_l1_loss_new(int32_t reduction, double beta, dt_module** out) {
+  const char* fn = "dt_smooth_l1_loss_new";
+  return make_module(fn, out, [&] { return nn::new_smooth_l1(reduction_arg(reduction, fn), beta); });
+}
+
+DT_API dt_status dt_huber_loss_new(int32_t reduction, double delta, dt_module** out) {
+  const char* fn = "dt_huber_loss_new";
+  return make_module(fn, out, [&] { return nn::new_huber(reduction_arg(reduction, fn), delta); });
+}
+
+DT_API dt_status dt_bce_loss_new(const dt_tensor* weight, int32_t reduction, dt_module** out) {
+  const char* fn = "dt_bce_loss_new";
+  return make_module(fn, out, [&] { return nn::new_bce(optional_tensor_arg(weight, fn, "weight"), reduction_arg(reduction, fn)); });
+}
+
+DT_API dt_status dt_bce_with_logits_loss_new(const dt_tensor* weight, const dt_tensor* pos_weight, int32_t reduction,
+                                             dt_module** out) {
+  const char* fn = "dt_bce_with_logits_loss_new";
+  return make_module(fn, out, [&] {
+    return nn::new_bce_with_logits(optional_tensor_arg(weight, fn, "weight"), optional_tensor_arg(pos_weight, fn, "pos_weight"),
+                                   reduction_arg(reduction, fn));
+  });
+}
+
+DT_API dt_status dt_kl_div_loss_new(int32_t reduction, int32_t log_target, dt_module** out) {
+  const char* fn = "dt_kl_div_loss_new";
+  return make_module(fn, out, [&] {
+    const bool log = flag_arg(log_target, fn, "log_target");
+    if (reduction == DT_REDUCTION_BATCHMEAN) return nn::new_kl_div(nn::Reduction::Sum, true, log);
+    if (reduction != DT_REDUCTION_NONE && reduction != DT_REDUCTION_MEAN && reduction != DT_REDUCTION_SUM)
+      fail(DT_ERR_INVALID_ARGUMENT,
+           cat(fn, ": unknown reduction ", reduction, " (DT_REDUCTION_NONE, _MEAN, _SUM or _BATCHMEAN)"));
+    return nn::new_kl_div(static_cast<nn::Reduction>(reduction), false, log);
+  });
 }
 
 DT_API dt_status dt_data_parallel_new(dt_module* module, const dt_device* device_ids, size_t n,
@@ -367,51 +397,6 @@ DT_API dt_status dt_module_load(dt_module* m, const char* path) {
     std::string p = path_arg(path, fn);
     std::unique_ptr<io::StateDict> sd = io::load_safetensors(p, Device{DT_DEVICE_CPU, 0}, fn);
     io::load_state_dict(*mod, *sd, DT_ERR_FORMAT, cat(fn, ": ", p).c_str());
-  });
-}
-
-DT_API dt_status dt_sgd_new(const dt_tensor* const* params, size_t n, double lr, double momentum, double dampening,
-                            double weight_decay, int32_t nesterov, dt_optimizer** out) {
-  return guard([&] {
-    const char* fn = "dt_sgd_new";
-    require(out, fn, "out");
-    flag_arg(nesterov, fn, "nesterov");
-    nn::Optimizer* o = nn::new_sgd(params_arg(params, n, fn), {lr, momentum, dampening, weight_decay, nesterov == 1});
-    *out = static_cast<dt_optimizer*>(new_object_handle<nn::Optimizer, HandleKind::Optimizer>(o));
-  });
-}
-
-DT_API dt_status dt_adam_new(const dt_tensor* const* params, size_t n, double lr, double beta1, double beta2,
-                             double eps, double weight_decay, int32_t decoupled, dt_optimizer** out) {
-  return guard([&] {
-    const char* fn = "dt_adam_new";
-    require(out, fn, "out");
-    flag_arg(decoupled, fn, "decoupled");
-    nn::Optimizer* o =
-        nn::new_adam(params_arg(params, n, fn), {lr, beta1, beta2, eps, weight_decay, decoupled == 1});
-    *out = static_cast<dt_optimizer*>(new_object_handle<nn::Optimizer, HandleKind::Optimizer>(o));
-  });
-}
-
-DT_API dt_status dt_optimizer_step(dt_optimizer* opt) {
-  return guard([&] {
-    nn::Optimizer* o = optimizer_arg(opt, "dt_optimizer_step");
-    for (const Tensor& p : o->params()) pin_for_call(p.impl());
-    o->step();
-  });
-}
-DT_API dt_status dt_optimizer_zero_grad(dt_optimizer* opt) {
-  return guard([&] { optimizer_arg(opt, "dt_optimizer_zero_grad")->zero_grad(); });
-}
-DT_API dt_status dt_optimizer_retain(dt_optimizer* opt) {
-  return guard([&] {
-    if (!opt) fail(DT_ERR_INVALID_ARGUMENT, "dt_optimizer_retain: opt is NULL");
-    handle_retain(opt, HandleKind::Optimizer);
-  });
-}
-DT_API dt_status dt_optimizer_release(dt_optimizer* opt) {
-  return guard([&] {
-    if (opt) handle_release(opt, HandleKind::Optimizer);
   });
 }
 

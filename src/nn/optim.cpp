@@ -130,6 +130,13 @@ class Sgd final : public Optimizer {
 
   void follow_parameters() override { follow(buf_); }
 
+  const char* name() const override { return "SGD"; }
+  double& lr_slot() override { return o_.lr; }
+  std::vector<Slot> slots() override {
+    if (o_.momentum == 0) return {};
+    return {{"momentum_buffer", &buf_}};
+  }
+
   SgdOptions o_;
   std::vector<Tensor> buf_;
 };
@@ -181,6 +188,11 @@ class Adam final : public Optimizer {
     follow(m_);
     follow(v_);
   }
+
+  const char* name() const override { return o_.decoupled ? "AdamW" : "Adam"; }
+  double& lr_slot() override { return o_.lr; }
+  std::vector<Slot> slots() override { return {{"exp_avg", &m_}, {"exp_avg_sq", &v_}}; }
+  std::vector<int64_t>* step_counts() override { return &steps_; }
 
   AdamOptions o_;
   std::vector<Tensor> m_, v_;

@@ -12,6 +12,7 @@
 
 #include "core/refcounted.h"
 #include "core/tensor.h"
+#include "nn/module.h"  // Named
 
 namespace dt::nn {
 
@@ -28,6 +29,17 @@ class Optimizer : public RefCounted {
   }
   void zero_grad();  // drops every gradient (PyTorch's set_to_none=True)
   const std::vector<Tensor>& params() const { return params_; }
+  // The learning rate of the next step (PyTorch's param_groups[...]["lr"]); set_lr is
+  // what a schedule calls between steps (INVALID_ARGUMENT when negative or NaN).
+  double lr();
+  void set_lr(double lr);
+  // The state for a checkpoint, as copies: "lr" (0-d float64) and, per parameter i with
+  // state, "state.<i>.<name>" under PyTorch's names (momentum_buffer; step, exp_avg,
+  // exp_avg_sq), on the parameters' devices; the step a 0-d float32 on the host.
+  Named state_dict();
+  // Restores such a state, all or nothing: every key, shape and value is checked and
+  // every tensor converted before anything changes (INVALID_ARGUMENT naming the key).
+  void load_state_dict(const Named& entries);
 
  protected:
   // What one step writes, computed before anything is written: per parameter, the
@@ -52,6 +64,18 @@ class Optimizer : public RefCounted {
   virtual void follow_parameters() {}
   // state[i] on params_[i]'s device (a copy when it moves; undefined stays undefined).
   void follow(std::vector<Tensor>& state);
+
+  // What checkpoints name and restore: the optimizer's name for messages ("SGD"), its
+  // learning rate, its per-parameter state tensors under PyTorch's names, and its
+  // per-parameter step counts (null when it keeps none).
+  struct Slot {
+    const char* name;
+    std::vector<Tensor>* tensors;  // one per parameter, undefined before the first step
+  };
+  virtual const char* name() const = 0;
+  virtual double& lr_slot() = 0;
+  virtual std::vector<Slot> slots() = 0;
+  virtual std::vector<int64_t>* step_counts() { return nullptr; }
 
   std::vector<Tensor> params_;
 

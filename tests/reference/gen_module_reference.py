@@ -160,9 +160,170 @@ for opt_name, options in [("sgd", {"lr": 0.1, "momentum": 0.9, "dampening": 0.0,
                      "weights": weights, "x": {"shape": [32, 8], "data": flat(x)},
                      "y": [int(v) for v in y.tolist()], "losses": losses})
 
+# The pointwise losses (L1, SmoothL1, Huber, BCE, BCEWithLogits, KLDiv): values, and the
+# gradients of input and (where it requires grad) target for a random output gradient.
+# Inputs include the edges PyTorch's formulas treat apart: differences exactly at 0 and
+# at +-beta / +-delta, probabilities exactly 0 and 1 (BCE's logs clamped at -100),
+# logits of magnitude 800 (BCEWithLogits' stable form), zero targets (KLDiv's xlogy).
+# Their own generator, so the cases above keep their values.
+POINTWISE = []
+wrng = np.random.default_rng(23)
+
+
+def pointwise_case(cid, loss, reduction, x, t, dtype=torch.float64, target_grad=False, **opts):
+    rname = {0: "none", 1: "mean", 2: "sum", 3: "batchmean"}[reduction]
+    xt = torch.tensor(x, dtype=dtype, requires_grad=True)
+    tt = torch.tensor(t, dtype=dtype, requires_grad=target_grad)
+    weight = opts.get("weight")
+    pos_weight = opts.get("pos_weight")
+    w = torch.tensor(weight, dtype=dtype) if weight is not None else None
+    pw = torch.tensor(pos_weight, dtype=dtype) if pos_weight is not None else None
+    if loss == "l1":
+        m = nn.L1Loss(reduction=rname)
+    elif loss == "smooth_l1":
+        m = nn.SmoothL1Loss(reduction=rname, beta=opts["beta"])
+    elif loss == "huber":
+        m = nn.HuberLoss(reduction=rname, delta=opts["delta"])
+    elif loss == "bce":
+        m = nn.BCELoss(weight=w, reduction=rname)
+    elif loss == "bce_with_logits":
+        m = nn.BCEWithLogitsLoss(weight=w, reduction=rname, pos_weight=pw)
+    else:
+        m = nn.KLDivLoss(reduction=rname, log_target=bool(opts["log_target"]))
+    out = m(xt, tt)
+    gout = torch.tensor(wrng.uniform(0.5, 1.5, size=tuple(out.shape)), dtype=dtype)
+    out.backward(gout)
+    spec = lambda a: None if a is None else {"shape": list(a.shape), "data": flat(a)}  # noqa: E731
+    POINTWISE.append({"id": cid, "loss": loss, "reduction": reduction, "dtype": str(dtype).replace("torch.", ""),
+                      "beta": opts.get("beta", 1.0), "delta": opts.get("delta", 1.0),
+                      "log_target": int(opts.get("log_target", 0)), "weight": spec(w), "pos_weight": spec(pw),
+                      "input": spec(xt), "target": spec(tt), "target_requires_grad": target_grad,
+                      "grad_output": spec(gout), "expected": flat(out), "input_grad": flat(xt.grad),
+                      "target_grad": flat(tt.grad) if target_grad else None,
+                      "grad_fn": type(out.grad_fn).__name__})
+
+
+def uniform(lo, hi, shape):
+    return wrng.uniform(lo, hi, size=shape).tolist()
+
+
+for reduction in [0, 1, 2]:
+    r = {0: "none", 1: "mean", 2: "sum"}[reduction]
+    # Regression losses: differences at 0, at +-0.5 and +-1 (the kinks of beta 0.5 / 1).
+    x = np.array(uniform(-2, 2, (4, 3)))
+    t = np.array(uniform(-2, 2, (4, 3)))
+    t[0, 0] = x[0, 0]
+    t[0, 1], t[0, 2] = x[0, 1] - 0.5, x[0, 2] + 0.5
+    t[1, 0], t[1, 1] = x[1, 0] - 1.0, x[1, 1] + 1.0
+    x, t = x.tolist(), t.tolist()
+    pointwise_case(f"l1_{r}", "l1", reduction, x, t, target_grad=True)
+    for beta in [1.0, 0.5, 0.0]:
+        pointwise_case(f"smooth_l1_b{beta}_{r}".replace(".", "p"), "smooth_l1", reduction, x, t, beta=beta,
+                       target_grad=(beta == 0.5))
+    for delta in [1.0, 0.5, 2.5]:
+        pointwise_case(f"huber_d{delta}_{r}".replace(".", "p"), "huber", reduction, x, t, delta=delta,
+                       target_grad=(delta == 0.5))
+    # BCE: probabilities with 0 and 1 in them; soft and hard targets; weights of the
+    # input's shape, of the last dim, broadcast over rows.
+    p = np.array(uniform(0.02, 0.98, (4, 3)))
+    p[0, 0], p[0, 1] = 0.0, 1.0
+    y = np.array(uniform(0, 1, (4, 3)))
+    y[1] = [0.0, 1.0, 1.0]
+    p, y = p.tolist(), y.tolist()
+    pointwise_case(f"bce_{r}", "bce", reduction, p, y)
+    # The target's gradient, -logit(input), is infinite at 0 and 1: away from them.
+    pointwise_case(f"bce_target_grad_{r}", "bce", reduction, uniform(0.02, 0.98, (4, 3)), y, target_grad=True)
+    pointwise_case(f"bce_w3_{r}", "bce", reduction, p, y, weight=uniform(0.2, 2, (3,)))
+    pointwise_case(f"bce_w41_{r}", "bce", reduction, p, y, weight=uniform(0.2, 2, (4, 1)))
+    logits = np.array(uniform(-4, 4, (4, 3)))
+    logits[0, 0], logits[0, 1], logits[0, 2] = 800.0, -800.0, 0.0
+    logits = logits.tolist()
+    pointwise_case(f"bce_logits_{r}", "bce_with_logits", reduction, logits, y, target_grad=True)
+    pointwise_case(f"bce_logits_w_{r}", "bce_with_logits", reduction, logits, y, weight=uniform(0.2, 2, (4, 3)))
+    pointwise_case(f"bce_logits_pw_{r}", "bce_with_logits", reduction, logits, y, pos_weight=uniform(0.5, 3, (3,)),
+                   target_grad=True)
+    pointwise_case(f"bce_logits_w_pw_{r}", "bce_with_logits", reduction, logits, y, weight=uniform(0.2, 2, (1, 3)),
+                   pos_weight=uniform(0.5, 3, (3,)))
+for reduction in [0, 1, 2, 3]:
+    r = {0: "none", 1: "mean", 2: "sum", 3: "batchmean"}[reduction]
+    logp = torch.log_softmax(torch.tensor(uniform(-2, 2, (3, 5)), dtype=torch.float64), 1)
+    q = torch.softmax(torch.tensor(uniform(-2, 2, (3, 5)), dtype=torch.float64), 1)
+    q[0, 1] = 0.0  # xlogy(0, 0) = 0
+    pointwise_case(f"kl_div_{r}", "kl_div", reduction, logp.tolist(), q.tolist(), log_target=0)
+    pointwise_case(f"kl_div_log_target_{r}", "kl_div", reduction, logp.tolist(), torch.log_softmax(
+        torch.tensor(uniform(-2, 2, (3, 5)), dtype=torch.float64), 1).tolist(), log_target=1, target_grad=True)
+# float32, a 3-d shape, a 0-d pair and an empty pair.
+x3, t3 = uniform(-2, 2, (2, 3, 4)), uniform(-2, 2, (2, 3, 4))
+pointwise_case("smooth_l1_float32_3d_mean", "smooth_l1", 1, x3, t3, dtype=torch.float32, beta=0.7)
+pointwise_case("huber_float32_3d_sum", "huber", 2, x3, t3, dtype=torch.float32, delta=0.7)
+pointwise_case("bce_logits_float32_3d_mean", "bce_with_logits", 1, x3, uniform(0, 1, (2, 3, 4)), dtype=torch.float32,
+               pos_weight=uniform(0.5, 2, (4,)))
+pointwise_case("bce_float32_3d_none", "bce", 0, uniform(0.05, 0.95, (2, 3, 4)), uniform(0, 1, (2, 3, 4)),
+               dtype=torch.float32)
+pointwise_case("l1_0d_mean", "l1", 1, 0.25, -1.5)
+pointwise_case("kl_div_0d_batchmean", "kl_div", 3, -0.5, 0.25, log_target=0)
+pointwise_case("l1_empty_sum", "l1", 2, np.zeros((0, 3)).tolist(), np.zeros((0, 3)).tolist())
+
+# torch.nn.utils.clip_grad_norm_ / clip_grad_value_ over gradients of several shapes:
+# the total norm and the clipped gradients, for norms 2, 1, 3 and inf, clipping or not.
+CLIP = []
+crng = np.random.default_rng(29)
+for cid, norm_type, max_norm in [("l2_clips", 2.0, 1.0), ("l2_keeps", 2.0, 100.0), ("l1_clips", 1.0, 2.0),
+                                 ("l3_clips", 3.0, 0.5), ("inf_clips", float("inf"), 0.25), ("value", None, 0.3)]:
+    shapes = [(3, 4), (4,), (2, 2, 2)]
+    grads = [torch.tensor(crng.uniform(-1, 1, size=s), dtype=torch.float64) for s in shapes]
+    ps = [torch.zeros(s, dtype=torch.float64, requires_grad=True) for s in shapes]
+    for p, g in zip(ps, grads):
+        p.grad = g.clone()
+    rec = {"id": cid, "norm_type": "inf" if norm_type == float("inf") else norm_type, "max_norm": max_norm,
+           "grads": [{"shape": list(g.shape), "data": flat(g)} for g in grads]}
+    if norm_type is None:
+        torch.nn.utils.clip_grad_value_(ps, max_norm)
+    else:
+        rec["total_norm"] = float(torch.nn.utils.clip_grad_norm_(ps, max_norm, norm_type))
+    rec["clipped"] = [flat(p.grad) for p in ps]
+    CLIP.append(rec)
+
+# A schedule and a checkpoint: the MLP above trained 20 steps with the learning rate
+# dropped tenfold after step 10 (StepLR's effect) and gradients clipped to norm 0.5;
+# devtensor runs the first 10 steps, saves the optimizer's state, and resumes with a new
+# optimizer loaded from it, and must follow PyTorch's uninterrupted curve.
+RESUME = []
+for opt_name in ["sgd", "adamw"]:
+    torch.manual_seed(3)
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))  # the mlp_init weights again
+    g = np.random.default_rng(31)
+    x = torch.tensor(g.uniform(-1, 1, size=(32, 8)), dtype=torch.float32)
+    y = torch.tensor(g.integers(0, 3, size=(32,)), dtype=torch.int64)
+    if opt_name == "sgd":
+        opt = torch.optim.SGD(model.parameters(), lr=0.2, momentum=0.9)
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=0.02, weight_decay=0.01)
+    lossf = nn.CrossEntropyLoss()
+    losses, norms = [], []
+    for step in range(20):
+        if step == 10:
+            for group in opt.param_groups:
+                group["lr"] *= 0.1
+        opt.zero_grad()
+        loss = lossf(model(x), y)
+        losses.append(float(loss))
+        loss.backward()
+        norms.append(float(torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)))
+        opt.step()
+    RESUME.append({"id": f"resume_{opt_name}", "optimizer": opt_name, "lr": opt.param_groups[0]["lr"] * 10,
+                   "weights": "safetensors/mlp_init.safetensors", "x": {"shape": [32, 8], "data": flat(x)},
+                   "y": [int(v) for v in y.tolist()], "losses": losses, "grad_norms": norms,
+                   "state_keys": sorted(f"state.{i}.{k}" for i, st in opt.state_dict()["state"].items() for k in st)})
+
+for case in POINTWISE + CLIP + RESUME:  # strict JSON: no NaN or infinity may slip in
+    json.dumps(case, allow_nan=False)
+
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "module_cases.json")
 with open(out, "w") as fh:
     json.dump({"generator": "tests/reference/gen_module_reference.py", "torch": torch.__version__,
-               "losses": LOSSES, "training": TRAINING}, fh, separators=(",", ":"))
+               "losses": LOSSES, "training": TRAINING, "pointwise_losses": POINTWISE, "clip_grad": CLIP,
+               "resume": RESUME}, fh, separators=(",", ":"))
     fh.write("\n")
-print(f"{len(LOSSES)} loss cases, {len(TRAINING)} training runs -> {out}")
+print(f"{len(LOSSES)} loss cases, {len(TRAINING)} training runs, {len(POINTWISE)} pointwise loss cases, "
+      f"{len(CLIP)} clipping cases, {len(RESUME)} resumed runs -> {out}")

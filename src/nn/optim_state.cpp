@@ -1,0 +1,155 @@
+// An optimizer's learning rate and its checkpoint state (optim.h): what a schedule sets
+// between steps, and what dt_optimizer_state_dict / _load_state_dict save and restore
+// under PyTorch's names for optimizer.state_dict()'s entries.
+#include <cmath>
+#include <string>
+
+#include "core/error.h"
+#include "nn/optim.h"
+#include "ops/ops.h"
+
+namespace dt::nn {
+namespace {
+
+constexpr Device kHost{DT_DEVICE_CPU, 0};
+
+// The value of a one-element tensor as a double; INVALID_ARGUMENT naming the key otherwise.
+double one_value(const std::string& key, const Tensor& t, const char* who) {
+  if (t.numel() != 1)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", key, "\" must hold one value but has shape ", dims_str(t.shape())));
+  Tensor host = ops::to(t, kHost, DType::Float64, true);
+  return *host.data_as<double>();
+}
+
+// "state.<i>.<rest>" -> i and rest; false for any other key (or an index that is not a
+// plain decimal number).
+bool parse_state_key(const std::string& key, size_t* index, std::string* rest) {
+  const std::string prefix = "state.";
+  if (key.compare(0, prefix.size(), prefix) != 0) return false;
+  size_t at = prefix.size(), end = at;
+  while (end < key.size() && key[end] >= '0' && key[end] <= '9') ++end;
+  if (end == at || end - at > 18 || end >= key.size() || key[end] != '.') return false;
+  *index = std::stoull(key.substr(at, end - at));
+  *rest = key.substr(end + 1);
+  return true;
+}
+
+}  // namespace
+
+double Optimizer::lr() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return lr_slot();
+}
+
+void Optimizer::set_lr(double lr) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!(lr >= 0)) fail(DT_ERR_INVALID_ARGUMENT, cat(name(), ": invalid learning rate ", lr));
+  lr_slot() = lr;
+}
+
+Named Optimizer::state_dict() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Named out;
+  out.emplace_back("lr", ops::full(Dims{}, lr_slot(), DType::Float64, kHost));
+  const std::vector<Slot> slots = this->slots();
+  const std::vector<int64_t>* steps = step_counts();
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const std::string prefix = cat("state.", i, ".");
+    bool any = false;
+    for (const Slot& s : slots) any = any || (*s.tensors)[i].defined();
+    if (!any) continue;
+    if (steps)
+      out.emplace_back(prefix + "step", ops::full(Dims{}, static_cast<double>((*steps)[i]), DType::Float32, kHost));
+    for (const Slot& s : slots) {
+      const Tensor& t = (*s.tensors)[i];
+      if (t.defined()) out.emplace_back(prefix + s.name, ops::to(t, t.device(), t.dtype(), true));
+    }
+  }
+  return out;
+}
+
+void Optimizer::load_state_dict(const Named& entries) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const char* who = name();
+  const std::vector<Slot> slots = this->slots();
+  std::vector<int64_t>* steps = step_counts();
+  const size_t n = params_.size();
+  // Everything is read, checked and converted into these first; nothing of the
+  // optimizer changes until the last check has passed.
+  double new_lr = lr_slot();
+  std::vector<std::vector<Tensor>> fresh(slots.size(), std::vector<Tensor>(n));
+  std::vector<int64_t> new_steps(n, 0);
+  std::vector<bool> has_step(n, false);
+  for (const auto& [key, t] : entries) {
+    if (key == "lr") {
+      new_lr = one_value(key, t, who);
+      if (!(new_lr >= 0) || std::isinf(new_lr))
+        fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"lr\" must be a finite learning rate >= 0, got ", new_lr));
+      continue;
+    }
+    size_t i = 0;
+    std::string rest;
+    if (!parse_state_key(key, &i, &rest))
+      fail(DT_ERR_INVALID_ARGUMENT,
+           cat(who, ": unexpected key \"", key, "\" (expected \"lr\" or \"state.<i>.<name>\")"));
+    if (i >= n)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", key, "\" names parameter ", i, " but the optimizer has ", n));
+    if (steps && rest == "step") {
+      const double v = one_value(key, t, who);
+      if (!(v >= 0) || v != std::floor(v) || v > 9.0e15)
+        fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", key, "\" must be a whole number of steps >= 0, got ", v));
+      new_steps[i] = static_cast<int64_t>(v);
+      has_step[i] = true;
+      continue;
+    }
+    size_t k = 0;
+    while (k < slots.size() && rest != slots[k].name) ++k;
+    if (k == slots.size()) {
+      std::string names;
+      for (const Slot& s : slots) names += cat(names.empty() ? "" : ", ", s.name);
+      if (steps) names += ", step";
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": unexpected key \"", key, "\" (this optimizer keeps ",
+                                        names.empty() ? std::string("no state per parameter") : names, ")"));
+    }
+    const Tensor& p = params_[i];
+    if (t.shape() != p.shape())
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", key, "\" has shape ", dims_str(t.shape()), " but parameter ", i,
+                                        " has shape ", dims_str(p.shape())));
+    if (!is_floating(t.dtype()))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", key, "\" must be floating, got ", dtype_name(t.dtype())));
+    fresh[k][i] = ops::to(t, p.device(), p.dtype(), true);
+  }
+  // A parameter's state comes whole: every slot (and the step count) or none.
+  for (size_t i = 0; i < n; ++i) {
+    bool any = has_step[i], all = !steps || has_step[i];
+    for (size_t k = 0; k < slots.size(); ++k) {
+      any = any || fresh[k][i].defined();
+      all = all && fresh[k][i].defined();
+    }
+    if (!any || all) continue;
+    std::string missing = steps && !has_step[i] ? "step" : "";
+    for (size_t k = 0; k < slots.size() && missing.empty(); ++k)
+      if (!fresh[k][i].defined()) missing = slots[k].name;
+    fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"state.", i, ".", missing, "\" is missing (the state of parameter ", i,
+                                      " is only partly there)"));
+  }
+  // Commit. A state tensor that exists with the new one's shape, dtype and device takes
+  // the values in place (a copy that allocates nothing), so that a graph which captured
+  // a step reads the loaded state.
+  for (size_t k = 0; k < slots.size(); ++k) {
+    std::vector<Tensor>& held = *slots[k].tensors;
+    for (size_t i = 0; i < n; ++i) {
+      Tensor& now = held[i];
+      const Tensor& next = fresh[k][i];
+      if (next.defined() && now.defined() && now.device() == next.device() && now.dtype() == next.dtype() &&
+          now.shape() == next.shape())
+        ops::copy_(now, next);
+      else
+        now = next;
+    }
+  }
+  if (steps) *steps = new_steps;
+  lr_slot() = new_lr;
+}
+
+}  // namespace dt::nn

@@ -1,0 +1,467 @@
+// What a training loop needs around the optimizer step, through the C API: the learning
+// rate read and set between steps (schedules), the optimizer's state saved and restored
+// (checkpoints; PyTorch's key names; all-or-nothing loading with the key named in each
+// error), gradient clipping by norm and by value against PyTorch
+// (tests/reference/module_cases.json, "clip_grad"), and a 20-step run with a learning
+// rate drop and clipped gradients, interrupted by a checkpoint after 10 steps, that must
+// follow PyTorch's uninterrupted curve ("resume").
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "support/dt_test.h"
+
+namespace {
+
+using json = nlohmann::json;
+using O = Handle<dt_optimizer, dt_optimizer_release>;
+using SD = Handle<dt_state_dict, dt_state_dict_release>;
+
+const json& Cases() {
+  static const json j = [] {
+    std::ifstream in(std::string(DT_TEST_DATA_DIR) + "/reference/module_cases.json");
+    return in ? json::parse(in) : json::object();
+  }();
+  return j;
+}
+
+class OptimState : public LeakChecked {};
+
+T doubles_tensor(const std::vector<double>& v, std::vector<int64_t> shape, dt_dtype dtype = DT_FLOAT64) {
+  T f64, out;
+  EXPECT_EQ(dt_tensor_from_data(v.data(), v.size() * 8, shape.data(), shape.size(), DT_FLOAT64, cpu(), f64.out()),
+            DT_OK);
+  EXPECT_EQ(dt_tensor_to(f64, cpu(), dtype, DT_TO_COPY, out.out()), DT_OK);
+  return out;
+}
+
+// A leaf parameter with value v whose gradient is g (backward of sum(p * g)).
+T param_with_grad(const std::vector<double>& v, const std::vector<double>& g, std::vector<int64_t> shape,
+                  dt_dtype dtype = DT_FLOAT64) {
+  T p = doubles_tensor(v, shape, dtype), gt = doubles_tensor(g, shape, dtype), prod, total;
+  EXPECT_EQ(dt_tensor_set_requires_grad(p, 1), DT_OK);
+  EXPECT_EQ(dt_mul(p, gt, prod.out()), DT_OK);
+  EXPECT_EQ(dt_sum(prod, nullptr, 0, 0, total.out()), DT_OK);
+  EXPECT_EQ(dt_backward(total, nullptr), DT_OK);
+  return p;
+}
+void set_grad(dt_tensor* p, const std::vector<double>& g, std::vector<int64_t> shape) {
+  T gt = doubles_tensor(g, shape), prod, total;
+  EXPECT_EQ(dt_tensor_clear_grad(p), DT_OK);
+  EXPECT_EQ(dt_mul(p, gt, prod.out()), DT_OK);
+  EXPECT_EQ(dt_sum(prod, nullptr, 0, 0, total.out()), DT_OK);
+  EXPECT_EQ(dt_backward(total, nullptr), DT_OK);
+}
+std::vector<double> grad_of(dt_tensor* p) {
+  T g;
+  EXPECT_EQ(dt_tensor_grad(p, g.out()), DT_OK);
+  return g.get() ? values<double>(g) : std::vector<double>();
+}
+// A new float32 leaf that requires grad, with p's values.
+T leaf_copy(dt_tensor* p) {
+  std::vector<float> v = values<float>(p);
+  const int64_t n = static_cast<int64_t>(v.size());
+  T q;
+  EXPECT_EQ(dt_tensor_from_data(v.data(), v.size() * 4, &n, 1, DT_FLOAT32, cpu(), q.out()), DT_OK);
+  EXPECT_EQ(dt_tensor_set_requires_grad(q, 1), DT_OK);
+  return q;
+}
+std::vector<std::string> keys(dt_state_dict* sd) {
+  size_t n = 0;
+  EXPECT_EQ(dt_state_dict_count(sd, &n), DT_OK);
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) {
+    char name[64];
+    EXPECT_EQ(dt_state_dict_name(sd, i, name, sizeof name, nullptr), DT_OK);
+    out.push_back(name);
+  }
+  return out;
+}
+double entry(dt_state_dict* sd, const char* key) {
+  T t;
+  EXPECT_EQ(dt_state_dict_find(sd, key, t.out()), DT_OK) << key;
+  T f;
+  EXPECT_EQ(dt_tensor_to(t, cpu(), DT_FLOAT64, 0, f.out()), DT_OK);
+  return values<double>(f).at(0);
+}
+
+TEST_F(OptimState, TheLearningRateIsReadAndSetBetweenSteps) {
+  T p = param_with_grad({1.0, 2.0}, {0.5, -1.0}, {2});
+  const dt_tensor* ps[] = {p};
+  O opt;
+  DT_ASSERT_OK(dt_sgd_new(ps, 1, 0.1, 0.0, 0.0, 0.0, 0, opt.out()));
+  double lr = 0;
+  DT_ASSERT_OK(dt_optimizer_lr(opt, &lr));
+  EXPECT_EQ(lr, 0.1);
+  DT_ASSERT_OK(dt_optimizer_set_lr(opt, 0.5));
+  DT_ASSERT_OK(dt_optimizer_step(opt));
+  // p - 0.5 g = [1 - 0.25, 2 + 0.5]
+  EXPECT_EQ(values<double>(p), (std::vector<double>{0.75, 2.5}));
+  // Refused, and nothing changed.
+  DT_EXPECT_STATUS(dt_optimizer_set_lr(opt, -1.0), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), "SGD: invalid learning rate")) << dt_last_error_message();
+  DT_EXPECT_STATUS(dt_optimizer_set_lr(opt, NAN), DT_ERR_INVALID_ARGUMENT);
+  DT_ASSERT_OK(dt_optimizer_lr(opt, &lr));
+  EXPECT_EQ(lr, 0.5);
+  DT_EXPECT_STATUS(dt_optimizer_lr(opt, nullptr), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_optimizer_lr(nullptr, &lr), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_optimizer_set_lr(nullptr, 0.1), DT_ERR_INVALID_ARGUMENT);
+}
+
+TEST_F(OptimState, TheStateDictUsesPyTorchsNamesAndHoldsCopies) {
+  T a = param_with_grad({1, 2, 3, 4}, {0.1, 0.2, 0.3, 0.4}, {2, 2});
+  T b = doubles_tensor({5}, {1});  // never gets a gradient: no state
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(b, 1));
+  const dt_tensor* ps[] = {a, b};
+  O adam, sgd, plain;
+  DT_ASSERT_OK(dt_adam_new(ps, 2, 0.01, 0.9, 0.999, 1e-8, 0.0, 0, adam.out()));
+  DT_ASSERT_OK(dt_sgd_new(ps, 2, 0.1, 0.9, 0.0, 0.0, 0, sgd.out()));
+  DT_ASSERT_OK(dt_sgd_new(ps, 2, 0.1, 0.0, 0.0, 0.0, 0, plain.out()));
+  SD before;
+  DT_ASSERT_OK(dt_optimizer_state_dict(adam, before.out()));
+  EXPECT_EQ(keys(before), (std::vector<std::string>{"lr"}));
+  DT_ASSERT_OK(dt_optimizer_step(adam));
+  DT_ASSERT_OK(dt_optimizer_step(adam));
+  DT_ASSERT_OK(dt_optimizer_step(sgd));
+  DT_ASSERT_OK(dt_optimizer_step(plain));
+  SD s_adam, s_sgd, s_plain;
+  DT_ASSERT_OK(dt_optimizer_state_dict(adam, s_adam.out()));
+  DT_ASSERT_OK(dt_optimizer_state_dict(sgd, s_sgd.out()));
+  DT_ASSERT_OK(dt_optimizer_state_dict(plain, s_plain.out()));
+  EXPECT_EQ(keys(s_adam), (std::vector<std::string>{"lr", "state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq"}));
+  EXPECT_EQ(keys(s_sgd), (std::vector<std::string>{"lr", "state.0.momentum_buffer"}));
+  EXPECT_EQ(keys(s_plain), (std::vector<std::string>{"lr"}));
+  EXPECT_EQ(entry(s_adam, "lr"), 0.01);
+  EXPECT_EQ(entry(s_adam, "state.0.step"), 2.0);
+  T step;
+  DT_ASSERT_OK(dt_state_dict_find(s_adam, "state.0.step", step.out()));
+  dt_dtype dt{};
+  DT_ASSERT_OK(dt_tensor_dtype(step, &dt));
+  EXPECT_EQ(dt, DT_FLOAT32) << "PyTorch keeps Adam's step as a float32 tensor";
+  // exp_avg after two steps of the same gradient: 0.1 g + 0.9 * 0.1 g = 0.19 g
+  T m;
+  DT_ASSERT_OK(dt_state_dict_find(s_adam, "state.0.exp_avg", m.out()));
+  std::vector<double> mv = values<double>(m);
+  EXPECT_NEAR(mv[3], 0.19 * 0.4, 1e-15);
+  // The momentum buffer of SGD's first step is the gradient; a copy, kept by later steps.
+  T buf;
+  DT_ASSERT_OK(dt_state_dict_find(s_sgd, "state.0.momentum_buffer", buf.out()));
+  EXPECT_EQ(values<double>(buf), (std::vector<double>{0.1, 0.2, 0.3, 0.4}));
+  DT_ASSERT_OK(dt_optimizer_step(sgd));
+  EXPECT_EQ(values<double>(buf), (std::vector<double>{0.1, 0.2, 0.3, 0.4}));
+  DT_EXPECT_STATUS(dt_optimizer_state_dict(adam, nullptr), DT_ERR_INVALID_ARGUMENT);
+}
+
+// Two Adam optimizers over equal parameters: one stepped twice, checkpointed through a
+// safetensors file, and a fresh one loaded from it; from then on both step to the
+// same bits.
+TEST_F(OptimState, ALoadedCheckpointStepsExactlyAsTheOriginal) {
+  char dir[] = "/tmp/dt_optim_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/adam.safetensors";
+  const std::vector<double> g1 = {0.3, -0.2, 0.1}, g2 = {-0.5, 0.4, 0.25};
+  T p = param_with_grad({1, 2, 3}, g1, {3}, DT_FLOAT32);
+  const dt_tensor* ps[] = {p};
+  O first;
+  DT_ASSERT_OK(dt_adam_new(ps, 1, 0.05, 0.9, 0.99, 1e-8, 0.01, 1, first.out()));
+  DT_ASSERT_OK(dt_optimizer_step(first));
+  DT_ASSERT_OK(dt_optimizer_step(first));
+  DT_ASSERT_OK(dt_optimizer_set_lr(first, 0.02));
+  {
+    SD sd;
+    DT_ASSERT_OK(dt_optimizer_state_dict(first, sd.out()));
+    DT_ASSERT_OK(dt_safetensors_save(sd, path.c_str()));
+  }
+  T q = leaf_copy(p);  // the same values as p, another tensor
+  const dt_tensor* qs[] = {q};
+  O second;
+  DT_ASSERT_OK(dt_adam_new(qs, 1, 0.05, 0.9, 0.99, 1e-8, 0.01, 1, second.out()));
+  {
+    SD sd;
+    DT_ASSERT_OK(dt_safetensors_load(path.c_str(), cpu(), sd.out()));
+    DT_ASSERT_OK(dt_optimizer_load_state_dict(second, sd));
+  }
+  double lr = 0;
+  DT_ASSERT_OK(dt_optimizer_lr(second, &lr));
+  EXPECT_EQ(lr, 0.02);
+  for (int step = 0; step < 3; ++step) {
+    set_grad(p, g2, {3});
+    set_grad(q, g2, {3});
+    DT_ASSERT_OK(dt_optimizer_step(first));
+    DT_ASSERT_OK(dt_optimizer_step(second));
+    EXPECT_EQ(values<float>(p), values<float>(q)) << "step " << step;
+  }
+  // Without the checkpoint the fresh optimizer would have stepped differently (its bias
+  // correction starts again), so the equality above tested the loaded state.
+  T r = leaf_copy(p);
+  const dt_tensor* rs[] = {r};
+  O fresh;
+  DT_ASSERT_OK(dt_adam_new(rs, 1, 0.02, 0.9, 0.99, 1e-8, 0.01, 1, fresh.out()));
+  set_grad(p, g2, {3});
+  set_grad(r, g2, {3});
+  DT_ASSERT_OK(dt_optimizer_step(first));
+  DT_ASSERT_OK(dt_optimizer_step(fresh));
+  EXPECT_NE(values<float>(p), values<float>(r));
+  unlink(path.c_str());
+  rmdir(dir);
+}
+
+// Each bad dict is refused naming the key, and the optimizer is left as it was.
+TEST_F(OptimState, ABadStateDictIsRefusedWholeNamingTheKey) {
+  T a = param_with_grad({1, 2}, {0.5, 0.5}, {2}), b = param_with_grad({3}, {1.0}, {1});
+  const dt_tensor* ps[] = {a, b};
+  O adam, sgd;
+  DT_ASSERT_OK(dt_adam_new(ps, 2, 0.01, 0.9, 0.999, 1e-8, 0.0, 0, adam.out()));
+  DT_ASSERT_OK(dt_sgd_new(ps, 2, 0.1, 0.9, 0.0, 0.0, 0, sgd.out()));
+  DT_ASSERT_OK(dt_optimizer_step(adam));
+  DT_ASSERT_OK(dt_optimizer_step(sgd));
+  SD good;
+  DT_ASSERT_OK(dt_optimizer_state_dict(adam, good.out()));
+  auto snapshot = [](dt_optimizer* o) {
+    SD sd;
+    EXPECT_EQ(dt_optimizer_state_dict(o, sd.out()), DT_OK);
+    std::vector<double> all;
+    for (const std::string& k : keys(sd)) {
+      T t, f;
+      EXPECT_EQ(dt_state_dict_find(sd, k.c_str(), t.out()), DT_OK);
+      EXPECT_EQ(dt_tensor_to(t, cpu(), DT_FLOAT64, 0, f.out()), DT_OK);
+      for (double v : values<double>(f)) all.push_back(v);
+    }
+    return all;
+  };
+  const std::vector<double> adam_before = snapshot(adam), sgd_before = snapshot(sgd);
+  struct Bad {
+    const char* key;
+    std::vector<double> value;
+    std::vector<int64_t> shape;
+    const char* message;
+  };
+  const std::vector<Bad> bads = {
+      {"state.0.momentum", {0, 0}, {2}, "unexpected key \"state.0.momentum\""},
+      {"state.2.exp_avg", {0}, {1}, "names parameter 2 but the optimizer has 2"},
+      {"state.0.exp_avg", {0, 0, 0}, {3}, "\"state.0.exp_avg\" has shape [3] but parameter 0 has shape [2]"},
+      {"state.0.step", {-1}, {}, "whole number of steps"},
+      {"state.0.step", {1.5}, {}, "whole number of steps"},
+      {"lr", {-0.1}, {}, "\"lr\" must be a finite learning rate"},
+      {"lr", {0.1, 0.2}, {2}, "\"lr\" must hold one value"},
+      {"optimizer", {0}, {}, "unexpected key \"optimizer\""},
+      {"state.x.step", {0}, {}, "unexpected key \"state.x.step\""},
+  };
+  for (const Bad& bad : bads) {
+    SCOPED_TRACE(bad.key);
+    SD sd;
+    DT_ASSERT_OK(dt_state_dict_new(sd.out()));
+    for (const std::string& k : keys(good)) {
+      T t;
+      DT_ASSERT_OK(dt_state_dict_find(good, k.c_str(), t.out()));
+      DT_ASSERT_OK(dt_state_dict_set(sd, k.c_str(), t));
+    }
+    T v = doubles_tensor(bad.value, bad.shape);
+    DT_ASSERT_OK(dt_state_dict_set(sd, bad.key, v));
+    DT_EXPECT_STATUS(dt_optimizer_load_state_dict(adam, sd), DT_ERR_INVALID_ARGUMENT);
+    EXPECT_TRUE(has(dt_last_error_message(), bad.message)) << dt_last_error_message();
+    EXPECT_EQ(snapshot(adam), adam_before);
+  }
+  // Part of a parameter's state missing.
+  SD partial;
+  DT_ASSERT_OK(dt_state_dict_new(partial.out()));
+  for (const char* k : {"state.1.step", "state.1.exp_avg"}) {
+    T t;
+    DT_ASSERT_OK(dt_state_dict_find(good, k, t.out()));
+    DT_ASSERT_OK(dt_state_dict_set(partial, k, t));
+  }
+  DT_EXPECT_STATUS(dt_optimizer_load_state_dict(adam, partial), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), "\"state.1.exp_avg_sq\" is missing")) << dt_last_error_message();
+  // Adam's state into SGD.
+  DT_EXPECT_STATUS(dt_optimizer_load_state_dict(sgd, good), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), "SGD: unexpected key \"state.0.step\"")) << dt_last_error_message();
+  EXPECT_EQ(snapshot(sgd), sgd_before);
+  EXPECT_EQ(snapshot(adam), adam_before);
+  DT_EXPECT_STATUS(dt_optimizer_load_state_dict(adam, nullptr), DT_ERR_INVALID_ARGUMENT);
+  // A dict with only "lr" clears the state (as before the first step) and sets the rate.
+  SD lr_only;
+  DT_ASSERT_OK(dt_state_dict_new(lr_only.out()));
+  T lr = doubles_tensor({0.003}, {});
+  DT_ASSERT_OK(dt_state_dict_set(lr_only, "lr", lr));
+  DT_ASSERT_OK(dt_optimizer_load_state_dict(adam, lr_only));
+  SD after;
+  DT_ASSERT_OK(dt_optimizer_state_dict(adam, after.out()));
+  EXPECT_EQ(keys(after), (std::vector<std::string>{"lr"}));
+  EXPECT_EQ(entry(after, "lr"), 0.003);
+}
+
+std::vector<std::vector<int64_t>> shapes_of(const json& grads) {
+  std::vector<std::vector<int64_t>> out;
+  for (const json& g : grads) out.push_back(g.at("shape").get<std::vector<int64_t>>());
+  return out;
+}
+
+TEST_F(OptimState, ClippingMatchesPyTorch) {
+  ASSERT_TRUE(Cases().contains("clip_grad")) << "regenerate tests/reference/module_cases.json";
+  for (const json& c : Cases().at("clip_grad")) {
+    SCOPED_TRACE(c.at("id").get<std::string>());
+    std::vector<T> ps;
+    std::vector<const dt_tensor*> raw;
+    for (const json& g : c.at("grads")) {
+      const std::vector<double> gv = g.at("data").get<std::vector<double>>();
+      ps.push_back(param_with_grad(std::vector<double>(gv.size(), 0.0), gv, g.at("shape").get<std::vector<int64_t>>()));
+      raw.push_back(ps.back());
+    }
+    const double max_norm = c.at("max_norm");
+    if (c.contains("total_norm")) {
+      const double norm_type = c.at("norm_type").is_string() ? INFINITY : c.at("norm_type").get<double>();
+      T total;
+      DT_ASSERT_OK(dt_clip_grad_norm_(raw.data(), raw.size(), max_norm, norm_type, 1, total.out()));
+      EXPECT_NEAR(values<double>(total)[0], c.at("total_norm").get<double>(), 1e-12);
+    } else {
+      DT_ASSERT_OK(dt_clip_grad_value_(raw.data(), raw.size(), max_norm));
+    }
+    for (size_t i = 0; i < ps.size(); ++i) {
+      const std::vector<double> got = grad_of(ps[i]), want = c.at("clipped")[i].get<std::vector<double>>();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k], want[k], 1e-12) << i << ", " << k;
+    }
+  }
+}
+
+TEST_F(OptimState, ClippingEdgesAndErrors) {
+  // By hand: gradients [3] and [4] have norm 5; clipped to 1 they become 3/5, 4/5
+  // (times 5 / (5 + 1e-6)).
+  T a = param_with_grad({0}, {3}, {1}), b = param_with_grad({0}, {4}, {1}, DT_FLOAT32);
+  T none = doubles_tensor({0}, {1});  // no gradient: skipped
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(none, 1));
+  const dt_tensor* ps[] = {a, none, b};
+  T total;
+  DT_ASSERT_OK(dt_clip_grad_norm_(ps, 3, 1.0, 2.0, 0, total.out()));
+  dt_dtype dt{};
+  DT_ASSERT_OK(dt_tensor_dtype(total, &dt));
+  EXPECT_EQ(dt, DT_FLOAT64) << "the first gradient's dtype";
+  EXPECT_EQ(values<double>(total)[0], 5.0);
+  EXPECT_NEAR(grad_of(a)[0], 0.6, 1e-6);
+  T gb;
+  DT_ASSERT_OK(dt_tensor_grad(b, gb.out()));
+  EXPECT_NEAR(values<float>(gb)[0], 0.8f, 1e-6);
+  // Under max_norm: unchanged; the norm need not be returned.
+  DT_ASSERT_OK(dt_clip_grad_norm_(ps, 3, 10.0, 2.0, 0, nullptr));
+  EXPECT_NEAR(grad_of(a)[0], 0.6, 1e-6);
+  // No gradient at all: a float32 zero.
+  const dt_tensor* only_none[] = {none};
+  T zero;
+  DT_ASSERT_OK(dt_clip_grad_norm_(only_none, 1, 1.0, 2.0, 1, zero.out()));
+  DT_ASSERT_OK(dt_tensor_dtype(zero, &dt));
+  EXPECT_EQ(dt, DT_FLOAT32);
+  EXPECT_EQ(values<float>(zero)[0], 0.0f);
+  DT_ASSERT_OK(dt_clip_grad_norm_(nullptr, 0, 1.0, 2.0, 0, nullptr));
+  // A non-finite norm: refused with error_if_nonfinite, gradients untouched.
+  T c = param_with_grad({0, 0}, {INFINITY, 1.0}, {2});
+  const dt_tensor* pc[] = {c};
+  dt_tensor* out = nullptr;
+  DT_EXPECT_STATUS(dt_clip_grad_norm_(pc, 1, 1.0, 2.0, 1, &out), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), "is inf")) << dt_last_error_message();
+  EXPECT_EQ(out, nullptr);
+  EXPECT_EQ(grad_of(c), (std::vector<double>{INFINITY, 1.0}));
+  // Bad arguments.
+  DT_EXPECT_STATUS(dt_clip_grad_norm_(ps, 3, -1.0, 2.0, 0, nullptr), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_clip_grad_norm_(ps, 3, NAN, 2.0, 0, nullptr), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_clip_grad_norm_(ps, 3, 1.0, 0.0, 0, nullptr), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), "norm_type")) << dt_last_error_message();
+  DT_EXPECT_STATUS(dt_clip_grad_norm_(ps, 3, 1.0, 2.0, 2, nullptr), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_clip_grad_norm_(nullptr, 2, 1.0, 2.0, 0, nullptr), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_clip_grad_value_(ps, 3, -0.5), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_clip_grad_value_(nullptr, 1, 0.5), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_NEAR(grad_of(a)[0], 0.6, 1e-6) << "nothing was changed by the refused calls";
+  // clip_grad_value_ keeps NaN, as PyTorch's clamp.
+  T d = param_with_grad({0, 0, 0}, {NAN, -2.0, 0.25}, {3});
+  const dt_tensor* pd[] = {d};
+  DT_ASSERT_OK(dt_clip_grad_value_(pd, 1, 0.5));
+  std::vector<double> gd = grad_of(d);
+  EXPECT_TRUE(std::isnan(gd[0]));
+  EXPECT_EQ(gd[1], -0.5);
+  EXPECT_EQ(gd[2], 0.25);
+}
+
+// The checkpoint / schedule scenario: PyTorch's 20 steps with the rate cut tenfold at
+// step 10 and gradients clipped to norm 0.5; here the optimizer is checkpointed after 10
+// steps (to a file), released, and a new one resumes from the file.
+TEST_F(OptimState, AResumedRunFollowsPyTorchsUninterruptedRun) {
+  ASSERT_TRUE(Cases().contains("resume")) << "regenerate tests/reference/module_cases.json";
+  char dir[] = "/tmp/dt_resume_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  for (const json& run : Cases().at("resume")) {
+    SCOPED_TRACE(run.at("id").get<std::string>());
+    M l1, relu, l2, net, lossf;
+    DT_ASSERT_OK(dt_linear_new(8, 16, 1, DT_FLOAT32, cpu(), l1.out()));
+    DT_ASSERT_OK(dt_relu_new(relu.out()));
+    DT_ASSERT_OK(dt_linear_new(16, 3, 1, DT_FLOAT32, cpu(), l2.out()));
+    dt_module* parts[] = {l1, relu, l2};
+    DT_ASSERT_OK(dt_sequential_new(parts, 3, net.out()));
+    const std::string weights = std::string(DT_TEST_DATA_DIR) + "/reference/" + run.at("weights").get<std::string>();
+    DT_ASSERT_OK(dt_module_load(net, weights.c_str()));
+    DT_ASSERT_OK(dt_cross_entropy_loss_new(nullptr, DT_REDUCTION_MEAN, -100, 0, lossf.out()));
+    T x = doubles_tensor(run.at("x").at("data").get<std::vector<double>>(), {32, 8}, DT_FLOAT32);
+    std::vector<int64_t> yv = run.at("y").get<std::vector<int64_t>>();
+    const int64_t n = static_cast<int64_t>(yv.size());
+    T y;
+    DT_ASSERT_OK(dt_tensor_from_data(yv.data(), yv.size() * 8, &n, 1, DT_INT64, cpu(), y.out()));
+    size_t np = 0;
+    DT_ASSERT_OK(dt_module_parameter_count(net, &np));
+    std::vector<T> params(np);
+    std::vector<const dt_tensor*> raw;
+    for (size_t i = 0; i < np; ++i) {
+      DT_ASSERT_OK(dt_module_parameter(net, i, nullptr, 0, nullptr, params[i].out()));
+      raw.push_back(params[i]);
+    }
+    const bool sgd = run.at("optimizer") == "sgd";
+    const double lr = run.at("lr");
+    auto make = [&](O* opt) {
+      if (sgd) return dt_sgd_new(raw.data(), raw.size(), lr, 0.9, 0.0, 0.0, 0, opt->out());
+      return dt_adam_new(raw.data(), raw.size(), lr, 0.9, 0.999, 1e-8, 0.01, 1, opt->out());
+    };
+    const std::vector<double> losses = run.at("losses"), norms = run.at("grad_norms");
+    const std::string path = std::string(dir) + "/opt.safetensors";
+    O opt;
+    DT_ASSERT_OK(make(&opt));
+    for (size_t step = 0; step < losses.size(); ++step) {
+      if (step == 10) {  // checkpoint, drop the optimizer, resume from the file
+        {
+          SD sd;
+          DT_ASSERT_OK(dt_optimizer_state_dict(opt, sd.out()));
+          std::vector<std::string> got = keys(sd);
+          got.erase(got.begin());  // "lr"
+          std::sort(got.begin(), got.end());
+          EXPECT_EQ(got, run.at("state_keys").get<std::vector<std::string>>()) << "PyTorch's keys";
+          DT_ASSERT_OK(dt_safetensors_save(sd, path.c_str()));
+        }
+        DT_ASSERT_OK(make(&opt));
+        SD loaded;
+        DT_ASSERT_OK(dt_safetensors_load(path.c_str(), cpu(), loaded.out()));
+        DT_ASSERT_OK(dt_optimizer_load_state_dict(opt, loaded));
+        DT_ASSERT_OK(dt_optimizer_set_lr(opt, lr * 0.1));
+      }
+      DT_ASSERT_OK(dt_optimizer_zero_grad(opt));
+      T logits, l, norm;
+      const dt_tensor* in[] = {x};
+      DT_ASSERT_OK(dt_module_forward(net, in, 1, logits.out()));
+      const dt_tensor* args[] = {logits, y};
+      DT_ASSERT_OK(dt_module_forward(lossf, args, 2, l.out()));
+      double v = 0, nv = 0;
+      DT_ASSERT_OK(dt_tensor_item(l, &v));
+      EXPECT_NEAR(v, losses[step], 1e-4 * losses[step]) << "step " << step;
+      DT_ASSERT_OK(dt_backward(l, nullptr));
+      DT_ASSERT_OK(dt_clip_grad_norm_(raw.data(), raw.size(), 0.5, 2.0, 0, norm.out()));
+      DT_ASSERT_OK(dt_tensor_item(norm, &nv));
+      EXPECT_NEAR(nv, norms[step], 1e-4 * norms[step]) << "step " << step;
+      DT_ASSERT_OK(dt_optimizer_step(opt));
+    }
+    unlink(path.c_str());
+  }
+  rmdir(dir);
+}
+
+}  // namespace
