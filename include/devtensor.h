@@ -1568,6 +1568,56 @@ DT_API dt_status dt_transformer_encoder_layer_new(int64_t d_model, int64_t nhead
  *  is not a TransformerEncoderLayer, one layer given twice), DT_ERR_INVALID_HANDLE. */
 DT_API dt_status dt_transformer_encoder_new(dt_module* const* layers, size_t num_layers, dt_module* norm,
                                             dt_module** out);
+/** LSTM(input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional),
+ *  as torch.nn.LSTM (PyTorch's defaults: 1, 1, 0, 0.0, 0; proj_size 0). Parameters, per
+ *  layer k and direction (the backward one suffixed "_reverse"), under PyTorch's names so
+ *  its state_dict loads unchanged: "weight_ih_l<k>" [4 * hidden_size, in] (in:
+ *  input_size for layer 0, else hidden_size * D, D = 2 when bidirectional),
+ *  "weight_hh_l<k>" [4 * hidden_size, hidden_size], and with bias "bias_ih_l<k>" and
+ *  "bias_hh_l<k>" [4 * hidden_size], all uniform in +-1/sqrt(hidden_size); gates in
+ *  PyTorch's order (input, forget, cell, output). dt_module_forward takes 1 to 3 inputs
+ *  (input, h0, c0) and gives the output only (dt_rnn_forward gives the states too):
+ *  input [L, N, input_size] ([N, L, input_size] with batch_first; unbatched [L,
+ *  input_size]), h0 and c0 [num_layers * D, N, hidden_size] (unbatched [num_layers * D,
+ *  hidden_size]; both, or neither for zeros), output [L, N, D * hidden_size] (the
+ *  input's layout), each direction's hidden states side by side. dropout (in [0, 1])
+ *  applies to every layer's output but the last, in training mode. Padded batches of
+ *  unequal lengths (PackedSequence) are not supported: run them one length at a time.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out, sizes not positive or too large, dropout
+ *  outside [0, 1], flags not 0/1), DT_ERR_DTYPE_MISMATCH (a non-floating dtype) and the
+ *  device errors of dt_linear_new; forward: DT_ERR_SHAPE_MISMATCH (an input of other
+ *  than 2 or 3 dims, a last dim other than input_size, an empty sequence, a state of
+ *  the wrong shape: the message names the module and the shapes), DT_ERR_DTYPE_MISMATCH
+ *  (an input or state of another dtype than the parameters), DT_ERR_DEVICE_MISMATCH,
+ *  DT_ERR_INVALID_ARGUMENT (h0 without c0 or the reverse). */
+DT_API dt_status dt_lstm_new(int64_t input_size, int64_t hidden_size, int64_t num_layers, int32_t bias,
+                             int32_t batch_first, double dropout, int32_t bidirectional, dt_dtype dtype,
+                             dt_device device, dt_module** out);
+/** GRU(...), as torch.nn.GRU: as dt_lstm_new with 3 gates (reset, update, new; weights
+ *  [3 * hidden_size, ...]) and no cell state: dt_module_forward takes 1 or 2 inputs
+ *  (input, h0). */
+DT_API dt_status dt_gru_new(int64_t input_size, int64_t hidden_size, int64_t num_layers, int32_t bias,
+                            int32_t batch_first, double dropout, int32_t bidirectional, dt_dtype dtype,
+                            dt_device device, dt_module** out);
+/** RNN(..., nonlinearity), as torch.nn.RNN: h' = nonlinearity(x W_ih^T + b_ih + h W_hh^T
+ *  + b_hh), nonlinearity "tanh" (PyTorch's default) or "relu"; otherwise as dt_gru_new
+ *  with 1 gate ([hidden_size, ...] weights). Errors: as dt_lstm_new, plus an unknown or
+ *  NULL nonlinearity. */
+DT_API dt_status dt_rnn_new(int64_t input_size, int64_t hidden_size, int64_t num_layers, const char* nonlinearity,
+                            int32_t bias, int32_t batch_first, double dropout, int32_t bidirectional,
+                            dt_dtype dtype, dt_device device, dt_module** out);
+/** The whole result of an RNN, LSTM or GRU m, as PyTorch's (output, h_n) or (output,
+ *  (h_n, c_n)): *output as dt_module_forward's; *h_n [num_layers * D, N, hidden_size]
+ *  (unbatched [num_layers * D, hidden_size]) the last hidden state of each layer and
+ *  direction (layer 0 forward, layer 0 backward, layer 1 ...; the backward direction's
+ *  last state is the one at time 0); *c_n the same of LSTM's cell state. h0 and c0 may
+ *  be NULL (zeros); h_n and c_n may be NULL when not wanted; all results are NEW
+ *  references, in the autograd graph, written only on success.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL m, input or output, two outputs the same
+ *  pointer, a module of another kind (named), c0 or c_n with a module other than an
+ *  LSTM), DT_ERR_INVALID_HANDLE, and the forward errors of dt_lstm_new. */
+DT_API dt_status dt_rnn_forward(dt_module* m, const dt_tensor* input, const dt_tensor* h0, const dt_tensor* c0,
+                                dt_tensor** output, dt_tensor** h_n, dt_tensor** c_n);
 /** CrossEntropyLoss: forward(input [N, C] logits, target [N] class indices; or input [C]
  *  with a 0-d target; or PyTorch's K-dimensional form, input [N, C, d1, ...] with target
  *  [N, d1, ...], a class per position, where reduction none gives [N, d1, ...]). weight
@@ -1777,15 +1827,16 @@ DT_API dt_status dt_optimizer_lr(const dt_optimizer* opt, double* out);
  *  calls between steps. The other settings and the state are kept. A step captured into
  *  a graph replays the rate it was captured with: capture again after changing it.
  *  Safe against a concurrent step (which uses the old rate or the new).
- *  Errors: DT_ERR_INVALID_ARGUMENT (a negative or NaN lr), DT_ERR_INVALID_HANDLE. */
+ *  Errors: DT_ERR_INVALID_ARGUMENT (a negative, infinite or NaN lr),
+ *  DT_ERR_INVALID_HANDLE. */
 DT_API dt_status dt_optimizer_set_lr(dt_optimizer* opt, double lr);
 /** The optimizer's state as a new state dict in *out (release it), for checkpoints
  *  (save it with dt_safetensors_save): "lr" (a 0-d float64 tensor) and, per parameter i
  *  (its position in the list the optimizer was made with) that has state,
- *  "state.<i>.momentum_buffer" (SGD with momentum) or "state.<i>.exp_avg",
- *  "state.<i>.exp_avg_sq" and "state.<i>.step" (Adam; the step a 0-d float32 tensor, as
- *  PyTorch's), PyTorch's names for optimizer.state_dict()'s entries. The tensors are
- *  copies: later steps do not change them.
+ *  "state.<i>.momentum_buffer" (SGD with momentum) or "state.<i>.step",
+ *  "state.<i>.exp_avg" and "state.<i>.exp_avg_sq" (Adam; the step a 0-d float32 tensor
+ *  on the CPU, as PyTorch's), PyTorch's names for optimizer.state_dict()'s entries, in
+ *  that order. The tensors are copies: later steps do not change them.
  *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out), DT_ERR_INVALID_HANDLE,
  *  DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_optimizer_state_dict(const dt_optimizer* opt, dt_state_dict** out);
@@ -1806,16 +1857,18 @@ DT_API dt_status dt_optimizer_load_state_dict(dt_optimizer* opt, const dt_state_
 
 /** torch.nn.utils.clip_grad_norm_: the norm_type norm of all n parameters' gradients
  *  together (as if concatenated; norm_type may be INFINITY, the largest magnitude) is
- *  computed, and when it exceeds max_norm every gradient is scaled IN PLACE by
- *  max_norm / (norm + 1e-6). Parameters without a gradient are skipped (none at all: the
- *  norm is 0). Gradients may lie on several devices (DataParallel's do not): each one's
+ *  computed, and every gradient is multiplied IN PLACE by min(1, max_norm / (norm +
+ *  1e-6)), as PyTorch's: scaled down when the norm exceeds max_norm (by a hair already
+ *  within 1e-6 of it), unchanged otherwise. Parameters without a gradient are skipped
+ *  (none at all: the norm is a float32 0 on the CPU, nothing else happens). Gradients may lie on several devices (DataParallel's do not): each one's
  *  norm is taken where it is and the total on the first gradient's device. The norm is
  *  written to *total_norm (NULL: not wanted) as a new 0-d tensor on that device, in the
  *  first gradient's dtype (half and bfloat16 accumulate in float32), without waiting
  *  for the device unless error_if_nonfinite is 1: so a step stays asynchronous and can
  *  be captured into a graph. With error_if_nonfinite 1, a NaN or infinite norm is
  *  DT_ERR_INVALID_ARGUMENT and no gradient is changed; with 0 (PyTorch's default) the
- *  gradients are scaled by the NaN, as PyTorch's.
+ *  gradients are multiplied all the same, as PyTorch's: by NaN for a NaN norm, by 0 for
+ *  an infinite one (so an infinite element becomes NaN).
  *  Errors: DT_ERR_INVALID_ARGUMENT (NULL params with n > 0, a negative or NaN max_norm,
  *  norm_type not positive, error_if_nonfinite not 0/1), DT_ERR_INVALID_HANDLE,
  *  DT_ERR_OUT_OF_MEMORY. */

@@ -2029,6 +2029,98 @@ void add_module_cases(Table& T) {
   T.devices("dt_multihead_attention_new", [mod_out](Ctx& x, dt_device d) {
     return dt_multihead_attention_new(4, 2, 0.0, 1, 0, DT_FLOAT32, d, mod_out(x));
   });
+  // Recurrent layers: constructors, then dt_rnn_forward on x.a, an unbatched sequence of
+  // 2 steps of width 3.
+  T.add("dt_lstm_new", "out=NULL", {IA}, [](Ctx&) { return dt_lstm_new(3, 4, 1, 1, 0, 0, 0, DT_FLOAT32, CPU0, nullptr); });
+  T.add("dt_lstm_new", "hidden_size=0", {IA}, [mod_out](Ctx& x) {
+    return dt_lstm_new(3, 0, 1, 1, 0, 0, 0, DT_FLOAT32, CPU0, mod_out(x));
+  }).msg_has = "hidden_size";
+  T.add("dt_lstm_new", "input_size=huge", {IA}, [mod_out](Ctx& x) {
+    return dt_lstm_new(INT64_MAX, 4, 1, 1, 0, 0, 0, DT_FLOAT32, CPU0, mod_out(x));
+  }).msg_has = "too large";
+  T.add("dt_lstm_new", "dropout=nan", {IA}, [mod_out](Ctx& x) {
+    return dt_lstm_new(3, 4, 2, 1, 0, std::numeric_limits<double>::quiet_NaN(), 0, DT_FLOAT32, CPU0, mod_out(x));
+  }).msg_has = "dropout";
+  T.add("dt_lstm_new", "bidirectional=2", {IA}, [mod_out](Ctx& x) {
+    return dt_lstm_new(3, 4, 1, 1, 0, 0, 2, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.add("dt_lstm_new", "dtype=int64", {TM}, [mod_out](Ctx& x) {
+    return dt_lstm_new(3, 4, 1, 1, 0, 0, 0, DT_INT64, CPU0, mod_out(x));
+  });
+  T.devices("dt_lstm_new", [mod_out](Ctx& x, dt_device d) { return dt_lstm_new(3, 4, 1, 1, 0, 0, 0, DT_FLOAT32, d, mod_out(x)); });
+  T.add("dt_gru_new", "out=NULL", {IA}, [](Ctx&) { return dt_gru_new(3, 4, 1, 1, 0, 0, 0, DT_FLOAT32, CPU0, nullptr); });
+  T.add("dt_gru_new", "num_layers=-1", {IA}, [mod_out](Ctx& x) {
+    return dt_gru_new(3, 4, -1, 1, 0, 0, 0, DT_FLOAT32, CPU0, mod_out(x));
+  }).msg_has = "num_layers";
+  T.add("dt_gru_new", "batch_first=-1", {IA}, [mod_out](Ctx& x) {
+    return dt_gru_new(3, 4, 1, 1, -1, 0, 0, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.devices("dt_gru_new", [mod_out](Ctx& x, dt_device d) { return dt_gru_new(3, 4, 1, 1, 0, 0, 0, DT_FLOAT32, d, mod_out(x)); });
+  T.add("dt_rnn_new", "out=NULL", {IA}, [](Ctx&) {
+    return dt_rnn_new(3, 4, 1, "tanh", 1, 0, 0, 0, DT_FLOAT32, CPU0, nullptr);
+  });
+  T.add("dt_rnn_new", "nonlinearity=NULL", {IA}, [mod_out](Ctx& x) {
+    return dt_rnn_new(3, 4, 1, nullptr, 1, 0, 0, 0, DT_FLOAT32, CPU0, mod_out(x));
+  }).msg_has = "nonlinearity";
+  T.add("dt_rnn_new", "nonlinearity=gelu", {IA}, [mod_out](Ctx& x) {
+    return dt_rnn_new(3, 4, 1, "gelu", 1, 0, 0, 0, DT_FLOAT32, CPU0, mod_out(x));
+  }).msg_has = "\"gelu\"";
+  T.add("dt_rnn_new", "bias=2", {IA}, [mod_out](Ctx& x) {
+    return dt_rnn_new(3, 4, 1, "relu", 2, 0, 0, 0, DT_FLOAT32, CPU0, mod_out(x));
+  });
+  T.devices("dt_rnn_new", [mod_out](Ctx& x, dt_device d) {
+    return dt_rnn_new(3, 4, 1, "tanh", 1, 0, 0, 0, DT_FLOAT32, d, mod_out(x));
+  });
+  struct LiveRecurrent {
+    dt_module* lstm = nullptr;
+    dt_module* gru = nullptr;
+    LiveRecurrent() {
+      dt_lstm_new(3, 4, 1, 1, 0, 0, 0, DT_FLOAT32, CPU0, &lstm);
+      dt_gru_new(3, 4, 1, 1, 0, 0, 0, DT_FLOAT32, CPU0, &gru);
+    }
+    ~LiveRecurrent() {
+      dt_module_release(lstm);
+      dt_module_release(gru);
+    }
+  };
+  const std::string rf = "dt_rnn_forward";
+  mod_handles(rf, [](Ctx& x, dt_module* m) {
+    return dt_rnn_forward(m, x.a, nullptr, nullptr, &x.o.ts[0], &x.o.ts[1], nullptr);
+  });
+  T.handles(rf, "input", [](Ctx& x, const dt_tensor* t) {
+    return dt_rnn_forward(LiveRecurrent().lstm, t, nullptr, nullptr, &x.o.ts[0], &x.o.ts[1], &x.o.ts[2]);
+  });
+  T.handles(rf, "h0", [](Ctx& x, const dt_tensor* t) {
+    return dt_rnn_forward(LiveRecurrent().gru, x.a, t, nullptr, &x.o.ts[0], &x.o.ts[1], nullptr);
+  }, false);  // NULL: zeros
+  T.add(rf, "output=NULL", {IA}, [](Ctx& x) {
+    return dt_rnn_forward(LiveRecurrent().lstm, x.a, nullptr, nullptr, nullptr, &x.o.ts[1], nullptr);
+  });
+  T.add(rf, "h_n==c_n", {IA}, [](Ctx& x) {
+    return dt_rnn_forward(LiveRecurrent().lstm, x.a, nullptr, nullptr, &x.o.ts[0], &x.o.ts[1], &x.o.ts[1]);
+  }).msg_has = "different out-parameters";
+  T.add(rf, "c_n_of_a_gru", {IA}, [](Ctx& x) {
+    return dt_rnn_forward(LiveRecurrent().gru, x.a, nullptr, nullptr, &x.o.ts[0], &x.o.ts[1], &x.o.ts[2]);
+  }).msg_has = "c_n is LSTM's alone";
+  T.add(rf, "m_is_a_linear", {IA}, [](Ctx& x) {
+    LiveModule l(x);
+    return dt_rnn_forward(l.lin, x.a, nullptr, nullptr, &x.o.ts[0], &x.o.ts[1], nullptr);
+  }).msg_has = "m is a Linear module, not an RNN, LSTM or GRU";
+  T.add(rf, "input_of_another_width", {SM}, [](Ctx& x) {
+    return dt_rnn_forward(LiveRecurrent().gru, x.bt, nullptr, nullptr, &x.o.ts[0], &x.o.ts[1], nullptr);
+  }).msg_has = "input_size (3)";
+  T.add(rf, "input_int32", {TM}, [](Ctx& x) {
+    return dt_rnn_forward(LiveRecurrent().gru, x.i32, nullptr, nullptr, &x.o.ts[0], &x.o.ts[1], nullptr);
+  }).msg_has = "GRU";
+  T.add(rf, "empty_sequence", {SM}, [](Ctx& x) {
+    return dt_rnn_forward(LiveRecurrent().gru, x.e03, nullptr, nullptr, &x.o.ts[0], &x.o.ts[1], nullptr);
+  }).msg_has = "empty";
+  T.add(rf, "h0_of_a_wrong_shape", {SM}, [](Ctx& x) {
+    return dt_rnn_forward(LiveRecurrent().gru, x.a, x.a, nullptr, &x.o.ts[0], &x.o.ts[1], nullptr);
+  }).msg_has = "h0";
+  T.add(rf, "input_on_cpu1", {DM}, [](Ctx& x) {
+    return dt_rnn_forward(LiveRecurrent().gru, x.a1, nullptr, nullptr, &x.o.ts[0], &x.o.ts[1], nullptr);
+  });
   // dt_multihead_attention_forward: a [2, 3] as an unbatched query of width E = 3, one head.
   struct LiveAttention {
     dt_module* m = nullptr;

@@ -15,6 +15,15 @@ void init_uniform(const Tensor& t, double bound) {
   ops::copy_(t, scaled);
 }
 
+Tensor dropout(const Tensor& x, double p) {
+  if (p == 1) return ag::binary_scalar(BinaryOp::Mul, x, 0.0);
+  // keep each element with probability 1 - p, scaled by 1 / (1 - p)
+  Tensor u = ops::random(x.shape(), RandomDist::Uniform, x.dtype(), x.device(), "dropout");
+  Tensor keep = ops::binary_scalar(BinaryOp::Ge, u, p);
+  Tensor zero = ops::full(Dims{}, 0.0, x.dtype(), x.device());
+  return ag::where(keep, ag::binary_scalar(BinaryOp::Mul, x, 1.0 / (1.0 - p)), zero);
+}
+
 namespace {
 
 const Tensor& only_input(const Module& m, const std::vector<Tensor>& in) {
@@ -115,12 +124,7 @@ class Dropout final : public Module {
     if (!training() || p_ == 0) return x;
     if (!is_floating(x.dtype()))
       fail(DT_ERR_DTYPE_MISMATCH, cat("Dropout: expected a floating input but got ", dtype_name(x.dtype())));
-    if (p_ == 1) return ag::binary_scalar(BinaryOp::Mul, x, 0.0);
-    // keep each element with probability 1 - p, scaled by 1 / (1 - p)
-    Tensor u = ops::random(x.shape(), RandomDist::Uniform, x.dtype(), x.device(), "dropout");
-    Tensor keep = ops::binary_scalar(BinaryOp::Ge, u, p_);
-    Tensor zero = ops::full(Dims{}, 0.0, x.dtype(), x.device());
-    return ag::where(keep, ag::binary_scalar(BinaryOp::Mul, x, 1.0 / (1.0 - p_)), zero);
+    return dropout(x, p_);
   }
 
  private:

@@ -1,5 +1,6 @@
 // The layers and containers of torch.nn that devtensor provides (losses: nn/losses.h).
 #pragma once
+#include <string>
 #include <vector>
 
 #include "nn/module.h"
@@ -98,6 +99,26 @@ Module* new_transformer_encoder_layer(const EncoderLayerOptions& o, DType dtype,
 // TransformerEncoder: the layers (distinct TransformerEncoderLayers) as child "layers"
 // ("layers.0.self_attn.in_proj_weight"), then norm (may be null) as child "norm".
 Module* new_transformer_encoder(const std::vector<Ref<Module>>& layers, const Ref<Module>& norm);
+
+// Recurrent layers (nn/recurrent_layers.cpp): RNN (tanh or relu), LSTM and GRU, with
+// PyTorch's arguments and defaults.
+enum class RecurrentCell { Tanh, Relu, Lstm, Gru };
+struct RecurrentOptions {
+  RecurrentCell cell = RecurrentCell::Tanh;
+  int64_t input_size = 0, hidden_size = 0, num_layers = 1;
+  bool bias = true, batch_first = false, bidirectional = false;
+  double dropout = 0.0;  // between layers, in training mode
+};
+Module* new_recurrent(const RecurrentOptions& o, DType dtype, Device device);
+// The whole result of an RNN, LSTM or GRU m: the output, as forward({input, h0, c0})
+// gives it (undefined states: zeros), and when not null *h_n the last hidden state of
+// every layer and direction, *c_n LSTM's last cell state. INVALID_ARGUMENT when m is
+// another kind of module, or for c0 or c_n with a module other than an LSTM.
+Tensor recurrent_forward(Module& m, const Tensor& input, const Tensor& h0, const Tensor& c0, Tensor* h_n, Tensor* c_n);
+
+// nn.Dropout in training mode: each element zeroed with probability p, the rest scaled
+// by 1 / (1 - p) (the device's Philox stream).
+Tensor dropout(const Tensor& x, double p);
 
 // Uniform in [-bound, bound) from the device's Philox stream, written into t (the
 // initialisation of PyTorch's layers).

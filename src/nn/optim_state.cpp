@@ -43,7 +43,7 @@ double Optimizer::lr() {
 
 void Optimizer::set_lr(double lr) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (!(lr >= 0)) fail(DT_ERR_INVALID_ARGUMENT, cat(name(), ": invalid learning rate ", lr));
+  if (!(lr >= 0) || std::isinf(lr)) fail(DT_ERR_INVALID_ARGUMENT, cat(name(), ": invalid learning rate ", lr));
   lr_slot() = lr;
 }
 

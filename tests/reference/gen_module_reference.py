@@ -20,6 +20,19 @@ Deterministic (numpy generators with fixed seeds). tests/test_modules.cpp reads 
             tests/reference/safetensors/ with the initial state_dict, which the test loads
             with dt_module_load), "x", "y", "losses" (cross-entropy per step, before the
             step)}
+  pointwise_losses  {"id", "loss": "l1" | "smooth_l1" | "huber" | "bce" | "bce_with_logits" |
+            "kl_div", "reduction" (3: batchmean), "dtype", "beta", "delta", "log_target",
+            "weight" / "pos_weight" ({"shape", "data"} or null), "input", "target",
+            "target_requires_grad", "grad_output", "expected", "input_grad", "target_grad",
+            "grad_fn"}
+  clip_grad {"id", "norm_type" (a number or "inf"), "max_norm" (clip_value for "value"),
+            "grads", "total_norm" (norm cases only), "clipped"}
+  resume    {"id", "optimizer", "lr", "weights", "x", "y", "losses", "grad_norms",
+            "state_keys"}: 20 steps, the rate cut tenfold at step 10, gradients clipped
+  recurrent {"id", "kind": "lstm" | "gru" | "rnn_tanh" | "rnn_relu", the constructor's
+            arguments, "dtype", "params" (name, shape, data, grad in PyTorch's order),
+            "input", "h0", "c0", "output", "h_n", "c_n", "grad_output", "grad_h_n",
+            "grad_c_n", "input_grad", "h0_grad", "c0_grad"}
 """
 import json
 import os
@@ -316,14 +329,70 @@ for opt_name in ["sgd", "adamw"]:
                    "y": [int(v) for v in y.tolist()], "losses": losses, "grad_norms": norms,
                    "state_keys": sorted(f"state.{i}.{k}" for i, st in opt.state_dict()["state"].items() for k in st)})
 
-for case in POINTWISE + CLIP + RESUME:  # strict JSON: no NaN or infinity may slip in
+# RNN (tanh, relu), LSTM and GRU: multi-layer, bidirectional, batch_first, unbatched,
+# without bias, with and without initial states. Recorded: the parameters by state_dict
+# name, the output and last states, and the gradients of input, states and every
+# parameter for loss = sum(output * g) + sum(h_n * gh) (+ sum(c_n * gc)).
+RECURRENT = []
+rrng = np.random.default_rng(37)
+for cid, kind, in_size, hidden, layers, bias, batch_first, bidir, shape, states, dtype in [
+        ("lstm_1layer", "lstm", 3, 4, 1, True, False, False, (5, 2, 3), False, torch.float64),
+        ("lstm_2layer_bidir_batch_first_states", "lstm", 3, 4, 2, True, True, True, (2, 5, 3), True, torch.float64),
+        ("lstm_nobias_unbatched_states", "lstm", 3, 2, 1, False, False, False, (6, 3), True, torch.float64),
+        ("lstm_float32_2layer", "lstm", 4, 5, 2, True, False, False, (4, 3, 4), True, torch.float32),
+        ("gru_2layer_states", "gru", 3, 4, 2, True, False, False, (5, 2, 3), True, torch.float64),
+        ("gru_bidir_unbatched", "gru", 2, 3, 1, True, False, True, (4, 2), False, torch.float64),
+        ("gru_nobias_batch_first", "gru", 3, 4, 1, False, True, False, (2, 3, 3), True, torch.float64),
+        ("rnn_tanh_2layer_bidir", "rnn_tanh", 3, 4, 2, True, False, True, (5, 2, 3), True, torch.float64),
+        ("rnn_relu_batch_first", "rnn_relu", 3, 4, 1, True, True, False, (2, 6, 3), True, torch.float64)]:
+    torch.manual_seed(41)
+    if kind == "lstm":
+        m = nn.LSTM(in_size, hidden, layers, bias=bias, batch_first=batch_first, bidirectional=bidir)
+    elif kind == "gru":
+        m = nn.GRU(in_size, hidden, layers, bias=bias, batch_first=batch_first, bidirectional=bidir)
+    else:
+        m = nn.RNN(in_size, hidden, layers, nonlinearity=kind[4:], bias=bias, batch_first=batch_first,
+                   bidirectional=bidir)
+    m = m.to(dtype)
+    D = 2 if bidir else 1
+    batched = len(shape) == 3
+    N = (shape[0] if batch_first else shape[1]) if batched else None
+    sshape = (layers * D, N, hidden) if batched else (layers * D, hidden)
+    x = torch.tensor(rrng.uniform(-1, 1, size=shape), dtype=dtype, requires_grad=True)
+    h0 = torch.tensor(rrng.uniform(-1, 1, size=sshape), dtype=dtype, requires_grad=True) if states else None
+    c0 = (torch.tensor(rrng.uniform(-1, 1, size=sshape), dtype=dtype, requires_grad=True)
+          if states and kind == "lstm" else None)
+    if kind == "lstm":
+        out, (hn, cn) = m(x, (h0, c0)) if states else m(x)
+    else:
+        out, hn = m(x, h0) if states else m(x)
+        cn = None
+    gout = torch.tensor(rrng.uniform(-1, 1, size=tuple(out.shape)), dtype=dtype)
+    gh = torch.tensor(rrng.uniform(-1, 1, size=tuple(hn.shape)), dtype=dtype)
+    loss = (out * gout).sum() + (hn * gh).sum()
+    gc = None
+    if cn is not None:
+        gc = torch.tensor(rrng.uniform(-1, 1, size=tuple(cn.shape)), dtype=dtype)
+        loss = loss + (cn * gc).sum()
+    loss.backward()
+    spec = lambda a: None if a is None else {"shape": list(a.shape), "data": flat(a)}  # noqa: E731
+    RECURRENT.append({
+        "id": cid, "kind": kind, "input_size": in_size, "hidden_size": hidden, "num_layers": layers, "bias": int(bias),
+        "batch_first": int(batch_first), "bidirectional": int(bidir), "dtype": str(dtype).replace("torch.", ""),
+        "params": [{"name": n, "shape": list(p.shape), "data": flat(p), "grad": flat(p.grad)}
+                   for n, p in m.named_parameters()],
+        "input": spec(x), "h0": spec(h0), "c0": spec(c0), "output": spec(out), "h_n": spec(hn), "c_n": spec(cn),
+        "grad_output": spec(gout), "grad_h_n": spec(gh), "grad_c_n": spec(gc), "input_grad": flat(x.grad),
+        "h0_grad": flat(h0.grad) if h0 is not None else None, "c0_grad": flat(c0.grad) if c0 is not None else None})
+
+for case in POINTWISE + CLIP + RESUME + RECURRENT:  # strict JSON: no NaN or infinity may slip in
     json.dumps(case, allow_nan=False)
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "module_cases.json")
 with open(out, "w") as fh:
     json.dump({"generator": "tests/reference/gen_module_reference.py", "torch": torch.__version__,
                "losses": LOSSES, "training": TRAINING, "pointwise_losses": POINTWISE, "clip_grad": CLIP,
-               "resume": RESUME}, fh, separators=(",", ":"))
+               "resume": RESUME, "recurrent": RECURRENT}, fh, separators=(",", ":"))
     fh.write("\n")
 print(f"{len(LOSSES)} loss cases, {len(TRAINING)} training runs, {len(POINTWISE)} pointwise loss cases, "
-      f"{len(CLIP)} clipping cases, {len(RESUME)} resumed runs -> {out}")
+      f"{len(CLIP)} clipping cases, {len(RESUME)} resumed runs, {len(RECURRENT)} recurrent cases -> {out}")
