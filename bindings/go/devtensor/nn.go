@@ -10,17 +10,24 @@ import (
 	"unsafe"
 )
 
-// Reduction of a loss, as PyTorch's reduction="mean" | "none" | "sum". The zero value is
-// ReductionMean, PyTorch's default, so a zero CrossEntropyLossOptions or NLLLossOptions
-// means what torch.nn.CrossEntropyLoss() does. (The Go values are not the C header's
-// DT_REDUCTION_* numbers; the package translates them.)
+// Reduction of a loss, as PyTorch's reduction="mean" | "none" | "sum" (and KLDivLoss's
+// "batchmean"). The zero value is ReductionMean, PyTorch's default, so a zero
+// CrossEntropyLossOptions or NLLLossOptions means what torch.nn.CrossEntropyLoss() does.
+// (The Go values are not the C header's DT_REDUCTION_* numbers; the package translates
+// them.)
 type Reduction int32
 
-// The reductions of a loss, for MSELoss, CrossEntropyLoss and NLLLoss.
+// The reductions of a loss, for MSELoss, CrossEntropyLoss, NLLLoss and the pointwise
+// losses (L1Loss, SmoothL1Loss, HuberLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss).
 const (
 	ReductionMean Reduction = iota // the mean of the losses, a 0-d tensor (the zero value, PyTorch's default)
 	ReductionNone                  // one loss per element (or per sample), not reduced
 	ReductionSum                   // the sum of the losses, a 0-d tensor
+	// ReductionBatchMean is KLDivLoss's reduction="batchmean": the sum divided by the
+	// input's first dim (the sum itself for a 0-d input), the mathematical KL divergence
+	// per sample. Only KLDivLoss takes it; every other loss refuses it with
+	// ErrInvalidArgument (the library's message says so).
+	ReductionBatchMean
 )
 
 // c returns the C header's DT_REDUCTION_* value; an unknown Reduction gets -1, which
@@ -33,6 +40,8 @@ func (r Reduction) c() C.int32_t {
 		return C.DT_REDUCTION_NONE
 	case ReductionSum:
 		return C.DT_REDUCTION_SUM
+	case ReductionBatchMean:
+		return C.DT_REDUCTION_BATCHMEAN
 	}
 	return -1
 }

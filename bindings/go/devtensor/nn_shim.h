@@ -78,7 +78,8 @@ static inline gdt_hres gdt_linear(int64_t in, int64_t out, int32_t bias, dt_dtyp
   dt_status st = dt_linear_new(in, out, bias, dt, d, &m);
   return gdt_hr(st, m); }
 enum { GDT_M_RELU, GDT_M_SIGMOID, GDT_M_TANH, GDT_M_GELU, GDT_M_SOFTMAX, GDT_M_LOG_SOFTMAX, GDT_M_FLATTEN,
-       GDT_M_DROPOUT, GDT_M_MSE, GDT_M_GELU_TANH, GDT_M_SILU, GDT_M_LEAKY_RELU };
+       GDT_M_DROPOUT, GDT_M_MSE, GDT_M_GELU_TANH, GDT_M_SILU, GDT_M_LEAKY_RELU, GDT_M_L1, GDT_M_SMOOTH_L1,
+       GDT_M_HUBER, GDT_M_KL_DIV };
 static inline gdt_hres gdt_simple_module(int kind, int64_t a, int64_t b, double p) {
   gdt_take_slot();
   dt_module* m = NULL;
@@ -96,6 +97,11 @@ static inline gdt_hres gdt_simple_module(int kind, int64_t a, int64_t b, double 
     case GDT_M_GELU_TANH: st = dt_gelu_tanh_new(&m); break;
     case GDT_M_SILU: st = dt_silu_new(&m); break;
     case GDT_M_LEAKY_RELU: st = dt_leaky_relu_new(p, &m); break;
+    /* the pointwise losses: a is the DT_REDUCTION_*, p beta / delta, b log_target */
+    case GDT_M_L1: st = dt_l1_loss_new((int32_t)a, &m); break;
+    case GDT_M_SMOOTH_L1: st = dt_smooth_l1_loss_new((int32_t)a, p, &m); break;
+    case GDT_M_HUBER: st = dt_huber_loss_new((int32_t)a, p, &m); break;
+    case GDT_M_KL_DIV: st = dt_kl_div_loss_new((int32_t)a, (int32_t)b, &m); break;
   }
   return gdt_hr(st, m);
 }
@@ -127,6 +133,17 @@ static inline gdt_hres gdt_nll(uintptr_t w, int32_t red, int64_t ignore) {
   gdt_take_slot();
   dt_module* m = NULL;
   dt_status st = dt_nll_loss_new((const dt_tensor*)w, red, ignore, &m);
+  return gdt_hr(st, m); }
+/* BCELoss and BCEWithLogitsLoss: w and pw are tensor handles, 0 for none (NULL) */
+static inline gdt_hres gdt_bce(uintptr_t w, int32_t red) {
+  gdt_take_slot();
+  dt_module* m = NULL;
+  dt_status st = dt_bce_loss_new((const dt_tensor*)w, red, &m);
+  return gdt_hr(st, m); }
+static inline gdt_hres gdt_bce_with_logits(uintptr_t w, uintptr_t pw, int32_t red) {
+  gdt_take_slot();
+  dt_module* m = NULL;
+  dt_status st = dt_bce_with_logits_loss_new((const dt_tensor*)w, (const dt_tensor*)pw, red, &m);
   return gdt_hr(st, m); }
 static inline gdt_tres gdt_forward(uintptr_t m, const uintptr_t* in, size_t n) {
   gdt_take_slot();
@@ -186,6 +203,31 @@ static inline gdt_res gdt_optimizer_step(uintptr_t o) {
   gdt_take_slot();
   return gdt_r(dt_optimizer_step((dt_optimizer*)o)); }
 static inline gdt_res gdt_optimizer_zero_grad(uintptr_t o) { return gdt_r(dt_optimizer_zero_grad((dt_optimizer*)o)); }
+/* out: Go memory holding a double, written during the call */
+static inline gdt_res gdt_optimizer_lr(uintptr_t o, double* out) {
+  return gdt_r(dt_optimizer_lr((const dt_optimizer*)o, out)); }
+static inline gdt_res gdt_optimizer_set_lr(uintptr_t o, double lr) {
+  return gdt_r(dt_optimizer_set_lr((dt_optimizer*)o, lr)); }
+/* a NEW state dict (copies of the state), as gdt_module_state_dict's */
+static inline gdt_hres gdt_optimizer_state_dict(uintptr_t o) {
+  gdt_take_slot();
+  dt_state_dict* sd = NULL;
+  dt_status st = dt_optimizer_state_dict((const dt_optimizer*)o, &sd);
+  return gdt_hr(st, sd); }
+static inline gdt_res gdt_optimizer_load_state_dict(uintptr_t o, uintptr_t sd) {
+  gdt_take_slot();
+  return gdt_r(dt_optimizer_load_state_dict((dt_optimizer*)o, (const dt_state_dict*)sd)); }
+
+/* ---- gradient clipping: p is Go memory holding n tensor handles (integers only), read
+ * during the call (NULL when n is 0) */
+static inline gdt_tres gdt_clip_grad_norm(const uintptr_t* p, size_t n, double max_norm, double norm_type,
+                                          int32_t error_if_nonfinite) {
+  gdt_take_slot();
+  dt_tensor* total = NULL;
+  dt_status st = dt_clip_grad_norm_((const dt_tensor* const*)p, n, max_norm, norm_type, error_if_nonfinite, &total);
+  return gdt_tr(st, total); }
+static inline gdt_res gdt_clip_grad_value(const uintptr_t* p, size_t n, double clip_value) {
+  return gdt_r(dt_clip_grad_value_((const dt_tensor* const*)p, n, clip_value)); }
 
 /* ---- convolution, transposed convolution and 2-d pooling: pairs passed as values, NULL
  * where the Go side asks for the default (has_* == 0) */

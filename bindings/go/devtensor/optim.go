@@ -206,6 +206,88 @@ func (o *Optimizer) ZeroGrad() error {
 	return resErr("Optimizer.ZeroGrad", r)
 }
 
+// LR returns the learning rate the next Step uses (dt_optimizer_lr): the one the
+// optimizer was made with, or the last SetLR or LoadStateDict. Errors: ErrClosed for a
+// closed o, ErrInvalidArgument for a nil one, ErrInvalidHandle.
+func (o *Optimizer) LR() (float64, error) {
+	const op = "Optimizer.LR"
+	h, err := o.handle(op)
+	if err != nil {
+		return 0, err
+	}
+	var lr C.double
+	r := C.gdt_optimizer_lr(h, &lr)
+	runtime.KeepAlive(o)
+	if err := resErr(op, r); err != nil {
+		return 0, err
+	}
+	return float64(lr), nil
+}
+
+// SetLR sets the learning rate of the steps that follow (dt_optimizer_set_lr), as
+// assigning param_groups[...]["lr"] in PyTorch: what a schedule (warm-up, step or cosine
+// decay) calls between steps. The other settings and the state (momentum buffers, Adam's
+// moments and step count) are kept. A step captured into a Graph replays the rate it was
+// captured with: capture again after changing it. SetLR may run while another goroutine
+// runs Step (which then uses the old rate or the new). Errors: ErrInvalidArgument (a
+// negative, infinite or NaN lr, a nil o), ErrClosed, ErrInvalidHandle.
+func (o *Optimizer) SetLR(lr float64) error {
+	const op = "Optimizer.SetLR"
+	h, err := o.handle(op)
+	if err != nil {
+		return err
+	}
+	r := C.gdt_optimizer_set_lr(h, C.double(lr))
+	runtime.KeepAlive(o)
+	return resErr(op, r)
+}
+
+// StateDict returns the optimizer's state as a new StateDict (dt_optimizer_state_dict),
+// for checkpoints (save it with StateDict.Save), under PyTorch's names for
+// optimizer.state_dict()'s entries: "lr" (a 0-d float64 tensor) and, for each parameter
+// i (its position in the list the optimizer was made with) that has state,
+// "state.<i>.momentum_buffer" (SGD with momentum) or "state.<i>.step",
+// "state.<i>.exp_avg" and "state.<i>.exp_avg_sq" (Adam and AdamW, in that order; the
+// step a 0-d float32 tensor on the CPU, as PyTorch's). The tensors are copies: later steps do not change them. The
+// caller owns the StateDict and must Close it. Errors: ErrClosed for a closed o,
+// ErrInvalidArgument for a nil one, ErrInvalidHandle, ErrOutOfMemory.
+func (o *Optimizer) StateDict() (*StateDict, error) {
+	const op = "Optimizer.StateDict"
+	h, err := o.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_optimizer_state_dict(h)
+	runtime.KeepAlive(o)
+	return takeStateDict(op, r)
+}
+
+// LoadStateDict restores a state saved by StateDict (dt_optimizer_load_state_dict), from
+// an optimizer of the same kind over parameters of the same shapes: the tensors are
+// copied to each parameter's device and dtype, the learning rate restored ("lr" is
+// optional: absent, the rate stays), and parameters without an entry start with no
+// state, as before their first step. All or nothing: every key, shape and value is
+// checked before anything changes. sd stays the caller's to Close. Errors:
+// ErrInvalidArgument (a key this optimizer does not have, such as another optimizer's,
+// a parameter index out of range, a shape that is not the parameter's, a missing piece
+// of a parameter's state, a negative or fractional step: the message names the key; a
+// nil o or sd), ErrClosed (o or sd closed), ErrInvalidHandle, ErrOutOfMemory.
+func (o *Optimizer) LoadStateDict(sd *StateDict) error {
+	const op = "Optimizer.LoadStateDict"
+	h, err := o.handle(op)
+	if err != nil {
+		return err
+	}
+	sh, err := sd.handle(op)
+	if err != nil {
+		return err
+	}
+	r := C.gdt_optimizer_load_state_dict(h, sh)
+	runtime.KeepAlive(o)
+	runtime.KeepAlive(sd)
+	return resErr(op, r)
+}
+
 // Close releases the optimizer and returns the error of that release (nil when it
 // succeeded). Closing twice is a no-op returning nil, and so is a Close that races
 // another Close of the same Optimizer: the handle is swapped out atomically, so exactly

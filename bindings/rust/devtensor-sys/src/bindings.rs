@@ -51,6 +51,7 @@ pub const DT_GRAD_MODE_PROCESS: i32 = -1;
 pub const DT_REDUCTION_NONE: i32 = 0;
 pub const DT_REDUCTION_MEAN: i32 = 1;
 pub const DT_REDUCTION_SUM: i32 = 2;
+pub const DT_REDUCTION_BATCHMEAN: i32 = 3;
 pub const DT_PADDING_SAME: i32 = -1;
 pub const DT_REDUCE_SUM: i32 = 0;
 pub const DT_REDUCE_AVG: i32 = 1;
@@ -1962,6 +1963,60 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_lstm_new(
+        input_size: i64,
+        hidden_size: i64,
+        num_layers: i64,
+        bias: i32,
+        batch_first: i32,
+        dropout: f64,
+        bidirectional: i32,
+        dtype: dt_dtype,
+        device: dt_device,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_gru_new(
+        input_size: i64,
+        hidden_size: i64,
+        num_layers: i64,
+        bias: i32,
+        batch_first: i32,
+        dropout: f64,
+        bidirectional: i32,
+        dtype: dt_dtype,
+        device: dt_device,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_rnn_new(
+        input_size: i64,
+        hidden_size: i64,
+        num_layers: i64,
+        nonlinearity: *const ::std::os::raw::c_char,
+        bias: i32,
+        batch_first: i32,
+        dropout: f64,
+        bidirectional: i32,
+        dtype: dt_dtype,
+        device: dt_device,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_rnn_forward(
+        m: *mut dt_module,
+        input: *const dt_tensor,
+        h0: *const dt_tensor,
+        c0: *const dt_tensor,
+        output: *mut *mut dt_tensor,
+        h_n: *mut *mut dt_tensor,
+        c_n: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_cross_entropy_loss_new(
         weight: *const dt_tensor,
         reduction: i32,
@@ -1980,6 +2035,37 @@ extern "C" {
 }
 extern "C" {
     pub fn dt_mse_loss_new(reduction: i32, out: *mut *mut dt_module) -> dt_status;
+}
+extern "C" {
+    pub fn dt_l1_loss_new(reduction: i32, out: *mut *mut dt_module) -> dt_status;
+}
+extern "C" {
+    pub fn dt_smooth_l1_loss_new(reduction: i32, beta: f64, out: *mut *mut dt_module) -> dt_status;
+}
+extern "C" {
+    pub fn dt_huber_loss_new(reduction: i32, delta: f64, out: *mut *mut dt_module) -> dt_status;
+}
+extern "C" {
+    pub fn dt_bce_loss_new(
+        weight: *const dt_tensor,
+        reduction: i32,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_bce_with_logits_loss_new(
+        weight: *const dt_tensor,
+        pos_weight: *const dt_tensor,
+        reduction: i32,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_kl_div_loss_new(
+        reduction: i32,
+        log_target: i32,
+        out: *mut *mut dt_module,
+    ) -> dt_status;
 }
 extern "C" {
     pub fn dt_data_parallel_new(
@@ -2112,6 +2198,41 @@ extern "C" {
 }
 extern "C" {
     pub fn dt_optimizer_zero_grad(opt: *mut dt_optimizer) -> dt_status;
+}
+extern "C" {
+    pub fn dt_optimizer_lr(opt: *const dt_optimizer, out: *mut f64) -> dt_status;
+}
+extern "C" {
+    pub fn dt_optimizer_set_lr(opt: *mut dt_optimizer, lr: f64) -> dt_status;
+}
+extern "C" {
+    pub fn dt_optimizer_state_dict(
+        opt: *const dt_optimizer,
+        out: *mut *mut dt_state_dict,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_optimizer_load_state_dict(
+        opt: *mut dt_optimizer,
+        sd: *const dt_state_dict,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_clip_grad_norm_(
+        params: *const *const dt_tensor,
+        n: usize,
+        max_norm: f64,
+        norm_type: f64,
+        error_if_nonfinite: i32,
+        total_norm: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_clip_grad_value_(
+        params: *const *const dt_tensor,
+        n: usize,
+        clip_value: f64,
+    ) -> dt_status;
 }
 extern "C" {
     pub fn dt_optimizer_retain(opt: *mut dt_optimizer) -> dt_status;

@@ -30,7 +30,8 @@
 //! other", so [`Module::forward`], [`Module::loss`] and the readers take `&self`, and
 //! `Arc<Module>` shares one model between threads for inference. What changes the
 //! module — [`Module::to`], [`Module::load`], [`Module::train`], [`Module::eval`] — takes
-//! `&mut self`, as do [`Optimizer::step`] and [`Optimizer::zero_grad`]; to change a
+//! `&mut self`, as do [`Optimizer::step`], [`Optimizer::zero_grad`],
+//! [`Optimizer::set_lr`] and [`Optimizer::load_state_dict`]; to change a
 //! shared model, put it in an `Arc<RwLock<Module>>` (forward under `read()`, `to`
 //! under `write()`). [`Module::share`] is the explicit way to get a second owning handle
 //! to the *same* module (a retain; `Module` has no `Clone`, which would read as a copy).
@@ -79,6 +80,12 @@ pub use norm::{BatchNorm1d, BatchNorm2d, Embedding, GroupNorm, LayerNorm, Runnin
 mod tree;
 mod attention;
 pub use attention::{Activation, MultiheadAttention, TransformerEncoder, TransformerEncoderLayer};
+mod losses;
+pub use losses::{BceLoss, BceWithLogitsLoss, HuberLoss, KlDivLoss, L1Loss, SmoothL1Loss};
+mod clip_grad;
+pub use clip_grad::{clip_grad_norm_, clip_grad_value_};
+mod recurrent;
+pub use recurrent::{Gru, Lstm, Rnn, RnnNonlinearity};
 
 /// Loss reduction, as PyTorch's `reduction=`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,6 +96,11 @@ pub enum Reduction {
     Mean,
     /// The sum.
     Sum,
+    /// The sum divided by the input's first dimension (the sum itself for a 0-d input),
+    /// PyTorch's `reduction="batchmean"`: the mathematical KL divergence per sample.
+    /// Only [`KlDivLoss`] takes it; every other loss fails with
+    /// [`ErrorCode::InvalidArgument`] when built with it.
+    BatchMean,
 }
 
 impl Default for Reduction {
@@ -104,6 +116,7 @@ impl Reduction {
             Reduction::None => ffi::DT_REDUCTION_NONE,
             Reduction::Mean => ffi::DT_REDUCTION_MEAN,
             Reduction::Sum => ffi::DT_REDUCTION_SUM,
+            Reduction::BatchMean => ffi::DT_REDUCTION_BATCHMEAN,
         }
     }
 }
@@ -1246,7 +1259,8 @@ impl Sequential {
 
 /// An optimizer over a set of parameters (`dt_optimizer`): SGD, Adam, AdamW. Owns one
 /// reference; dropping releases it and never panics. `Send + Sync`: it may move to the
-/// thread that trains; [`Optimizer::step`] and [`Optimizer::zero_grad`] take `&mut self`.
+/// thread that trains; [`Optimizer::step`], [`Optimizer::zero_grad`],
+/// [`Optimizer::set_lr`] and [`Optimizer::load_state_dict`] take `&mut self`.
 pub struct Optimizer {
     ptr: NonNull<ffi::dt_optimizer>,
 }
@@ -1416,6 +1430,131 @@ impl Optimizer {
     /// [`Error`] with the library's code and message.
     pub fn zero_grad(&mut self) -> Result<()> {
         check(unsafe { ffi::dt_optimizer_zero_grad(self.ptr.as_ptr()) })
+    }
+}
+
+impl Optimizer {
+    /// The learning rate the next [`step`](Optimizer::step) uses (`dt_optimizer_lr`), as
+    /// reading `param_groups[0]["lr"]` in PyTorch.
+    ///
+    /// ```
+    /// use devtensor::nn::{Module, Sgd};
+    /// use devtensor::{DType, Device};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// let opt = Sgd::new(&lin.parameters()?, 0.1).build()?;
+    /// assert_eq!(opt.lr()?, 0.1);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_optimizer_lr`
+    /// ([`ErrorCode::InvalidHandle`] only, through the safe API).
+    pub fn lr(&self) -> Result<f64> {
+        let mut lr = 0.0f64;
+        check(unsafe { ffi::dt_optimizer_lr(self.ptr.as_ptr(), &mut lr) })?;
+        Ok(lr)
+    }
+    /// Sets the learning rate of the steps that follow (`dt_optimizer_set_lr`), as
+    /// assigning `param_groups[...]["lr"]` in PyTorch: what a schedule (warm-up, step or
+    /// cosine decay) calls between steps. The other settings and the state (momentum
+    /// buffers, Adam's moments and step count) are kept. A step captured into a
+    /// [`Graph`](crate::Graph) replays the rate it was captured with: capture again after
+    /// changing it.
+    ///
+    /// ```
+    /// use devtensor::nn::{Module, Sgd};
+    /// use devtensor::{DType, Device, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// let mut opt = Sgd::new(&lin.parameters()?, 0.1).build()?;
+    /// for epoch in 0..3 {
+    ///     opt.set_lr(0.1 * 0.5f64.powi(epoch))?; // halve the rate every epoch
+    ///     opt.zero_grad()?;
+    ///     lin.forward(&Tensor::ones(&[1, 2], DType::Float32, Device::CPU)?)?.sum_all()?.backward()?;
+    ///     opt.step()?;
+    /// }
+    /// assert_eq!(opt.lr()?, 0.025);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`] for a negative, infinite or NaN `lr` (the rate stays as it
+    /// was), [`ErrorCode::InvalidHandle`].
+    pub fn set_lr(&mut self, lr: f64) -> Result<()> {
+        check(unsafe { ffi::dt_optimizer_set_lr(self.ptr.as_ptr(), lr) })
+    }
+    /// The optimizer's state as a new [`StateDict`] (`dt_optimizer_state_dict`), for
+    /// checkpoints (save it with [`StateDict::save`]), under PyTorch's names for
+    /// `optimizer.state_dict()`'s entries: `"lr"` (a 0-d `float64` tensor) and, per
+    /// parameter `i` (its position in the list the optimizer was made with) that has
+    /// state, `"state.<i>.momentum_buffer"` (SGD with momentum) or `"state.<i>.step"` (a
+    /// 0-d `float32` tensor, as PyTorch's), `"state.<i>.exp_avg"` and
+    /// `"state.<i>.exp_avg_sq"` (Adam, AdamW). The tensors are copies: later steps do not
+    /// change them. [`Optimizer::load_state_dict`] restores it.
+    ///
+    /// ```
+    /// use devtensor::nn::{Module, Sgd};
+    /// use devtensor::{DType, Device, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// let mut opt = Sgd::new(&lin.parameters()?, 0.1).momentum(0.9).build()?;
+    /// assert_eq!(opt.state_dict()?.names()?, ["lr"]); // no state before the first step
+    /// lin.forward(&Tensor::ones(&[1, 2], DType::Float32, Device::CPU)?)?.sum_all()?.backward()?;
+    /// opt.step()?;
+    /// let sd = opt.state_dict()?;
+    /// assert_eq!(sd.names()?, ["lr", "state.0.momentum_buffer", "state.1.momentum_buffer"]);
+    /// assert_eq!(sd.get("lr")?.unwrap().item()?, 0.1);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidHandle`], [`ErrorCode::OutOfMemory`]
+    /// (`dt_optimizer_state_dict`).
+    pub fn state_dict(&self) -> Result<StateDict> {
+        StateDict::from_out(|o| unsafe { ffi::dt_optimizer_state_dict(self.ptr.as_ptr(), o) })
+    }
+    /// Restores a state saved by [`Optimizer::state_dict`] from an optimizer of the same
+    /// kind over parameters of the same shapes (`dt_optimizer_load_state_dict`), as
+    /// PyTorch's `optimizer.load_state_dict`: the tensors are copied to each parameter's
+    /// device and dtype, the learning rate restored (`"lr"` is optional: absent, the rate
+    /// stays), and parameters without an entry start with no state, as before their
+    /// first step. All or nothing: every key, shape and value is checked before anything
+    /// changes. State tensors that already exist are written in place, so a
+    /// [`Graph`](crate::Graph) that captured a step goes on with the loaded state.
+    ///
+    /// ```
+    /// use devtensor::nn::{Adam, Module};
+    /// use devtensor::{DType, Device, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// let mut opt = Adam::new(&lin.parameters()?, 1e-3).build()?;
+    /// lin.forward(&Tensor::ones(&[1, 2], DType::Float32, Device::CPU)?)?.sum_all()?.backward()?;
+    /// opt.step()?;
+    /// let checkpoint = opt.state_dict()?;
+    /// // Later, or in another process after StateDict::save / StateDict::load:
+    /// let mut resumed = Adam::new(&lin.parameters()?, 1e-3).build()?;
+    /// resumed.load_state_dict(&checkpoint)?;
+    /// assert_eq!(resumed.state_dict()?.names()?, checkpoint.names()?);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`] (a key this optimizer does not have, such as
+    /// another kind of optimizer's; a parameter index out of range; a shape that is not
+    /// the parameter's; a missing piece of a parameter's state; a negative or fractional
+    /// step: the message names the key), [`ErrorCode::InvalidHandle`],
+    /// [`ErrorCode::OutOfMemory`]. The optimizer is unchanged then.
+    pub fn load_state_dict(&mut self, sd: &StateDict) -> Result<()> {
+        check(unsafe { ffi::dt_optimizer_load_state_dict(self.ptr.as_ptr(), sd.as_raw()) })
     }
 }
 
