@@ -24,6 +24,10 @@
 //   transformer_layer_train  the same for one TransformerEncoderLayer(512, 8 heads, ff 2048)
 //                      on [8, 256, 512] with a Linear(512, 16) head over the 2048 tokens
 //
+//   lstm_train         the same for a 2-layer LSTM(256, 256, batch_first) on [16, 64, 256]
+//                      with a Linear(256, 16) head over the 1024 steps (peer:
+//                      bench/pytorch_bench.py only)
+//
 //   sdpa_8x8x1024x64   dt_scaled_dot_product_attention forward of float32 [8, 8, 1024, 64]
 //                      query, key and value (no mask)
 //
@@ -373,6 +377,25 @@ void BM_transformer_layer(benchmark::State& state) {
   train_loop(state, model, x, y, 6.0 * macs);
 }
 
+void BM_lstm(benchmark::State& state) {
+  dt_module* model = nullptr;
+  dt_status s = dt_manual_seed(0);
+  if (s == DT_OK)
+    s = sequential_of({[](dt_module** m) { return dt_lstm_new(256, 256, 2, 1, 1, 0.0, 0, DT_FLOAT32, g_device, m); },
+                       [](dt_module** m) { return dt_flatten_new(0, 1, m); },
+                       [](dt_module** m) { return dt_linear_new(256, 16, 1, DT_FLOAT32, g_device, m); }},
+                      &model);
+  if (s != DT_OK) return state.SkipWithError(error_text("building the LSTM", s).c_str());
+  Tensor x, y;
+  if (!make_input(state, {16, 64, 256}, 14, x) || !make_labels(state, {16 * 64}, 16, y)) {
+    dt_module_release(model);
+    return;
+  }
+  // per step and layer: the input and recurrent projections, 4 gates x 256 x (256 + 256)
+  const double macs = 16.0 * 64 * (2 * 4.0 * 256 * 512 + 256 * 16);
+  train_loop(state, model, x, y, 6.0 * macs);
+}
+
 // ResNet-18 (torchvision's layout) in eval mode, forward only, on [8, 3, 224, 224]: the
 // functional ops of the C API, weights uniform from the LCG, BatchNorm with running
 // statistics mean 0 / var 1 and affine 1 / 0 (the same work whatever the values).
@@ -658,6 +681,7 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("train_linear16_256", BM_train, std::vector<int64_t>(17, 256), int64_t(128), false)
       ->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("sdpa_8x8x1024x64", BM_sdpa)->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("lstm_train", BM_lstm)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("sgd_step_203k", BM_sgd_step, 0.0)->UseRealTime()->Unit(benchmark::kMicrosecond);
   // The unfused path on the same arithmetic; no peer case.
   benchmark::RegisterBenchmark("sgd_step_203k_unfused", BM_sgd_step, 1e-30)

@@ -17,6 +17,9 @@ Runs on torch 1.13 (Debian's /usr/bin/python3) and on torch 2.x with CUDA.
   transformer_layer_train  TransformerEncoderLayer(512, 8, dim_feedforward=2048,
                            dropout=0.0, batch_first=True) on [8, 256, 512], flatten(0, 1),
                            Linear(512, 16) head over the 2048 tokens, 16 classes
+  lstm_train               LSTM(256, 256, num_layers=2, batch_first=True) on [16, 64, 256],
+                           its output flatten(0, 1), Linear(256, 16) head over the 1024
+                           steps, 16 classes
   sdpa_8x8x1024x64         scaled dot-product attention forward (no mask, not causal) of
                            float32 [8, 8, 1024, 64] query/key/value under torch.no_grad():
                            F.scaled_dot_product_attention where it exists (torch >= 2.0),
@@ -55,7 +58,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gbench_like import repetitions  # noqa: E402
 
 CASES = ["train_mlp_784_256_10", "train_linear16_256", "train_lenet5", "resnet18_fwd",
-         "transformer_layer_train", "sdpa_8x8x1024x64"]
+         "transformer_layer_train", "sdpa_8x8x1024x64", "lstm_train"]
 SYNC_EVERY = 16  # on CUDA: calls between synchronisations in the timed loop
 CUDA_WARMUP = 3  # on CUDA: untimed calls (after the first) before the timing
 
@@ -222,6 +225,18 @@ def main():
             x = make_input(shape, 9)
             macs = 8.0 * 256 * (4.0 * 512 * 512 + 2.0 * 512 * 2048 + 2.0 * 256 * 512)
             return train_step(model, x, labels_of(8 * 256, 16)), 6.0 * macs
+        if name == "lstm_train":
+            class LstmOutput(nn.Module):  # nn.LSTM gives (output, (h_n, c_n)): keep the output
+                def __init__(self):
+                    super().__init__()
+                    self.lstm = nn.LSTM(256, 256, num_layers=2, batch_first=True)
+
+                def forward(self, x):
+                    return self.lstm(x)[0]
+            model = nn.Sequential(LstmOutput(), nn.Flatten(0, 1), nn.Linear(256, 16)).to(dev)
+            x = make_input([16, 64, 256], 14)
+            macs = 16.0 * 64 * (2 * 4.0 * 256 * 512 + 256 * 16)
+            return train_step(model, x, labels_of(16 * 64, 16)), 6.0 * macs
         if name == "resnet18_fwd":
             layers = [nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False), nn.BatchNorm2d(64),
                       nn.ReLU(), nn.MaxPool2d(3, stride=2, padding=1)]

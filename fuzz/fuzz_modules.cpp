@@ -191,7 +191,7 @@ class Program {
     const dt_device dev = device();
     dt_module* m = untouched();
     int64_t a[2], b[2], c[2], d[2], k[2];
-    switch (in_.pick(16)) {
+    switch (in_.pick(17)) {
       case 0: {
         g_op = "dt_linear_new";
         const int64_t in = size(0), out = size(0);
@@ -355,13 +355,45 @@ class Program {
         const int64_t ignore = in_.rarely(2) ? -100 : in_.geometry(-2, 3);
         dt_status st;
         Expects e = Expects::kLoss;
-        switch (in_.pick(3)) {
+        // The pointwise losses take (input, target) of one shape, as MSELoss; their weights
+        // may not broadcast, BCE's inputs are mostly outside [0, 1]: error paths too.
+        const double setting = in_.rarely(8) ? in_.real() : in_.small(0, 3) * 0.5;
+        switch (in_.pick(9)) {
           case 0: g_op = "dt_cross_entropy_loss_new";
                   st = dt_cross_entropy_loss_new(weight, reduction, ignore, in_.rarely(2) ? 0.0 : probability(), &m); break;
           case 1: g_op = "dt_nll_loss_new"; st = dt_nll_loss_new(weight, reduction, ignore, &m); break;
-          default: g_op = "dt_mse_loss_new"; st = dt_mse_loss_new(reduction, &m); e = Expects::kMseLoss; break;
+          case 2: g_op = "dt_mse_loss_new"; st = dt_mse_loss_new(reduction, &m); e = Expects::kMseLoss; break;
+          case 3: g_op = "dt_l1_loss_new"; st = dt_l1_loss_new(reduction, &m); e = Expects::kMseLoss; break;
+          case 4: g_op = "dt_smooth_l1_loss_new"; st = dt_smooth_l1_loss_new(reduction, setting, &m); e = Expects::kMseLoss; break;
+          case 5: g_op = "dt_huber_loss_new"; st = dt_huber_loss_new(reduction, setting, &m); e = Expects::kMseLoss; break;
+          case 6: g_op = "dt_bce_loss_new"; st = dt_bce_loss_new(weight, reduction, &m); e = Expects::kMseLoss; break;
+          case 7: {
+            g_op = "dt_bce_with_logits_loss_new";
+            dt_tensor* pos = in_.rarely(2) ? tensor({classes}, in_.rarely(8) ? in_.dtype() : dt, dev) : nullptr;
+            st = dt_bce_with_logits_loss_new(weight, pos, reduction, &m);
+            e = Expects::kMseLoss;
+            break;
+          }
+          default: g_op = "dt_kl_div_loss_new"; st = dt_kl_div_loss_new(reduction, in_.flag(), &m); e = Expects::kMseLoss; break;
         }
         made(st, m, {nullptr, e, classes, classes, false});
+        break;
+      }
+      case 15: {  // RNN, LSTM, GRU: a sequence like attention's; extra inputs are states
+        const int64_t input = size(1, 4), hidden = size(1, 4), layers = size(1, 2);
+        const int32_t batch_first = in_.flag(), bidirectional = in_.flag(), bias = in_.flag();
+        const double p = probability();
+        dt_status st;
+        switch (in_.pick(3)) {
+          case 0: g_op = "dt_lstm_new"; st = dt_lstm_new(input, hidden, layers, bias, batch_first, p, bidirectional, dt, dev, &m); break;
+          case 1: g_op = "dt_gru_new"; st = dt_gru_new(input, hidden, layers, bias, batch_first, p, bidirectional, dt, dev, &m); break;
+          default:
+            g_op = "dt_rnn_new";
+            st = dt_rnn_new(input, hidden, layers, in_.rarely(8) ? "sigmoid" : (in_.flag() ? "relu" : "tanh"), bias,
+                            batch_first, p, bidirectional, dt, dev, &m);
+            break;
+        }
+        made(st, m, {nullptr, Expects::kSequence, input, 0, batch_first == 1, p != 0 && layers > 1});
         break;
       }
       default: {  // DataParallel over cpu:0 and cpu:1 (or a device that does not exist)

@@ -242,7 +242,10 @@ DT_API dt_status dt_module_forward(dt_module* m, const dt_tensor* const* inputs,
       const std::string count = mod->min_inputs() == mod->arity() ? cat(mod->arity())
                                                                     : cat(mod->min_inputs(), " to ", mod->arity());
       fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", mod->kind(), " takes ", count, " input",
-                                        mod->arity() == 1 ? "" : mod->arity() == 2 ? "s (input, target)" : "s", " but ", n,
+                                        mod->arity() == 1                                   ? ""
+                                        : mod->arity() == 2 && mod->min_inputs() == 2 ? "s (input, target)"
+                                                                                      : "s",
+                                        " but ", n,
                                         " were given"));
     }
     std::vector<Tensor> in;

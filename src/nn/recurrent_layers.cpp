@@ -310,11 +310,11 @@ Module* new_recurrent(const RecurrentOptions& o, DType dtype, Device device) {
 
 Tensor recurrent_forward(Module& m, const Tensor& input, const Tensor& h0, const Tensor& c0, Tensor* h_n, Tensor* c_n) {
   auto* r = dynamic_cast<Recurrent*>(&m);
-  if (!r) fail(DT_ERR_INVALID_ARGUMENT, cat("the module is a ", m.kind(), ", not an RNN, LSTM or GRU"));
+  if (!r) fail(DT_ERR_INVALID_ARGUMENT, cat("m is a ", m.kind(), " module, not an RNN, LSTM or GRU"));
   if (!r->lstm() && c0.defined())
-    fail(DT_ERR_INVALID_ARGUMENT, cat(m.kind(), ": c0 is LSTM's alone (pass NULL for an ", m.kind(), ")"));
+    fail(DT_ERR_INVALID_ARGUMENT, cat(m.kind(), ": c0 is LSTM's alone (pass NULL)"));
   if (!r->lstm() && c_n)
-    fail(DT_ERR_INVALID_ARGUMENT, cat(m.kind(), ": c_n is LSTM's alone (pass NULL for an ", m.kind(), ")"));
+    fail(DT_ERR_INVALID_ARGUMENT, cat(m.kind(), ": c_n is LSTM's alone (pass NULL)"));
   return r->run(input, h0, c0, h_n, c_n);
 }
 
