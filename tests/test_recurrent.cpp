@@ -249,6 +249,14 @@ TEST_F(Recurrent, BadSettingsAreRefused) {
   DT_EXPECT_STATUS(dt_lstm_new(3, 4, 1, 2, 0, 0, 0, DT_FLOAT32, cpu(), &m), DT_ERR_INVALID_ARGUMENT);
   DT_EXPECT_STATUS(dt_lstm_new(3, int64_t{1} << 40, 1, 1, 0, 0, 0, DT_FLOAT32, cpu(), &m), DT_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(has(dt_last_error_message(), "too large")) << dt_last_error_message();
+  // Found by fuzz_modules: a billion layers of one unit each only spun making them.
+  DT_EXPECT_STATUS(dt_gru_new(1, 1, int64_t{1} << 30, 1, 0, 0, 0, DT_FLOAT32, cpu(), &m), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), "num_layers (1073741824) is too large")) << dt_last_error_message();
+  // Found by fuzz_modules: 2 * hidden_size itself overflowed before the check.
+  DT_EXPECT_STATUS(dt_lstm_new(3, INT64_MAX, 1, 1, 0, 0, 0, DT_FLOAT32, cpu(), &m), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_rnn_new(INT64_MAX, INT64_MAX, INT64_MAX, "relu", 1, 0, 0, 0, DT_FLOAT32, cpu(), &m),
+                   DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), "too large")) << dt_last_error_message();
   DT_EXPECT_STATUS(dt_lstm_new(3, 4, 1, 1, 0, 0, 0, DT_INT32, cpu(), &m), DT_ERR_DTYPE_MISMATCH);
   DT_EXPECT_STATUS(dt_rnn_new(3, 4, 1, "sigmoid", 1, 0, 0, 0, DT_FLOAT32, cpu(), &m), DT_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(has(dt_last_error_message(), "\"sigmoid\"")) << dt_last_error_message();

@@ -294,10 +294,17 @@ Module* new_recurrent(const RecurrentOptions& o, DType dtype, Device device) {
   if (o.input_size <= 0 || o.hidden_size <= 0 || o.num_layers <= 0)
     fail(DT_ERR_INVALID_ARGUMENT, cat(kind, ": input_size (", o.input_size, "), hidden_size (", o.hidden_size,
                                       ") and num_layers (", o.num_layers, ") must be positive"));
-  // Every weight's element count must be computable: G * H * max(input_size, 2 H).
+  // Each layer is four tensors made one by one: a count past any real model's (they
+  // have tens) would only spin, so it is refused up front.
+  constexpr int64_t kMaxLayers = int64_t{1} << 16;
+  if (o.num_layers > kMaxLayers)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(kind, ": num_layers (", o.num_layers, ") is too large (at most ", kMaxLayers, ")"));
+  // Every weight's element count must be computable: G * H * max(input_size, 2 H), H
+  // bounded first so that 2 H is.
   int64_t rows = 0, wide = 0, numel = 0;
-  const int64_t widest = o.input_size > 2 * o.hidden_size ? o.input_size : 2 * o.hidden_size;
-  if (o.hidden_size > (int64_t{1} << 40) || __builtin_mul_overflow(gate_count(o.cell), o.hidden_size, &rows) ||
+  const bool huge_hidden = o.hidden_size > (int64_t{1} << 40);
+  const int64_t widest = huge_hidden || o.input_size > 2 * o.hidden_size ? o.input_size : 2 * o.hidden_size;
+  if (huge_hidden || __builtin_mul_overflow(gate_count(o.cell), o.hidden_size, &rows) ||
       __builtin_mul_overflow(rows, widest, &wide) || __builtin_mul_overflow(wide, o.num_layers, &numel))
     fail(DT_ERR_INVALID_ARGUMENT, cat(kind, ": input_size (", o.input_size, ") and hidden_size (", o.hidden_size,
                                       ") are too large: the weights would have more elements than fit in int64"));
