@@ -42,17 +42,17 @@ T tensor(const std::vector<double>& v, std::vector<int64_t> shape, dt_dtype dtyp
   EXPECT_EQ(dt_tensor_to(f64, d, dtype, DT_TO_COPY, out.out()), DT_OK);
   return out;
 }
-T tensor_from_spec(const json& spec, dt_dtype dtype) {
-  return tensor(spec.at("data").get<std::vector<double>>(), spec.at("shape").get<std::vector<int64_t>>(), dtype);
+T tensor_from_spec(const json& spec, dt_dtype dtype, dt_device d = cpu()) {
+  return tensor(spec.at("data").get<std::vector<double>>(), spec.at("shape").get<std::vector<int64_t>>(), dtype, d);
 }
 
 // The loss module a reference case describes.
-void make_loss(const json& c, dt_dtype dtype, M* out) {
+void make_loss(const json& c, dt_dtype dtype, dt_device d, M* out) {
   const std::string kind = c.at("loss");
   const int32_t r = c.at("reduction");
   T w, pw;
-  if (!c.at("weight").is_null()) w = tensor_from_spec(c.at("weight"), dtype);
-  if (!c.at("pos_weight").is_null()) pw = tensor_from_spec(c.at("pos_weight"), dtype);
+  if (!c.at("weight").is_null()) w = tensor_from_spec(c.at("weight"), dtype, d);
+  if (!c.at("pos_weight").is_null()) pw = tensor_from_spec(c.at("pos_weight"), dtype, d);
   if (kind == "l1")
     DT_ASSERT_OK(dt_l1_loss_new(r, out->out()));
   else if (kind == "smooth_l1")
@@ -79,7 +79,8 @@ std::vector<double> as_doubles(dt_tensor* t) {
   return values<double>(f64);
 }
 
-TEST_F(PointwiseLosses, MatchPyTorch) {
+// Every case on d: the weights, input, target and output gradient all there.
+void match_pytorch(dt_device d) {
   ASSERT_TRUE(Cases().contains("pointwise_losses")) << "regenerate tests/reference/module_cases.json";
   size_t checked = 0;
   for (const json& c : Cases().at("pointwise_losses")) {
@@ -87,8 +88,8 @@ TEST_F(PointwiseLosses, MatchPyTorch) {
     const dt_dtype dtype = c.at("dtype") == "float32" ? DT_FLOAT32 : DT_FLOAT64;
     const double tol = dtype == DT_FLOAT32 ? 2e-5 : 1e-10;
     M loss;
-    make_loss(c, dtype, &loss);
-    T x = tensor_from_spec(c.at("input"), dtype), t = tensor_from_spec(c.at("target"), dtype);
+    make_loss(c, dtype, d, &loss);
+    T x = tensor_from_spec(c.at("input"), dtype, d), t = tensor_from_spec(c.at("target"), dtype, d);
     DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
     const bool target_grad = c.at("target_requires_grad");
     if (target_grad) DT_ASSERT_OK(dt_tensor_set_requires_grad(t, 1));
@@ -99,7 +100,7 @@ TEST_F(PointwiseLosses, MatchPyTorch) {
     char name[64] = "";
     DT_ASSERT_OK(dt_tensor_grad_fn_name(out, name, sizeof name, nullptr));
     EXPECT_EQ(std::string(name), c.at("grad_fn").get<std::string>());
-    T gout = tensor_from_spec(c.at("grad_output"), dtype);
+    T gout = tensor_from_spec(c.at("grad_output"), dtype, d);
     DT_ASSERT_OK(dt_backward(out, gout));
     T gx, gt;
     DT_ASSERT_OK(dt_tensor_grad(x, gx.out()));
@@ -113,6 +114,13 @@ TEST_F(PointwiseLosses, MatchPyTorch) {
     ++checked;
   }
   EXPECT_GE(checked, 50u);
+}
+
+TEST_F(PointwiseLosses, MatchPyTorch) { match_pytorch(cpu()); }
+
+TEST_F(PointwiseLosses, MatchPyTorchOnCuda) {
+  if (!dt_cuda_is_available()) GTEST_SKIP() << "CUDA is not available";
+  match_pytorch(dt_device{DT_DEVICE_CUDA, 0});
 }
 
 // 0/1 labels may come as integers (converted to the input's dtype); the loss is then

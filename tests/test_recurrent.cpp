@@ -27,15 +27,15 @@ const json& Cases() {
 
 class Recurrent : public LeakChecked {};
 
-T tensor(const std::vector<double>& v, std::vector<int64_t> shape, dt_dtype dtype = DT_FLOAT64) {
+T tensor(const std::vector<double>& v, std::vector<int64_t> shape, dt_dtype dtype = DT_FLOAT64, dt_device d = cpu()) {
   T f64, out;
   EXPECT_EQ(dt_tensor_from_data(v.data(), v.size() * 8, shape.data(), shape.size(), DT_FLOAT64, cpu(), f64.out()),
             DT_OK);
-  EXPECT_EQ(dt_tensor_to(f64, cpu(), dtype, DT_TO_COPY, out.out()), DT_OK);
+  EXPECT_EQ(dt_tensor_to(f64, d, dtype, DT_TO_COPY, out.out()), DT_OK);
   return out;
 }
-T from_spec(const json& spec, dt_dtype dtype) {
-  return tensor(spec.at("data").get<std::vector<double>>(), spec.at("shape").get<std::vector<int64_t>>(), dtype);
+T from_spec(const json& spec, dt_dtype dtype, dt_device d = cpu()) {
+  return tensor(spec.at("data").get<std::vector<double>>(), spec.at("shape").get<std::vector<int64_t>>(), dtype, d);
 }
 std::vector<double> as_doubles(dt_tensor* t) {
   T f64;
@@ -62,28 +62,28 @@ void add_dot(dt_tensor* a, dt_tensor* b, T* total) {
   *total = std::move(sum);
 }
 
-void make(const json& c, dt_dtype dtype, M* m) {
+void make(const json& c, dt_dtype dtype, dt_device d, M* m) {
   const std::string kind = c.at("kind");
   const int64_t in = c.at("input_size"), h = c.at("hidden_size"), layers = c.at("num_layers");
   const int32_t bias = c.at("bias"), bf = c.at("batch_first"), bi = c.at("bidirectional");
   if (kind == "lstm")
-    ASSERT_EQ(dt_lstm_new(in, h, layers, bias, bf, 0.0, bi, dtype, cpu(), m->out()), DT_OK);
+    ASSERT_EQ(dt_lstm_new(in, h, layers, bias, bf, 0.0, bi, dtype, d, m->out()), DT_OK);
   else if (kind == "gru")
-    ASSERT_EQ(dt_gru_new(in, h, layers, bias, bf, 0.0, bi, dtype, cpu(), m->out()), DT_OK);
+    ASSERT_EQ(dt_gru_new(in, h, layers, bias, bf, 0.0, bi, dtype, d, m->out()), DT_OK);
   else
-    ASSERT_EQ(
-        dt_rnn_new(in, h, layers, kind == "rnn_relu" ? "relu" : "tanh", bias, bf, 0.0, bi, dtype, cpu(), m->out()),
-        DT_OK);
+    ASSERT_EQ(dt_rnn_new(in, h, layers, kind == "rnn_relu" ? "relu" : "tanh", bias, bf, 0.0, bi, dtype, d, m->out()),
+              DT_OK);
 }
 
-TEST_F(Recurrent, MatchPyTorch) {
+// Every case on d: the module, its loaded weights, the inputs and states all there.
+void match_pytorch(dt_device d) {
   ASSERT_TRUE(Cases().contains("recurrent")) << "regenerate tests/reference/module_cases.json";
   for (const json& c : Cases().at("recurrent")) {
     SCOPED_TRACE(c.at("id").get<std::string>());
     const dt_dtype dtype = c.at("dtype") == "float32" ? DT_FLOAT32 : DT_FLOAT64;
     const double tol = dtype == DT_FLOAT32 ? 1e-5 : 1e-10;
     M m;
-    make(c, dtype, &m);
+    make(c, dtype, d, &m);
     // PyTorch's names in PyTorch's order; its values loaded by name.
     const json& params = c.at("params");
     size_t np = 0;
@@ -95,18 +95,18 @@ TEST_F(Recurrent, MatchPyTorch) {
       char name[64];
       DT_ASSERT_OK(dt_module_parameter(m, i, name, sizeof name, nullptr, nullptr));
       EXPECT_EQ(std::string(name), params[i].at("name").get<std::string>());
-      T v = from_spec(params[i], dtype);
+      T v = from_spec(params[i], dtype);  // copied to the module's device by the load
       DT_ASSERT_OK(dt_state_dict_set(sd, params[i].at("name").get<std::string>().c_str(), v));
     }
     DT_ASSERT_OK(dt_module_load_state_dict(m, sd));
-    T x = from_spec(c.at("input"), dtype), h0, c0;
+    T x = from_spec(c.at("input"), dtype, d), h0, c0;
     DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
     if (!c.at("h0").is_null()) {
-      h0 = from_spec(c.at("h0"), dtype);
+      h0 = from_spec(c.at("h0"), dtype, d);
       DT_ASSERT_OK(dt_tensor_set_requires_grad(h0, 1));
     }
     if (!c.at("c0").is_null()) {
-      c0 = from_spec(c.at("c0"), dtype);
+      c0 = from_spec(c.at("c0"), dtype, d);
       DT_ASSERT_OK(dt_tensor_set_requires_grad(c0, 1));
     }
     const bool lstm = c.at("kind") == "lstm";
@@ -125,12 +125,12 @@ TEST_F(Recurrent, MatchPyTorch) {
     DT_ASSERT_OK(dt_module_forward(m, args.data(), args.size(), again.out()));
     EXPECT_EQ(as_doubles(again), as_doubles(out));
 
-    T gout = from_spec(c.at("grad_output"), dtype), gh = from_spec(c.at("grad_h_n"), dtype), loss;
+    T gout = from_spec(c.at("grad_output"), dtype, d), gh = from_spec(c.at("grad_h_n"), dtype, d), loss;
     add_dot(out, gout, &loss);
     add_dot(hn, gh, &loss);
     T gc;
     if (lstm) {
-      gc = from_spec(c.at("grad_c_n"), dtype);
+      gc = from_spec(c.at("grad_c_n"), dtype, d);
       add_dot(cn, gc, &loss);
     }
     DT_ASSERT_OK(dt_backward(loss, nullptr));
@@ -154,6 +154,14 @@ TEST_F(Recurrent, MatchPyTorch) {
       expect_close(g, params[i].at("grad"), tol, "grad of " + params[i].at("name").get<std::string>());
     }
   }
+}
+
+TEST_F(Recurrent, MatchPyTorch) { match_pytorch(cpu()); }
+
+// The same cases on a GPU, where one is (the recurrence's plain ops run there as anywhere).
+TEST_F(Recurrent, MatchPyTorchOnCuda) {
+  if (!dt_cuda_is_available()) GTEST_SKIP() << "CUDA is not available";
+  match_pytorch(dt_device{DT_DEVICE_CUDA, 0});
 }
 
 // Dropout between layers acts in training mode only: in eval mode a layer with dropout
