@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "support/dt_test.h"
+#include "support/module_cases.h"
 
 namespace {
 
@@ -23,14 +24,6 @@ using json = nlohmann::json;
 
 // Two logical CPU devices, before the library reads the variable.
 const bool kDevicesSet = [] { return setenv("DEVTENSOR_CPU_DEVICES", "2", 1) == 0; }();
-
-const json& Cases() {
-  static const json j = [] {
-    std::ifstream in(std::string(DT_TEST_DATA_DIR) + "/reference/module_cases.json");
-    return in ? json::parse(in) : json::object();
-  }();
-  return j;
-}
 
 class Modules : public ::testing::Test {
  protected:

@@ -10,26 +10,18 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "support/dt_test.h"
+#include "support/module_cases.h"
 
 namespace {
 
 using json = nlohmann::json;
 using O = Handle<dt_optimizer, dt_optimizer_release>;
 using SD = Handle<dt_state_dict, dt_state_dict_release>;
-
-const json& Cases() {
-  static const json j = [] {
-    std::ifstream in(std::string(DT_TEST_DATA_DIR) + "/reference/module_cases.json");
-    return in ? json::parse(in) : json::object();
-  }();
-  return j;
-}
 
 class OptimState : public LeakChecked {};
 

@@ -6,12 +6,12 @@
 // and no output written on failure.
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "support/dt_test.h"
+#include "support/module_cases.h"
 
 namespace {
 
@@ -19,14 +19,6 @@ using json = nlohmann::json;
 
 // Two logical CPU devices, before the library reads the variable.
 const bool kDevicesSet = [] { return setenv("DEVTENSOR_CPU_DEVICES", "2", 1) == 0; }();
-
-const json& Cases() {
-  static const json j = [] {
-    std::ifstream in(std::string(DT_TEST_DATA_DIR) + "/reference/module_cases.json");
-    return in ? json::parse(in) : json::object();
-  }();
-  return j;
-}
 
 class PointwiseLosses : public LeakChecked {
  protected:

@@ -5,25 +5,17 @@
 // layers; dt_module_forward agreeing with dt_rnn_forward; dropout between layers only
 // in training; and the errors for bad settings and bad inputs, with nothing leaked.
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "support/dt_test.h"
+#include "support/module_cases.h"
 
 namespace {
 
 using json = nlohmann::json;
 using SD = Handle<dt_state_dict, dt_state_dict_release>;
-
-const json& Cases() {
-  static const json j = [] {
-    std::ifstream in(std::string(DT_TEST_DATA_DIR) + "/reference/module_cases.json");
-    return in ? json::parse(in) : json::object();
-  }();
-  return j;
-}
 
 class Recurrent : public LeakChecked {};
 

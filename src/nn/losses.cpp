@@ -286,14 +286,18 @@ class MSELoss final : public Module {
 };
 
 void check_common(Reduction r, const Tensor& weight, const char* kind) {
-  if (r != Reduction::None && r != Reduction::Mean && r != Reduction::Sum)
-    fail(DT_ERR_INVALID_ARGUMENT, cat(kind, ": unknown reduction ", static_cast<int>(r), " (0 none, 1 mean, 2 sum)"));
+  check_reduction(r, kind);
   if (weight.defined() && (!is_floating(weight.dtype()) || weight.ndim() != 1))
     fail(DT_ERR_INVALID_ARGUMENT, cat(kind, ": the class weight must be a 1-d floating tensor, got ",
                                       dtype_name(weight.dtype()), " of shape ", dims_str(weight.shape())));
 }
 
 }  // namespace
+
+void check_reduction(Reduction r, const char* kind) {
+  if (r != Reduction::None && r != Reduction::Mean && r != Reduction::Sum)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(kind, ": unknown reduction ", static_cast<int>(r), " (0 none, 1 mean, 2 sum)"));
+}
 
 Module* new_cross_entropy(const Tensor& weight, Reduction r, int64_t ignore_index, double label_smoothing) {
   check_common(r, weight, "CrossEntropyLoss");

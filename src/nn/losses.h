@@ -8,6 +8,8 @@
 namespace dt::nn {
 
 enum class Reduction { None = 0, Mean = 1, Sum = 2 };
+// INVALID_ARGUMENT naming `kind` for a value outside the enum.
+void check_reduction(Reduction r, const char* kind);
 
 Module* new_cross_entropy(const Tensor& weight, Reduction r, int64_t ignore_index, double label_smoothing);
 Module* new_nll(const Tensor& weight, Reduction r, int64_t ignore_index);

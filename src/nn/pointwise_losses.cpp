@@ -48,16 +48,19 @@ Pair check_pair(const Module& m, const std::vector<Tensor>& in) {
   return {x, t.dtype() == x.dtype() ? t : ag::to(t, x.device(), x.dtype(), false)};
 }
 
+// The reduction of the elements e; through autograd where e is tracked (L1, KLDiv:
+// MeanBackward0 / SumBackward0 last, as PyTorch's), a plain reduction where it is not
+// (the native losses, whose own node follows).
 Tensor reduce_elements(const Tensor& e, Reduction r) {
   switch (r) {
     case Reduction::None:
       return e;
     case Reduction::Sum:
-      return ops::reduce(ReduceOp::Sum, e, nullptr, 0, false);
+      return ag::reduce(ReduceOp::Sum, e, nullptr, 0, false);
     case Reduction::Mean:
       break;
   }
-  return ops::reduce(ReduceOp::Mean, e, nullptr, 0, false);
+  return ag::reduce(ReduceOp::Mean, e, nullptr, 0, false);
 }
 
 // The gradient of reduce(elements) for each element, from d element / d operand
@@ -65,6 +68,16 @@ Tensor reduce_elements(const Tensor& e, Reduction r) {
 Tensor through_reduction(const Tensor& g, const Tensor& local, Reduction r) {
   Tensor out = mul(local, g);
   return r == Reduction::Mean ? ops::binary_scalar(BinaryOp::Div, out, static_cast<double>(local.numel())) : out;
+}
+
+// The binary cross entropies' gradients {input, target} from their local derivatives gx
+// and gt (undefined when the target needs none), weighted by w (when defined).
+std::vector<Tensor> weighted_grads(const Tensor& g, Tensor gx, Tensor gt, const Tensor& w, Reduction r) {
+  if (w.defined()) {
+    gx = mul(gx, w);
+    if (gt.defined()) gt = mul(gt, w);
+  }
+  return {through_reduction(g, gx, r), gt.defined() ? through_reduction(g, gt, r) : Tensor()};
 }
 
 // Records a native loss's node on `loss`: formula(g) gives the gradients of input and
@@ -94,16 +107,7 @@ class L1Loss final : public PointwiseLoss {
     const Pair p = check_pair(*this, in);
     // PyTorch's l1_loss is abs(input - target), then the reduction: AbsBackward0,
     // MeanBackward0 or SumBackward0 last.
-    Tensor e = ag::unary(UnaryOp::Abs, ag::binary(BinaryOp::Sub, p.input, p.target));
-    switch (reduction_) {
-      case Reduction::None:
-        return e;
-      case Reduction::Sum:
-        return ag::reduce(ReduceOp::Sum, e, nullptr, 0, false);
-      case Reduction::Mean:
-        break;
-    }
-    return ag::reduce(ReduceOp::Mean, e, nullptr, 0, false);
+    return reduce_elements(ag::unary(UnaryOp::Abs, ag::binary(BinaryOp::Sub, p.input, p.target)), reduction_);
   }
 };
 
@@ -206,12 +210,7 @@ class BCELoss final : public WeightedLoss {
                                                ops::binary_scalar(BinaryOp::Maximum, mul(one_minus, xs), kEpsilon));
                        Tensor gt;
                        if (target_grad) gt = sub(un(UnaryOp::Log, one_minus), un(UnaryOp::Log, xs));
-                       if (w.defined()) {
-                         gx = mul(gx, w);
-                         if (gt.defined()) gt = mul(gt, w);
-                       }
-                       return std::vector<Tensor>{through_reduction(g, gx, r),
-                                                  gt.defined() ? through_reduction(g, gt, r) : Tensor()};
+                       return weighted_grads(g, gx, gt, w, r);
                      });
   }
 
@@ -273,12 +272,7 @@ class BCEWithLogitsLoss final : public WeightedLoss {
                        if (target_grad)
                          gt = pw.defined() ? sub(log_sigmoid(un(UnaryOp::Neg, xs)), mul(log_sigmoid(xs), pw))
                                            : un(UnaryOp::Neg, xs);
-                       if (w.defined()) {
-                         gx = mul(gx, w);
-                         if (gt.defined()) gt = mul(gt, w);
-                       }
-                       return std::vector<Tensor>{through_reduction(g, gx, r),
-                                                  gt.defined() ? through_reduction(g, gt, r) : Tensor()};
+                       return weighted_grads(g, gx, gt, w, r);
                      });
   }
 
@@ -314,25 +308,12 @@ class KLDivLoss final : public PointwiseLoss {
       if (x.ndim() == 0) return sum;
       return ag::named_result(ag::binary_scalar(BinaryOp::Div, sum, static_cast<double>(x.size(0))), "DivBackward0");
     }
-    switch (reduction_) {
-      case Reduction::None:
-        return e;
-      case Reduction::Sum:
-        return ag::reduce(ReduceOp::Sum, e, nullptr, 0, false);
-      case Reduction::Mean:
-        break;
-    }
-    return ag::reduce(ReduceOp::Mean, e, nullptr, 0, false);
+    return reduce_elements(e, reduction_);
   }
 
  private:
   bool batchmean_, log_target_;
 };
-
-void check_reduction(Reduction r, const char* kind) {
-  if (r != Reduction::None && r != Reduction::Mean && r != Reduction::Sum)
-    fail(DT_ERR_INVALID_ARGUMENT, cat(kind, ": unknown reduction ", static_cast<int>(r), " (0 none, 1 mean, 2 sum)"));
-}
 
 }  // namespace
 
