@@ -551,10 +551,19 @@ class Program {
       const double momentum = in_.rarely(2) ? 0.0 : 0.9;
       st = dt_sgd_new(params.data(), params.size(), lr, momentum, 0.0, in_.rarely(4) ? 0.01 : 0.0,
                       momentum > 0 ? in_.flag() : 0, &opt);
-    } else {
+    } else if (const int kind = in_.pick(3); kind == 0) {
       g_op = "dt_adam_new";
       st = dt_adam_new(params.data(), params.size(), lr, 0.9, in_.rarely(8) ? in_.real() : 0.999, 1e-8,
                        in_.rarely(4) ? 0.01 : 0.0, in_.flag(), &opt);
+    } else if (kind == 1) {
+      g_op = "dt_rmsprop_new";
+      st = dt_rmsprop_new(params.data(), params.size(), lr, in_.rarely(8) ? in_.real() : 0.99,
+                          in_.rarely(8) ? in_.real() : 1e-8, in_.rarely(4) ? 0.01 : 0.0,
+                          in_.rarely(2) ? 0.9 : 0.0, in_.flag(), &opt);
+    } else {
+      g_op = "dt_adagrad_new";
+      st = dt_adagrad_new(params.data(), params.size(), lr, in_.rarely(4) ? 0.01 : 0.0, in_.rarely(4) ? 0.01 : 0.0,
+                          in_.rarely(8) ? in_.real() : 0.0, in_.rarely(8) ? in_.real() : 1e-10, &opt);
     }
     if (!ok(st)) {
       REQUIRE(opt == fuzz::kUntouched, "%s failed but wrote *out", g_op);

@@ -1583,8 +1583,9 @@ DT_API dt_status dt_transformer_encoder_new(dt_module* const* layers, size_t num
  *  input's layout), each direction's hidden states side by side. dropout (in [0, 1])
  *  applies to every layer's output but the last, in training mode. Padded batches of
  *  unequal lengths (PackedSequence) are not supported: run them one length at a time.
- *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out, sizes not positive or too large, dropout
- *  outside [0, 1], flags not 0/1), DT_ERR_DTYPE_MISMATCH (a non-floating dtype) and the
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out, sizes not positive or too large: at most
+ *  65,536 layers, and each weight's element count must fit in int64; dropout outside [0, 1], flags
+ *  not 0/1), DT_ERR_DTYPE_MISMATCH (a non-floating dtype) and the
  *  device errors of dt_linear_new; forward: DT_ERR_SHAPE_MISMATCH (an input of other
  *  than 2 or 3 dims, a last dim other than input_size, an empty sequence, a state of
  *  the wrong shape: the message names the module and the shapes), DT_ERR_DTYPE_MISMATCH
@@ -1808,6 +1809,28 @@ DT_API dt_status dt_sgd_new(const dt_tensor* const* params, size_t n, double lr,
  *  Errors: as dt_sgd_new (betas in [0, 1), eps >= 0). */
 DT_API dt_status dt_adam_new(const dt_tensor* const* params, size_t n, double lr, double beta1, double beta2,
                              double eps, double weight_decay, int32_t decoupled, dt_optimizer** out);
+/** RMSprop, as torch.optim.RMSprop (PyTorch's defaults: lr 0.01, alpha 0.99, eps 1e-8,
+ *  weight_decay 0, momentum 0, centered 0): square_avg = alpha * square_avg + (1 - alpha)
+ *  * g^2, with centered also grad_avg = alpha * grad_avg + (1 - alpha) * g and the
+ *  variance square_avg - grad_avg^2 in place of square_avg; avg = sqrt(that) + eps; then
+ *  p -= lr * g / avg, or with momentum buf = momentum * buf + g / avg and p -= lr * buf
+ *  (g: the gradient plus weight_decay * p). State per parameter: "square_avg",
+ *  "momentum_buffer" (momentum > 0) and "grad_avg" (centered), and a step count. The
+ *  step count lives on the host, so a step cannot be captured into a graph
+ *  (DT_ERR_NOT_SUPPORTED during a capture, as Adam's).
+ *  Errors: as dt_sgd_new (lr, alpha, eps, weight_decay and momentum >= 0; centered 0/1). */
+DT_API dt_status dt_rmsprop_new(const dt_tensor* const* params, size_t n, double lr, double alpha, double eps,
+                                double weight_decay, double momentum, int32_t centered, dt_optimizer** out);
+/** Adagrad, as torch.optim.Adagrad (PyTorch's defaults: lr 0.01, lr_decay 0,
+ *  weight_decay 0, initial_accumulator_value 0, eps 1e-10): at a parameter's step t
+ *  (from 1), sum += g^2 and p -= lr / (1 + (t - 1) * lr_decay) * g / (sqrt(sum) + eps)
+ *  (g: the gradient plus weight_decay * p). Each parameter's "sum" is made here, filled
+ *  with initial_accumulator_value on the parameter's device (so a state dict taken
+ *  before the first step holds it, with step 0, as PyTorch's). Not capturable, as
+ *  dt_rmsprop_new. Errors: as dt_sgd_new (every setting >= 0), DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_adagrad_new(const dt_tensor* const* params, size_t n, double lr, double lr_decay,
+                                double weight_decay, double initial_accumulator_value, double eps,
+                                dt_optimizer** out);
 /** One update of every parameter that has a gradient, in place on its device. All or
  *  nothing: the new values and state (momentum buffers, Adam's moments and step count)
  *  are all computed before the first parameter is written, and those writes allocate
@@ -1835,8 +1858,9 @@ DT_API dt_status dt_optimizer_set_lr(dt_optimizer* opt, double lr);
  *  (its position in the list the optimizer was made with) that has state,
  *  "state.<i>.momentum_buffer" (SGD with momentum) or "state.<i>.step",
  *  "state.<i>.exp_avg" and "state.<i>.exp_avg_sq" (Adam; the step a 0-d float32 tensor
- *  on the CPU, as PyTorch's), PyTorch's names for optimizer.state_dict()'s entries, in
- *  that order. The tensors are copies: later steps do not change them.
+ *  on the CPU, as PyTorch's), "state.<i>.step", "square_avg", "momentum_buffer",
+ *  "grad_avg" (RMSprop, the last two as its settings keep them), "state.<i>.step" and
+ *  "sum" (Adagrad), PyTorch's names for optimizer.state_dict()'s entries, in that order. The tensors are copies: later steps do not change them.
  *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out), DT_ERR_INVALID_HANDLE,
  *  DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_optimizer_state_dict(const dt_optimizer* opt, dt_state_dict** out);

@@ -2549,6 +2549,65 @@ void add_module_cases(Table& T) {
       return dt_adam_new(p, 1, c.lr, c.b1, c.b2, c.eps, c.wd, c.dec, opt_out(x));
     });
   }
+  T.add("dt_rmsprop_new", "out=NULL", {IA}, [](Ctx& x) {
+    const dt_tensor* p[] = {x.a};
+    return dt_rmsprop_new(p, 1, 0.01, 0.99, 1e-8, 0, 0, 0, nullptr);
+  });
+  T.add("dt_rmsprop_new", "params=NULL_n=1", {IA}, [opt_out](Ctx& x) {
+    return dt_rmsprop_new(nullptr, 1, 0.01, 0.99, 1e-8, 0, 0, 0, opt_out(x));
+  });
+  T.handles("dt_rmsprop_new", "params[0]", [opt_out](Ctx& x, const dt_tensor* t) {
+    const dt_tensor* p[] = {t};
+    return dt_rmsprop_new(p, 1, 0.01, 0.99, 1e-8, 0, 0, 0, opt_out(x));
+  });
+  T.add("dt_rmsprop_new", "integer_param", {TM}, [opt_out](Ctx& x) {
+    const dt_tensor* p[] = {x.i32};
+    return dt_rmsprop_new(p, 1, 0.01, 0.99, 1e-8, 0, 0, 0, opt_out(x));
+  });
+  T.add("dt_rmsprop_new", "n=0", {IA}, [opt_out](Ctx& x) {
+    const dt_tensor* p[] = {x.a};
+    return dt_rmsprop_new(p, 0, 0.01, 0.99, 1e-8, 0, 0, 0, opt_out(x));
+  }).msg_has = "empty parameter list";
+  struct R { const char* what; double lr, alpha, eps, wd, mom; int32_t centered; const char* msg; };
+  for (const R& c : {R{"lr=-1", -1, 0.99, 1e-8, 0, 0, 0, "learning rate"}, R{"alpha=-1", 0.01, -1, 1e-8, 0, 0, 0, "alpha"},
+                     R{"eps=NaN", 0.01, 0.99, kNaN, 0, 0, 0, "epsilon"},
+                     R{"weight_decay=-1", 0.01, 0.99, 1e-8, -1, 0, 0, "weight_decay"},
+                     R{"momentum=-1", 0.01, 0.99, 1e-8, 0, -1, 0, "momentum"},
+                     R{"centered=2", 0.01, 0.99, 1e-8, 0, 0, 2, "centered"}}) {
+    T.add("dt_rmsprop_new", c.what, {IA}, [opt_out, c](Ctx& x) {
+      const dt_tensor* p[] = {x.a};
+      return dt_rmsprop_new(p, 1, c.lr, c.alpha, c.eps, c.wd, c.mom, c.centered, opt_out(x));
+    }).msg_has = c.msg;
+  }
+  T.add("dt_adagrad_new", "out=NULL", {IA}, [](Ctx& x) {
+    const dt_tensor* p[] = {x.a};
+    return dt_adagrad_new(p, 1, 0.01, 0, 0, 0, 1e-10, nullptr);
+  });
+  T.add("dt_adagrad_new", "params=NULL_n=1", {IA}, [opt_out](Ctx& x) {
+    return dt_adagrad_new(nullptr, 1, 0.01, 0, 0, 0, 1e-10, opt_out(x));
+  });
+  T.handles("dt_adagrad_new", "params[0]", [opt_out](Ctx& x, const dt_tensor* t) {
+    const dt_tensor* p[] = {t};
+    return dt_adagrad_new(p, 1, 0.01, 0, 0, 0, 1e-10, opt_out(x));
+  });
+  T.add("dt_adagrad_new", "integer_param", {TM}, [opt_out](Ctx& x) {
+    const dt_tensor* p[] = {x.i32};
+    return dt_adagrad_new(p, 1, 0.01, 0, 0, 0, 1e-10, opt_out(x));
+  });
+  T.add("dt_adagrad_new", "n=0", {IA}, [opt_out](Ctx& x) {
+    const dt_tensor* p[] = {x.a};
+    return dt_adagrad_new(p, 0, 0.01, 0, 0, 0, 1e-10, opt_out(x));
+  }).msg_has = "empty parameter list";
+  struct G { const char* what; double lr, lr_decay, wd, init, eps; const char* msg; };
+  for (const G& c : {G{"lr=-1", -1, 0, 0, 0, 1e-10, "learning rate"}, G{"lr_decay=-1", 0.01, -1, 0, 0, 1e-10, "lr_decay"},
+                     G{"weight_decay=NaN", 0.01, 0, kNaN, 0, 1e-10, "weight_decay"},
+                     G{"initial_accumulator_value=-1", 0.01, 0, 0, -1, 1e-10, "initial_accumulator_value"},
+                     G{"eps=-1", 0.01, 0, 0, 0, -1, "epsilon"}}) {
+    T.add("dt_adagrad_new", c.what, {IA}, [opt_out, c](Ctx& x) {
+      const dt_tensor* p[] = {x.a};
+      return dt_adagrad_new(p, 1, c.lr, c.lr_decay, c.wd, c.init, c.eps, opt_out(x));
+    }).msg_has = c.msg;
+  }
   opt_handles("dt_optimizer_step", [](Ctx&, dt_optimizer* o) { return dt_optimizer_step(o); });
   opt_handles("dt_optimizer_zero_grad", [](Ctx&, dt_optimizer* o) { return dt_optimizer_zero_grad(o); });
   opt_handles("dt_optimizer_retain", [](Ctx&, dt_optimizer* o) { return dt_optimizer_retain(o); });

@@ -2,7 +2,7 @@
 // state_dict names, in-place dt_module_to (handles keep seeing the moved data, a loss's
 // weight buffer moves too), the device- and shape-mismatch messages, every loss against
 // PyTorch (values and input gradients, tests/reference/module_cases.json from
-// gen_module_reference.py), and 100-step training curves of SGD, Adam and AdamW that
+// gen_module_reference.py), and 100-step training curves of SGD, Adam, AdamW, RMSprop and Adagrad that
 // must follow PyTorch's within 1e-4 relative from the same initial weights and data.
 #include <unistd.h>
 
@@ -525,6 +525,12 @@ TEST_F(Modules, TrainingCurvesFollowPyTorch) {
     if (kind == "sgd")
       DT_ASSERT_OK(dt_sgd_new(raw.data(), raw.size(), o.at("lr"), o.at("momentum"), o.at("dampening"),
                               o.at("weight_decay"), o.at("nesterov").get<int32_t>(), &opt));
+    else if (kind == "rmsprop")
+      DT_ASSERT_OK(dt_rmsprop_new(raw.data(), raw.size(), o.at("lr"), o.at("alpha"), o.at("eps"), o.at("weight_decay"),
+                                  o.at("momentum"), o.at("centered").get<int32_t>(), &opt));
+    else if (kind == "adagrad")
+      DT_ASSERT_OK(dt_adagrad_new(raw.data(), raw.size(), o.at("lr"), o.at("lr_decay"), o.at("weight_decay"),
+                                  o.at("initial_accumulator_value"), o.at("eps"), &opt));
     else
       DT_ASSERT_OK(dt_adam_new(raw.data(), raw.size(), o.at("lr"), o.at("beta1"), o.at("beta2"), o.at("eps"),
                                o.at("weight_decay"), kind == "adamw" ? 1 : 0, &opt));

@@ -4,7 +4,9 @@
 // error), gradient clipping by norm and by value against PyTorch
 // (tests/reference/module_cases.json, "clip_grad"), and a 20-step run with a learning
 // rate drop and clipped gradients, interrupted by a checkpoint after 10 steps, that must
-// follow PyTorch's uninterrupted curve ("resume").
+// follow PyTorch's uninterrupted curve ("resume"). And the adaptive optimizers, RMSprop
+// and Adagrad, step by step against torch.optim's ("optim_steps"): parameters after
+// every step and the final state dict, their checkpoints, their errors.
 #include <unistd.h>
 
 #include <algorithm>
@@ -454,6 +456,238 @@ TEST_F(OptimState, AResumedRunFollowsPyTorchsUninterruptedRun) {
     unlink(path.c_str());
   }
   rmdir(dir);
+}
+
+// ---------------------------------------------------------------- RMSprop and Adagrad
+
+// The tensor v of `shape` in dtype on device (through a float64 tensor on the host).
+T on_device(const std::vector<double>& v, std::vector<int64_t> shape, dt_dtype dtype, dt_device device) {
+  T host = doubles_tensor(v, std::move(shape), dtype), out;
+  EXPECT_EQ(dt_tensor_to(host, device, dtype, DT_TO_COPY, out.out()), DT_OK);
+  return out;
+}
+std::vector<double> host_values(dt_tensor* t) {
+  T f;
+  EXPECT_EQ(dt_tensor_to(t, cpu(), DT_FLOAT64, DT_TO_COPY, f.out()), DT_OK);
+  return values<double>(f);
+}
+// p's gradient becomes g (backward of sum(p * g)), or none when g is null.
+void give_grad(dt_tensor* p, const json& g, std::vector<int64_t> shape, dt_dtype dtype, dt_device device) {
+  EXPECT_EQ(dt_tensor_clear_grad(p), DT_OK);
+  if (g.is_null()) return;
+  T gt = on_device(g.get<std::vector<double>>(), std::move(shape), dtype, device), prod, total;
+  EXPECT_EQ(dt_mul(p, gt, prod.out()), DT_OK);
+  EXPECT_EQ(dt_sum(prod, nullptr, 0, 0, total.out()), DT_OK);
+  EXPECT_EQ(dt_backward(total, nullptr), DT_OK);
+}
+dt_status make_adaptive(const json& c, const std::vector<const dt_tensor*>& ps, O* opt) {
+  const json& o = c.at("options");
+  if (c.at("optimizer") == "rmsprop")
+    return dt_rmsprop_new(ps.data(), ps.size(), o.at("lr"), o.at("alpha"), o.at("eps"), o.at("weight_decay"),
+                          o.at("momentum"), o.at("centered").get<int32_t>(), opt->out());
+  return dt_adagrad_new(ps.data(), ps.size(), o.at("lr"), o.at("lr_decay"), o.at("weight_decay"),
+                        o.at("initial_accumulator_value"), o.at("eps"), opt->out());
+}
+void expect_values_near(const std::vector<double>& got, const json& want, double tol, const std::string& what) {
+  const std::vector<double> w = want.get<std::vector<double>>();
+  ASSERT_EQ(got.size(), w.size()) << what;
+  for (size_t k = 0; k < w.size(); ++k)
+    ASSERT_NEAR(got[k], w[k], tol * (1 + std::fabs(w[k]))) << what << " [" << k << "]";
+}
+
+void adaptive_steps_match_pytorch(dt_device device) {
+  ASSERT_TRUE(Cases().contains("optim_steps")) << "regenerate tests/reference/module_cases.json";
+  for (const json& c : Cases().at("optim_steps")) {
+    SCOPED_TRACE(c.at("id").get<std::string>());
+    const dt_dtype dtype = c.at("dtype") == "float32" ? DT_FLOAT32 : DT_FLOAT64;
+    const double tol = dtype == DT_FLOAT32 ? 2e-6 : 1e-12;
+    std::vector<T> ps;
+    std::vector<std::vector<int64_t>> shapes;
+    std::vector<const dt_tensor*> raw;
+    for (const json& p : c.at("initial")) {
+      shapes.push_back(p.at("shape").get<std::vector<int64_t>>());
+      ps.push_back(on_device(p.at("data").get<std::vector<double>>(), shapes.back(), dtype, device));
+      DT_ASSERT_OK(dt_tensor_set_requires_grad(ps.back(), 1));
+      raw.push_back(ps.back());
+    }
+    O opt;
+    DT_ASSERT_OK(make_adaptive(c, raw, &opt));
+    const json& grads = c.at("grads");
+    for (size_t step = 0; step < grads.size(); ++step) {
+      for (size_t i = 0; i < ps.size(); ++i) give_grad(ps[i], grads[step][i], shapes[i], dtype, device);
+      DT_ASSERT_OK(dt_optimizer_step(opt));
+      for (size_t i = 0; i < ps.size(); ++i)
+        expect_values_near(host_values(ps[i]), c.at("after")[step][i], tol,
+                           "step " + std::to_string(step) + " param " + std::to_string(i));
+    }
+    // The state under PyTorch's names, in its order, with its values.
+    SD sd;
+    DT_ASSERT_OK(dt_optimizer_state_dict(opt, sd.out()));
+    std::vector<std::string> want_keys{"lr"};
+    for (const json& e : c.at("state")) want_keys.push_back(e.at("key"));
+    EXPECT_EQ(keys(sd), want_keys);
+    for (const json& e : c.at("state")) {
+      const std::string key = e.at("key");
+      T t;
+      DT_ASSERT_OK(dt_state_dict_find(sd, key.c_str(), t.out()));
+      EXPECT_EQ(shape_of(t), e.at("shape").get<std::vector<int64_t>>()) << key;
+      expect_values_near(host_values(t), e.at("data"), tol, key);
+    }
+  }
+}
+
+TEST_F(OptimState, RmspropAndAdagradStepAsPyTorchsDo) { adaptive_steps_match_pytorch(cpu()); }
+
+// The same cases on a GPU, where one is (the steps are plain ops there as anywhere).
+TEST_F(OptimState, RmspropAndAdagradStepAsPyTorchsDoOnCuda) {
+  if (!dt_cuda_is_available()) GTEST_SKIP() << "CUDA is not available";
+  adaptive_steps_match_pytorch(dt_device{DT_DEVICE_CUDA, 0});
+}
+
+// A checkpoint of either, loaded into a new optimizer over copies of the parameters,
+// steps to the same bits as the original going on.
+TEST_F(OptimState, RmspropAndAdagradCheckpointsResumeExactly) {
+  for (int kind = 0; kind < 2; ++kind) {
+    SCOPED_TRACE(kind == 0 ? "rmsprop" : "adagrad");
+    auto make = [&](const std::vector<const dt_tensor*>& ps, O* opt) {
+      if (kind == 0) return dt_rmsprop_new(ps.data(), ps.size(), 0.01, 0.9, 1e-8, 0.01, 0.5, 1, opt->out());
+      return dt_adagrad_new(ps.data(), ps.size(), 0.1, 0.05, 0.01, 0.3, 1e-10, opt->out());
+    };
+    T a = param_with_grad({1, -2, 3}, {0.5, 0.25, -1}, {3});
+    T b = param_with_grad({0.5}, {2}, {1});
+    std::vector<const dt_tensor*> ps{a, b};
+    O orig;
+    DT_ASSERT_OK(make(ps, &orig));
+    DT_ASSERT_OK(dt_optimizer_step(orig));
+    DT_ASSERT_OK(dt_optimizer_step(orig));
+    SD sd;
+    DT_ASSERT_OK(dt_optimizer_state_dict(orig, sd.out()));
+    EXPECT_EQ(entry(sd, "state.1.step"), 2.0);
+    T a2 = doubles_tensor(values<double>(a), {3}), b2 = doubles_tensor(values<double>(b), {1});
+    DT_ASSERT_OK(dt_tensor_set_requires_grad(a2, 1));
+    DT_ASSERT_OK(dt_tensor_set_requires_grad(b2, 1));
+    std::vector<const dt_tensor*> ps2{a2, b2};
+    O resumed;
+    DT_ASSERT_OK(make(ps2, &resumed));
+    DT_ASSERT_OK(dt_optimizer_load_state_dict(resumed, sd));
+    for (int step = 0; step < 3; ++step) {
+      const std::vector<double> ga{0.1 * step - 0.3, 0.7, -0.2 * step}, gb{1.5 - step};
+      set_grad(a, ga, {3});
+      set_grad(b, gb, {1});
+      set_grad(a2, ga, {3});
+      set_grad(b2, gb, {1});
+      DT_ASSERT_OK(dt_optimizer_step(orig));
+      DT_ASSERT_OK(dt_optimizer_step(resumed));
+      EXPECT_EQ(values<double>(a), values<double>(a2)) << "step " << step;
+      EXPECT_EQ(values<double>(b), values<double>(b2)) << "step " << step;
+    }
+    // Another optimizer's state is refused, naming the key (RMSprop with momentum keeps a
+    // momentum_buffer too, but SGD's comes without RMSprop's step and square_avg).
+    O sgd;
+    DT_ASSERT_OK(dt_sgd_new(ps.data(), ps.size(), 0.1, 0.9, 0.0, 0.0, 0, sgd.out()));
+    DT_ASSERT_OK(dt_optimizer_step(sgd));
+    SD sgd_sd;
+    DT_ASSERT_OK(dt_optimizer_state_dict(sgd, sgd_sd.out()));
+    DT_EXPECT_STATUS(dt_optimizer_load_state_dict(resumed, sgd_sd), DT_ERR_INVALID_ARGUMENT);
+    EXPECT_TRUE(has(dt_last_error_message(), kind == 0 ? "RMSprop: \"state.0.step\" is missing"
+                                                        : "Adagrad: unexpected key \"state.0.momentum_buffer\""))
+        << dt_last_error_message();
+  }
+}
+
+// Adagrad's sums exist from the start, as PyTorch's: a state dict before any step holds
+// them (filled with initial_accumulator_value) and step 0.
+TEST_F(OptimState, AdagradsSumsExistBeforeTheFirstStep) {
+  T a = doubles_tensor({1, 2}, {2});
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(a, 1));
+  const dt_tensor* ps[] = {a};
+  O opt;
+  DT_ASSERT_OK(dt_adagrad_new(ps, 1, 0.01, 0.0, 0.0, 0.25, 1e-10, opt.out()));
+  SD sd;
+  DT_ASSERT_OK(dt_optimizer_state_dict(opt, sd.out()));
+  EXPECT_EQ(keys(sd), (std::vector<std::string>{"lr", "state.0.step", "state.0.sum"}));
+  EXPECT_EQ(entry(sd, "state.0.step"), 0.0);
+  T sum;
+  DT_ASSERT_OK(dt_state_dict_find(sd, "state.0.sum", sum.out()));
+  EXPECT_EQ(values<double>(sum), (std::vector<double>{0.25, 0.25}));
+  // A step without a gradient changes nothing, the count included.
+  DT_ASSERT_OK(dt_optimizer_step(opt));
+  EXPECT_EQ(values<double>(a), (std::vector<double>{1, 2}));
+  SD again;
+  DT_ASSERT_OK(dt_optimizer_state_dict(opt, again.out()));
+  EXPECT_EQ(entry(again, "state.0.step"), 0.0);
+}
+
+TEST_F(OptimState, RmspropAndAdagradRefuseBadSettingsNamingThem) {
+  T a = doubles_tensor({1, 2}, {2});
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(a, 1));
+  const dt_tensor* ps[] = {a};
+  struct Bad {
+    dt_status got;
+    const char* message;
+  };
+  O o;
+  const Bad bad[] = {
+      {dt_rmsprop_new(ps, 1, -0.1, 0.99, 1e-8, 0, 0, 0, o.out()), "RMSprop: invalid learning rate -0.1"},
+      {dt_rmsprop_new(ps, 1, 0.01, -1, 1e-8, 0, 0, 0, o.out()), "RMSprop: invalid alpha value -1"},
+      {dt_rmsprop_new(ps, 1, 0.01, 0.99, NAN, 0, 0, 0, o.out()), "RMSprop: invalid epsilon value nan"},
+      {dt_rmsprop_new(ps, 1, 0.01, 0.99, 1e-8, -2, 0, 0, o.out()), "RMSprop: invalid weight_decay value -2"},
+      {dt_rmsprop_new(ps, 1, 0.01, 0.99, 1e-8, 0, -0.5, 0, o.out()), "RMSprop: invalid momentum value -0.5"},
+      {dt_rmsprop_new(ps, 1, 0.01, 0.99, 1e-8, 0, 0, 2, o.out()), "centered"},
+      {dt_rmsprop_new(ps, 0, 0.01, 0.99, 1e-8, 0, 0, 0, o.out()), "RMSprop: optimizer got an empty parameter list"},
+      {dt_adagrad_new(ps, 1, -1, 0, 0, 0, 1e-10, o.out()), "Adagrad: invalid learning rate -1"},
+      {dt_adagrad_new(ps, 1, 0.01, -0.5, 0, 0, 1e-10, o.out()), "Adagrad: invalid lr_decay value -0.5"},
+      {dt_adagrad_new(ps, 1, 0.01, 0, -3, 0, 1e-10, o.out()), "Adagrad: invalid weight_decay value -3"},
+      {dt_adagrad_new(ps, 1, 0.01, 0, 0, -0.1, 1e-10, o.out()), "Adagrad: invalid initial_accumulator_value -0.1"},
+      {dt_adagrad_new(ps, 1, 0.01, 0, 0, 0, -1e-10, o.out()), "Adagrad: invalid epsilon value -1e-10"},
+      {dt_adagrad_new(ps, 0, 0.01, 0, 0, 0, 1e-10, o.out()), "Adagrad: optimizer got an empty parameter list"},
+  };
+  // (dt_last_error_message is per thread and per call: each check re-runs its call.)
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) EXPECT_EQ(bad[k].got, DT_ERR_INVALID_ARGUMENT) << k;
+  EXPECT_EQ(o.get(), nullptr) << "outputs are untouched on failure";
+  DT_EXPECT_STATUS(dt_adagrad_new(ps, 1, 0.01, 0, 0, -0.1, 1e-10, o.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), bad[10].message)) << dt_last_error_message();
+  DT_EXPECT_STATUS(dt_rmsprop_new(ps, 1, 0.01, 0.99, NAN, 0, 0, 0, o.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), bad[2].message)) << dt_last_error_message();
+  DT_EXPECT_STATUS(dt_rmsprop_new(ps, 1, 0.01, 0.99, 1e-8, 0, 0, 2, o.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), bad[5].message)) << dt_last_error_message();
+  // A non-floating parameter, and one listed twice.
+  T ints;
+  const int64_t iv[] = {1, 2}, two = 2;
+  DT_ASSERT_OK(dt_tensor_from_data(iv, sizeof iv, &two, 1, DT_INT64, cpu(), ints.out()));
+  const dt_tensor* int_ps[] = {ints};
+  DT_EXPECT_STATUS(dt_adagrad_new(int_ps, 1, 0.01, 0, 0, 0, 1e-10, o.out()), DT_ERR_DTYPE_MISMATCH);
+  EXPECT_TRUE(has(dt_last_error_message(), "Adagrad: can only optimize floating tensors, got int64"))
+      << dt_last_error_message();
+  const dt_tensor* twice[] = {a, a};
+  DT_EXPECT_STATUS(dt_rmsprop_new(twice, 2, 0.01, 0.99, 1e-8, 0, 0, 0, o.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), "params[1] is params[0] again")) << dt_last_error_message();
+  DT_EXPECT_STATUS(dt_adagrad_new(ps, 1, 0.01, 0, 0, 0, 1e-10, nullptr), DT_ERR_INVALID_ARGUMENT);
+  DT_EXPECT_STATUS(dt_rmsprop_new(nullptr, 1, 0.01, 0.99, 1e-8, 0, 0, 0, o.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(o.get(), nullptr);
+}
+
+// Their step counts live on the host, so a captured step is refused, as Adam's, and the
+// stream captures on.
+TEST_F(OptimState, RmspropAndAdagradStepsAreNotCaptured) {
+  T a = param_with_grad({1, 2}, {0.5, -1}, {2});
+  const dt_tensor* ps[] = {a};
+  O rms, ada;
+  DT_ASSERT_OK(dt_rmsprop_new(ps, 1, 0.01, 0.99, 1e-8, 0, 0, 0, rms.out()));
+  DT_ASSERT_OK(dt_adagrad_new(ps, 1, 0.01, 0, 0, 0, 1e-10, ada.out()));
+  Handle<dt_stream, dt_stream_release> s;
+  DT_ASSERT_OK(dt_stream_create(cpu(), s.out()));
+  DT_ASSERT_OK(dt_graph_capture_begin(s));
+  DT_EXPECT_STATUS(dt_optimizer_step(rms), DT_ERR_NOT_SUPPORTED);
+  EXPECT_TRUE(has(dt_last_error_message(), "RMSprop step: cannot be captured")) << dt_last_error_message();
+  DT_EXPECT_STATUS(dt_optimizer_step(ada), DT_ERR_NOT_SUPPORTED);
+  EXPECT_TRUE(has(dt_last_error_message(), "Adagrad step: cannot be captured")) << dt_last_error_message();
+  Handle<dt_graph, dt_graph_release> g;
+  DT_ASSERT_OK(dt_graph_capture_end(s, g.out()));
+  EXPECT_EQ(values<double>(a), (std::vector<double>{1, 2})) << "a refused step writes nothing";
+  DT_ASSERT_OK(dt_optimizer_step(rms));
+  DT_ASSERT_OK(dt_optimizer_step(ada));
+  EXPECT_NE(values<double>(a), (std::vector<double>{1, 2}));
 }
 
 }  // namespace

@@ -54,6 +54,32 @@ DT_API dt_status dt_adam_new(const dt_tensor* const* params, size_t n, double lr
   });
 }
 
+DT_API dt_status dt_rmsprop_new(const dt_tensor* const* params, size_t n, double lr, double alpha, double eps,
+                                double weight_decay, double momentum, int32_t centered, dt_optimizer** out) {
+  return guard([&] {
+    const char* fn = "dt_rmsprop_new";
+    require(out, fn, "out");
+    flag_arg(centered, fn, "centered");
+    nn::Optimizer* o =
+        nn::new_rmsprop(params_arg(params, n, fn), {lr, alpha, eps, weight_decay, momentum, centered == 1});
+    *out = static_cast<dt_optimizer*>(new_object_handle<nn::Optimizer, HandleKind::Optimizer>(o));
+  });
+}
+
+DT_API dt_status dt_adagrad_new(const dt_tensor* const* params, size_t n, double lr, double lr_decay,
+                                double weight_decay, double initial_accumulator_value, double eps,
+                                dt_optimizer** out) {
+  return guard([&] {
+    const char* fn = "dt_adagrad_new";
+    require(out, fn, "out");
+    std::vector<Tensor> ps = params_arg(params, n, fn);
+    // The sums are made now, on each parameter's device: hold the parameters where they are.
+    for (const Tensor& p : ps) pin_for_call(p.impl());
+    nn::Optimizer* o = nn::new_adagrad(std::move(ps), {lr, lr_decay, weight_decay, initial_accumulator_value, eps});
+    *out = static_cast<dt_optimizer*>(new_object_handle<nn::Optimizer, HandleKind::Optimizer>(o));
+  });
+}
+
 DT_API dt_status dt_optimizer_step(dt_optimizer* opt) {
   return guard([&] {
     nn::Optimizer* o = optimizer_arg(opt, "dt_optimizer_step");

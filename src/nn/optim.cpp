@@ -14,20 +14,6 @@ namespace {
 Tensor mul(const Tensor& a, double s) { return ops::binary_scalar(BinaryOp::Mul, a, s); }
 Tensor add(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Add, a, b); }
 
-void check_params(const std::vector<Tensor>& params, const char* name) {
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (!is_floating(params[i].dtype()))
-      fail(DT_ERR_DTYPE_MISMATCH, cat(name, ": can only optimize floating tensors, got ", dtype_name(params[i].dtype())));
-    if (!ag::is_leaf(params[i]))
-      fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": can't optimize a non-leaf tensor (params[", i, "] was computed by ",
-                                        ag::grad_fn(params[i])->name(), "; pass the leaf it comes from)"));
-    // A step plans every update from the parameters as they were, so one listed twice
-    // would be updated twice from the same value (PyTorch deprecates this too).
-    for (size_t j = 0; j < i; ++j)
-      if (params[j].impl() == params[i].impl())
-        fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": params[", i, "] is params[", j, "] again; list each tensor once"));
-  }
-}
 
 class Sgd final : public Optimizer {
  public:
@@ -200,6 +186,21 @@ class Adam final : public Optimizer {
 };
 
 }  // namespace
+
+void check_params(const std::vector<Tensor>& params, const char* name) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!is_floating(params[i].dtype()))
+      fail(DT_ERR_DTYPE_MISMATCH, cat(name, ": can only optimize floating tensors, got ", dtype_name(params[i].dtype())));
+    if (!ag::is_leaf(params[i]))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": can't optimize a non-leaf tensor (params[", i, "] was computed by ",
+                                        ag::grad_fn(params[i])->name(), "; pass the leaf it comes from)"));
+    // A step plans every update from the parameters as they were, so one listed twice
+    // would be updated twice from the same value (PyTorch deprecates this too).
+    for (size_t j = 0; j < i; ++j)
+      if (params[j].impl() == params[i].impl())
+        fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": params[", i, "] is params[", j, "] again; list each tensor once"));
+  }
+}
 
 void Optimizer::apply(std::vector<Update> updates) {
   // Same device, shape and dtype: copy_ and an in-place subtraction allocate nothing, so

@@ -1,5 +1,5 @@
-// Optimizers: SGD (momentum, dampening, Nesterov, weight decay) and Adam / AdamW, as
-// torch.optim with its default (for-loop) update order. step() updates each parameter
+// Optimizers: SGD (momentum, dampening, Nesterov, weight decay), Adam / AdamW, RMSprop
+// and Adagrad, as torch.optim with its default (for-loop) update order. step() updates each parameter
 // in place on its own device; its state (momentum buffer, moments) lives there too.
 // A step is all or nothing: it first computes every new parameter value and state
 // tensor (where it allocates, and can fail), then applies them with writes that
@@ -92,7 +92,22 @@ struct AdamOptions {
   bool decoupled;  // AdamW
 };
 
+struct RmspropOptions {
+  double lr, alpha, eps, weight_decay, momentum;
+  bool centered;
+};
+struct AdagradOptions {
+  double lr, lr_decay, weight_decay, initial_accumulator_value, eps;
+};
+
 Optimizer* new_sgd(std::vector<Tensor> params, const SgdOptions& o);
 Optimizer* new_adam(std::vector<Tensor> params, const AdamOptions& o);
+Optimizer* new_rmsprop(std::vector<Tensor> params, const RmspropOptions& o);  // optim_adaptive.cpp
+Optimizer* new_adagrad(std::vector<Tensor> params, const AdagradOptions& o);  // optim_adaptive.cpp
+
+// What every optimizer checks of its parameters (name: "SGD", ... for the message):
+// floating leaves, each listed once (the constructors refuse an empty list after their
+// own settings, as PyTorch's).
+void check_params(const std::vector<Tensor>& params, const char* name);
 
 }  // namespace dt::nn

@@ -15,7 +15,7 @@ Deterministic (numpy generators with fixed seeds). tests/test_modules.cpp reads 
             input's shape; MSE's float64), "expected" (list of
             loss values, row-major), "input_grad" (gradient of sum(loss) w.r.t. input),
             "grad_fn" (the name of the loss's backward function)}
-  training  {"id", "optimizer": "sgd" | "adam" | "adamw", "options", "layers" (the
+  training  {"id", "optimizer": "sgd" | "adam" | "adamw" | "rmsprop" | "adagrad", "options", "layers" (the
             Linear sizes of Linear-ReLU-...-Linear), "weights" (a safetensors file under
             tests/reference/safetensors/ with the initial state_dict, which the test loads
             with dt_module_load), "x", "y", "losses" (cross-entropy per step, before the
@@ -33,6 +33,10 @@ Deterministic (numpy generators with fixed seeds). tests/test_modules.cpp reads 
             arguments, "dtype", "params" (name, shape, data, grad in PyTorch's order),
             "input", "h0", "c0", "output", "h_n", "c_n", "grad_output", "grad_h_n",
             "grad_c_n", "input_grad", "h0_grad", "c0_grad"}
+  optim_steps {"id", "optimizer": "rmsprop" | "adagrad", "options" (dt_rmsprop_new's /
+            dt_adagrad_new's arguments), "dtype", "initial" (the parameters), "grads" (per
+            step, per parameter: the gradient, or null for none), "after" (the parameters
+            after each step), "state" (optimizer.state_dict()'s entries: key, shape, data)}
 """
 import json
 import os
@@ -138,10 +142,28 @@ for shape, tdtype in [((6, 4), torch.float64), ((4,), torch.float64), ((2, 4, 3)
             m = nn.CrossEntropyLoss(weight=w, reduction=rname, label_smoothing=smooth)
             add_loss_case(cid, "cross_entropy", reduction, -100, smooth, w, m, x, x, target, tspec)
 
+
+def make_optimizer(kind, params, o):
+    """torch.optim.RMSprop / Adagrad from the options the C test passes to dt_rmsprop_new / dt_adagrad_new."""
+    if kind == "rmsprop":
+        return torch.optim.RMSprop(params, lr=o["lr"], alpha=o["alpha"], eps=o["eps"],
+                                   weight_decay=o["weight_decay"], momentum=o["momentum"],
+                                   centered=bool(o["centered"]))
+    return torch.optim.Adagrad(params, lr=o["lr"], lr_decay=o["lr_decay"], weight_decay=o["weight_decay"],
+                               initial_accumulator_value=o["initial_accumulator_value"], eps=o["eps"])
+
+
 TRAINING = []
 for opt_name, options in [("sgd", {"lr": 0.1, "momentum": 0.9, "dampening": 0.0, "weight_decay": 1e-4, "nesterov": 1}),
                           ("adam", {"lr": 0.01, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0}),
-                          ("adamw", {"lr": 0.01, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.01})]:
+                          ("adamw", {"lr": 0.01, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.01}),
+                          # (RMSprop at lr 0.005 drives this loss to 0.009, where float32 rounding alone
+                          # moves PyTorch's own curve by 2e-4: a 1e-7 nudge of one weight does the same.
+                          # At 0.002 the curve is well conditioned: such a nudge moves it 3.5e-7.)
+                          ("rmsprop", {"lr": 0.002, "alpha": 0.99, "eps": 1e-8, "weight_decay": 0.0, "momentum": 0.5,
+                                       "centered": 1}),
+                          ("adagrad", {"lr": 0.05, "lr_decay": 0.001, "weight_decay": 0.0,
+                                       "initial_accumulator_value": 0.1, "eps": 1e-10})]:
     torch.manual_seed(3)
     layers = [8, 16, 3]
     model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3))
@@ -158,9 +180,11 @@ for opt_name, options in [("sgd", {"lr": 0.1, "momentum": 0.9, "dampening": 0.0,
     elif opt_name == "adam":
         opt = torch.optim.Adam(model.parameters(), lr=options["lr"], betas=(options["beta1"], options["beta2"]),
                                eps=options["eps"], weight_decay=options["weight_decay"])
-    else:
+    elif opt_name == "adamw":
         opt = torch.optim.AdamW(model.parameters(), lr=options["lr"], betas=(options["beta1"], options["beta2"]),
                                 eps=options["eps"], weight_decay=options["weight_decay"])
+    else:
+        opt = make_optimizer(opt_name, model.parameters(), options)
     lossf = nn.CrossEntropyLoss()
     losses = []
     for step in range(100):
@@ -385,14 +409,63 @@ for cid, kind, in_size, hidden, layers, bias, batch_first, bidir, shape, states,
         "grad_output": spec(gout), "grad_h_n": spec(gh), "grad_c_n": spec(gc), "input_grad": flat(x.grad),
         "h0_grad": flat(h0.grad) if h0 is not None else None, "c0_grad": flat(c0.grad) if c0 is not None else None})
 
-for case in POINTWISE + CLIP + RESUME + RECURRENT:  # strict JSON: no NaN or infinity may slip in
+# RMSprop and Adagrad step by step: parameters of three shapes (one 0-d) get a given
+# gradient each step (the second none at step 3, so it skips a step and its step count
+# lags), and the parameters after every step and the final optimizer.state_dict() are
+# recorded. Gradients include zeros (Adagrad's and RMSprop's sqrt(0) + eps). Their own
+# generator, so the cases above keep their values.
+OPTIM_STEPS = []
+orng = np.random.default_rng(41)
+for cid, kind, dtype, o in [
+        ("rmsprop_default", "rmsprop", torch.float64,
+         {"lr": 0.01, "alpha": 0.99, "eps": 1e-8, "weight_decay": 0.0, "momentum": 0.0, "centered": 0}),
+        ("rmsprop_momentum", "rmsprop", torch.float64,
+         {"lr": 0.02, "alpha": 0.9, "eps": 1e-6, "weight_decay": 0.0, "momentum": 0.8, "centered": 0}),
+        ("rmsprop_centered_decay", "rmsprop", torch.float64,
+         {"lr": 0.005, "alpha": 0.95, "eps": 1e-8, "weight_decay": 0.1, "momentum": 0.9, "centered": 1}),
+        ("rmsprop_centered_f32", "rmsprop", torch.float32,
+         {"lr": 0.01, "alpha": 0.99, "eps": 1e-8, "weight_decay": 0.0, "momentum": 0.0, "centered": 1}),
+        ("adagrad_default", "adagrad", torch.float64,
+         {"lr": 0.01, "lr_decay": 0.0, "weight_decay": 0.0, "initial_accumulator_value": 0.0, "eps": 1e-10}),
+        ("adagrad_decay", "adagrad", torch.float64,
+         {"lr": 0.1, "lr_decay": 0.1, "weight_decay": 0.05, "initial_accumulator_value": 0.2, "eps": 1e-6}),
+        ("adagrad_f32", "adagrad", torch.float32,
+         {"lr": 0.05, "lr_decay": 0.01, "weight_decay": 0.0, "initial_accumulator_value": 0.5, "eps": 1e-10})]:
+    shapes = [(3, 4), (5,), ()]
+    ps = [torch.tensor(orng.uniform(-1, 1, size=s), dtype=dtype, requires_grad=True) for s in shapes]
+    initial = [{"shape": list(p.shape), "data": flat(p)} for p in ps]
+    opt = make_optimizer(kind, ps, o)
+    grads, after = [], []
+    for step in range(6):
+        gs = []
+        for i, p in enumerate(ps):
+            if i == 1 and step == 3:
+                p.grad = None
+                gs.append(None)
+                continue
+            g = orng.uniform(-1, 1, size=p.shape)
+            if step == 1:
+                g = g * (orng.uniform(0, 1, size=p.shape) < 0.5)  # some exact zeros
+            p.grad = torch.tensor(g, dtype=dtype)
+            gs.append(flat(p.grad))
+        opt.step()
+        grads.append(gs)
+        after.append([flat(p) for p in ps])
+    sd = opt.state_dict()
+    # (torch 1.13 keeps RMSprop's step as a Python int, Adagrad's as a 0-d tensor)
+    state = [{"key": f"state.{i}.{k}", "shape": list(torch.as_tensor(v).shape), "data": flat(torch.as_tensor(v))}
+             for i, st in sd["state"].items() for k, v in st.items()]
+    OPTIM_STEPS.append({"id": cid, "optimizer": kind, "options": o, "dtype": str(dtype).replace("torch.", ""),
+                        "initial": initial, "grads": grads, "after": after, "state": state})
+
+for case in POINTWISE + CLIP + RESUME + RECURRENT + OPTIM_STEPS:  # strict JSON: no NaN or infinity may slip in
     json.dumps(case, allow_nan=False)
 
 out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "module_cases.json")
 with open(out, "w") as fh:
     json.dump({"generator": "tests/reference/gen_module_reference.py", "torch": torch.__version__,
                "losses": LOSSES, "training": TRAINING, "pointwise_losses": POINTWISE, "clip_grad": CLIP,
-               "resume": RESUME, "recurrent": RECURRENT}, fh, separators=(",", ":"))
+               "resume": RESUME, "recurrent": RECURRENT, "optim_steps": OPTIM_STEPS}, fh, separators=(",", ":"))
     fh.write("\n")
 print(f"{len(LOSSES)} loss cases, {len(TRAINING)} training runs, {len(POINTWISE)} pointwise loss cases, "
-      f"{len(CLIP)} clipping cases, {len(RESUME)} resumed runs, {len(RECURRENT)} recurrent cases -> {out}")
+      f"{len(CLIP)} clipping cases, {len(RESUME)} resumed runs, {len(RECURRENT)} recurrent cases, {len(OPTIM_STEPS)} optimizer step cases -> {out}")

@@ -1,0 +1,186 @@
+// RMSprop and Adagrad (optim.h), as torch.optim.RMSprop / Adagrad with their default
+// (for-loop) update: the same order of operations, the same state under the same names
+// (square_avg, momentum_buffer, grad_avg; sum), the same validation. Both are planned
+// from plain ops like Adam (optim.cpp), so every backend runs them; and like Adam they
+// keep a step count on the host, so neither can be captured into a graph.
+#include <cmath>
+
+#include "core/error.h"
+#include "core/graph.h"
+#include "nn/autograd.h"
+#include "nn/optim.h"
+#include "ops/ops.h"
+
+namespace dt::nn {
+namespace {
+
+Tensor mul(const Tensor& a, double s) { return ops::binary_scalar(BinaryOp::Mul, a, s); }
+Tensor add(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Add, a, b); }
+Tensor div(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Div, a, b); }
+Tensor square(const Tensor& a) { return ops::binary(BinaryOp::Mul, a, a); }
+Tensor zeros_like(const Tensor& p) { return ops::full(p.shape(), 0.0, p.dtype(), p.device()); }
+
+const char kNoCapture[] =
+    "its step count lives on the host, so every replay would repeat one step's; capture SGD, or step outside "
+    "the graph";
+
+class Rmsprop final : public Optimizer {
+ public:
+  Rmsprop(std::vector<Tensor> params, const RmspropOptions& o)
+      : Optimizer(std::move(params)),
+        o_(o),
+        square_avg_(params_.size()),
+        momentum_buffer_(params_.size()),
+        grad_avg_(params_.size()),
+        steps_(params_.size(), 0) {}
+
+ private:
+  std::vector<Update> plan() override {
+    std::vector<Update> out;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const Tensor& p = params_[i];
+      Tensor g = ag::grad(p);
+      if (!g.defined()) continue;
+      refuse_while_capturing(p.device(), "RMSprop step", kNoCapture);
+      Update u{i, Tensor(), Tensor(), {}};
+      if (o_.weight_decay != 0) g = add(g, mul(p, o_.weight_decay));
+      // square_avg = alpha * square_avg + (1 - alpha) * g^2
+      const Tensor sq0 = square_avg_[i].defined() ? square_avg_[i] : zeros_like(p);
+      Tensor sq = add(mul(sq0, o_.alpha), mul(square(g), 1.0 - o_.alpha));
+      Tensor avg;
+      Tensor grad_avg;
+      if (o_.centered) {
+        // grad_avg = alpha * grad_avg + (1 - alpha) * g; avg = sqrt(square_avg - grad_avg^2)
+        const Tensor ga0 = grad_avg_[i].defined() ? grad_avg_[i] : zeros_like(p);
+        grad_avg = add(mul(ga0, o_.alpha), mul(g, 1.0 - o_.alpha));
+        avg = ops::unary(UnaryOp::Sqrt, ops::binary(BinaryOp::Sub, sq, square(grad_avg)));
+      } else {
+        avg = ops::unary(UnaryOp::Sqrt, sq);
+      }
+      avg = ops::binary_scalar(BinaryOp::Add, avg, o_.eps);
+      Tensor buf;
+      if (o_.momentum > 0) {
+        // buf = momentum * buf + g / avg; p -= lr * buf
+        const Tensor b0 = momentum_buffer_[i].defined() ? momentum_buffer_[i] : zeros_like(p);
+        buf = add(mul(b0, o_.momentum), div(g, avg));
+        u.subtract = mul(buf, o_.lr);
+      } else {
+        u.subtract = mul(div(g, avg), o_.lr);
+      }
+      u.state = {sq, buf, grad_avg};
+      out.push_back(std::move(u));
+    }
+    return out;
+  }
+  void keep_state(Update& u) override {
+    square_avg_[u.index] = std::move(u.state[0]);
+    if (u.state[1].defined()) momentum_buffer_[u.index] = std::move(u.state[1]);
+    if (u.state[2].defined()) grad_avg_[u.index] = std::move(u.state[2]);
+    ++steps_[u.index];
+  }
+
+  void follow_parameters() override {
+    follow(square_avg_);
+    follow(momentum_buffer_);
+    follow(grad_avg_);
+  }
+
+  const char* name() const override { return "RMSprop"; }
+  double& lr_slot() override { return o_.lr; }
+  // PyTorch's order of a parameter's state: step, square_avg, momentum_buffer, grad_avg.
+  std::vector<Slot> slots() override {
+    std::vector<Slot> s{{"square_avg", &square_avg_}};
+    if (o_.momentum > 0) s.push_back({"momentum_buffer", &momentum_buffer_});
+    if (o_.centered) s.push_back({"grad_avg", &grad_avg_});
+    return s;
+  }
+  std::vector<int64_t>* step_counts() override { return &steps_; }
+
+  RmspropOptions o_;
+  std::vector<Tensor> square_avg_, momentum_buffer_, grad_avg_;
+  std::vector<int64_t> steps_;
+};
+
+class Adagrad final : public Optimizer {
+ public:
+  // As PyTorch's, the sums exist from the start (filled with initial_accumulator_value),
+  // so a state dict taken before the first step already holds them, with step 0.
+  Adagrad(std::vector<Tensor> params, const AdagradOptions& o)
+      : Optimizer(std::move(params)), o_(o), sum_(params_.size()), steps_(params_.size(), 0) {
+    for (size_t i = 0; i < params_.size(); ++i) sum_[i] = initial_sum(params_[i]);
+  }
+
+ private:
+  Tensor initial_sum(const Tensor& p) const {
+    return ops::full(p.shape(), o_.initial_accumulator_value, p.dtype(), p.device());
+  }
+
+  std::vector<Update> plan() override {
+    std::vector<Update> out;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const Tensor& p = params_[i];
+      Tensor g = ag::grad(p);
+      if (!g.defined()) continue;
+      refuse_while_capturing(p.device(), "Adagrad step", kNoCapture);
+      Update u{i, Tensor(), Tensor(), {}};
+      const double step = static_cast<double>(steps_[i] + 1);
+      if (o_.weight_decay != 0) g = add(g, mul(p, o_.weight_decay));
+      const double clr = o_.lr / (1 + (step - 1) * o_.lr_decay);
+      // sum += g^2; p -= clr * g / (sqrt(sum) + eps). (A state dict loaded without this
+      // parameter's entry leaves its sum undefined: it starts again from the initial value.)
+      const Tensor sum0 = sum_[i].defined() ? sum_[i] : initial_sum(p);
+      Tensor sum = add(sum0, square(g));
+      Tensor std_dev = ops::binary_scalar(BinaryOp::Add, ops::unary(UnaryOp::Sqrt, sum), o_.eps);
+      u.subtract = mul(div(g, std_dev), clr);
+      u.state = {sum};
+      out.push_back(std::move(u));
+    }
+    return out;
+  }
+  void keep_state(Update& u) override {
+    sum_[u.index] = std::move(u.state[0]);
+    ++steps_[u.index];
+  }
+
+  void follow_parameters() override { follow(sum_); }
+
+  const char* name() const override { return "Adagrad"; }
+  double& lr_slot() override { return o_.lr; }
+  std::vector<Slot> slots() override { return {{"sum", &sum_}}; }
+  std::vector<int64_t>* step_counts() override { return &steps_; }
+
+  AdagradOptions o_;
+  std::vector<Tensor> sum_;
+  std::vector<int64_t> steps_;
+};
+
+// value >= 0 (NaN fails), or INVALID_ARGUMENT in PyTorch's words.
+void require_non_negative(const char* who, const char* what, double value) {
+  if (!(value >= 0)) fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": invalid ", what, " ", value));
+}
+
+}  // namespace
+
+Optimizer* new_rmsprop(std::vector<Tensor> params, const RmspropOptions& o) {
+  check_params(params, "RMSprop");
+  require_non_negative("RMSprop", "learning rate", o.lr);
+  require_non_negative("RMSprop", "epsilon value", o.eps);
+  require_non_negative("RMSprop", "momentum value", o.momentum);
+  require_non_negative("RMSprop", "weight_decay value", o.weight_decay);
+  require_non_negative("RMSprop", "alpha value", o.alpha);
+  if (params.empty()) fail(DT_ERR_INVALID_ARGUMENT, "RMSprop: optimizer got an empty parameter list");
+  return new Rmsprop(std::move(params), o);
+}
+
+Optimizer* new_adagrad(std::vector<Tensor> params, const AdagradOptions& o) {
+  check_params(params, "Adagrad");
+  require_non_negative("Adagrad", "learning rate", o.lr);
+  require_non_negative("Adagrad", "lr_decay value", o.lr_decay);
+  require_non_negative("Adagrad", "weight_decay value", o.weight_decay);
+  require_non_negative("Adagrad", "initial_accumulator_value", o.initial_accumulator_value);
+  require_non_negative("Adagrad", "epsilon value", o.eps);
+  if (params.empty()) fail(DT_ERR_INVALID_ARGUMENT, "Adagrad: optimizer got an empty parameter list");
+  return new Adagrad(std::move(params), o);
+}
+
+}  // namespace dt::nn
