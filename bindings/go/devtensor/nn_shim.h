@@ -199,6 +199,18 @@ static inline gdt_hres gdt_adam(const uintptr_t* p, size_t n, double lr, double 
   dt_optimizer* o = NULL;
   dt_status st = dt_adam_new((const dt_tensor* const*)p, n, lr, b1, b2, eps, wd, decoupled, &o);
   return gdt_hr(st, o); }
+static inline gdt_hres gdt_rmsprop(const uintptr_t* p, size_t n, double lr, double alpha, double eps, double wd,
+                                   double momentum, int32_t centered) {
+  gdt_take_slot();
+  dt_optimizer* o = NULL;
+  dt_status st = dt_rmsprop_new((const dt_tensor* const*)p, n, lr, alpha, eps, wd, momentum, centered, &o);
+  return gdt_hr(st, o); }
+static inline gdt_hres gdt_adagrad(const uintptr_t* p, size_t n, double lr, double lr_decay, double wd,
+                                   double initial_accumulator_value, double eps) {
+  gdt_take_slot();
+  dt_optimizer* o = NULL;
+  dt_status st = dt_adagrad_new((const dt_tensor* const*)p, n, lr, lr_decay, wd, initial_accumulator_value, eps, &o);
+  return gdt_hr(st, o); }
 static inline gdt_res gdt_optimizer_step(uintptr_t o) {
   gdt_take_slot();
   return gdt_r(dt_optimizer_step((dt_optimizer*)o)); }

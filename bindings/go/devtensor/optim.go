@@ -8,10 +8,10 @@ import (
 	"sync/atomic"
 )
 
-// Optimizer updates a set of parameters from their gradients (SGD, Adam, AdamW). Close
-// it when done. Close may be called from several goroutines at once (exactly one
-// releases), but must not race other use of the optimizer. An Optimizer must not be
-// copied by value (go vet reports a copy): share the *Optimizer.
+// Optimizer updates a set of parameters from their gradients (SGD, Adam, AdamW,
+// RMSprop, Adagrad). Close it when done. Close may be called from several goroutines at
+// once (exactly one releases), but must not race other use of the optimizer. An
+// Optimizer must not be copied by value (go vet reports a copy): share the *Optimizer.
 type Optimizer struct {
 	_ noCopy  // go vet: an Optimizer must not be copied (lifetime.go)
 	h uintptr // the dt_optimizer* (C memory), 0 once closed; read with atomic.LoadUintptr
@@ -70,61 +70,115 @@ func paramTensors[P Params](params P) []*Tensor {
 	return nil // unreachable: Params has no other types
 }
 
-// OptimizerOption sets one hyperparameter of SGD, Adam or AdamW; an option an optimizer
-// does not have (Betas for SGD, Momentum for Adam) is ErrInvalidArgument.
+// OptimizerOption sets one hyperparameter of SGD, Adam, AdamW, RMSprop or Adagrad; an
+// option an optimizer does not have (Betas for SGD, Momentum for Adam, Centered for
+// Adagrad, LRDecay for SGD) is ErrInvalidArgument "<optimizer> has no option <name>".
+// Which optimizers take which: Momentum (SGD, RMSprop), Dampening and Nesterov (SGD),
+// WeightDecay (all), Betas (Adam, AdamW), Eps (Adam, AdamW, RMSprop, Adagrad), Alpha and
+// Centered (RMSprop), LRDecay and InitialAccumulatorValue (Adagrad).
 type OptimizerOption func(*optimConfig)
+
+// optimKind is a set of optimizers (Adam stands for Adam and AdamW): those that take an
+// option.
+type optimKind uint8
+
+const (
+	kindSGD optimKind = 1 << iota
+	kindAdam
+	kindRMSprop
+	kindAdagrad
+	kindAll = kindSGD | kindAdam | kindRMSprop | kindAdagrad
+)
+
+// optimOption is an option given: its name and the optimizers that take it.
+type optimOption struct {
+	name  string
+	kinds optimKind
+}
 
 type optimConfig struct {
 	momentum, dampening, weightDecay, beta1, beta2, eps float64
-	nesterov                                            bool
-	sgdOnly, adamOnly                                   []string // the options given, by kind
+	alpha, lrDecay, initialAccumulatorValue             float64
+	nesterov, centered                                  bool
+	given                                               []optimOption // in the order given
 }
 
-// Momentum is SGD's momentum factor (PyTorch's default 0).
+// take records that the option name, which the optimizers kinds take, was given.
+func (c *optimConfig) take(name string, kinds optimKind) {
+	c.given = append(c.given, optimOption{name, kinds})
+}
+
+// Momentum is the momentum factor of SGD and RMSprop (PyTorch's default 0).
 func Momentum(m float64) OptimizerOption {
-	return func(c *optimConfig) { c.momentum = m; c.sgdOnly = append(c.sgdOnly, "Momentum") }
+	return func(c *optimConfig) { c.momentum = m; c.take("Momentum", kindSGD|kindRMSprop) }
 }
 
 // Dampening is SGD's dampening for momentum (PyTorch's default 0).
 func Dampening(d float64) OptimizerOption {
-	return func(c *optimConfig) { c.dampening = d; c.sgdOnly = append(c.sgdOnly, "Dampening") }
+	return func(c *optimConfig) { c.dampening = d; c.take("Dampening", kindSGD) }
 }
 
 // Nesterov turns on SGD's Nesterov momentum (PyTorch's nesterov=True; it needs a momentum
 // and zero dampening).
 func Nesterov() OptimizerOption {
-	return func(c *optimConfig) { c.nesterov = true; c.sgdOnly = append(c.sgdOnly, "Nesterov") }
+	return func(c *optimConfig) { c.nesterov = true; c.take("Nesterov", kindSGD) }
 }
 
-// WeightDecay is the L2 penalty of SGD and Adam (PyTorch's default 0) and AdamW's
-// decoupled weight decay (PyTorch's default 0.01).
+// WeightDecay is the L2 penalty of SGD, Adam, RMSprop and Adagrad (PyTorch's default 0)
+// and AdamW's decoupled weight decay (PyTorch's default 0.01).
 func WeightDecay(w float64) OptimizerOption {
-	return func(c *optimConfig) { c.weightDecay = w }
+	return func(c *optimConfig) { c.weightDecay = w; c.take("WeightDecay", kindAll) }
 }
 
 // Betas are Adam's and AdamW's coefficients of the running averages of the gradient and
 // its square (PyTorch's default 0.9, 0.999).
 func Betas(beta1, beta2 float64) OptimizerOption {
-	return func(c *optimConfig) { c.beta1, c.beta2 = beta1, beta2; c.adamOnly = append(c.adamOnly, "Betas") }
+	return func(c *optimConfig) { c.beta1, c.beta2 = beta1, beta2; c.take("Betas", kindAdam) }
 }
 
-// Eps is the term Adam and AdamW add to the denominator (PyTorch's default 1e-8).
+// Eps is the term Adam, AdamW, RMSprop and Adagrad add to the denominator (PyTorch's
+// defaults: 1e-8 for Adam, AdamW and RMSprop, 1e-10 for Adagrad).
 func Eps(eps float64) OptimizerOption {
-	return func(c *optimConfig) { c.eps = eps; c.adamOnly = append(c.adamOnly, "Eps") }
+	return func(c *optimConfig) { c.eps = eps; c.take("Eps", kindAdam|kindRMSprop|kindAdagrad) }
 }
 
-func optimOptions(op string, c optimConfig, opts []OptimizerOption, adam bool) (optimConfig, error) {
+// Alpha is RMSprop's smoothing constant, the coefficient of the running average of the
+// squared gradient (PyTorch's default 0.99).
+func Alpha(a float64) OptimizerOption {
+	return func(c *optimConfig) { c.alpha = a; c.take("Alpha", kindRMSprop) }
+}
+
+// Centered turns on centered RMSprop (PyTorch's centered=True): the gradient is
+// normalized by an estimate of its variance, which keeps a running average of the
+// gradient too ("grad_avg").
+func Centered() OptimizerOption {
+	return func(c *optimConfig) { c.centered = true; c.take("Centered", kindRMSprop) }
+}
+
+// LRDecay is Adagrad's learning rate decay: step t (from 1) uses lr / (1 + (t - 1) *
+// lrDecay) (PyTorch's default 0).
+func LRDecay(d float64) OptimizerOption {
+	return func(c *optimConfig) { c.lrDecay = d; c.take("LRDecay", kindAdagrad) }
+}
+
+// InitialAccumulatorValue is the value Adagrad's sums of squared gradients ("sum") start
+// from (PyTorch's default 0).
+func InitialAccumulatorValue(v float64) OptimizerOption {
+	return func(c *optimConfig) { c.initialAccumulatorValue = v; c.take("InitialAccumulatorValue", kindAdagrad) }
+}
+
+// optimOptions applies opts to the defaults c of optimizer op, of kind kind; the first
+// option op does not take is ErrInvalidArgument naming it.
+func optimOptions(op string, kind optimKind, c optimConfig, opts []OptimizerOption) (optimConfig, error) {
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
 		}
 	}
-	wrong := c.adamOnly
-	if adam {
-		wrong = c.sgdOnly
-	}
-	if len(wrong) > 0 {
-		return c, &Error{Code: ErrInvalidArgument, Op: op, Msg: op + " has no option " + wrong[0]}
+	for _, g := range c.given {
+		if g.kinds&kind == 0 {
+			return c, &Error{Code: ErrInvalidArgument, Op: op, Msg: op + " has no option " + g.name}
+		}
 	}
 	return c, nil
 }
@@ -133,16 +187,12 @@ func optimOptions(op string, c optimConfig, opts []OptimizerOption, adam bool) (
 // result as it is), with PyTorch's defaults unless opts say otherwise: Momentum,
 // Dampening, WeightDecay, Nesterov. The caller owns the Optimizer and must Close it.
 func SGD[P Params](params P, lr float64, opts ...OptimizerOption) (*Optimizer, error) {
-	c, err := optimOptions("SGD", optimConfig{}, opts, false)
+	c, err := optimOptions("SGD", kindSGD, optimConfig{}, opts)
 	if err != nil {
 		return nil, err
 	}
-	nest := C.int32_t(0)
-	if c.nesterov {
-		nest = 1
-	}
 	return newOptimizer("SGD", paramTensors(params), func(p *C.uintptr_t, n C.size_t) C.gdt_hres {
-		return C.gdt_sgd(p, n, C.double(lr), C.double(c.momentum), C.double(c.dampening), C.double(c.weightDecay), nest)
+		return C.gdt_sgd(p, n, C.double(lr), C.double(c.momentum), C.double(c.dampening), C.double(c.weightDecay), cBool(c.nesterov))
 	})
 }
 
@@ -164,12 +214,60 @@ func adam(op string, params []*Tensor, lr float64, decoupled C.int32_t, opts []O
 	if decoupled == 1 {
 		def.weightDecay = 0.01
 	}
-	c, err := optimOptions(op, def, opts, true)
+	c, err := optimOptions(op, kindAdam, def, opts)
 	if err != nil {
 		return nil, err
 	}
 	return newOptimizer(op, params, func(p *C.uintptr_t, n C.size_t) C.gdt_hres {
 		return C.gdt_adam(p, n, C.double(lr), C.double(c.beta1), C.double(c.beta2), C.double(c.eps), C.double(c.weightDecay), decoupled)
+	})
+}
+
+// RMSprop is torch.optim.RMSprop(params, lr, ...) over params (as SGD's), with
+// PyTorch's defaults unless opts say otherwise: Alpha (0.99), Eps (1e-8), WeightDecay
+// (an L2 penalty added to the gradient, 0), Momentum (0), Centered (off); PyTorch's
+// default lr is 0.01. Each step: square_avg = alpha * square_avg + (1 - alpha) * g^2
+// (centered: minus grad_avg^2, grad_avg the running average of g), then
+// p -= lr * g / (sqrt(square_avg) + eps), or with momentum through a momentum buffer.
+// Its state is "square_avg", "momentum_buffer" (Momentum > 0) and "grad_avg" (Centered)
+// and a step count kept on the host, so its Step cannot be captured into a Graph
+// (ErrNotSupported). Errors: ErrInvalidArgument (a negative lr, alpha, eps, weight decay
+// or momentum, naming it; an option RMSprop does not have; no parameters, or one that is
+// not a leaf), ErrDTypeMismatch (a parameter that is not floating-point). The caller
+// owns the Optimizer and must Close it.
+func RMSprop[P Params](params P, lr float64, opts ...OptimizerOption) (*Optimizer, error) {
+	const op = "RMSprop"
+	c, err := optimOptions(op, kindRMSprop, optimConfig{alpha: 0.99, eps: 1e-8}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return newOptimizer(op, paramTensors(params), func(p *C.uintptr_t, n C.size_t) C.gdt_hres {
+		return C.gdt_rmsprop(p, n, C.double(lr), C.double(c.alpha), C.double(c.eps), C.double(c.weightDecay),
+			C.double(c.momentum), cBool(c.centered))
+	})
+}
+
+// Adagrad is torch.optim.Adagrad(params, lr, ...) over params (as SGD's), with
+// PyTorch's defaults unless opts say otherwise: LRDecay (0), WeightDecay (an L2 penalty
+// added to the gradient, 0), InitialAccumulatorValue (0), Eps (1e-10); PyTorch's default
+// lr is 0.01. At a parameter's step t (from 1): sum += g^2 and p -= lr / (1 + (t - 1) *
+// lrDecay) * g / (sqrt(sum) + eps). As PyTorch's, the sums are made here, filled with
+// the initial accumulator value, so a StateDict taken before the first step already
+// holds "state.<i>.step" (0) and "state.<i>.sum". The step count is kept on the host, so
+// its Step cannot be captured into a Graph (ErrNotSupported). Errors: ErrInvalidArgument
+// (a negative lr, lr decay, weight decay, initial accumulator value or eps, naming it;
+// an option Adagrad does not have; no parameters, or one that is not a leaf),
+// ErrDTypeMismatch (a parameter that is not floating-point), ErrOutOfMemory. The caller
+// owns the Optimizer and must Close it.
+func Adagrad[P Params](params P, lr float64, opts ...OptimizerOption) (*Optimizer, error) {
+	const op = "Adagrad"
+	c, err := optimOptions(op, kindAdagrad, optimConfig{eps: 1e-10}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return newOptimizer(op, paramTensors(params), func(p *C.uintptr_t, n C.size_t) C.gdt_hres {
+		return C.gdt_adagrad(p, n, C.double(lr), C.double(c.lrDecay), C.double(c.weightDecay),
+			C.double(c.initialAccumulatorValue), C.double(c.eps))
 	})
 }
 
@@ -248,8 +346,12 @@ func (o *Optimizer) SetLR(lr float64) error {
 // i (its position in the list the optimizer was made with) that has state,
 // "state.<i>.momentum_buffer" (SGD with momentum) or "state.<i>.step",
 // "state.<i>.exp_avg" and "state.<i>.exp_avg_sq" (Adam and AdamW, in that order; the
-// step a 0-d float32 tensor on the CPU, as PyTorch's). The tensors are copies: later steps do not change them. The
-// caller owns the StateDict and must Close it. Errors: ErrClosed for a closed o,
+// step a 0-d float32 tensor on the CPU, as PyTorch's), "state.<i>.step",
+// "state.<i>.square_avg", "state.<i>.momentum_buffer" (with Momentum) and
+// "state.<i>.grad_avg" (Centered) (RMSprop), or "state.<i>.step" and "state.<i>.sum"
+// (Adagrad, whose state exists from the start: step 0 before the first Step). The
+// tensors are copies: later steps do not change them. The caller owns the StateDict and
+// must Close it. Errors: ErrClosed for a closed o,
 // ErrInvalidArgument for a nil one, ErrInvalidHandle, ErrOutOfMemory.
 func (o *Optimizer) StateDict() (*StateDict, error) {
 	const op = "Optimizer.StateDict"

@@ -2194,6 +2194,31 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_rmsprop_new(
+        params: *const *const dt_tensor,
+        n: usize,
+        lr: f64,
+        alpha: f64,
+        eps: f64,
+        weight_decay: f64,
+        momentum: f64,
+        centered: i32,
+        out: *mut *mut dt_optimizer,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_adagrad_new(
+        params: *const *const dt_tensor,
+        n: usize,
+        lr: f64,
+        lr_decay: f64,
+        weight_decay: f64,
+        initial_accumulator_value: f64,
+        eps: f64,
+        out: *mut *mut dt_optimizer,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_optimizer_step(opt: *mut dt_optimizer) -> dt_status;
 }
 extern "C" {

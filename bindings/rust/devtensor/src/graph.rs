@@ -31,8 +31,8 @@ use std::ptr::NonNull;
 /// ([`Tensor::item`](crate::Tensor::item), [`Tensor::to_vec`](crate::Tensor::to_vec),
 /// printing, saving, DLPack export), writing host memory into a tensor, copies between
 /// the host and a GPU, synchronising or querying the capturing stream, events on it,
-/// random numbers (a replay would repeat them), collectives, an Adam step, and an SGD
-/// momentum step before its buffers exist (step once eagerly first, as PyTorch's warm-up
+/// random numbers (a replay would repeat them), collectives, an Adam, RMSprop or Adagrad
+/// step, and an SGD momentum step before its buffers exist (step once eagerly first, as PyTorch's warm-up
 /// does).
 ///
 /// ```

@@ -1257,9 +1257,9 @@ impl Sequential {
     }
 }
 
-/// An optimizer over a set of parameters (`dt_optimizer`): SGD, Adam, AdamW. Owns one
-/// reference; dropping releases it and never panics. `Send + Sync`: it may move to the
-/// thread that trains; [`Optimizer::step`], [`Optimizer::zero_grad`],
+/// An optimizer over a set of parameters (`dt_optimizer`): SGD, Adam, AdamW, RMSprop,
+/// Adagrad. Owns one reference; dropping releases it and never panics. `Send + Sync`: it
+/// may move to the thread that trains; [`Optimizer::step`], [`Optimizer::zero_grad`],
 /// [`Optimizer::set_lr`] and [`Optimizer::load_state_dict`] take `&mut self`.
 pub struct Optimizer {
     ptr: NonNull<ffi::dt_optimizer>,
@@ -1386,6 +1386,112 @@ impl Optimizer {
             )
         })
     }
+    /// `torch.optim.RMSprop(params, lr, alpha, eps, weight_decay, momentum, centered)`:
+    /// `square_avg = alpha * square_avg + (1 - alpha) * g²`; `centered` also keeps
+    /// `grad_avg = alpha * grad_avg + (1 - alpha) * g` and uses the variance
+    /// `square_avg - grad_avg²` instead; `avg = sqrt(that) + eps`; then `p -= lr * g / avg`,
+    /// or with a momentum `buf = momentum * buf + g / avg` and `p -= lr * buf` (`g`: the
+    /// gradient plus `weight_decay * p`). A step cannot be captured into a
+    /// [`Graph`](crate::Graph) (its step count lives on the host).
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// // lr 0.01, alpha 0.99, eps 1e-8, weight decay 0, no momentum, not centered
+    /// // (PyTorch's defaults; nn::RmsProp names them)
+    /// let mut opt = Optimizer::rmsprop(&lin.parameters()?, 0.01, 0.99, 1e-8, 0.0, 0.0, false)?;
+    /// let x = Tensor::ones(&[1, 2], DType::Float32, Device::CPU)?;
+    /// let before = lin.parameters()?[1].item()?;
+    /// opt.zero_grad()?;
+    /// lin.forward(&x)?.sum_all()?.backward()?; // d/d(bias) = 1
+    /// opt.step()?; // square_avg = 0.01 * 1², so the bias moves by 0.01 / sqrt(0.01) = 0.1
+    /// assert!((lin.parameters()?[1].item()? - (before - 0.1)).abs() < 1e-5);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_rmsprop_new`: an
+    /// [`Error`] with the library's code and message.
+    #[allow(clippy::too_many_arguments)]
+    pub fn rmsprop(
+        params: &[Tensor],
+        lr: f64,
+        alpha: f64,
+        eps: f64,
+        weight_decay: f64,
+        momentum: f64,
+        centered: bool,
+    ) -> Result<Optimizer> {
+        let h: Vec<*const ffi::dt_tensor> = params.iter().map(|t| t.as_ptr() as *const _).collect();
+        new_opt(|o| unsafe {
+            ffi::dt_rmsprop_new(
+                h.as_ptr(),
+                h.len(),
+                lr,
+                alpha,
+                eps,
+                weight_decay,
+                momentum,
+                centered as i32,
+                o,
+            )
+        })
+    }
+    /// `torch.optim.Adagrad(params, lr, lr_decay, weight_decay, initial_accumulator_value,
+    /// eps)`: at a parameter's step `t` (from 1), `sum += g²` and
+    /// `p -= lr / (1 + (t - 1) * lr_decay) * g / (sqrt(sum) + eps)` (`g`: the gradient plus
+    /// `weight_decay * p`). Each parameter's `sum` is made here, filled with
+    /// `initial_accumulator_value` on the parameter's device, so a
+    /// [`state_dict`](Optimizer::state_dict) taken before the first step already holds it
+    /// (with step 0), as PyTorch's. A step cannot be captured into a
+    /// [`Graph`](crate::Graph) (its step count lives on the host).
+    ///
+    /// ```
+    /// # use devtensor::nn::{Module, Optimizer, Reduction, Sequential};
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// // lr 0.1, lr decay 0, weight decay 0, initial accumulator 0, eps 1e-10 (nn::Adagrad
+    /// // names them)
+    /// let mut opt = Optimizer::adagrad(&lin.parameters()?, 0.1, 0.0, 0.0, 0.0, 1e-10)?;
+    /// let x = Tensor::ones(&[1, 2], DType::Float32, Device::CPU)?;
+    /// let before = lin.parameters()?[1].item()?;
+    /// opt.zero_grad()?;
+    /// lin.forward(&x)?.sum_all()?.backward()?; // d/d(bias) = 1
+    /// opt.step()?; // sum = 1², so the first step moves the bias by lr * 1 / sqrt(1)
+    /// assert!((lin.parameters()?[1].item()? - (before - 0.1)).abs() < 1e-6);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_adagrad_new`: an
+    /// [`Error`] with the library's code and message.
+    pub fn adagrad(
+        params: &[Tensor],
+        lr: f64,
+        lr_decay: f64,
+        weight_decay: f64,
+        initial_accumulator_value: f64,
+        eps: f64,
+    ) -> Result<Optimizer> {
+        let h: Vec<*const ffi::dt_tensor> = params.iter().map(|t| t.as_ptr() as *const _).collect();
+        new_opt(|o| unsafe {
+            ffi::dt_adagrad_new(
+                h.as_ptr(),
+                h.len(),
+                lr,
+                lr_decay,
+                weight_decay,
+                initial_accumulator_value,
+                eps,
+                o,
+            )
+        })
+    }
     /// One update of every parameter that has a gradient.
     ///
     /// ```
@@ -1492,10 +1598,14 @@ impl Optimizer {
     /// checkpoints (save it with [`StateDict::save`]), under PyTorch's names for
     /// `optimizer.state_dict()`'s entries: `"lr"` (a 0-d `float64` tensor) and, per
     /// parameter `i` (its position in the list the optimizer was made with) that has
-    /// state, `"state.<i>.momentum_buffer"` (SGD with momentum) or `"state.<i>.step"` (a
-    /// 0-d `float32` tensor, as PyTorch's), `"state.<i>.exp_avg"` and
-    /// `"state.<i>.exp_avg_sq"` (Adam, AdamW). The tensors are copies: later steps do not
-    /// change them. [`Optimizer::load_state_dict`] restores it.
+    /// state, in PyTorch's order: `"state.<i>.momentum_buffer"` (SGD with momentum);
+    /// `"state.<i>.step"` (a 0-d `float32` tensor on the CPU, as PyTorch's),
+    /// `"state.<i>.exp_avg"` and `"state.<i>.exp_avg_sq"` (Adam, AdamW);
+    /// `"state.<i>.step"`, `"state.<i>.square_avg"`, `"state.<i>.momentum_buffer"` (with a
+    /// momentum) and `"state.<i>.grad_avg"` (centered) (RMSprop); `"state.<i>.step"` and
+    /// `"state.<i>.sum"` (Adagrad, whose state exists from construction: before the first
+    /// step it holds step 0 and the initial accumulator value). The tensors are copies:
+    /// later steps do not change them. [`Optimizer::load_state_dict`] restores it.
     ///
     /// ```
     /// use devtensor::nn::{Module, Sgd};
@@ -1991,6 +2101,176 @@ impl AdamW {
             self.eps,
             self.weight_decay,
             true,
+        )
+    }
+}
+
+/// `torch.optim.RMSprop(params, lr)` with PyTorch's defaults for the rest, changed by
+/// setters: `alpha=0.99`, `eps=1e-8`, `weight_decay=0` (an L2 term added to the
+/// gradient), `momentum=0`, `centered=False`. [`build`](RmsProp::build) makes the
+/// [`Optimizer`] (`dt_rmsprop_new`; see [`Optimizer::rmsprop`] for the update).
+///
+/// ```
+/// use devtensor::nn::{Module, RmsProp};
+/// use devtensor::{DType, Device};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let model = Module::linear(4, 2, true, DType::Float32, Device::CPU)?;
+/// let mut opt = RmsProp::new(&model.parameters()?, 0.01).momentum(0.9).centered(true).build()?;
+/// opt.step()?; // no gradients yet: nothing changes
+/// assert_eq!(opt.state_dict()?.names()?, ["lr"]); // and no state before the first step
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct RmsProp {
+    params: Vec<Tensor>,
+    lr: f64,
+    alpha: f64,
+    eps: f64,
+    weight_decay: f64,
+    momentum: f64,
+    centered: bool,
+}
+
+impl RmsProp {
+    /// RMSprop over `params` (the optimizer holds its own references) with learning rate
+    /// `lr` (PyTorch's default is 0.01), and PyTorch's defaults for the rest.
+    pub fn new(params: &[Tensor], lr: f64) -> RmsProp {
+        RmsProp {
+            params: params.to_vec(),
+            lr,
+            alpha: 0.99,
+            eps: 1e-8,
+            weight_decay: 0.0,
+            momentum: 0.0,
+            centered: false,
+        }
+    }
+    /// `alpha=`, the smoothing constant of the squared-gradient average (default 0.99).
+    pub fn alpha(mut self, alpha: f64) -> RmsProp {
+        self.alpha = alpha;
+        self
+    }
+    /// `eps=` (default 1e-8).
+    pub fn eps(mut self, eps: f64) -> RmsProp {
+        self.eps = eps;
+        self
+    }
+    /// `weight_decay=` (L2 penalty, default 0).
+    pub fn weight_decay(mut self, weight_decay: f64) -> RmsProp {
+        self.weight_decay = weight_decay;
+        self
+    }
+    /// `momentum=` (default 0; above 0 the state holds a `"momentum_buffer"`).
+    pub fn momentum(mut self, momentum: f64) -> RmsProp {
+        self.momentum = momentum;
+        self
+    }
+    /// `centered=` (default `false`; `true` divides by the estimated variance of the
+    /// gradient, and the state holds a `"grad_avg"`).
+    pub fn centered(mut self, centered: bool) -> RmsProp {
+        self.centered = centered;
+        self
+    }
+    /// The optimizer.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`] (a negative or NaN lr, alpha, eps, weight decay or
+    /// momentum: the message names it; a tensor listed twice),
+    /// [`ErrorCode::DtypeMismatch`] (a parameter that is not floating),
+    /// [`ErrorCode::InvalidHandle`].
+    pub fn build(&self) -> Result<Optimizer> {
+        Optimizer::rmsprop(
+            &self.params,
+            self.lr,
+            self.alpha,
+            self.eps,
+            self.weight_decay,
+            self.momentum,
+            self.centered,
+        )
+    }
+}
+
+/// `torch.optim.Adagrad(params, lr)` with PyTorch's defaults for the rest, changed by
+/// setters: `lr_decay=0`, `weight_decay=0` (an L2 term added to the gradient),
+/// `initial_accumulator_value=0`, `eps=1e-10`. [`build`](Adagrad::build) makes the
+/// [`Optimizer`] (`dt_adagrad_new`; see [`Optimizer::adagrad`] for the update).
+///
+/// ```
+/// use devtensor::nn::{Adagrad, Module};
+/// use devtensor::{DType, Device};
+///
+/// # fn main() -> devtensor::Result<()> {
+/// let model = Module::linear(4, 2, true, DType::Float32, Device::CPU)?;
+/// let opt = Adagrad::new(&model.parameters()?, 0.01).initial_accumulator_value(0.1).build()?;
+/// // The sums exist from the start, as PyTorch's: step 0, filled with the initial value.
+/// let sd = opt.state_dict()?;
+/// assert_eq!(sd.names()?, ["lr", "state.0.step", "state.0.sum", "state.1.step", "state.1.sum"]);
+/// assert_eq!(sd.get("state.0.step")?.unwrap().item()?, 0.0);
+/// assert!(sd.get("state.1.sum")?.unwrap().to_vec::<f32>()?.iter().all(|&v| v == 0.1));
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Adagrad {
+    params: Vec<Tensor>,
+    lr: f64,
+    lr_decay: f64,
+    weight_decay: f64,
+    initial_accumulator_value: f64,
+    eps: f64,
+}
+
+impl Adagrad {
+    /// Adagrad over `params` (the optimizer holds its own references) with learning rate
+    /// `lr` (PyTorch's default is 0.01), and PyTorch's defaults for the rest.
+    pub fn new(params: &[Tensor], lr: f64) -> Adagrad {
+        Adagrad {
+            params: params.to_vec(),
+            lr,
+            lr_decay: 0.0,
+            weight_decay: 0.0,
+            initial_accumulator_value: 0.0,
+            eps: 1e-10,
+        }
+    }
+    /// `lr_decay=` (default 0): step `t` uses `lr / (1 + (t - 1) * lr_decay)`.
+    pub fn lr_decay(mut self, lr_decay: f64) -> Adagrad {
+        self.lr_decay = lr_decay;
+        self
+    }
+    /// `weight_decay=` (L2 penalty, default 0).
+    pub fn weight_decay(mut self, weight_decay: f64) -> Adagrad {
+        self.weight_decay = weight_decay;
+        self
+    }
+    /// `initial_accumulator_value=`, what each `"sum"` starts from (default 0).
+    pub fn initial_accumulator_value(mut self, initial_accumulator_value: f64) -> Adagrad {
+        self.initial_accumulator_value = initial_accumulator_value;
+        self
+    }
+    /// `eps=` (default 1e-10).
+    pub fn eps(mut self, eps: f64) -> Adagrad {
+        self.eps = eps;
+        self
+    }
+    /// The optimizer.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`] (a negative or NaN lr, lr decay, weight decay,
+    /// initial accumulator value or eps: the message names it; a tensor listed twice),
+    /// [`ErrorCode::DtypeMismatch`] (a parameter that is not floating),
+    /// [`ErrorCode::InvalidHandle`], [`ErrorCode::OutOfMemory`] (the sums are made here).
+    pub fn build(&self) -> Result<Optimizer> {
+        Optimizer::adagrad(
+            &self.params,
+            self.lr,
+            self.lr_decay,
+            self.weight_decay,
+            self.initial_accumulator_value,
+            self.eps,
         )
     }
 }
