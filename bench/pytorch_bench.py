@@ -24,6 +24,12 @@ Runs on torch 1.13 (Debian's /usr/bin/python3) and on torch 2.x with CUDA.
                            float32 [8, 8, 1024, 64] query/key/value under torch.no_grad():
                            F.scaled_dot_product_attention where it exists (torch >= 2.0),
                            else softmax((q / sqrt(64)) @ k^T, -1) @ v
+  sgd_step_203k, adam_step_203k, rmsprop_step_203k, adagrad_step_203k
+                           one optimizer step alone over tensors of Linear(784,256)'s and
+                           Linear(256,10)'s parameter shapes (203,530 floats) with fixed
+                           gradients: SGD(lr=0.01, momentum=0.9), Adam(lr=1e-3),
+                           RMSprop(lr=1e-2), Adagrad(lr=1e-2), torch.optim's defaults
+                           otherwise (its for-loop update on the CPU in torch 1.13)
 
 Each case is timed like a Google Benchmark repetition: a loop of `iterations` calls, sized
 so that it lasts at least --min-time seconds, gives the real (wall) time per call
@@ -58,7 +64,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gbench_like import repetitions  # noqa: E402
 
 CASES = ["train_mlp_784_256_10", "train_linear16_256", "train_lenet5", "resnet18_fwd",
-         "transformer_layer_train", "sdpa_8x8x1024x64", "lstm_train"]
+         "transformer_layer_train", "sdpa_8x8x1024x64", "lstm_train", "sgd_step_203k", "adam_step_203k",
+         "rmsprop_step_203k", "adagrad_step_203k"]
 SYNC_EVERY = 16  # on CUDA: calls between synchronisations in the timed loop
 CUDA_WARMUP = 3  # on CUDA: untimed calls (after the first) before the timing
 
@@ -237,6 +244,17 @@ def main():
             x = make_input([16, 64, 256], 14)
             macs = 16.0 * 64 * (2 * 4.0 * 256 * 512 + 256 * 16)
             return train_step(model, x, labels_of(16 * 64, 16)), 6.0 * macs
+        if name.endswith("_step_203k"):
+            shapes = [[256, 784], [256], [10, 256], [10]]
+            params = [make_input(sh, 20 + i).requires_grad_() for i, sh in enumerate(shapes)]
+            for i, (p, sh) in enumerate(zip(params, shapes)):
+                p.grad = make_input(sh, 30 + i)
+            kind = name[:-len("_step_203k")]
+            opt = {"sgd": lambda: torch.optim.SGD(params, lr=0.01, momentum=0.9),
+                   "adam": lambda: torch.optim.Adam(params, lr=1e-3),
+                   "rmsprop": lambda: torch.optim.RMSprop(params, lr=1e-2),
+                   "adagrad": lambda: torch.optim.Adagrad(params, lr=1e-2)}[kind]()
+            return opt.step, 0.0
         if name == "resnet18_fwd":
             layers = [nn.Conv2d(3, 64, 7, stride=2, padding=3, bias=False), nn.BatchNorm2d(64),
                       nn.ReLU(), nn.MaxPool2d(3, stride=2, padding=1)]

@@ -595,6 +595,61 @@ TEST_F(OptimState, RmspropAndAdagradCheckpointsResumeExactly) {
   }
 }
 
+// The fused step (one kernel per parameter, KernelOp::AdaptiveStep, taken for contiguous
+// float32/float64 parameters on the CPU) gives the bits of the plan of plain ops that
+// every other case takes (here: a transposed, non-contiguous parameter), over several
+// steps and every flag: weight decay coupled and decoupled, centered, momentum, decay.
+TEST_F(OptimState, FusedAdaptiveStepsGiveTheBitsOfThePlainOps) {
+  const double v0[] = {0.3, -1.2, 0.7, 2.5, -0.4, 0.05, 1.9, -2.2, 0.0, 0.8, -0.6, 1.1};
+  for (dt_dtype dtype : {DT_FLOAT32, DT_FLOAT64}) {
+    for (int kind = 0; kind < 6; ++kind) {
+      SCOPED_TRACE(std::string(dtype == DT_FLOAT32 ? "float32 " : "float64 ") + std::to_string(kind));
+      // fused: a contiguous [3, 4]; plain: the transpose of a contiguous [4, 3] holding
+      // the same values in the same logical places.
+      std::vector<double> tv(12);
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 4; ++j) tv[j * 3 + i] = v0[i * 4 + j];
+      T fused = doubles_tensor(std::vector<double>(v0, v0 + 12), {3, 4}, dtype);
+      T base = doubles_tensor(tv, {4, 3}, dtype), plain;
+      DT_ASSERT_OK(dt_transpose(base, 0, 1, plain.out()));
+      DT_ASSERT_OK(dt_tensor_set_requires_grad(fused, 1));
+      DT_ASSERT_OK(dt_tensor_set_requires_grad(plain, 1));
+      O of, op;
+      auto make = [&](dt_tensor* p, O* o) {
+        const dt_tensor* ps[] = {p};
+        switch (kind) {
+          case 0: return dt_adam_new(ps, 1, 0.01, 0.9, 0.999, 1e-8, 0.1, 0, o->out());
+          case 1: return dt_adam_new(ps, 1, 0.01, 0.8, 0.99, 1e-6, 0.05, 1, o->out());
+          case 2: return dt_rmsprop_new(ps, 1, 0.01, 0.9, 1e-8, 0.1, 0.7, 1, o->out());
+          case 3: return dt_rmsprop_new(ps, 1, 0.02, 0.99, 1e-8, 0, 0, 0, o->out());
+          case 4: return dt_adagrad_new(ps, 1, 0.1, 0.05, 0.1, 0.2, 1e-10, o->out());
+          default: return dt_adagrad_new(ps, 1, 0.1, 0, 0, 0, 1e-10, o->out());
+        }
+      };
+      DT_ASSERT_OK(make(fused, &of));
+      DT_ASSERT_OK(make(plain, &op));
+      for (int step = 0; step < 4; ++step) {
+        std::vector<double> g(12);
+        for (int k = 0; k < 12; ++k) g[k] = std::sin(1.7 * k + step) * (step == 1 && k % 3 == 0 ? 0.0 : 1.0);
+        for (dt_tensor* p : {fused.get(), plain.get()}) {
+          T gt = doubles_tensor(g, {3, 4}, dtype), prod, total;
+          DT_ASSERT_OK(dt_tensor_clear_grad(p));
+          DT_ASSERT_OK(dt_mul(p, gt, prod.out()));
+          DT_ASSERT_OK(dt_sum(prod, nullptr, 0, 0, total.out()));
+          DT_ASSERT_OK(dt_backward(total, nullptr));
+        }
+        DT_ASSERT_OK(dt_optimizer_step(of));
+        DT_ASSERT_OK(dt_optimizer_step(op));
+        T a, b;
+        DT_ASSERT_OK(dt_tensor_to(fused, cpu(), DT_FLOAT64, DT_TO_COPY, a.out()));
+        DT_ASSERT_OK(dt_tensor_to(plain, cpu(), DT_FLOAT64, DT_TO_COPY, b.out()));
+        ASSERT_EQ(values<double>(a), values<double>(b)) << "step " << step;  // exact: float32 widens exactly
+      }
+      EXPECT_NE(host_values(base), tv) << "the plain optimizer wrote through the transposed view";
+    }
+  }
+}
+
 // Adagrad's sums exist from the start, as PyTorch's: a state dict before any step holds
 // them (filled with initial_accumulator_value) and step 0.
 TEST_F(OptimState, AdagradsSumsExistBeforeTheFirstStep) {

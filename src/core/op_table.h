@@ -144,7 +144,8 @@
   X(CrossEntropyBackward, 16, cross_entropy_backward, "cross entropy's gradient in one pass: (softmax - one-hot) times the upstream gradient") \
   X(SgdStepMulti, 17, sgd_step_multi, "SGD steps of many parameters in one call, from a table of their tensors") \
   X(Cumsum,     18, cumsum,       "running sums along one dim, from the start or from the end (its gradient)") \
-  X(Sort,       19, sort,         "each row of the last dim sorted (stable, NaN last) and its first k kept, with the positions the values came from")
+  X(Sort,       19, sort,         "each row of the last dim sorted (stable, NaN last) and its first k kept, with the positions the values came from") \
+  X(AdaptiveStep, 20, adaptive_step, "one Adam, RMSprop or Adagrad step of a parameter and its state, in place")
 
 /* Row filters for X-macro expansions: DT_IF_ARITH_<rule>(x) keeps x for the binary ops
  * that have in-place forms, DT_IF_COMPARE_<rule>(x) for the comparisons,

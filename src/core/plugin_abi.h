@@ -155,6 +155,28 @@ enum dtp_op_code {
  *                                                      tensor is contiguous, of param0's dtype (float32 or
  *                                                      float64) and device, and distinct; param0 is row 0's
  *                                                      parameter. Rows may run in any order or together.
+ *   DTP_OP_AdaptiveStep    t = {param, grad, scalars,  i[0] = kind (0 Adam, 1 RMSprop, 2 Adagrad), i[1] =
+ *                               state...}              flags: 1 an L2 weight decay (g = grad + param * wd),
+ *                                                      2 AdamW's decoupled decay, 4 RMSprop centered, 8
+ *                                                      RMSprop momentum. scalars: a host float64 contiguous
+ *                                                      [k] of the step's constants, each converted to the
+ *                                                      dtype before use; state, updated in place: Adam (m,
+ *                                                      v), RMSprop (square_avg[, grad_avg][, buf]) in
+ *                                                      that order, Adagrad (sum). Element by element, each
+ *                                                      operation rounded to the dtype as the unfused ops
+ *                                                      would (no FMA), with g as above:
+ *                                                      Adam [wd, b1, 1-b1, b2, 1-b2, sqrt(bc2), eps,
+ *                                                      lr/bc1, 1-lr*wd]: m = m*b1 + g*(1-b1); v = v*b2 +
+ *                                                      (g*g)*(1-b2); param = (decoupled ? param*(1-lr*wd) :
+ *                                                      param) - (m / (sqrt(v) / sqrt(bc2) + eps)) * (lr/bc1).
+ *                                                      RMSprop [wd, alpha, 1-alpha, eps, momentum, lr]: sq =
+ *                                                      sq*alpha + (g*g)*(1-alpha); centered: ga = ga*alpha +
+ *                                                      g*(1-alpha), avg = sqrt(sq - ga*ga), else avg =
+ *                                                      sqrt(sq); avg = avg + eps; momentum: buf = buf*momentum
+ *                                                      + g/avg, param -= buf*lr, else param -= (g/avg)*lr.
+ *                                                      Adagrad [wd, eps, clr]: sum = sum + g*g; param -= (g /
+ *                                                      (sqrt(sum) + eps)) * clr. float32 or float64, all
+ *                                                      contiguous, one shape, distinct.
  * Index tensors are int64 and in range. stream: the backend's stream to queue the op on
  * (NULL: the device's default stream).
  *

@@ -68,6 +68,8 @@ void CpuBackend::run(int32_t op, const OpArgs& a) {
       return sgd_step(out, *a.t[1], a.nt > 2 ? a.t[2] : nullptr, a.f[0], a.f[1], a.i[0] != 0, a.i[1] != 0);
     case KernelOp::ReluBackward: return relu_backward(out, *a.t[1], *a.t[2]);
     case KernelOp::SgdStepMulti: return sgd_step_multi(out, *a.t[1], a.f[0], a.f[1], a.i[0] != 0);
+    case KernelOp::AdaptiveStep:
+      return adaptive_step(out, *a.t[1], *a.t[2], a.t + 3, a.nt - 3, static_cast<int>(a.i[0]), static_cast<int>(a.i[1]));
     case KernelOp::BatchNormEval: {
       const Tensor* weight = a.i[0] ? a.t[4] : nullptr;
       const Tensor* bias = a.i[1] ? a.t[a.i[0] ? 5 : 4] : nullptr;

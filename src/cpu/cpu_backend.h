@@ -71,6 +71,9 @@ class CpuBackend final : public Backend {
                 bool nesterov);
   // DTP_OP_SgdStepMulti: sgd_step for each row of a host table of tensor addresses.
   void sgd_step_multi(const Tensor& param0, const Tensor& table, double lr, double momentum, bool nesterov);
+  // DTP_OP_AdaptiveStep: one Adam, RMSprop or Adagrad step in place (kernels_optim.cpp).
+  void adaptive_step(const Tensor& param, const Tensor& grad, const Tensor& constants, const Tensor* const* state,
+                     int nstate, int kind, int flags);
   // Batch norm with fixed statistics (KernelOp::BatchNormEval; plugin_abi.h gives the
   // formula and its rounding): weight and bias may be null.
   // gx = o > 0 ? g : 0 (KernelOp::ReluBackward), kernels_grad.cpp.

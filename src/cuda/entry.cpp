@@ -101,6 +101,8 @@ int32_t copy_fn(const dtp_tensor* dst, const dtp_tensor* src, int32_t non_blocki
 // Every op of the table the kernels cover.
 int32_t supports_op(int32_t op) {
   if (op == DTP_OP_CrossEntropy || op == DTP_OP_CrossEntropyBackward) return fused_loss_offered() ? 1 : 0;
+  // No kernel yet: Adam, RMSprop and Adagrad step with their unfused ops here.
+  if (op == DTP_OP_AdaptiveStep) return 0;
   switch (op) {
 #define DT_X(Name, code, ...) case code:
     DT_KERNEL_OPS(DT_X)

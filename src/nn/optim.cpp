@@ -133,15 +133,49 @@ class Adam final : public Optimizer {
       : Optimizer(std::move(params)), o_(o), m_(params_.size()), v_(params_.size()), steps_(params_.size(), 0) {}
 
  private:
+  void refuse_capture(const Tensor& p) const {
+    refuse_while_capturing(p.device(), o_.decoupled ? "AdamW step" : "Adam step",
+                           "its step count and bias corrections live on the host, so every replay would repeat "
+                           "one step's; capture SGD, or step Adam outside the graph");
+  }
+
+  // One kernel per parameter (ops::adaptive_step_): plan()'s bits, in one pass, with the
+  // moments updated in place.
+  bool step_fused() override {
+    std::vector<AdaptiveItem> items;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const Tensor& p = params_[i];
+      Tensor g = ag::grad(p);
+      if (!g.defined()) continue;
+      refuse_capture(p);
+      const Tensor m = m_[i].defined() ? m_[i] : ops::full(p.shape(), 0.0, p.dtype(), p.device());
+      const Tensor v = v_[i].defined() ? v_[i] : ops::full(p.shape(), 0.0, p.dtype(), p.device());
+      const double t = static_cast<double>(steps_[i] + 1);
+      const double bc1 = 1.0 - std::pow(o_.beta1, t), bc2 = 1.0 - std::pow(o_.beta2, t);
+      AdaptiveItem item{i, std::move(g), {m, v}, Tensor()};
+      if (!adaptive_fusable(p, item)) return false;
+      item.constants = ops::adaptive_constants({o_.weight_decay, o_.beta1, 1.0 - o_.beta1, o_.beta2, 1.0 - o_.beta2,
+                                                std::sqrt(bc2), o_.eps, o_.lr / bc1, 1.0 - o_.lr * o_.weight_decay});
+      items.push_back(std::move(item));
+    }
+    int flags = 0;
+    if (o_.weight_decay != 0) flags |= o_.decoupled ? ops::kDecoupledDecay : ops::kL2Decay;
+    run_adaptive(ops::AdaptiveKind::Adam, flags, items);
+    for (AdaptiveItem& it : items) {
+      m_[it.index] = it.state[0];
+      v_[it.index] = it.state[1];
+      ++steps_[it.index];
+    }
+    return true;
+  }
+
   std::vector<Update> plan() override {
     std::vector<Update> out;
     for (size_t i = 0; i < params_.size(); ++i) {
       const Tensor& p = params_[i];
       Tensor g = ag::grad(p);
       if (!g.defined()) continue;
-      refuse_while_capturing(p.device(), o_.decoupled ? "AdamW step" : "Adam step",
-                             "its step count and bias corrections live on the host, so every replay would repeat "
-                             "one step's; capture SGD, or step Adam outside the graph");
+      refuse_capture(p);
       Update u{i, Tensor(), Tensor(), {}};
       const Tensor m0 = m_[i].defined() ? m_[i] : ops::full(p.shape(), 0.0, p.dtype(), p.device());
       const Tensor v0 = v_[i].defined() ? v_[i] : ops::full(p.shape(), 0.0, p.dtype(), p.device());
@@ -211,6 +245,20 @@ void Optimizer::apply(std::vector<Update> updates) {
     ops::binary_(BinaryOp::Sub, p, u.subtract);
   }
   for (Update& u : updates) keep_state(u);
+}
+
+bool Optimizer::adaptive_fusable(const Tensor& param, const AdaptiveItem& item) {
+  std::vector<const Tensor*> state;
+  for (const Tensor& t : item.state) state.push_back(&t);
+  return ops::adaptive_step_fusable(param, item.grad, state);
+}
+
+void Optimizer::run_adaptive(ops::AdaptiveKind kind, int flags, const std::vector<AdaptiveItem>& items) {
+  for (const AdaptiveItem& it : items) {
+    std::vector<const Tensor*> state;
+    for (const Tensor& t : it.state) state.push_back(&t);
+    ops::adaptive_step_(kind, flags, params_[it.index], it.grad, state, it.constants);
+  }
 }
 
 void Optimizer::follow(std::vector<Tensor>& state) {

@@ -5,7 +5,9 @@
 // tensor (where it allocates, and can fail), then applies them with writes that
 // allocate nothing; a failed step leaves parameters and state as they were. SGD without
 // dampening and weight decay runs fused instead (ops::sgd_step_, one pass per parameter,
-// the same bits), its checks and allocations also before any write.
+// the same bits), its checks and allocations also before any write; so do Adam,
+// RMSprop and Adagrad where the backend has ops::adaptive_step_ (their state then
+// updated in place).
 #pragma once
 #include <mutex>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "core/refcounted.h"
 #include "core/tensor.h"
 #include "nn/module.h"  // Named
+#include "ops/ops.h"    // AdaptiveKind
 
 namespace dt::nn {
 
@@ -64,6 +67,19 @@ class Optimizer : public RefCounted {
   virtual void follow_parameters() {}
   // state[i] on params_[i]'s device (a copy when it moves; undefined stays undefined).
   void follow(std::vector<Tensor>& state);
+
+  // The fused Adam / RMSprop / Adagrad step (ops::adaptive_step_), one kernel per
+  // parameter. Its callers gather one item per parameter with a gradient, making every
+  // missing state tensor and every constants tensor first (where a step can fail), and
+  // take it only when every item is fusable; run_adaptive then writes.
+  struct AdaptiveItem {
+    size_t index;
+    Tensor grad;
+    std::vector<Tensor> state;  // in ops::adaptive_step_'s order; updated in place
+    Tensor constants;           // ops::adaptive_constants
+  };
+  static bool adaptive_fusable(const Tensor& param, const AdaptiveItem& item);
+  void run_adaptive(ops::AdaptiveKind kind, int flags, const std::vector<AdaptiveItem>& items);
 
   // What checkpoints name and restore: the optimizer's name for messages ("SGD"), its
   // learning rate, its per-parameter state tensors under PyTorch's names, and its

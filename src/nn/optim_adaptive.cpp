@@ -1,8 +1,10 @@
 // RMSprop and Adagrad (optim.h), as torch.optim.RMSprop / Adagrad with their default
 // (for-loop) update: the same order of operations, the same state under the same names
-// (square_avg, momentum_buffer, grad_avg; sum), the same validation. Both are planned
-// from plain ops like Adam (optim.cpp), so every backend runs them; and like Adam they
-// keep a step count on the host, so neither can be captured into a graph.
+// (square_avg, momentum_buffer, grad_avg; sum), the same validation. Like Adam
+// (optim.cpp), each step runs as one kernel per parameter where the backend has
+// KernelOp::AdaptiveStep (the CPU), and as a plan of plain ops elsewhere, with the same
+// bits; and like Adam they keep a step count on the host, so neither can be captured
+// into a graph.
 #include <cmath>
 
 #include "core/error.h"
@@ -19,6 +21,7 @@ Tensor add(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Add,
 Tensor div(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Div, a, b); }
 Tensor square(const Tensor& a) { return ops::binary(BinaryOp::Mul, a, a); }
 Tensor zeros_like(const Tensor& p) { return ops::full(p.shape(), 0.0, p.dtype(), p.device()); }
+Tensor or_zeros(const Tensor& state, const Tensor& p) { return state.defined() ? state : zeros_like(p); }
 
 const char kNoCapture[] =
     "its step count lives on the host, so every replay would repeat one step's; capture SGD, or step outside "
@@ -35,6 +38,36 @@ class Rmsprop final : public Optimizer {
         steps_(params_.size(), 0) {}
 
  private:
+  // One kernel per parameter (ops::adaptive_step_): plan()'s bits in one pass, the state
+  // updated in place (square_avg, then grad_avg and the momentum buffer as kept).
+  bool step_fused() override {
+    const bool with_buf = o_.momentum > 0;
+    std::vector<AdaptiveItem> items;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const Tensor& p = params_[i];
+      Tensor g = ag::grad(p);
+      if (!g.defined()) continue;
+      refuse_while_capturing(p.device(), "RMSprop step", kNoCapture);
+      AdaptiveItem item{i, std::move(g), {or_zeros(square_avg_[i], p)}, Tensor()};
+      if (o_.centered) item.state.push_back(or_zeros(grad_avg_[i], p));
+      if (with_buf) item.state.push_back(or_zeros(momentum_buffer_[i], p));
+      if (!adaptive_fusable(p, item)) return false;
+      item.constants = ops::adaptive_constants({o_.weight_decay, o_.alpha, 1.0 - o_.alpha, o_.eps, o_.momentum, o_.lr});
+      items.push_back(std::move(item));
+    }
+    int flags = (o_.weight_decay != 0 ? ops::kL2Decay : 0) | (o_.centered ? ops::kCentered : 0) |
+                (with_buf ? ops::kMomentum : 0);
+    run_adaptive(ops::AdaptiveKind::Rmsprop, flags, items);
+    for (AdaptiveItem& it : items) {
+      size_t k = 0;
+      square_avg_[it.index] = it.state[k++];
+      if (o_.centered) grad_avg_[it.index] = it.state[k++];
+      if (with_buf) momentum_buffer_[it.index] = it.state[k++];
+      ++steps_[it.index];
+    }
+    return true;
+  }
+
   std::vector<Update> plan() override {
     std::vector<Update> out;
     for (size_t i = 0; i < params_.size(); ++i) {
@@ -113,6 +146,29 @@ class Adagrad final : public Optimizer {
  private:
   Tensor initial_sum(const Tensor& p) const {
     return ops::full(p.shape(), o_.initial_accumulator_value, p.dtype(), p.device());
+  }
+
+  // One kernel per parameter (ops::adaptive_step_): plan()'s bits in one pass, the sum
+  // updated in place.
+  bool step_fused() override {
+    std::vector<AdaptiveItem> items;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const Tensor& p = params_[i];
+      Tensor g = ag::grad(p);
+      if (!g.defined()) continue;
+      refuse_while_capturing(p.device(), "Adagrad step", kNoCapture);
+      AdaptiveItem item{i, std::move(g), {sum_[i].defined() ? sum_[i] : initial_sum(p)}, Tensor()};
+      if (!adaptive_fusable(p, item)) return false;
+      const double step = static_cast<double>(steps_[i] + 1);
+      item.constants = ops::adaptive_constants({o_.weight_decay, o_.eps, o_.lr / (1 + (step - 1) * o_.lr_decay)});
+      items.push_back(std::move(item));
+    }
+    run_adaptive(ops::AdaptiveKind::Adagrad, o_.weight_decay != 0 ? ops::kL2Decay : 0, items);
+    for (AdaptiveItem& it : items) {
+      sum_[it.index] = it.state[0];
+      ++steps_[it.index];
+    }
+    return true;
   }
 
   std::vector<Update> plan() override {

@@ -121,6 +121,19 @@ struct SgdItem {
 };
 bool sgd_step_multi_offered(Device device);
 void sgd_step_multi_(const std::vector<SgdItem>& items, double lr, double momentum, bool nesterov);
+// One Adam, RMSprop or Adagrad step of param and its state tensors in place
+// (KernelOp::AdaptiveStep; core/plugin_abi.h gives the formulas, the flags and the
+// order of the scalars and the state): the unfused plan's bits in one pass, without its
+// temporaries. adaptive_step_fusable: as sgd_step_fusable for every state tensor, on a
+// backend that has the kernel; adaptive_step_ is INVALID_ARGUMENT otherwise. The
+// constants are a host float64 tensor (adaptive_constants), made before the first
+// parameter is written so that nothing allocates between the writes of one step.
+enum class AdaptiveKind { Adam = 0, Rmsprop = 1, Adagrad = 2 };
+enum AdaptiveFlags { kL2Decay = 1, kDecoupledDecay = 2, kCentered = 4, kMomentum = 8 };
+bool adaptive_step_fusable(const Tensor& param, const Tensor& grad, const std::vector<const Tensor*>& state);
+Tensor adaptive_constants(const std::vector<double>& values);
+void adaptive_step_(AdaptiveKind kind, int flags, const Tensor& param, const Tensor& grad,
+                    const std::vector<const Tensor*>& state, const Tensor& constants);
 
 // ---- ReLU's gradient in one kernel (relu_backward.cpp)
 // Whether relu_backward can take these operands: o and g of one shape, dtype (float32 or
