@@ -538,6 +538,41 @@ TEST_F(PluginBackend, AnSgdStepOverSeveralParametersIsOneOp) {
   EXPECT_EQ(values<float>(p2), (std::vector<float>{-2, -1, 0, 1}));
 }
 
+// An Adam, RMSprop or Adagrad step on a backend with KernelOp::AdaptiveStep is one op per
+// parameter (its constants travel as a host tensor), and gives the CPU step's bits.
+TEST_F(PluginBackend, AnAdaptiveOptimizerStepIsOneOpPerParameter) {
+  const int64_t s3[] = {3};
+  const float v[3] = {1, -2, 0.5f};
+  for (int kind = 0; kind < 3; ++kind) {
+    SCOPED_TRACE(kind);
+    std::vector<float> got[2];
+    for (int on_plugin = 0; on_plugin < 2; ++on_plugin) {
+      const dt_device dev = on_plugin ? kDev0 : cpu();
+      T p, sq, loss;
+      DT_ASSERT_OK(dt_tensor_from_data(v, sizeof v, s3, 1, DT_FLOAT32, dev, p.out()));
+      DT_ASSERT_OK(dt_tensor_set_requires_grad(p, 1));
+      DT_ASSERT_OK(dt_mul(p, p, sq.out()));  // gradient 2 p
+      DT_ASSERT_OK(dt_sum(sq, nullptr, 0, 0, loss.out()));
+      DT_ASSERT_OK(dt_backward(loss, nullptr));
+      Handle<dt_optimizer, dt_optimizer_release> opt;
+      const dt_tensor* params[] = {p};
+      if (kind == 0) DT_ASSERT_OK(dt_adam_new(params, 1, 0.1, 0.9, 0.999, 1e-8, 0.01, 1, opt.out()));
+      if (kind == 1) DT_ASSERT_OK(dt_rmsprop_new(params, 1, 0.01, 0.9, 1e-8, 0.1, 0.5, 1, opt.out()));
+      if (kind == 2) DT_ASSERT_OK(dt_adagrad_new(params, 1, 0.1, 0.1, 0.0, 0.1, 1e-10, opt.out()));
+      for (int step = 0; step < 2; ++step) {
+        const uint64_t before = plugin_ops();
+        DT_ASSERT_OK(dt_optimizer_step(opt));
+        if (on_plugin && step == 1) EXPECT_EQ(plugin_ops() - before, 1u) << "one kernel, its state already there";
+      }
+      T host;
+      DT_ASSERT_OK(dt_tensor_to(p, cpu(), DT_FLOAT32, DT_TO_COPY, host.out()));
+      got[on_plugin] = values<float>(host);
+    }
+    EXPECT_EQ(got[1], got[0]);
+    EXPECT_NE(got[0], std::vector<float>(v, v + 3)) << "the step moved the parameter";
+  }
+}
+
 // Eval-mode batch norm is one op on the device (KernelOp::BatchNormEval), where the
 // unfused form made seven: a forward of ResNet-18 has twenty of them.
 TEST_F(PluginBackend, AnEvalBatchNormIsOneOpOnTheDevice) {
