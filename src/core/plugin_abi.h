@@ -161,7 +161,7 @@ enum dtp_op_code {
  *                                                      RMSprop momentum. scalars: a host float64 contiguous
  *                                                      [k] of the step's constants, each converted to the
  *                                                      dtype before use; state, updated in place: Adam (m,
- *                                                      v), RMSprop (square_avg[, grad_avg][, buf]) in
+ *                                                      v), RMSprop (square_avg[, buf][, grad_avg]) in
  *                                                      that order, Adagrad (sum). Element by element, each
  *                                                      operation rounded to the dtype as the unfused ops
  *                                                      would (no FMA), with g as above:

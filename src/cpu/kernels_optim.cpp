@@ -115,8 +115,8 @@ void rmsprop_rows(const AdaptiveArgs<T>& a, int64_t n) {
     // local to the loop: so that it vectorises.
     T* __restrict p = a.p;
     T* __restrict sq = a.s[0];
-    T* __restrict ga = Centered ? a.s[1] : a.s[0];
-    T* __restrict buf = WithBuf ? a.s[Centered ? 2 : 1] : a.s[0];
+    T* __restrict buf = WithBuf ? a.s[1] : a.s[0];
+    T* __restrict ga = Centered ? a.s[WithBuf ? 2 : 1] : a.s[0];
     const T* __restrict g = a.g;
     for (int64_t i = lo; i < hi; ++i) {
       T gi = g[i];

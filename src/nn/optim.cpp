@@ -133,7 +133,7 @@ class Adam final : public Optimizer {
       : Optimizer(std::move(params)), o_(o), m_(params_.size()), v_(params_.size()), steps_(params_.size(), 0) {}
 
  private:
-  void refuse_capture(const Tensor& p) const {
+  void refuse_capture(const Tensor& p) const override {
     refuse_while_capturing(p.device(), o_.decoupled ? "AdamW step" : "Adam step",
                            "its step count and bias corrections live on the host, so every replay would repeat "
                            "one step's; capture SGD, or step Adam outside the graph");
@@ -142,31 +142,15 @@ class Adam final : public Optimizer {
   // One kernel per parameter (ops::adaptive_step_): plan()'s bits, in one pass, with the
   // moments updated in place.
   bool step_fused() override {
-    std::vector<AdaptiveItem> items;
-    for (size_t i = 0; i < params_.size(); ++i) {
-      const Tensor& p = params_[i];
-      Tensor g = ag::grad(p);
-      if (!g.defined()) continue;
-      refuse_capture(p);
-      const Tensor m = m_[i].defined() ? m_[i] : ops::full(p.shape(), 0.0, p.dtype(), p.device());
-      const Tensor v = v_[i].defined() ? v_[i] : ops::full(p.shape(), 0.0, p.dtype(), p.device());
-      const double t = static_cast<double>(steps_[i] + 1);
-      const double bc1 = 1.0 - std::pow(o_.beta1, t), bc2 = 1.0 - std::pow(o_.beta2, t);
-      AdaptiveItem item{i, std::move(g), {m, v}, Tensor()};
-      if (!adaptive_fusable(p, item)) return false;
-      item.constants = ops::adaptive_constants({o_.weight_decay, o_.beta1, 1.0 - o_.beta1, o_.beta2, 1.0 - o_.beta2,
-                                                std::sqrt(bc2), o_.eps, o_.lr / bc1, 1.0 - o_.lr * o_.weight_decay});
-      items.push_back(std::move(item));
-    }
     int flags = 0;
     if (o_.weight_decay != 0) flags |= o_.decoupled ? ops::kDecoupledDecay : ops::kL2Decay;
-    run_adaptive(ops::AdaptiveKind::Adam, flags, items);
-    for (AdaptiveItem& it : items) {
-      m_[it.index] = it.state[0];
-      v_[it.index] = it.state[1];
-      ++steps_[it.index];
-    }
-    return true;
+    return fused_adaptive_step(ops::AdaptiveKind::Adam, flags);
+  }
+  std::vector<double> step_constants(size_t i) override {
+    const double t = static_cast<double>(steps_[i] + 1);
+    const double bc1 = 1.0 - std::pow(o_.beta1, t), bc2 = 1.0 - std::pow(o_.beta2, t);
+    return {o_.weight_decay, o_.beta1, 1.0 - o_.beta1, o_.beta2, 1.0 - o_.beta2,
+            std::sqrt(bc2), o_.eps, o_.lr / bc1, 1.0 - o_.lr * o_.weight_decay};
   }
 
   std::vector<Update> plan() override {
@@ -177,9 +161,9 @@ class Adam final : public Optimizer {
       if (!g.defined()) continue;
       refuse_capture(p);
       Update u{i, Tensor(), Tensor(), {}};
-      const Tensor m0 = m_[i].defined() ? m_[i] : ops::full(p.shape(), 0.0, p.dtype(), p.device());
-      const Tensor v0 = v_[i].defined() ? v_[i] : ops::full(p.shape(), 0.0, p.dtype(), p.device());
-      const double t = static_cast<double>(steps_[i] + 1);
+      const Tensor m0 = m_[i].defined() ? m_[i] : initial_state(p);
+      const Tensor v0 = v_[i].defined() ? v_[i] : initial_state(p);
+      const std::vector<double> c = step_constants(i);  // sqrt(bc2) at 5, lr / bc1 at 7
       if (o_.weight_decay != 0) {
         if (o_.decoupled) u.decayed = mul(p, 1.0 - o_.lr * o_.weight_decay);
         else g = add(g, mul(p, o_.weight_decay));
@@ -187,12 +171,11 @@ class Adam final : public Optimizer {
       // m = b1 m + (1 - b1) g ; v = b2 v + (1 - b2) g^2
       Tensor m = add(mul(m0, o_.beta1), mul(g, 1.0 - o_.beta1));
       Tensor v = add(mul(v0, o_.beta2), mul(ops::binary(BinaryOp::Mul, g, g), 1.0 - o_.beta2));
-      const double bc1 = 1.0 - std::pow(o_.beta1, t), bc2 = 1.0 - std::pow(o_.beta2, t);
       // p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps), in PyTorch's order of operations
       Tensor denom = ops::binary_scalar(BinaryOp::Add,
-                                        ops::binary_scalar(BinaryOp::Div, ops::unary(UnaryOp::Sqrt, v), std::sqrt(bc2)),
+                                        ops::binary_scalar(BinaryOp::Div, ops::unary(UnaryOp::Sqrt, v), c[5]),
                                         o_.eps);
-      u.subtract = mul(ops::binary(BinaryOp::Div, m, denom), o_.lr / bc1);
+      u.subtract = mul(ops::binary(BinaryOp::Div, m, denom), c[7]);
       u.state = {m, v};
       out.push_back(std::move(u));
     }
@@ -247,18 +230,44 @@ void Optimizer::apply(std::vector<Update> updates) {
   for (Update& u : updates) keep_state(u);
 }
 
-bool Optimizer::adaptive_fusable(const Tensor& param, const AdaptiveItem& item) {
-  std::vector<const Tensor*> state;
-  for (const Tensor& t : item.state) state.push_back(&t);
-  return ops::adaptive_step_fusable(param, item.grad, state);
-}
+Tensor Optimizer::initial_state(const Tensor& p) const { return ops::full(p.shape(), 0.0, p.dtype(), p.device()); }
 
-void Optimizer::run_adaptive(ops::AdaptiveKind kind, int flags, const std::vector<AdaptiveItem>& items) {
-  for (const AdaptiveItem& it : items) {
-    std::vector<const Tensor*> state;
-    for (const Tensor& t : it.state) state.push_back(&t);
-    ops::adaptive_step_(kind, flags, params_[it.index], it.grad, state, it.constants);
+bool Optimizer::fused_adaptive_step(ops::AdaptiveKind kind, int flags) {
+  const std::vector<Slot> slots = this->slots();
+  auto pointers = [](const std::vector<Tensor>& state) {
+    std::vector<const Tensor*> out;
+    for (const Tensor& t : state) out.push_back(&t);
+    return out;
+  };
+  struct Item {
+    size_t index;
+    Tensor grad;
+    std::vector<Tensor> state;  // slots()'s, in its order
+    Tensor constants;
+  };
+  std::vector<Item> items;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Tensor& p = params_[i];
+    Tensor g = ag::grad(p);
+    if (!g.defined()) continue;
+    refuse_capture(p);
+    Item item{i, std::move(g), {}, Tensor()};
+    for (const Slot& s : slots) {
+      const Tensor& held = (*s.tensors)[i];
+      item.state.push_back(held.defined() ? held : initial_state(p));
+    }
+    if (!ops::adaptive_step_fusable(p, item.grad, pointers(item.state))) return false;
+    item.constants = ops::adaptive_constants(step_constants(i));
+    items.push_back(std::move(item));
   }
+  for (const Item& it : items)
+    ops::adaptive_step_(kind, flags, params_[it.index], it.grad, pointers(it.state), it.constants);
+  std::vector<int64_t>* steps = step_counts();
+  for (Item& it : items) {
+    for (size_t k = 0; k < slots.size(); ++k) (*slots[k].tensors)[it.index] = std::move(it.state[k]);
+    if (steps) ++(*steps)[it.index];
+  }
+  return true;
 }
 
 void Optimizer::follow(std::vector<Tensor>& state) {

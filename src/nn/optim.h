@@ -68,18 +68,18 @@ class Optimizer : public RefCounted {
   // state[i] on params_[i]'s device (a copy when it moves; undefined stays undefined).
   void follow(std::vector<Tensor>& state);
 
-  // The fused Adam / RMSprop / Adagrad step (ops::adaptive_step_), one kernel per
-  // parameter. Its callers gather one item per parameter with a gradient, making every
-  // missing state tensor and every constants tensor first (where a step can fail), and
-  // take it only when every item is fusable; run_adaptive then writes.
-  struct AdaptiveItem {
-    size_t index;
-    Tensor grad;
-    std::vector<Tensor> state;  // in ops::adaptive_step_'s order; updated in place
-    Tensor constants;           // ops::adaptive_constants
-  };
-  static bool adaptive_fusable(const Tensor& param, const AdaptiveItem& item);
-  void run_adaptive(ops::AdaptiveKind kind, int flags, const std::vector<AdaptiveItem>& items);
+  // The fused step of Adam, RMSprop and Adagrad (ops::adaptive_step_), one kernel per
+  // parameter with a gradient over its slots() state in slots()'s order (a missing
+  // tensor made by initial_state) and its step_constants; taken only when every such
+  // parameter is fusable, everything made before the first write, the state updated in
+  // place and the step counts advanced. false: nothing done, the caller plans instead.
+  bool fused_adaptive_step(ops::AdaptiveKind kind, int flags);
+  // The constants of parameter i's next step, in ops::adaptive_step_'s order.
+  virtual std::vector<double> step_constants(size_t /*i*/) { return {}; }
+  // A state tensor for parameter p where there is none yet (zeros; Adagrad's initial sum).
+  virtual Tensor initial_state(const Tensor& p) const;
+  // NOT_SUPPORTED while p's device captures, for the optimizers that cannot be captured.
+  virtual void refuse_capture(const Tensor& /*p*/) const {}
 
   // What checkpoints name and restore: the optimizer's name for messages ("SGD"), its
   // learning rate, its per-parameter state tensors under PyTorch's names, and its

@@ -20,8 +20,6 @@ Tensor mul(const Tensor& a, double s) { return ops::binary_scalar(BinaryOp::Mul,
 Tensor add(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Add, a, b); }
 Tensor div(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Div, a, b); }
 Tensor square(const Tensor& a) { return ops::binary(BinaryOp::Mul, a, a); }
-Tensor zeros_like(const Tensor& p) { return ops::full(p.shape(), 0.0, p.dtype(), p.device()); }
-Tensor or_zeros(const Tensor& state, const Tensor& p) { return state.defined() ? state : zeros_like(p); }
 
 const char kNoCapture[] =
     "its step count lives on the host, so every replay would repeat one step's; capture SGD, or step outside "
@@ -38,34 +36,19 @@ class Rmsprop final : public Optimizer {
         steps_(params_.size(), 0) {}
 
  private:
+  void refuse_capture(const Tensor& p) const override {
+    refuse_while_capturing(p.device(), "RMSprop step", kNoCapture);
+  }
+
   // One kernel per parameter (ops::adaptive_step_): plan()'s bits in one pass, the state
-  // updated in place (square_avg, then grad_avg and the momentum buffer as kept).
+  // (slots(): square_avg, then the momentum buffer and grad_avg as kept) in place.
   bool step_fused() override {
-    const bool with_buf = o_.momentum > 0;
-    std::vector<AdaptiveItem> items;
-    for (size_t i = 0; i < params_.size(); ++i) {
-      const Tensor& p = params_[i];
-      Tensor g = ag::grad(p);
-      if (!g.defined()) continue;
-      refuse_while_capturing(p.device(), "RMSprop step", kNoCapture);
-      AdaptiveItem item{i, std::move(g), {or_zeros(square_avg_[i], p)}, Tensor()};
-      if (o_.centered) item.state.push_back(or_zeros(grad_avg_[i], p));
-      if (with_buf) item.state.push_back(or_zeros(momentum_buffer_[i], p));
-      if (!adaptive_fusable(p, item)) return false;
-      item.constants = ops::adaptive_constants({o_.weight_decay, o_.alpha, 1.0 - o_.alpha, o_.eps, o_.momentum, o_.lr});
-      items.push_back(std::move(item));
-    }
-    int flags = (o_.weight_decay != 0 ? ops::kL2Decay : 0) | (o_.centered ? ops::kCentered : 0) |
-                (with_buf ? ops::kMomentum : 0);
-    run_adaptive(ops::AdaptiveKind::Rmsprop, flags, items);
-    for (AdaptiveItem& it : items) {
-      size_t k = 0;
-      square_avg_[it.index] = it.state[k++];
-      if (o_.centered) grad_avg_[it.index] = it.state[k++];
-      if (with_buf) momentum_buffer_[it.index] = it.state[k++];
-      ++steps_[it.index];
-    }
-    return true;
+    const int flags = (o_.weight_decay != 0 ? ops::kL2Decay : 0) | (o_.centered ? ops::kCentered : 0) |
+                      (o_.momentum > 0 ? ops::kMomentum : 0);
+    return fused_adaptive_step(ops::AdaptiveKind::Rmsprop, flags);
+  }
+  std::vector<double> step_constants(size_t) override {
+    return {o_.weight_decay, o_.alpha, 1.0 - o_.alpha, o_.eps, o_.momentum, o_.lr};
   }
 
   std::vector<Update> plan() override {
@@ -74,17 +57,17 @@ class Rmsprop final : public Optimizer {
       const Tensor& p = params_[i];
       Tensor g = ag::grad(p);
       if (!g.defined()) continue;
-      refuse_while_capturing(p.device(), "RMSprop step", kNoCapture);
+      refuse_capture(p);
       Update u{i, Tensor(), Tensor(), {}};
       if (o_.weight_decay != 0) g = add(g, mul(p, o_.weight_decay));
       // square_avg = alpha * square_avg + (1 - alpha) * g^2
-      const Tensor sq0 = square_avg_[i].defined() ? square_avg_[i] : zeros_like(p);
+      const Tensor sq0 = square_avg_[i].defined() ? square_avg_[i] : initial_state(p);
       Tensor sq = add(mul(sq0, o_.alpha), mul(square(g), 1.0 - o_.alpha));
       Tensor avg;
       Tensor grad_avg;
       if (o_.centered) {
         // grad_avg = alpha * grad_avg + (1 - alpha) * g; avg = sqrt(square_avg - grad_avg^2)
-        const Tensor ga0 = grad_avg_[i].defined() ? grad_avg_[i] : zeros_like(p);
+        const Tensor ga0 = grad_avg_[i].defined() ? grad_avg_[i] : initial_state(p);
         grad_avg = add(mul(ga0, o_.alpha), mul(g, 1.0 - o_.alpha));
         avg = ops::unary(UnaryOp::Sqrt, ops::binary(BinaryOp::Sub, sq, square(grad_avg)));
       } else {
@@ -94,7 +77,7 @@ class Rmsprop final : public Optimizer {
       Tensor buf;
       if (o_.momentum > 0) {
         // buf = momentum * buf + g / avg; p -= lr * buf
-        const Tensor b0 = momentum_buffer_[i].defined() ? momentum_buffer_[i] : zeros_like(p);
+        const Tensor b0 = momentum_buffer_[i].defined() ? momentum_buffer_[i] : initial_state(p);
         buf = add(mul(b0, o_.momentum), div(g, avg));
         u.subtract = mul(buf, o_.lr);
       } else {
@@ -140,35 +123,27 @@ class Adagrad final : public Optimizer {
   // so a state dict taken before the first step already holds them, with step 0.
   Adagrad(std::vector<Tensor> params, const AdagradOptions& o)
       : Optimizer(std::move(params)), o_(o), sum_(params_.size()), steps_(params_.size(), 0) {
-    for (size_t i = 0; i < params_.size(); ++i) sum_[i] = initial_sum(params_[i]);
+    for (size_t i = 0; i < params_.size(); ++i) sum_[i] = initial_state(params_[i]);
   }
 
  private:
-  Tensor initial_sum(const Tensor& p) const {
+  void refuse_capture(const Tensor& p) const override {
+    refuse_while_capturing(p.device(), "Adagrad step", kNoCapture);
+  }
+  // A sum filled with initial_accumulator_value (a state dict loaded without a
+  // parameter's entry leaves its sum undefined: it starts again from this).
+  Tensor initial_state(const Tensor& p) const override {
     return ops::full(p.shape(), o_.initial_accumulator_value, p.dtype(), p.device());
   }
 
   // One kernel per parameter (ops::adaptive_step_): plan()'s bits in one pass, the sum
   // updated in place.
   bool step_fused() override {
-    std::vector<AdaptiveItem> items;
-    for (size_t i = 0; i < params_.size(); ++i) {
-      const Tensor& p = params_[i];
-      Tensor g = ag::grad(p);
-      if (!g.defined()) continue;
-      refuse_while_capturing(p.device(), "Adagrad step", kNoCapture);
-      AdaptiveItem item{i, std::move(g), {sum_[i].defined() ? sum_[i] : initial_sum(p)}, Tensor()};
-      if (!adaptive_fusable(p, item)) return false;
-      const double step = static_cast<double>(steps_[i] + 1);
-      item.constants = ops::adaptive_constants({o_.weight_decay, o_.eps, o_.lr / (1 + (step - 1) * o_.lr_decay)});
-      items.push_back(std::move(item));
-    }
-    run_adaptive(ops::AdaptiveKind::Adagrad, o_.weight_decay != 0 ? ops::kL2Decay : 0, items);
-    for (AdaptiveItem& it : items) {
-      sum_[it.index] = it.state[0];
-      ++steps_[it.index];
-    }
-    return true;
+    return fused_adaptive_step(ops::AdaptiveKind::Adagrad, o_.weight_decay != 0 ? ops::kL2Decay : 0);
+  }
+  std::vector<double> step_constants(size_t i) override {
+    const double step = static_cast<double>(steps_[i] + 1);
+    return {o_.weight_decay, o_.eps, o_.lr / (1 + (step - 1) * o_.lr_decay)};
   }
 
   std::vector<Update> plan() override {
@@ -177,14 +152,13 @@ class Adagrad final : public Optimizer {
       const Tensor& p = params_[i];
       Tensor g = ag::grad(p);
       if (!g.defined()) continue;
-      refuse_while_capturing(p.device(), "Adagrad step", kNoCapture);
+      refuse_capture(p);
       Update u{i, Tensor(), Tensor(), {}};
-      const double step = static_cast<double>(steps_[i] + 1);
       if (o_.weight_decay != 0) g = add(g, mul(p, o_.weight_decay));
-      const double clr = o_.lr / (1 + (step - 1) * o_.lr_decay);
+      const double clr = step_constants(i)[2];  // lr / (1 + (step - 1) * lr_decay)
       // sum += g^2; p -= clr * g / (sqrt(sum) + eps). (A state dict loaded without this
       // parameter's entry leaves its sum undefined: it starts again from the initial value.)
-      const Tensor sum0 = sum_[i].defined() ? sum_[i] : initial_sum(p);
+      const Tensor sum0 = sum_[i].defined() ? sum_[i] : initial_state(p);
       Tensor sum = add(sum0, square(g));
       Tensor std_dev = ops::binary_scalar(BinaryOp::Add, ops::unary(UnaryOp::Sqrt, sum), o_.eps);
       u.subtract = mul(div(g, std_dev), clr);
