@@ -569,7 +569,25 @@ class Program {
       REQUIRE(opt == fuzz::kUntouched, "%s failed but wrote *out", g_op);
       return;
     }
+    static const char* const kSettings[] = {"lr",       "momentum", "dampening", "weight_decay",
+                                            "nesterov", "beta1",    "beta2",     "eps",
+                                            "amsgrad",  "alpha",    "centered",  "lr_decay",
+                                            "maximize", "initial_accumulator_value", "bogus"};
     for (int i = 0, steps = in_.pick(3) + 1; i < steps; ++i) {
+      if (in_.rarely(2)) {  // a setting changed between steps, as a schedule does: accepted, or refused unchanged
+        const char* name = kSettings[in_.pick(static_cast<int>(sizeof kSettings / sizeof *kSettings))];
+        const double value = in_.rarely(2) ? static_cast<double>(in_.flag()) : in_.real();
+        double old = 0, now = 0;
+        const bool known = dt_optimizer_option(opt, name, &old) == DT_OK;
+        g_op = "dt_optimizer_set_option";
+        const bool set = ok(dt_optimizer_set_option(opt, name, value));
+        REQUIRE(!set || known, "dt_optimizer_set_option took '%s', which dt_optimizer_option does not know", name);
+        if (known) {
+          REQUIRE(dt_optimizer_option(opt, name, &now) == DT_OK, "dt_optimizer_option(%s)", name);
+          REQUIRE(set ? (now == value || (value != value && now != now)) : (now == old || (old != old && now != now)),
+                  "'%s' is %g after setting %g (%s; it was %g)", name, now, value, set ? "accepted" : "refused", old);
+        }
+      }
       const auto before = snapshot(rec->m);
       g_op = "dt_optimizer_step";
       if (!ok(dt_optimizer_step(opt))) REQUIRE(snapshot(rec->m) == before, "a failed step changed the module");

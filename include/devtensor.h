@@ -1853,6 +1853,32 @@ DT_API dt_status dt_optimizer_lr(const dt_optimizer* opt, double* out);
  *  Errors: DT_ERR_INVALID_ARGUMENT (a negative, infinite or NaN lr),
  *  DT_ERR_INVALID_HANDLE. */
 DT_API dt_status dt_optimizer_set_lr(dt_optimizer* opt, double lr);
+/** Reads the optimizer's setting `name` into *out (untouched on failure), as
+ *  param_groups[0][name] in PyTorch. Names are PyTorch's, Adam's betas as "beta1" and
+ *  "beta2", flags as 0 or 1:
+ *    SGD:         lr, momentum, dampening, weight_decay, nesterov, maximize
+ *    Adam, AdamW: lr, beta1, beta2, eps, weight_decay, amsgrad, maximize
+ *    RMSprop:     lr, alpha, eps, weight_decay, momentum, centered, maximize
+ *    Adagrad:     lr, lr_decay, weight_decay, eps, initial_accumulator_value, maximize
+ *  maximize (every optimizer, default 0) steps up the gradient instead of down (the
+ *  gradient is negated first, as torch's maximize=True); amsgrad (Adam and AdamW,
+ *  default 0) divides by the running maximum of exp_avg_sq, kept as the state
+ *  "max_exp_avg_sq" (the fused CPU step does not take it: such steps run as plain ops).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL name or out, a name this optimizer does not
+ *  have: the message lists those it has), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_optimizer_option(const dt_optimizer* opt, const char* name, double* out);
+/** Sets the setting `name` (see dt_optimizer_option) for the steps that follow, as
+ *  assigning param_groups[0][name] in PyTorch (what a schedule of momentum or betas, such
+ *  as OneCycleLR's, does between steps). The value is checked as the constructor checks
+ *  it, together with the others (nesterov needs a momentum and no dampening); on failure
+ *  nothing changes. State a new setting needs (amsgrad's max_exp_avg_sq, a momentum
+ *  buffer, centered RMSprop's grad_avg) starts from zeros at the next step, and a
+ *  checkpoint holds it from then on; initial_accumulator_value only fills sums made
+ *  later. Safe against a concurrent step (which sees the old value or the new). A step
+ *  captured into a graph replays the settings it was captured with.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL name, an unknown name, a value the constructor
+ *  would refuse, a flag not 0 or 1), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_optimizer_set_option(dt_optimizer* opt, const char* name, double value);
 /** The optimizer's state as a new state dict in *out (release it), for checkpoints
  *  (save it with dt_safetensors_save): "lr" (a 0-d float64 tensor) and, per parameter i
  *  (its position in the list the optimizer was made with) that has state,
@@ -2200,6 +2226,19 @@ DT_API dt_status dt_barrier(const dt_process_group* pg);
 DT_API dt_status dt_distributed_data_parallel_new(dt_module* module, const dt_process_group* pg,
                                                   int64_t bucket_cap_bytes, int32_t find_unused_parameters,
                                                   dt_module** out);
+/** Turns ddp's gradient synchronisation off (no_sync = 1) or back on (0), as torch's
+ *  `with ddp.no_sync():`, for gradient accumulation over micro-batches at one all-reduce
+ *  per optimizer step. A backward pass that starts while it is off accumulates this rank's
+ *  own gradients into .grad and communicates nothing (so ranks may run different numbers
+ *  of such passes, and an unused parameter is not an error then). The next pass that
+ *  starts with it on averages over the group each parameter's whole gradient, the .grad
+ *  the local passes accumulated plus its own, and .grad becomes that average on every
+ *  rank; as torch's, that pass must run on every rank. The setting applies to whole
+ *  passes: changing it while a backward of ddp runs takes effect at the next one.
+ *  Threading: any thread; the setting belongs to ddp, not to the calling thread.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (ddp NULL or not made by
+ *  dt_distributed_data_parallel_new, no_sync not 0 or 1), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_distributed_data_parallel_no_sync(dt_module* ddp, int32_t no_sync);
 /** Sends t's elements to rank dst, which must call dt_recv with this rank, the same tag
  *  (>= 0) and as many bytes; returns once the data has left (the receiver may not have
  *  it yet). Errors: DT_ERR_INVALID_ARGUMENT (NULL, dst not a rank or this rank, negative

@@ -2623,6 +2623,50 @@ void add_module_cases(Table& T) {
       LiveOptimizer o(x);
       return dt_optimizer_set_lr(o.p, lr);
     }).msg_has = "learning rate";
+  opt_handles("dt_optimizer_option", [](Ctx& x, dt_optimizer* o) { return dt_optimizer_option(o, "lr", &x.o.d); });
+  T.add("dt_optimizer_option", "name=NULL", {IA}, [](Ctx& x) {
+     LiveOptimizer o(x);
+     return dt_optimizer_option(o.p, nullptr, &x.o.d);
+   }).msg_has = "name is NULL";
+  T.add("dt_optimizer_option", "out=NULL", {IA}, [](Ctx& x) {
+    LiveOptimizer o(x);
+    return dt_optimizer_option(o.p, "lr", nullptr);
+  });
+  T.add("dt_optimizer_option", "name=unknown", {IA}, [](Ctx& x) {
+     LiveOptimizer o(x);
+     return dt_optimizer_option(o.p, "betas", &x.o.d);
+   }).msg_has = "SGD has no setting \"betas\"";
+  T.add("dt_optimizer_option", "name=empty", {IA}, [](Ctx& x) {
+    LiveOptimizer o(x);
+    return dt_optimizer_option(o.p, "", &x.o.d);
+  });
+  opt_handles("dt_optimizer_set_option", [](Ctx&, dt_optimizer* o) { return dt_optimizer_set_option(o, "lr", 0.5); });
+  T.add("dt_optimizer_set_option", "name=NULL", {IA}, [](Ctx& x) {
+     LiveOptimizer o(x);
+     return dt_optimizer_set_option(o.p, nullptr, 0.5);
+   }).msg_has = "name is NULL";
+  T.add("dt_optimizer_set_option", "name=unknown", {IA}, [](Ctx& x) {
+     LiveOptimizer o(x);
+     return dt_optimizer_set_option(o.p, "amsgrad", 1);
+   }).msg_has = "its settings: lr, momentum, dampening, weight_decay, nesterov, maximize";
+  for (double v : {-0.1, std::numeric_limits<double>::quiet_NaN()})
+    T.add("dt_optimizer_set_option", "momentum=" + std::to_string(v), {IA}, [v](Ctx& x) {
+       LiveOptimizer o(x);
+       return dt_optimizer_set_option(o.p, "momentum", v);
+     }).msg_has = "invalid momentum value";
+  for (double v : {2.0, -1.0, 0.5})
+    T.add("dt_optimizer_set_option", "maximize=" + std::to_string(v), {IA}, [v](Ctx& x) {
+       LiveOptimizer o(x);
+       return dt_optimizer_set_option(o.p, "maximize", v);
+     }).msg_has = "is a flag: 0 or 1";
+  T.add("dt_optimizer_set_option", "nesterov_without_momentum", {IA}, [](Ctx& x) {
+     LiveOptimizer o(x);
+     return dt_optimizer_set_option(o.p, "nesterov", 1);
+   }).msg_has = "Nesterov momentum requires a momentum";
+  T.add("dt_optimizer_set_option", "lr=inf", {IA}, [](Ctx& x) {
+     LiveOptimizer o(x);
+     return dt_optimizer_set_option(o.p, "lr", std::numeric_limits<double>::infinity());
+   }).msg_has = "learning rate";
   auto sd_out = [](Ctx& x) { return reinterpret_cast<dt_state_dict**>(&x.o.ptr); };
   opt_handles("dt_optimizer_state_dict", [sd_out](Ctx& x, dt_optimizer* o) { return dt_optimizer_state_dict(o, sd_out(x)); });
   T.add("dt_optimizer_state_dict", "out=NULL", {IA}, [](Ctx& x) {
@@ -3113,6 +3157,40 @@ void add_dist_cases(Table& T) {
      dt_module_release(first);
      return st;
    }).msg_has = "already belongs";
+
+  const std::string nosync = "dt_distributed_data_parallel_no_sync";
+  T.add(nosync, "ddp=NULL", {IA}, [](Ctx&) { return dt_distributed_data_parallel_no_sync(nullptr, 1); }).msg_has =
+      "ddp is NULL";
+  T.add(nosync, "ddp=released", {IH}, [](Ctx&) {
+     dt_module* m = nullptr;
+     if (dt_relu_new(&m) != DT_OK || dt_module_release(m) != DT_OK) return dt_status{-999};
+     return dt_distributed_data_parallel_no_sync(m, 1);
+   }).msg_has = "releas";
+  T.add(nosync, "ddp=stack_int", {IH}, [](Ctx& x) {
+    return dt_distributed_data_parallel_no_sync(reinterpret_cast<dt_module*>(x.foreign_stack), 1);
+  });
+  T.add(nosync, "ddp=malloc_block", {IH}, [](Ctx& x) {
+    return dt_distributed_data_parallel_no_sync(reinterpret_cast<dt_module*>(x.foreign_heap), 1);
+  });
+  T.add(nosync, "ddp=small_integer", {IH}, [](Ctx& x) {
+    return dt_distributed_data_parallel_no_sync(reinterpret_cast<dt_module*>(x.small), 1);
+  });
+  T.add(nosync, "ddp=tensor_handle", {IH}, [](Ctx& x) {
+     return dt_distributed_data_parallel_no_sync(reinterpret_cast<dt_module*>(x.a), 1);
+   }).msg_has = "module";
+  T.add(nosync, "ddp=Linear", {IA}, [](Ctx& x) {
+     LiveModule l(x);
+     return dt_distributed_data_parallel_no_sync(l.lin, 1);
+   }).msg_has = "the module is a Linear, not a DistributedDataParallel";
+  for (int32_t bad : {2, -1})
+    T.add(nosync, "no_sync=" + std::to_string(bad), {IA}, [bad](Ctx& x) {
+       LiveModule l(x);
+       dt_module* d = nullptr;
+       if (dt_distributed_data_parallel_new(l.lin, LiveGroup().g, 0, 0, &d) != DT_OK) return dt_status{-999};
+       dt_status st = dt_distributed_data_parallel_no_sync(d, bad);
+       dt_module_release(d);
+       return st;
+     }).msg_has = "expected 0 or 1";
 }
 
 const std::vector<Case>& all_cases() {

@@ -5,8 +5,9 @@
 // (tests/reference/module_cases.json, "clip_grad"), and a 20-step run with a learning
 // rate drop and clipped gradients, interrupted by a checkpoint after 10 steps, that must
 // follow PyTorch's uninterrupted curve ("resume"). And the adaptive optimizers, RMSprop
-// and Adagrad, step by step against torch.optim's ("optim_steps"): parameters after
-// every step and the final state dict, their checkpoints, their errors.
+// and Adagrad, and the settings read and set by name (amsgrad, maximize, schedules of
+// momentum and betas), step by step against torch.optim's ("optim_steps"): parameters
+// after every step and the final state dict, their checkpoints, their errors.
 #include <unistd.h>
 
 #include <algorithm>
@@ -480,13 +481,29 @@ void give_grad(dt_tensor* p, const json& g, std::vector<int64_t> shape, dt_dtype
   EXPECT_EQ(dt_sum(prod, nullptr, 0, 0, total.out()), DT_OK);
   EXPECT_EQ(dt_backward(total, nullptr), DT_OK);
 }
-dt_status make_adaptive(const json& c, const std::vector<const dt_tensor*>& ps, O* opt) {
+dt_status make_optimizer(const json& c, const std::vector<const dt_tensor*>& ps, O* opt) {
   const json& o = c.at("options");
-  if (c.at("optimizer") == "rmsprop")
+  const std::string kind = c.at("optimizer");
+  if (kind == "sgd")
+    return dt_sgd_new(ps.data(), ps.size(), o.at("lr"), o.at("momentum"), o.at("dampening"), o.at("weight_decay"),
+                      o.at("nesterov").get<int32_t>(), opt->out());
+  if (kind == "adam" || kind == "adamw")
+    return dt_adam_new(ps.data(), ps.size(), o.at("lr"), o.at("beta1"), o.at("beta2"), o.at("eps"),
+                       o.at("weight_decay"), kind == "adamw", opt->out());
+  if (kind == "rmsprop")
     return dt_rmsprop_new(ps.data(), ps.size(), o.at("lr"), o.at("alpha"), o.at("eps"), o.at("weight_decay"),
                           o.at("momentum"), o.at("centered").get<int32_t>(), opt->out());
   return dt_adagrad_new(ps.data(), ps.size(), o.at("lr"), o.at("lr_decay"), o.at("weight_decay"),
                         o.at("initial_accumulator_value"), o.at("eps"), opt->out());
+}
+// dt_optimizer_set_option for each setting of `settings`, read back with dt_optimizer_option.
+void set_options(dt_optimizer* opt, const json& settings) {
+  for (const auto& [name, value] : settings.items()) {
+    DT_ASSERT_OK(dt_optimizer_set_option(opt, name.c_str(), value.get<double>()));
+    double back = -1;
+    DT_ASSERT_OK(dt_optimizer_option(opt, name.c_str(), &back));
+    EXPECT_EQ(back, value.get<double>()) << name;
+  }
 }
 void expect_values_near(const std::vector<double>& got, const json& want, double tol, const std::string& what) {
   const std::vector<double> w = want.get<std::vector<double>>();
@@ -495,7 +512,7 @@ void expect_values_near(const std::vector<double>& got, const json& want, double
     ASSERT_NEAR(got[k], w[k], tol * (1 + std::fabs(w[k]))) << what << " [" << k << "]";
 }
 
-void adaptive_steps_match_pytorch(dt_device device) {
+void optimizer_steps_match_pytorch(dt_device device) {
   ASSERT_TRUE(Cases().contains("optim_steps")) << "regenerate tests/reference/module_cases.json";
   for (const json& c : Cases().at("optim_steps")) {
     SCOPED_TRACE(c.at("id").get<std::string>());
@@ -511,9 +528,12 @@ void adaptive_steps_match_pytorch(dt_device device) {
       raw.push_back(ps.back());
     }
     O opt;
-    DT_ASSERT_OK(make_adaptive(c, raw, &opt));
+    DT_ASSERT_OK(make_optimizer(c, raw, &opt));
+    set_options(opt, c.at("set"));
     const json& grads = c.at("grads");
     for (size_t step = 0; step < grads.size(); ++step) {
+      for (const json& change : c.at("changes"))
+        if (change.at("step") == step) set_options(opt, change.at("set"));
       for (size_t i = 0; i < ps.size(); ++i) give_grad(ps[i], grads[step][i], shapes[i], dtype, device);
       DT_ASSERT_OK(dt_optimizer_step(opt));
       for (size_t i = 0; i < ps.size(); ++i)
@@ -536,12 +556,131 @@ void adaptive_steps_match_pytorch(dt_device device) {
   }
 }
 
-TEST_F(OptimState, RmspropAndAdagradStepAsPyTorchsDo) { adaptive_steps_match_pytorch(cpu()); }
+// RMSprop, Adagrad, and the settings set after construction (amsgrad, maximize, and
+// schedules of momentum, betas and others between steps) of every optimizer.
+TEST_F(OptimState, OptimizerStepsMatchPyTorchsStepByStep) { optimizer_steps_match_pytorch(cpu()); }
 
 // The same cases on a GPU, where one is (the steps are plain ops there as anywhere).
-TEST_F(OptimState, RmspropAndAdagradStepAsPyTorchsDoOnCuda) {
+TEST_F(OptimState, OptimizerStepsMatchPyTorchsStepByStepOnCuda) {
   if (!dt_cuda_is_available()) GTEST_SKIP() << "CUDA is not available";
-  adaptive_steps_match_pytorch(dt_device{DT_DEVICE_CUDA, 0});
+  optimizer_steps_match_pytorch(dt_device{DT_DEVICE_CUDA, 0});
+}
+
+// Every optimizer's settings by PyTorch's names: the constructor's values and the
+// defaults read back; a refused value (alone, or with the others: Nesterov without
+// momentum) changes nothing and says why; an unknown name lists the optimizer's names.
+TEST_F(OptimState, SettingsAreReadAndSetByPyTorchsNames) {
+  T p = param_with_grad({1, -2}, {0.5, 0.25}, {2});
+  const dt_tensor* ps[] = {p};
+  O sgd, adam, adamw, rms, ada;
+  DT_ASSERT_OK(dt_sgd_new(ps, 1, 0.1, 0.9, 0.0, 0.01, 1, sgd.out()));
+  DT_ASSERT_OK(dt_adam_new(ps, 1, 0.001, 0.8, 0.95, 1e-6, 0.0, 0, adam.out()));
+  DT_ASSERT_OK(dt_adam_new(ps, 1, 0.002, 0.9, 0.999, 1e-8, 0.01, 1, adamw.out()));
+  DT_ASSERT_OK(dt_rmsprop_new(ps, 1, 0.01, 0.99, 1e-8, 0.0, 0.5, 1, rms.out()));
+  DT_ASSERT_OK(dt_adagrad_new(ps, 1, 0.05, 0.1, 0.0, 0.3, 1e-10, ada.out()));
+  auto read = [](dt_optimizer* o, const char* name) {
+    double v = -12345;
+    EXPECT_EQ(dt_optimizer_option(o, name, &v), DT_OK) << name << ": " << dt_last_error_message();
+    return v;
+  };
+  EXPECT_EQ(read(sgd, "lr"), 0.1);
+  EXPECT_EQ(read(sgd, "momentum"), 0.9);
+  EXPECT_EQ(read(sgd, "dampening"), 0.0);
+  EXPECT_EQ(read(sgd, "weight_decay"), 0.01);
+  EXPECT_EQ(read(sgd, "nesterov"), 1.0);
+  EXPECT_EQ(read(adam, "beta1"), 0.8);
+  EXPECT_EQ(read(adam, "beta2"), 0.95);
+  EXPECT_EQ(read(adam, "eps"), 1e-6);
+  EXPECT_EQ(read(adam, "amsgrad"), 0.0);
+  EXPECT_EQ(read(adamw, "weight_decay"), 0.01);
+  EXPECT_EQ(read(rms, "alpha"), 0.99);
+  EXPECT_EQ(read(rms, "centered"), 1.0);
+  EXPECT_EQ(read(ada, "lr_decay"), 0.1);
+  EXPECT_EQ(read(ada, "initial_accumulator_value"), 0.3);
+  for (dt_optimizer* o : {sgd.get(), adam.get(), adamw.get(), rms.get(), ada.get()}) EXPECT_EQ(read(o, "maximize"), 0.0);
+
+  // The learning rate is one setting, whichever way it is set.
+  DT_ASSERT_OK(dt_optimizer_set_option(adam, "lr", 0.125));
+  double lr = 0;
+  DT_ASSERT_OK(dt_optimizer_lr(adam, &lr));
+  EXPECT_EQ(lr, 0.125);
+  DT_ASSERT_OK(dt_optimizer_set_lr(adam, 0.25));
+  EXPECT_EQ(read(adam, "lr"), 0.25);
+
+  struct Refused {
+    dt_optimizer* opt;
+    const char* name;
+    double value;
+    const char* message;
+  };
+  const double nan = std::nan("");
+  for (const Refused& r : std::vector<Refused>{
+           {sgd, "momentum", 0.0, "SGD: Nesterov momentum requires a momentum and zero dampening"},
+           {sgd, "dampening", 0.5, "SGD: Nesterov momentum requires a momentum and zero dampening"},
+           {sgd, "weight_decay", -1, "SGD: invalid weight_decay value -1"},
+           {sgd, "nesterov", 2, "SGD: \"nesterov\" is a flag: 0 or 1, got 2"},
+           {adam, "beta1", 1.0, "Adam: invalid beta parameter at index 0: 1"},
+           {adam, "beta2", nan, "Adam: invalid beta parameter at index 1: nan"},
+           {adam, "amsgrad", 0.5, "Adam: \"amsgrad\" is a flag: 0 or 1, got 0.5"},
+           {adamw, "eps", -1e-8, "AdamW: invalid epsilon value -1e-08"},
+           {adamw, "lr", INFINITY, "AdamW: invalid learning rate inf"},
+           {rms, "alpha", -0.5, "RMSprop: invalid alpha value -0.5"},
+           {ada, "lr_decay", nan, "Adagrad: invalid lr_decay value nan"},
+           {ada, "maximize", -1, "Adagrad: \"maximize\" is a flag: 0 or 1, got -1"}}) {
+    const double before = read(r.opt, r.name);
+    DT_EXPECT_STATUS(dt_optimizer_set_option(r.opt, r.name, r.value), DT_ERR_INVALID_ARGUMENT);
+    EXPECT_STREQ(dt_last_error_message(), r.message) << r.name;
+    EXPECT_EQ(read(r.opt, r.name), before) << r.name << " changed though refused";
+  }
+  // A change that makes Nesterov valid again goes through in the right order.
+  DT_ASSERT_OK(dt_optimizer_set_option(sgd, "nesterov", 0));
+  DT_ASSERT_OK(dt_optimizer_set_option(sgd, "momentum", 0));
+  EXPECT_EQ(read(sgd, "momentum"), 0.0);
+
+  double untouched = 7;
+  DT_EXPECT_STATUS(dt_optimizer_option(adam, "betas", &untouched), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(dt_last_error_message(),
+               "Adam has no setting \"betas\" (its settings: lr, beta1, beta2, eps, weight_decay, amsgrad, maximize)");
+  EXPECT_EQ(untouched, 7);
+  DT_EXPECT_STATUS(dt_optimizer_set_option(ada, "momentum", 0.9), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(dt_last_error_message(), "Adagrad has no setting \"momentum\" (its settings: lr, lr_decay, "
+                                        "weight_decay, eps, initial_accumulator_value, maximize)");
+}
+
+// amsgrad switched on after some steps: its max_exp_avg_sq starts from zeros (so from
+// exp_avg_sq itself) at the next step and the checkpoint holds it from then on; off
+// again, the step is Adam's plain one (the fused CPU step: the bits of the plain ops).
+TEST_F(OptimState, AmsgradSwitchedOnLaterStartsItsMaximumThen) {
+  T a = param_with_grad({1, -2, 3}, {0.5, 0.25, -1}, {3});
+  T b = param_with_grad({1, -2, 3}, {0.5, 0.25, -1}, {3});
+  const dt_tensor* pa[] = {a};
+  const dt_tensor* pb[] = {b};
+  O with, without;
+  DT_ASSERT_OK(dt_adam_new(pa, 1, 0.1, 0.9, 0.999, 1e-8, 0.0, 0, with.out()));
+  DT_ASSERT_OK(dt_adam_new(pb, 1, 0.1, 0.9, 0.999, 1e-8, 0.0, 0, without.out()));
+  DT_ASSERT_OK(dt_optimizer_step(with));
+  DT_ASSERT_OK(dt_optimizer_step(without));
+  DT_ASSERT_OK(dt_optimizer_set_option(with, "amsgrad", 1));
+  // Step 2 with a smaller gradient: exp_avg_sq falls, so amsgrad's maximum (set from
+  // zeros and exp_avg_sq now) equals it this step; the parameters stay equal.
+  set_grad(a, {0.1, 0.1, 0.1}, {3});
+  set_grad(b, {0.1, 0.1, 0.1}, {3});
+  DT_ASSERT_OK(dt_optimizer_step(with));
+  DT_ASSERT_OK(dt_optimizer_step(without));
+  EXPECT_EQ(values<double>(a), values<double>(b));
+  SD sd;
+  DT_ASSERT_OK(dt_optimizer_state_dict(with, sd.out()));
+  EXPECT_EQ(keys(sd), (std::vector<std::string>{"lr", "state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq",
+                                                "state.0.max_exp_avg_sq"}));
+  // Step 3 with a zero gradient: exp_avg_sq only decays, so the maximum (step 2's) is
+  // above it and amsgrad steps less far than Adam (exp_avg still moves it), on every element.
+  set_grad(a, {0, 0, 0}, {3});
+  set_grad(b, {0, 0, 0}, {3});
+  std::vector<double> a0 = values<double>(a), b0 = values<double>(b);
+  DT_ASSERT_OK(dt_optimizer_step(with));
+  DT_ASSERT_OK(dt_optimizer_step(without));
+  std::vector<double> a1 = values<double>(a), b1 = values<double>(b);
+  for (size_t k = 0; k < 3; ++k) EXPECT_LT(std::fabs(a1[k] - a0[k]), std::fabs(b1[k] - b0[k])) << k;
 }
 
 // A checkpoint of either, loaded into a new optimizer over copies of the parameters,

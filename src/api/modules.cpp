@@ -219,6 +219,15 @@ DT_API dt_status dt_distributed_data_parallel_new(dt_module* module, const dt_pr
   });
 }
 
+DT_API dt_status dt_distributed_data_parallel_no_sync(dt_module* ddp, int32_t no_sync) {
+  return guard([&] {
+    const char* fn = "dt_distributed_data_parallel_no_sync";
+    nn::Module* m = object_arg<nn::Module, HandleKind::Module>(ddp, fn, "ddp");
+    if (no_sync != 0 && no_sync != 1) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": no_sync is ", no_sync, "; expected 0 or 1"));
+    dist::set_no_sync(*m, no_sync == 1, fn);
+  });
+}
+
 DT_API dt_status dt_module_retain(dt_module* m) {
   return guard([&] {
     if (!m) fail(DT_ERR_INVALID_ARGUMENT, "dt_module_retain: m is NULL");

@@ -115,6 +115,25 @@ DT_API dt_status dt_optimizer_set_lr(dt_optimizer* opt, double lr) {
   return guard([&] { optimizer_arg(opt, "dt_optimizer_set_lr")->set_lr(lr); });
 }
 
+DT_API dt_status dt_optimizer_option(const dt_optimizer* opt, const char* name, double* out) {
+  return guard([&] {
+    const char* fn = "dt_optimizer_option";
+    nn::Optimizer* o = optimizer_arg(opt, fn);
+    require(name, fn, "name");
+    require(out, fn, "out");
+    *out = o->option(name);
+  });
+}
+
+DT_API dt_status dt_optimizer_set_option(dt_optimizer* opt, const char* name, double value) {
+  return guard([&] {
+    const char* fn = "dt_optimizer_set_option";
+    nn::Optimizer* o = optimizer_arg(opt, fn);
+    require(name, fn, "name");
+    o->set_option(name, value);
+  });
+}
+
 DT_API dt_status dt_optimizer_state_dict(const dt_optimizer* opt, dt_state_dict** out) {
   return guard([&] {
     const char* fn = "dt_optimizer_state_dict";

@@ -46,13 +46,20 @@ class GradHook : public RefCounted {
  public:
   virtual ~GradHook() = default;
   static void destroy(GradHook* h) { delete h; }
+  // A backward pass that reaches some of this hook's leaves starts (before any
+  // grad_ready of that pass).
+  virtual void begin() = 0;
   // The whole gradient one backward pass computed for leaf (every use of it summed),
   // called on the backward thread as soon as it is known.
   virtual void grad_ready(const Tensor& leaf, const Tensor& grad) = 0;
   // The end of a backward pass that reached any of this hook's leaves: the (leaf,
-  // gradient) pairs to accumulate instead of those given to grad_ready. Throwing fails
-  // the pass, leaving every .grad as it was.
-  virtual std::vector<std::pair<Tensor, Tensor>> finish() = 0;
+  // gradient) pairs to use instead of those given to grad_ready, added to .grad, or
+  // replacing it when `replace`. Throwing fails the pass, leaving every .grad as it was.
+  struct Result {
+    std::vector<std::pair<Tensor, Tensor>> grads;
+    bool replace = false;
+  };
+  virtual Result finish() = 0;
   // The pass failed before finish: forget it.
   virtual void cancel() noexcept = 0;
 };

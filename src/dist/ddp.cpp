@@ -1,6 +1,7 @@
 #include "dist/ddp.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -62,6 +63,14 @@ class Reducer final : public GradHook {
 
   size_t bucket_count() const { return buckets_.size(); }
 
+  // dt_distributed_data_parallel_no_sync: read when a pass begins.
+  void set_no_sync(bool no_sync) { no_sync_.store(no_sync, std::memory_order_relaxed); }
+
+  void begin() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    local_pass_ = no_sync_.load(std::memory_order_relaxed);
+  }
+
   void grad_ready(const Tensor& leaf, const Tensor& grad) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = index_.find(leaf.impl());
@@ -70,11 +79,12 @@ class Reducer final : public GradHook {
     p.grad = grad;
     p.ready = true;
     Bucket& b = buckets_[p.bucket];
-    if (--b.pending == 0) launch_in_order(false);
+    if (--b.pending == 0 && !local_pass_) launch_in_order(false);
   }
 
-  std::vector<std::pair<Tensor, Tensor>> finish() override {
+  Result finish() override {
     std::unique_lock<std::mutex> lock(mu_);
+    if (local_pass_) return finish_local();
     std::string missing;
     for (const Param& p : params_)
       if (!p.ready && missing.empty()) missing = p.name;
@@ -85,12 +95,15 @@ class Reducer final : public GradHook {
     std::exception_ptr error;
     for (Bucket& b : buckets_)
       if (b.error && !error) error = b.error;
-    std::vector<std::pair<Tensor, Tensor>> out;
+    // The buckets held whole gradients (.grad and this pass's): their averages replace .grad.
+    Result out;
+    out.replace = true;
     if (!error && (missing.empty() || find_unused_)) {
-      out.reserve(params_.size());
+      out.grads.reserve(params_.size());
       for (const Param& p : params_) {
         const Bucket& b = buckets_[p.bucket];
-        out.emplace_back(p.tensor, ops::reshape(ops::narrow(b.flat, 0, p.offset, p.tensor.numel()), p.tensor.shape(), false));
+        out.grads.emplace_back(p.tensor,
+                               ops::reshape(ops::narrow(b.flat, 0, p.offset, p.tensor.numel()), p.tensor.shape(), false));
       }
     }
     reset();
@@ -138,7 +151,13 @@ class Reducer final : public GradHook {
       for (size_t k : b.params) {
         Param& p = params_[k];
         Tensor slot = ops::narrow(b.flat, 0, p.offset, p.tensor.numel());
-        if (p.grad.defined()) ops::copy_(slot, ops::reshape(p.grad, Dims{p.tensor.numel()}, false));
+        // The whole gradient, as torch's reducer takes it: what .grad holds (what no_sync
+        // passes accumulated; nothing after zero_grad) plus this pass's, added as the
+        // engine adds them.
+        Tensor whole = ag::grad(p.tensor);
+        if (whole.defined() && p.grad.defined()) whole = ops::binary(BinaryOp::Add, whole, p.grad);
+        else if (p.grad.defined()) whole = p.grad;
+        if (whole.defined()) ops::copy_(slot, ops::reshape(whole, Dims{p.tensor.numel()}, false));
         else ops::fill_(slot, 0.0);
         p.grad = Tensor();
       }
@@ -146,6 +165,16 @@ class Reducer final : public GradHook {
       if (!worker_.joinable()) worker_ = std::thread([this] { work(); });
       cv_.notify_all();
     }
+  }
+
+  // The end of a local (no_sync) pass: this pass's gradients, to add to .grad as they
+  // are; nothing was sent and nothing is checked. Called with mu_ held.
+  Result finish_local() {
+    Result out;
+    for (Param& p : params_)
+      if (p.grad.defined()) out.grads.emplace_back(p.tensor, std::move(p.grad));
+    reset();
+    return out;
   }
 
   // The communication thread: all-reduces launched buckets in order.
@@ -208,6 +237,8 @@ class Reducer final : public GradHook {
   std::vector<Bucket> buckets_;
   std::unordered_map<const TensorImpl*, size_t> index_;
   const bool find_unused_;
+  std::atomic<bool> no_sync_{false};
+  bool local_pass_ = false;  // the pass under way is a no_sync one
   std::mutex mu_;
   std::condition_variable cv_;
   size_t launched_ = 0, taken_ = 0, done_ = 0;  // buckets launched / taken by the worker / reduced
@@ -271,6 +302,7 @@ class DistributedDataParallel final : public nn::Module {
   const char* kind() const override { return "DistributedDataParallel"; }
   size_t arity() const override { return children_[0].second->arity(); }
   Tensor forward(const std::vector<Tensor>& in) override { return children_[0].second->forward(in); }
+  void set_no_sync(bool no_sync) { reducer_->set_no_sync(no_sync); }
 
  private:
   Ref<Reducer> reducer_;
@@ -278,6 +310,14 @@ class DistributedDataParallel final : public nn::Module {
 };
 
 }  // namespace
+
+void set_no_sync(nn::Module& ddp, bool no_sync, const char* fn) {
+  auto* d = dynamic_cast<DistributedDataParallel*>(&ddp);
+  if (!d)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": the module is a ", ddp.kind(),
+                                      ", not a DistributedDataParallel (dt_distributed_data_parallel_new)"));
+  d->set_no_sync(no_sync);
+}
 
 nn::Module* new_distributed_data_parallel(const Ref<nn::Module>& module, const Ref<ProcessGroup>& group,
                                           size_t bucket_cap_bytes, bool find_unused_parameters) {

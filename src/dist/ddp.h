@@ -13,6 +13,12 @@
 //   - find_unused_parameters: a parameter that got no gradient in a pass counts as zero
 //     (torch's semantics); without it, such a parameter is an error naming it, raised
 //     after the buckets were still reduced so that no rank hangs.
+//   - no_sync (torch's `with ddp.no_sync():`, for gradient accumulation): a pass that
+//     begins with it set is local: the reducer hands the engine the pass's gradients to
+//     add to .grad, launches and checks nothing. A synchronised pass always reduces each
+//     parameter's whole gradient, .grad plus its own (torch's reducer reads param.grad
+//     after AccumulateGrad), and its averages replace .grad; after zero_grad that is
+//     the usual average of this pass's gradients.
 //   - The optimizer then steps locally on every rank.
 #pragma once
 #include <cstddef>
@@ -27,5 +33,9 @@ constexpr size_t kDefaultBucketCapBytes = 25u << 20;  // torch's bucket_cap_mb=2
 
 nn::Module* new_distributed_data_parallel(const Ref<nn::Module>& module, const Ref<ProcessGroup>& group,
                                           size_t bucket_cap_bytes, bool find_unused_parameters);
+
+// Turns ddp's synchronisation off or on (see above); ddp must be a module made by
+// new_distributed_data_parallel, else INVALID_ARGUMENT naming fn.
+void set_no_sync(nn::Module& ddp, bool no_sync, const char* fn);
 
 }  // namespace dt::dist

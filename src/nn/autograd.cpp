@@ -77,27 +77,31 @@ class AccumulateGrad final : public Node {
 
 // Adds each gradient to its leaf's .grad, all or nothing: every new .grad is computed
 // (the step that allocates, and can fail) before any is stored. A leaf used by several
-// ops has several sinks; their gradients add up in order.
-void accumulate_all(const std::vector<std::pair<Tensor, Tensor>>& sinks) {
+// ops has several sinks; their gradients add up in order. A sink that `replaces` gives
+// its leaf's new .grad itself (a GradHook's result: the leaf has no other sink).
+struct Sink {
+  Tensor leaf, grad;
+  bool replaces = false;
+};
+void accumulate_all(const std::vector<Sink>& sinks) {
   std::vector<MovePin> pins;
   pins.reserve(sinks.size());
-  for (const auto& [leaf, g] : sinks) pins.emplace_back(leaf);
+  for (const Sink& s : sinks) pins.emplace_back(s.leaf);
   std::lock_guard<std::mutex> lock(grad_mutex());
   std::vector<TensorImpl*> leaves;
   std::vector<Tensor> next;
   std::unordered_map<TensorImpl*, size_t> slot;
-  for (const auto& [leaf, g] : sinks) {
+  for (const Sink& s : sinks) {
     // A leaf whose requires_grad was cleared after the graph was built gets nothing, as
     // in PyTorch (its .grad stays as it was).
-    const AutogradMeta* meta = leaf.impl()->autograd;
+    const AutogradMeta* meta = s.leaf.impl()->autograd;
     if (!meta || !meta->requires_grad) continue;
-    auto [it, fresh] = slot.try_emplace(leaf.impl(), next.size());
+    auto [it, fresh] = slot.try_emplace(s.leaf.impl(), next.size());
     if (fresh) {
-      const AutogradMeta* m = leaf.impl()->autograd;
-      leaves.push_back(leaf.impl());
-      next.push_back(accumulated(leaf, m ? m->grad : Tensor(), g));
+      leaves.push_back(s.leaf.impl());
+      next.push_back(accumulated(s.leaf, s.replaces ? Tensor() : meta->grad, s.grad));
     } else {
-      next[it->second] = accumulated(leaf, next[it->second], g);
+      next[it->second] = accumulated(s.leaf, next[it->second], s.grad);
     }
   }
   // Every leaf taken above has its AutogradMeta.
@@ -224,14 +228,20 @@ class HookedLeaves {
     if (--l.sinks_left == 0 && l.sum.defined()) l.hook->grad_ready(leaf, l.sum);
     return true;
   }
-  void finish(std::vector<std::pair<Tensor, Tensor>>* sinks) {
+  // The pass starts (inside backward's try, so that a failure cancels every hook begun).
+  void begin() {
+    for (; begun_ < hooks_.size(); ++begun_) hooks_[begun_]->begin();
+  }
+  void finish(std::vector<Sink>* sinks) {
     for (size_t i = 0; i < hooks_.size(); ++i) {
       ++finished_;
-      for (auto& pair : hooks_[i]->finish()) sinks->push_back(std::move(pair));
+      GradHook::Result r = hooks_[i]->finish();
+      for (auto& [leaf, g] : r.grads) sinks->push_back(Sink{std::move(leaf), std::move(g), r.replace});
     }
   }
   void cancel() noexcept {
-    for (size_t i = finished_; i < hooks_.size(); ++i) hooks_[i]->cancel();
+    // A hook that threw in begin counts as begun: it cancels its own half-begun pass.
+    for (size_t i = finished_; i < std::min(begun_ + 1, hooks_.size()); ++i) hooks_[i]->cancel();
   }
 
  private:
@@ -242,7 +252,7 @@ class HookedLeaves {
   };
   std::unordered_map<TensorImpl*, Leaf> leaves_;
   std::vector<Ref<GradHook>> hooks_;
-  size_t finished_ = 0;
+  size_t begun_ = 0, finished_ = 0;
 };
 
 namespace {
@@ -303,11 +313,12 @@ void backward(const Tensor& root, const Tensor& grad_output) {
   // Run nodes whose every consumer has run, summing the gradients that reach each one.
   // The leaves' sinks are collected, not run: their .grad changes only once the whole
   // pass has succeeded (accumulate_all), so a failed backward leaves every .grad as it was.
-  std::vector<std::pair<Tensor, Tensor>> sinks;
+  std::vector<Sink> sinks;
   std::unordered_map<Node*, Tensor> pending;
   pending[start.get()] = g;
   std::vector<Node*> ready{start.get()};
   try {
+    hooked.begin();
     while (!ready.empty()) {
       Node* n = ready.back();
       ready.pop_back();
@@ -315,7 +326,7 @@ void backward(const Tensor& root, const Tensor& grad_output) {
       Tensor in = found == pending.end() ? Tensor() : std::move(found->second);
       if (found != pending.end()) pending.erase(found);
       if (auto* sink = dynamic_cast<AccumulateGrad*>(n)) {
-        if (!hooked.take(sink->leaf(), in) && in.defined()) sinks.emplace_back(sink->leaf(), std::move(in));
+        if (!hooked.take(sink->leaf(), in) && in.defined()) sinks.push_back(Sink{sink->leaf(), std::move(in)});
         continue;  // a sink has no inputs
       }
       // A node no gradient reached still releases its inputs' dependency counts.

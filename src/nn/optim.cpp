@@ -28,7 +28,7 @@ class Sgd final : public Optimizer {
     const bool momentum = o_.momentum != 0;
     std::vector<Tensor> grads(params_.size());
     for (size_t i = 0; i < params_.size(); ++i) {
-      grads[i] = ag::grad(params_[i]);
+      grads[i] = step_grad(i);
       if (grads[i].defined() && !ops::sgd_step_fusable(params_[i], grads[i], buf_[i].defined() ? &buf_[i] : nullptr))
         return false;
     }
@@ -88,7 +88,7 @@ class Sgd final : public Optimizer {
     std::vector<Update> out;
     for (size_t i = 0; i < params_.size(); ++i) {
       const Tensor& p = params_[i];
-      Tensor g = ag::grad(p);
+      Tensor g = step_grad(i);
       if (!g.defined()) continue;
       Update u{i, Tensor(), Tensor(), {}};
       if (o_.weight_decay != 0) g = add(g, mul(p, o_.weight_decay));
@@ -118,6 +118,12 @@ class Sgd final : public Optimizer {
 
   const char* name() const override { return "SGD"; }
   double& lr_slot() override { return o_.lr; }
+  std::vector<Setting> settings() override {
+    return {{"lr", &o_.lr, nullptr},           {"momentum", &o_.momentum, nullptr},
+            {"dampening", &o_.dampening, nullptr}, {"weight_decay", &o_.weight_decay, nullptr},
+            {"nesterov", nullptr, &o_.nesterov},   {"maximize", nullptr, &maximize_}};
+  }
+  void check_settings() const override { check_sgd_options(o_); }
   std::vector<Slot> slots() override {
     if (o_.momentum == 0) return {};
     return {{"momentum_buffer", &buf_}};
@@ -130,7 +136,12 @@ class Sgd final : public Optimizer {
 class Adam final : public Optimizer {
  public:
   Adam(std::vector<Tensor> params, const AdamOptions& o)
-      : Optimizer(std::move(params)), o_(o), m_(params_.size()), v_(params_.size()), steps_(params_.size(), 0) {}
+      : Optimizer(std::move(params)),
+        o_(o),
+        m_(params_.size()),
+        v_(params_.size()),
+        v_max_(params_.size()),
+        steps_(params_.size(), 0) {}
 
  private:
   void refuse_capture(const Tensor& p) const override {
@@ -142,6 +153,7 @@ class Adam final : public Optimizer {
   // One kernel per parameter (ops::adaptive_step_): plan()'s bits, in one pass, with the
   // moments updated in place.
   bool step_fused() override {
+    if (o_.amsgrad) return false;  // the kernel keeps two moments, not amsgrad's third
     int flags = 0;
     if (o_.weight_decay != 0) flags |= o_.decoupled ? ops::kDecoupledDecay : ops::kL2Decay;
     return fused_adaptive_step(ops::AdaptiveKind::Adam, flags);
@@ -157,7 +169,7 @@ class Adam final : public Optimizer {
     std::vector<Update> out;
     for (size_t i = 0; i < params_.size(); ++i) {
       const Tensor& p = params_[i];
-      Tensor g = ag::grad(p);
+      Tensor g = step_grad(i);
       if (!g.defined()) continue;
       refuse_capture(p);
       Update u{i, Tensor(), Tensor(), {}};
@@ -171,12 +183,15 @@ class Adam final : public Optimizer {
       // m = b1 m + (1 - b1) g ; v = b2 v + (1 - b2) g^2
       Tensor m = add(mul(m0, o_.beta1), mul(g, 1.0 - o_.beta1));
       Tensor v = add(mul(v0, o_.beta2), mul(ops::binary(BinaryOp::Mul, g, g), 1.0 - o_.beta2));
+      // amsgrad: v_max = max(v_max, v) normalises instead of v
+      Tensor v_max;
+      if (o_.amsgrad) v_max = ops::binary(BinaryOp::Maximum, v_max_[i].defined() ? v_max_[i] : initial_state(p), v);
       // p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps), in PyTorch's order of operations
-      Tensor denom = ops::binary_scalar(BinaryOp::Add,
-                                        ops::binary_scalar(BinaryOp::Div, ops::unary(UnaryOp::Sqrt, v), c[5]),
-                                        o_.eps);
+      Tensor denom = ops::binary_scalar(
+          BinaryOp::Add, ops::binary_scalar(BinaryOp::Div, ops::unary(UnaryOp::Sqrt, o_.amsgrad ? v_max : v), c[5]),
+          o_.eps);
       u.subtract = mul(ops::binary(BinaryOp::Div, m, denom), c[7]);
-      u.state = {m, v};
+      u.state = {m, v, v_max};
       out.push_back(std::move(u));
     }
     return out;
@@ -184,21 +199,35 @@ class Adam final : public Optimizer {
   void keep_state(Update& u) override {
     m_[u.index] = std::move(u.state[0]);
     v_[u.index] = std::move(u.state[1]);
+    if (u.state[2].defined()) v_max_[u.index] = std::move(u.state[2]);
     ++steps_[u.index];
   }
 
   void follow_parameters() override {
     follow(m_);
     follow(v_);
+    follow(v_max_);
   }
 
   const char* name() const override { return o_.decoupled ? "AdamW" : "Adam"; }
   double& lr_slot() override { return o_.lr; }
-  std::vector<Slot> slots() override { return {{"exp_avg", &m_}, {"exp_avg_sq", &v_}}; }
+  std::vector<Setting> settings() override {
+    return {{"lr", &o_.lr, nullptr},       {"beta1", &o_.beta1, nullptr},
+            {"beta2", &o_.beta2, nullptr}, {"eps", &o_.eps, nullptr},
+            {"weight_decay", &o_.weight_decay, nullptr}, {"amsgrad", nullptr, &o_.amsgrad},
+            {"maximize", nullptr, &maximize_}};
+  }
+  void check_settings() const override { check_adam_options(o_); }
+  // PyTorch's order of a parameter's state: step, exp_avg, exp_avg_sq, max_exp_avg_sq.
+  std::vector<Slot> slots() override {
+    std::vector<Slot> s{{"exp_avg", &m_}, {"exp_avg_sq", &v_}};
+    if (o_.amsgrad) s.push_back({"max_exp_avg_sq", &v_max_});
+    return s;
+  }
   std::vector<int64_t>* step_counts() override { return &steps_; }
 
   AdamOptions o_;
-  std::vector<Tensor> m_, v_;
+  std::vector<Tensor> m_, v_, v_max_;
   std::vector<int64_t> steps_;
 };
 
@@ -248,7 +277,7 @@ bool Optimizer::fused_adaptive_step(ops::AdaptiveKind kind, int flags) {
   std::vector<Item> items;
   for (size_t i = 0; i < params_.size(); ++i) {
     const Tensor& p = params_[i];
-    Tensor g = ag::grad(p);
+    Tensor g = step_grad(i);
     if (!g.defined()) continue;
     refuse_capture(p);
     Item item{i, std::move(g), {}, Tensor()};
@@ -280,13 +309,31 @@ void Optimizer::zero_grad() {
   for (const Tensor& p : params_) ag::set_grad(p, Tensor());
 }
 
-Optimizer* new_sgd(std::vector<Tensor> params, const SgdOptions& o) {
-  check_params(params, "SGD");
+Tensor Optimizer::step_grad(size_t i) const {
+  Tensor g = ag::grad(params_[i]);
+  return maximize_ && g.defined() ? ops::unary(UnaryOp::Neg, g) : g;
+}
+
+void check_sgd_options(const SgdOptions& o) {
   if (!(o.lr >= 0)) fail(DT_ERR_INVALID_ARGUMENT, cat("SGD: invalid learning rate ", o.lr));
   if (!(o.momentum >= 0)) fail(DT_ERR_INVALID_ARGUMENT, cat("SGD: invalid momentum value ", o.momentum));
   if (!(o.weight_decay >= 0)) fail(DT_ERR_INVALID_ARGUMENT, cat("SGD: invalid weight_decay value ", o.weight_decay));
   if (o.nesterov && (o.momentum <= 0 || o.dampening != 0))
     fail(DT_ERR_INVALID_ARGUMENT, "SGD: Nesterov momentum requires a momentum and zero dampening");
+}
+
+void check_adam_options(const AdamOptions& o) {
+  const char* name = o.decoupled ? "AdamW" : "Adam";
+  if (!(o.lr >= 0)) fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": invalid learning rate ", o.lr));
+  if (!(o.eps >= 0)) fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": invalid epsilon value ", o.eps));
+  if (!(o.beta1 >= 0 && o.beta1 < 1)) fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": invalid beta parameter at index 0: ", o.beta1));
+  if (!(o.beta2 >= 0 && o.beta2 < 1)) fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": invalid beta parameter at index 1: ", o.beta2));
+  if (!(o.weight_decay >= 0)) fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": invalid weight_decay value ", o.weight_decay));
+}
+
+Optimizer* new_sgd(std::vector<Tensor> params, const SgdOptions& o) {
+  check_params(params, "SGD");
+  check_sgd_options(o);
   if (params.empty()) fail(DT_ERR_INVALID_ARGUMENT, "SGD: optimizer got an empty parameter list");
   return new Sgd(std::move(params), o);
 }
@@ -294,11 +341,7 @@ Optimizer* new_sgd(std::vector<Tensor> params, const SgdOptions& o) {
 Optimizer* new_adam(std::vector<Tensor> params, const AdamOptions& o) {
   const char* name = o.decoupled ? "AdamW" : "Adam";
   check_params(params, name);
-  if (!(o.lr >= 0)) fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": invalid learning rate ", o.lr));
-  if (!(o.eps >= 0)) fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": invalid epsilon value ", o.eps));
-  if (!(o.beta1 >= 0 && o.beta1 < 1)) fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": invalid beta parameter at index 0: ", o.beta1));
-  if (!(o.beta2 >= 0 && o.beta2 < 1)) fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": invalid beta parameter at index 1: ", o.beta2));
-  if (!(o.weight_decay >= 0)) fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": invalid weight_decay value ", o.weight_decay));
+  check_adam_options(o);
   if (params.empty()) fail(DT_ERR_INVALID_ARGUMENT, cat(name, ": optimizer got an empty parameter list"));
   return new Adam(std::move(params), o);
 }

@@ -10,6 +10,7 @@
 // updated in place).
 #pragma once
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "core/refcounted.h"
@@ -21,6 +22,13 @@ namespace dt::nn {
 
 class Optimizer : public RefCounted {
  public:
+  // A setting by PyTorch's name: a number or a flag (0/1), lr included (settings());
+  // maximize is every optimizer's and lives here.
+  struct Setting {
+    const char* name;
+    double* number;  // or
+    bool* flag;
+  };
   explicit Optimizer(std::vector<Tensor> params) : params_(std::move(params)) {}
   virtual ~Optimizer() = default;
   static void destroy(Optimizer* o) { delete o; }
@@ -36,6 +44,11 @@ class Optimizer : public RefCounted {
   // what a schedule calls between steps (INVALID_ARGUMENT when negative or NaN).
   double lr();
   void set_lr(double lr);
+  // The settings of param_groups[0] by PyTorch's names (dt_optimizer_option): read one,
+  // or set one for the steps that follow, checked with the others as the constructor
+  // checks them (INVALID_ARGUMENT, nothing changed, on failure or an unknown name).
+  double option(const std::string& name);
+  void set_option(const std::string& name, double value);
   // The state for a checkpoint, as copies: "lr" (0-d float64) and, per parameter i with
   // state, "state.<i>.<name>" under PyTorch's names (momentum_buffer; step, exp_avg,
   // exp_avg_sq), on the parameters' devices; the step a 0-d float32 on the host.
@@ -81,6 +94,14 @@ class Optimizer : public RefCounted {
   // NOT_SUPPORTED while p's device captures, for the optimizers that cannot be captured.
   virtual void refuse_capture(const Tensor& /*p*/) const {}
 
+  virtual std::vector<Setting> settings() = 0;
+  // The constructor's checks of the settings taken together (INVALID_ARGUMENT).
+  virtual void check_settings() const = 0;
+  // The gradient parameter i steps with: its .grad (undefined when none), negated under
+  // maximize, as torch's maximize=True does first.
+  Tensor step_grad(size_t i) const;
+  bool maximize_ = false;
+
   // What checkpoints name and restore: the optimizer's name for messages ("SGD"), its
   // learning rate, its per-parameter state tensors under PyTorch's names, and its
   // per-parameter step counts (null when it keeps none).
@@ -105,7 +126,8 @@ struct SgdOptions {
 };
 struct AdamOptions {
   double lr, beta1, beta2, eps, weight_decay;
-  bool decoupled;  // AdamW
+  bool decoupled;        // AdamW
+  bool amsgrad = false;  // set through set_option
 };
 
 struct RmspropOptions {
@@ -120,6 +142,13 @@ Optimizer* new_sgd(std::vector<Tensor> params, const SgdOptions& o);
 Optimizer* new_adam(std::vector<Tensor> params, const AdamOptions& o);
 Optimizer* new_rmsprop(std::vector<Tensor> params, const RmspropOptions& o);  // optim_adaptive.cpp
 Optimizer* new_adagrad(std::vector<Tensor> params, const AdagradOptions& o);  // optim_adaptive.cpp
+
+// The constructors' checks of their settings (INVALID_ARGUMENT in PyTorch's words), also
+// what set_option checks after a change.
+void check_sgd_options(const SgdOptions& o);
+void check_adam_options(const AdamOptions& o);
+void check_rmsprop_options(const RmspropOptions& o);  // optim_adaptive.cpp
+void check_adagrad_options(const AdagradOptions& o);  // optim_adaptive.cpp
 
 // What every optimizer checks of its parameters (name: "SGD", ... for the message):
 // floating leaves, each listed once (the constructors refuse an empty list after their

@@ -55,7 +55,7 @@ class Rmsprop final : public Optimizer {
     std::vector<Update> out;
     for (size_t i = 0; i < params_.size(); ++i) {
       const Tensor& p = params_[i];
-      Tensor g = ag::grad(p);
+      Tensor g = step_grad(i);
       if (!g.defined()) continue;
       refuse_capture(p);
       Update u{i, Tensor(), Tensor(), {}};
@@ -103,6 +103,16 @@ class Rmsprop final : public Optimizer {
 
   const char* name() const override { return "RMSprop"; }
   double& lr_slot() override { return o_.lr; }
+  std::vector<Setting> settings() override {
+    return {{"lr", &o_.lr, nullptr},
+            {"alpha", &o_.alpha, nullptr},
+            {"eps", &o_.eps, nullptr},
+            {"weight_decay", &o_.weight_decay, nullptr},
+            {"momentum", &o_.momentum, nullptr},
+            {"centered", nullptr, &o_.centered},
+            {"maximize", nullptr, &maximize_}};
+  }
+  void check_settings() const override { check_rmsprop_options(o_); }
   // PyTorch's order of a parameter's state: step, square_avg, momentum_buffer, grad_avg.
   std::vector<Slot> slots() override {
     std::vector<Slot> s{{"square_avg", &square_avg_}};
@@ -150,7 +160,7 @@ class Adagrad final : public Optimizer {
     std::vector<Update> out;
     for (size_t i = 0; i < params_.size(); ++i) {
       const Tensor& p = params_[i];
-      Tensor g = ag::grad(p);
+      Tensor g = step_grad(i);
       if (!g.defined()) continue;
       refuse_capture(p);
       Update u{i, Tensor(), Tensor(), {}};
@@ -176,6 +186,15 @@ class Adagrad final : public Optimizer {
 
   const char* name() const override { return "Adagrad"; }
   double& lr_slot() override { return o_.lr; }
+  std::vector<Setting> settings() override {
+    return {{"lr", &o_.lr, nullptr},
+            {"lr_decay", &o_.lr_decay, nullptr},
+            {"weight_decay", &o_.weight_decay, nullptr},
+            {"eps", &o_.eps, nullptr},
+            {"initial_accumulator_value", &o_.initial_accumulator_value, nullptr},
+            {"maximize", nullptr, &maximize_}};
+  }
+  void check_settings() const override { check_adagrad_options(o_); }
   std::vector<Slot> slots() override { return {{"sum", &sum_}}; }
   std::vector<int64_t>* step_counts() override { return &steps_; }
 
@@ -191,24 +210,32 @@ void require_non_negative(const char* who, const char* what, double value) {
 
 }  // namespace
 
-Optimizer* new_rmsprop(std::vector<Tensor> params, const RmspropOptions& o) {
-  check_params(params, "RMSprop");
+void check_rmsprop_options(const RmspropOptions& o) {
   require_non_negative("RMSprop", "learning rate", o.lr);
   require_non_negative("RMSprop", "epsilon value", o.eps);
   require_non_negative("RMSprop", "momentum value", o.momentum);
   require_non_negative("RMSprop", "weight_decay value", o.weight_decay);
   require_non_negative("RMSprop", "alpha value", o.alpha);
+}
+
+void check_adagrad_options(const AdagradOptions& o) {
+  require_non_negative("Adagrad", "learning rate", o.lr);
+  require_non_negative("Adagrad", "lr_decay value", o.lr_decay);
+  require_non_negative("Adagrad", "weight_decay value", o.weight_decay);
+  require_non_negative("Adagrad", "initial_accumulator_value", o.initial_accumulator_value);
+  require_non_negative("Adagrad", "epsilon value", o.eps);
+}
+
+Optimizer* new_rmsprop(std::vector<Tensor> params, const RmspropOptions& o) {
+  check_params(params, "RMSprop");
+  check_rmsprop_options(o);
   if (params.empty()) fail(DT_ERR_INVALID_ARGUMENT, "RMSprop: optimizer got an empty parameter list");
   return new Rmsprop(std::move(params), o);
 }
 
 Optimizer* new_adagrad(std::vector<Tensor> params, const AdagradOptions& o) {
   check_params(params, "Adagrad");
-  require_non_negative("Adagrad", "learning rate", o.lr);
-  require_non_negative("Adagrad", "lr_decay value", o.lr_decay);
-  require_non_negative("Adagrad", "weight_decay value", o.weight_decay);
-  require_non_negative("Adagrad", "initial_accumulator_value", o.initial_accumulator_value);
-  require_non_negative("Adagrad", "epsilon value", o.eps);
+  check_adagrad_options(o);
   if (params.empty()) fail(DT_ERR_INVALID_ARGUMENT, "Adagrad: optimizer got an empty parameter list");
   return new Adagrad(std::move(params), o);
 }

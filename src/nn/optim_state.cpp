@@ -1,6 +1,7 @@
-// An optimizer's learning rate and its checkpoint state (optim.h): what a schedule sets
-// between steps, and what dt_optimizer_state_dict / _load_state_dict save and restore
-// under PyTorch's names for optimizer.state_dict()'s entries.
+// An optimizer's learning rate, its other settings by name, and its checkpoint state
+// (optim.h): what a schedule sets between steps, and what dt_optimizer_state_dict /
+// _load_state_dict save and restore under PyTorch's names for optimizer.state_dict()'s
+// entries.
 #include <cmath>
 #include <string>
 
@@ -45,6 +46,53 @@ void Optimizer::set_lr(double lr) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!(lr >= 0) || std::isinf(lr)) fail(DT_ERR_INVALID_ARGUMENT, cat(name(), ": invalid learning rate ", lr));
   lr_slot() = lr;
+}
+
+namespace {
+// The setting called name, or INVALID_ARGUMENT listing the optimizer's settings.
+Optimizer::Setting find_setting(const std::vector<Optimizer::Setting>& all, const std::string& name, const char* who) {
+  std::string names;
+  for (const Optimizer::Setting& s : all) {
+    if (name == s.name) return s;
+    names += cat(names.empty() ? "" : ", ", s.name);
+  }
+  fail(DT_ERR_INVALID_ARGUMENT, cat(who, " has no setting \"", name, "\" (its settings: ", names, ")"));
+}
+}  // namespace
+
+double Optimizer::option(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Setting s = find_setting(settings(), name, this->name());
+  return s.number ? *s.number : (*s.flag ? 1.0 : 0.0);
+}
+
+void Optimizer::set_option(const std::string& name, double value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const char* who = this->name();
+  const Setting s = find_setting(settings(), name, who);
+  if (s.flag) {
+    if (value != 0 && value != 1)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", name, "\" is a flag: 0 or 1, got ", value));
+    const bool old = *s.flag;
+    *s.flag = value == 1;
+    try {
+      check_settings();
+    } catch (...) {
+      *s.flag = old;
+      throw;
+    }
+    return;
+  }
+  // The learning rate as set_lr takes it (finite); the others as the constructor does.
+  if (s.number == &lr_slot() && std::isinf(value)) fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": invalid learning rate ", value));
+  const double old = *s.number;
+  *s.number = value;
+  try {
+    check_settings();
+  } catch (...) {
+    *s.number = old;
+    throw;
+  }
 }
 
 Named Optimizer::state_dict() {

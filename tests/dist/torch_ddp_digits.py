@@ -2,13 +2,15 @@
 """PyTorch's side of the DDP comparison (tests/dist/test_ddp.py): the digits MLP of
 ddp_digits.c trained by torch.nn.parallel.DistributedDataParallel on the gloo backend.
 
-    torch_ddp_digits.py DIGITS_CSV_GZ STEPS GLOBAL_BATCH INIT.safetensors WORLD
+    torch_ddp_digits.py DIGITS_CSV_GZ STEPS GLOBAL_BATCH INIT.safetensors WORLD [ACCUM]
 
 Starts WORLD processes of itself (a file rendezvous in a temporary folder); each loads the initial weights from
 INIT.safetensors (written by devtensor; read here by hand, as Debian has no
 python3-safetensors), takes the same contiguous share of each global batch as
 ddp_digits.c, and trains with SGD(lr=0.1, momentum=0.9). Rank 0 prints
-"step S loss L", L the loss averaged over the ranks, as ddp_digits.c does.
+"step S loss L", L the loss averaged over the ranks, as ddp_digits.c does. ACCUM > 1:
+gradient accumulation as ddp_digits.c does it, the first ACCUM - 1 micro-batches'
+backward inside `with ddp.no_sync():`.
 """
 import datetime
 import gzip
@@ -49,7 +51,7 @@ def load_digits(path):
     return x, y
 
 
-def run(rank, world, store, csv, steps, batch, init):
+def run(rank, world, store, csv, steps, batch, init, accum):
     # PyTorch's gloo takes its address from the hostname unless told an interface; all
     # ranks are on this machine, so loopback is the one that is always reachable (as
     # devtensor's own gloo engine does). The timeout turns a stuck rendezvous into an error.
@@ -64,14 +66,25 @@ def run(rank, world, store, csv, steps, batch, init):
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
     share = batch // world
+    micro = share // accum
     for step in range(steps):
-        first = (step * batch) % (ROWS - batch) + rank * share
-        xb, yb = x[first:first + share], y[first:first + share]
         opt.zero_grad()
-        loss = loss_fn(ddp(xb), yb)
-        loss.backward()
+        total = 0.0
+        for m in range(accum):
+            first = (step * batch) % (ROWS - batch) + rank * share + m * micro
+            xb, yb = x[first:first + micro], y[first:first + micro]
+            if m < accum - 1:
+                with ddp.no_sync():
+                    loss = loss_fn(ddp(xb), yb) / accum
+                    loss.backward()
+            else:
+                loss = loss_fn(ddp(xb), yb)
+                if accum > 1:
+                    loss = loss / accum
+                loss.backward()
+            total += loss.item()
         opt.step()
-        mean = loss.detach().to(torch.float64).clone()
+        mean = torch.tensor(total, dtype=torch.float64)
         dist.all_reduce(mean)
         if rank == 0:
             print(f"step {step} loss {mean.item() / world:.9f}", flush=True)
@@ -83,17 +96,18 @@ def run(rank, world, store, csv, steps, batch, init):
 
 
 def main():
-    if len(sys.argv) == 7:  # one rank, started by main() below
-        csv, steps, batch, init, world, store = sys.argv[1:7]
+    if "TORCH_DDP_RANK" in os.environ:  # one rank, started by main() below
+        csv, steps, batch, init, world, accum, store = sys.argv[1:8]
         rank = int(os.environ["TORCH_DDP_RANK"])
-        run(rank, int(world), store, csv, int(steps), int(batch), init)
+        run(rank, int(world), store, csv, int(steps), int(batch), init, int(accum))
         return
     csv, steps, batch, init, world = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], int(sys.argv[5])
+    accum = int(sys.argv[6]) if len(sys.argv) > 6 else 1
     # Plain processes (not torch.multiprocessing) and a file rendezvous: no port to race
     # for with other tests running beside this one, and nothing to join but exit codes.
     with tempfile.TemporaryDirectory() as d:
         store = os.path.join(d, "store")
-        ranks = [subprocess.Popen([sys.executable, os.path.abspath(__file__)] + sys.argv[1:6] + [store],
+        ranks = [subprocess.Popen([sys.executable, os.path.abspath(__file__)] + sys.argv[1:6] + [str(accum), store],
                                   env=dict(os.environ, TORCH_DDP_RANK=str(r)),
                                   stdout=None if r == 0 else subprocess.DEVNULL)
                  for r in range(world)]

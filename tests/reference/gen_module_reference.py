@@ -33,10 +33,14 @@ Deterministic (numpy generators with fixed seeds). tests/test_modules.cpp reads 
             arguments, "dtype", "params" (name, shape, data, grad in PyTorch's order),
             "input", "h0", "c0", "output", "h_n", "c_n", "grad_output", "grad_h_n",
             "grad_c_n", "input_grad", "h0_grad", "c0_grad"}
-  optim_steps {"id", "optimizer": "rmsprop" | "adagrad", "options" (dt_rmsprop_new's /
-            dt_adagrad_new's arguments), "dtype", "initial" (the parameters), "grads" (per
-            step, per parameter: the gradient, or null for none), "after" (the parameters
-            after each step), "state" (optimizer.state_dict()'s entries: key, shape, data)}
+  optim_steps {"id", "optimizer": "rmsprop" | "adagrad" | "sgd" | "adam" | "adamw",
+            "options" (dt_rmsprop_new's / dt_adagrad_new's / dt_sgd_new's / dt_adam_new's
+            arguments), "set" (settings changed right after construction, as
+            dt_optimizer_set_option: amsgrad, maximize), "changes" ({"step", "set"}: settings
+            changed before that step, as a momentum or betas schedule does through
+            param_groups), "dtype", "initial" (the parameters), "grads" (per step, per
+            parameter: the gradient, or null for none), "after" (the parameters after each
+            step), "state" (optimizer.state_dict()'s entries: key, shape, data)}
 """
 import json
 import os
@@ -143,14 +147,37 @@ for shape, tdtype in [((6, 4), torch.float64), ((4,), torch.float64), ((2, 4, 3)
             add_loss_case(cid, "cross_entropy", reduction, -100, smooth, w, m, x, x, target, tspec)
 
 
-def make_optimizer(kind, params, o):
-    """torch.optim.RMSprop / Adagrad from the options the C test passes to dt_rmsprop_new / dt_adagrad_new."""
+def make_optimizer(kind, params, o, extra=None):
+    """torch.optim.RMSprop / Adagrad / SGD / Adam / AdamW from the options the C test passes to dt_rmsprop_new /
+    dt_adagrad_new / dt_sgd_new / dt_adam_new, and the settings it then sets (extra: amsgrad, maximize)."""
+    extra = {k: bool(v) for k, v in (extra or {}).items()}
+    if kind == "sgd":
+        return torch.optim.SGD(params, lr=o["lr"], momentum=o["momentum"], dampening=o["dampening"],
+                               weight_decay=o["weight_decay"], nesterov=bool(o["nesterov"]), **extra)
+    if kind in ("adam", "adamw"):
+        cls = torch.optim.Adam if kind == "adam" else torch.optim.AdamW
+        return cls(params, lr=o["lr"], betas=(o["beta1"], o["beta2"]), eps=o["eps"], weight_decay=o["weight_decay"],
+                   **extra)
     if kind == "rmsprop":
         return torch.optim.RMSprop(params, lr=o["lr"], alpha=o["alpha"], eps=o["eps"],
                                    weight_decay=o["weight_decay"], momentum=o["momentum"],
-                                   centered=bool(o["centered"]))
+                                   centered=bool(o["centered"]), **extra)
     return torch.optim.Adagrad(params, lr=o["lr"], lr_decay=o["lr_decay"], weight_decay=o["weight_decay"],
-                               initial_accumulator_value=o["initial_accumulator_value"], eps=o["eps"])
+                               initial_accumulator_value=o["initial_accumulator_value"], eps=o["eps"], **extra)
+
+
+def set_param_group(opt, settings):
+    """dt_optimizer_set_option's names onto torch's param_groups[0] (beta1/beta2 are torch's betas)."""
+    group = opt.param_groups[0]
+    for name, value in settings.items():
+        if name in ("beta1", "beta2"):
+            b = list(group["betas"])
+            b[0 if name == "beta1" else 1] = value
+            group["betas"] = tuple(b)
+        elif name in ("nesterov", "centered", "amsgrad", "maximize"):
+            group[name] = bool(value)
+        else:
+            group[name] = value
 
 
 TRAINING = []
@@ -416,7 +443,7 @@ for cid, kind, in_size, hidden, layers, bias, batch_first, bidir, shape, states,
 # generator, so the cases above keep their values.
 OPTIM_STEPS = []
 orng = np.random.default_rng(41)
-for cid, kind, dtype, o in [
+for case in [
         ("rmsprop_default", "rmsprop", torch.float64,
          {"lr": 0.01, "alpha": 0.99, "eps": 1e-8, "weight_decay": 0.0, "momentum": 0.0, "centered": 0}),
         ("rmsprop_momentum", "rmsprop", torch.float64,
@@ -430,13 +457,47 @@ for cid, kind, dtype, o in [
         ("adagrad_decay", "adagrad", torch.float64,
          {"lr": 0.1, "lr_decay": 0.1, "weight_decay": 0.05, "initial_accumulator_value": 0.2, "eps": 1e-6}),
         ("adagrad_f32", "adagrad", torch.float32,
-         {"lr": 0.05, "lr_decay": 0.01, "weight_decay": 0.0, "initial_accumulator_value": 0.5, "eps": 1e-10})]:
+         {"lr": 0.05, "lr_decay": 0.01, "weight_decay": 0.0, "initial_accumulator_value": 0.5, "eps": 1e-10}),
+        # settings beyond the constructors' (dt_optimizer_set_option), appended so that the cases above keep
+        # their random draws
+        ("adam_amsgrad", "adam", torch.float64,
+         {"lr": 0.01, "beta1": 0.9, "beta2": 0.99, "eps": 1e-8, "weight_decay": 0.0}, {"amsgrad": 1}, {}),
+        ("adam_amsgrad_decay_maximize", "adam", torch.float64,
+         {"lr": 0.02, "beta1": 0.8, "beta2": 0.9, "eps": 1e-6, "weight_decay": 0.1}, {"amsgrad": 1, "maximize": 1}, {}),
+        ("adamw_amsgrad_f32", "adamw", torch.float32,
+         {"lr": 0.01, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.05}, {"amsgrad": 1}, {}),
+        ("adamw_maximize", "adamw", torch.float64,
+         {"lr": 0.01, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.05}, {"maximize": 1}, {}),
+        ("sgd_nesterov_maximize", "sgd", torch.float64,
+         {"lr": 0.1, "momentum": 0.9, "dampening": 0.0, "weight_decay": 0.01, "nesterov": 1}, {"maximize": 1}, {}),
+        ("sgd_plain_maximize_f32", "sgd", torch.float32,
+         {"lr": 0.05, "momentum": 0.0, "dampening": 0.0, "weight_decay": 0.0, "nesterov": 0}, {"maximize": 1}, {}),
+        ("rmsprop_centered_maximize", "rmsprop", torch.float64,
+         {"lr": 0.01, "alpha": 0.9, "eps": 1e-8, "weight_decay": 0.01, "momentum": 0.5, "centered": 1},
+         {"maximize": 1}, {}),
+        ("adagrad_maximize", "adagrad", torch.float64,
+         {"lr": 0.1, "lr_decay": 0.01, "weight_decay": 0.0, "initial_accumulator_value": 0.1, "eps": 1e-10},
+         {"maximize": 1}, {}),
+        # schedules of settings between steps, as OneCycleLR cycles momentum / betas
+        ("adam_betas_schedule", "adam", torch.float64,
+         {"lr": 0.01, "beta1": 0.95, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.0}, {},
+         {2: {"beta1": 0.9, "lr": 0.005}, 4: {"beta1": 0.85, "beta2": 0.99, "eps": 1e-6}}),
+        ("sgd_momentum_schedule", "sgd", torch.float64,
+         {"lr": 0.1, "momentum": 0.0, "dampening": 0.0, "weight_decay": 0.0, "nesterov": 0}, {},
+         {2: {"momentum": 0.9, "weight_decay": 0.01}, 4: {"momentum": 0.8, "dampening": 0.1, "lr": 0.05}}),
+        ("rmsprop_momentum_schedule", "rmsprop", torch.float64,
+         {"lr": 0.01, "alpha": 0.99, "eps": 1e-8, "weight_decay": 0.0, "momentum": 0.9, "centered": 0}, {},
+         {3: {"momentum": 0.5, "alpha": 0.9}})]:
+    cid, kind, dtype, o = case[:4]
+    extra, changes = (case[4], case[5]) if len(case) > 4 else ({}, {})
     shapes = [(3, 4), (5,), ()]
     ps = [torch.tensor(orng.uniform(-1, 1, size=s), dtype=dtype, requires_grad=True) for s in shapes]
     initial = [{"shape": list(p.shape), "data": flat(p)} for p in ps]
-    opt = make_optimizer(kind, ps, o)
+    opt = make_optimizer(kind, ps, o, extra)
     grads, after = [], []
     for step in range(6):
+        if step in changes:
+            set_param_group(opt, changes[step])
         gs = []
         for i, p in enumerate(ps):
             if i == 1 and step == 3:
@@ -454,9 +515,12 @@ for cid, kind, dtype, o in [
     sd = opt.state_dict()
     # (torch 1.13 keeps RMSprop's step as a Python int, Adagrad's as a 0-d tensor)
     state = [{"key": f"state.{i}.{k}", "shape": list(torch.as_tensor(v).shape), "data": flat(torch.as_tensor(v))}
-             for i, st in sd["state"].items() for k, v in st.items()]
-    OPTIM_STEPS.append({"id": cid, "optimizer": kind, "options": o, "dtype": str(dtype).replace("torch.", ""),
-                        "initial": initial, "grads": grads, "after": after, "state": state})
+             for i, st in sd["state"].items() for k, v in st.items()
+             if v is not None]  # (SGD without momentum keeps momentum_buffer None; devtensor keeps nothing)
+    OPTIM_STEPS.append({"id": cid, "optimizer": kind, "options": o, "set": extra,
+                        "changes": [{"step": k, "set": v} for k, v in sorted(changes.items())],
+                        "dtype": str(dtype).replace("torch.", ""), "initial": initial, "grads": grads, "after": after,
+                        "state": state})
 
 for case in POINTWISE + CLIP + RESUME + RECURRENT + OPTIM_STEPS:  # strict JSON: no NaN or infinity may slip in
     json.dumps(case, allow_nan=False)

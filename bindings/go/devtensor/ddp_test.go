@@ -3,6 +3,7 @@ package devtensor
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -179,6 +180,159 @@ func TestDistributedDataParallelOneRank(t *testing.T) {
 		}
 		_, err = DistributedDataParallel(cm, pg, DDPOptions{})
 		wantCode(t, err, ErrDeviceMismatch)
+	}
+}
+
+// nearSlice fails the test unless got and want have the same length and every element
+// differs by at most tol.
+func nearSlice(t *testing.T, what string, got, want []float32, tol float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d elements %v, want %d: %v", what, len(got), got, len(want), want)
+	}
+	for i := range want {
+		if d := math.Abs(float64(got[i]) - float64(want[i])); !(d <= tol) {
+			t.Fatalf("%s: element %d is %v, want %v within %g (got %v, want %v)", what, i, got[i], want[i], tol, got, want)
+		}
+	}
+}
+
+// linearSumGrads is the gradient of sum(x @ W^T + b) over the batches xs (each [rows,
+// in], row-major) for a Linear(in, out), computed by hand: dW[i][j] is the sum of
+// column j over every row of every batch, the same for every output i, and db[i] the
+// number of rows.
+func linearSumGrads(in, out int, xs ...[]float32) (dW, db []float32) {
+	col := make([]float32, in)
+	rows := 0
+	for _, x := range xs {
+		for k, v := range x {
+			col[k%in] += v
+		}
+		rows += len(x) / in
+	}
+	for i := 0; i < out; i++ {
+		dW = append(dW, col...)
+		db = append(db, float32(rows))
+	}
+	return dW, db
+}
+
+// Module.SetNoSync and Module.NoSync (dt_distributed_data_parallel_no_sync) on a group
+// of one process: the argument errors; gradient accumulation (a pass under NoSync
+// accumulates the local gradient, the next pass outside it adds its own, compared with
+// the gradient computed by hand); NoSync returns fn's error and turns synchronisation
+// back on after an error or a panic, which a parameter without a gradient shows (an
+// error only in a synchronised pass).
+func TestDistributedDataParallelNoSyncOneRank(t *testing.T) {
+	noLeaks(t)
+	pg := must(NewProcessGroup("gloo", "file://"+filepath.Join(t.TempDir(), "store"), 0, 1, 30*time.Second))
+	defer pg.Close()
+
+	// Only a DistributedDataParallel takes it.
+	lin := must(Linear(3, 2, LinearOptions{DType: Float32, Device: CPU(0)}))
+	defer lin.Close()
+	err := lin.SetNoSync(true)
+	if e := wantCode(t, err, ErrInvalidArgument); e.Op != "Module.SetNoSync" || !strings.Contains(e.Msg, "not a DistributedDataParallel") {
+		t.Errorf("SetNoSync on a Linear: %v", e)
+	}
+	ran := false
+	err = lin.NoSync(func() error { ran = true; return nil })
+	if e := wantCode(t, err, ErrInvalidArgument); e.Op != "Module.NoSync" || !strings.Contains(e.Msg, "not a DistributedDataParallel") {
+		t.Errorf("NoSync on a Linear: %v", e)
+	}
+	if ran {
+		t.Errorf("NoSync ran fn although it could not turn synchronisation off")
+	}
+	wantCode(t, (*Module)(nil).SetNoSync(false), ErrInvalidArgument)
+
+	// Accumulation: loss = sum(Linear(x)), one pass under NoSync on x1, one outside on x2.
+	ddp := must(DistributedDataParallel(lin, pg, DDPOptions{}))
+	x1v := []float32{1, 2, 3, 4, 5, 6}                       // [2, 3]
+	x2v := []float32{0.5, -1, 2, 3, 0.25, -2, 1.5, 1, -0.75} // [3, 3]
+	x1 := must(FromSlice(x1v, []int64{2, 3}, CPU(0)))
+	x2 := must(FromSlice(x2v, []int64{3, 3}, CPU(0)))
+	defer closeAll(t, x1, x2)
+	backward := func(m *Module, x *Tensor) error {
+		out := must(m.Forward(x))
+		loss := must(out.Sum())
+		defer closeAll(t, out, loss)
+		return loss.Backward(nil)
+	}
+	if err := ddp.NoSync(func() error { return backward(ddp, x1) }); err != nil {
+		t.Fatalf("a backward under NoSync: %v", err)
+	}
+	g := gradsOf(t, lin) // weight, bias
+	dW, db := linearSumGrads(3, 2, x1v)
+	nearSlice(t, "weight's gradient after the pass under NoSync", g[0], dW, 1e-6)
+	nearSlice(t, "bias's gradient after the pass under NoSync", g[1], db, 1e-6)
+	// fn's error is NoSync's, and a pass after it works.
+	boom := errors.New("boom")
+	if err := ddp.NoSync(func() error { return boom }); err != boom {
+		t.Fatalf("NoSync returned %v, want fn's error", err)
+	}
+	if err := backward(ddp, x2); err != nil {
+		t.Fatalf("the synchronised backward: %v", err)
+	}
+	g = gradsOf(t, lin)
+	dW, db = linearSumGrads(3, 2, x1v, x2v)
+	nearSlice(t, "weight's gradient after both passes", g[0], dW, 1e-6)
+	nearSlice(t, "bias's gradient after both passes", g[1], db, 1e-6)
+
+	// Whether synchronisation is on: a pass that leaves a parameter without a gradient
+	// fails (find_unused_parameters off) only when it is.
+	model, first := ddpMLP(t, 7)
+	d := must(DistributedDataParallel(model, pg, DDPOptions{}))
+	defer d.Close()
+	x := must(Randn([]int64{4, 8}, Float32, CPU(0)))
+	defer closeAll(t, x)
+	wantSynced := func(what string) {
+		t.Helper()
+		err := backward(first, x)
+		if e := wantCode(t, err, ErrInvalidArgument); !strings.Contains(e.Msg, "received no gradient") {
+			t.Errorf("%s: a pass without 2.weight's gradient: %v", what, e)
+		}
+	}
+	wantSynced("at first")
+	if err := d.SetNoSync(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := backward(first, x); err != nil {
+		t.Fatalf("an unused parameter under SetNoSync(true): %v", err)
+	}
+	if err := d.SetNoSync(false); err != nil {
+		t.Fatal(err)
+	}
+	wantSynced("after SetNoSync(false)")
+	err = d.NoSync(func() error {
+		if err := backward(first, x); err != nil {
+			t.Errorf("an unused parameter under NoSync: %v", err)
+		}
+		return boom
+	})
+	if err != boom {
+		t.Fatalf("NoSync returned %v, want fn's error", err)
+	}
+	wantSynced("after NoSync's fn failed")
+	func() {
+		defer func() {
+			if r := recover(); r != "fn panics" {
+				t.Errorf("recovered %v, want fn's panic", r)
+			}
+		}()
+		_ = d.NoSync(func() error { panic("fn panics") })
+		t.Errorf("NoSync returned although fn panicked")
+	}()
+	wantSynced("after NoSync's fn panicked")
+
+	// Closed: the binding's error, and fn does not run.
+	if err := ddp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, ddp.SetNoSync(true), ErrClosed)
+	err = ddp.NoSync(func() error { ran = true; return nil })
+	wantCode(t, err, ErrClosed)
+	if ran {
+		t.Errorf("NoSync on a closed module ran fn")
 	}
 }
 

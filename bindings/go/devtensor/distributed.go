@@ -438,3 +438,63 @@ func DistributedDataParallel(m *Module, pg *ProcessGroup, opts DDPOptions) (*Mod
 	runtime.KeepAlive(pg)
 	return takeModule(op, r)
 }
+
+// SetNoSync turns m's gradient synchronisation off (noSync true) or back on (false), as
+// torch's `with ddp.no_sync():` (dt_distributed_data_parallel_no_sync), for gradient
+// accumulation over micro-batches at one all-reduce per optimizer step; m must be a
+// module that DistributedDataParallel made. A Tensor.Backward that starts while it is
+// off accumulates this rank's own gradients into .grad and communicates nothing (so
+// ranks may run different numbers of such passes, and an unused parameter is not an
+// error then). The next pass that starts with it on averages over the group each
+// parameter's whole gradient, what the local passes accumulated plus its own, and .grad
+// becomes that average on every rank; as torch's, that pass must run on every rank. The
+// setting applies to whole passes: changing it while a backward of m runs takes effect
+// at the next one. NoSync is the scoped form.
+//
+// Threading: any goroutine, concurrently with m's other calls (it does not wait for a
+// Forward in progress); the setting belongs to m, not to the calling goroutine.
+//
+// Errors: ErrInvalidArgument (a nil m, or m not a DistributedDataParallel), ErrClosed,
+// ErrInvalidHandle. See dt_distributed_data_parallel_no_sync.
+func (m *Module) SetNoSync(noSync bool) error { return m.setNoSync("Module.SetNoSync", noSync) }
+
+func (m *Module) setNoSync(op string, noSync bool) error {
+	h, unlock, err := m.acquire(op, false)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	var v C.int32_t
+	if noSync {
+		v = 1
+	}
+	r := C.gdt_distributed_data_parallel_no_sync(h, v)
+	runtime.KeepAlive(m)
+	return resErr(op, r)
+}
+
+// NoSync is the Go form of torch's `with ddp.no_sync():`: it turns m's gradient
+// synchronisation off (SetNoSync(true)), runs fn, and turns it back on
+// (SetNoSync(false)) however fn ends, with an error or a panic (which NoSync lets go on).
+// The backward passes fn runs accumulate local gradients only; the next one after NoSync
+// returns averages the whole accumulated gradient over the group (see SetNoSync):
+//
+//	for _, mb := range microBatches[:len(microBatches)-1] {
+//		if err := ddp.NoSync(func() error { return step(mb) }); err != nil { ... }
+//	}
+//	step(microBatches[len(microBatches)-1]) // all-reduces once
+//
+// It returns fn's error when fn fails, else the error of turning synchronisation off
+// (fn does not run then) or back on. Errors: as SetNoSync, under Op "Module.NoSync".
+func (m *Module) NoSync(fn func() error) (err error) {
+	const op = "Module.NoSync"
+	if err := m.setNoSync(op, true); err != nil {
+		return err
+	}
+	defer func() {
+		if onErr := m.setNoSync(op, false); err == nil {
+			err = onErr
+		}
+	}()
+	return fn()
+}

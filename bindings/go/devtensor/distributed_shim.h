@@ -63,5 +63,8 @@ static inline gdt_hres gdt_distributed_data_parallel(uintptr_t mod, uintptr_t pg
   dt_status st = dt_distributed_data_parallel_new((dt_module*)mod, (const dt_process_group*)pg, bucket_cap_bytes,
                                                   find_unused, &m);
   return gdt_hr(st, m); }
+/* Turns a DistributedDataParallel's gradient synchronisation off (1) or on (0); no collective. */
+static inline gdt_res gdt_distributed_data_parallel_no_sync(uintptr_t ddp, int32_t no_sync) {
+  return gdt_r(dt_distributed_data_parallel_no_sync((dt_module*)ddp, no_sync)); }
 
 #endif

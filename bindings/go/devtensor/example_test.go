@@ -378,6 +378,40 @@ func ExampleDataParallel() {
 	// Output: [4 2] cpu:0 true
 }
 
+// Gradient accumulation with DistributedDataParallel (on a group of one process here):
+// the micro-batches under NoSync add up their gradients locally, and the last pass,
+// outside it, averages the whole sum over the group, one all-reduce per step.
+func ExampleModule_NoSync() {
+	dir, err := os.MkdirTemp("", "devtensor-example")
+	devtensor.MustOK(err)
+	defer os.RemoveAll(dir)
+	pg := devtensor.Must(devtensor.NewProcessGroup("gloo", "file://"+filepath.Join(dir, "store"), 0, 1, 0))
+	defer pg.Close()
+	lin := devtensor.Must(devtensor.Linear(3, 2, devtensor.LinearOptions{Device: devtensor.CPU(0)}))
+	defer lin.Close()
+	ddp := devtensor.Must(devtensor.DistributedDataParallel(lin, pg, devtensor.DDPOptions{}))
+	defer ddp.Close()
+	backward := func(rows int64) error { // sum(ddp(x)) over a batch of ones
+		x := devtensor.Must(devtensor.Ones([]int64{rows, 3}, devtensor.Float32, devtensor.CPU(0)))
+		defer x.Close()
+		y := devtensor.Must(ddp.Forward(x))
+		defer y.Close()
+		loss := devtensor.Must(y.Sum())
+		defer loss.Close()
+		return loss.Backward(nil)
+	}
+	for _, rows := range []int64{2, 3} { // two micro-batches, no communication
+		devtensor.MustOK(ddp.NoSync(func() error { return backward(rows) }))
+	}
+	devtensor.MustOK(backward(4)) // the last one all-reduces the accumulated gradient
+	params := devtensor.Must(lin.Parameters())
+	defer params.Close()
+	grad := devtensor.Must(params[1].Tensor.Grad()) // the bias's: one per row
+	defer grad.Close()
+	fmt.Println(devtensor.Must(devtensor.ToSlice[float32](grad)))
+	// Output: [9 9]
+}
+
 // A state dict (PyTorch's state_dict): weights set by name, a safetensors file, and a
 // second model loaded from it that computes the same output.
 func ExampleStateDict() {

@@ -2,6 +2,7 @@ package devtensor
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,8 @@ var (
 	_ func(Reduction, bool) (*Module, error)                      = KLDivLoss
 	_ func(*Optimizer) (float64, error)                           = (*Optimizer).LR
 	_ func(*Optimizer, float64) error                             = (*Optimizer).SetLR
+	_ func(*Optimizer, string) (float64, error)                   = (*Optimizer).Option
+	_ func(*Optimizer, string, float64) error                     = (*Optimizer).SetOption
 	_ func(*Optimizer) (*StateDict, error)                        = (*Optimizer).StateDict
 	_ func(*Optimizer, *StateDict) error                          = (*Optimizer).LoadStateDict
 	_ func([]*Tensor, float64, float64, bool) (*Tensor, error)    = ClipGradNorm[[]*Tensor]
@@ -393,6 +396,263 @@ func TestOptimizerSetLR(t *testing.T) {
 	defer sd.Close()
 	wantCode(t, closedOpt.LoadStateDict(sd), ErrClosed)
 	wantCode(t, opt.LoadStateDict(nil), ErrInvalidArgument)
+}
+
+// leaf32 is a float32 leaf of values requiring grad (a 1-d CPU tensor tracked by s).
+func leaf32(t *testing.T, s *Scope, values []float32) *Tensor {
+	t.Helper()
+	p := must(s.Track(FromSlice(values, []int64{int64(len(values))}, CPU(0))))
+	MustOK(p.SetRequiresGrad(true))
+	return p
+}
+
+// setGrad32 makes p's gradient c by backward of sum(p * c), c a float32 tensor.
+func setGrad32(t *testing.T, s *Scope, p *Tensor, c []float32) {
+	t.Helper()
+	ct := must(s.Track(FromSlice(c, []int64{int64(len(c))}, CPU(0))))
+	MustOK(must(s.Track(must(s.Track(p.Mul(ct))).Sum())).Backward(nil))
+}
+
+// wantOptions fails unless opt's settings are want (exactly, up to a relative 1e-15: the
+// values are kept as given).
+func wantOptions(t *testing.T, what string, opt *Optimizer, want map[string]float64) {
+	t.Helper()
+	for name, w := range want {
+		got, err := opt.Option(name)
+		if err != nil {
+			t.Fatalf("%s: Option(%q): %v", what, name, err)
+		}
+		if math.Abs(got-w) > 1e-15*math.Abs(w) {
+			t.Errorf("%s: Option(%q) = %v, want %v", what, name, got, w)
+		}
+	}
+}
+
+// Option reads back what each optimizer was made with and PyTorch's defaults (maximize 0
+// everywhere, amsgrad 0 for Adam and AdamW), and SetOption changes what Option reads.
+func TestOptimizerOptionReadBack(t *testing.T) {
+	noLeaks(t)
+	s := NewScope()
+	defer s.Close()
+	p := linearLeaf(t, s, []float64{1, 2})
+	ps := []*Tensor{p}
+
+	sgd := must(SGD(ps, 0.1, Momentum(0.9), Dampening(0.25), WeightDecay(0.01)))
+	defer sgd.Close()
+	wantOptions(t, "SGD", sgd, map[string]float64{"lr": 0.1, "momentum": 0.9, "dampening": 0.25,
+		"weight_decay": 0.01, "nesterov": 0, "maximize": 0})
+	nest := must(SGD(ps, 0.05, Momentum(0.8), Nesterov()))
+	defer nest.Close()
+	wantOptions(t, "SGD with Nesterov", nest, map[string]float64{"lr": 0.05, "momentum": 0.8, "dampening": 0,
+		"weight_decay": 0, "nesterov": 1, "maximize": 0})
+
+	adam := must(Adam(ps, 1e-3))
+	defer adam.Close()
+	wantOptions(t, "Adam", adam, map[string]float64{"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8,
+		"weight_decay": 0, "amsgrad": 0, "maximize": 0})
+	adamW := must(AdamW(ps, 2e-3, Betas(0.8, 0.99), Eps(1e-6)))
+	defer adamW.Close()
+	wantOptions(t, "AdamW", adamW, map[string]float64{"lr": 2e-3, "beta1": 0.8, "beta2": 0.99, "eps": 1e-6,
+		"weight_decay": 0.01, "amsgrad": 0, "maximize": 0})
+
+	rms := must(RMSprop(ps, 0.01, Alpha(0.9), Momentum(0.5), Centered()))
+	defer rms.Close()
+	wantOptions(t, "RMSprop", rms, map[string]float64{"lr": 0.01, "alpha": 0.9, "eps": 1e-8,
+		"weight_decay": 0, "momentum": 0.5, "centered": 1, "maximize": 0})
+
+	ada := must(Adagrad(ps, 0.01, LRDecay(0.1), InitialAccumulatorValue(0.5)))
+	defer ada.Close()
+	wantOptions(t, "Adagrad", ada, map[string]float64{"lr": 0.01, "lr_decay": 0.1, "weight_decay": 0,
+		"eps": 1e-10, "initial_accumulator_value": 0.5, "maximize": 0})
+
+	// SetOption changes what Option (and, for "lr", LR) reads; SetLR what Option("lr") reads.
+	MustOK(adam.SetOption("beta1", 0.85))
+	MustOK(adam.SetOption("lr", 0.02))
+	wantOptions(t, "Adam after SetOption", adam, map[string]float64{"beta1": 0.85, "lr": 0.02, "beta2": 0.999})
+	if lr := must(adam.LR()); lr != 0.02 {
+		t.Errorf("LR() after SetOption(\"lr\", 0.02) = %v", lr)
+	}
+	MustOK(adam.SetLR(0.03))
+	wantOptions(t, "Adam after SetLR", adam, map[string]float64{"lr": 0.03})
+	MustOK(sgd.SetOption("momentum", 0.95))
+	MustOK(sgd.SetOption("maximize", 1))
+	wantOptions(t, "SGD after SetOption", sgd, map[string]float64{"momentum": 0.95, "maximize": 1, "dampening": 0.25})
+}
+
+// What Option and SetOption refuse: an unknown name (the message lists the settings), a
+// value the constructor would refuse, a flag not 0 or 1, a name holding a NUL byte, nil
+// and closed optimizers; a refused SetOption changes nothing.
+func TestOptimizerOptionRefusals(t *testing.T) {
+	noLeaks(t)
+	s := NewScope()
+	defer s.Close()
+	p := linearLeaf(t, s, []float64{1, 2})
+	adam := must(Adam([]*Tensor{p}, 1e-3))
+	defer adam.Close()
+
+	// A name Adam does not have ("betas" is torch's tuple: here beta1 and beta2).
+	const adamSettings = "lr, beta1, beta2, eps, weight_decay, amsgrad, maximize"
+	_, err := adam.Option("betas")
+	e := wantCode(t, err, ErrInvalidArgument)
+	if e.Op != "Optimizer.Option" || !strings.Contains(e.Msg, "betas") || !strings.Contains(e.Msg, adamSettings) {
+		t.Errorf("Option(\"betas\"): %v, want the name and Adam's settings (%s)", err, adamSettings)
+	}
+	e = wantCode(t, adam.SetOption("momentum", 0.9), ErrInvalidArgument)
+	if e.Op != "Optimizer.SetOption" || !strings.Contains(e.Msg, "momentum") || !strings.Contains(e.Msg, adamSettings) {
+		t.Errorf("SetOption(\"momentum\"): %v, want the name and Adam's settings (%s)", e, adamSettings)
+	}
+	_, err = adam.Option("")
+	wantCode(t, err, ErrInvalidArgument)
+	// A NUL byte would cut the name short in C ("lr"): refused here.
+	_, err = adam.Option("lr\x00junk")
+	wantCode(t, err, ErrInvalidArgument)
+	wantCode(t, adam.SetOption("lr\x00junk", 1), ErrInvalidArgument)
+	wantOptions(t, "Adam after refusals", adam, map[string]float64{"lr": 1e-3})
+
+	// Values the constructor refuses, each leaving the setting as it was.
+	wantCode(t, adam.SetOption("beta1", 1.5), ErrInvalidArgument)
+	wantCode(t, adam.SetOption("eps", -1), ErrInvalidArgument)
+	wantCode(t, adam.SetOption("lr", math.NaN()), ErrInvalidArgument)
+	wantCode(t, adam.SetOption("amsgrad", 0.5), ErrInvalidArgument)
+	wantOptions(t, "Adam after refused values", adam, map[string]float64{"beta1": 0.9, "eps": 1e-8, "lr": 1e-3, "amsgrad": 0})
+
+	// Nesterov without momentum is refused (as SGD's constructor refuses it) and the
+	// setting stays 0.
+	sgd := must(SGD([]*Tensor{p}, 0.1))
+	defer sgd.Close()
+	e = wantCode(t, sgd.SetOption("nesterov", 1), ErrInvalidArgument)
+	if !strings.Contains(e.Msg, "Nesterov momentum requires a momentum and zero dampening") {
+		t.Errorf("SetOption(\"nesterov\", 1) without momentum: %v", e)
+	}
+	wantOptions(t, "SGD after refused nesterov", sgd, map[string]float64{"nesterov": 0, "momentum": 0})
+	// With a momentum it is taken; then momentum 0 is refused, nesterov needing it.
+	MustOK(sgd.SetOption("momentum", 0.9))
+	MustOK(sgd.SetOption("nesterov", 1))
+	wantCode(t, sgd.SetOption("momentum", 0), ErrInvalidArgument)
+	wantCode(t, sgd.SetOption("dampening", 0.1), ErrInvalidArgument)
+	wantOptions(t, "SGD with nesterov after refusals", sgd, map[string]float64{"nesterov": 1, "momentum": 0.9, "dampening": 0})
+
+	// A flag of 2.
+	e = wantCode(t, sgd.SetOption("nesterov", 2), ErrInvalidArgument)
+	if !strings.Contains(e.Msg, `"nesterov" is a flag: 0 or 1, got 2`) {
+		t.Errorf("SetOption(\"nesterov\", 2): %v", e)
+	}
+	wantCode(t, sgd.SetOption("maximize", 2), ErrInvalidArgument)
+	wantOptions(t, "SGD after refused flags", sgd, map[string]float64{"nesterov": 1, "maximize": 0})
+
+	// Nil and closed optimizers.
+	var nilOpt *Optimizer
+	_, err = nilOpt.Option("lr")
+	wantCode(t, err, ErrInvalidArgument)
+	wantCode(t, nilOpt.SetOption("lr", 1), ErrInvalidArgument)
+	closedOpt := must(Adam([]*Tensor{p}, 1e-3))
+	MustOK(closedOpt.Close())
+	_, err = closedOpt.Option("lr")
+	wantCode(t, err, ErrClosed)
+	wantCode(t, closedOpt.SetOption("lr", 1), ErrClosed)
+}
+
+// maximize steps up the gradient: SGD (no momentum) with lr 0.1 on p = [1, 2] with
+// gradient g = [0.5, -1] goes to p + lr g = [1.05, 1.9]; back to 0, the same gradient
+// takes it back to [1, 2].
+func TestOptimizerOptionMaximize(t *testing.T) {
+	noLeaks(t)
+	s := NewScope()
+	defer s.Close()
+	for _, dt := range []string{"float64", "float32"} {
+		var p *Tensor
+		if dt == "float64" {
+			p = linearLeaf(t, s, []float64{1, 2})
+		} else {
+			p = leaf32(t, s, []float32{1, 2})
+		}
+		opt := must(SGD([]*Tensor{p}, 0.1))
+		grad := func() {
+			MustOK(opt.ZeroGrad())
+			if dt == "float64" {
+				setGrad(t, s, p, []float64{0.5, -1})
+			} else {
+				setGrad32(t, s, p, []float32{0.5, -1})
+			}
+		}
+		values := func() []float64 {
+			if dt == "float64" {
+				return must(ToSlice[float64](p))
+			}
+			return widen(must(ToSlice[float32](p)))
+		}
+		tol := map[string]float64{"float64": 1e-12, "float32": 1e-6}[dt]
+		MustOK(opt.SetOption("maximize", 1))
+		if v := must(opt.Option("maximize")); v != 1 {
+			t.Fatalf("%s: Option(\"maximize\") = %v after SetOption 1", dt, v)
+		}
+		grad()
+		MustOK(opt.Step())
+		near(t, dt+": SGD step with maximize", values(), []float64{1 + 0.1*0.5, 2 + 0.1*-1}, tol)
+		MustOK(opt.SetOption("maximize", 0))
+		grad()
+		MustOK(opt.Step())
+		near(t, dt+": SGD step after maximize back to 0", values(), []float64{1, 2}, tol)
+		MustOK(opt.Close())
+	}
+}
+
+// amsgrad switched on between steps: Adam (lr 0.1, betas 0.9 and 0.999, eps 1e-8) on a
+// float32 parameter, step 1 with g = 1 as plain Adam, then amsgrad on (max_exp_avg_sq
+// starting from zeros) and steps 2 to 5 with g = 0, each worked out here from Adam's
+// formula. Step 2 alone cannot tell amsgrad from Adam (max(0, v) = v); the later steps
+// can, v falling below the maximum kept (by 1.2e-4 in p after step 5).
+func TestOptimizerOptionAMSGrad(t *testing.T) {
+	noLeaks(t)
+	s := NewScope()
+	defer s.Close()
+	const lr, b1, b2, eps = 0.1, 0.9, 0.999, 1e-8
+	p := leaf32(t, s, []float32{1})
+	opt := must(Adam([]*Tensor{p}, lr, Betas(b1, b2), Eps(eps)))
+	defer opt.Close()
+
+	// The expected values, from m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2,
+	// vmax = max(vmax, v) (with amsgrad) and
+	// p -= lr / (1 - b1^t) * m / (sqrt(vmax or v) / sqrt(1 - b2^t) + eps).
+	want, plain := 1.0, 1.0 // with amsgrad from step 2, and plain Adam throughout
+	m, v, vmax := 0.0, 0.0, 0.0
+	adamStep := func(tt int, g float64, amsgrad bool) {
+		m = b1*m + (1-b1)*g
+		v = b2*v + (1-b2)*g*g
+		c1, c2 := 1-math.Pow(b1, float64(tt)), 1-math.Pow(b2, float64(tt))
+		plain -= lr / c1 * m / (math.Sqrt(v)/math.Sqrt(c2) + eps)
+		d := v
+		if amsgrad {
+			vmax = math.Max(vmax, v)
+			d = vmax
+		}
+		want -= lr / c1 * m / (math.Sqrt(d)/math.Sqrt(c2) + eps)
+	}
+	step := func(tt int, g float32, amsgrad bool) {
+		t.Helper()
+		MustOK(opt.ZeroGrad())
+		setGrad32(t, s, p, []float32{g})
+		MustOK(opt.Step())
+		adamStep(tt, float64(g), amsgrad)
+		near(t, fmt.Sprintf("step %d (amsgrad %v)", tt, amsgrad), widen(must(ToSlice[float32](p))), []float64{want}, 1e-6)
+	}
+	step(1, 1, false)
+	MustOK(opt.SetOption("amsgrad", 1))
+	if a := must(opt.Option("amsgrad")); a != 1 {
+		t.Fatalf("Option(\"amsgrad\") = %v after SetOption 1", a)
+	}
+	for tt := 2; tt <= 5; tt++ {
+		step(tt, 0, true)
+	}
+	if math.Abs(want-plain) < 1e-4 {
+		t.Fatalf("amsgrad %v and plain Adam %v agree after step 5: the test shows nothing", want, plain)
+	}
+	// The maximum is state now: a checkpoint holds it.
+	sd := must(opt.StateDict())
+	defer sd.Close()
+	if names := strings.Join(must(sd.Names()), " "); !strings.Contains(names, "state.0.max_exp_avg_sq") {
+		t.Errorf("Adam state dict with amsgrad: %s, want state.0.max_exp_avg_sq", names)
+	}
 }
 
 // Adam's state survives a StateDict / LoadStateDict round trip (through a safetensors

@@ -50,7 +50,7 @@ func (r Reduction) c() C.int32_t {
 // when done; a finalizer is only a safety net.
 //
 // Goroutines: a Module is safe for concurrent use. Forward, Save, Device, Parameters,
-// Buffers and StateDict may run from several goroutines at once; To, Load,
+// Buffers, StateDict and SetNoSync may run from several goroutines at once; To, Load,
 // LoadStateDict, Train, Eval and Close are exclusive: each waits for the calls in progress on the same Module to return, and the
 // calls that come later wait for it (a sync.RWMutex), so a Forward never sees a module
 // half moved or half loaded. Close may be called from several goroutines at once

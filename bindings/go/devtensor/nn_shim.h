@@ -220,6 +220,12 @@ static inline gdt_res gdt_optimizer_lr(uintptr_t o, double* out) {
   return gdt_r(dt_optimizer_lr((const dt_optimizer*)o, out)); }
 static inline gdt_res gdt_optimizer_set_lr(uintptr_t o, double lr) {
   return gdt_r(dt_optimizer_set_lr((dt_optimizer*)o, lr)); }
+/* name: a C string the caller frees after the call; out: Go memory holding a double,
+ * written during the call */
+static inline gdt_res gdt_optimizer_option(uintptr_t o, const char* name, double* out) {
+  return gdt_r(dt_optimizer_option((const dt_optimizer*)o, name, out)); }
+static inline gdt_res gdt_optimizer_set_option(uintptr_t o, const char* name, double value) {
+  return gdt_r(dt_optimizer_set_option((dt_optimizer*)o, name, value)); }
 /* a NEW state dict (copies of the state), as gdt_module_state_dict's */
 static inline gdt_hres gdt_optimizer_state_dict(uintptr_t o) {
   gdt_take_slot();

@@ -6,6 +6,7 @@ import "C"
 import (
 	"runtime"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Optimizer updates a set of parameters from their gradients (SGD, Adam, AdamW,
@@ -336,6 +337,74 @@ func (o *Optimizer) SetLR(lr float64) error {
 		return err
 	}
 	r := C.gdt_optimizer_set_lr(h, C.double(lr))
+	runtime.KeepAlive(o)
+	return resErr(op, r)
+}
+
+// Option returns the optimizer's setting name (dt_optimizer_option), as
+// param_groups[0][name] in PyTorch: the value the constructor was given (or PyTorch's
+// default), or the last SetOption, SetLR or LoadStateDict. Names are PyTorch's, Adam's
+// betas as "beta1" and "beta2", flags as 0 or 1:
+//
+//	SGD:         lr, momentum, dampening, weight_decay, nesterov, maximize
+//	Adam, AdamW: lr, beta1, beta2, eps, weight_decay, amsgrad, maximize
+//	RMSprop:     lr, alpha, eps, weight_decay, momentum, centered, maximize
+//	Adagrad:     lr, lr_decay, weight_decay, eps, initial_accumulator_value, maximize
+//
+// maximize (every optimizer, default 0) steps up the gradient instead of down (the
+// gradient is negated first, as torch's maximize=True); amsgrad (Adam and AdamW, default
+// 0) divides by the running maximum of exp_avg_sq, kept as the state "max_exp_avg_sq".
+// Errors: ErrInvalidArgument (a name this optimizer does not have: the message lists
+// those it has, e.g. `Adam has no setting "betas" (its settings: lr, beta1, beta2, eps,
+// weight_decay, amsgrad, maximize)`; a name holding a NUL byte; a nil o), ErrClosed,
+// ErrInvalidHandle.
+func (o *Optimizer) Option(name string) (float64, error) {
+	const op = "Optimizer.Option"
+	h, err := o.handle(op)
+	if err != nil {
+		return 0, err
+	}
+	cs, err := cString(op, "setting name", name)
+	if err != nil {
+		return 0, err
+	}
+	defer C.free(unsafe.Pointer(cs))
+	var v C.double
+	r := C.gdt_optimizer_option(h, cs, &v)
+	runtime.KeepAlive(o)
+	if err := resErr(op, r); err != nil {
+		return 0, err
+	}
+	return float64(v), nil
+}
+
+// SetOption sets the optimizer's setting name (one of Option's names) for the steps
+// that follow (dt_optimizer_set_option), as assigning param_groups[0][name] in PyTorch:
+// what a schedule of momentum or betas, such as OneCycleLR's momentum cycling, does
+// between steps. The value is checked as the constructor checks it, together with the
+// other settings (nesterov needs a momentum and no dampening; a flag is 0 or 1); when
+// it is refused nothing changes. The state is kept; state a new setting needs (amsgrad's
+// max_exp_avg_sq, a momentum buffer, centered RMSprop's grad_avg) starts from zeros at
+// the next Step, and a StateDict holds it from then on; initial_accumulator_value only
+// fills sums made later. SetOption may run while another goroutine runs Step (which
+// then sees the old value or the new). A step captured into a Graph replays the
+// settings it was captured with: capture again after changing them. Errors:
+// ErrInvalidArgument (an unknown name, the message listing the optimizer's settings; a
+// value the constructor would refuse, with its message, e.g. `SGD: Nesterov momentum
+// requires a momentum and zero dampening`; a flag not 0 or 1; a name holding a NUL
+// byte; a nil o), ErrClosed, ErrInvalidHandle.
+func (o *Optimizer) SetOption(name string, value float64) error {
+	const op = "Optimizer.SetOption"
+	h, err := o.handle(op)
+	if err != nil {
+		return err
+	}
+	cs, err := cString(op, "setting name", name)
+	if err != nil {
+		return err
+	}
+	defer C.free(unsafe.Pointer(cs))
+	r := C.gdt_optimizer_set_option(h, cs, C.double(value))
 	runtime.KeepAlive(o)
 	return resErr(op, r)
 }

@@ -2231,6 +2231,20 @@ extern "C" {
     pub fn dt_optimizer_set_lr(opt: *mut dt_optimizer, lr: f64) -> dt_status;
 }
 extern "C" {
+    pub fn dt_optimizer_option(
+        opt: *const dt_optimizer,
+        name: *const ::std::os::raw::c_char,
+        out: *mut f64,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_optimizer_set_option(
+        opt: *mut dt_optimizer,
+        name: *const ::std::os::raw::c_char,
+        value: f64,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_optimizer_state_dict(
         opt: *const dt_optimizer,
         out: *mut *mut dt_state_dict,
@@ -2435,6 +2449,9 @@ extern "C" {
         find_unused_parameters: i32,
         out: *mut *mut dt_module,
     ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_distributed_data_parallel_no_sync(ddp: *mut dt_module, no_sync: i32) -> dt_status;
 }
 extern "C" {
     pub fn dt_send(

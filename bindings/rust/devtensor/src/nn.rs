@@ -188,6 +188,17 @@ pub(crate) fn path_arg(path: &Path) -> Result<CString> {
     CString::new(s).map_err(|_| Error::new(ErrorCode::InvalidArgument, "path holds a NUL byte"))
 }
 
+/// `name` as a C string for `dt_optimizer_option` / `dt_optimizer_set_option`, or
+/// [`ErrorCode::InvalidArgument`] when it holds a NUL byte (C would cut it short).
+fn option_name(name: &str) -> Result<CString> {
+    CString::new(name).map_err(|_| {
+        Error::new(
+            ErrorCode::InvalidArgument,
+            format!("optimizer setting name {name:?} holds a NUL byte"),
+        )
+    })
+}
+
 impl Module {
     fn raw(&self) -> *mut ffi::dt_module {
         self.ptr.as_ptr()
@@ -739,6 +750,111 @@ impl Module {
                 o,
             )
         })
+    }
+
+    /// Turns this `DistributedDataParallel`'s gradient synchronisation off (`true`) or
+    /// back on (`false`), as torch's `with ddp.no_sync():`
+    /// (`dt_distributed_data_parallel_no_sync`), for gradient accumulation over
+    /// micro-batches at one all-reduce per optimizer step; [`Module::no_sync`] is the
+    /// scoped form.
+    ///
+    /// A [`Tensor::backward`] that starts while it is off accumulates this rank's own
+    /// gradients into `.grad` and communicates nothing (so ranks may run different numbers
+    /// of such passes, and an unused parameter is not an error then). The next pass that
+    /// starts with it on averages over the group each parameter's whole gradient, what the
+    /// local passes accumulated plus its own, and `.grad` becomes that average on every
+    /// rank; as torch's, that pass must run on every rank. The setting applies to whole
+    /// passes: changing it while a backward of this module runs takes effect at the next
+    /// one.
+    ///
+    /// Threading: `&self`, as the header allows it from any thread, alongside the
+    /// module's other calls; the setting belongs to the module, not to the calling thread.
+    ///
+    /// ```
+    /// use devtensor::nn::Module;
+    /// use devtensor::{DType, Device, ProcessGroup, Tensor};
+    /// use std::time::Duration;
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let store = std::env::temp_dir().join(format!("devtensor-doc-set-no-sync-{}", std::process::id()));
+    /// let pg = ProcessGroup::new(Some("gloo"), Some(&format!("file://{}", store.display())),
+    ///                            Some(0), Some(1), Some(Duration::from_secs(30)))?;
+    /// let model = Module::linear(3, 2, true, DType::Float32, Device::CPU)?;
+    /// let ddp = Module::distributed_data_parallel(&model, &pg, None, false)?;
+    /// let x = Tensor::ones(&[2, 3], DType::Float32, Device::CPU)?;
+    /// ddp.set_no_sync(true)?;
+    /// ddp.forward(&x)?.sum(&[], false)?.backward()?;   // local: nothing communicated
+    /// ddp.set_no_sync(false)?;
+    /// ddp.forward(&x)?.sum(&[], false)?.backward()?;   // averages the accumulated gradient
+    /// let bias_grad = model.parameters()?[1].grad()?.unwrap();
+    /// assert_eq!(bias_grad.to_vec::<f32>()?, vec![4.0, 4.0]); // 2 rows, twice
+    /// // Only a DistributedDataParallel has the setting.
+    /// let e = model.set_no_sync(true).unwrap_err();
+    /// assert!(e.message.contains("not a DistributedDataParallel"));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`] (a module that
+    /// [`Module::distributed_data_parallel`] did not make), [`ErrorCode::InvalidHandle`].
+    pub fn set_no_sync(&self, no_sync: bool) -> Result<()> {
+        // SAFETY: a live module handle; the library takes no reference.
+        check(unsafe { ffi::dt_distributed_data_parallel_no_sync(self.raw(), no_sync as i32) })
+    }
+
+    /// Runs `f` with this `DistributedDataParallel`'s gradient synchronisation off, as
+    /// torch's `with ddp.no_sync():`: [`Module::set_no_sync`]`(true)`, then `f`, then
+    /// `set_no_sync(false)` however `f` ends, with an error or a panic (which goes on
+    /// unwinding). The backward passes `f` runs accumulate local gradients only; the next
+    /// one after `no_sync` returns averages the whole accumulated gradient over the group.
+    /// Returns `f`'s result; when `f` succeeds, the error of turning synchronisation back
+    /// on, if any.
+    ///
+    /// ```
+    /// use devtensor::nn::Module;
+    /// use devtensor::{DType, Device, ProcessGroup, Tensor};
+    /// use std::time::Duration;
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let store = std::env::temp_dir().join(format!("devtensor-doc-no-sync-{}", std::process::id()));
+    /// let pg = ProcessGroup::new(Some("gloo"), Some(&format!("file://{}", store.display())),
+    ///                            Some(0), Some(1), Some(Duration::from_secs(30)))?;
+    /// let model = Module::linear(3, 2, true, DType::Float32, Device::CPU)?;
+    /// let ddp = Module::distributed_data_parallel(&model, &pg, None, false)?;
+    /// let step = |rows: i64| -> devtensor::Result<()> {
+    ///     let x = Tensor::ones(&[rows, 3], DType::Float32, Device::CPU)?;
+    ///     ddp.forward(&x)?.sum(&[], false)?.backward()
+    /// };
+    /// for rows in [2, 3] {
+    ///     ddp.no_sync(|| step(rows))?;   // micro-batches: local accumulation
+    /// }
+    /// step(4)?;                          // one all-reduce of the whole gradient
+    /// let bias_grad = model.parameters()?[1].grad()?.unwrap();
+    /// assert_eq!(bias_grad.to_vec::<f32>()?, vec![9.0, 9.0]); // one per row
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `f`'s error; else as [`Module::set_no_sync`] (when synchronisation cannot be
+    /// turned off, `f` does not run).
+    pub fn no_sync<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        /// Turns synchronisation back on when `f` unwinds.
+        struct SyncOnDrop<'a>(Option<&'a Module>);
+        impl Drop for SyncOnDrop<'_> {
+            fn drop(&mut self) {
+                if let Some(m) = self.0.take() {
+                    let _ = m.set_no_sync(false); // unwinding: nothing to report it to
+                }
+            }
+        }
+        self.set_no_sync(true)?;
+        let mut guard = SyncOnDrop(Some(self));
+        let r = f();
+        guard.0 = None;
+        let on = self.set_no_sync(false);
+        r.and_then(|v| on.map(|()| v))
     }
 
     /// Runs the module on its inputs (one, or input and target for a loss).
@@ -1593,6 +1709,102 @@ impl Optimizer {
     /// was), [`ErrorCode::InvalidHandle`].
     pub fn set_lr(&mut self, lr: f64) -> Result<()> {
         check(unsafe { ffi::dt_optimizer_set_lr(self.ptr.as_ptr(), lr) })
+    }
+    /// The optimizer's setting `name` (`dt_optimizer_option`), as reading
+    /// `param_groups[0][name]` in PyTorch: the value it was built with (or PyTorch's
+    /// default), or the last [`set_option`](Optimizer::set_option),
+    /// [`set_lr`](Optimizer::set_lr) or [`load_state_dict`](Optimizer::load_state_dict).
+    /// Names are PyTorch's, Adam's `betas` as `"beta1"` and `"beta2"`, flags as 0 or 1:
+    ///
+    /// | optimizer    | settings |
+    /// |--------------|----------|
+    /// | SGD          | `lr`, `momentum`, `dampening`, `weight_decay`, `nesterov`, `maximize` |
+    /// | Adam, AdamW  | `lr`, `beta1`, `beta2`, `eps`, `weight_decay`, `amsgrad`, `maximize` |
+    /// | RMSprop      | `lr`, `alpha`, `eps`, `weight_decay`, `momentum`, `centered`, `maximize` |
+    /// | Adagrad      | `lr`, `lr_decay`, `weight_decay`, `eps`, `initial_accumulator_value`, `maximize` |
+    ///
+    /// `maximize` (every optimizer, default 0) steps up the gradient instead of down (the
+    /// gradient is negated first, as torch's `maximize=True`); `amsgrad` (Adam and AdamW,
+    /// default 0) divides by the running maximum of `exp_avg_sq`, kept as the state
+    /// `"max_exp_avg_sq"`.
+    ///
+    /// ```
+    /// use devtensor::nn::{Adam, Module};
+    /// use devtensor::{DType, Device, ErrorCode};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// let opt = Adam::new(&lin.parameters()?, 1e-3).betas(0.8, 0.99).build()?;
+    /// assert_eq!(opt.option("beta1")?, 0.8);
+    /// assert_eq!(opt.option("beta2")?, 0.99);
+    /// assert_eq!(opt.option("amsgrad")?, 0.0); // PyTorch's default
+    /// let e = opt.option("betas").unwrap_err(); // torch's tuple: beta1 and beta2 here
+    /// assert_eq!(e.code, ErrorCode::InvalidArgument);
+    /// assert!(e.message.contains("lr, beta1, beta2, eps, weight_decay, amsgrad, maximize"), "{}", e.message);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`]: a name this optimizer does not have (the message
+    /// lists those it has, e.g. `Adam has no setting "betas" (its settings: lr, beta1,
+    /// beta2, eps, weight_decay, amsgrad, maximize)`), a name holding a NUL byte;
+    /// [`ErrorCode::InvalidHandle`] (`dt_optimizer_option`).
+    pub fn option(&self, name: &str) -> Result<f64> {
+        let c = option_name(name)?;
+        let mut v = 0.0f64;
+        // SAFETY: a live handle, a NUL-terminated name, a local to write to.
+        check(unsafe { ffi::dt_optimizer_option(self.ptr.as_ptr(), c.as_ptr(), &mut v) })?;
+        Ok(v)
+    }
+    /// Sets the setting `name` (one of [`option`](Optimizer::option)'s names) for the
+    /// steps that follow (`dt_optimizer_set_option`), as assigning
+    /// `param_groups[0][name]` in PyTorch: what a schedule of momentum or betas, such as
+    /// OneCycleLR's momentum cycling, does between steps. The value is checked as the
+    /// constructor checks it, together with the other settings (`nesterov` needs a
+    /// momentum and no dampening; a flag is 0 or 1); when it is refused nothing changes.
+    /// The state is kept; state a new setting needs (amsgrad's `max_exp_avg_sq`, a
+    /// momentum buffer, centered RMSprop's `grad_avg`) starts from zeros at the next
+    /// [`step`](Optimizer::step), and a [`state_dict`](Optimizer::state_dict) holds it
+    /// from then on; `initial_accumulator_value` only fills sums made later. A step
+    /// captured into a [`Graph`](crate::Graph) replays the settings it was captured with:
+    /// capture again after changing them.
+    ///
+    /// ```
+    /// use devtensor::nn::{Module, Sgd};
+    /// use devtensor::{DType, Device, ErrorCode, Tensor};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// let mut opt = Sgd::new(&lin.parameters()?, 0.1).momentum(0.95).build()?;
+    /// for momentum in [0.95, 0.9, 0.85] {
+    ///     opt.set_option("momentum", momentum)?; // a momentum schedule, as OneCycleLR's
+    ///     opt.zero_grad()?;
+    ///     lin.forward(&Tensor::ones(&[1, 2], DType::Float32, Device::CPU)?)?.sum_all()?.backward()?;
+    ///     opt.step()?;
+    ///     assert_eq!(opt.option("momentum")?, momentum);
+    /// }
+    /// // Nesterov momentum needs a momentum and zero dampening: refused, nothing changes.
+    /// opt.set_option("dampening", 0.1)?;
+    /// let e = opt.set_option("nesterov", 1.0).unwrap_err();
+    /// assert_eq!(e.code, ErrorCode::InvalidArgument);
+    /// assert!(e.message.contains("Nesterov momentum requires a momentum and zero dampening"), "{}", e.message);
+    /// assert_eq!(opt.option("nesterov")?, 0.0);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`]: an unknown name (the message lists the optimizer's
+    /// settings), a value the constructor would refuse (with its message, e.g. `SGD:
+    /// Nesterov momentum requires a momentum and zero dampening`), a flag not 0 or 1
+    /// (`SGD: "nesterov" is a flag: 0 or 1, got 2`), a name holding a NUL byte;
+    /// [`ErrorCode::InvalidHandle`] (`dt_optimizer_set_option`). The optimizer is
+    /// unchanged then.
+    pub fn set_option(&mut self, name: &str, value: f64) -> Result<()> {
+        let c = option_name(name)?;
+        // SAFETY: a live handle, a NUL-terminated name.
+        check(unsafe { ffi::dt_optimizer_set_option(self.ptr.as_ptr(), c.as_ptr(), value) })
     }
     /// The optimizer's state as a new [`StateDict`] (`dt_optimizer_state_dict`), for
     /// checkpoints (save it with [`StateDict::save`]), under PyTorch's names for

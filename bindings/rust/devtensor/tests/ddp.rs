@@ -3,6 +3,15 @@
 //! * `one_rank`: on a group of one process (file:// rendezvous), the construction errors,
 //!   the names, forward and gradients (an average over one rank is the gradient itself),
 //!   `find_unused_parameters`, and the references the result holds.
+//! * `no_sync_one_rank`: `Module::set_no_sync` and `Module::no_sync` on a group of one
+//!   process: a module that is not a DistributedDataParallel is refused; a pass under
+//!   `no_sync` accumulates the local gradient and the next pass outside it adds its own
+//!   (compared with the gradient computed by hand); `no_sync` returns the closure's error
+//!   and turns synchronisation back on after an error or a panic, which a parameter
+//!   without a gradient shows (an error only in a synchronised pass).
+//!
+//!   The two count handles, which are process-wide: they run one at a time
+//!   (`common::leak_checked`).
 //! * `digits_over_two_ranks_match_one_process`: the done-means check from Rust. The
 //!   example `train_digits_ddp` (built by `cargo test`, which builds every example, into
 //!   the target directory's `examples/`) trains the digits MLP for 50 steps once in one
@@ -17,11 +26,13 @@
 //! tree's `tools/devtensor`; without either the two-rank test prints why it skips and
 //! passes.
 use devtensor::nn::{Module, Sequential};
-use devtensor::{live_handle_count, DType, Device, ErrorCode, ProcessGroup, Tensor};
+use devtensor::{DType, Device, ErrorCode, ProcessGroup, Tensor};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+mod common;
 
 fn one_rank_group(name: &str) -> ProcessGroup {
     let store = std::env::temp_dir().join(format!("devtensor-ddp-test-{}-{name}", std::process::id()));
@@ -54,8 +65,7 @@ fn grads(m: &Module) -> Vec<Option<Vec<f32>>> {
 
 #[test]
 fn one_rank() {
-    let before = live_handle_count();
-    {
+    common::leak_checked(|| {
         let pg = one_rank_group("a");
         let (model, _) = mlp(3);
         let (plain, _) = mlp(3); // the same weights, not wrapped
@@ -122,8 +132,116 @@ fn one_rank() {
             let e = Module::distributed_data_parallel(&cm, &pg, None, false).unwrap_err();
             assert_eq!(e.code, ErrorCode::DeviceMismatch, "{e}");
         }
+    });
+}
+
+/// The gradient of `sum(x @ W^T + b)` over the batches `xs` (each `[rows, inp]`,
+/// row-major) for a `Linear(inp, out)`, computed by hand: `dW[i][j]` is the sum of column
+/// `j` over every row of every batch, the same for every output `i`, and `db[i]` the
+/// number of rows.
+fn linear_sum_grads(inp: usize, out: usize, xs: &[&[f32]]) -> (Vec<f32>, Vec<f32>) {
+    let mut col = vec![0.0f32; inp];
+    let mut rows = 0;
+    for x in xs {
+        for (k, v) in x.iter().enumerate() {
+            col[k % inp] += v;
+        }
+        rows += x.len() / inp;
     }
-    assert_eq!(live_handle_count(), before, "the test leaked handles");
+    (col.repeat(out), vec![rows as f32; out])
+}
+
+fn assert_near(what: &str, got: &[f32], want: &[f32], tol: f32) {
+    assert_eq!(got.len(), want.len(), "{what}: {got:?}, want {want:?}");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() <= tol, "{what}: element {i} is {g}, want {w} within {tol} (got {got:?}, want {want:?})");
+    }
+}
+
+/// An error of the test's own, for a closure that fails.
+fn closure_error() -> devtensor::Error {
+    devtensor::Error {
+        code: ErrorCode::Io,
+        message: "the closure failed".into(),
+    }
+}
+
+#[test]
+fn no_sync_one_rank() {
+    common::leak_checked(|| {
+        let pg = one_rank_group("no-sync");
+
+        // Only a DistributedDataParallel takes it.
+        let lin = Module::linear(3, 2, true, DType::Float32, Device::CPU).unwrap();
+        let e = lin.set_no_sync(true).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
+        assert!(e.message.contains("not a DistributedDataParallel"), "{e}");
+        let mut ran = false;
+        let e = lin
+            .no_sync(|| {
+                ran = true;
+                Ok(())
+            })
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
+        assert!(e.message.contains("not a DistributedDataParallel"), "{e}");
+        assert!(!ran, "no_sync ran the closure although it could not turn synchronisation off");
+
+        // Accumulation: loss = sum(Linear(x)), one pass under no_sync on x1, one outside on x2.
+        let ddp = Module::distributed_data_parallel(&lin, &pg, None, false).unwrap();
+        let x1v = [1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]; // [2, 3]
+        let x2v = [0.5f32, -1.0, 2.0, 3.0, 0.25, -2.0, 1.5, 1.0, -0.75]; // [3, 3]
+        let x1 = Tensor::from_slice(&x1v, &[2, 3], Device::CPU).unwrap();
+        let x2 = Tensor::from_slice(&x2v, &[3, 3], Device::CPU).unwrap();
+        let backward = |m: &Module, x: &Tensor| m.forward(x)?.sum(&[], false)?.backward();
+        ddp.no_sync(|| backward(&ddp, &x1)).unwrap();
+        let g = grads(&lin); // weight, bias
+        let (dw, db) = linear_sum_grads(3, 2, &[&x1v]);
+        assert_near("weight's gradient after the pass under no_sync", g[0].as_ref().unwrap(), &dw, 1e-6);
+        assert_near("bias's gradient after the pass under no_sync", g[1].as_ref().unwrap(), &db, 1e-6);
+        // The closure's error is no_sync's, and a pass after it works.
+        let e = ddp
+            .no_sync(|| -> devtensor::Result<()> { Err(closure_error()) })
+            .unwrap_err();
+        assert_eq!((e.code, e.message.as_str()), (ErrorCode::Io, "the closure failed"));
+        backward(&ddp, &x2).unwrap();
+        let g = grads(&lin);
+        let (dw, db) = linear_sum_grads(3, 2, &[&x1v, &x2v]);
+        assert_near("weight's gradient after both passes", g[0].as_ref().unwrap(), &dw, 1e-6);
+        assert_near("bias's gradient after both passes", g[1].as_ref().unwrap(), &db, 1e-6);
+        // no_sync returns the closure's value.
+        assert_eq!(ddp.no_sync(|| Ok(42)).unwrap(), 42);
+
+        // Whether synchronisation is on: a pass that leaves a parameter without a gradient
+        // fails (find_unused_parameters off) only when it is.
+        let (model, first) = mlp(7);
+        let d = Module::distributed_data_parallel(&model, &pg, None, false).unwrap();
+        let x = Tensor::randn(&[4, 8], DType::Float32, Device::CPU).unwrap();
+        let assert_synced = |what: &str| {
+            let e = backward(&first, &x).unwrap_err();
+            assert_eq!(e.code, ErrorCode::InvalidArgument, "{what}: {e}");
+            assert!(e.message.contains("received no gradient"), "{what}: {e}");
+        };
+        assert_synced("at first");
+        d.set_no_sync(true).unwrap();
+        backward(&first, &x).expect("an unused parameter with set_no_sync(true)");
+        d.set_no_sync(false).unwrap();
+        assert_synced("after set_no_sync(false)");
+        let e = d
+            .no_sync(|| {
+                backward(&first, &x).expect("an unused parameter under no_sync");
+                Err::<(), _>(closure_error())
+            })
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::Io, "{e}");
+        assert_synced("after no_sync's closure failed");
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _ = d.no_sync(|| -> devtensor::Result<()> { panic!("the closure panics") });
+        }));
+        let payload = panicked.expect_err("no_sync returned although the closure panicked");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"the closure panics"));
+        assert_synced("after no_sync's closure panicked");
+    });
 }
 
 fn launcher() -> Option<PathBuf> {
