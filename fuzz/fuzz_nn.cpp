@@ -23,6 +23,7 @@
 // extremes provoke. FUZZ_NN_TRACE=1 prints each call and its outcome.
 #include <devtensor.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -308,6 +309,16 @@ class Program {
           return is_std ? dt_std(x, dims.data(), dims.size(), correction, keep, o)
                         : dt_var(x, dims.data(), dims.size(), correction, keep, o);
         });
+        if (in_.rarely(2)) {  // logsumexp or a vector norm of any order over the same dims
+          if (in_.rarely(2)) {
+            produce("dt_logsumexp", [&](dt_tensor** o) { return dt_logsumexp(x, dims.data(), dims.size(), keep, o); });
+          } else {
+            static const double kOrds[] = {2, 1, 0, INFINITY, -INFINITY, 3, 0.5, -1};
+            const double ord = in_.rarely(4) ? in_.real() : kOrds[in_.pick(8)];
+            produce("dt_vector_norm",
+                    [&](dt_tensor** o) { return dt_vector_norm(x, ord, dims.data(), dims.size(), keep, o); });
+          }
+        }
         break;
       }
     }

@@ -1040,6 +1040,31 @@ DT_API dt_status dt_var(const dt_tensor* a, const int64_t* dims, size_t ndims, d
 DT_API dt_status dt_std(const dt_tensor* a, const int64_t* dims, size_t ndims, double correction,
                         int32_t keepdim, dt_tensor** out);
 
+/** torch.logsumexp over dims (ndims == 0: all of them): log(sum(exp(a))), computed with
+ *  the largest value of each reduction subtracted first (and added back), so that large
+ *  values do not overflow; a reduction whose largest value is infinite gives that
+ *  infinity, one over no element -inf (log 0), NaN propagates. Integer and bool tensors
+ *  are taken as the default dtype (dt_default_dtype), as PyTorch's. Differentiable
+ *  (LogsumexpBackward0: the gradient times exp(a - result), the softmax over the reduced
+ *  dims). Errors: as the reductions (DT_ERR_INVALID_ARGUMENT for a dim out of range or
+ *  repeated, NULL dims with ndims > 0, NULL out, keepdim not 0 or 1),
+ *  DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_logsumexp(const dt_tensor* a, const int64_t* dims, size_t ndims, int32_t keepdim,
+                              dt_tensor** out);
+/** torch.linalg.vector_norm of a floating tensor over dims (ndims == 0: all of them):
+ *  ord 2 sqrt(sum(|a|^2)), 1 sum(|a|), INFINITY max(|a|), -INFINITY min(|a|), 0 the
+ *  count of nonzero elements, any other ord (sum(|a|^ord))^(1 / ord). float16 and
+ *  bfloat16 compute in float32, the others in their own dtype, as PyTorch's (so float32
+ *  squares past 3.4e38 overflow to inf, as there). A reduction over no element is 0,
+ *  except for ord +-INFINITY, which has no identity (DT_ERR_INVALID_ARGUMENT, as
+ *  PyTorch). Differentiable with PyTorch's formulas (LinalgVectorNormBackward0),
+ *  including their choices where the norm is not differentiable: a zero gradient where
+ *  the norm is 0, ties of the inf-norms share the gradient evenly, and ord 0 passes no
+ *  gradient. Errors: as dt_logsumexp, plus DT_ERR_DTYPE_MISMATCH for an integer or bool
+ *  tensor and DT_ERR_INVALID_ARGUMENT for a NaN ord. */
+DT_API dt_status dt_vector_norm(const dt_tensor* a, double ord, const int64_t* dims, size_t ndims, int32_t keepdim,
+                                dt_tensor** out);
+
 /** Numerically stable softmax / log-softmax along dim, of a floating tensor. */
 DT_API dt_status dt_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out);
 DT_API dt_status dt_log_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out);
@@ -1883,10 +1908,12 @@ DT_API dt_status dt_optimizer_set_option(dt_optimizer* opt, const char* name, do
  *  (save it with dt_safetensors_save): "lr" (a 0-d float64 tensor) and, per parameter i
  *  (its position in the list the optimizer was made with) that has state,
  *  "state.<i>.momentum_buffer" (SGD with momentum) or "state.<i>.step",
- *  "state.<i>.exp_avg" and "state.<i>.exp_avg_sq" (Adam; the step a 0-d float32 tensor
- *  on the CPU, as PyTorch's), "state.<i>.step", "square_avg", "momentum_buffer",
+ *  "state.<i>.exp_avg", "state.<i>.exp_avg_sq" and with amsgrad "state.<i>.max_exp_avg_sq"
+ *  (Adam; the step a 0-d float32 tensor on the CPU, as PyTorch's), "state.<i>.step", "square_avg", "momentum_buffer",
  *  "grad_avg" (RMSprop, the last two as its settings keep them), "state.<i>.step" and
  *  "sum" (Adagrad), PyTorch's names for optimizer.state_dict()'s entries, in that order. The tensors are copies: later steps do not change them.
+ *  The settings other than lr (dt_optimizer_option) are not in it: an optimizer made for
+ *  resuming is made with them, as the code that made the first one did.
  *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out), DT_ERR_INVALID_HANDLE,
  *  DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_optimizer_state_dict(const dt_optimizer* opt, dt_state_dict** out);

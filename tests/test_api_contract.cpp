@@ -1216,6 +1216,42 @@ void add_reduction_cases(Table& T) {
     T.add(name, "int32_operand", {TM}, [f = f](Ctx& x) { return f(x.i32, nullptr, 0, 1.0, 0, &x.o.t); });
     T.add(name, "bool_operand", {TM}, [f = f](Ctx& x) { return f(x.bl, nullptr, 0, 1.0, 0, &x.o.t); });
   }
+  // logsumexp / vector_norm
+  T.handles("dt_logsumexp", "a", [](Ctx& x, const dt_tensor* t) { return dt_logsumexp(t, nullptr, 0, 0, &x.o.t); });
+  T.add("dt_logsumexp", "out=NULL", {IA}, [](Ctx& x) { return dt_logsumexp(x.a, nullptr, 0, 0, nullptr); });
+  T.add("dt_logsumexp", "dims=NULL_ndims=1", {IA}, [](Ctx& x) { return dt_logsumexp(x.a, nullptr, 1, 0, &x.o.t); });
+  T.add("dt_logsumexp", "keepdim=2", {IA}, [](Ctx& x) { return dt_logsumexp(x.a, nullptr, 0, 2, &x.o.t); });
+  T.handles("dt_vector_norm", "a", [](Ctx& x, const dt_tensor* t) { return dt_vector_norm(t, 2, nullptr, 0, 0, &x.o.t); });
+  T.add("dt_vector_norm", "out=NULL", {IA}, [](Ctx& x) { return dt_vector_norm(x.a, 2, nullptr, 0, 0, nullptr); });
+  T.add("dt_vector_norm", "dims=NULL_ndims=1", {IA}, [](Ctx& x) { return dt_vector_norm(x.a, 2, nullptr, 1, 0, &x.o.t); });
+  T.add("dt_vector_norm", "keepdim=-1", {IA}, [](Ctx& x) { return dt_vector_norm(x.a, 2, nullptr, 0, -1, &x.o.t); });
+  T.add("dt_vector_norm", "ord=nan", {IA}, [](Ctx& x) {
+     return dt_vector_norm(x.a, std::nan(""), nullptr, 0, 0, &x.o.t);
+   }).msg_has = "ord must be a number";
+  T.add("dt_vector_norm", "int32_operand", {TM}, [](Ctx& x) { return dt_vector_norm(x.i32, 2, nullptr, 0, 0, &x.o.t); });
+  T.add("dt_vector_norm", "bool_operand", {TM}, [](Ctx& x) { return dt_vector_norm(x.bl, 2, nullptr, 0, 0, &x.o.t); });
+  T.add("dt_vector_norm", "inf_over_empty_extent", {IA}, [](Ctx& x) {
+     const int64_t d[] = {0};
+     return dt_vector_norm(x.e03, INFINITY, d, 1, 0, &x.o.t);
+   }).msg_has = "no identity";
+  for (int64_t bad : {int64_t{2}, int64_t{-3}, I64MIN, I64MAX}) {
+    T.add("dt_logsumexp", "dim=" + std::to_string(bad), {IA}, [bad](Ctx& x) {
+      const int64_t d[] = {bad};
+      return dt_logsumexp(x.a, d, 1, 0, &x.o.t);
+    });
+    T.add("dt_vector_norm", "dim=" + std::to_string(bad), {IA}, [bad](Ctx& x) {
+      const int64_t d[] = {bad};
+      return dt_vector_norm(x.a, 2, d, 1, 0, &x.o.t);
+    });
+  }
+  T.add("dt_logsumexp", "dim_repeated", {IA}, [](Ctx& x) {
+    const int64_t d[] = {1, -1};
+    return dt_logsumexp(x.a, d, 2, 0, &x.o.t);
+  });
+  T.add("dt_vector_norm", "dim_repeated", {IA}, [](Ctx& x) {
+    const int64_t d[] = {0, 0};
+    return dt_vector_norm(x.a, 1, d, 2, 0, &x.o.t);
+  });
   for (auto [name, f] : {reds[2], reds[3], reds[4], reds[5]}) {
     T.add(name, "empty_extent", {SM}, [f = f](Ctx& x) {
       const int64_t d[] = {0};

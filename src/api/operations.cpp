@@ -247,6 +247,28 @@ DT_UNARY_OPS(DT_X)
 DT_REDUCE_OPS(DT_X)
 #undef DT_X
 
+DT_API dt_status dt_logsumexp(const dt_tensor* a, const int64_t* dims, size_t ndims, int32_t keepdim,
+                              dt_tensor** out) {
+  return guard([&] {
+    const char* fn = "dt_logsumexp";
+    require(out, fn, "out");
+    Borrowed x = tensor_arg(a, fn, "a");
+    if (ndims > 0 && !dims) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": dims is NULL but ndims is ", ndims));
+    *out = new_handle(ag::logsumexp(x, dims, ndims, flag_arg(keepdim, fn, "keepdim")));
+  });
+}
+
+DT_API dt_status dt_vector_norm(const dt_tensor* a, double ord, const int64_t* dims, size_t ndims, int32_t keepdim,
+                                dt_tensor** out) {
+  return guard([&] {
+    const char* fn = "dt_vector_norm";
+    require(out, fn, "out");
+    Borrowed x = tensor_arg(a, fn, "a");
+    if (ndims > 0 && !dims) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": dims is NULL but ndims is ", ndims));
+    *out = new_handle(ag::vector_norm(x, ord, dims, ndims, flag_arg(keepdim, fn, "keepdim")));
+  });
+}
+
 DT_API dt_status dt_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out) {
   return guard([&] {
     require(out, "dt_softmax", "out");

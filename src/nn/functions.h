@@ -27,6 +27,11 @@ Tensor reduce(ReduceOp op, const Tensor& a, const int64_t* dims, size_t ndims, b
 // torch.var / torch.std over dims (all when ndims == 0), dividing by n - correction
 // (nn/grad_reduce.cpp); floating tensors only.
 Tensor var_std(const Tensor& a, const int64_t* dims, size_t ndims, double correction, bool keepdim, bool take_sqrt);
+// torch.logsumexp over dims (all when ndims == 0), stable; integers and bool as the
+// default dtype. torch.linalg.vector_norm of order ord over dims, floating tensors only,
+// with PyTorch's backward formulas.
+Tensor logsumexp(const Tensor& a, const int64_t* dims, size_t ndims, bool keepdim);
+Tensor vector_norm(const Tensor& a, double ord, const int64_t* dims, size_t ndims, bool keepdim);
 
 // Elements kept or replaced (nn/grad_select.cpp). clamp: lo and/or hi (null: no bound;
 // at least one). masked_fill: value where the bool mask (broadcast with a) is true.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/context.h"
 #include "core/error.h"
 #include "nn/autograd.h"
 #include "nn/functions.h"
@@ -128,6 +129,118 @@ Tensor var_std(const Tensor& a, const int64_t* dims, size_t ndims, double correc
   if (take_sqrt) out = unary(UnaryOp::Sqrt, out);
   if (narrow) out = to(out, a.device(), a.dtype(), false);
   return named_result(out, take_sqrt ? "StdBackward0" : "VarBackward0");
+}
+
+namespace {
+using G = std::vector<Tensor>;
+Tensor mul(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Mul, a, b); }
+Tensor div(const Tensor& a, const Tensor& b) { return ops::binary(BinaryOp::Div, a, b); }
+Tensor abs(const Tensor& a) { return ops::unary(UnaryOp::Abs, a); }
+Tensor pow(const Tensor& a, double p) { return ops::binary_scalar(BinaryOp::Pow, a, p); }
+// a with 0 where mask (bool, broadcast) is true.
+Tensor zero_where(const Tensor& a, const Tensor& mask) {
+  return ops::where(mask, ops::full(Dims{}, 0.0, a.dtype(), a.device()), a);
+}
+// PyTorch's accumulation type of a norm: float32 for the 16-bit floats, the dtype itself
+// otherwise (float32 squares past 3.4e38 overflow to inf there too).
+DType accumulation_dtype(const Tensor& a) {
+  return a.dtype() == DType::Float16 || a.dtype() == DType::BFloat16 ? DType::Float32 : a.dtype();
+}
+}  // namespace
+
+Tensor logsumexp(const Tensor& a, const int64_t* dims, size_t ndims, bool keepdim) {
+  const Tensor x = is_floating(a.dtype()) ? a
+                   : ops::to(a, a.device(), is_floating(default_dtype()) ? default_dtype() : DType::Float32, false);
+  int64_t count = 1;
+  for (size_t i = 0; i < ndims; ++i) wrap_dim(dims[i], x.ndim(), "logsumexp");
+  const Dims k = kept_shape(x, dims, ndims, &count);
+  Tensor out;
+  if (count == 0) {
+    // Over no element: log(0). (The largest value of nothing does not exist.)
+    const Tensor empty_sum = ops::reduce(ReduceOp::Sum, x, dims, ndims, keepdim);
+    out = ops::full(empty_sum.shape(), -INFINITY, x.dtype(), x.device());
+  } else {
+    // m = the largest value of each reduction, 0 where it is infinite (exp(x - inf) would
+    // be NaN for x = inf, and 0 for every x when it is -inf: log 0 = -inf stays right).
+    Tensor m = ops::reduce(ReduceOp::Max, x, dims, ndims, true);
+    m = zero_where(m, ops::binary_scalar(BinaryOp::Eq, abs(m), INFINITY));
+    Tensor s = ops::reduce(ReduceOp::Sum, ops::unary(UnaryOp::Exp, ops::binary(BinaryOp::Sub, x, m)), dims, ndims,
+                           keepdim);
+    out = ops::binary(BinaryOp::Add, ops::unary(UnaryOp::Log, s), keepdim ? m : ops::reshape(m, s.shape(), false));
+  }
+  if (!should_record({&a})) return out;
+  const Tensor xs = detach(x), o = detach(out);
+  const Dims as = x.shape();
+  const DType in_dtype = a.dtype();
+  Node* node = saving(make_node("LogsumexpBackward0", [xs, o, k, as, in_dtype](const Tensor& g) {
+                        // d/dx = exp(x - result): the softmax over the reduced dims
+                        Tensor w = ops::unary(UnaryOp::Exp, ops::binary(BinaryOp::Sub, xs, ops::reshape(o, k, false)));
+                        Tensor gx = mul(ops::expand(ops::reshape(g, k, false), as), w);
+                        return G{gx.dtype() == in_dtype ? gx : ops::to(gx, gx.device(), in_dtype, false)};
+                      }),
+                      {&xs, &o});
+  record(out, node, {&a});
+  return out;
+}
+
+Tensor vector_norm(const Tensor& a, double ord, const int64_t* dims, size_t ndims, bool keepdim) {
+  const char* op = "vector_norm";
+  if (!is_floating(a.dtype()))
+    fail(DT_ERR_DTYPE_MISMATCH, cat(op, ": expected a floating tensor, got ", dtype_name(a.dtype()),
+                                    " (linalg.vector_norm only supports floating dtypes, as in PyTorch)"));
+  if (std::isnan(ord)) fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": ord must be a number, got nan"));
+  int64_t count = 1;
+  for (size_t i = 0; i < ndims; ++i) wrap_dim(dims[i], a.ndim(), op);
+  const Dims k = kept_shape(a, dims, ndims, &count);
+  if (count == 0 && std::isinf(ord))
+    fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": cannot compute the ", ord > 0 ? "" : "-", "inf norm over no element (",
+                                      dims_str(a.shape()), " reduced over a dimension of size 0): max and min have "
+                                      "no identity, as in PyTorch"));
+  const DType acc = accumulation_dtype(a);
+  const Tensor x = acc == a.dtype() ? a : ops::to(a, a.device(), acc, false);
+  const Tensor ax = abs(x);
+  Tensor out;
+  if (ord == INFINITY) out = ops::reduce(ReduceOp::Max, ax, dims, ndims, keepdim);
+  else if (ord == -INFINITY) out = ops::reduce(ReduceOp::Min, ax, dims, ndims, keepdim);
+  else if (ord == 0)
+    out = ops::reduce(ReduceOp::Sum, ops::to(ops::binary_scalar(BinaryOp::Ne, x, 0.0), x.device(), acc, false), dims,
+                      ndims, keepdim);
+  else if (ord == 1) out = ops::reduce(ReduceOp::Sum, ax, dims, ndims, keepdim);
+  else if (ord == 2) out = ops::unary(UnaryOp::Sqrt, ops::reduce(ReduceOp::Sum, mul(x, x), dims, ndims, keepdim));
+  else out = pow(ops::reduce(ReduceOp::Sum, pow(ax, ord), dims, ndims, keepdim), 1.0 / ord);
+  if (acc != a.dtype()) out = ops::to(out, out.device(), a.dtype(), false);
+  if (!should_record({&a})) return out;
+  const Tensor xs = detach(a), o = detach(out);
+  std::vector<int64_t> dv(dims, dims + ndims);
+  // PyTorch's norm_backward (FunctionsManual.cpp), by order.
+  Node* node = saving(make_node("LinalgVectorNormBackward0", [xs, o, k, dv, ord](const Tensor& g) {
+                        const Tensor gk = ops::reshape(g, k, false), n = ops::reshape(o, k, false);
+                        const Tensor norm_is_zero = ops::binary_scalar(BinaryOp::Eq, n, 0.0);
+                        if (ord == 0) return G{Tensor()};  // none, as PyTorch's (a count of nonzeros)
+                        if (ord == 1) return G{mul(ops::unary(UnaryOp::Sign, xs), gk)};
+                        if (ord == 2) return G{mul(xs, zero_where(div(gk, n), norm_is_zero))};
+                        if (std::isinf(ord)) {
+                          // sign(x) * g shared evenly between the elements where |x| is the norm
+                          // or NaN (PyTorch's mask)
+                          const Tensor ax = abs(xs);
+                          Tensor at = ops::binary(
+                              BinaryOp::Add, ops::to(ops::binary(BinaryOp::Eq, ax, n), xs.device(), xs.dtype(), false),
+                              ops::to(ops::binary(BinaryOp::Ne, ax, ax), xs.device(), xs.dtype(), false));
+                          Tensor ties = ops::reduce(ReduceOp::Sum, at, dv.data(), dv.size(), true);
+                          return G{mul(mul(ops::unary(UnaryOp::Sign, xs), at), div(gk, ties))};
+                        }
+                        if (ord < 1) {
+                          // sign(x) |x|^(p-1) (0 at x = 0) * g * norm^(1-p)
+                          Tensor scaled = zero_where(pow(abs(xs), ord - 1), ops::binary_scalar(BinaryOp::Eq, xs, 0.0));
+                          return G{mul(mul(ops::unary(UnaryOp::Sign, xs), scaled), mul(gk, pow(n, 1 - ord)))};
+                        }
+                        Tensor scale = zero_where(div(gk, pow(n, ord - 1)), norm_is_zero);
+                        if (ord < 2) return G{mul(mul(ops::unary(UnaryOp::Sign, xs), pow(abs(xs), ord - 1)), scale)};
+                        return G{mul(mul(xs, pow(abs(xs), ord - 2)), scale)};
+                      }),
+                      {&xs, &o});
+  record(out, node, {&a});
+  return out;
 }
 
 }  // namespace dt::ag

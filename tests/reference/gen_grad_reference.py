@@ -502,6 +502,34 @@ for op, f in [("dt_var", torch.var), ("dt_std", torch.std)]:
     add(cid, op, lambda v, f=f: f(v[0], dim=[1], correction=1), [make_input(R(cid), (3, 5), dtype=torch.float32)],
         params={"dims": [1], "correction": 1, "keepdim": 0})
 
+# logsumexp (the softmax over the reduced dims) and linalg.vector_norm by order, with
+# PyTorch's formulas also where the norm is not differentiable (a zero vector, zeros
+# with ord < 1, ties of the inf-norms): there finite differences do not apply.
+for dims, keep in [([], 0), ([1], 0), ([0, 2], 1), ([-1], 1)]:
+    cid = f"dt_logsumexp_dims{'_'.join(str(d) for d in dims) or 'all'}_keep{keep}".replace("-", "m")
+    add(cid, "dt_logsumexp", lambda v, d=dims, k=keep: torch.logsumexp(v[0], dim=d or [0, 1, 2], keepdim=bool(k)),
+        [make_input(R(cid), (2, 3, 4))], params={"dims": dims, "keepdim": keep})
+add("dt_logsumexp_float32", "dt_logsumexp", lambda v: torch.logsumexp(v[0], dim=1),
+    [make_input(R("dt_logsumexp_float32"), (3, 5), dtype=torch.float32)], params={"dims": [1], "keepdim": 0})
+add("dt_logsumexp_large_values", "dt_logsumexp", lambda v: torch.logsumexp(v[0], dim=1),
+    [make_input(R("lse_large"), (2, 3), values=[700.0, 701.0, 699.5, -700.0, -702.0, -699.0])],
+    params={"dims": [1], "keepdim": 0})
+for name, o in [("2", 2.0), ("1", 1.0), ("3", 3.0), ("0_5", 0.5), ("m1", -1.0), ("1_5", 1.5), ("inf", "inf"),
+                ("minf", "-inf")]:
+    ordv = float(o)
+    cid = f"dt_vector_norm_ord{name}"
+    add(cid, "dt_vector_norm", lambda v, o=ordv: torch.linalg.vector_norm(v[0], ord=o, dim=1),
+        [make_input(R(cid), (3, 4), low=0.3, high=2.0)], params={"ord": o, "dims": [1], "keepdim": 0})
+    # zeros: a whole zero row and single zeros, and ties of the largest and smallest |x|
+    cid = f"dt_vector_norm_ord{name}_zeros_ties"
+    add(cid, "dt_vector_norm", lambda v, o=ordv: torch.linalg.vector_norm(v[0], ord=o, dim=[0], keepdim=True),
+        [make_input(R(cid), (4, 3), values=[0.0, 1.0, -2.0, 0.0, -1.0, 2.0, 0.0, 0.5, -0.5, 0.0, 0.0, 2.0])],
+        params={"ord": o, "dims": [0], "keepdim": 1}, fd=False)
+add("dt_vector_norm_ord0", "dt_vector_norm", lambda v: torch.linalg.vector_norm(v[0], ord=0),
+    [make_input(R("dt_vector_norm_ord0"), (3, 4))], params={"ord": 0.0, "dims": [], "keepdim": 0}, fd=False)
+add("dt_vector_norm_all_float32", "dt_vector_norm", lambda v: torch.linalg.vector_norm(v[0]),
+    [make_input(R("norm_all_f32"), (2, 3, 4), dtype=torch.float32)], params={"ord": 2.0, "dims": [], "keepdim": 0})
+
 # a graph that reuses an input: gradients from both uses add up
 add("reuse_mul_self", "dt_mul", lambda v: v[0] * v[0], [make_input(r, (3,))], params={"reuse": True})
 

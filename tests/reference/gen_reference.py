@@ -1680,11 +1680,69 @@ def gen_var_std():
         c["expect_status"] = "DT_ERR_DTYPE_MISMATCH"
 
 
+def gen_logsumexp_norm():
+    op = "dt_logsumexp"
+
+    def lse(dims, keepdim):
+        def f(a):
+            # torch.logsumexp needs dims: "all" is every dim (dim 0 of a 0-d tensor)
+            d = dims if dims else (list(range(a.dim())) if a.dim() else 0)
+            return torch.logsumexp(a, dim=d, keepdim=bool(keepdim))
+        return f
+
+    def lc(cid, inp, dims, keepdim):
+        return case(cid, op, [inp], lse(dims, keepdim), params={"dims": dims, "keepdim": keepdim}, atol_from=red_n)
+    for dt in FLOATS:
+        lc(f"{op}_{dt}_all", In(dt, [3, 4]), [], 0)
+        lc(f"{op}_{dt}_dim1", In(dt, [3, 4]), [1], 0)
+    lc(f"{op}_float32_dims0_2_keep", In("float32", [2, 3, 4]), [0, 2], 1)
+    lc(f"{op}_float64_dimm1", In("float64", [2, 3, 4]), [-1], 0)
+    lc(f"{op}_float32_transposed", In("float32", [4, 3], views=[["transpose", 0, 1]]), [1], 0)
+    lc(f"{op}_float32_expanded", In("float32", [3, 1], views=[["expand", [3, 4]]]), [1], 1)
+    lc(f"{op}_float32_large_values", In("float32", [2, 3], data=[1000.0, 1001.0, 999.0, -1000.0, -1001.0, -999.0]),
+       [1], 0)
+    lc(f"{op}_float32_infinities", In("float32", [4, 2], data=["-inf", "-inf", "inf", 1.0, "-inf", 2.0, "inf", "inf"]),
+       [1], 0)
+    lc(f"{op}_float32_nan", In("float32", [2, 2], data=["nan", 1.0, 2.0, 3.0]), [1], 0)
+    lc(f"{op}_float32_empty_dim1", In("float32", [2, 0]), [1], 0)
+    lc(f"{op}_float32_empty_rows", In("float32", [0, 3]), [1], 0)
+    lc(f"{op}_float32_0d", In("float32", []), [], 0)
+    lc(f"{op}_float32_large", In("float32", [257, 3]), [0], 0)
+    lc(f"{op}_int64_to_float", In("int64", [2, 3], data=[1, 2, 3, 40, 50, 60]), [1], 0)
+    lc(f"{op}_bool_to_float", In("bool", [5]), [], 0)
+    lc(f"{op}_float32_dim_out_of_range", In("float32", [2, 3]), [2], 0)
+    lc(f"{op}_float32_dim_repeated", In("float32", [2, 3]), [1, -1], 0)
+
+    op = "dt_vector_norm"
+
+    def nc(cid, inp, ord_, dims, keepdim):
+        f = lambda a: torch.linalg.vector_norm(a, ord=ord_, dim=dims if dims else None, keepdim=bool(keepdim))
+        o = ord_ if math.isfinite(ord_) else ("inf" if ord_ > 0 else "-inf")
+        return case(cid, op, [inp], f, params={"ord": o, "dims": dims, "keepdim": keepdim}, atol_from=red_n)
+    zeros_in = [0.5, 0.0, -2.0, 1.5, 0.0, 0.0, 0.0, 0.0, 3.0, -4.0, 0.25, 1.0]
+    for name, o in [("2", 2.0), ("1", 1.0), ("inf", math.inf), ("minf", -math.inf), ("0", 0.0), ("3", 3.0),
+                    ("0_5", 0.5), ("m1", -1.0), ("1_5", 1.5)]:
+        nc(f"{op}_ord{name}_float64_dim1", In("float64", [3, 4], data=zeros_in), o, [1], 0)
+        nc(f"{op}_ord{name}_float32_all", In("float32", [3, 4]), o, [], 0)
+    for dt in FLOATS:
+        nc(f"{op}_{dt}_dim0_keep", In(dt, [3, 4]), 2.0, [0], 1)
+    nc(f"{op}_float32_dims0_2", In("float32", [2, 3, 4]), 2.0, [0, 2], 0)
+    nc(f"{op}_float32_transposed", In("float32", [4, 3], views=[["transpose", 0, 1]]), 2.0, [1], 0)
+    nc(f"{op}_float32_huge_values", In("float32", [3], data=[3e20, -4e20, 1e19]), 2.0, [], 0)
+    nc(f"{op}_float32_empty_ord2", In("float32", [2, 0]), 2.0, [1], 0)
+    nc(f"{op}_float32_empty_ordinf", In("float32", [2, 0]), math.inf, [1], 0)["expect_status"] = "DT_ERR_INVALID_ARGUMENT"
+    nc(f"{op}_float32_0d", In("float32", [], data=[-3.0]), 2.0, [], 0)
+    nc(f"{op}_float32_nan", In("float32", [2, 2], data=["nan", 1.0, 2.0, 3.0]), 2.0, [1], 0)
+    nc(f"{op}_int64", In("int64", [3]), 2.0, [], 0)["expect_status"] = "DT_ERR_DTYPE_MISMATCH"
+    nc(f"{op}_float32_dim_out_of_range", In("float32", [2, 3]), 2.0, [-3], 0)
+
+
 def main():
     gen_clamp()
     gen_masked_fill()
     gen_triangle()
     gen_var_std()
+    gen_logsumexp_norm()
     gen_pad()
     gen_leaky_relu()
     gen_interpolate()

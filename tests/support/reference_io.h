@@ -517,6 +517,13 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
     std::vector<int64_t> dims = Ints(params.at("dims"));
     st = (op == "dt_var" ? dt_var : dt_std)(I(0), dims.empty() ? nullptr : dims.data(), dims.size(),
                                             JsonNumber(params.at("correction")), params.at("keepdim").get<int32_t>(), out);
+  } else if (op == "dt_logsumexp") {
+    std::vector<int64_t> dims = Ints(params.at("dims"));
+    st = dt_logsumexp(I(0), dims.empty() ? nullptr : dims.data(), dims.size(), params.at("keepdim").get<int32_t>(), out);
+  } else if (op == "dt_vector_norm") {
+    std::vector<int64_t> dims = Ints(params.at("dims"));
+    st = dt_vector_norm(I(0), JsonNumber(params.at("ord")), dims.empty() ? nullptr : dims.data(), dims.size(),
+                        params.at("keepdim").get<int32_t>(), out);
   } else if (op == "dt_tensor_to") {
     st = dt_tensor_to(I(0), dt_device{DT_DEVICE_DEFAULT, 0},
                       DtypeOf(params.at("dtype").get<std::string>()), 0, out);

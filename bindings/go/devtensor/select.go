@@ -342,3 +342,57 @@ func (t *Tensor) Var(opts ...ReduceOption) (*Tensor, error) {
 func (t *Tensor) Std(opts ...ReduceOption) (*Tensor, error) {
 	return t.varStd("Tensor.Std", true, opts)
 }
+
+func (t *Tensor) logSumExpNorm(op string, norm bool, ord float64, opts []ReduceOption) (*Tensor, error) {
+	a, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	var c reduceConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	if c.hasCorrection {
+		return nil, &Error{Code: ErrInvalidArgument, Op: op, Msg: "Correction applies to Var and Std only"}
+	}
+	p, n := shapeArg(c.dims)
+	r := C.gdt_logsumexp_norm(cBool(norm), a, C.double(ord), p, n, cBool(c.keepdim))
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(c.dims)
+	return takeTensor(op, r)
+}
+
+// LogSumExp returns log(sum(exp(t))) over Dims(...) (every dim by default), as
+// torch.logsumexp (dt_logsumexp); KeepDim() keeps the reduced dims as size 1. The
+// largest value of each reduction is subtracted first and added back, so large values
+// do not overflow (LogSumExp of [1000, 1000] is 1000 + ln 2); a reduction whose largest
+// value is infinite gives that infinity, one over no element -Inf, NaN propagates.
+// Integer and bool tensors are taken as the default dtype (GetDefaultDType), as PyTorch's.
+// Differentiable: the gradient is the incoming one times exp(t - result), the softmax
+// over the reduced dims (grad_fn LogsumexpBackward0). The caller owns the result and
+// must Close it. Errors: ErrInvalidArgument for a dim out of range or repeated, or a
+// Correction option, ErrOutOfMemory; ErrClosed or ErrInvalidArgument for a closed or nil
+// t.
+func (t *Tensor) LogSumExp(opts ...ReduceOption) (*Tensor, error) {
+	return t.logSumExpNorm("Tensor.LogSumExp", false, 0, opts)
+}
+
+// VectorNorm returns the ord-norm of a floating t over Dims(...) (every dim by default),
+// as torch.linalg.vector_norm (dt_vector_norm); KeepDim() keeps the reduced dims as size
+// 1. ord 2 is sqrt(sum(|t|^2)) (PyTorch's default), 1 sum(|t|), math.Inf(1) max(|t|),
+// math.Inf(-1) min(|t|), 0 the count of nonzero elements, any other ord
+// (sum(|t|^ord))^(1/ord). On the CPU float32, float16 and bfloat16 compute in float64 (so
+// squares of 1e20 do not overflow), on a GPU the 16-bit ones in float32, as PyTorch's. A
+// reduction over no element is 0, except with ord ±Inf, which has no identity
+// (ErrInvalidArgument, as PyTorch). Differentiable with PyTorch's formulas (grad_fn
+// LinalgVectorNormBackward0), including their choices where the norm is not
+// differentiable: a zero gradient where the norm is 0, ties of the inf-norms share the
+// gradient evenly, and ord 0 passes no gradient. The caller owns the result and must
+// Close it. Errors: ErrDTypeMismatch for an integer or bool t, ErrInvalidArgument for a
+// NaN ord, a dim out of range or repeated, ord ±Inf over no element, or a Correction
+// option, ErrOutOfMemory; ErrClosed or ErrInvalidArgument for a closed or nil t.
+func (t *Tensor) VectorNorm(ord float64, opts ...ReduceOption) (*Tensor, error) {
+	return t.logSumExpNorm("Tensor.VectorNorm", true, ord, opts)
+}

@@ -68,6 +68,114 @@ func TestSelectOpsAndSpreads(t *testing.T) {
 	}
 }
 
+// LogSumExp and VectorNorm against values worked out by hand: overflow safety, every
+// dim, KeepDim, integer promotion, each ord, the gradients (none NaN at a zero norm) and
+// the errors.
+func TestLogSumExpAndVectorNorm(t *testing.T) {
+	noLeaks(t)
+	s := NewScope()
+	defer s.Close()
+	check := func(what string, r *Tensor, wantShape []int64, want []float64, tol float64) {
+		t.Helper()
+		got, shape := must(ToSlice[float32](r)), must(r.Shape())
+		if len(got) != len(want) || !reflect.DeepEqual(shape, wantShape) {
+			t.Fatalf("%s = %v %v, want %v %v", what, got, shape, want, wantShape)
+		}
+		for i := range want {
+			if math.Abs(float64(got[i])-want[i]) > tol {
+				t.Fatalf("%s = %v, want %v (within %g)", what, got, want, tol)
+			}
+		}
+	}
+
+	// log(1 + 3) = ln 4; log(2 e^1000) = 1000 + ln 2, where exp(1000) alone overflows.
+	x := must(s.Track(FromSlice([]float32{0, float32(math.Log(3)), 1000, 1000}, []int64{2, 2}, CPU(0))))
+	check("LogSumExp(Dims(1))", must(s.Track(x.LogSumExp(Dims(1)))), []int64{2},
+		[]float64{math.Log(4), 1000 + math.Ln2}, 1e-4)
+	check("LogSumExp(Dims(-1), KeepDim())", must(s.Track(x.LogSumExp(Dims(-1), KeepDim()))), []int64{2, 1},
+		[]float64{math.Log(4), 1000 + math.Ln2}, 1e-4)
+	// Every dim: log(1 + 3 + 4 + 8) = ln 16.
+	y := must(s.Track(FromSlice([]float32{0, float32(math.Log(3)), float32(math.Log(4)), float32(math.Log(8))},
+		[]int64{2, 2}, CPU(0))))
+	check("LogSumExp()", must(s.Track(y.LogSumExp())), []int64{}, []float64{4 * math.Ln2}, 1e-6)
+	check("LogSumExp(KeepDim())", must(s.Track(y.LogSumExp(KeepDim()))), []int64{1, 1}, []float64{4 * math.Ln2}, 1e-6)
+	// Integers are taken as the default dtype (float32): log(e + e) = 1 + ln 2.
+	ints := must(s.Track(FromSlice([]int64{1, 1}, []int64{2}, CPU(0))))
+	li := must(s.Track(ints.LogSumExp()))
+	if dt := must(li.DType()); dt != Float32 || dt != must(GetDefaultDType()) {
+		t.Fatalf("LogSumExp of int64: dtype %v, want float32 (the default)", dt)
+	}
+	check("LogSumExp of int64 [1 1]", li, []int64{}, []float64{1 + math.Ln2}, 1e-6)
+
+	// VectorNorm of [[3, -4], [0, 0]] along dim 1.
+	v := must(s.Track(FromSlice([]float32{3, -4, 0, 0}, []int64{2, 2}, CPU(0))))
+	for _, c := range []struct {
+		name string
+		ord  float64
+		want []float64
+	}{
+		{"2", 2, []float64{5, 0}},
+		{"1", 1, []float64{7, 0}},
+		{"+Inf", math.Inf(1), []float64{4, 0}},
+		{"-Inf", math.Inf(-1), []float64{3, 0}},
+		{"0", 0, []float64{2, 0}},
+		{"3", 3, []float64{math.Cbrt(27 + 64), 0}},
+	} {
+		check("VectorNorm("+c.name+", Dims(1))", must(s.Track(v.VectorNorm(c.ord, Dims(1)))), []int64{2}, c.want, 1e-6)
+	}
+	check("VectorNorm(2)", must(s.Track(v.VectorNorm(2))), []int64{}, []float64{5}, 1e-6)
+	check("VectorNorm(1, Dims(0), KeepDim())", must(s.Track(v.VectorNorm(1, Dims(0), KeepDim()))), []int64{1, 2},
+		[]float64{3, 4}, 1e-6)
+
+	// Gradients: d|x|/dx = x / |x| = [0.6, -0.8] for [3, -4], and 0 (not NaN) for the
+	// zero row; LogSumExp's is the softmax, [1/4, 3/4] for [0, ln 3].
+	g := must(s.Track(FromSlice([]float32{3, -4, 0, 0}, []int64{2, 2}, CPU(0))))
+	MustOK(g.SetRequiresGrad(true))
+	n := must(s.Track(g.VectorNorm(2, Dims(1))))
+	if fn := must(n.GradFnName()); fn != "LinalgVectorNormBackward0" {
+		t.Fatalf("VectorNorm grad_fn %q, want LinalgVectorNormBackward0", fn)
+	}
+	MustOK(must(s.Track(n.Sum())).Backward(nil))
+	check("VectorNorm(2, Dims(1)) gradient", must(s.Track(g.Grad())), []int64{2, 2}, []float64{0.6, -0.8, 0, 0}, 1e-6)
+	h := must(s.Track(FromSlice([]float32{0, float32(math.Log(3))}, []int64{2}, CPU(0))))
+	MustOK(h.SetRequiresGrad(true))
+	l := must(s.Track(h.LogSumExp()))
+	if fn := must(l.GradFnName()); fn != "LogsumexpBackward0" {
+		t.Fatalf("LogSumExp grad_fn %q, want LogsumexpBackward0", fn)
+	}
+	MustOK(l.Backward(nil))
+	check("LogSumExp() gradient", must(s.Track(h.Grad())), []int64{2}, []float64{0.25, 0.75}, 1e-6)
+
+	// Over an empty dim: the 2-norm is 0, logsumexp -Inf, the inf-norm has no identity.
+	e := must(s.Track(Zeros([]int64{2, 0}, Float32, CPU(0))))
+	check("VectorNorm(2) over an empty dim", must(s.Track(e.VectorNorm(2, Dims(1)))), []int64{2}, []float64{0, 0}, 0)
+	if got := must(ToSlice[float32](must(s.Track(e.LogSumExp(Dims(1)))))); !reflect.DeepEqual(got,
+		[]float32{float32(math.Inf(-1)), float32(math.Inf(-1))}) {
+		t.Fatalf("LogSumExp over an empty dim = %v, want [-Inf -Inf]", got)
+	}
+
+	for _, c := range []struct {
+		what string
+		err  error
+		want error
+	}{
+		{"VectorNorm of int64", func() error { _, err := ints.VectorNorm(2); return err }(), ErrDTypeMismatch},
+		{"VectorNorm(NaN)", func() error { _, err := v.VectorNorm(math.NaN()); return err }(), ErrInvalidArgument},
+		{"VectorNorm(+Inf) over an empty dim", func() error { _, err := e.VectorNorm(math.Inf(1), Dims(1)); return err }(),
+			ErrInvalidArgument},
+		{"VectorNorm(2, Dims(2))", func() error { _, err := v.VectorNorm(2, Dims(2)); return err }(), ErrInvalidArgument},
+		{"LogSumExp(Dims(0, 0))", func() error { _, err := x.LogSumExp(Dims(0, 0)); return err }(), ErrInvalidArgument},
+		{"LogSumExp(Correction(0))", func() error { _, err := x.LogSumExp(Correction(0)); return err }(),
+			ErrInvalidArgument},
+		{"VectorNorm(2, Correction(0))", func() error { _, err := v.VectorNorm(2, Correction(0)); return err }(),
+			ErrInvalidArgument},
+	} {
+		if !errors.Is(c.err, c.want) {
+			t.Fatalf("%s: %v, want %v", c.what, c.err, c.want)
+		}
+	}
+}
+
 // Pad against values worked out by hand: each mode on [1, 2, 3], two dims of a [2, 2],
 // crops, an integer dtype, the gradients (each element gets its number of copies), and
 // the errors.

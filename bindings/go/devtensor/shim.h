@@ -327,6 +327,16 @@ static inline gdt_tres gdt_var_std(int32_t take_sqrt, uintptr_t a_h, const int64
                            : dt_var((const dt_tensor*)a_h, dims, n, correction, keep, &o);
   return gdt_tr(st, o);
 }
+/* logsumexp (norm 0; ord unused) or vector_norm (norm 1): dims is Go memory holding n
+ * int64 values, read during the call. */
+static inline gdt_tres gdt_logsumexp_norm(int32_t norm, uintptr_t a_h, double ord, const int64_t* dims, size_t n,
+                                          int32_t keep) {
+  gdt_take_slot();
+  dt_tensor* o = NULL;
+  dt_status st = norm ? dt_vector_norm((const dt_tensor*)a_h, ord, dims, n, keep, &o)
+                      : dt_logsumexp((const dt_tensor*)a_h, dims, n, keep, &o);
+  return gdt_tr(st, o);
+}
 
 static inline gdt_tres gdt_contiguous(uintptr_t a_h) {
   gdt_take_slot();

@@ -1443,6 +1443,25 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_logsumexp(
+        a: *const dt_tensor,
+        dims: *const i64,
+        ndims: usize,
+        keepdim: i32,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_vector_norm(
+        a: *const dt_tensor,
+        ord: f64,
+        dims: *const i64,
+        ndims: usize,
+        keepdim: i32,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_softmax(a: *const dt_tensor, dim: i64, out: *mut *mut dt_tensor) -> dt_status;
 }
 extern "C" {

@@ -595,6 +595,78 @@ impl Tensor {
         })
     }
 
+    /// `log(sum(exp(self)))` over `dims` (all when empty), as `torch.logsumexp`;
+    /// `keepdim` keeps the reduced dims as size 1. The largest value of each reduction is
+    /// subtracted first and added back, so large values do not overflow; a reduction whose
+    /// largest value is infinite gives that infinity, one over no element `-inf` (log 0),
+    /// NaN propagates. Integer and bool tensors are taken as the default dtype
+    /// ([`default_dtype`](crate::default_dtype)), as PyTorch's. Differentiable: the
+    /// gradient is the incoming one times `exp(self - result)`, the softmax over the
+    /// reduced dims (grad_fn `LogsumexpBackward0`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// // [[0, ln 3], [1000, 1000]]: ln 4, and 1000 + ln 2 where exp(1000) alone overflows.
+    /// let t = Tensor::from_slice(&[0.0f64, 3f64.ln(), 1000.0, 1000.0], &[2, 2], Device::CPU)?;
+    /// let r = t.logsumexp(&[1], false)?.to_vec::<f64>()?;
+    /// assert!((r[0] - 4f64.ln()).abs() < 1e-12 && (r[1] - (1000.0 + 2f64.ln())).abs() < 1e-9);
+    /// assert_eq!(t.logsumexp(&[1], true)?.shape(), [2, 1]);
+    /// // Integers are taken as the default dtype.
+    /// let i = Tensor::from_slice(&[1i64, 1], &[2], Device::CPU)?.logsumexp(&[], false)?;
+    /// assert_eq!(i.dtype(), DType::Float32);
+    /// assert!((i.item()? - (1.0 + 2f64.ln())).abs() < 1e-6);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidArgument`](crate::ErrorCode::InvalidArgument) for a dimension out of range
+    /// or repeated, [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_logsumexp(self.as_ptr(), dims.as_ptr(), dims.len(), keepdim as i32, o)
+        })
+    }
+
+    /// The `ord`-norm of a floating tensor over `dims` (all when empty), as
+    /// `torch.linalg.vector_norm`; `keepdim` keeps the reduced dims as size 1. `ord` 2.0
+    /// is `sqrt(sum(|x|^2))` (PyTorch's default), 1.0 `sum(|x|)`, `f64::INFINITY`
+    /// `max(|x|)`, `f64::NEG_INFINITY` `min(|x|)`, 0.0 the count of nonzero elements, any
+    /// other `ord` `(sum(|x|^ord))^(1/ord)`. On the CPU float32, float16 and bfloat16
+    /// compute in float64 (so squares of 1e20 do not overflow), on a GPU the 16-bit ones
+    /// in float32, as PyTorch's. A reduction over no element is 0, except with `ord` ±inf,
+    /// which has no identity (an error, as PyTorch). Differentiable with PyTorch's
+    /// formulas (grad_fn `LinalgVectorNormBackward0`), including their choices where the
+    /// norm is not differentiable: a zero gradient where the norm is 0, ties of the
+    /// inf-norms share the gradient evenly, and `ord` 0 passes no gradient.
+    ///
+    /// ```
+    /// # use devtensor::{Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[3.0f32, -4.0, 0.0, 0.0], &[2, 2], Device::CPU)?;
+    /// assert_eq!(t.vector_norm(2.0, &[1], false)?.to_vec::<f32>()?, [5.0, 0.0]);
+    /// assert_eq!(t.vector_norm(1.0, &[1], false)?.to_vec::<f32>()?, [7.0, 0.0]);
+    /// assert_eq!(t.vector_norm(f64::INFINITY, &[1], false)?.to_vec::<f32>()?, [4.0, 0.0]);
+    /// assert_eq!(t.vector_norm(0.0, &[1], false)?.to_vec::<f32>()?, [2.0, 0.0]);
+    /// assert_eq!(t.vector_norm(2.0, &[], false)?.item()?, 5.0);
+    /// let i = Tensor::from_slice(&[3i64, 4], &[2], Device::CPU)?;
+    /// assert_eq!(i.vector_norm(2.0, &[], false).unwrap_err().code, ErrorCode::DtypeMismatch);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`DtypeMismatch`](crate::ErrorCode::DtypeMismatch) for an integer or bool tensor,
+    /// [`InvalidArgument`](crate::ErrorCode::InvalidArgument) for a NaN `ord`, a dimension
+    /// out of range or repeated, or `ord` ±inf over no element,
+    /// [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn vector_norm(&self, ord: f64, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_vector_norm(self.as_ptr(), ord, dims.as_ptr(), dims.len(), keepdim as i32, o)
+        })
+    }
+
     // ------------------------------------------------------------- reductions
     // (sum, mean, max, min, argmax, argmin: ops_table.rs)
 
