@@ -1266,6 +1266,28 @@ DT_API dt_status dt_scaled_dot_product_attention(const dt_tensor* query, const d
 DT_API dt_status dt_cat(const dt_tensor* const* tensors, size_t n, int64_t dim, dt_tensor** out);
 /** Stacks n tensors of one shape along a new dimension dim. Errors: as dt_cat. */
 DT_API dt_status dt_stack(const dt_tensor* const* tensors, size_t n, int64_t dim, dt_tensor** out);
+/** torch.flip: a NEW tensor with the order of the elements reversed along each of dims
+ *  (ndims == 0: an unchanged copy; a 0-d tensor is its own flip). Differentiable
+ *  (FlipBackward0). Errors: DT_ERR_INVALID_ARGUMENT (NULL out, NULL dims with ndims > 0,
+ *  a dim out of range or repeated), DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_flip(const dt_tensor* a, const int64_t* dims, size_t ndims, dt_tensor** out);
+/** torch.roll: a NEW tensor with the elements shifted along dims[i] by shifts[i] (any
+ *  int64, taken modulo the dim's size; negative shifts move towards the start), those
+ *  that leave at one end coming back at the other. With ndims == 0 the tensor is rolled
+ *  as if flattened, by the one shift nshifts must then be; else nshifts == ndims, and a
+ *  dim may repeat (its shifts add up). Differentiable (RollBackward0). Errors:
+ *  DT_ERR_INVALID_ARGUMENT (NULL out or arrays with counts > 0, nshifts 0 or not matching,
+ *  a dim out of range), DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_roll(const dt_tensor* a, const int64_t* shifts, size_t nshifts, const int64_t* dims, size_t ndims,
+                         dt_tensor** out);
+/** Tensor.repeat: a NEW tensor holding repeats[i] copies of a along dim i, tiled (not
+ *  interleaved: [1, 2] repeated 2 times is [1, 2, 1, 2]); n >= a's ndim, and when n is
+ *  larger a gains leading dims of size 1 first. A repeat of 0 gives an empty dim.
+ *  Differentiable (RepeatBackward0: the copies' gradients added). Errors:
+ *  DT_ERR_INVALID_ARGUMENT (NULL out, NULL repeats with n > 0, n < ndim or > DT_MAX_DIMS,
+ *  a negative repeat, a result past int64 elements), DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_repeat(const dt_tensor* a, const int64_t* repeats, size_t n, dt_tensor** out);
 
 /** Splits t into ceil(size/ceil(size/chunks)) views along dim, as torch.chunk. Writes at
  *  most cap NEW references into outs and the number of pieces into *count; when cap is

@@ -1216,6 +1216,52 @@ void add_reduction_cases(Table& T) {
     T.add(name, "int32_operand", {TM}, [f = f](Ctx& x) { return f(x.i32, nullptr, 0, 1.0, 0, &x.o.t); });
     T.add(name, "bool_operand", {TM}, [f = f](Ctx& x) { return f(x.bl, nullptr, 0, 1.0, 0, &x.o.t); });
   }
+  // flip / roll / repeat
+  static const int64_t one_dim[] = {1}, two[] = {2, 2};
+  T.handles("dt_flip", "a", [](Ctx& x, const dt_tensor* t) { return dt_flip(t, one_dim, 1, &x.o.t); });
+  T.add("dt_flip", "out=NULL", {IA}, [](Ctx& x) { return dt_flip(x.a, one_dim, 1, nullptr); });
+  T.add("dt_flip", "dims=NULL_ndims=1", {IA}, [](Ctx& x) { return dt_flip(x.a, nullptr, 1, &x.o.t); });
+  T.add("dt_flip", "dim_repeated", {IA}, [](Ctx& x) {
+     const int64_t d[] = {0, -2};
+     return dt_flip(x.a, d, 2, &x.o.t);
+   }).msg_has = "appears multiple times";
+  T.handles("dt_roll", "a", [](Ctx& x, const dt_tensor* t) { return dt_roll(t, one_dim, 1, one_dim, 1, &x.o.t); });
+  T.add("dt_roll", "out=NULL", {IA}, [](Ctx& x) { return dt_roll(x.a, one_dim, 1, one_dim, 1, nullptr); });
+  T.add("dt_roll", "shifts=NULL_nshifts=1", {IA}, [](Ctx& x) { return dt_roll(x.a, nullptr, 1, one_dim, 1, &x.o.t); });
+  T.add("dt_roll", "dims=NULL_ndims=1", {IA}, [](Ctx& x) { return dt_roll(x.a, one_dim, 1, nullptr, 1, &x.o.t); });
+  T.add("dt_roll", "nshifts=0", {IA}, [](Ctx& x) { return dt_roll(x.a, nullptr, 0, nullptr, 0, &x.o.t); }).msg_has =
+      "shifts required";
+  T.add("dt_roll", "misaligned", {IA}, [](Ctx& x) { return dt_roll(x.a, one_dim, 1, two, 2, &x.o.t); }).msg_has =
+      "must align";
+  T.add("dt_roll", "flat_two_shifts", {IA}, [](Ctx& x) { return dt_roll(x.a, two, 2, nullptr, 0, &x.o.t); });
+  T.handles("dt_repeat", "a", [](Ctx& x, const dt_tensor* t) { return dt_repeat(t, two, 2, &x.o.t); });
+  T.add("dt_repeat", "out=NULL", {IA}, [](Ctx& x) { return dt_repeat(x.a, two, 2, nullptr); });
+  T.add("dt_repeat", "repeats=NULL_n=2", {IA}, [](Ctx& x) { return dt_repeat(x.a, nullptr, 2, &x.o.t); });
+  T.add("dt_repeat", "too_few", {IA}, [](Ctx& x) { return dt_repeat(x.a, two, 1, &x.o.t); }).msg_has =
+      "can not be smaller";
+  T.add("dt_repeat", "too_many", {IA}, [](Ctx& x) {
+    std::vector<int64_t> r(DT_MAX_DIMS + 1, 1);
+    return dt_repeat(x.a, r.data(), r.size(), &x.o.t);
+  });
+  T.add("dt_repeat", "negative", {IA}, [](Ctx& x) {
+     const int64_t r[] = {-1, 1};
+     return dt_repeat(x.a, r, 2, &x.o.t);
+   }).msg_has = "must be >= 0";
+  T.add("dt_repeat", "numel_overflow", {IA, OOM}, [](Ctx& x) {
+    const int64_t r[] = {INT64_MAX / 2, INT64_MAX / 3};
+    return dt_repeat(x.a, r, 2, &x.o.t);
+  });
+  for (int64_t bad : {int64_t{2}, int64_t{-3}, I64MIN, I64MAX}) {
+    T.add("dt_flip", "dim=" + std::to_string(bad), {IA}, [bad](Ctx& x) {
+      const int64_t d[] = {bad};
+      return dt_flip(x.a, d, 1, &x.o.t);
+    });
+    T.add("dt_roll", "dim=" + std::to_string(bad), {IA}, [bad](Ctx& x) {
+      const int64_t d[] = {bad};
+      return dt_roll(x.a, one_dim, 1, d, 1, &x.o.t);
+    });
+  }
+
   // logsumexp / vector_norm
   T.handles("dt_logsumexp", "a", [](Ctx& x, const dt_tensor* t) { return dt_logsumexp(t, nullptr, 0, 0, &x.o.t); });
   T.add("dt_logsumexp", "out=NULL", {IA}, [](Ctx& x) { return dt_logsumexp(x.a, nullptr, 0, 0, nullptr); });

@@ -212,6 +212,32 @@ T vec(std::vector<float> v) {
   return t;
 }
 
+// roll takes any int64 shift modulo the dim's size, INT64_MIN included (INT64_MIN mod 3
+// is 1: [0, 1, 2] -> [2, 0, 1]), and its gradient rolls back by the same amount. (PyTorch
+// computes size - shift, which overflows there; the reference cases stop at -2^62.)
+TEST_F(Autograd, RollTakesAnyShiftModuloTheSize) {
+  T x = vec({0, 1, 2}), w = vec({10, 20, 30});
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));
+  for (int64_t shift : {INT64_MIN, INT64_MAX, int64_t{-2}, int64_t{4}}) {
+    const int64_t dim = 0;
+    T y, prod, s, g;
+    DT_ASSERT_OK(dt_roll(x, &shift, 1, &dim, 1, y.out()));
+    int64_t r = shift % 3;
+    if (r < 0) r += 3;
+    std::vector<float> want(3), want_grad(3);
+    for (int k = 0; k < 3; ++k) want[static_cast<size_t>((k + r) % 3)] = static_cast<float>(k);
+    // d sum(roll(x) * w) / dx[k] = w at k's new place
+    for (int k = 0; k < 3; ++k) want_grad[static_cast<size_t>(k)] = 10.0f * static_cast<float>((k + r) % 3 + 1);
+    EXPECT_EQ(values<float>(y), want) << shift;
+    DT_ASSERT_OK(dt_mul(y, w, prod.out()));
+    DT_ASSERT_OK(dt_sum(prod, nullptr, 0, 0, s.out()));
+    DT_ASSERT_OK(dt_backward(s, nullptr));
+    DT_ASSERT_OK(dt_tensor_grad(x, g.out()));
+    EXPECT_EQ(values<float>(g), want_grad) << shift;
+    DT_ASSERT_OK(dt_tensor_clear_grad(x));
+  }
+}
+
 TEST_F(Autograd, GradientsAccumulateAcrossBackwardCalls) {
   T x = vec({1, 2, 3});
   DT_ASSERT_OK(dt_tensor_set_requires_grad(x, 1));

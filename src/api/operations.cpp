@@ -247,6 +247,38 @@ DT_UNARY_OPS(DT_X)
 DT_REDUCE_OPS(DT_X)
 #undef DT_X
 
+DT_API dt_status dt_flip(const dt_tensor* a, const int64_t* dims, size_t ndims, dt_tensor** out) {
+  return guard([&] {
+    const char* fn = "dt_flip";
+    require(out, fn, "out");
+    Borrowed x = tensor_arg(a, fn, "a");
+    if (ndims > 0 && !dims) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": dims is NULL but ndims is ", ndims));
+    *out = new_handle(ag::flip(x, dims, ndims));
+  });
+}
+
+DT_API dt_status dt_roll(const dt_tensor* a, const int64_t* shifts, size_t nshifts, const int64_t* dims, size_t ndims,
+                         dt_tensor** out) {
+  return guard([&] {
+    const char* fn = "dt_roll";
+    require(out, fn, "out");
+    Borrowed x = tensor_arg(a, fn, "a");
+    if (nshifts > 0 && !shifts) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": shifts is NULL but nshifts is ", nshifts));
+    if (ndims > 0 && !dims) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": dims is NULL but ndims is ", ndims));
+    *out = new_handle(ag::roll(x, shifts, nshifts, dims, ndims));
+  });
+}
+
+DT_API dt_status dt_repeat(const dt_tensor* a, const int64_t* repeats, size_t n, dt_tensor** out) {
+  return guard([&] {
+    const char* fn = "dt_repeat";
+    require(out, fn, "out");
+    Borrowed x = tensor_arg(a, fn, "a");
+    if (n > 0 && !repeats) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": repeats is NULL but n is ", n));
+    *out = new_handle(ag::repeat(x, repeats, n));
+  });
+}
+
 DT_API dt_status dt_logsumexp(const dt_tensor* a, const int64_t* dims, size_t ndims, int32_t keepdim,
                               dt_tensor** out) {
   return guard([&] {

@@ -67,6 +67,11 @@ Tensor flatten(const Tensor& t, int64_t start, int64_t end);
 Tensor cat_tensors(const std::vector<Tensor>& ts, int64_t dim);
 Tensor stack(const std::vector<Tensor>& ts, int64_t dim);
 std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim);
+// torch.flip (distinct dims), torch.roll (ndims 0: flattened, one shift; else one shift
+// per dim) and Tensor.repeat (n >= ndim repeats): new tensors (nn/grad_reorder.cpp).
+Tensor flip(const Tensor& t, const int64_t* dims, size_t ndims);
+Tensor roll(const Tensor& t, const int64_t* shifts, size_t nshifts, const int64_t* dims, size_t ndims);
+Tensor repeat(const Tensor& t, const int64_t* repeats, size_t n);
 std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim);
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);

@@ -530,6 +530,18 @@ add("dt_vector_norm_ord0", "dt_vector_norm", lambda v: torch.linalg.vector_norm(
 add("dt_vector_norm_all_float32", "dt_vector_norm", lambda v: torch.linalg.vector_norm(v[0]),
     [make_input(R("norm_all_f32"), (2, 3, 4), dtype=torch.float32)], params={"ord": 2.0, "dims": [], "keepdim": 0})
 
+# flip and roll are permutations; repeat adds its copies' gradients
+add("dt_flip", "dt_flip", lambda v: torch.flip(v[0], [0, 2]), [make_input(R("dt_flip"), (2, 3, 4))],
+    params={"dims": [0, 2]})
+add("dt_roll", "dt_roll", lambda v: torch.roll(v[0], [1, -2], [0, 2]), [make_input(R("dt_roll"), (2, 3, 4))],
+    params={"shifts": [1, -2], "dims": [0, 2]})
+add("dt_roll_flat", "dt_roll", lambda v: torch.roll(v[0], 5), [make_input(R("dt_roll_flat"), (3, 4))],
+    params={"shifts": [5], "dims": []})
+add("dt_repeat", "dt_repeat", lambda v: v[0].repeat(2, 1, 3), [make_input(R("dt_repeat"), (2, 3))],
+    params={"repeats": [2, 1, 3]})
+add("dt_repeat_transposed", "dt_repeat", lambda v: v[0].repeat(3, 2),
+    [make_input(R("dt_repeat_t"), (3, 2), views=[["transpose", 0, 1]])], params={"repeats": [3, 2]})
+
 # a graph that reuses an input: gradients from both uses add up
 add("reuse_mul_self", "dt_mul", lambda v: v[0] * v[0], [make_input(r, (3,))], params={"reuse": True})
 

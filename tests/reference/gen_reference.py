@@ -1737,12 +1737,61 @@ def gen_logsumexp_norm():
     nc(f"{op}_float32_dim_out_of_range", In("float32", [2, 3]), 2.0, [-3], 0)
 
 
+def gen_reorder():
+    def fc(cid, inp, dims):
+        return case(cid, "dt_flip", [inp], lambda a: torch.flip(a, dims), params={"dims": dims})
+    for dt in ALL:
+        fc(f"dt_flip_{dt}_dim1", In(dt, [3, 4]), [1])
+    fc("dt_flip_float32_dims0_2", In("float32", [2, 3, 4]), [0, 2])
+    fc("dt_flip_float32_all_neg", In("float32", [2, 3]), [-1, 0])
+    fc("dt_flip_float32_none", In("float32", [2, 3]), [])
+    fc("dt_flip_float32_0d", In("float32", []), [0])
+    fc("dt_flip_float32_transposed", In("float32", [3, 4], views=[["transpose", 0, 1]]), [0])
+    fc("dt_flip_float32_expanded", In("float32", [3, 1], views=[["expand", [3, 4]]]), [0, 1])
+    fc("dt_flip_float32_empty", In("float32", [0, 3]), [0, 1])
+    fc("dt_flip_float32_dim_repeated", In("float32", [2, 3]), [1, -1])
+    fc("dt_flip_float32_dim_out_of_range", In("float32", [2, 3]), [2])
+
+    def rc(cid, inp, shifts, dims):
+        return case(cid, "dt_roll", [inp], lambda a: torch.roll(a, shifts, dims), params={"shifts": shifts, "dims": dims})
+    for dt in ALL:
+        rc(f"dt_roll_{dt}_dim1", In(dt, [3, 4]), [1], [1])
+    rc("dt_roll_float32_flat", In("float32", [3, 4]), [5], [])
+    rc("dt_roll_float32_flat_negative", In("float32", [3, 4]), [-13], [])
+    rc("dt_roll_float32_two_dims", In("float32", [2, 3, 4]), [1, -2], [0, 2])
+    rc("dt_roll_float32_same_dim_twice", In("float32", [5]), [2, 4], [0, 0])
+    rc("dt_roll_float32_shift_past_size", In("float32", [2, 3]), [7], [1])
+    # (-2^62: PyTorch computes (size - shift) % size, which INT64_MIN would overflow; that
+    # one is checked by hand in test_autograd.cpp)
+    rc("dt_roll_float32_huge_shift", In("float32", [2, 3]), [-4611686018427387904], [1])
+    rc("dt_roll_float32_transposed", In("float32", [3, 4], views=[["transpose", 0, 1]]), [1], [0])
+    rc("dt_roll_float32_empty", In("float32", [0, 3]), [1], [0])
+    rc("dt_roll_float32_0d_flat", In("float32", []), [3], [])
+    rc("dt_roll_float32_misaligned", In("float32", [2, 3]), [1], [0, 1])["expect_status"] = "DT_ERR_INVALID_ARGUMENT"
+    rc("dt_roll_float32_dim_out_of_range", In("float32", [2, 3]), [1], [-3])
+
+    def pc(cid, inp, reps):
+        return case(cid, "dt_repeat", [inp], lambda a: a.repeat(*reps), params={"repeats": reps})
+    for dt in ALL:
+        pc(f"dt_repeat_{dt}_2x3", In(dt, [2, 3]), [2, 3])
+    pc("dt_repeat_float32_new_dims", In("float32", [2, 3]), [2, 1, 2])
+    pc("dt_repeat_float32_ones", In("float32", [2, 3]), [1, 1])
+    pc("dt_repeat_float32_zero", In("float32", [2, 3]), [0, 2])
+    pc("dt_repeat_float32_0d", In("float32", []), [4])
+    pc("dt_repeat_float32_empty", In("float32", [0, 2]), [3, 2])
+    pc("dt_repeat_float32_transposed", In("float32", [3, 2], views=[["transpose", 0, 1]]), [2, 2])
+    pc("dt_repeat_float32_expanded", In("float32", [2, 1], views=[["expand", [2, 3]]]), [1, 2])
+    pc("dt_repeat_float32_too_few", In("float32", [2, 3]), [2])["expect_status"] = "DT_ERR_INVALID_ARGUMENT"
+    pc("dt_repeat_float32_negative", In("float32", [2, 3]), [-1, 2])["expect_status"] = "DT_ERR_INVALID_ARGUMENT"
+
+
 def main():
     gen_clamp()
     gen_masked_fill()
     gen_triangle()
     gen_var_std()
     gen_logsumexp_norm()
+    gen_reorder()
     gen_pad()
     gen_leaky_relu()
     gen_interpolate()

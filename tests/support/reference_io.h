@@ -517,6 +517,16 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
     std::vector<int64_t> dims = Ints(params.at("dims"));
     st = (op == "dt_var" ? dt_var : dt_std)(I(0), dims.empty() ? nullptr : dims.data(), dims.size(),
                                             JsonNumber(params.at("correction")), params.at("keepdim").get<int32_t>(), out);
+  } else if (op == "dt_flip") {
+    std::vector<int64_t> dims = Ints(params.at("dims"));
+    st = dt_flip(I(0), dims.empty() ? nullptr : dims.data(), dims.size(), out);
+  } else if (op == "dt_roll") {
+    std::vector<int64_t> shifts = Ints(params.at("shifts")), dims = Ints(params.at("dims"));
+    st = dt_roll(I(0), shifts.empty() ? nullptr : shifts.data(), shifts.size(), dims.empty() ? nullptr : dims.data(),
+                 dims.size(), out);
+  } else if (op == "dt_repeat") {
+    std::vector<int64_t> reps = Ints(params.at("repeats"));
+    st = dt_repeat(I(0), reps.empty() ? nullptr : reps.data(), reps.size(), out);
   } else if (op == "dt_logsumexp") {
     std::vector<int64_t> dims = Ints(params.at("dims"));
     st = dt_logsumexp(I(0), dims.empty() ? nullptr : dims.data(), dims.size(), params.at("keepdim").get<int32_t>(), out);

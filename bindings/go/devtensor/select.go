@@ -10,8 +10,9 @@ import (
 )
 
 // The ops that keep some elements and replace the others (MaskedFill, Clamp, Triu,
-// Tril), padding (Pad), resizing (Interpolate) and the spread reductions (Var, Std). Each
-// result is a new tensor, the caller's to Close, recorded by autograd as PyTorch's op is.
+// Tril), padding (Pad), reordering and tiling (Flip, Roll, Repeat), resizing
+// (Interpolate) and the spread reductions (Var, Std). Each result is a new tensor, the
+// caller's to Close, recorded by autograd as PyTorch's op is.
 
 // MaskedFill returns t with value wherever the bool mask is true, as torch.masked_fill
 // (out of place; mask broadcasts with t, and the result has their broadcast shape). The
@@ -154,6 +155,62 @@ func (t *Tensor) Pad(pad []int64, mode PadMode, value float64) (*Tensor, error) 
 	runtime.KeepAlive(t)
 	runtime.KeepAlive(pad)
 	return takeTensor(op, r)
+}
+
+func (t *Tensor) reorder(op string, code C.int, a, b []int64) (*Tensor, error) {
+	h, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	pa, na := shapeArg(a)
+	pb, nb := shapeArg(b)
+	r := C.gdt_reorder(code, h, pa, na, pb, nb)
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(b)
+	return takeTensor(op, r)
+}
+
+// Flip returns a copy of t with the order of its elements reversed along each of dims,
+// as torch.flip(t, dims) (dt_flip): [[0, 1, 2], [3, 4, 5]] flipped along 0 and 1 is [[5,
+// 4, 3], [2, 1, 0]]. A negative dim counts from the end. No dims: an unchanged copy; a
+// 0-d tensor is its own flip. Any dtype. Differentiable: the gradient is the incoming
+// one flipped back (grad_fn FlipBackward0). The caller owns the result and must Close
+// it; dims is only read during the call. Errors: ErrInvalidArgument for a dim out of
+// range or repeated, ErrOutOfMemory; ErrClosed or ErrInvalidArgument for a closed or nil
+// t.
+func (t *Tensor) Flip(dims ...int64) (*Tensor, error) {
+	return t.reorder("Tensor.Flip", C.GDT_R_FLIP, dims, nil)
+}
+
+// Roll returns a copy of t with its elements shifted along dims[i] by shifts[i], as
+// torch.roll(t, shifts, dims) (dt_roll): those that leave at one end come back at the
+// other. A shift may be any int64, taken modulo the dim's size; a negative one moves
+// towards the start. With no dims (nil or empty) t is rolled as if flattened, by the one
+// shift shifts must then hold ([[0, 1, 2], [3, 4, 5]] rolled by {1}: [[5, 0, 1], [2, 3,
+// 4]]); else len(shifts) == len(dims), one shift per dim, and a dim may repeat, its
+// shifts adding up (the same by {1, -1} along {0, 1}: [[4, 5, 3], [1, 2, 0]]). A
+// negative dim counts from the end. Any dtype. Differentiable: the gradient is the
+// incoming one rolled back (grad_fn RollBackward0). The caller owns the result and must
+// Close it; shifts and dims are only read during the call. Errors: ErrInvalidArgument
+// for no shift, len(shifts) != len(dims) (with no dims: more than one shift), a dim out
+// of range, ErrOutOfMemory; ErrClosed or ErrInvalidArgument for a closed or nil t.
+func (t *Tensor) Roll(shifts, dims []int64) (*Tensor, error) {
+	return t.reorder("Tensor.Roll", C.GDT_R_ROLL, shifts, dims)
+}
+
+// Repeat returns t tiled repeats[i] times along dim i, as PyTorch's t.repeat(*repeats)
+// (Tensor.repeat; dt_repeat). The copies follow one another, not interleaved: [1, 2]
+// repeated 2 times is [1, 2, 1, 2] (torch.repeat_interleave's [1, 1, 2, 2] is not
+// this). len(repeats) is at least t's number of dims; when it is larger, t gains leading
+// dims of size 1 first (a [2, 3] t repeated (2, 1, 2) is [2, 2, 6]). A repeat of 0 gives
+// an empty dim. Any dtype. Differentiable: an element's gradient is the sum of its
+// copies' (grad_fn RepeatBackward0). The caller owns the result and must Close it;
+// repeats is only read during the call. Errors: ErrInvalidArgument for fewer repeats
+// than t's dims or more than 16 (DT_MAX_DIMS), a negative repeat, a result of more than
+// 2^63-1 elements, ErrOutOfMemory; ErrClosed or ErrInvalidArgument for a closed or nil t.
+func (t *Tensor) Repeat(repeats ...int64) (*Tensor, error) {
+	return t.reorder("Tensor.Repeat", C.GDT_R_REPEAT, repeats, nil)
 }
 
 // InterpolateMode is how Tensor.Interpolate and Upsample compute the new elements,

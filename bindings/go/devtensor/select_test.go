@@ -176,6 +176,113 @@ func TestLogSumExpAndVectorNorm(t *testing.T) {
 	}
 }
 
+// Flip, Roll and Repeat against values worked out by hand on x = [[0, 1, 2], [3, 4, 5]]:
+// several dims, negative dims, the flattened roll, shifts past the size, a repeated roll
+// dim, tiling with a new leading dim, an integer dtype, the gradients and the errors.
+func TestFlipRollRepeat(t *testing.T) {
+	noLeaks(t)
+	s := NewScope()
+	defer s.Close()
+	check := func(what string, r *Tensor, wantShape []int64, want []float32) {
+		t.Helper()
+		got, shape := must(ToSlice[float32](r)), must(r.Shape())
+		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(shape, wantShape) {
+			t.Fatalf("%s = %v %v, want %v %v", what, got, shape, want, wantShape)
+		}
+	}
+	x := must(s.Track(must(s.Track(Arange(0, 6, 1, Float32, CPU(0)))).Reshape(2, 3)))
+
+	check("Flip(0, 1)", must(s.Track(x.Flip(0, 1))), []int64{2, 3}, []float32{5, 4, 3, 2, 1, 0})
+	check("Flip(0)", must(s.Track(x.Flip(0))), []int64{2, 3}, []float32{3, 4, 5, 0, 1, 2})
+	check("Flip(-1)", must(s.Track(x.Flip(-1))), []int64{2, 3}, []float32{2, 1, 0, 5, 4, 3})
+	check("Flip()", must(s.Track(x.Flip())), []int64{2, 3}, []float32{0, 1, 2, 3, 4, 5})
+
+	check("Roll({1}, nil)", must(s.Track(x.Roll([]int64{1}, nil))), []int64{2, 3}, []float32{5, 0, 1, 2, 3, 4})
+	check("Roll({-2}, {})", must(s.Track(x.Roll([]int64{-2}, []int64{}))), []int64{2, 3},
+		[]float32{2, 3, 4, 5, 0, 1})
+	check("Roll({1, -1}, {0, 1})", must(s.Track(x.Roll([]int64{1, -1}, []int64{0, 1}))), []int64{2, 3},
+		[]float32{4, 5, 3, 1, 2, 0})
+	check("Roll({7}, {1})", must(s.Track(x.Roll([]int64{7}, []int64{1}))), []int64{2, 3},
+		[]float32{2, 0, 1, 5, 3, 4})
+	check("Roll({1, 1}, {1, -1})", must(s.Track(x.Roll([]int64{1, 1}, []int64{1, -1}))), []int64{2, 3},
+		[]float32{1, 2, 0, 4, 5, 3})
+
+	check("Repeat(2, 1, 2)", must(s.Track(x.Repeat(2, 1, 2))), []int64{2, 2, 6},
+		[]float32{0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5, 0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5})
+	check("Repeat(2, 1)", must(s.Track(x.Repeat(2, 1))), []int64{4, 3},
+		[]float32{0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5})
+	check("Repeat(1, 0)", must(s.Track(x.Repeat(1, 0))), []int64{2, 0}, []float32{})
+
+	// Any dtype: int64 [1, 2] repeated 2 times is [1, 2, 1, 2] (tiled, not interleaved).
+	ints := must(s.Track(FromSlice([]int64{1, 2}, []int64{2}, CPU(0))))
+	for _, c := range []struct {
+		what string
+		r    *Tensor
+		want []int64
+	}{
+		{"int64 Repeat(2)", must(s.Track(ints.Repeat(2))), []int64{1, 2, 1, 2}},
+		{"int64 Flip(0)", must(s.Track(ints.Flip(0))), []int64{2, 1}},
+		{"int64 Roll({1}, nil)", must(s.Track(ints.Roll([]int64{1}, nil))), []int64{2, 1}},
+	} {
+		if got := must(ToSlice[int64](c.r)); !reflect.DeepEqual(got, c.want) {
+			t.Fatalf("%s = %v, want %v", c.what, got, c.want)
+		}
+	}
+
+	// Gradients of sum(f(leaf) * w), after checking f's grad_fn.
+	grad := func(what, wantFn string, f func(leaf *Tensor) (*Tensor, error), w *Tensor, wantGrad []float32) {
+		t.Helper()
+		leaf := must(s.Track(FromSlice([]float32{0, 1, 2, 3, 4, 5}, []int64{2, 3}, CPU(0))))
+		MustOK(leaf.SetRequiresGrad(true))
+		y := must(s.Track(f(leaf)))
+		if fn := must(y.GradFnName()); fn != wantFn {
+			t.Fatalf("%s grad_fn %q, want %q", what, fn, wantFn)
+		}
+		MustOK(must(s.Track(must(s.Track(y.Mul(w))).Sum())).Backward(nil))
+		check(what+" gradient", must(s.Track(leaf.Grad())), []int64{2, 3}, wantGrad)
+	}
+	w := must(s.Track(FromSlice([]float32{1, 2, 3, 4, 5, 6}, []int64{2, 3}, CPU(0))))
+	// Every element has 2 * 3 copies, each with weight 1.
+	grad("Repeat(2, 3)", "RepeatBackward0", func(l *Tensor) (*Tensor, error) { return l.Repeat(2, 3) },
+		must(s.Track(Ones([]int64{4, 9}, Float32, CPU(0)))), []float32{6, 6, 6, 6, 6, 6})
+	// The gradient of Flip(0) is w flipped back.
+	grad("Flip(0)", "FlipBackward0", func(l *Tensor) (*Tensor, error) { return l.Flip(0) },
+		w, []float32{4, 5, 6, 1, 2, 3})
+	// y[i] = x[i-1] (flattened): x[j]'s gradient is w[j+1], w rolled back by one.
+	grad("Roll({1}, nil)", "RollBackward0", func(l *Tensor) (*Tensor, error) { return l.Roll([]int64{1}, nil) },
+		w, []float32{2, 3, 4, 5, 6, 1})
+
+	for _, c := range []struct {
+		what string
+		err  error
+	}{
+		{"Flip(0, 0)", func() error { _, err := x.Flip(0, 0); return err }()},
+		{"Flip(1, -1)", func() error { _, err := x.Flip(1, -1); return err }()},
+		{"Flip(2)", func() error { _, err := x.Flip(2); return err }()},
+		{"Roll({1, 2}, {0})", func() error { _, err := x.Roll([]int64{1, 2}, []int64{0}); return err }()},
+		{"Roll({1}, {0, 1})", func() error { _, err := x.Roll([]int64{1}, []int64{0, 1}); return err }()},
+		{"Roll({1, 2}, nil)", func() error { _, err := x.Roll([]int64{1, 2}, nil); return err }()},
+		{"Roll(nil, nil)", func() error { _, err := x.Roll(nil, nil); return err }()},
+		{"Roll({1}, {2})", func() error { _, err := x.Roll([]int64{1}, []int64{2}); return err }()},
+		{"Repeat(2)", func() error { _, err := x.Repeat(2); return err }()},
+		{"Repeat()", func() error { _, err := x.Repeat(); return err }()},
+		{"Repeat(2, -1)", func() error { _, err := x.Repeat(2, -1); return err }()},
+	} {
+		if !errors.Is(c.err, ErrInvalidArgument) {
+			t.Fatalf("%s: %v, want ErrInvalidArgument", c.what, c.err)
+		}
+	}
+	var nilT *Tensor
+	if _, err := nilT.Flip(0); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("Flip of a nil tensor: %v, want ErrInvalidArgument", err)
+	}
+	closed := must(FromSlice([]float32{1}, []int64{1}, CPU(0)))
+	MustOK(closed.Close())
+	if _, err := closed.Repeat(2); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Repeat of a closed tensor: %v, want ErrClosed", err)
+	}
+}
+
 // Pad against values worked out by hand: each mode on [1, 2, 3], two dims of a [2, 2],
 // crops, an integer dtype, the gradients (each element gets its number of copies), and
 // the errors.

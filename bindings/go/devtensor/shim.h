@@ -446,6 +446,21 @@ static inline gdt_tres gdt_join(int stack, const uintptr_t* hs, size_t n, int64_
                        : dt_cat((const dt_tensor* const*)hs, n, dim, &o);
   return gdt_tr(st, o);
 }
+/* flip (a: the dims, b unused), roll (a: the shifts, b: the dims) or repeat (a: the
+ * repeats, b unused): a and b are Go memory holding na and nb int64 values (integers
+ * only), NULL where empty, read during the call. */
+enum { GDT_R_FLIP, GDT_R_ROLL, GDT_R_REPEAT };
+static inline gdt_tres gdt_reorder(int op, uintptr_t t_h, const int64_t* a, size_t na, const int64_t* b, size_t nb) {
+  gdt_take_slot();
+  const dt_tensor* t = (const dt_tensor*)t_h;
+  dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
+  switch (op) {
+    case GDT_R_FLIP: st = dt_flip(t, a, na, &o); break;
+    case GDT_R_ROLL: st = dt_roll(t, a, na, b, nb, &o); break;
+    case GDT_R_REPEAT: st = dt_repeat(t, a, na, &o); break;
+  }
+  return gdt_tr(st, o);
+}
 /* Splits into at most cap pieces written to outs (as handles); *count gets the number. */
 static inline gdt_res gdt_split(int by_size, uintptr_t t_h, int64_t k, int64_t dim,
                                 uintptr_t* outs, size_t cap, size_t* count) {

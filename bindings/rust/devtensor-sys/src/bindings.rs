@@ -1650,6 +1650,32 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_flip(
+        a: *const dt_tensor,
+        dims: *const i64,
+        ndims: usize,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_roll(
+        a: *const dt_tensor,
+        shifts: *const i64,
+        nshifts: usize,
+        dims: *const i64,
+        ndims: usize,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_repeat(
+        a: *const dt_tensor,
+        repeats: *const i64,
+        n: usize,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_chunk(
         t: *const dt_tensor,
         chunks: i64,

@@ -946,6 +946,93 @@ impl Tensor {
         Tensor::from_out(|o| unsafe { ffi::dt_stack(h.as_ptr(), h.len(), dim, o) })
     }
 
+    /// A copy with the order of the elements reversed along each of `dims`, as
+    /// `torch.flip(self, dims)`. A negative dim counts from the end. Empty `dims`: an
+    /// unchanged copy; a 0-d tensor is its own flip. Any dtype. Differentiable: the
+    /// gradient is the incoming one flipped back (grad_fn `FlipBackward0`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::arange(0.0, 6.0, 1.0, DType::Float32, Device::CPU)?.reshape(&[2, 3])?;
+    /// assert_eq!(x.flip(&[0, 1])?.to_vec::<f32>()?, [5.0, 4.0, 3.0, 2.0, 1.0, 0.0]);
+    /// assert_eq!(x.flip(&[-1])?.to_vec::<f32>()?, [2.0, 1.0, 0.0, 5.0, 4.0, 3.0]);
+    /// assert_eq!(x.flip(&[0, 0]).unwrap_err().code, ErrorCode::InvalidArgument);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidArgument`](crate::ErrorCode::InvalidArgument) for a dimension out of range
+    /// or repeated, [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn flip(&self, dims: &[i64]) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_flip(self.as_ptr(), dims.as_ptr(), dims.len(), o) })
+    }
+
+    /// A copy with the elements shifted along `dims[i]` by `shifts[i]`, as
+    /// `torch.roll(self, shifts, dims)`: those that leave at one end come back at the
+    /// other. A shift may be any `i64`, taken modulo the dim's size; a negative one moves
+    /// towards the start. With empty `dims` the tensor is rolled as if flattened, by the
+    /// one shift `shifts` must then hold; else `shifts.len() == dims.len()`, one shift per
+    /// dim, and a dim may repeat, its shifts adding up. A negative dim counts from the
+    /// end. Any dtype. Differentiable: the gradient is the incoming one rolled back
+    /// (grad_fn `RollBackward0`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::arange(0.0, 6.0, 1.0, DType::Float32, Device::CPU)?.reshape(&[2, 3])?;
+    /// // Flattened: [[5, 0, 1], [2, 3, 4]].
+    /// assert_eq!(x.roll(&[1], &[])?.to_vec::<f32>()?, [5.0, 0.0, 1.0, 2.0, 3.0, 4.0]);
+    /// // Down by one along dim 0, left by one along dim 1: [[4, 5, 3], [1, 2, 0]].
+    /// assert_eq!(x.roll(&[1, -1], &[0, 1])?.to_vec::<f32>()?, [4.0, 5.0, 3.0, 1.0, 2.0, 0.0]);
+    /// assert_eq!(x.roll(&[1, 2], &[0]).unwrap_err().code, ErrorCode::InvalidArgument);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidArgument`](crate::ErrorCode::InvalidArgument) for no shift,
+    /// `shifts.len() != dims.len()` (with empty `dims`: more than one shift), a dimension
+    /// out of range, [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn roll(&self, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_roll(self.as_ptr(), shifts.as_ptr(), shifts.len(), dims.as_ptr(), dims.len(), o)
+        })
+    }
+
+    /// `self` tiled `repeats[i]` times along dim `i`, as PyTorch's `Tensor.repeat`. The
+    /// copies follow one another, not interleaved: `[1, 2]` repeated 2 times is `[1, 2, 1,
+    /// 2]` (`torch.repeat_interleave`'s `[1, 1, 2, 2]` is not this). `repeats.len()` is at
+    /// least the number of dims; when it is larger, `self` gains leading dims of size 1
+    /// first (a `[2, 3]` tensor repeated `[2, 1, 2]` is `[2, 2, 6]`). A repeat of 0 gives
+    /// an empty dim. Any dtype. Differentiable: an element's gradient is the sum of its
+    /// copies' (grad_fn `RepeatBackward0`).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[1i64, 2], &[2], Device::CPU)?;
+    /// assert_eq!(t.repeat(&[2])?.to_vec::<i64>()?, [1, 2, 1, 2]);
+    /// let r = t.repeat(&[2, 2])?;
+    /// assert_eq!(r.shape(), [2, 4]);
+    /// assert_eq!(r.to_vec::<i64>()?, [1, 2, 1, 2, 1, 2, 1, 2]);
+    /// assert_eq!(t.repeat(&[]).unwrap_err().code, ErrorCode::InvalidArgument);
+    /// assert_eq!(t.repeat(&[-1]).unwrap_err().code, ErrorCode::InvalidArgument);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidArgument`](crate::ErrorCode::InvalidArgument) for fewer repeats than dims
+    /// or more than 16 (`DT_MAX_DIMS`), a negative repeat, a result of more than `i64::MAX`
+    /// elements, [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn repeat(&self, repeats: &[i64]) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_repeat(self.as_ptr(), repeats.as_ptr(), repeats.len(), o)
+        })
+    }
+
     fn pieces(
         &self,
         call: impl Fn(*mut *mut ffi::dt_tensor, usize, *mut usize) -> ffi::dt_status,
