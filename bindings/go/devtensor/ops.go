@@ -190,11 +190,9 @@ func Dims(dims ...int64) ReduceOption {
 // KeepDim keeps the reduced dims as size 1, as PyTorch's keepdim=True.
 func KeepDim() ReduceOption { return func(c *reduceConfig) { c.keepdim = true } }
 
-func (t *Tensor) reduce(op string, code C.int, opts []ReduceOption) (*Tensor, error) {
-	a, err := t.handle(op)
-	if err != nil {
-		return nil, err
-	}
+// plainReduceOptions applies opts for a reduction that takes no Correction (every one but
+// Var and Std).
+func plainReduceOptions(op string, opts []ReduceOption) (reduceConfig, error) {
 	var c reduceConfig
 	for _, o := range opts {
 		if o != nil {
@@ -202,7 +200,19 @@ func (t *Tensor) reduce(op string, code C.int, opts []ReduceOption) (*Tensor, er
 		}
 	}
 	if c.hasCorrection {
-		return nil, &Error{Code: ErrInvalidArgument, Op: op, Msg: "Correction applies to Var and Std only"}
+		return c, &Error{Code: ErrInvalidArgument, Op: op, Msg: "Correction applies to Var and Std only"}
+	}
+	return c, nil
+}
+
+func (t *Tensor) reduce(op string, code C.int, opts []ReduceOption) (*Tensor, error) {
+	a, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	c, err := plainReduceOptions(op, opts)
+	if err != nil {
+		return nil, err
 	}
 	p, n := shapeArg(c.dims)
 	var k C.int32_t

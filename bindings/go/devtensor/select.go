@@ -405,14 +405,9 @@ func (t *Tensor) logSumExpNorm(op string, norm bool, ord float64, opts []ReduceO
 	if err != nil {
 		return nil, err
 	}
-	var c reduceConfig
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
-	if c.hasCorrection {
-		return nil, &Error{Code: ErrInvalidArgument, Op: op, Msg: "Correction applies to Var and Std only"}
+	c, err := plainReduceOptions(op, opts)
+	if err != nil {
+		return nil, err
 	}
 	p, n := shapeArg(c.dims)
 	r := C.gdt_logsumexp_norm(cBool(norm), a, C.double(ord), p, n, cBool(c.keepdim))

@@ -12,6 +12,7 @@ use devtensor::{DType, Device, ErrorCode, StateDict, Tensor};
 use std::f64::consts::LN_2;
 
 mod common;
+use common::assert_near;
 use common::leak_checked;
 
 fn f64s(data: &[f64], shape: &[i64]) -> Tensor {
@@ -27,17 +28,6 @@ fn leaf(data: &[f64], shape: &[i64]) -> Tensor {
     let t = f64s(data, shape);
     t.set_requires_grad(true).unwrap();
     t
-}
-
-/// Asserts that `got` is `want` within `tol`, element by element.
-fn assert_near(what: &str, got: &[f64], want: &[f64], tol: f64) {
-    assert_eq!(got.len(), want.len(), "{what}: {got:?}, want {want:?}");
-    for (g, w) in got.iter().zip(want) {
-        assert!(
-            (g - w).abs() <= tol,
-            "{what}: {got:?}, want {want:?} (within {tol})"
-        );
-    }
 }
 
 fn grad_of(t: &Tensor) -> Vec<f64> {

@@ -9,21 +9,11 @@ use devtensor::nn::{
 use devtensor::{DType, Device, ErrorCode, Tensor};
 
 mod common;
+use common::assert_near;
 use common::leak_checked;
 
 fn f32s(data: &[f32], shape: &[i64]) -> Tensor {
     Tensor::from_slice(data, shape, Device::CPU).unwrap()
-}
-
-/// Asserts that `got` is `want` within `tol`, element by element.
-fn assert_near(what: &str, got: &[f32], want: &[f64], tol: f64) {
-    assert_eq!(got.len(), want.len(), "{what}: {got:?}, want {want:?}");
-    for (g, w) in got.iter().zip(want) {
-        assert!(
-            (*g as f64 - w).abs() <= tol,
-            "{what}: {got:?}, want {want:?} (within {tol})"
-        );
-    }
 }
 
 fn names(named: &[(String, Tensor)]) -> Vec<&str> {

@@ -7,6 +7,7 @@ use devtensor::nn::{Adagrad, Adam, AdamW, Optimizer, RmsProp, Sgd};
 use devtensor::{Device, ErrorCode, Tensor};
 
 mod common;
+use common::assert_near;
 use common::leak_checked;
 
 /// A 1-d float32 leaf that requires grad.
@@ -28,17 +29,6 @@ fn values(p: &Tensor) -> Vec<f64> {
         .iter()
         .map(|&v| f64::from(v))
         .collect()
-}
-
-/// Asserts that `got` is `want` within `tol`, element by element.
-fn assert_near(what: &str, got: &[f64], want: &[f64], tol: f64) {
-    assert_eq!(got.len(), want.len(), "{what}: {got:?}, want {want:?}");
-    for (g, w) in got.iter().zip(want) {
-        assert!(
-            (g - w).abs() <= tol,
-            "{what}: {got:?}, want {want:?} (within {tol})"
-        );
-    }
 }
 
 /// Asserts that opt's settings are `want`: exactly the values given (up to a relative

@@ -7,6 +7,7 @@ use devtensor::nn::{Gru, Lstm, Module, Rnn, RnnNonlinearity};
 use devtensor::{DType, Device, ErrorCode, StateDict, Tensor};
 
 mod common;
+use common::assert_near;
 use common::leak_checked;
 
 fn f64s(data: &[f64], shape: &[i64]) -> Tensor {
@@ -19,14 +20,6 @@ fn vals(t: &Tensor) -> Vec<f64> {
 
 fn sigmoid(x: f64) -> f64 {
     1.0 / (1.0 + (-x).exp())
-}
-
-/// Asserts that `got` is `want` within `tol`, element by element.
-fn assert_near(what: &str, got: &[f64], want: &[f64], tol: f64) {
-    assert_eq!(got.len(), want.len(), "{what}: {got:?}, want {want:?}");
-    for (g, w) in got.iter().zip(want) {
-        assert!((g - w).abs() <= tol, "{what}: {got:?}, want {want:?} (within {tol})");
-    }
 }
 
 fn param_names(m: &Module) -> Vec<String> {

@@ -8,6 +8,7 @@ use devtensor::nn::{Adagrad, Optimizer, RmsProp};
 use devtensor::{DType, Device, ErrorCode, Stream, Tensor};
 
 mod common;
+use common::assert_near;
 use common::leak_checked;
 
 /// A float64 leaf that requires grad.
@@ -19,17 +20,6 @@ fn leaf(data: &[f64]) -> Tensor {
 
 fn values(t: &Tensor) -> Vec<f64> {
     t.to_vec::<f64>().unwrap()
-}
-
-/// Asserts that `got` is `want` within `tol`, element by element.
-fn assert_near(what: &str, got: &[f64], want: &[f64], tol: f64) {
-    assert_eq!(got.len(), want.len(), "{what}: {got:?}, want {want:?}");
-    for (g, w) in got.iter().zip(want) {
-        assert!(
-            (g - w).abs() <= tol,
-            "{what}: {got:?}, want {want:?} (within {tol})"
-        );
-    }
 }
 
 /// The loss sum(c * p²), so the gradient is 2 * c * p: it changes every step.

@@ -14,3 +14,18 @@ pub fn leak_checked(f: impl FnOnce()) {
     f();
     assert_eq!(live_handle_count(), before, "the test leaked handles");
 }
+
+/// Asserts that `got` is `want` within `tol`, element by element (f32 or f64 on either
+/// side, compared as f64).
+#[allow(dead_code)] // not every test binary compares values
+pub fn assert_near<G, W>(what: &str, got: &[G], want: &[W], tol: f64)
+where
+    G: Copy + Into<f64> + std::fmt::Debug,
+    W: Copy + Into<f64> + std::fmt::Debug,
+{
+    assert_eq!(got.len(), want.len(), "{what}: {got:?}, want {want:?}");
+    for (g, w) in got.iter().zip(want) {
+        let (g, w): (f64, f64) = ((*g).into(), (*w).into());
+        assert!((g - w).abs() <= tol, "{what}: {got:?}, want {want:?} (within {tol})");
+    }
+}
