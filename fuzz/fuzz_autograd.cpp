@@ -438,9 +438,10 @@ class Program {
     if (x == SIZE_MAX) return;
     std::vector<int64_t> dims = some_dims(shape(x).size());
     int32_t keep = in_.pick(2);
-    int kind = in_.pick(6);
+    int kind = in_.pick(9);
     double correction = in_.pick(2);
-    static const char* names[] = {"sum", "mean", "max", "min", "var", "std"};
+    static const char* names[] = {"sum", "mean", "max", "min", "var", "std", "logsumexp", "vector_norm", "vector_norm"};
+    const double ord = in_.pick(2) ? 2.0 : (in_.pick(2) ? 1.0 : 3.0);
     add(names[kind], [=](const std::vector<dt_tensor*>& v, dt_tensor** out) {
       const int64_t* d = dims.empty() ? nullptr : dims.data();
       switch (kind) {
@@ -454,8 +455,12 @@ class Program {
           return dt_min(v[x], d, dims.size(), keep, out);
         case 4:
           return dt_var(v[x], d, dims.size(), correction, keep, out);
-        default:
+        case 5:
           return dt_std(v[x], d, dims.size(), correction, keep, out);
+        case 6:
+          return dt_logsumexp(v[x], d, dims.size(), keep, out);
+        default:
+          return dt_vector_norm(v[x], ord, d, dims.size(), keep, out);
       }
     });
   }
@@ -495,7 +500,7 @@ class Program {
     if (x == SIZE_MAX) return;
     const Shape s = shape(x);
     const size_t nd = s.size();
-    switch (in_.pick(9)) {
+    switch (in_.pick(10)) {
       case 0: {  // reshape, sometimes with -1
         Shape to = factor(numel_of(s), static_cast<size_t>(in_.small(0, 4)));
         if (!to.empty() && numel_of(s) > 0 && in_.pick(2)) to[static_cast<size_t>(upto(to.size() - 1))] = -1;
@@ -565,6 +570,21 @@ class Program {
       case 7: {
         int64_t a = dim_in(nd), b = dim_in(nd);
         add("flatten", [=](const std::vector<dt_tensor*>& v, dt_tensor** out) { return dt_flatten(v[x], a, b, out); });
+        break;
+      }
+      case 8: {  // flip, roll or repeat (copies that reorder or tile)
+        const int which = in_.pick(3);
+        std::vector<int64_t> dims = some_dims(nd), amounts;
+        for (size_t i = 0; i < (which == 2 ? nd + static_cast<size_t>(in_.pick(2)) : dims.size()); ++i)
+          amounts.push_back(which == 2 ? in_.small(0, 3) : in_.small(-5, 5));
+        if (which == 1 && dims.empty()) amounts = {in_.small(-7, 7)};  // flattened
+        add(which == 0 ? "flip" : which == 1 ? "roll" : "repeat", [=](const std::vector<dt_tensor*>& v, dt_tensor** out) {
+          const int64_t* d = dims.empty() ? nullptr : dims.data();
+          const int64_t* a = amounts.empty() ? nullptr : amounts.data();
+          if (which == 0) return dt_flip(v[x], d, dims.size(), out);
+          if (which == 1) return dt_roll(v[x], a, amounts.size(), d, dims.size(), out);
+          return dt_repeat(v[x], a, amounts.size(), out);
+        });
         break;
       }
       default:  // contiguous (of a transposed view: a real copy)
