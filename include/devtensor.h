@@ -1040,6 +1040,29 @@ DT_API dt_status dt_var(const dt_tensor* a, const int64_t* dims, size_t ndims, d
 DT_API dt_status dt_std(const dt_tensor* a, const int64_t* dims, size_t ndims, double correction,
                         int32_t keepdim, dt_tensor** out);
 
+/** torch.isnan / torch.isinf / torch.isfinite: a NEW bool tensor of a's shape, true where
+ *  the element is NaN / +-infinity / neither. Integer and bool tensors are never NaN or
+ *  infinite. Not differentiable (a bool result). Errors: DT_ERR_INVALID_ARGUMENT (NULL
+ *  out), DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_isnan(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_isinf(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_isfinite(const dt_tensor* a, dt_tensor** out);
+/** torch.logical_not / logical_and / logical_or / logical_xor: NEW bool tensors, the
+ *  operands taken as truth values (nonzero is true, NaN included) of any dtypes, a and b
+ *  broadcast together. Not differentiable. Errors: as the comparisons
+ *  (DT_ERR_SHAPE_MISMATCH for shapes that do not broadcast, DT_ERR_DEVICE_MISMATCH). */
+DT_API dt_status dt_logical_not(const dt_tensor* a, dt_tensor** out);
+DT_API dt_status dt_logical_and(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+DT_API dt_status dt_logical_or(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+DT_API dt_status dt_logical_xor(const dt_tensor* a, const dt_tensor* b, dt_tensor** out);
+/** torch.any / torch.all over dims (ndims == 0: all of them): a NEW bool tensor, whether
+ *  any / every element reduced is nonzero (NaN is); over no element false / true. The
+ *  result is bool for every input dtype (PyTorch 1.13 returns uint8 for a uint8 input).
+ *  Not differentiable. Errors: as the reductions (DT_ERR_INVALID_ARGUMENT for a dim out
+ *  of range or repeated, NULL dims with ndims > 0, NULL out, keepdim not 0 or 1),
+ *  DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_any(const dt_tensor* a, const int64_t* dims, size_t ndims, int32_t keepdim, dt_tensor** out);
+DT_API dt_status dt_all(const dt_tensor* a, const int64_t* dims, size_t ndims, int32_t keepdim, dt_tensor** out);
 /** torch.logsumexp over dims (ndims == 0: all of them): log(sum(exp(a))), computed with
  *  the largest value of each reduction subtracted first (and added back), so that large
  *  values do not overflow; a reduction whose largest value is infinite gives that

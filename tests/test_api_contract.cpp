@@ -1216,6 +1216,38 @@ void add_reduction_cases(Table& T) {
     T.add(name, "int32_operand", {TM}, [f = f](Ctx& x) { return f(x.i32, nullptr, 0, 1.0, 0, &x.o.t); });
     T.add(name, "bool_operand", {TM}, [f = f](Ctx& x) { return f(x.bl, nullptr, 0, 1.0, 0, &x.o.t); });
   }
+  // predicates, logical ops, any / all
+  using Un = dt_status (*)(const dt_tensor*, dt_tensor**);
+  for (auto [name, f] : {std::pair<const char*, Un>{FN(dt_isnan)}, std::pair<const char*, Un>{FN(dt_isinf)},
+                         std::pair<const char*, Un>{FN(dt_isfinite)}, std::pair<const char*, Un>{FN(dt_logical_not)}}) {
+    T.handles(name, "a", [f = f](Ctx& x, const dt_tensor* t) { return f(t, &x.o.t); });
+    T.add(name, "out=NULL", {IA}, [f = f](Ctx& x) { return f(x.a, nullptr); });
+  }
+  using Bin = dt_status (*)(const dt_tensor*, const dt_tensor*, dt_tensor**);
+  for (auto [name, f] : {std::pair<const char*, Bin>{FN(dt_logical_and)}, std::pair<const char*, Bin>{FN(dt_logical_or)},
+                         std::pair<const char*, Bin>{FN(dt_logical_xor)}}) {
+    T.handles(name, "a", [f = f](Ctx& x, const dt_tensor* t) { return f(t, x.b, &x.o.t); });
+    T.handles(name, "b", [f = f](Ctx& x, const dt_tensor* t) { return f(x.a, t, &x.o.t); });
+    T.add(name, "out=NULL", {IA}, [f = f](Ctx& x) { return f(x.a, x.b, nullptr); });
+    T.add(name, "shapes_do_not_broadcast", {SM}, [f = f](Ctx& x) { return f(x.a, x.v4, &x.o.t); });
+  }
+  using AnyAll = dt_status (*)(const dt_tensor*, const int64_t*, size_t, int32_t, dt_tensor**);
+  for (auto [name, f] : {std::pair<const char*, AnyAll>{FN(dt_any)}, std::pair<const char*, AnyAll>{FN(dt_all)}}) {
+    T.handles(name, "a", [f = f](Ctx& x, const dt_tensor* t) { return f(t, nullptr, 0, 0, &x.o.t); });
+    T.add(name, "out=NULL", {IA}, [f = f](Ctx& x) { return f(x.a, nullptr, 0, 0, nullptr); });
+    T.add(name, "dims=NULL_ndims=1", {IA}, [f = f](Ctx& x) { return f(x.a, nullptr, 1, 0, &x.o.t); });
+    T.add(name, "keepdim=2", {IA}, [f = f](Ctx& x) { return f(x.a, nullptr, 0, 2, &x.o.t); });
+    for (int64_t bad : {int64_t{2}, int64_t{-3}, I64MIN, I64MAX})
+      T.add(name, "dim=" + std::to_string(bad), {IA}, [f = f, bad](Ctx& x) {
+        const int64_t d[] = {bad};
+        return f(x.a, d, 1, 0, &x.o.t);
+      });
+    T.add(name, "dim_repeated", {IA}, [f = f](Ctx& x) {
+      const int64_t d[] = {0, -2};
+      return f(x.a, d, 2, 0, &x.o.t);
+    });
+  }
+
   // flip / roll / repeat
   static const int64_t one_dim[] = {1}, two[] = {2, 2};
   T.handles("dt_flip", "a", [](Ctx& x, const dt_tensor* t) { return dt_flip(t, one_dim, 1, &x.o.t); });

@@ -5,6 +5,7 @@
 
 #include "api/shim.h"
 #include "nn/functions.h"
+#include "ops/logical.h"
 #include "ops/ops.h"
 
 using namespace dt;
@@ -246,6 +247,64 @@ DT_UNARY_OPS(DT_X)
   }
 DT_REDUCE_OPS(DT_X)
 #undef DT_X
+
+namespace {
+dt_status predicate_entry(const char* fn, ops::Predicate p, const dt_tensor* a, dt_tensor** out) {
+  return guard([&] {
+    require(out, fn, "out");
+    Borrowed x = tensor_arg(a, fn, "a");
+    *out = new_handle(ops::predicate(p, x));
+  });
+}
+dt_status logical_entry(const char* fn, ops::LogicalOp op, const dt_tensor* a, const dt_tensor* b, dt_tensor** out) {
+  return guard([&] {
+    require(out, fn, "out");
+    Borrowed x = tensor_arg(a, fn, "a"), y = tensor_arg(b, fn, "b");
+    *out = new_handle(ops::logical(op, x, y));
+  });
+}
+dt_status any_all_entry(const char* fn, bool all, const dt_tensor* a, const int64_t* dims, size_t ndims,
+                        int32_t keepdim, dt_tensor** out) {
+  return guard([&] {
+    require(out, fn, "out");
+    Borrowed x = tensor_arg(a, fn, "a");
+    if (ndims > 0 && !dims) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": dims is NULL but ndims is ", ndims));
+    *out = new_handle(ops::any_all(all, x, dims, ndims, flag_arg(keepdim, fn, "keepdim")));
+  });
+}
+}  // namespace
+
+DT_API dt_status dt_isnan(const dt_tensor* a, dt_tensor** out) {
+  return predicate_entry("dt_isnan", ops::Predicate::IsNan, a, out);
+}
+DT_API dt_status dt_isinf(const dt_tensor* a, dt_tensor** out) {
+  return predicate_entry("dt_isinf", ops::Predicate::IsInf, a, out);
+}
+DT_API dt_status dt_isfinite(const dt_tensor* a, dt_tensor** out) {
+  return predicate_entry("dt_isfinite", ops::Predicate::IsFinite, a, out);
+}
+DT_API dt_status dt_logical_not(const dt_tensor* a, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_logical_not", "out");
+    Borrowed x = tensor_arg(a, "dt_logical_not", "a");
+    *out = new_handle(ops::logical_not(x));
+  });
+}
+DT_API dt_status dt_logical_and(const dt_tensor* a, const dt_tensor* b, dt_tensor** out) {
+  return logical_entry("dt_logical_and", ops::LogicalOp::And, a, b, out);
+}
+DT_API dt_status dt_logical_or(const dt_tensor* a, const dt_tensor* b, dt_tensor** out) {
+  return logical_entry("dt_logical_or", ops::LogicalOp::Or, a, b, out);
+}
+DT_API dt_status dt_logical_xor(const dt_tensor* a, const dt_tensor* b, dt_tensor** out) {
+  return logical_entry("dt_logical_xor", ops::LogicalOp::Xor, a, b, out);
+}
+DT_API dt_status dt_any(const dt_tensor* a, const int64_t* dims, size_t ndims, int32_t keepdim, dt_tensor** out) {
+  return any_all_entry("dt_any", false, a, dims, ndims, keepdim, out);
+}
+DT_API dt_status dt_all(const dt_tensor* a, const int64_t* dims, size_t ndims, int32_t keepdim, dt_tensor** out) {
+  return any_all_entry("dt_all", true, a, dims, ndims, keepdim, out);
+}
 
 DT_API dt_status dt_flip(const dt_tensor* a, const int64_t* dims, size_t ndims, dt_tensor** out) {
   return guard([&] {

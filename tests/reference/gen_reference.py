@@ -1737,6 +1737,64 @@ def gen_logsumexp_norm():
     nc(f"{op}_float32_dim_out_of_range", In("float32", [2, 3]), 2.0, [-3], 0)
 
 
+def gen_logical():
+    special = ["nan", "inf", "-inf", 0.0, -0.0, 1.5, -2.0, 3.0e38]
+    for op, fn in [("dt_isnan", torch.isnan), ("dt_isinf", torch.isinf), ("dt_isfinite", torch.isfinite)]:
+        for dt in ALL:
+            case(f"{op}_{dt}", op, [In(dt, [3, 4])], fn)
+        case(f"{op}_float32_special", op, [In("float32", [8], data=special)], fn)
+        case(f"{op}_float64_special", op, [In("float64", [2, 4], data=special)], fn)
+        case(f"{op}_float16_special", op, [In("float16", [4], data=["nan", "inf", 1.0, 65504.0])], fn)
+        case(f"{op}_float32_transposed", op, [In("float32", [3, 4], views=[["transpose", 0, 1]])], fn)
+        case(f"{op}_float32_empty", op, [In("float32", [0, 3])], fn)
+        case(f"{op}_float32_0d", op, [In("float32", [], data=["nan"])], fn)
+    for dt in ALL:
+        case(f"dt_logical_not_{dt}", "dt_logical_not", [In(dt, [3, 4])], torch.logical_not)
+    case("dt_logical_not_float32_special", "dt_logical_not", [In("float32", [8], data=special)], torch.logical_not)
+    for op, fn in [("dt_logical_and", torch.logical_and), ("dt_logical_or", torch.logical_or),
+                   ("dt_logical_xor", torch.logical_xor)]:
+        for dt in ALL:
+            case(f"{op}_{dt}", op, [In(dt, [3, 4]), In(dt, [3, 4])], fn)
+        case(f"{op}_mixed_float32_bool", op, [In("float32", [2, 4], data=special), In("bool", [4])], fn)
+        case(f"{op}_mixed_int64_float64_broadcast", op, [In("int64", [3, 1], data=[0, 1, -2]),
+                                                         In("float64", [4], data=[0.0, "nan", 0.5, -0.0])], fn)
+        case(f"{op}_float32_transposed", op, [In("float32", [3, 4], views=[["transpose", 0, 1]]), In("float32", [4, 3])],
+             fn)
+        case(f"{op}_float32_empty", op, [In("float32", [0, 3]), In("float32", [3])], fn)
+        case(f"{op}_float32_mismatch", op, [In("float32", [2, 3]), In("float32", [4])], fn)
+    for op, fn in [("dt_any", torch.any), ("dt_all", torch.all)]:
+        def ac(cid, inp, dims, keepdim, fn=fn, op=op):
+            def f(a):
+                # torch 1.13 reduces one dim at a time; a uint8 input gives uint8 (devtensor: bool)
+                if not dims:
+                    r = fn(a)
+                    if keepdim:
+                        r = r.reshape([1] * a.dim())
+                else:
+                    for d in dims:
+                        if not -a.dim() <= d < a.dim():
+                            return fn(a, dim=d)  # torch's own out-of-range error
+                    r = a
+                    for d in sorted((d % a.dim() for d in dims), reverse=True):
+                        r = fn(r, dim=d, keepdim=bool(keepdim))
+                return r.bool()
+            return case(cid, op, [inp], f, params={"dims": dims, "keepdim": keepdim})
+        for dt in ALL:
+            ac(f"{op}_{dt}_all", In(dt, [3, 4]), [], 0)
+            ac(f"{op}_{dt}_dim1", In(dt, [3, 4]), [1], 0)
+        ac(f"{op}_bool_mostly_true_dim0", In("bool", [3, 4], data=[1] * 11 + [0]), [0], 0)
+        ac(f"{op}_bool_mostly_false_dim1_keep", In("bool", [3, 4], data=[0] * 11 + [1]), [1], 1)
+        ac(f"{op}_float32_nan_zeros", In("float32", [2, 3], data=["nan", 0.0, 0.0, -0.0, 0.0, 0.0]), [1], 0)
+        ac(f"{op}_float32_dims0_2", In("float32", [2, 3, 4], data=[float(i % 5) for i in range(24)]), [0, 2], 0)
+        ac(f"{op}_int32_all_keep", In("int32", [2, 3], data=[1, 2, 3, 4, 5, 0]), [], 1)
+        ac(f"{op}_float32_empty_all", In("float32", [0, 3]), [], 0)
+        ac(f"{op}_float32_empty_dim0", In("float32", [0, 3]), [0], 0)
+        ac(f"{op}_float32_empty_dim1", In("float32", [0, 3]), [1], 1)
+        ac(f"{op}_float32_0d", In("float32", [], data=[0.0]), [], 0)
+        ac(f"{op}_float32_transposed", In("float32", [3, 4], views=[["transpose", 0, 1]]), [1], 0)
+        ac(f"{op}_float32_dim_out_of_range", In("float32", [2, 3]), [2], 0)
+
+
 def gen_reorder():
     def fc(cid, inp, dims):
         return case(cid, "dt_flip", [inp], lambda a: torch.flip(a, dims), params={"dims": dims})
@@ -1792,6 +1850,7 @@ def main():
     gen_var_std()
     gen_logsumexp_norm()
     gen_reorder()
+    gen_logical()
     gen_pad()
     gen_leaky_relu()
     gen_interpolate()

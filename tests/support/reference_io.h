@@ -517,6 +517,16 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
     std::vector<int64_t> dims = Ints(params.at("dims"));
     st = (op == "dt_var" ? dt_var : dt_std)(I(0), dims.empty() ? nullptr : dims.data(), dims.size(),
                                             JsonNumber(params.at("correction")), params.at("keepdim").get<int32_t>(), out);
+  } else if (op == "dt_isnan" || op == "dt_isinf" || op == "dt_isfinite" || op == "dt_logical_not") {
+    st = (op == "dt_isnan" ? dt_isnan : op == "dt_isinf" ? dt_isinf : op == "dt_isfinite" ? dt_isfinite
+                                                                                            : dt_logical_not)(I(0), out);
+  } else if (op == "dt_logical_and" || op == "dt_logical_or" || op == "dt_logical_xor") {
+    st = (op == "dt_logical_and" ? dt_logical_and : op == "dt_logical_or" ? dt_logical_or : dt_logical_xor)(I(0), I(1),
+                                                                                                          out);
+  } else if (op == "dt_any" || op == "dt_all") {
+    std::vector<int64_t> dims = Ints(params.at("dims"));
+    st = (op == "dt_any" ? dt_any : dt_all)(I(0), dims.empty() ? nullptr : dims.data(), dims.size(),
+                                            params.at("keepdim").get<int32_t>(), out);
   } else if (op == "dt_flip") {
     std::vector<int64_t> dims = Ints(params.at("dims"));
     st = dt_flip(I(0), dims.empty() ? nullptr : dims.data(), dims.size(), out);

@@ -169,7 +169,7 @@ func (t *Tensor) Contiguous() (*Tensor, error) {
 // ---------------------------------------------------------------- reductions
 
 // ReduceOption sets an optional argument of a reduction (Sum, Mean, Max, Min, Argmax,
-// Argmin, Var, Std, LogSumExp, VectorNorm): Dims, KeepDim, and Correction for Var and Std. With none, a
+// Argmin, Var, Std, LogSumExp, VectorNorm, Any, All): Dims, KeepDim, and Correction for Var and Std. With none, a
 // reduction takes every element and returns a 0-d tensor, as PyTorch's t.sum().
 type ReduceOption func(*reduceConfig)
 

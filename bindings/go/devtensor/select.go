@@ -11,8 +11,10 @@ import (
 
 // The ops that keep some elements and replace the others (MaskedFill, Clamp, Triu,
 // Tril), padding (Pad), reordering and tiling (Flip, Roll, Repeat), resizing
-// (Interpolate) and the spread reductions (Var, Std). Each result is a new tensor, the
-// caller's to Close, recorded by autograd as PyTorch's op is.
+// (Interpolate), the spread reductions (Var, Std) and the truth-value ops (IsNaN,
+// IsInf, IsFinite, LogicalNot, LogicalAnd, LogicalOr, LogicalXor, Any, All: bool
+// results, not differentiable). Each result is a new tensor, the caller's to Close,
+// recorded by autograd as PyTorch's op is.
 
 // MaskedFill returns t with value wherever the bool mask is true, as torch.masked_fill
 // (out of place; mask broadcasts with t, and the result has their broadcast shape). The
@@ -447,4 +449,123 @@ func (t *Tensor) LogSumExp(opts ...ReduceOption) (*Tensor, error) {
 // option, ErrOutOfMemory; ErrClosed or ErrInvalidArgument for a closed or nil t.
 func (t *Tensor) VectorNorm(ord float64, opts ...ReduceOption) (*Tensor, error) {
 	return t.logSumExpNorm("Tensor.VectorNorm", true, ord, opts)
+}
+
+func (t *Tensor) logicalUnary(op string, code C.int) (*Tensor, error) {
+	a, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_logical_unary(code, a)
+	runtime.KeepAlive(t)
+	return takeTensor(op, r)
+}
+
+// IsNaN returns a new bool tensor of t's shape, true where the element is NaN, as
+// torch.isnan (dt_isnan). Integer and bool tensors are never NaN. Not differentiable (a
+// bool result). The caller owns the result and must Close it. Errors: ErrOutOfMemory;
+// ErrClosed or ErrInvalidArgument for a closed or nil t.
+func (t *Tensor) IsNaN() (*Tensor, error) {
+	return t.logicalUnary("Tensor.IsNaN", C.GDT_LOGIC_ISNAN)
+}
+
+// IsInf returns a new bool tensor of t's shape, true where the element is +Inf or -Inf,
+// as torch.isinf (dt_isinf). Integer and bool tensors are never infinite. Not
+// differentiable. The caller owns the result and must Close it. Errors: as IsNaN.
+func (t *Tensor) IsInf() (*Tensor, error) {
+	return t.logicalUnary("Tensor.IsInf", C.GDT_LOGIC_ISINF)
+}
+
+// IsFinite returns a new bool tensor of t's shape, true where the element is neither NaN
+// nor infinite, as torch.isfinite (dt_isfinite): every element of an integer or bool
+// tensor. Not differentiable. The caller owns the result and must Close it. Errors: as
+// IsNaN.
+func (t *Tensor) IsFinite() (*Tensor, error) {
+	return t.logicalUnary("Tensor.IsFinite", C.GDT_LOGIC_ISFINITE)
+}
+
+// LogicalNot returns a new bool tensor of t's shape, true where the element is zero, as
+// torch.logical_not (dt_logical_not): t of any dtype is taken as truth values, nonzero
+// (NaN included) true. Not differentiable. The caller owns the result and must Close
+// it. Errors: as IsNaN.
+func (t *Tensor) LogicalNot() (*Tensor, error) {
+	return t.logicalUnary("Tensor.LogicalNot", C.GDT_LOGIC_NOT)
+}
+
+func (t *Tensor) logicalBinary(op string, code C.int, o *Tensor) (*Tensor, error) {
+	a, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	b, err := o.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_logical_binary(code, a, b)
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(o)
+	return takeTensor(op, r)
+}
+
+// LogicalAnd returns a new bool tensor, true where both t and o are, as
+// torch.logical_and (dt_logical_and). The operands, of any dtypes (the two may differ),
+// are taken as truth values, nonzero (NaN included) true, and broadcast together as
+// PyTorch's: the result has their broadcast shape. Not differentiable. The caller owns
+// the result and must Close it. Errors: ErrShapeMismatch for shapes that do not
+// broadcast, ErrDeviceMismatch, ErrOutOfMemory; ErrClosed or ErrInvalidArgument for a
+// closed or nil tensor.
+func (t *Tensor) LogicalAnd(o *Tensor) (*Tensor, error) {
+	return t.logicalBinary("Tensor.LogicalAnd", C.GDT_LOGIC_AND, o)
+}
+
+// LogicalOr returns a new bool tensor, true where t or o (or both) is, as
+// torch.logical_or (dt_logical_or), with LogicalAnd's truth values and broadcasting.
+// Not differentiable. The caller owns the result and must Close it. Errors: as
+// LogicalAnd.
+func (t *Tensor) LogicalOr(o *Tensor) (*Tensor, error) {
+	return t.logicalBinary("Tensor.LogicalOr", C.GDT_LOGIC_OR, o)
+}
+
+// LogicalXor returns a new bool tensor, true where exactly one of t and o is, as
+// torch.logical_xor (dt_logical_xor), with LogicalAnd's truth values and broadcasting.
+// Not differentiable. The caller owns the result and must Close it. Errors: as
+// LogicalAnd.
+func (t *Tensor) LogicalXor(o *Tensor) (*Tensor, error) {
+	return t.logicalBinary("Tensor.LogicalXor", C.GDT_LOGIC_XOR, o)
+}
+
+func (t *Tensor) anyAll(op string, all bool, opts []ReduceOption) (*Tensor, error) {
+	a, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	c, err := plainReduceOptions(op, opts)
+	if err != nil {
+		return nil, err
+	}
+	p, n := shapeArg(c.dims)
+	r := C.gdt_any_all(cBool(all), a, p, n, cBool(c.keepdim))
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(c.dims)
+	return takeTensor(op, r)
+}
+
+// Any returns whether any element of t is nonzero (NaN is) over Dims(...) (every dim by
+// default: a 0-d result), as torch.any (dt_any); KeepDim() keeps the reduced dims as
+// size 1. The result is a new bool tensor for every dtype of t (PyTorch 1.13 returns
+// uint8 for a uint8 t); a reduction over no element is false. Not differentiable. The
+// caller owns the result and must Close it. Errors: ErrInvalidArgument for a dim out of
+// range or repeated, or a Correction option, ErrOutOfMemory; ErrClosed or
+// ErrInvalidArgument for a closed or nil t.
+func (t *Tensor) Any(opts ...ReduceOption) (*Tensor, error) {
+	return t.anyAll("Tensor.Any", false, opts)
+}
+
+// All returns whether every element of t is nonzero (NaN is) over Dims(...) (every dim
+// by default: a 0-d result), as torch.all (dt_all); KeepDim() keeps the reduced dims as
+// size 1. The result is a new bool tensor for every dtype of t; a reduction over no
+// element is true. Not differentiable. The caller owns the result and must Close it.
+// Errors: as Any.
+func (t *Tensor) All(opts ...ReduceOption) (*Tensor, error) {
+	return t.anyAll("Tensor.All", true, opts)
 }

@@ -337,6 +337,41 @@ static inline gdt_tres gdt_logsumexp_norm(int32_t norm, uintptr_t a_h, double or
                       : dt_logsumexp((const dt_tensor*)a_h, dims, n, keep, &o);
   return gdt_tr(st, o);
 }
+/* The truth-value ops, NEW bool tensors: isnan, isinf, isfinite, logical_not of a (one
+ * operand), logical_and, logical_or, logical_xor of a and b (two), any or all of a over
+ * dims (Go memory holding n int64 values, read during the call). */
+enum { GDT_LOGIC_ISNAN, GDT_LOGIC_ISINF, GDT_LOGIC_ISFINITE, GDT_LOGIC_NOT };
+static inline gdt_tres gdt_logical_unary(int op, uintptr_t a_h) {
+  gdt_take_slot();
+  const dt_tensor* a = (const dt_tensor*)a_h;
+  dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
+  switch (op) {
+    case GDT_LOGIC_ISNAN: st = dt_isnan(a, &o); break;
+    case GDT_LOGIC_ISINF: st = dt_isinf(a, &o); break;
+    case GDT_LOGIC_ISFINITE: st = dt_isfinite(a, &o); break;
+    case GDT_LOGIC_NOT: st = dt_logical_not(a, &o); break;
+  }
+  return gdt_tr(st, o);
+}
+enum { GDT_LOGIC_AND, GDT_LOGIC_OR, GDT_LOGIC_XOR };
+static inline gdt_tres gdt_logical_binary(int op, uintptr_t a_h, uintptr_t b_h) {
+  gdt_take_slot();
+  const dt_tensor* a = (const dt_tensor*)a_h; const dt_tensor* b = (const dt_tensor*)b_h;
+  dt_tensor* o = NULL; dt_status st = DT_ERR_INVALID_ARGUMENT;
+  switch (op) {
+    case GDT_LOGIC_AND: st = dt_logical_and(a, b, &o); break;
+    case GDT_LOGIC_OR: st = dt_logical_or(a, b, &o); break;
+    case GDT_LOGIC_XOR: st = dt_logical_xor(a, b, &o); break;
+  }
+  return gdt_tr(st, o);
+}
+static inline gdt_tres gdt_any_all(int32_t all, uintptr_t a_h, const int64_t* dims, size_t n, int32_t keep) {
+  gdt_take_slot();
+  dt_tensor* o = NULL;
+  dt_status st = all ? dt_all((const dt_tensor*)a_h, dims, n, keep, &o)
+                     : dt_any((const dt_tensor*)a_h, dims, n, keep, &o);
+  return gdt_tr(st, o);
+}
 
 static inline gdt_tres gdt_contiguous(uintptr_t a_h) {
   gdt_take_slot();

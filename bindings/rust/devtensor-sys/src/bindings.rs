@@ -1443,6 +1443,57 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_isnan(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_isinf(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_isfinite(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_logical_not(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_logical_and(
+        a: *const dt_tensor,
+        b: *const dt_tensor,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_logical_or(
+        a: *const dt_tensor,
+        b: *const dt_tensor,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_logical_xor(
+        a: *const dt_tensor,
+        b: *const dt_tensor,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_any(
+        a: *const dt_tensor,
+        dims: *const i64,
+        ndims: usize,
+        keepdim: i32,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_all(
+        a: *const dt_tensor,
+        dims: *const i64,
+        ndims: usize,
+        keepdim: i32,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_logsumexp(
         a: *const dt_tensor,
         dims: *const i64,

@@ -83,6 +83,22 @@ macro_rules! reduce {
 #[path = "ops_table.rs"]
 mod ops_table;
 
+// The C calls of the truth-value ops (isnan ... all), one type per shape of call.
+type TruthUnaryFn =
+    unsafe extern "C" fn(*const ffi::dt_tensor, *mut *mut ffi::dt_tensor) -> ffi::dt_status;
+type TruthBinaryFn = unsafe extern "C" fn(
+    *const ffi::dt_tensor,
+    *const ffi::dt_tensor,
+    *mut *mut ffi::dt_tensor,
+) -> ffi::dt_status;
+type TruthReduceFn = unsafe extern "C" fn(
+    *const ffi::dt_tensor,
+    *const i64,
+    usize,
+    i32,
+    *mut *mut ffi::dt_tensor,
+) -> ffi::dt_status;
+
 fn handles(tensors: &[&Tensor]) -> Vec<*const ffi::dt_tensor> {
     tensors
         .iter()
@@ -665,6 +681,191 @@ impl Tensor {
         Tensor::from_out(|o| unsafe {
             ffi::dt_vector_norm(self.as_ptr(), ord, dims.as_ptr(), dims.len(), keepdim as i32, o)
         })
+    }
+
+    // ------------------------------------------------------------ truth values
+    // (NEW bool tensors, not differentiable: the private helpers below make each call)
+
+    /// One of the one-operand truth-value ops: `dt_isnan`, `dt_isinf`, `dt_isfinite`,
+    /// `dt_logical_not`.
+    fn truth_unary(&self, f: TruthUnaryFn) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { f(self.as_ptr(), o) })
+    }
+
+    /// One of the two-operand truth-value ops: `dt_logical_and`, `dt_logical_or`,
+    /// `dt_logical_xor`.
+    fn truth_binary(&self, other: &Tensor, f: TruthBinaryFn) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { f(self.as_ptr(), other.as_ptr(), o) })
+    }
+
+    /// `dt_any` or `dt_all` over `dims`.
+    fn truth_reduce(&self, dims: &[i64], keepdim: bool, f: TruthReduceFn) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe {
+            f(self.as_ptr(), dims.as_ptr(), dims.len(), keepdim as i32, o)
+        })
+    }
+
+    /// A NEW bool tensor of `self`'s shape, true where the element is NaN, as
+    /// `torch.isnan`. Integer and bool tensors are never NaN. Not differentiable (a bool
+    /// result).
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let (inf, nan) = (f32::INFINITY, f32::NAN);
+    /// let x = Tensor::from_slice(&[nan, inf, -inf, 1.5], &[4], Device::CPU)?;
+    /// assert_eq!(x.isnan()?.to_vec::<bool>()?, [true, false, false, false]);
+    /// assert_eq!(x.isinf()?.to_vec::<bool>()?, [false, true, true, false]);
+    /// assert_eq!(x.isfinite()?.to_vec::<bool>()?, [false, false, false, true]);
+    /// assert_eq!(x.isnan()?.dtype(), DType::Bool);
+    /// // Integers are never NaN or infinite.
+    /// let i = Tensor::from_slice(&[0i64, 3], &[2], Device::CPU)?;
+    /// assert_eq!(i.isfinite()?.to_vec::<bool>()?, [true, true]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidHandle`](crate::ErrorCode::InvalidHandle),
+    /// [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn isnan(&self) -> Result<Tensor> {
+        self.truth_unary(ffi::dt_isnan)
+    }
+
+    /// A NEW bool tensor of `self`'s shape, true where the element is `+inf` or `-inf`, as
+    /// `torch.isinf`. Integer and bool tensors are never infinite. Not differentiable.
+    /// See [`Tensor::isnan`] for an example.
+    ///
+    /// # Errors
+    ///
+    /// As [`Tensor::isnan`].
+    pub fn isinf(&self) -> Result<Tensor> {
+        self.truth_unary(ffi::dt_isinf)
+    }
+
+    /// A NEW bool tensor of `self`'s shape, true where the element is neither NaN nor
+    /// infinite, as `torch.isfinite`: every element of an integer or bool tensor. Not
+    /// differentiable. See [`Tensor::isnan`] for an example.
+    ///
+    /// # Errors
+    ///
+    /// As [`Tensor::isnan`].
+    pub fn isfinite(&self) -> Result<Tensor> {
+        self.truth_unary(ffi::dt_isfinite)
+    }
+
+    /// A NEW bool tensor of `self`'s shape, true where the element is zero, as
+    /// `torch.logical_not`: a tensor of any dtype is taken as truth values, nonzero (NaN
+    /// included) true. Not differentiable.
+    ///
+    /// ```
+    /// # use devtensor::{Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[f32::NAN, 0.0, -0.0, 1.5], &[4], Device::CPU)?;
+    /// assert_eq!(x.logical_not()?.to_vec::<bool>()?, [false, true, true, false]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`Tensor::isnan`].
+    pub fn logical_not(&self) -> Result<Tensor> {
+        self.truth_unary(ffi::dt_logical_not)
+    }
+
+    /// A NEW bool tensor, true where both `self` and `other` are, as `torch.logical_and`.
+    /// The operands, of any dtypes (the two may differ), are taken as truth values,
+    /// nonzero (NaN included) true, and broadcast together: the result has their
+    /// broadcast shape. Not differentiable.
+    ///
+    /// ```
+    /// # use devtensor::{Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let a = Tensor::from_slice(&[1i64, 0, 2, 0], &[4], Device::CPU)?;
+    /// let b = Tensor::from_slice(&[true, true, false, false], &[4], Device::CPU)?;
+    /// assert_eq!(a.logical_and(&b)?.to_vec::<bool>()?, [true, false, false, false]);
+    /// assert_eq!(a.logical_or(&b)?.to_vec::<bool>()?, [true, true, true, false]);
+    /// assert_eq!(a.logical_xor(&b)?.to_vec::<bool>()?, [false, true, true, false]);
+    /// // [3, 1] with [4]: [3, 4].
+    /// let col = Tensor::from_slice(&[0.0f32, 1.0, 2.0], &[3, 1], Device::CPU)?;
+    /// assert_eq!(col.logical_or(&a)?.shape(), [3, 4]);
+    /// let c = Tensor::from_slice(&[1i64, 2, 3], &[3], Device::CPU)?;
+    /// assert_eq!(a.logical_and(&c).unwrap_err().code, ErrorCode::ShapeMismatch);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ShapeMismatch`](crate::ErrorCode::ShapeMismatch) for shapes that do not
+    /// broadcast, [`DeviceMismatch`](crate::ErrorCode::DeviceMismatch) (operands on two
+    /// devices), [`InvalidHandle`](crate::ErrorCode::InvalidHandle),
+    /// [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn logical_and(&self, other: &Tensor) -> Result<Tensor> {
+        self.truth_binary(other, ffi::dt_logical_and)
+    }
+
+    /// A NEW bool tensor, true where `self` or `other` (or both) is, as
+    /// `torch.logical_or`, with [`Tensor::logical_and`]'s truth values and broadcasting.
+    /// Not differentiable.
+    ///
+    /// # Errors
+    ///
+    /// As [`Tensor::logical_and`].
+    pub fn logical_or(&self, other: &Tensor) -> Result<Tensor> {
+        self.truth_binary(other, ffi::dt_logical_or)
+    }
+
+    /// A NEW bool tensor, true where exactly one of `self` and `other` is, as
+    /// `torch.logical_xor`, with [`Tensor::logical_and`]'s truth values and broadcasting.
+    /// Not differentiable.
+    ///
+    /// # Errors
+    ///
+    /// As [`Tensor::logical_and`].
+    pub fn logical_xor(&self, other: &Tensor) -> Result<Tensor> {
+        self.truth_binary(other, ffi::dt_logical_xor)
+    }
+
+    /// Whether any element is nonzero (NaN is) over `dims` (all when empty: a 0-d
+    /// result), as `torch.any`; `keepdim` keeps the reduced dims as size 1. A NEW bool
+    /// tensor for every dtype of `self` (PyTorch 1.13 returns uint8 for a uint8 tensor); a
+    /// reduction over no element is false. Not differentiable.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[0.0f32, 0.0, 0.0, 1.0], &[2, 2], Device::CPU)?;
+    /// assert_eq!(x.any(&[], false)?.to_vec::<bool>()?, [true]);
+    /// assert_eq!(x.all(&[], false)?.to_vec::<bool>()?, [false]);
+    /// assert_eq!(x.any(&[1], false)?.to_vec::<bool>()?, [false, true]);
+    /// assert_eq!(x.all(&[1], true)?.shape(), [2, 1]);
+    /// // Over no element: false / true.
+    /// let e = Tensor::zeros(&[0, 3], DType::Float32, Device::CPU)?;
+    /// assert_eq!(e.any(&[], false)?.to_vec::<bool>()?, [false]);
+    /// assert_eq!(e.all(&[], false)?.to_vec::<bool>()?, [true]);
+    /// assert_eq!(x.any(&[2], false).unwrap_err().code, ErrorCode::InvalidArgument);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidArgument`](crate::ErrorCode::InvalidArgument) for a dimension out of range
+    /// or repeated, [`InvalidHandle`](crate::ErrorCode::InvalidHandle),
+    /// [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn any(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        self.truth_reduce(dims, keepdim, ffi::dt_any)
+    }
+
+    /// Whether every element is nonzero (NaN is) over `dims` (all when empty: a 0-d
+    /// result), as `torch.all`; `keepdim` keeps the reduced dims as size 1. A NEW bool
+    /// tensor for every dtype of `self`; a reduction over no element is true. Not
+    /// differentiable. See [`Tensor::any`] for an example.
+    ///
+    /// # Errors
+    ///
+    /// As [`Tensor::any`].
+    pub fn all(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        self.truth_reduce(dims, keepdim, ffi::dt_all)
     }
 
     // ------------------------------------------------------------- reductions
