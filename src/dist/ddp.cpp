@@ -154,11 +154,16 @@ class Reducer final : public GradHook {
         // The whole gradient, as torch's reducer takes it: what .grad holds (what no_sync
         // passes accumulated; nothing after zero_grad) plus this pass's, added as the
         // engine adds them.
-        Tensor whole = ag::grad(p.tensor);
-        if (whole.defined() && p.grad.defined()) whole = ops::binary(BinaryOp::Add, whole, p.grad);
-        else if (p.grad.defined()) whole = p.grad;
-        if (whole.defined()) ops::copy_(slot, ops::reshape(whole, Dims{p.tensor.numel()}, false));
-        else ops::fill_(slot, 0.0);
+        const Tensor held = ag::grad(p.tensor);
+        auto flat = [&](const Tensor& t) { return ops::reshape(t, Dims{p.tensor.numel()}, false); };
+        if (held.defined()) {
+          ops::copy_(slot, flat(held));
+          if (p.grad.defined()) ops::binary_(BinaryOp::Add, slot, flat(p.grad));  // in the bucket: no temporary
+        } else if (p.grad.defined()) {
+          ops::copy_(slot, flat(p.grad));
+        } else {
+          ops::fill_(slot, 0.0);
+        }
         p.grad = Tensor();
       }
       ++launched_;

@@ -169,14 +169,13 @@ Tensor logsumexp(const Tensor& a, const int64_t* dims, size_t ndims, bool keepdi
     out = ops::binary(BinaryOp::Add, ops::unary(UnaryOp::Log, s), keepdim ? m : ops::reshape(m, s.shape(), false));
   }
   if (!should_record({&a})) return out;
+  // (Recorded only for a floating a, which requires grad: then x is a itself.)
   const Tensor xs = detach(x), o = detach(out);
   const Dims as = x.shape();
-  const DType in_dtype = a.dtype();
-  Node* node = saving(make_node("LogsumexpBackward0", [xs, o, k, as, in_dtype](const Tensor& g) {
+  Node* node = saving(make_node("LogsumexpBackward0", [xs, o, k, as](const Tensor& g) {
                         // d/dx = exp(x - result): the softmax over the reduced dims
                         Tensor w = ops::unary(UnaryOp::Exp, ops::binary(BinaryOp::Sub, xs, ops::reshape(o, k, false)));
-                        Tensor gx = mul(ops::expand(ops::reshape(g, k, false), as), w);
-                        return G{gx.dtype() == in_dtype ? gx : ops::to(gx, gx.device(), in_dtype, false)};
+                        return G{mul(ops::expand(ops::reshape(g, k, false), as), w)};
                       }),
                       {&xs, &o});
   record(out, node, {&a});

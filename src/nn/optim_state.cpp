@@ -70,27 +70,20 @@ void Optimizer::set_option(const std::string& name, double value) {
   std::lock_guard<std::mutex> lock(mu_);
   const char* who = this->name();
   const Setting s = find_setting(settings(), name, who);
-  if (s.flag) {
-    if (value != 0 && value != 1)
-      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", name, "\" is a flag: 0 or 1, got ", value));
-    const bool old = *s.flag;
-    *s.flag = value == 1;
-    try {
-      check_settings();
-    } catch (...) {
-      *s.flag = old;
-      throw;
-    }
-    return;
-  }
+  if (s.flag && value != 0 && value != 1)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", name, "\" is a flag: 0 or 1, got ", value));
   // The learning rate as set_lr takes it (finite); the others as the constructor does.
   if (s.number == &lr_slot() && std::isinf(value)) fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": invalid learning rate ", value));
-  const double old = *s.number;
-  *s.number = value;
+  auto assign = [&s](double v) {
+    if (s.number) *s.number = v;
+    else *s.flag = v == 1;
+  };
+  const double old = s.number ? *s.number : (*s.flag ? 1.0 : 0.0);
+  assign(value);
   try {
     check_settings();
   } catch (...) {
-    *s.number = old;
+    assign(old);
     throw;
   }
 }

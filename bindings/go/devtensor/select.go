@@ -402,7 +402,10 @@ func (t *Tensor) Std(opts ...ReduceOption) (*Tensor, error) {
 	return t.varStd("Tensor.Std", true, opts)
 }
 
-func (t *Tensor) logSumExpNorm(op string, norm bool, ord float64, opts []ReduceOption) (*Tensor, error) {
+// plainReduce runs a reduction that takes Dims and KeepDim but no Correction (LogSumExp,
+// VectorNorm, Any, All): call makes the C call from t's handle, the dims and keepdim.
+func (t *Tensor) plainReduce(op string, opts []ReduceOption,
+	call func(a C.uintptr_t, dims *C.int64_t, n C.size_t, keep C.int32_t) C.gdt_tres) (*Tensor, error) {
 	a, err := t.handle(op)
 	if err != nil {
 		return nil, err
@@ -412,10 +415,16 @@ func (t *Tensor) logSumExpNorm(op string, norm bool, ord float64, opts []ReduceO
 		return nil, err
 	}
 	p, n := shapeArg(c.dims)
-	r := C.gdt_logsumexp_norm(cBool(norm), a, C.double(ord), p, n, cBool(c.keepdim))
+	r := call(a, p, n, cBool(c.keepdim))
 	runtime.KeepAlive(t)
 	runtime.KeepAlive(c.dims)
 	return takeTensor(op, r)
+}
+
+func (t *Tensor) logSumExpNorm(op string, norm bool, ord float64, opts []ReduceOption) (*Tensor, error) {
+	return t.plainReduce(op, opts, func(a C.uintptr_t, dims *C.int64_t, n C.size_t, keep C.int32_t) C.gdt_tres {
+		return C.gdt_logsumexp_norm(cBool(norm), a, C.double(ord), dims, n, keep)
+	})
 }
 
 // LogSumExp returns log(sum(exp(t))) over Dims(...) (every dim by default), as
@@ -535,19 +544,9 @@ func (t *Tensor) LogicalXor(o *Tensor) (*Tensor, error) {
 }
 
 func (t *Tensor) anyAll(op string, all bool, opts []ReduceOption) (*Tensor, error) {
-	a, err := t.handle(op)
-	if err != nil {
-		return nil, err
-	}
-	c, err := plainReduceOptions(op, opts)
-	if err != nil {
-		return nil, err
-	}
-	p, n := shapeArg(c.dims)
-	r := C.gdt_any_all(cBool(all), a, p, n, cBool(c.keepdim))
-	runtime.KeepAlive(t)
-	runtime.KeepAlive(c.dims)
-	return takeTensor(op, r)
+	return t.plainReduce(op, opts, func(a C.uintptr_t, dims *C.int64_t, n C.size_t, keep C.int32_t) C.gdt_tres {
+		return C.gdt_any_all(cBool(all), a, dims, n, keep)
+	})
 }
 
 // Any returns whether any element of t is nonzero (NaN is) over Dims(...) (every dim by
