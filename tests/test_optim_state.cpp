@@ -78,12 +78,34 @@ std::vector<std::string> keys(dt_state_dict* sd) {
   }
   return out;
 }
+// The settings every checkpoint of an optimizer kind starts with (dt_optimizer_option's
+// names, in the header's order), then `state`.
+std::vector<std::string> with_settings(const std::string& kind, std::vector<std::string> state) {
+  std::vector<std::string> out;
+  if (kind == "sgd") out = {"lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize"};
+  if (kind == "adam") out = {"lr", "beta1", "beta2", "eps", "weight_decay", "amsgrad", "maximize"};
+  if (kind == "rmsprop") out = {"lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize"};
+  if (kind == "adagrad") out = {"lr", "lr_decay", "weight_decay", "eps", "initial_accumulator_value", "maximize"};
+  out.insert(out.end(), state.begin(), state.end());
+  return out;
+}
 double entry(dt_state_dict* sd, const char* key) {
   T t;
   EXPECT_EQ(dt_state_dict_find(sd, key, t.out()), DT_OK) << key;
   T f;
   EXPECT_EQ(dt_tensor_to(t, cpu(), DT_FLOAT64, 0, f.out()), DT_OK);
   return values<double>(f).at(0);
+}
+
+// A new state dict in *sd holding the same tensors as `from` (to add or replace entries
+// in), or only those of `only` when it is not empty.
+void copy_of(dt_state_dict* from, SD* sd, std::vector<std::string> only = {}) {
+  EXPECT_EQ(dt_state_dict_new(sd->out()), DT_OK);
+  for (const std::string& k : only.empty() ? keys(from) : only) {
+    T t;
+    EXPECT_EQ(dt_state_dict_find(from, k.c_str(), t.out()), DT_OK);
+    EXPECT_EQ(dt_state_dict_set(*sd, k.c_str(), t), DT_OK);
+  }
 }
 
 TEST_F(OptimState, TheLearningRateIsReadAndSetBetweenSteps) {
@@ -120,7 +142,7 @@ TEST_F(OptimState, TheStateDictUsesPyTorchsNamesAndHoldsCopies) {
   DT_ASSERT_OK(dt_sgd_new(ps, 2, 0.1, 0.0, 0.0, 0.0, 0, plain.out()));
   SD before;
   DT_ASSERT_OK(dt_optimizer_state_dict(adam, before.out()));
-  EXPECT_EQ(keys(before), (std::vector<std::string>{"lr"}));
+  EXPECT_EQ(keys(before), with_settings("adam", {}));
   DT_ASSERT_OK(dt_optimizer_step(adam));
   DT_ASSERT_OK(dt_optimizer_step(adam));
   DT_ASSERT_OK(dt_optimizer_step(sgd));
@@ -129,9 +151,9 @@ TEST_F(OptimState, TheStateDictUsesPyTorchsNamesAndHoldsCopies) {
   DT_ASSERT_OK(dt_optimizer_state_dict(adam, s_adam.out()));
   DT_ASSERT_OK(dt_optimizer_state_dict(sgd, s_sgd.out()));
   DT_ASSERT_OK(dt_optimizer_state_dict(plain, s_plain.out()));
-  EXPECT_EQ(keys(s_adam), (std::vector<std::string>{"lr", "state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq"}));
-  EXPECT_EQ(keys(s_sgd), (std::vector<std::string>{"lr", "state.0.momentum_buffer"}));
-  EXPECT_EQ(keys(s_plain), (std::vector<std::string>{"lr"}));
+  EXPECT_EQ(keys(s_adam), with_settings("adam", {"state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq"}));
+  EXPECT_EQ(keys(s_sgd), with_settings("sgd", {"state.0.momentum_buffer"}));
+  EXPECT_EQ(keys(s_plain), with_settings("sgd", {}));
   EXPECT_EQ(entry(s_adam, "lr"), 0.01);
   EXPECT_EQ(entry(s_adam, "state.0.step"), 2.0);
   T step;
@@ -251,12 +273,7 @@ TEST_F(OptimState, ABadStateDictIsRefusedWholeNamingTheKey) {
   for (const Bad& bad : bads) {
     SCOPED_TRACE(bad.key);
     SD sd;
-    DT_ASSERT_OK(dt_state_dict_new(sd.out()));
-    for (const std::string& k : keys(good)) {
-      T t;
-      DT_ASSERT_OK(dt_state_dict_find(good, k.c_str(), t.out()));
-      DT_ASSERT_OK(dt_state_dict_set(sd, k.c_str(), t));
-    }
+    copy_of(good, &sd);
     T v = doubles_tensor(bad.value, bad.shape);
     DT_ASSERT_OK(dt_state_dict_set(sd, bad.key, v));
     DT_EXPECT_STATUS(dt_optimizer_load_state_dict(adam, sd), DT_ERR_INVALID_ARGUMENT);
@@ -265,17 +282,12 @@ TEST_F(OptimState, ABadStateDictIsRefusedWholeNamingTheKey) {
   }
   // Part of a parameter's state missing.
   SD partial;
-  DT_ASSERT_OK(dt_state_dict_new(partial.out()));
-  for (const char* k : {"state.1.step", "state.1.exp_avg"}) {
-    T t;
-    DT_ASSERT_OK(dt_state_dict_find(good, k, t.out()));
-    DT_ASSERT_OK(dt_state_dict_set(partial, k, t));
-  }
+  copy_of(good, &partial, {"state.1.step", "state.1.exp_avg"});
   DT_EXPECT_STATUS(dt_optimizer_load_state_dict(adam, partial), DT_ERR_INVALID_ARGUMENT);
   EXPECT_TRUE(has(dt_last_error_message(), "\"state.1.exp_avg_sq\" is missing")) << dt_last_error_message();
   // Adam's state into SGD.
   DT_EXPECT_STATUS(dt_optimizer_load_state_dict(sgd, good), DT_ERR_INVALID_ARGUMENT);
-  EXPECT_TRUE(has(dt_last_error_message(), "SGD: unexpected key \"state.0.step\"")) << dt_last_error_message();
+  EXPECT_TRUE(has(dt_last_error_message(), "SGD: unexpected key \"beta1\"")) << dt_last_error_message();
   EXPECT_EQ(snapshot(sgd), sgd_before);
   EXPECT_EQ(snapshot(adam), adam_before);
   DT_EXPECT_STATUS(dt_optimizer_load_state_dict(adam, nullptr), DT_ERR_INVALID_ARGUMENT);
@@ -287,8 +299,89 @@ TEST_F(OptimState, ABadStateDictIsRefusedWholeNamingTheKey) {
   DT_ASSERT_OK(dt_optimizer_load_state_dict(adam, lr_only));
   SD after;
   DT_ASSERT_OK(dt_optimizer_state_dict(adam, after.out()));
-  EXPECT_EQ(keys(after), (std::vector<std::string>{"lr"}));
+  EXPECT_EQ(keys(after), with_settings("adam", {}));
   EXPECT_EQ(entry(after, "lr"), 0.003);
+}
+
+// The settings travel in the checkpoint (PyTorch's param_groups): one made with momentum
+// resumes in an optimizer made without it, buffer and all, step for step; a setting the
+// constructor would refuse is refused whole, and the older checkpoints without settings
+// leave them as they are.
+TEST_F(OptimState, CheckpointsCarryTheSettingsAndRefuseBadOnesWhole) {
+  T a = param_with_grad({1, -2, 3}, {0.5, 0.25, -1}, {3});
+  T b = doubles_tensor({1, -2, 3}, {3});
+  DT_ASSERT_OK(dt_tensor_set_requires_grad(b, 1));
+  const dt_tensor* pa[] = {a};
+  const dt_tensor* pb[] = {b};
+  O first, second;
+  DT_ASSERT_OK(dt_sgd_new(pa, 1, 0.1, 0.9, 0.0, 0.01, 1, first.out()));
+  DT_ASSERT_OK(dt_optimizer_set_option(first, "maximize", 1));
+  DT_ASSERT_OK(dt_optimizer_step(first));
+  SD sd;
+  DT_ASSERT_OK(dt_optimizer_state_dict(first, sd.out()));
+  EXPECT_EQ(entry(sd, "momentum"), 0.9);
+  EXPECT_EQ(entry(sd, "weight_decay"), 0.01);
+  EXPECT_EQ(entry(sd, "nesterov"), 1.0);
+  EXPECT_EQ(entry(sd, "maximize"), 1.0);
+  DT_ASSERT_OK(dt_sgd_new(pb, 1, 0.5, 0.0, 0.0, 0.0, 0, second.out()));  // plain SGD
+  DT_ASSERT_OK(dt_set_grad_enabled(0));  // b = a's value after the first step
+  DT_ASSERT_OK(dt_copy_(b, a, 0));
+  DT_ASSERT_OK(dt_set_grad_enabled(1));
+  DT_ASSERT_OK(dt_optimizer_load_state_dict(second, sd));
+  for (const char* name : {"lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize"}) {
+    double x = -1, y = -2;
+    DT_ASSERT_OK(dt_optimizer_option(first, name, &x));
+    DT_ASSERT_OK(dt_optimizer_option(second, name, &y));
+    EXPECT_EQ(x, y) << name;
+  }
+  for (int step = 0; step < 3; ++step) {
+    const std::vector<double> g = {0.1 * step - 0.3, 0.7, -0.2 * step};
+    set_grad(a, g, {3});
+    set_grad(b, g, {3});
+    DT_ASSERT_OK(dt_optimizer_step(first));
+    DT_ASSERT_OK(dt_optimizer_step(second));
+    EXPECT_EQ(values<double>(a), values<double>(b)) << "step " << step;
+  }
+  // Refused whole: nesterov with dampening (the constructor's rule), a flag of 2, a
+  // negative momentum; the settings and the state stay as they were.
+  SD now;
+  DT_ASSERT_OK(dt_optimizer_state_dict(second, now.out()));
+  struct Bad {
+    std::vector<std::pair<const char*, double>> set;
+    const char* message;
+  };
+  for (const Bad& bad : {Bad{{{"dampening", 0.5}}, "SGD: Nesterov momentum requires a momentum and zero dampening"},
+                         Bad{{{"nesterov", 2}}, "SGD: \"nesterov\" is a flag: 0 or 1, got 2"},
+                         Bad{{{"lr", 0.01}, {"momentum", -0.5}}, "SGD: invalid momentum value -0.5"}}) {
+    SD sd2;
+    copy_of(now, &sd2);
+    for (const auto& [name, value] : bad.set) {
+      T v = doubles_tensor({value}, {});
+      DT_ASSERT_OK(dt_state_dict_set(sd2, name, v));
+    }
+    DT_EXPECT_STATUS(dt_optimizer_load_state_dict(second, sd2), DT_ERR_INVALID_ARGUMENT);
+    EXPECT_TRUE(has(dt_last_error_message(), bad.message)) << dt_last_error_message();
+    SD after;
+    DT_ASSERT_OK(dt_optimizer_state_dict(second, after.out()));
+    ASSERT_EQ(keys(after), keys(now));
+    for (const std::string& k : keys(now)) {
+      T x, y;
+      DT_ASSERT_OK(dt_state_dict_find(now, k.c_str(), x.out()));
+      DT_ASSERT_OK(dt_state_dict_find(after, k.c_str(), y.out()));
+      T xf, yf;
+      DT_ASSERT_OK(dt_tensor_to(x, cpu(), DT_FLOAT64, 0, xf.out()));
+      DT_ASSERT_OK(dt_tensor_to(y, cpu(), DT_FLOAT64, 0, yf.out()));
+      EXPECT_EQ(values<double>(xf), values<double>(yf)) << k << " changed by a refused load";
+    }
+  }
+  // A checkpoint of the older kind (lr and the state only) keeps the other settings.
+  SD old_kind;
+  copy_of(now, &old_kind, {"lr", "state.0.momentum_buffer"});
+  DT_ASSERT_OK(dt_optimizer_set_option(second, "weight_decay", 0.25));
+  DT_ASSERT_OK(dt_optimizer_load_state_dict(second, old_kind));
+  double wd = 0;
+  DT_ASSERT_OK(dt_optimizer_option(second, "weight_decay", &wd));
+  EXPECT_EQ(wd, 0.25);
 }
 
 std::vector<std::vector<int64_t>> shapes_of(const json& grads) {
@@ -428,7 +521,7 @@ TEST_F(OptimState, AResumedRunFollowsPyTorchsUninterruptedRun) {
           SD sd;
           DT_ASSERT_OK(dt_optimizer_state_dict(opt, sd.out()));
           std::vector<std::string> got = keys(sd);
-          got.erase(got.begin());  // "lr"
+          got.erase(got.begin(), got.begin() + with_settings(sgd ? "sgd" : "adam", {}).size());
           std::sort(got.begin(), got.end());
           EXPECT_EQ(got, run.at("state_keys").get<std::vector<std::string>>()) << "PyTorch's keys";
           DT_ASSERT_OK(dt_safetensors_save(sd, path.c_str()));
@@ -540,18 +633,36 @@ void optimizer_steps_match_pytorch(dt_device device) {
         expect_values_near(host_values(ps[i]), c.at("after")[step][i], tol,
                            "step " + std::to_string(step) + " param " + std::to_string(i));
     }
-    // The state under PyTorch's names, in its order, with its values.
+    // The settings as PyTorch's param_groups hold them after the schedule, then the
+    // state under PyTorch's names, in its order, with its values.
     SD sd;
     DT_ASSERT_OK(dt_optimizer_state_dict(opt, sd.out()));
-    std::vector<std::string> want_keys{"lr"};
+    const std::string kind = c.at("optimizer") == "adamw" ? "adam" : c.at("optimizer").get<std::string>();
+    const std::vector<std::string> setting_names = with_settings(kind, {});
+    std::vector<std::string> want_keys = setting_names;
     for (const json& e : c.at("state")) want_keys.push_back(e.at("key"));
     EXPECT_EQ(keys(sd), want_keys);
+    const json& group = c.at("param_groups");
+    for (const std::string& name : setting_names) {
+      ASSERT_TRUE(group.contains(name)) << "PyTorch's param_groups have no " << name;
+      EXPECT_EQ(entry(sd, name.c_str()), group.at(name).get<double>()) << name;
+    }
     for (const json& e : c.at("state")) {
       const std::string key = e.at("key");
       T t;
       DT_ASSERT_OK(dt_state_dict_find(sd, key.c_str(), t.out()));
       EXPECT_EQ(shape_of(t), e.at("shape").get<std::vector<int64_t>>()) << key;
       expect_values_near(host_values(t), e.at("data"), tol, key);
+    }
+    // Loaded into an optimizer made as the first one was (before any setting changed),
+    // the checkpoint brings back the settings too: every one reads as PyTorch's.
+    O resumed;
+    DT_ASSERT_OK(make_optimizer(c, raw, &resumed));
+    DT_ASSERT_OK(dt_optimizer_load_state_dict(resumed, sd));
+    for (const std::string& name : setting_names) {
+      double v = -1;
+      DT_ASSERT_OK(dt_optimizer_option(resumed, name.c_str(), &v));
+      EXPECT_EQ(v, group.at(name).get<double>()) << name << " after loading";
     }
   }
 }
@@ -670,8 +781,8 @@ TEST_F(OptimState, AmsgradSwitchedOnLaterStartsItsMaximumThen) {
   EXPECT_EQ(values<double>(a), values<double>(b));
   SD sd;
   DT_ASSERT_OK(dt_optimizer_state_dict(with, sd.out()));
-  EXPECT_EQ(keys(sd), (std::vector<std::string>{"lr", "state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq",
-                                                "state.0.max_exp_avg_sq"}));
+  EXPECT_EQ(keys(sd), with_settings("adam", {"state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq",
+                                              "state.0.max_exp_avg_sq"}));
   // Step 3 with a zero gradient: exp_avg_sq only decays, so the maximum (step 2's) is
   // above it and amsgrad steps less far than Adam (exp_avg still moves it), on every element.
   set_grad(a, {0, 0, 0}, {3});
@@ -720,16 +831,17 @@ TEST_F(OptimState, RmspropAndAdagradCheckpointsResumeExactly) {
       EXPECT_EQ(values<double>(a), values<double>(a2)) << "step " << step;
       EXPECT_EQ(values<double>(b), values<double>(b2)) << "step " << step;
     }
-    // Another optimizer's state is refused, naming the key (RMSprop with momentum keeps a
-    // momentum_buffer too, but SGD's comes without RMSprop's step and square_avg).
+    // Another optimizer's state is refused, naming the first key it does not know: one of
+    // SGD's settings.
     O sgd;
     DT_ASSERT_OK(dt_sgd_new(ps.data(), ps.size(), 0.1, 0.9, 0.0, 0.0, 0, sgd.out()));
     DT_ASSERT_OK(dt_optimizer_step(sgd));
     SD sgd_sd;
     DT_ASSERT_OK(dt_optimizer_state_dict(sgd, sgd_sd.out()));
     DT_EXPECT_STATUS(dt_optimizer_load_state_dict(resumed, sgd_sd), DT_ERR_INVALID_ARGUMENT);
-    EXPECT_TRUE(has(dt_last_error_message(), kind == 0 ? "RMSprop: \"state.0.step\" is missing"
-                                                        : "Adagrad: unexpected key \"state.0.momentum_buffer\""))
+    EXPECT_TRUE(has(dt_last_error_message(),
+                    kind == 0 ? "RMSprop: unexpected key \"dampening\" (expected a setting: lr, alpha, eps, "
+                              : "Adagrad: unexpected key \"momentum\" (expected a setting: lr, lr_decay, "))
         << dt_last_error_message();
   }
 }
@@ -799,7 +911,7 @@ TEST_F(OptimState, AdagradsSumsExistBeforeTheFirstStep) {
   DT_ASSERT_OK(dt_adagrad_new(ps, 1, 0.01, 0.0, 0.0, 0.25, 1e-10, opt.out()));
   SD sd;
   DT_ASSERT_OK(dt_optimizer_state_dict(opt, sd.out()));
-  EXPECT_EQ(keys(sd), (std::vector<std::string>{"lr", "state.0.step", "state.0.sum"}));
+  EXPECT_EQ(keys(sd), with_settings("adagrad", {"state.0.step", "state.0.sum"}));
   EXPECT_EQ(entry(sd, "state.0.step"), 0.0);
   T sum;
   DT_ASSERT_OK(dt_state_dict_find(sd, "state.0.sum", sum.out()));

@@ -49,12 +49,14 @@ class Optimizer : public RefCounted {
   // checks them (INVALID_ARGUMENT, nothing changed, on failure or an unknown name).
   double option(const std::string& name);
   void set_option(const std::string& name, double value);
-  // The state for a checkpoint, as copies: "lr" (0-d float64) and, per parameter i with
-  // state, "state.<i>.<name>" under PyTorch's names (momentum_buffer; step, exp_avg,
-  // exp_avg_sq), on the parameters' devices; the step a 0-d float32 on the host.
+  // The state for a checkpoint, as copies: every setting under its name (0-d float64,
+  // PyTorch's param_groups) and, per parameter i with state, "state.<i>.<name>" under
+  // PyTorch's names (momentum_buffer; step, exp_avg, exp_avg_sq), on the parameters'
+  // devices; the step a 0-d float32 on the host.
   Named state_dict();
-  // Restores such a state, all or nothing: every key, shape and value is checked and
-  // every tensor converted before anything changes (INVALID_ARGUMENT naming the key).
+  // Restores such a state, all or nothing: the settings present are set and checked
+  // together, then every key, shape and value is checked and every tensor converted
+  // before the state changes (INVALID_ARGUMENT naming the key; the settings put back).
   void load_state_dict(const Named& entries);
 
  protected:
@@ -117,6 +119,8 @@ class Optimizer : public RefCounted {
   std::vector<Tensor> params_;
 
  private:
+  // load_state_dict's per-parameter state, under mu_, with the new settings in place.
+  void load_state_locked(const Named& entries, const std::vector<Setting>& settings);
   std::mutex mu_;
 };
 

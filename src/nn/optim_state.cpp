@@ -58,32 +58,38 @@ Optimizer::Setting find_setting(const std::vector<Optimizer::Setting>& all, cons
   }
   fail(DT_ERR_INVALID_ARGUMENT, cat(who, " has no setting \"", name, "\" (its settings: ", names, ")"));
 }
+
+double setting_value(const Optimizer::Setting& s) { return s.number ? *s.number : (*s.flag ? 1.0 : 0.0); }
+void assign_setting(const Optimizer::Setting& s, double v) {
+  if (s.number) *s.number = v;
+  else *s.flag = v == 1;
+}
+// A flag takes 0 or 1; the constructor's checks of all settings together
+// (check_settings) follow the assignment.
+void check_flag_value(const Optimizer::Setting& s, double value, const char* who) {
+  if (s.flag && value != 0 && value != 1)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", s.name, "\" is a flag: 0 or 1, got ", value));
+}
 }  // namespace
 
 double Optimizer::option(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
-  const Setting s = find_setting(settings(), name, this->name());
-  return s.number ? *s.number : (*s.flag ? 1.0 : 0.0);
+  return setting_value(find_setting(settings(), name, this->name()));
 }
 
 void Optimizer::set_option(const std::string& name, double value) {
   std::lock_guard<std::mutex> lock(mu_);
-  const char* who = this->name();
-  const Setting s = find_setting(settings(), name, who);
-  if (s.flag && value != 0 && value != 1)
-    fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", name, "\" is a flag: 0 or 1, got ", value));
-  // The learning rate as set_lr takes it (finite); the others as the constructor does.
-  if (s.number == &lr_slot() && std::isinf(value)) fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": invalid learning rate ", value));
-  auto assign = [&s](double v) {
-    if (s.number) *s.number = v;
-    else *s.flag = v == 1;
-  };
-  const double old = s.number ? *s.number : (*s.flag ? 1.0 : 0.0);
-  assign(value);
+  const Setting s = find_setting(settings(), name, this->name());
+  check_flag_value(s, value, this->name());
+  // The learning rate as set_lr takes it (finite); the rest as the constructor does.
+  if (s.number == &lr_slot() && std::isinf(value))
+    fail(DT_ERR_INVALID_ARGUMENT, cat(this->name(), ": invalid learning rate ", value));
+  const double old = setting_value(s);
+  assign_setting(s, value);
   try {
     check_settings();
   } catch (...) {
-    assign(old);
+    assign_setting(s, old);
     throw;
   }
 }
@@ -91,7 +97,8 @@ void Optimizer::set_option(const std::string& name, double value) {
 Named Optimizer::state_dict() {
   std::lock_guard<std::mutex> lock(mu_);
   Named out;
-  out.emplace_back("lr", ops::full(Dims{}, lr_slot(), DType::Float64, kHost));
+  // The settings first, as PyTorch's param_groups: each under its name, a 0-d float64.
+  for (const Setting& s : settings()) out.emplace_back(s.name, ops::full(Dims{}, setting_value(s), DType::Float64, kHost));
   const std::vector<Slot> slots = this->slots();
   const std::vector<int64_t>* steps = step_counts();
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -112,27 +119,53 @@ Named Optimizer::state_dict() {
 void Optimizer::load_state_dict(const Named& entries) {
   std::lock_guard<std::mutex> lock(mu_);
   const char* who = name();
+  // The settings first, checked together, since they decide which state a parameter
+  // keeps (a momentum buffer only with momentum, max_exp_avg_sq only with amsgrad); put
+  // back as they were if anything after them fails.
+  const std::vector<Setting> all = settings();
+  std::vector<double> before(all.size());
+  for (size_t k = 0; k < all.size(); ++k) before[k] = setting_value(all[k]);
+  try {
+    for (const auto& [key, t] : entries) {
+      for (const Setting& s : all) {
+        if (key != s.name) continue;
+        const double v = one_value(key, t, who);
+        check_flag_value(s, v, who);
+        if (s.number == &lr_slot() && (!(v >= 0) || std::isinf(v)))
+          fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"lr\" must be a finite learning rate >= 0, got ", v));
+        assign_setting(s, v);
+      }
+    }
+    check_settings();
+    load_state_locked(entries, all);
+  } catch (...) {
+    for (size_t k = 0; k < all.size(); ++k) assign_setting(all[k], before[k]);
+    throw;
+  }
+}
+
+void Optimizer::load_state_locked(const Named& entries, const std::vector<Setting>& settings) {
+  const char* who = name();
   const std::vector<Slot> slots = this->slots();
   std::vector<int64_t>* steps = step_counts();
   const size_t n = params_.size();
   // Everything is read, checked and converted into these first; nothing of the
-  // optimizer changes until the last check has passed.
-  double new_lr = lr_slot();
+  // optimizer's state changes until the last check has passed.
   std::vector<std::vector<Tensor>> fresh(slots.size(), std::vector<Tensor>(n));
   std::vector<int64_t> new_steps(n, 0);
   std::vector<bool> has_step(n, false);
   for (const auto& [key, t] : entries) {
-    if (key == "lr") {
-      new_lr = one_value(key, t, who);
-      if (!(new_lr >= 0) || std::isinf(new_lr))
-        fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"lr\" must be a finite learning rate >= 0, got ", new_lr));
-      continue;
-    }
+    bool setting = false;
+    for (const Setting& s : settings) setting = setting || key == s.name;
+    if (setting) continue;
     size_t i = 0;
     std::string rest;
-    if (!parse_state_key(key, &i, &rest))
-      fail(DT_ERR_INVALID_ARGUMENT,
-           cat(who, ": unexpected key \"", key, "\" (expected \"lr\" or \"state.<i>.<name>\")"));
+    if (!parse_state_key(key, &i, &rest)) {
+      std::string names;
+      for (const Setting& s : settings) names += cat(s.name, ", ");
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": unexpected key \"", key, "\" (expected a setting: ", names,
+                                        "or \"state.<i>.<name>\")"));
+    }
     if (i >= n)
       fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", key, "\" names parameter ", i, " but the optimizer has ", n));
     if (steps && rest == "step") {
@@ -190,7 +223,6 @@ void Optimizer::load_state_dict(const Named& entries) {
     }
   }
   if (steps) *steps = new_steps;
-  lr_slot() = new_lr;
 }
 
 }  // namespace dt::nn

@@ -40,7 +40,8 @@ Deterministic (numpy generators with fixed seeds). tests/test_modules.cpp reads 
             changed before that step, as a momentum or betas schedule does through
             param_groups), "dtype", "initial" (the parameters), "grads" (per step, per
             parameter: the gradient, or null for none), "after" (the parameters after each
-            step), "state" (optimizer.state_dict()'s entries: key, shape, data)}
+            step), "state" (optimizer.state_dict()'s entries: key, shape, data), "param_groups"
+            (param_groups[0]'s numbers and flags, betas as beta1 and beta2)}
 """
 import json
 import os
@@ -517,10 +518,19 @@ for case in [
     state = [{"key": f"state.{i}.{k}", "shape": list(torch.as_tensor(v).shape), "data": flat(torch.as_tensor(v))}
              for i, st in sd["state"].items() for k, v in st.items()
              if v is not None]  # (SGD without momentum keeps momentum_buffer None; devtensor keeps nothing)
+    # param_groups[0]'s numbers and flags under devtensor's names (betas as beta1, beta2)
+    group = {}
+    for k, v in sd["param_groups"][0].items():
+        if k == "betas":
+            group["beta1"], group["beta2"] = float(v[0]), float(v[1])
+        elif isinstance(v, bool):
+            group[k] = int(v)
+        elif isinstance(v, (int, float)):
+            group[k] = float(v)
     OPTIM_STEPS.append({"id": cid, "optimizer": kind, "options": o, "set": extra,
                         "changes": [{"step": k, "set": v} for k, v in sorted(changes.items())],
                         "dtype": str(dtype).replace("torch.", ""), "initial": initial, "grads": grads, "after": after,
-                        "state": state})
+                        "state": state, "param_groups": group})
 
 for case in POINTWISE + CLIP + RESUME + RECURRENT + OPTIM_STEPS:  # strict JSON: no NaN or infinity may slip in
     json.dumps(case, allow_nan=False)

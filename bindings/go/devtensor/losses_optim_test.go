@@ -679,7 +679,9 @@ func TestOptimizerStateDictRoundTrip(t *testing.T) {
 	sd := must(opt.StateDict())
 	defer sd.Close()
 	names := must(sd.Names())
-	want := []string{"lr", "state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq"} // PyTorch's order
+	// The settings (PyTorch's param_groups), then the state in PyTorch's order.
+	want := []string{"lr", "beta1", "beta2", "eps", "weight_decay", "amsgrad", "maximize",
+		"state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq"}
 	if strings.Join(names, " ") != strings.Join(want, " ") {
 		t.Fatalf("Adam state dict %v, want %v", names, want)
 	}
@@ -760,14 +762,15 @@ func TestOptimizerStateDictRoundTrip(t *testing.T) {
 	sgd := must(SGD([]*Tensor{sp}, 0.1, Momentum(0.9)))
 	defer sgd.Close()
 	empty := must(sgd.StateDict())
-	if n := must(empty.Names()); len(n) != 1 || n[0] != "lr" {
-		t.Errorf("SGD state before a step: %v, want [lr]", n)
+	sgdSettings := "lr momentum dampening weight_decay nesterov maximize"
+	if n := must(empty.Names()); strings.Join(n, " ") != sgdSettings {
+		t.Errorf("SGD state before a step: %v, want its settings %s", n, sgdSettings)
 	}
 	MustOK(empty.Close())
 	step(sgd, sp, []float64{3, 4})
 	ssd := must(sgd.StateDict())
 	defer ssd.Close()
-	if n := must(ssd.Names()); len(n) != 2 || n[1] != "state.0.momentum_buffer" {
+	if n := must(ssd.Names()); strings.Join(n, " ") != sgdSettings+" state.0.momentum_buffer" {
 		t.Errorf("SGD state: %v", n)
 	}
 	near(t, "SGD momentum buffer after one step (the gradient)", must(ToSlice[float64](must(s.Track(ssd.Get("state.0.momentum_buffer"))))), []float64{3, 4}, 0)

@@ -411,8 +411,9 @@ func (o *Optimizer) SetOption(name string, value float64) error {
 
 // StateDict returns the optimizer's state as a new StateDict (dt_optimizer_state_dict),
 // for checkpoints (save it with StateDict.Save), under PyTorch's names for
-// optimizer.state_dict()'s entries: "lr" (a 0-d float64 tensor) and, for each parameter
-// i (its position in the list the optimizer was made with) that has state,
+// optimizer.state_dict()'s entries: every setting Option reads, lr first, each under
+// its name as a 0-d float64 tensor (PyTorch's param_groups: a momentum or betas schedule
+// resumes where it was), and, for each parameter i (its position in the list the optimizer was made with) that has state,
 // "state.<i>.momentum_buffer" (SGD with momentum) or "state.<i>.step",
 // "state.<i>.exp_avg" and "state.<i>.exp_avg_sq" (Adam and AdamW, in that order; the
 // step a 0-d float32 tensor on the CPU, as PyTorch's), "state.<i>.step",
@@ -435,9 +436,10 @@ func (o *Optimizer) StateDict() (*StateDict, error) {
 
 // LoadStateDict restores a state saved by StateDict (dt_optimizer_load_state_dict), from
 // an optimizer of the same kind over parameters of the same shapes: the tensors are
-// copied to each parameter's device and dtype, the learning rate restored ("lr" is
-// optional: absent, the rate stays), and parameters without an entry start with no
-// state, as before their first step. All or nothing: every key, shape and value is
+// copied to each parameter's device and dtype, the settings restored (each optional:
+// absent, as in checkpoints written before they were saved, the setting stays; they are
+// checked together as SetOption checks one), and parameters without an entry start with
+// no state, as before their first step. All or nothing: every key, shape and value is
 // checked before anything changes. sd stays the caller's to Close. Errors:
 // ErrInvalidArgument (a key this optimizer does not have, such as another optimizer's,
 // a parameter index out of range, a shape that is not the parameter's, a missing piece

@@ -7,7 +7,7 @@ import (
 )
 
 // RMSprop fits w to a target by minimising sum((w - target)^2); its state dict then
-// holds PyTorch's names.
+// holds PyTorch's names: the settings (param_groups), then the state.
 func ExampleRMSprop() {
 	dev := devtensor.CPU(0)
 	w := devtensor.Must(devtensor.Zeros([]int64{2}, devtensor.Float64, dev))
@@ -33,5 +33,5 @@ func ExampleRMSprop() {
 	fmt.Println(devtensor.Must(sd.Names()))
 	// Output:
 	// w: [3.000 -1.000]
-	// [lr state.0.step state.0.square_avg]
+	// [lr alpha eps weight_decay momentum centered maximize state.0.step state.0.square_avg]
 }

@@ -214,19 +214,22 @@ func TestRMSpropAdagradStateDictNames(t *testing.T) {
 	noLeaks(t)
 	s := NewScope()
 	defer s.Close()
+	// The settings (PyTorch's param_groups) come first, then the state.
+	const rms = "lr alpha eps weight_decay momentum centered maximize"
+	const ada = "lr lr_decay weight_decay eps initial_accumulator_value maximize"
 	for _, c := range []struct {
 		name   string
 		opts   []OptimizerOption
 		before string
 		after  string
 	}{
-		{"defaults", nil, "lr", "lr state.0.step state.0.square_avg state.1.step state.1.square_avg"},
-		{"momentum", []OptimizerOption{Momentum(0.9)}, "lr",
-			"lr state.0.step state.0.square_avg state.0.momentum_buffer state.1.step state.1.square_avg state.1.momentum_buffer"},
-		{"centered", []OptimizerOption{Centered()}, "lr",
-			"lr state.0.step state.0.square_avg state.0.grad_avg state.1.step state.1.square_avg state.1.grad_avg"},
-		{"momentum and centered", []OptimizerOption{Centered(), Momentum(0.5)}, "lr",
-			"lr state.0.step state.0.square_avg state.0.momentum_buffer state.0.grad_avg " +
+		{"defaults", nil, rms, rms + " state.0.step state.0.square_avg state.1.step state.1.square_avg"},
+		{"momentum", []OptimizerOption{Momentum(0.9)}, rms,
+			rms + " state.0.step state.0.square_avg state.0.momentum_buffer state.1.step state.1.square_avg state.1.momentum_buffer"},
+		{"centered", []OptimizerOption{Centered()}, rms,
+			rms + " state.0.step state.0.square_avg state.0.grad_avg state.1.step state.1.square_avg state.1.grad_avg"},
+		{"momentum and centered", []OptimizerOption{Centered(), Momentum(0.5)}, rms,
+			rms + " state.0.step state.0.square_avg state.0.momentum_buffer state.0.grad_avg " +
 				"state.1.step state.1.square_avg state.1.momentum_buffer state.1.grad_avg"},
 	} {
 		a, b := linearLeaf(t, s, []float64{1, 2}), linearLeaf(t, s, []float64{3})
@@ -246,7 +249,7 @@ func TestRMSpropAdagradStateDictNames(t *testing.T) {
 	a, b := linearLeaf(t, s, []float64{1, 2}), linearLeaf(t, s, []float64{3})
 	opt := must(Adagrad([]*Tensor{a, b}, 0.01, InitialAccumulatorValue(0.1)))
 	defer opt.Close()
-	const names = "lr state.0.step state.0.sum state.1.step state.1.sum"
+	const names = ada + " state.0.step state.0.sum state.1.step state.1.sum"
 	if got := optimStateNames(t, opt); got != names {
 		t.Fatalf("Adagrad before a step: %q, want %q", got, names)
 	}

@@ -1808,8 +1808,9 @@ impl Optimizer {
     }
     /// The optimizer's state as a new [`StateDict`] (`dt_optimizer_state_dict`), for
     /// checkpoints (save it with [`StateDict::save`]), under PyTorch's names for
-    /// `optimizer.state_dict()`'s entries: `"lr"` (a 0-d `float64` tensor) and, per
-    /// parameter `i` (its position in the list the optimizer was made with) that has
+    /// `optimizer.state_dict()`'s entries: every setting [`Optimizer::option`] reads, `"lr"`
+    /// first, each a 0-d `float64` tensor (PyTorch's `param_groups`, so a schedule of
+    /// momentum or betas resumes where it was), and, per parameter `i` (its position in the list the optimizer was made with) that has
     /// state, in PyTorch's order: `"state.<i>.momentum_buffer"` (SGD with momentum);
     /// `"state.<i>.step"` (a 0-d `float32` tensor on the CPU, as PyTorch's),
     /// `"state.<i>.exp_avg"` and `"state.<i>.exp_avg_sq"` (Adam, AdamW);
@@ -1826,11 +1827,13 @@ impl Optimizer {
     /// # fn main() -> devtensor::Result<()> {
     /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
     /// let mut opt = Sgd::new(&lin.parameters()?, 0.1).momentum(0.9).build()?;
-    /// assert_eq!(opt.state_dict()?.names()?, ["lr"]); // no state before the first step
+    /// let settings = ["lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize"];
+    /// assert_eq!(opt.state_dict()?.names()?, settings); // no state before the first step
     /// lin.forward(&Tensor::ones(&[1, 2], DType::Float32, Device::CPU)?)?.sum_all()?.backward()?;
     /// opt.step()?;
     /// let sd = opt.state_dict()?;
-    /// assert_eq!(sd.names()?, ["lr", "state.0.momentum_buffer", "state.1.momentum_buffer"]);
+    /// assert_eq!(sd.names()?[6..], ["state.0.momentum_buffer", "state.1.momentum_buffer"]);
+    /// assert_eq!(sd.get("momentum")?.unwrap().item()?, 0.9);
     /// assert_eq!(sd.get("lr")?.unwrap().item()?, 0.1);
     /// # Ok(()) }
     /// ```
@@ -1845,9 +1848,10 @@ impl Optimizer {
     /// Restores a state saved by [`Optimizer::state_dict`] from an optimizer of the same
     /// kind over parameters of the same shapes (`dt_optimizer_load_state_dict`), as
     /// PyTorch's `optimizer.load_state_dict`: the tensors are copied to each parameter's
-    /// device and dtype, the learning rate restored (`"lr"` is optional: absent, the rate
-    /// stays), and parameters without an entry start with no state, as before their
-    /// first step. All or nothing: every key, shape and value is checked before anything
+    /// device and dtype, the settings restored (each optional: absent, as in checkpoints
+    /// written before they were saved, the setting stays; they are checked together as
+    /// [`Optimizer::set_option`] checks one), and parameters without an entry start with
+    /// no state, as before their first step. All or nothing: every key, shape and value is checked before anything
     /// changes. State tensors that already exist are written in place, so a
     /// [`Graph`](crate::Graph) that captured a step goes on with the loaded state.
     ///
@@ -2330,7 +2334,8 @@ impl AdamW {
 /// let model = Module::linear(4, 2, true, DType::Float32, Device::CPU)?;
 /// let mut opt = RmsProp::new(&model.parameters()?, 0.01).momentum(0.9).centered(true).build()?;
 /// opt.step()?; // no gradients yet: nothing changes
-/// assert_eq!(opt.state_dict()?.names()?, ["lr"]); // and no state before the first step
+/// // only the settings (PyTorch's param_groups), and no state before the first step
+/// assert_eq!(opt.state_dict()?.names()?, ["lr", "alpha", "eps", "weight_decay", "momentum", "centered", "maximize"]);
 /// # Ok(()) }
 /// ```
 #[derive(Clone, Debug)]
@@ -2419,7 +2424,7 @@ impl RmsProp {
 /// let opt = Adagrad::new(&model.parameters()?, 0.01).initial_accumulator_value(0.1).build()?;
 /// // The sums exist from the start, as PyTorch's: step 0, filled with the initial value.
 /// let sd = opt.state_dict()?;
-/// assert_eq!(sd.names()?, ["lr", "state.0.step", "state.0.sum", "state.1.step", "state.1.sum"]);
+/// assert_eq!(sd.names()?[6..], ["state.0.step", "state.0.sum", "state.1.step", "state.1.sum"]); // after the settings
 /// assert_eq!(sd.get("state.0.step")?.unwrap().item()?, 0.0);
 /// assert!(sd.get("state.1.sum")?.unwrap().to_vec::<f32>()?.iter().all(|&v| v == 0.1));
 /// # Ok(()) }
