@@ -93,6 +93,15 @@ class Program {
     return t;
   }
   dt_tensor* make(const std::vector<int64_t>& s, dt_dtype dt) { return make(s, dt, device()); }
+  // A mask for a tensor of shape xs: some of its trailing dims (each sometimes 1, which
+  // broadcasts, or one more, which does not), bool or (rarely) another dtype.
+  dt_tensor* make_mask(const std::vector<int64_t>& xs) {
+    std::vector<int64_t> ms(xs.end() - static_cast<std::ptrdiff_t>(in_.small(0, static_cast<int64_t>(xs.size()))),
+                            xs.end());
+    for (auto& m : ms)
+      if (in_.rarely(3)) m = in_.rarely(4) ? m + 1 : 1;
+    return make(ms, in_.rarely(12) ? in_.dtype() : DT_BOOL);
+  }
 
   // ---------------------------------------------------------------- checks
 
@@ -134,7 +143,7 @@ class Program {
     grad_leaves_.clear();
     const dt_dtype dt = in_.dtype();
     int64_t a[2], b[2], c[2], d[2];
-    switch (in_.pick(15)) {
+    switch (in_.pick(16)) {
       case 0: {  // conv2d: input [N, C, H, W] or [C, H, W], weight [OC, C / g, kH, kW]
         const int64_t groups = in_.rarely(4) ? in_.geometry(1, 3) : 1;
         auto xs = in_.shape(3, 4);
@@ -289,13 +298,71 @@ class Program {
       case 13: {  // masked_fill with a broadcastable (or not) bool mask
         auto xs = in_.shape(0, 4);
         dt_tensor* x = make(xs, dt);
-        std::vector<int64_t> ms(xs.end() - static_cast<std::ptrdiff_t>(in_.small(0, static_cast<int64_t>(xs.size()))),
-                                xs.end());
-        for (auto& m : ms)
-          if (in_.rarely(3)) m = in_.rarely(4) ? m + 1 : 1;
-        dt_tensor* mask = make(ms, in_.rarely(12) ? in_.dtype() : DT_BOOL);
+        dt_tensor* mask = make_mask(xs);
         const double value = in_.real();
         produce("dt_masked_fill", [&](dt_tensor** o) { return dt_masked_fill(x, mask, value, o); });
+        break;
+      }
+      case 14: {  // randint, randperm, multinomial, linspace, eye, one_hot, nonzero, masked_select
+        const std::vector<int64_t> s = in_.shape(0, 3);
+        const dt_dtype want = in_.rarely(3) ? DT_DTYPE_DEFAULT : in_.dtype();
+        switch (in_.pick(8)) {
+          case 0: {
+            const int64_t low = in_.geometry(-4, 4), high = in_.rarely(4) ? in_.geometry(-4, 8) : low + in_.small(0, 300);
+            produce("dt_tensor_randint",
+                    [&](dt_tensor** o) { return dt_tensor_randint(low, high, s.data(), s.size(), want, device(), o); });
+            break;
+          }
+          case 1: {
+            const int64_t n = in_.geometry(-1, 40);
+            produce("dt_tensor_randperm", [&](dt_tensor** o) { return dt_tensor_randperm(n, want, device(), o); });
+            break;
+          }
+          case 2: {  // weights: |randn| (sometimes not), 1-d or 2-d (sometimes not)
+            std::vector<int64_t> ws = in_.rarely(6) ? s : in_.shape(1, 2);
+            dt_tensor* w = make(ws, in_.rarely(8) ? in_.dtype() : DT_FLOAT32);
+            if (w != nullptr && !in_.rarely(4)) {
+              dt_tensor* a_w = nullptr;
+              if (dt_abs(w, &a_w) == DT_OK) {
+                held_.push_back(a_w);
+                w = a_w;
+              }
+            }
+            const int64_t n = in_.geometry(-1, 6);
+            const int32_t replacement = in_.flag();
+            produce("dt_multinomial", [&](dt_tensor** o) { return dt_multinomial(w, n, replacement, o); });
+            break;
+          }
+          case 3: {
+            const double start = in_.real(), end = in_.real();
+            const int64_t steps = in_.geometry(-1, 20);
+            produce("dt_tensor_linspace",
+                    [&](dt_tensor** o) { return dt_tensor_linspace(start, end, steps, want, device(), o); });
+            break;
+          }
+          case 4: {
+            const int64_t n = in_.geometry(-1, 6), m = in_.geometry(-1, 6);
+            produce("dt_tensor_eye", [&](dt_tensor** o) { return dt_tensor_eye(n, m, want, device(), o); });
+            break;
+          }
+          case 6: {
+            dt_tensor* x = make(s, dt);
+            produce("dt_nonzero", [&](dt_tensor** o) { return dt_nonzero(x, o); });
+            break;
+          }
+          case 7: {  // a mask of a's trailing dims (sometimes 1 or one more), or another dtype
+            dt_tensor* x = make(s, dt);
+            dt_tensor* mask = make_mask(s);
+            produce("dt_masked_select", [&](dt_tensor** o) { return dt_masked_select(x, mask, o); });
+            break;
+          }
+          default: {
+            dt_tensor* idx = make(s, in_.rarely(8) ? in_.dtype() : DT_INT64);
+            const int64_t classes = in_.geometry(-2, 8);
+            produce("dt_one_hot", [&](dt_tensor** o) { return dt_one_hot(idx, classes, o); });
+            break;
+          }
+        }
         break;
       }
       default: {  // var / std over some dims, with any correction

@@ -561,6 +561,22 @@ DT_API dt_status dt_tensor_full(const int64_t* shape, size_t ndim, double value,
  *  or a non-finite bound. */
 DT_API dt_status dt_tensor_arange(double start, double end, double step, dt_dtype dtype,
                                   dt_device device, dt_tensor** out);
+/** steps values from start to end, evenly spaced, both ends included, as
+ *  torch.linspace: value i is start + i * step below the middle and end - (steps - 1 - i)
+ *  * step from it, with step = (end - start) / (steps - 1), so both ends are exact.
+ *  Floating dtypes compute in their own precision (float16 and bfloat16 in float32)
+ *  as PyTorch's CPU kernel does; integer dtypes compute in float64 and truncate toward
+ *  zero. steps 1 gives [start], 0 an empty tensor. DT_DTYPE_DEFAULT: the default dtype.
+ *  A non-finite bound gives what the formula gives (NaN), as PyTorch's.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (steps < 0, out NULL),
+ *  DT_ERR_DTYPE_MISMATCH (bool), the device errors of dt_tensor_empty. */
+DT_API dt_status dt_tensor_linspace(double start, double end, int64_t steps, dt_dtype dtype,
+                                    dt_device device, dt_tensor** out);
+/** The n x m matrix with ones on the diagonal and zeros elsewhere, as torch.eye(n, m);
+ *  any dtype (DT_DTYPE_DEFAULT: the default dtype).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (n or m negative, out NULL), the device errors of
+ *  dt_tensor_empty. */
+DT_API dt_status dt_tensor_eye(int64_t n, int64_t m, dt_dtype dtype, dt_device device, dt_tensor** out);
 
 /** Uniform values in [0, 1) from the device's Philox4x32-10 generator. The value of each
  *  element depends only on the seed, the generator offset and the element's index, so
@@ -573,6 +589,40 @@ DT_API dt_status dt_tensor_rand(const int64_t* shape, size_t ndim, dt_dtype dtyp
  *  where their log and cos do (at most 1 ulp, seen in under 1 element in 1000). */
 DT_API dt_status dt_tensor_randn(const int64_t* shape, size_t ndim, dt_dtype dtype,
                                  dt_device device, dt_tensor** out);
+/** Integers drawn uniformly from [low, high), as torch.randint: element i is
+ *  low + floor(u_i * (high - low)) for the float64 uniform u_i that dt_tensor_rand gives
+ *  element i, so the values are the same on every backend for the same seed. dtype
+ *  DT_DTYPE_DEFAULT is int64; any integer or floating dtype (and bool for [0, 2)) may be
+ *  asked for. Advances the generator's offset as a float64 dt_tensor_rand of the shape.
+ *  Errors: as dt_tensor_rand, plus DT_ERR_INVALID_ARGUMENT (low >= high; a range wider
+ *  than 2^53, which float64 draws cannot cover evenly; a bound the dtype cannot hold,
+ *  such as 300 for uint8 or 2^24 + 1 for float32). */
+DT_API dt_status dt_tensor_randint(int64_t low, int64_t high, const int64_t* shape, size_t ndim,
+                                   dt_dtype dtype, dt_device device, dt_tensor** out);
+/** A random permutation of 0 .. n-1 as a 1-d tensor, as torch.randperm: a stable sort of
+ *  n float64 uniforms from the device's generator, so the permutation is the same on
+ *  every backend for the same seed. dtype DT_DTYPE_DEFAULT is int64; integer and
+ *  floating dtypes that hold n - 1 exactly may be asked for. Advances the offset as a
+ *  float64 dt_tensor_rand of n elements.
+ *  Errors: as dt_tensor_rand, plus DT_ERR_INVALID_ARGUMENT (n < 0, n - 1 out of the
+ *  dtype's exact range, bool). */
+DT_API dt_status dt_tensor_randperm(int64_t n, dt_dtype dtype, dt_device device, dt_tensor** out);
+/** torch.multinomial: num_samples category indices (int64) per row of probs, a 1-d
+ *  [categories] or 2-d [rows, categories] floating tensor of non-negative weights (they
+ *  need not sum to 1), on probs's device; the result is [num_samples] or
+ *  [rows, num_samples]. With replacement 1 each draw is independent (the inverse of the
+ *  row's cumulative weights, summed in float64, at a float64 uniform), and a category
+ *  of weight 0 is never drawn; with 0 no index is drawn twice in a row: the num_samples
+ *  largest of weight / E for exponential draws E (PyTorch's method), largest first, so
+ *  categories of weight 0 come only after all the others, in index order (as PyTorch's).
+ *  The weights are checked on the host, so the call waits for probs's device. Not
+ *  differentiable. Advances the generator's offset.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, probs not 1-d or 2-d, num_samples < 1,
+ *  replacement not 0/1, more samples than categories without replacement, a negative,
+ *  NaN or infinite weight, a row whose weights sum to 0), DT_ERR_DTYPE_MISMATCH (probs
+ *  not floating), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_multinomial(const dt_tensor* probs, int64_t num_samples, int32_t replacement,
+                                dt_tensor** out);
 
 /** A tensor holding a COPY of nbytes of host memory at data, read as contiguous
  *  row-major elements of dtype; nbytes must equal numel * element size. For DT_BOOL
@@ -1353,6 +1403,29 @@ DT_API dt_status dt_index_add(const dt_tensor* t, int64_t dim, const dt_tensor* 
  *  Errors: as dt_index_add. */
 DT_API dt_status dt_scatter_add(const dt_tensor* t, int64_t dim, const dt_tensor* index,
                                 const dt_tensor* src, dt_tensor** out);
+/** torch.nn.functional.one_hot: for int64 class indices of any shape, the int64 tensor
+ *  of shape [..., num_classes] that is 1 at each index's class and 0 elsewhere, on the
+ *  indices' device. num_classes -1 takes the largest index + 1. The indices are checked
+ *  on the host (the call waits for their device). Not differentiable.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, num_classes < -1, a negative index, an index
+ *  >= num_classes, num_classes -1 with no index to infer it from), DT_ERR_DTYPE_MISMATCH
+ *  (indices not int64), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_one_hot(const dt_tensor* indices, int64_t num_classes, dt_tensor** out);
+/** torch.nonzero: the int64 [count, ndim] indices of a's nonzero elements (NaN is nonzero;
+ *  any dtype), one row per element in row-major order, on a's device ([count, 0] for a
+ *  0-d a). The count is read back to the host, so the call waits for a's device. Not
+ *  differentiable.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL), DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_nonzero(const dt_tensor* a, dt_tensor** out);
+/** torch.masked_select: a NEW 1-d tensor of a's elements where the bool mask is true,
+ *  a and mask broadcast together, in row-major order of the broadcast shape, a's dtype
+ *  and device. Waits for the device (the count is read back). Differentiable in a
+ *  (MaskedSelectBackward0: the gradient goes back to the selected positions, summed
+ *  over broadcast dims).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL), DT_ERR_DTYPE_MISMATCH (mask not bool),
+ *  DT_ERR_SHAPE_MISMATCH (shapes that do not broadcast), DT_ERR_DEVICE_MISMATCH,
+ *  DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_masked_select(const dt_tensor* a, const dt_tensor* mask, dt_tensor** out);
 
 /* ------------------------------------------------------------------------ autograd
  *
@@ -1950,15 +2023,16 @@ DT_API dt_status dt_optimizer_option(const dt_optimizer* opt, const char* name, 
  *  would refuse, a flag not 0 or 1), DT_ERR_INVALID_HANDLE. */
 DT_API dt_status dt_optimizer_set_option(dt_optimizer* opt, const char* name, double value);
 /** The optimizer's state as a new state dict in *out (release it), for checkpoints
- *  (save it with dt_safetensors_save): "lr" (a 0-d float64 tensor) and, per parameter i
+ *  (save it with dt_safetensors_save): the settings (below) and, per parameter i
  *  (its position in the list the optimizer was made with) that has state,
  *  "state.<i>.momentum_buffer" (SGD with momentum) or "state.<i>.step",
  *  "state.<i>.exp_avg", "state.<i>.exp_avg_sq" and with amsgrad "state.<i>.max_exp_avg_sq"
  *  (Adam; the step a 0-d float32 tensor on the CPU, as PyTorch's), "state.<i>.step", "square_avg", "momentum_buffer",
  *  "grad_avg" (RMSprop, the last two as its settings keep them), "state.<i>.step" and
  *  "sum" (Adagrad), PyTorch's names for optimizer.state_dict()'s entries, in that order. The tensors are copies: later steps do not change them.
- *  The settings other than lr (dt_optimizer_option) are not in it: an optimizer made for
- *  resuming is made with them, as the code that made the first one did.
+ *  Every setting dt_optimizer_option reads comes first, lr included, each under its
+ *  own name as a 0-d float64 tensor on the CPU (flags 0 or 1): PyTorch's param_groups,
+ *  so a schedule of momentum or betas resumes where it was.
  *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out), DT_ERR_INVALID_HANDLE,
  *  DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_optimizer_state_dict(const dt_optimizer* opt, dt_state_dict** out);
@@ -1966,13 +2040,15 @@ DT_API dt_status dt_optimizer_state_dict(const dt_optimizer* opt, dt_state_dict*
  *  over parameters of the same shapes: the tensors are copied to each parameter's device
  *  and dtype, the learning rate restored, and parameters without an entry start with no
  *  state (as before their first step). All or nothing: every key, shape and value is
- *  checked before anything changes; "lr" is optional (absent: the rate stays). Tensors
+ *  checked before anything changes. The settings are optional (absent, as in
+ *  checkpoints written before they were saved: the setting stays) and are checked
+ *  together as dt_optimizer_set_option checks one. Tensors
  *  that already hold a parameter's state are written in place, so a graph that captured
  *  a step goes on with the loaded state. Errors: DT_ERR_INVALID_ARGUMENT (a key this
  *  optimizer does not have, such as another optimizer's, a parameter index out of
  *  range, a shape that is not the parameter's, a missing piece of a parameter's state,
- *  a negative or fractional step: the message names the key), DT_ERR_INVALID_HANDLE,
- *  DT_ERR_OUT_OF_MEMORY. */
+ *  a negative or fractional step, a setting the constructor would refuse: the message
+ *  names the key), DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_optimizer_load_state_dict(dt_optimizer* opt, const dt_state_dict* sd);
 
 /* -------------------------------------------------------------- gradient clipping */

@@ -644,6 +644,67 @@ void add_constructor_cases(Table& T) {
   }
   T.devices("dt_tensor_arange",
             [](Ctx& x, dt_device d) { return dt_tensor_arange(0, 10, 1, DT_FLOAT32, d, &x.o.t); });
+  // dt_tensor_randint / randperm / linspace / eye
+  T.ctor("dt_tensor_randint", [](Ctx&, const int64_t* s, size_t n, dt_dtype t, dt_device d, dt_tensor** o) {
+    return dt_tensor_randint(0, 2, s, n, t, d, o);
+  });
+  struct RI { const char* what; int64_t low, high; dt_dtype dtype; const char* msg; };
+  for (const RI& r : {RI{"low=high", 3, 3, DT_INT64, "expected low < high"},
+                      RI{"low>high", 3, -3, DT_INT64, "expected low < high"},
+                      RI{"full_int64_range", I64MIN, I64MAX, DT_INT64, "at most 2^53"},
+                      RI{"range=2^53+1", 0, (int64_t{1} << 53) + 1, DT_INT64, "at most 2^53"},
+                      RI{"uint8_high=257", 0, 257, DT_UINT8, "uint8 cannot hold 256"},
+                      RI{"int8_low=-129", -129, 0, DT_INT8, "int8 cannot hold -129"},
+                      RI{"bfloat16_high=258", 0, 258, DT_BFLOAT16, "bfloat16 cannot hold 257 exactly"},
+                      RI{"bool_high=3", 0, 3, DT_BOOL, "bool cannot hold 2"}}) {
+    const int64_t low = r.low, high = r.high;
+    const dt_dtype dtype = r.dtype;
+    T.add("dt_tensor_randint", r.what, {IA}, [low, high, dtype](Ctx& x) {
+       return dt_tensor_randint(low, high, k23, 2, dtype, CPU0, &x.o.t);
+     }).msg_has = r.msg;
+  }
+  T.add("dt_tensor_randperm", "out=NULL", {IA}, [](Ctx&) { return dt_tensor_randperm(4, DT_INT64, CPU0, nullptr); });
+  for (int64_t bad : {int64_t{-1}, I64MIN})
+    T.add("dt_tensor_randperm", "n=" + std::to_string(bad), {IA},
+          [bad](Ctx& x) { return dt_tensor_randperm(bad, DT_INT64, CPU0, &x.o.t); }).msg_has = "n must be >= 0";
+  T.add("dt_tensor_randperm", "uint8_n=257", {IA}, [](Ctx& x) {
+     return dt_tensor_randperm(257, DT_UINT8, CPU0, &x.o.t);
+   }).msg_has = "too large for uint8";
+  T.add("dt_tensor_randperm", "n=INT64_MAX", {IA, OOM},
+        [](Ctx& x) { return dt_tensor_randperm(I64MAX, DT_INT64, CPU0, &x.o.t); });
+  T.add("dt_tensor_randperm", "dtype=bool", {IA}, [](Ctx& x) { return dt_tensor_randperm(2, DT_BOOL, CPU0, &x.o.t); });
+  for (dt_dtype bad : {99, -1})
+    T.add("dt_tensor_randperm", "dtype=" + std::to_string(bad), {IA},
+          [bad](Ctx& x) { return dt_tensor_randperm(4, bad, CPU0, &x.o.t); });
+  T.devices("dt_tensor_randperm", [](Ctx& x, dt_device d) { return dt_tensor_randperm(4, DT_INT64, d, &x.o.t); });
+  T.add("dt_tensor_linspace", "out=NULL", {IA},
+        [](Ctx&) { return dt_tensor_linspace(0, 1, 5, DT_FLOAT32, CPU0, nullptr); });
+  for (int64_t bad : {int64_t{-1}, I64MIN})
+    T.add("dt_tensor_linspace", "steps=" + std::to_string(bad), {IA},
+          [bad](Ctx& x) { return dt_tensor_linspace(0, 1, bad, DT_FLOAT32, CPU0, &x.o.t); }).msg_has =
+        "steps must be >= 0";
+  T.add("dt_tensor_linspace", "steps=INT64_MAX", {IA, OOM},
+        [](Ctx& x) { return dt_tensor_linspace(0, 1, I64MAX, DT_FLOAT32, CPU0, &x.o.t); });
+  T.add("dt_tensor_linspace", "dtype=bool", {TM},
+        [](Ctx& x) { return dt_tensor_linspace(0, 1, 3, DT_BOOL, CPU0, &x.o.t); });
+  T.add("dt_tensor_linspace", "int8_end=300", {IA},
+        [](Ctx& x) { return dt_tensor_linspace(0, 300, 3, DT_INT8, CPU0, &x.o.t); });
+  for (dt_dtype bad : {99, -1})
+    T.add("dt_tensor_linspace", "dtype=" + std::to_string(bad), {IA},
+          [bad](Ctx& x) { return dt_tensor_linspace(0, 1, 3, bad, CPU0, &x.o.t); });
+  T.devices("dt_tensor_linspace",
+            [](Ctx& x, dt_device d) { return dt_tensor_linspace(0, 1, 3, DT_FLOAT32, d, &x.o.t); });
+  T.add("dt_tensor_eye", "out=NULL", {IA}, [](Ctx&) { return dt_tensor_eye(2, 2, DT_FLOAT32, CPU0, nullptr); });
+  T.add("dt_tensor_eye", "n=-1", {IA}, [](Ctx& x) { return dt_tensor_eye(-1, 2, DT_FLOAT32, CPU0, &x.o.t); }).msg_has =
+      "n and m must be >= 0";
+  T.add("dt_tensor_eye", "m=INT64_MIN", {IA},
+        [](Ctx& x) { return dt_tensor_eye(2, I64MIN, DT_FLOAT32, CPU0, &x.o.t); });
+  T.add("dt_tensor_eye", "n=m=2^32", {IA, OOM},
+        [](Ctx& x) { return dt_tensor_eye(int64_t{1} << 32, int64_t{1} << 32, DT_FLOAT32, CPU0, &x.o.t); });
+  for (dt_dtype bad : {99, -1})
+    T.add("dt_tensor_eye", "dtype=" + std::to_string(bad), {IA},
+          [bad](Ctx& x) { return dt_tensor_eye(2, 2, bad, CPU0, &x.o.t); });
+  T.devices("dt_tensor_eye", [](Ctx& x, dt_device d) { return dt_tensor_eye(2, 3, DT_FLOAT32, d, &x.o.t); });
   // dt_tensor_from_data (nbytes fits float32 [2,3])
   T.ctor("dt_tensor_from_data", [](Ctx& x, const int64_t* s, size_t n, dt_dtype t, dt_device d,
                                    dt_tensor** o) {
@@ -1473,6 +1534,52 @@ void add_join_index_cases(Table& T) {
     return dt_index_add(x.a1, 0, x.idx, x.b, &x.o.t);
   });
   ia_dm.needs = Needs::TwoCpus;
+  // one_hot (x.idx: int64 {0, 1}) / multinomial (x.a: float32 [2,3] = 0..5, a zero weight in row 0)
+  T.handles("dt_one_hot", "indices", [](Ctx& x, const dt_tensor* t) { return dt_one_hot(t, 3, &x.o.t); });
+  T.add("dt_one_hot", "out=NULL", {IA}, [](Ctx& x) { return dt_one_hot(x.idx, 3, nullptr); });
+  T.add("dt_one_hot", "float_indices", {TM}, [](Ctx& x) { return dt_one_hot(x.a, 3, &x.o.t); }).msg_has =
+      "expected int64 class indices but got float32";
+  T.add("dt_one_hot", "int32_indices", {TM}, [](Ctx& x) { return dt_one_hot(x.i32, 6, &x.o.t); });
+  for (int64_t bad : {int64_t{-2}, I64MIN})
+    T.add("dt_one_hot", "num_classes=" + std::to_string(bad), {IA},
+          [bad](Ctx& x) { return dt_one_hot(x.idx, bad, &x.o.t); }).msg_has = "num_classes must be -1";
+  T.add("dt_one_hot", "num_classes=1_index_1", {IA}, [](Ctx& x) { return dt_one_hot(x.idx, 1, &x.o.t); }).msg_has =
+      "class value 1 is not smaller than num_classes (1)";
+  T.add("dt_one_hot", "num_classes=INT64_MAX", {IA, OOM}, [](Ctx& x) { return dt_one_hot(x.idx, I64MAX, &x.o.t); });
+  T.unary("dt_nonzero", [](const dt_tensor* t, dt_tensor** o) { return dt_nonzero(t, o); }, "a");
+  T.handles("dt_masked_select", "a", [](Ctx& x, const dt_tensor* t) { return dt_masked_select(t, x.bl, &x.o.t); });
+  T.handles("dt_masked_select", "mask", [](Ctx& x, const dt_tensor* t) { return dt_masked_select(x.a, t, &x.o.t); });
+  T.add("dt_masked_select", "out=NULL", {IA}, [](Ctx& x) { return dt_masked_select(x.a, x.bl, nullptr); });
+  T.add("dt_masked_select", "float_mask", {TM}, [](Ctx& x) { return dt_masked_select(x.a, x.b, &x.o.t); }).msg_has =
+      "expected a bool mask, got float32";
+  T.add("dt_masked_select", "int32_mask", {TM}, [](Ctx& x) { return dt_masked_select(x.a, x.i32, &x.o.t); });
+  T.add("dt_masked_select", "mask_does_not_broadcast", {SM}, [](Ctx& x) {
+    const int64_t four = 4;
+    dt_tensor* m = nullptr;
+    if (dt_tensor_ones(&four, 1, DT_BOOL, CPU0, &m) != DT_OK) return dt_status{-999};
+    const dt_status st = dt_masked_select(x.a, m, &x.o.t);
+    dt_tensor_release(m);
+    return st;
+  });
+  T.add("dt_masked_select", "a_cpu1_mask_cpu0", {DM}, [](Ctx& x) {
+    if (!x.a1) return dt_status{-999};
+    return dt_masked_select(x.a1, x.bl, &x.o.t);
+  });
+  T.handles("dt_multinomial", "probs", [](Ctx& x, const dt_tensor* t) { return dt_multinomial(t, 1, 1, &x.o.t); });
+  T.add("dt_multinomial", "out=NULL", {IA}, [](Ctx& x) { return dt_multinomial(x.a, 1, 1, nullptr); });
+  for (int32_t bad : {2, -1})
+    T.add("dt_multinomial", "replacement=" + std::to_string(bad), {IA},
+          [bad](Ctx& x) { return dt_multinomial(x.a, 1, bad, &x.o.t); });
+  for (int64_t bad : {int64_t{0}, int64_t{-1}, I64MIN})
+    T.add("dt_multinomial", "num_samples=" + std::to_string(bad), {IA},
+          [bad](Ctx& x) { return dt_multinomial(x.a, bad, 1, &x.o.t); }).msg_has = "num_samples must be >= 1";
+  T.add("dt_multinomial", "4_of_3_without_replacement", {IA}, [](Ctx& x) {
+     return dt_multinomial(x.a, 4, 0, &x.o.t);
+   }).msg_has = "cannot draw 4 samples from 3 categories";
+  T.add("dt_multinomial", "num_samples=INT64_MAX_with_replacement", {IA, OOM},
+        [](Ctx& x) { return dt_multinomial(x.a, I64MAX, 1, &x.o.t); });
+  T.add("dt_multinomial", "int32_probs", {TM}, [](Ctx& x) { return dt_multinomial(x.i32, 1, 1, &x.o.t); });
+  T.add("dt_multinomial", "0-d_probs", {IA}, [](Ctx& x) { return dt_multinomial(x.s0, 1, 1, &x.o.t); });
   T.handles("dt_scatter_add", "t", [](Ctx& x, const dt_tensor* t) { return dt_scatter_add(t, 0, x.gidx, x.b, &x.o.t); });
   T.handles("dt_scatter_add", "index", [](Ctx& x, const dt_tensor* t) { return dt_scatter_add(x.a, 0, t, x.b, &x.o.t); });
   T.handles("dt_scatter_add", "src", [](Ctx& x, const dt_tensor* t) { return dt_scatter_add(x.a, 0, x.gidx, t, &x.o.t); });

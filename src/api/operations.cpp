@@ -6,6 +6,9 @@
 #include "api/shim.h"
 #include "nn/functions.h"
 #include "ops/logical.h"
+#include "ops/nonzero.h"
+#include "ops/sampling.h"
+#include "ops/structured.h"
 #include "ops/ops.h"
 
 using namespace dt;
@@ -482,6 +485,40 @@ DT_API dt_status dt_scatter_add(const dt_tensor* t, int64_t dim, const dt_tensor
     Borrowed i = tensor_arg(index, "dt_scatter_add", "index");
     Borrowed s = tensor_arg(src, "dt_scatter_add", "src");
     *out = new_handle(ag::scatter_add(x, dim, i, s));
+  });
+}
+
+DT_API dt_status dt_one_hot(const dt_tensor* indices, int64_t num_classes, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_one_hot", "out");
+    Borrowed i = tensor_arg(indices, "dt_one_hot", "indices");
+    *out = new_handle(ops::one_hot(i, num_classes));
+  });
+}
+
+DT_API dt_status dt_nonzero(const dt_tensor* a, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_nonzero", "out");
+    Borrowed x = tensor_arg(a, "dt_nonzero", "a");
+    *out = new_handle(ops::nonzero(x));
+  });
+}
+
+DT_API dt_status dt_masked_select(const dt_tensor* a, const dt_tensor* mask, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_masked_select", "out");
+    Borrowed x = tensor_arg(a, "dt_masked_select", "a");
+    Borrowed m = tensor_arg(mask, "dt_masked_select", "mask");
+    *out = new_handle(ag::masked_select(x, m));
+  });
+}
+
+DT_API dt_status dt_multinomial(const dt_tensor* probs, int64_t num_samples, int32_t replacement, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_multinomial", "out");
+    Borrowed p = tensor_arg(probs, "dt_multinomial", "probs");
+    bool with = flag_arg(replacement, "dt_multinomial", "replacement");
+    *out = new_handle(ops::multinomial(p, num_samples, with));
   });
 }
 

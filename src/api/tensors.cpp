@@ -9,6 +9,8 @@
 #include "nn/autograd.h"
 #include "nn/functions.h"
 #include "ops/ops.h"
+#include "ops/sampling.h"
+#include "ops/structured.h"
 
 using namespace dt;
 using namespace dt::api;
@@ -61,6 +63,8 @@ auto make_ones = [](const Dims& s, DType t, Device d) { return ops::full(s, 1.0,
 auto make_full(double v) { return [v](const Dims& s, DType t, Device d) { return ops::full(s, v, t, d); }; }
 auto make_rand = [](const Dims& s, DType t, Device d) { return ops::random(s, RandomDist::Uniform, t, d, "rand"); };
 auto make_randn = [](const Dims& s, DType t, Device d) { return ops::random(s, RandomDist::Normal, t, d, "randn"); };
+// randint and randperm default to int64, as PyTorch's; the rest resolve as construct does.
+dt_dtype int64_unless_given(dt_dtype dtype) { return dtype == DT_DTYPE_DEFAULT ? DT_INT64 : dtype; }
 
 }  // namespace
 
@@ -120,6 +124,40 @@ DT_API dt_status dt_tensor_arange(double start, double end, double step, dt_dtyp
     Device d = resolve_device(device);
     Tensor t = ops::arange(start, end, step, dtype, d);
     *out = new_handle(std::move(t));
+  });
+}
+
+DT_API dt_status dt_tensor_randint(int64_t low, int64_t high, const int64_t* shape, size_t ndim, dt_dtype dtype,
+                                   dt_device device, dt_tensor** out) {
+  return construct("dt_tensor_randint", shape, ndim, int64_unless_given(dtype), device, out,
+                   [low, high](const Dims& s, DType t, Device d) { return ops::randint(low, high, s, t, d); });
+}
+
+DT_API dt_status dt_tensor_randperm(int64_t n, dt_dtype dtype, dt_device device, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_tensor_randperm", "out");
+    DType t = resolve_dtype(int64_unless_given(dtype));
+    Device d = resolve_device(device);
+    *out = new_handle(ops::randperm(n, t, d));
+  });
+}
+
+DT_API dt_status dt_tensor_linspace(double start, double end, int64_t steps, dt_dtype dtype, dt_device device,
+                                    dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_tensor_linspace", "out");
+    DType t = resolve_dtype(dtype);
+    Device d = resolve_device(device);
+    *out = new_handle(ops::linspace(start, end, steps, t, d));
+  });
+}
+
+DT_API dt_status dt_tensor_eye(int64_t n, int64_t m, dt_dtype dtype, dt_device device, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_tensor_eye", "out");
+    DType t = resolve_dtype(dtype);
+    Device d = resolve_device(device);
+    *out = new_handle(ops::eye(n, m, t, d));
   });
 }
 

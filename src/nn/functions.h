@@ -41,6 +41,9 @@ Tensor clamp(const Tensor& a, const double* lo, const double* hi);
 // torch.nn.functional.leaky_relu: a where a > 0, else a * slope (floating only).
 Tensor leaky_relu(const Tensor& a, double slope);
 Tensor masked_fill(const Tensor& a, const Tensor& mask, double value);
+// torch.masked_select (grad_masked.cpp): a's elements where the bool mask (broadcast with
+// a) is true, 1-d, row-major; waits for the device (the count is read back).
+Tensor masked_select(const Tensor& a, const Tensor& mask);
 Tensor triu(const Tensor& a, int64_t diagonal);
 Tensor tril(const Tensor& a, int64_t diagonal);
 // Their bool mask [rows, cols] on device: true on and above (upper) or on and below the

@@ -542,6 +542,22 @@ add("dt_repeat", "dt_repeat", lambda v: v[0].repeat(2, 1, 3), [make_input(R("dt_
 add("dt_repeat_transposed", "dt_repeat", lambda v: v[0].repeat(3, 2),
     [make_input(R("dt_repeat_t"), (3, 2), views=[["transpose", 0, 1]])], params={"repeats": [3, 2]})
 
+# masked_select: the gradient goes back to the selected positions, summed over broadcast dims
+sel_mask = {"dtype": "bool", "shape": [3, 1], "data": [1, 0, 1], "views": [], "requires_grad": False}
+add("dt_masked_select_broadcast_mask", "dt_masked_select", lambda v: torch.masked_select(v[0], v[1]),
+    [make_input(R("dt_masked_select_bm"), (3, 4)), (sel_mask, torch.tensor([[True], [False], [True]]))])
+wide = [bool(b) for b in np.random.default_rng(7).integers(0, 2, size=24)]
+wide_mask = {"dtype": "bool", "shape": [2, 3, 4], "data": [int(b) for b in wide], "views": [], "requires_grad": False}
+add("dt_masked_select_broadcast_input", "dt_masked_select", lambda v: torch.masked_select(v[0], v[1]),
+    [make_input(R("dt_masked_select_bi"), (3, 1), views=[]),
+     (wide_mask, torch.tensor(wide).reshape(2, 3, 4))])
+# (torch 1.13's backward scatters into zeros_like(input, preserve_format) of the broadcast
+# transposed input in memory order, which misplaces gradients, e.g. element 9's goes to 2 and
+# 2's to 9: .contiguous() first gives the true gradient, which a hand check confirms)
+add("dt_masked_select_transposed", "dt_masked_select", lambda v: torch.masked_select(v[0].contiguous(), v[1]),
+    [make_input(R("dt_masked_select_t"), (4, 3), views=[["transpose", 0, 1]]),
+     (wide_mask, torch.tensor(wide).reshape(2, 3, 4))])
+
 # a graph that reuses an input: gradients from both uses add up
 add("reuse_mul_self", "dt_mul", lambda v: v[0] * v[0], [make_input(r, (3,))], params={"reuse": True})
 

@@ -527,6 +527,21 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
     std::vector<int64_t> dims = Ints(params.at("dims"));
     st = (op == "dt_any" ? dt_any : dt_all)(I(0), dims.empty() ? nullptr : dims.data(), dims.size(),
                                             params.at("keepdim").get<int32_t>(), out);
+  } else if (op == "dt_tensor_linspace" || op == "dt_tensor_eye") {
+    // A factory: the case's one input only says on which device.
+    dt_device device{};
+    if ((st = dt_tensor_device(I(0), &device)) != DT_OK) return st;
+    const dt_dtype dtype = DtypeOf(params.at("dtype").get<std::string>());
+    st = op == "dt_tensor_linspace"
+             ? dt_tensor_linspace(JsonNumber(params.at("start")), JsonNumber(params.at("end")),
+                                  params.at("steps").get<int64_t>(), dtype, device, out)
+             : dt_tensor_eye(params.at("n").get<int64_t>(), params.at("m").get<int64_t>(), dtype, device, out);
+  } else if (op == "dt_nonzero") {
+    st = dt_nonzero(I(0), out);
+  } else if (op == "dt_masked_select") {
+    st = dt_masked_select(I(0), I(1), out);
+  } else if (op == "dt_one_hot") {
+    st = dt_one_hot(I(0), params.at("num_classes").get<int64_t>(), out);
   } else if (op == "dt_flip") {
     std::vector<int64_t> dims = Ints(params.at("dims"));
     st = dt_flip(I(0), dims.empty() ? nullptr : dims.data(), dims.size(), out);

@@ -173,3 +173,37 @@ func (t *Tensor) index(op string, gather C.int, dim int64, index *Tensor) (*Tens
 	runtime.KeepAlive(index)
 	return takeTensor(op, r)
 }
+
+func (t *Tensor) categorical(op string, oneHot bool, n int64, replacement bool) (*Tensor, error) {
+	h, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	r := C.gdt_categorical(cBool(oneHot), h, C.int64_t(n), cBool(replacement))
+	runtime.KeepAlive(t)
+	return takeTensor(op, r)
+}
+
+// Multinomial draws numSamples category indices (Int64) from each row of t, a 1-d
+// [categories] or 2-d [rows, categories] floating tensor of non-negative weights (they
+// need not sum to 1), as torch.multinomial (dt_multinomial): a [numSamples] or [rows,
+// numSamples] tensor on t's device. With replacement each draw is independent and a
+// category of weight 0 is never drawn; without, no index repeats in a row, and categories
+// of weight 0 come only after all the others, in index order. Not differentiable; waits
+// for t's device. Errors: ErrInvalidArgument for t not 1-d or 2-d, numSamples < 1, more
+// samples than categories without replacement, a negative or non-finite weight, a row of
+// weights summing to 0; ErrDTypeMismatch for a non-floating t; ErrClosed or
+// ErrInvalidArgument for a closed or nil t.
+func (t *Tensor) Multinomial(numSamples int64, replacement bool) (*Tensor, error) {
+	return t.categorical("Tensor.Multinomial", false, numSamples, replacement)
+}
+
+// OneHot returns the Int64 tensor of shape [..., numClasses] that is 1 at each of t's
+// class indices (Int64, any shape) and 0 elsewhere, as torch.nn.functional.one_hot
+// (dt_one_hot); numClasses -1 takes the largest index + 1. Not differentiable; waits for
+// t's device. Errors: ErrInvalidArgument for numClasses < -1, a negative index or one >=
+// numClasses; ErrDTypeMismatch for a non-Int64 t; ErrClosed or ErrInvalidArgument for a
+// closed or nil t.
+func (t *Tensor) OneHot(numClasses int64) (*Tensor, error) {
+	return t.categorical("Tensor.OneHot", true, numClasses, false)
+}

@@ -527,6 +527,25 @@ func (t *Tensor) LogicalAnd(o *Tensor) (*Tensor, error) {
 	return t.logicalBinary("Tensor.LogicalAnd", C.GDT_LOGIC_AND, o)
 }
 
+// Nonzero returns the Int64 [count, ndim] indices of t's nonzero elements (NaN is
+// nonzero; any dtype), one row per element in row-major order, as torch.nonzero
+// (dt_nonzero), on t's device. It waits for t's device (the count is read back). Not
+// differentiable. The caller owns the result and must Close it. Errors: ErrOutOfMemory;
+// ErrClosed or ErrInvalidArgument for a closed or nil t.
+func (t *Tensor) Nonzero() (*Tensor, error) {
+	return t.logicalUnary("Tensor.Nonzero", C.GDT_LOGIC_NONZERO)
+}
+
+// MaskedSelect returns a new 1-d tensor of t's elements where the Bool mask is true, t
+// and mask broadcast together, in row-major order, as torch.masked_select
+// (dt_masked_select). It waits for the device (the count is read back). Differentiable in
+// t (MaskedSelectBackward0). The caller owns the result and must Close it. Errors:
+// ErrDTypeMismatch (mask not Bool), ErrShapeMismatch (shapes that do not broadcast),
+// ErrDeviceMismatch; ErrClosed or ErrInvalidArgument for a closed or nil t or mask.
+func (t *Tensor) MaskedSelect(mask *Tensor) (*Tensor, error) {
+	return t.logicalBinary("Tensor.MaskedSelect", C.GDT_LOGIC_MASKED_SELECT, mask)
+}
+
 // LogicalOr returns a new bool tensor, true where t or o (or both) is, as
 // torch.logical_or (dt_logical_or), with LogicalAnd's truth values and broadcasting.
 // Not differentiable. The caller owns the result and must Close it. Errors: as

@@ -151,6 +151,25 @@ static inline gdt_tres gdt_arange(double a, double b, double s, dt_dtype dt, dt_
   gdt_take_slot();
   dt_tensor* t = NULL; dt_status st = dt_tensor_arange(a, b, s, dt, d, &t); return gdt_tr(st, t);
 }
+static inline gdt_tres gdt_linspace(double a, double b, int64_t steps, dt_dtype dt, dt_device d) {
+  gdt_take_slot();
+  dt_tensor* t = NULL; dt_status st = dt_tensor_linspace(a, b, steps, dt, d, &t); return gdt_tr(st, t);
+}
+static inline gdt_tres gdt_eye(int64_t n, int64_t m, dt_dtype dt, dt_device d) {
+  gdt_take_slot();
+  dt_tensor* t = NULL; dt_status st = dt_tensor_eye(n, m, dt, d, &t); return gdt_tr(st, t);
+}
+/* randint: shape is Go memory holding ndim int64 values, read during the call. */
+static inline gdt_tres gdt_randint(int64_t low, int64_t high, const int64_t* shape, size_t ndim, dt_dtype dt,
+                                   dt_device d) {
+  gdt_take_slot();
+  dt_tensor* t = NULL; dt_status st = dt_tensor_randint(low, high, shape, ndim, dt, d, &t);
+  return gdt_tr(st, t);
+}
+static inline gdt_tres gdt_randperm(int64_t n, dt_dtype dt, dt_device d) {
+  gdt_take_slot();
+  dt_tensor* t = NULL; dt_status st = dt_tensor_randperm(n, dt, d, &t); return gdt_tr(st, t);
+}
 /* new_* constructors: the given shape with src's dtype and device (v: NEW_FULL's value) */
 enum { GDT_N_EMPTY, GDT_N_ZEROS, GDT_N_ONES, GDT_N_FULL };
 static inline gdt_tres gdt_new_as(int kind, uintptr_t src_h, const int64_t* shape, size_t ndim, double v) {
@@ -340,7 +359,7 @@ static inline gdt_tres gdt_logsumexp_norm(int32_t norm, uintptr_t a_h, double or
 /* The truth-value ops, NEW bool tensors: isnan, isinf, isfinite, logical_not of a (one
  * operand), logical_and, logical_or, logical_xor of a and b (two), any or all of a over
  * dims (Go memory holding n int64 values, read during the call). */
-enum { GDT_LOGIC_ISNAN, GDT_LOGIC_ISINF, GDT_LOGIC_ISFINITE, GDT_LOGIC_NOT };
+enum { GDT_LOGIC_ISNAN, GDT_LOGIC_ISINF, GDT_LOGIC_ISFINITE, GDT_LOGIC_NOT, GDT_LOGIC_NONZERO };
 static inline gdt_tres gdt_logical_unary(int op, uintptr_t a_h) {
   gdt_take_slot();
   const dt_tensor* a = (const dt_tensor*)a_h;
@@ -350,10 +369,11 @@ static inline gdt_tres gdt_logical_unary(int op, uintptr_t a_h) {
     case GDT_LOGIC_ISINF: st = dt_isinf(a, &o); break;
     case GDT_LOGIC_ISFINITE: st = dt_isfinite(a, &o); break;
     case GDT_LOGIC_NOT: st = dt_logical_not(a, &o); break;
+    case GDT_LOGIC_NONZERO: st = dt_nonzero(a, &o); break;
   }
   return gdt_tr(st, o);
 }
-enum { GDT_LOGIC_AND, GDT_LOGIC_OR, GDT_LOGIC_XOR };
+enum { GDT_LOGIC_AND, GDT_LOGIC_OR, GDT_LOGIC_XOR, GDT_LOGIC_MASKED_SELECT };
 static inline gdt_tres gdt_logical_binary(int op, uintptr_t a_h, uintptr_t b_h) {
   gdt_take_slot();
   const dt_tensor* a = (const dt_tensor*)a_h; const dt_tensor* b = (const dt_tensor*)b_h;
@@ -362,6 +382,7 @@ static inline gdt_tres gdt_logical_binary(int op, uintptr_t a_h, uintptr_t b_h) 
     case GDT_LOGIC_AND: st = dt_logical_and(a, b, &o); break;
     case GDT_LOGIC_OR: st = dt_logical_or(a, b, &o); break;
     case GDT_LOGIC_XOR: st = dt_logical_xor(a, b, &o); break;
+    case GDT_LOGIC_MASKED_SELECT: st = dt_masked_select(a, b, &o); break;
   }
   return gdt_tr(st, o);
 }
@@ -518,6 +539,15 @@ static inline gdt_tres gdt_index(int gather, uintptr_t t_h, int64_t dim, uintptr
   dt_tensor* o = NULL;
   dt_status st = gather ? dt_gather((const dt_tensor*)t_h, dim, (const dt_tensor*)idx_h, &o)
                         : dt_index_select((const dt_tensor*)t_h, dim, (const dt_tensor*)idx_h, &o);
+  return gdt_tr(st, o);
+}
+/* multinomial (one_hot 0: n samples of t's weights, replacement 0/1) or one_hot (1: t's
+ * indices over n classes; replacement unused) */
+static inline gdt_tres gdt_categorical(int32_t one_hot, uintptr_t t_h, int64_t n, int32_t replacement) {
+  gdt_take_slot();
+  dt_tensor* o = NULL;
+  dt_status st = one_hot ? dt_one_hot((const dt_tensor*)t_h, n, &o)
+                         : dt_multinomial((const dt_tensor*)t_h, n, replacement, &o);
   return gdt_tr(st, o);
 }
 

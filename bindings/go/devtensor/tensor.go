@@ -136,6 +136,32 @@ func Randn(shape []int64, dtype DType, device Device) (*Tensor, error) {
 	return construct("Randn", C.GDT_C_RANDN, shape, dtype, device)
 }
 
+// Randint returns integers drawn uniformly from [low, high), as torch.randint
+// (dt_tensor_randint): element i is low + floor(u*(high-low)) for the u that a Float64
+// Rand of the same shape gives element i, so the values are the same on every device for
+// a seed. dtype DefaultDType is Int64. Errors: as Rand, plus ErrInvalidArgument for low >=
+// high, a range wider than 2^53 or a bound dtype cannot hold.
+func Randint(low, high int64, shape []int64, dtype DType, device Device) (*Tensor, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	p, n := shapeArg(shape)
+	r := C.gdt_randint(C.int64_t(low), C.int64_t(high), p, n, C.dt_dtype(dtype), device.c())
+	runtime.KeepAlive(shape)
+	return takeTensor("Randint", r)
+}
+
+// Randperm returns a random permutation of 0 .. n-1, as torch.randperm
+// (dt_tensor_randperm): the stable argsort of n Float64 Rand values. dtype DefaultDType
+// is Int64. Errors: as Rand, plus ErrInvalidArgument for n < 0, Bool, or a dtype that
+// cannot hold n-1 exactly.
+func Randperm(n int64, dtype DType, device Device) (*Tensor, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	return takeTensor("Randperm", C.gdt_randperm(C.int64_t(n), C.dt_dtype(dtype), device.c()))
+}
+
 // Full returns a tensor whose every element is value.
 func Full(shape []int64, value float64, dtype DType, device Device) (*Tensor, error) {
 	if versionErr != nil {
@@ -159,6 +185,28 @@ func Arange(start, end, step float64, dtype DType, device Device) (*Tensor, erro
 	}
 	return takeTensor("Arange", C.gdt_arange(C.double(start), C.double(end), C.double(step),
 		C.dt_dtype(dtype), device.c()))
+}
+
+// Linspace returns steps values from start to end, evenly spaced, both ends included,
+// as torch.linspace (dt_tensor_linspace); integer dtypes truncate toward zero. dtype
+// DefaultDType is the default dtype. Errors: ErrInvalidArgument for steps < 0,
+// ErrDTypeMismatch for Bool, the device errors of Empty.
+func Linspace(start, end float64, steps int64, dtype DType, device Device) (*Tensor, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	return takeTensor("Linspace", C.gdt_linspace(C.double(start), C.double(end), C.int64_t(steps),
+		C.dt_dtype(dtype), device.c()))
+}
+
+// Eye returns the n x m matrix with ones on the diagonal and zeros elsewhere, as
+// torch.eye(n, m) (dt_tensor_eye); any dtype. Errors: ErrInvalidArgument for a negative
+// n or m, the device errors of Empty.
+func Eye(n, m int64, dtype DType, device Device) (*Tensor, error) {
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	return takeTensor("Eye", C.gdt_eye(C.int64_t(n), C.int64_t(m), C.dt_dtype(dtype), device.c()))
 }
 
 // FromSlice returns a new tensor holding a COPY of data, with the given shape (nil

@@ -754,6 +754,25 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_tensor_linspace(
+        start: f64,
+        end: f64,
+        steps: i64,
+        dtype: dt_dtype,
+        device: dt_device,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_tensor_eye(
+        n: i64,
+        m: i64,
+        dtype: dt_dtype,
+        device: dt_device,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_tensor_rand(
         shape: *const i64,
         ndim: usize,
@@ -768,6 +787,33 @@ extern "C" {
         ndim: usize,
         dtype: dt_dtype,
         device: dt_device,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_tensor_randint(
+        low: i64,
+        high: i64,
+        shape: *const i64,
+        ndim: usize,
+        dtype: dt_dtype,
+        device: dt_device,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_tensor_randperm(
+        n: i64,
+        dtype: dt_dtype,
+        device: dt_device,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_multinomial(
+        probs: *const dt_tensor,
+        num_samples: i64,
+        replacement: i32,
         out: *mut *mut dt_tensor,
     ) -> dt_status;
 }
@@ -1777,6 +1823,23 @@ extern "C" {
         dim: i64,
         index: *const dt_tensor,
         src: *const dt_tensor,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_one_hot(
+        indices: *const dt_tensor,
+        num_classes: i64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_nonzero(a: *const dt_tensor, out: *mut *mut dt_tensor) -> dt_status;
+}
+extern "C" {
+    pub fn dt_masked_select(
+        a: *const dt_tensor,
+        mask: *const dt_tensor,
         out: *mut *mut dt_tensor,
     ) -> dt_status;
 }

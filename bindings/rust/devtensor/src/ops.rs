@@ -1366,6 +1366,107 @@ impl Tensor {
     pub fn scatter_add(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
         Tensor::from_out(|o| unsafe { ffi::dt_scatter_add(self.as_ptr(), dim, index.as_ptr(), src.as_ptr(), o) })
     }
+
+    /// `torch.multinomial`: `num_samples` category indices (int64) from each row of
+    /// `self`, a 1-d `[categories]` or 2-d `[rows, categories]` floating tensor of
+    /// non-negative weights (they need not sum to 1); the result is `[num_samples]` or
+    /// `[rows, num_samples]`. With `replacement` each draw is independent and a category
+    /// of weight 0 is never drawn; without, no index repeats in a row, and categories of
+    /// weight 0 come only after all the others, in index order. Not differentiable; waits
+    /// for `self`'s device.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let w = Tensor::from_slice(&[0.0f32, 1.0, 0.0, 3.0], &[4], Device::CPU)?;
+    /// assert!(w.multinomial(10, true)?.to_vec::<i64>()?.iter().all(|&c| c == 1 || c == 3));
+    /// assert_eq!(w.multinomial(5, false).unwrap_err().code, ErrorCode::InvalidArgument);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_multinomial`:
+    /// [`InvalidArgument`](crate::ErrorCode::InvalidArgument) for `self` not 1-d or 2-d,
+    /// `num_samples < 1`, more samples than categories without replacement, a negative or
+    /// non-finite weight, a row of weights summing to 0;
+    /// [`DtypeMismatch`](crate::ErrorCode::DtypeMismatch) for a non-floating `self`;
+    /// [`InvalidHandle`](crate::ErrorCode::InvalidHandle).
+    pub fn multinomial(&self, num_samples: i64, replacement: bool) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_multinomial(self.as_ptr(), num_samples, i32::from(replacement), o)
+        })
+    }
+    /// `torch.nn.functional.one_hot`: for int64 class indices of any shape, the int64
+    /// tensor of shape `[..., num_classes]` that is 1 at each index's class and 0
+    /// elsewhere; `num_classes` -1 takes the largest index + 1. Not differentiable; waits
+    /// for `self`'s device.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let i = Tensor::from_slice(&[0i64, 2], &[2], Device::CPU)?;
+    /// assert_eq!(i.one_hot(3)?.to_vec::<i64>()?, vec![1, 0, 0, 0, 0, 1]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_one_hot`:
+    /// [`InvalidArgument`](crate::ErrorCode::InvalidArgument) for `num_classes < -1`, a
+    /// negative index or one `>= num_classes`;
+    /// [`DtypeMismatch`](crate::ErrorCode::DtypeMismatch) for indices not int64;
+    /// [`InvalidHandle`](crate::ErrorCode::InvalidHandle).
+    pub fn one_hot(&self, num_classes: i64) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_one_hot(self.as_ptr(), num_classes, o) })
+    }
+
+    /// The int64 `[count, ndim]` indices of `self`'s nonzero elements (NaN is nonzero; any
+    /// dtype), one row per element in row-major order, as `torch.nonzero`, on `self`'s
+    /// device. Waits for the device (the count is read back). Not differentiable.
+    ///
+    /// ```
+    /// # use devtensor::{Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[0.0f32, 1.5, 0.0, -2.0], &[2, 2], Device::CPU)?;
+    /// let nz = x.nonzero()?;
+    /// assert_eq!((nz.shape(), nz.to_vec::<i64>()?), (vec![2, 2], vec![0, 1, 1, 1]));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidHandle`](crate::ErrorCode::InvalidHandle),
+    /// [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn nonzero(&self) -> Result<Tensor> {
+        self.truth_unary(ffi::dt_nonzero)
+    }
+
+    /// A NEW 1-d tensor of `self`'s elements where the bool `mask` is true, `self` and
+    /// `mask` broadcast together, in row-major order, as `torch.masked_select`. Waits for
+    /// the device (the count is read back). Differentiable in `self`
+    /// (`MaskedSelectBackward0`).
+    ///
+    /// ```
+    /// # use devtensor::{Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3], Device::CPU)?;
+    /// let columns = Tensor::from_slice(&[true, false, true], &[3], Device::CPU)?; // broadcast
+    /// assert_eq!(x.masked_select(&columns)?.to_vec::<f32>()?, vec![1.0, 3.0, 4.0, 6.0]);
+    /// assert_eq!(x.masked_select(&x).unwrap_err().code, ErrorCode::DtypeMismatch);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`DtypeMismatch`](crate::ErrorCode::DtypeMismatch) for a mask that is not bool,
+    /// [`ShapeMismatch`](crate::ErrorCode::ShapeMismatch) for shapes that do not
+    /// broadcast, [`DeviceMismatch`](crate::ErrorCode::DeviceMismatch),
+    /// [`InvalidHandle`](crate::ErrorCode::InvalidHandle),
+    /// [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn masked_select(&self, mask: &Tensor) -> Result<Tensor> {
+        self.truth_binary(mask, ffi::dt_masked_select)
+    }
 }
 
 /// How [`Tensor::pad`] fills the new elements, `torch.nn.functional.pad`'s `mode=`

@@ -284,6 +284,60 @@ impl Tensor {
         })
     }
 
+    /// Integers drawn uniformly from `[low, high)`, as `torch.randint`: element `i` is
+    /// `low + floor(u_i * (high - low))` for the `u_i` a float64 [`Tensor::rand`] of
+    /// `shape` gives element `i`, so the values are the same on every device for one seed.
+    /// `dtype`: any integer or floating one (bool for `[0, 2)`); PyTorch's default is int64.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::randint(3, 7, &[2, 5], DType::Int64, Device::CPU)?;
+    /// assert_eq!((t.shape(), t.dtype()), (vec![2, 5], DType::Int64));
+    /// assert!(t.to_vec::<i64>()?.iter().all(|v| (3..7).contains(v)));
+    /// let e = Tensor::randint(5, 5, &[2], DType::Int64, Device::CPU).unwrap_err();
+    /// assert_eq!(e.code, ErrorCode::InvalidArgument);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_randint`: those of
+    /// [`Tensor::rand`], plus [`ErrorCode::InvalidArgument`] for `low >= high`, a range
+    /// wider than 2^53 or a bound `dtype` cannot hold.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
+    pub fn randint(low: i64, high: i64, shape: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
+        Tensor::factory(shape, |s, n, o| unsafe {
+            ffi::dt_tensor_randint(low, high, s, n, dtype.to_raw(), device.to_raw(), o)
+        })
+    }
+
+    /// A random permutation of `0 .. n-1`, as `torch.randperm`: the stable argsort of `n`
+    /// float64 [`Tensor::rand`] values. `dtype`: an integer or floating one that holds
+    /// `n - 1` exactly; PyTorch's default is int64.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let mut p = Tensor::randperm(5, DType::Int64, Device::CPU)?.to_vec::<i64>()?;
+    /// p.sort();
+    /// assert_eq!(p, vec![0, 1, 2, 3, 4]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_randperm`: those of
+    /// [`Tensor::rand`], plus [`ErrorCode::InvalidArgument`] for `n < 0`, bool, or a
+    /// `dtype` that cannot hold `n - 1` exactly.
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
+    pub fn randperm(n: i64, dtype: DType, device: Device) -> Result<Tensor> {
+        check_version()?;
+        Tensor::from_out(|o| unsafe { ffi::dt_tensor_randperm(n, dtype.to_raw(), device.to_raw(), o) })
+    }
+
     /// `[start, start+step, ...)` below `end`, as `torch.arange`.
     ///
     /// ```
@@ -303,6 +357,50 @@ impl Tensor {
         Tensor::from_out(|o| unsafe {
             ffi::dt_tensor_arange(start, end, step, dtype.to_raw(), device.to_raw(), o)
         })
+    }
+
+    /// `steps` values from `start` to `end`, evenly spaced, both ends included, as
+    /// `torch.linspace`; integer dtypes compute in float64 and truncate toward zero.
+    ///
+    /// ```
+    /// use devtensor::{DType, Device, Tensor};
+    /// let t = Tensor::linspace(0.0, 1.0, 5, DType::Float32, Device::CPU).unwrap();
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), vec![0.0, 0.25, 0.5, 0.75, 1.0]);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_linspace`:
+    /// [`ErrorCode::InvalidArgument`] for `steps < 0`, [`ErrorCode::DtypeMismatch`] for
+    /// bool, the device errors of [`Tensor::empty`].
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
+    pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType, device: Device) -> Result<Tensor> {
+        check_version()?;
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_tensor_linspace(start, end, steps, dtype.to_raw(), device.to_raw(), o)
+        })
+    }
+
+    /// The `n` x `m` matrix with ones on the diagonal and zeros elsewhere, as
+    /// `torch.eye(n, m)`; any dtype.
+    ///
+    /// ```
+    /// use devtensor::{DType, Device, Tensor};
+    /// let t = Tensor::eye(2, 3, DType::Int64, Device::CPU).unwrap();
+    /// assert_eq!(t.to_vec::<i64>().unwrap(), vec![1, 0, 0, 0, 1, 0]);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_tensor_eye`:
+    /// [`ErrorCode::InvalidArgument`] for a negative `n` or `m`, the device errors of
+    /// [`Tensor::empty`].
+    /// [`ErrorCode::Version`](crate::ErrorCode::Version) when the loaded library is one
+    /// these bindings cannot use.
+    pub fn eye(n: i64, m: i64, dtype: DType, device: Device) -> Result<Tensor> {
+        check_version()?;
+        Tensor::from_out(|o| unsafe { ffi::dt_tensor_eye(n, m, dtype.to_raw(), device.to_raw(), o) })
     }
 
     /// A tensor of `shape` on `device` holding a copy of `data` (row-major); the dtype is
