@@ -303,10 +303,11 @@ class Program {
         produce("dt_masked_fill", [&](dt_tensor** o) { return dt_masked_fill(x, mask, value, o); });
         break;
       }
-      case 14: {  // randint, randperm, multinomial, linspace, eye, one_hot, nonzero, masked_select
+      case 14: {  // randint, randperm, multinomial, linspace, eye, one_hot, nonzero, masked_select,
+                  // unique, bincount
         const std::vector<int64_t> s = in_.shape(0, 3);
         const dt_dtype want = in_.rarely(3) ? DT_DTYPE_DEFAULT : in_.dtype();
-        switch (in_.pick(8)) {
+        switch (in_.pick(10)) {
           case 0: {
             const int64_t low = in_.geometry(-4, 4), high = in_.rarely(4) ? in_.geometry(-4, 8) : low + in_.small(0, 300);
             produce("dt_tensor_randint",
@@ -354,6 +355,34 @@ class Program {
             dt_tensor* x = make(s, dt);
             dt_tensor* mask = make_mask(s);
             produce("dt_masked_select", [&](dt_tensor** o) { return dt_masked_select(x, mask, o); });
+            break;
+          }
+          case 8: {  // unique, with each of inverse and counts sometimes not wanted
+            dt_tensor* x = make(s, dt);
+            dt_tensor* values = static_cast<dt_tensor*>(fuzz::kUntouched);
+            dt_tensor* inverse = static_cast<dt_tensor*>(fuzz::kUntouched);
+            dt_tensor* counts = static_cast<dt_tensor*>(fuzz::kUntouched);
+            const bool with_inverse = in_.rarely(2), with_counts = in_.rarely(2);
+            g_op = "dt_unique";
+            if (!ok(dt_unique(x, &values, with_inverse ? &inverse : nullptr, with_counts ? &counts : nullptr))) {
+              REQUIRE(values == fuzz::kUntouched && inverse == fuzz::kUntouched && counts == fuzz::kUntouched,
+                      "dt_unique failed but wrote an out-parameter");
+              break;
+            }
+            for (dt_tensor* r : {values, inverse, counts}) {
+              if (r == fuzz::kUntouched) continue;
+              held_.push_back(r);
+              check(r);
+            }
+            break;
+          }
+          case 9: {  // bincount of small indices (make's integers are 0 to 5), with or without weights
+            dt_tensor* x = make(in_.rarely(6) ? s : std::vector<int64_t>{in_.small(0, 6)},
+                                in_.rarely(8) ? in_.dtype() : DT_INT64);
+            dt_tensor* w = nullptr;
+            if (in_.rarely(2)) w = make(std::vector<int64_t>{in_.small(0, 6)}, in_.dtype());
+            const int64_t minlength = in_.geometry(-1, 8);
+            produce("dt_bincount", [&](dt_tensor** o) { return dt_bincount(x, w, minlength, o); });
             break;
           }
           default: {

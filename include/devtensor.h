@@ -1426,6 +1426,29 @@ DT_API dt_status dt_nonzero(const dt_tensor* a, dt_tensor** out);
  *  DT_ERR_SHAPE_MISMATCH (shapes that do not broadcast), DT_ERR_DEVICE_MISMATCH,
  *  DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_masked_select(const dt_tensor* a, const dt_tensor* mask, dt_tensor** out);
+/** torch.unique(a, sorted=True, return_inverse, return_counts) over the flattened a:
+ *  *values (a NEW 1-d tensor of a's dtype and device) holds a's distinct elements in
+ *  ascending order (NaN last, each NaN its own value since NaN != NaN; -0.0 and 0.0 are
+ *  one value, the first in a's order); *inverse (NULL: not wanted) a NEW int64 tensor of
+ *  a's shape, the index into *values of each element; *counts (NULL: not wanted) a NEW
+ *  int64 [values] tensor, how often each value occurs. Any dtype. The number of values
+ *  is read back to the host, so the call waits for a's device. Not differentiable. On
+ *  failure no out-parameter is written.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL a or values, two out-parameters the same
+ *  pointer), DT_ERR_INVALID_HANDLE, DT_ERR_NOT_SUPPORTED (on CUDA, 2^31 or more
+ *  elements, as dt_sort), DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_unique(const dt_tensor* a, dt_tensor** values, dt_tensor** inverse, dt_tensor** counts);
+/** torch.bincount: for a 1-d tensor a of non-negative integers (any integer dtype), a NEW
+ *  1-d tensor of max(max(a) + 1, minlength) bins on a's device: bin v counts the elements
+ *  equal to v (int64), or with weights (a 1-d tensor of a's length on a's device; NULL:
+ *  none) sums their weights, in the weights' dtype when floating, else float64 (as
+ *  PyTorch's). The largest value is read back to the host, so the call waits for the
+ *  device. Not differentiable.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL a or out, a not 1-d, a negative value,
+ *  minlength < 0, weights not 1-d or of another length), DT_ERR_DTYPE_MISMATCH (a
+ *  floating or bool), DT_ERR_DEVICE_MISMATCH, DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_OUT_OF_MEMORY (a value too large to have a bin for each value up to it). */
+DT_API dt_status dt_bincount(const dt_tensor* a, const dt_tensor* weights, int64_t minlength, dt_tensor** out);
 
 /* ------------------------------------------------------------------------ autograd
  *

@@ -1565,6 +1565,37 @@ void add_join_index_cases(Table& T) {
     if (!x.a1) return dt_status{-999};
     return dt_masked_select(x.a1, x.bl, &x.o.t);
   });
+  // unique (its three out-parameters: no out written on failure) / bincount (x.idx: int64 {0, 1})
+  T.handles("dt_unique", "a", [](Ctx& x, const dt_tensor* t) { return dt_unique(t, &x.o.t, nullptr, nullptr); });
+  T.add("dt_unique", "values=NULL", {IA}, [](Ctx& x) { return dt_unique(x.a, nullptr, &x.o.t, nullptr); });
+  T.add("dt_unique", "values=inverse", {IA}, [](Ctx& x) { return dt_unique(x.a, &x.o.t, &x.o.t, nullptr); }).msg_has =
+      "distinct pointers";
+  T.add("dt_unique", "inverse=counts", {IA}, [](Ctx& x) {
+     static dt_tensor* values = nullptr;
+     return dt_unique(x.a, &values, &x.o.t, &x.o.t);
+   }).msg_has = "distinct pointers";
+  T.handles("dt_bincount", "a", [](Ctx& x, const dt_tensor* t) { return dt_bincount(t, nullptr, 0, &x.o.t); });
+  T.handles("dt_bincount", "weights", [](Ctx& x, const dt_tensor* t) { return dt_bincount(x.idx, t, 0, &x.o.t); },
+            /*with_null=*/false);  // NULL weights: none
+  T.add("dt_bincount", "out=NULL", {IA}, [](Ctx& x) { return dt_bincount(x.idx, nullptr, 0, nullptr); });
+  T.add("dt_bincount", "float_values", {TM}, [](Ctx& x) { return dt_bincount(x.v3, nullptr, 0, &x.o.t); }).msg_has =
+      "expected integer values, got float32";
+  T.add("dt_bincount", "bool_values", {TM}, [](Ctx& x) { return dt_bincount(x.bl, nullptr, 0, &x.o.t); });
+  T.add("dt_bincount", "2-d_values", {IA}, [](Ctx& x) { return dt_bincount(x.gidx, nullptr, 0, &x.o.t); }).msg_has =
+      "expected a 1-d tensor";
+  for (int64_t bad : {int64_t{-1}, I64MIN})
+    T.add("dt_bincount", "minlength=" + std::to_string(bad), {IA},
+          [bad](Ctx& x) { return dt_bincount(x.idx, nullptr, bad, &x.o.t); }).msg_has = "minlength must be >= 0";
+  T.add("dt_bincount", "minlength=INT64_MAX", {IA, OOM},
+        [](Ctx& x) { return dt_bincount(x.idx, nullptr, I64MAX, &x.o.t); });
+  T.add("dt_bincount", "weights_of_another_length", {IA}, [](Ctx& x) {
+     return dt_bincount(x.idx, x.v3, 0, &x.o.t);
+   }).msg_has = "weights must be 1-d with the input's length 2";
+  T.add("dt_bincount", "weights_2-d", {IA}, [](Ctx& x) { return dt_bincount(x.idx, x.a, 0, &x.o.t); });
+  T.add("dt_bincount", "weights_on_cpu1", {DM}, [](Ctx& x) {  // the device is checked first
+    if (!x.a1) return dt_status{-999};
+    return dt_bincount(x.idx, x.a1, 0, &x.o.t);
+  });
   T.handles("dt_multinomial", "probs", [](Ctx& x, const dt_tensor* t) { return dt_multinomial(t, 1, 1, &x.o.t); });
   T.add("dt_multinomial", "out=NULL", {IA}, [](Ctx& x) { return dt_multinomial(x.a, 1, 1, nullptr); });
   for (int32_t bad : {2, -1})

@@ -156,6 +156,27 @@ void RunCase(const json& c, const dt_device& device) {
     return;
   }
 
+  // ---------------------------------------------------------------- unique: values, inverse, counts
+  if (op == "dt_unique") {
+    dt_tensor* outs[3] = {Sentinel(), Sentinel(), Sentinel()};
+    const dt_status st = dt_unique(I(0), &outs[0], &outs[1], &outs[2]);
+    if (want_error) {
+      for (dt_tensor* o : outs) {
+        if (st != DT_OK) EXPECT_EQ(o, Sentinel()) << "an out-parameter written by a failing call";
+        else Ref unexpected(o);
+      }
+      CheckFailure(c, st);
+      return;
+    }
+    ASSERT_EQ(st, DT_OK) << Err(st) << " (PyTorch succeeds)";
+    Ref values(outs[0]), inverse(outs[1]), counts(outs[2]);
+    const json& list = c.at("expected_list");
+    Compare(list.at(0), values.get(), atol_scale, device, "unique values");
+    Compare(list.at(1), inverse.get(), atol_scale, device, "unique inverse");
+    Compare(list.at(2), counts.get(), atol_scale, device, "unique counts");
+    return;
+  }
+
   // ---------------------------------------------------------------- values and indices
   {
     dt_tensor* values = Sentinel();

@@ -1,10 +1,11 @@
-// dt_tensor_randint, dt_tensor_randperm and dt_multinomial on every device (and, at a size
-// the small PyTorch reference cases do not reach, dt_nonzero and dt_masked_select): each result
+// dt_tensor_randint, dt_tensor_randperm and dt_multinomial on every device: each result
 // is checked against the same computation done here by hand from the float64 uniforms
 // dt_tensor_rand gives for the same seed (the documented definition), against the
 // distribution it should follow (counts within 5 standard deviations, deterministic for
-// the fixed seeds), and for its errors. The devices: cpu:0, cuda:0 (skipped visibly
-// without a GPU) and DT_TEST_DEVICE (ctest sets testdev:0, the backend plugin).
+// the fixed seeds), and for its errors. Then dt_nonzero, dt_masked_select, dt_unique and
+// dt_bincount at sizes the small PyTorch reference cases do not reach, against what the
+// host computes. The devices: cpu:0, cuda:0 (skipped visibly without a GPU) and
+// DT_TEST_DEVICE (ctest sets testdev:0, the backend plugin).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -424,6 +425,35 @@ TEST_P(Sampling, MaskedSelectGradientOfABroadcastTransposedInput) {
   DT_ASSERT_OK(dt_backward(total, nullptr));
   DT_ASSERT_OK(dt_tensor_grad(base, grad.out()));
   EXPECT_EQ(AsDoubles(grad), (std::vector<double>{1, 0, 5, 0, 2, 0, 0, 0, 3, 4, 0, 0}));
+}
+
+// unique and bincount of 50,000 draws from [0, 1000): the values, counts and inverse
+// found here on the host with a histogram, on every device.
+TEST_P(Sampling, UniqueAndBincountOfManyDrawsMatchAHostHistogram) {
+  const int64_t n = 50000, k = 1000;
+  T x, values, inverse, counts, bins;
+  DT_ASSERT_OK(dt_manual_seed(909));
+  DT_ASSERT_OK(dt_tensor_randint(0, k, &n, 1, DT_INT64, dev_, x.out()));
+  DT_ASSERT_OK(dt_unique(x, values.out(), inverse.out(), counts.out()));
+  DT_ASSERT_OK(dt_bincount(x, nullptr, 0, bins.out()));
+  const std::vector<double> xs = AsDoubles(x);
+  std::vector<double> hist(k, 0);
+  for (double v : xs) hist[static_cast<size_t>(v)] += 1;
+  std::vector<double> want_values, want_counts, rank(k, -1);
+  for (int64_t v = 0; v < k; ++v)
+    if (hist[v] > 0) {
+      rank[v] = static_cast<double>(want_values.size());
+      want_values.push_back(static_cast<double>(v));
+      want_counts.push_back(hist[v]);
+    }
+  EXPECT_EQ(AsDoubles(values), want_values);
+  EXPECT_EQ(AsDoubles(counts), want_counts);
+  const std::vector<double> inv = AsDoubles(inverse);
+  ASSERT_EQ(inv.size(), xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) ASSERT_EQ(inv[i], rank[static_cast<size_t>(xs[i])]) << "element " << i;
+  std::vector<double> b = AsDoubles(bins);
+  while (b.size() < static_cast<size_t>(k)) b.push_back(0);  // bincount stops at the largest value
+  EXPECT_EQ(b, hist);
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, Sampling, ::testing::ValuesIn(DeviceTypes()),

@@ -5,6 +5,7 @@
 
 #include "api/shim.h"
 #include "nn/functions.h"
+#include "ops/counting.h"
 #include "ops/logical.h"
 #include "ops/nonzero.h"
 #include "ops/sampling.h"
@@ -510,6 +511,31 @@ DT_API dt_status dt_masked_select(const dt_tensor* a, const dt_tensor* mask, dt_
     Borrowed x = tensor_arg(a, "dt_masked_select", "a");
     Borrowed m = tensor_arg(mask, "dt_masked_select", "mask");
     *out = new_handle(ag::masked_select(x, m));
+  });
+}
+
+DT_API dt_status dt_unique(const dt_tensor* a, dt_tensor** values, dt_tensor** inverse, dt_tensor** counts) {
+  return guard([&] {
+    const char* fn = "dt_unique";
+    require(values, fn, "values");
+    if (values == inverse || values == counts || (inverse && inverse == counts))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": values, inverse and counts must be distinct pointers"));
+    ops::UniqueResult r = ops::unique(tensor_arg(a, fn, "a"), inverse != nullptr, counts != nullptr);
+    write_outs({{std::move(r.values), values}, {std::move(r.inverse), inverse}, {std::move(r.counts), counts}});
+  });
+}
+
+DT_API dt_status dt_bincount(const dt_tensor* a, const dt_tensor* weights, int64_t minlength, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_bincount", "out");
+    Borrowed x = tensor_arg(a, "dt_bincount", "a");
+    if (!weights) {
+      *out = new_handle(ops::bincount(x, nullptr, minlength));
+      return;
+    }
+    Borrowed w = tensor_arg(weights, "dt_bincount", "weights");
+    const Tensor& wt = w;
+    *out = new_handle(ops::bincount(x, &wt, minlength));
   });
 }
 

@@ -57,16 +57,21 @@ void require_two_outs(const char* fn, dt_tensor** first, const char* first_name,
 }
 
 void write_two(Tensor first, Tensor second, dt_tensor** out_first, dt_tensor** out_second) {
-  dt_tensor* a = new_handle(std::move(first));
-  dt_tensor* b;
+  write_outs({{std::move(first), out_first}, {std::move(second), out_second}});
+}
+
+void write_outs(std::vector<std::pair<Tensor, dt_tensor**>> outs) {
+  std::vector<dt_tensor*> made;
   try {
-    b = new_handle(std::move(second));
+    for (auto& [t, out] : outs)
+      if (out) made.push_back(new_handle(std::move(t)));
   } catch (...) {
-    dt_tensor_release(a);
+    for (dt_tensor* h : made) dt_tensor_release(h);
     throw;
   }
-  *out_first = a;
-  *out_second = b;
+  size_t k = 0;
+  for (auto& [t, out] : outs)
+    if (out) *out = made[k++];
 }
 
 Dims dims_arg(const int64_t* shape, size_t ndim, const char* fn, const char* param) {

@@ -4,6 +4,8 @@
 #pragma once
 #include <new>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "api/call_pins.h"
 #include "api/handle_table.h"
@@ -84,6 +86,9 @@ dt_tensor* new_handle(Tensor t);
 void require_two_outs(const char* fn, dt_tensor** first, const char* first_name, dt_tensor** second,
                       const char* second_name);
 void write_two(Tensor first, Tensor second, dt_tensor** out_first, dt_tensor** out_second);
+// Makes a handle for each (tensor, out) pair whose out is not NULL, then writes them all;
+// when one cannot be made, those made are released and no out is written.
+void write_outs(std::vector<std::pair<Tensor, dt_tensor**>> outs);
 
 // Shape arguments: (shape, ndim) checked (NULL with ndim > 0, ndim > DT_MAX_DIMS).
 Dims dims_arg(const int64_t* shape, size_t ndim, const char* fn, const char* param);

@@ -1944,6 +1944,43 @@ def gen_structured():
     ms("dt_masked_select_float_mask", In("float32", [2, 3]), In("float32", [2, 3]))["expect_status"] = \
         "DT_ERR_DTYPE_MISMATCH"
 
+    def uq(cid, inp):
+        return case(cid, "dt_unique", [inp],
+                    lambda x: list(torch.unique(x, sorted=True, return_inverse=True, return_counts=True)), multi=True)
+    for dt in ALL:
+        uq(f"dt_unique_{dt}", In(dt, [3, 5], data=[3, 1, 0, 1, 2, 3, 3, 0, 1, 4, 2, 2, 0, 1, 1] if dt != "bool" else
+                                 [1, 0, 0, 1, 1, 1, 0, 1, 1, 0, 0, 1, 1, 1, 0]))
+    uq("dt_unique_float32_random", In("float32", [40]))  # all distinct
+    uq("dt_unique_float64_inf", In("float64", [6], data=["inf", -1.5, "-inf", -1.5, "inf", 2.0]))
+    uq("dt_unique_float32_transposed", In("float32", [3, 4], data=[float(i % 4) for i in range(12)],
+                                          views=[["transpose", 0, 1]]))
+    uq("dt_unique_int64_one_value", In("int64", [2, 2], data=[7, 7, 7, 7]))
+    uq("dt_unique_float32_0d", In("float32", [], data=[2.5]))
+    uq("dt_unique_float32_empty", In("float32", [0, 4]))
+    uq("dt_unique_int64_extremes", In("int64", [5], data=[2**62, -2**62, 0, 2**62, -1]))
+
+    def bc(cid, inputs, minlength=0):
+        def f(x, w=None):
+            return torch.bincount(x, weights=w, minlength=minlength)
+        return case(cid, "dt_bincount", inputs, f, params={"minlength": minlength})
+    for dt in ["int64", "int32", "int16", "int8", "uint8"]:
+        bc(f"dt_bincount_{dt}", [In(dt, [9], data=[0, 2, 2, 5, 1, 0, 2, 7, 3])])
+    bc("dt_bincount_minlength_longer", [In("int64", [3], data=[0, 2, 2])], 6)
+    bc("dt_bincount_minlength_shorter", [In("int64", [3], data=[0, 4, 2])], 2)
+    bc("dt_bincount_empty", [In("int64", [0])])
+    bc("dt_bincount_empty_minlength", [In("int64", [0])], 3)
+    bc("dt_bincount_weights_float32", [In("int64", [6], data=[1, 3, 1, 0, 3, 3]), In("float32", [6])])
+    bc("dt_bincount_weights_float64", [In("int32", [6], data=[1, 3, 1, 0, 3, 3]), In("float64", [6])], 5)
+    bc("dt_bincount_weights_int64", [In("int64", [4], data=[2, 2, 0, 1]), In("int64", [4], data=[3, -1, 4, 10])])
+    bc("dt_bincount_weights_narrowed", [In("int64", [6], data=[0, 1, 0, 2, 2, 2]),
+                                        In("float32", [12], views=[["narrow", 0, 3, 6]])])
+    bc("dt_bincount_negative", [In("int64", [3], data=[1, -1, 2])])
+    bc("dt_bincount_2d", [In("int64", [2, 2], data=[1, 0, 2, 1])])
+    bc("dt_bincount_float", [In("float32", [3], data=[1.0, 0.0, 2.0])])
+    bc("dt_bincount_bool", [In("bool", [3], data=[1, 0, 1])])
+    bc("dt_bincount_negative_minlength", [In("int64", [2], data=[1, 0])], -1)
+    bc("dt_bincount_weights_wrong_length", [In("int64", [3], data=[1, 0, 2]), In("float32", [2])])
+
 
 def main():
     gen_clamp()

@@ -536,6 +536,8 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
              ? dt_tensor_linspace(JsonNumber(params.at("start")), JsonNumber(params.at("end")),
                                   params.at("steps").get<int64_t>(), dtype, device, out)
              : dt_tensor_eye(params.at("n").get<int64_t>(), params.at("m").get<int64_t>(), dtype, device, out);
+  } else if (op == "dt_bincount") {  // inputs: a, and the weights when there are two
+    st = dt_bincount(I(0), in.size() > 1 ? I(1) : nullptr, params.at("minlength").get<int64_t>(), out);
   } else if (op == "dt_nonzero") {
     st = dt_nonzero(I(0), out);
   } else if (op == "dt_masked_select") {

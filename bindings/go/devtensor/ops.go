@@ -307,6 +307,61 @@ func (t *Tensor) Sort(dim int64, descending bool) (values, indices *Tensor, err 
 	return newTensor(r.values), newTensor(r.indices), nil
 }
 
+// Unique returns t's distinct elements (over all of t) in ascending order, as
+// torch.unique(sorted=True) (dt_unique): NaN last, each NaN its own value; -0.0 and 0.0
+// are one. With withInverse, inverse (Int64, t's shape) holds the index into values of
+// each element; with withCounts, counts (Int64) how often each value occurs; each is nil
+// when not asked for. It waits for t's device (the number of values is read back). Not
+// differentiable. The caller owns the results and must Close them. Errors:
+// ErrOutOfMemory; ErrClosed or ErrInvalidArgument for a closed or nil t.
+func (t *Tensor) Unique(withInverse, withCounts bool) (values, inverse, counts *Tensor, err error) {
+	const op = "Tensor.Unique"
+	a, err := t.handle(op)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r := C.gdt_unique(a, cBool(withInverse), cBool(withCounts))
+	runtime.KeepAlive(t)
+	if err := mkerr(op, r.st, r.msg); err != nil {
+		return nil, nil, nil, err
+	}
+	values = newTensor(r.t[0])
+	if withInverse {
+		inverse = newTensor(r.t[1])
+	}
+	if withCounts {
+		counts = newTensor(r.t[2])
+	}
+	return values, inverse, counts, nil
+}
+
+// Bincount counts how often each value 0 .. max(t, minlength-1) occurs in t, a 1-d
+// tensor of non-negative integers (any integer dtype), as torch.bincount (dt_bincount):
+// Int64 counts, or with weights (nil: none; 1-d, t's length and device) the sum of the
+// weights of each value's elements, in the weights' dtype when floating, else Float64.
+// It waits for t's device (the largest value is read back). Not differentiable. The
+// caller owns the result and must Close it. Errors: ErrInvalidArgument (t not 1-d, a
+// negative value, minlength < 0, weights of another shape), ErrDTypeMismatch (t floating
+// or Bool), ErrDeviceMismatch, ErrOutOfMemory; ErrClosed or ErrInvalidArgument for a
+// closed or nil t, or a closed weights.
+func (t *Tensor) Bincount(weights *Tensor, minlength int64) (*Tensor, error) {
+	const op = "Tensor.Bincount"
+	a, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	var w C.uintptr_t
+	if weights != nil {
+		if w, err = weights.handle(op); err != nil {
+			return nil, err
+		}
+	}
+	r := C.gdt_bincount(a, w, C.int64_t(minlength))
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(weights)
+	return takeTensor(op, r)
+}
+
 // Argsort returns the positions that sort t along dim (int64), as
 // torch.argsort(stable=True) (dt_argsort).
 func (t *Tensor) Argsort(dim int64, descending bool) (*Tensor, error) {

@@ -151,9 +151,9 @@ func (m *Module) RNNForward(input, h0, c0 *Tensor) (output, hN, cN *Tensor, err 
 	if err := mkerr(op, r.st, r.msg); err != nil {
 		return nil, nil, nil, err
 	}
-	output, hN = newTensor(r.out), newTensor(r.h_n)
-	if r.c_n != 0 {
-		cN = newTensor(r.c_n)
+	output, hN = newTensor(r.t[0]), newTensor(r.t[1])
+	if r.t[2] != 0 {
+		cN = newTensor(r.t[2])
 	}
 	return output, hN, cN, nil
 }

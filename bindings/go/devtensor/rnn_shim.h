@@ -34,14 +34,12 @@ static inline gdt_hres gdt_rnn_new(int64_t input_size, int64_t hidden_size, int6
                             bidirectional, dt, d, &m);
   return gdt_hr(st, m); }
 
-/* status + message + three new tensor references: the output, h_n and c_n (0 when not
- * an LSTM) */
-typedef struct { dt_status st; char* msg; uintptr_t out; uintptr_t h_n; uintptr_t c_n; } gdt_rnnres;
-/* h0 and c0: 0 for NULL (zeros). c_n is asked for only when m is an LSTM (the library
+/* The output, h_n and c_n (0 when not an LSTM) as gdt_t3res's three references.
+ * h0 and c0: 0 for NULL (zeros). c_n is asked for only when m is an LSTM (the library
  * refuses c_n for a GRU or RNN); the kind is read into a buffer that fits "LSTM" and no
  * longer name, and a failed read (a bad handle) leaves c_n out: dt_rnn_forward then
  * reports the error itself. */
-static inline gdt_rnnres gdt_rnn_forward(uintptr_t m, uintptr_t input, uintptr_t h0, uintptr_t c0) {
+static inline gdt_t3res gdt_rnn_forward(uintptr_t m, uintptr_t input, uintptr_t h0, uintptr_t c0) {
   gdt_take_slot();
   char kind[8];
   size_t need = 0;
@@ -52,13 +50,7 @@ static inline gdt_rnnres gdt_rnn_forward(uintptr_t m, uintptr_t input, uintptr_t
   dt_tensor* c = NULL;
   dt_status st = dt_rnn_forward((dt_module*)m, (const dt_tensor*)input, (const dt_tensor*)h0, (const dt_tensor*)c0,
                                 &o, &h, lstm ? &c : NULL);
-  gdt_rnnres r;
-  r.st = st;
-  r.msg = gdt_errmsg(st);
-  r.out = st == DT_OK ? (uintptr_t)o : 0;
-  r.h_n = st == DT_OK ? (uintptr_t)h : 0;
-  r.c_n = st == DT_OK ? (uintptr_t)c : 0;
-  return r;
+  return gdt_t3(st, o, h, c);
 }
 
 #endif

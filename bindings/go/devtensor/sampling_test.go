@@ -249,3 +249,45 @@ func TestNonzeroMaskedSelect(t *testing.T) {
 	_, err = w.MaskedSelect(nil)
 	wantCode(t, err, ErrInvalidArgument)
 }
+
+// Unique and Bincount against PyTorch's values (torch.unique(sorted=True,
+// return_inverse=True, return_counts=True) and torch.bincount of the same tensors), and
+// their errors.
+func TestUniqueBincount(t *testing.T) {
+	noLeaks(t)
+	s := NewScope()
+	defer s.Close()
+	x := must(s.Track(FromSlice([]int64{2, 1, 1, 3}, []int64{2, 2}, CPU(0))))
+	v, inv, cnt, err := x.Unique(true, true)
+	MustOK(err)
+	s.Track(v, nil)
+	s.Track(inv, nil)
+	s.Track(cnt, nil)
+	wantSlice(t, "Unique values", readI64(t, v), []int64{1, 2, 3})
+	checkMeta(t, "Unique inverse", inv, []int64{2, 2}, Int64)
+	wantSlice(t, "Unique inverse", readI64(t, inv), []int64{1, 0, 0, 2})
+	wantSlice(t, "Unique counts", readI64(t, cnt), []int64{2, 1, 1})
+	only, noInv, noCnt, err := x.Unique(false, false)
+	MustOK(err)
+	s.Track(only, nil)
+	if noInv != nil || noCnt != nil {
+		t.Fatalf("Unique(false, false) gave inverse %v and counts %v, want nil", noInv, noCnt)
+	}
+	wantSlice(t, "Unique values alone", readI64(t, only), []int64{1, 2, 3})
+
+	idx := must(s.Track(FromSlice([]int64{0, 2, 2, 5}, []int64{4}, CPU(0))))
+	wantSlice(t, "Bincount", readI64(t, must(s.Track(idx.Bincount(nil, 0)))), []int64{1, 0, 2, 0, 0, 1})
+	wantSlice(t, "Bincount minlength 8", readI64(t, must(s.Track(idx.Bincount(nil, 8)))), []int64{1, 0, 2, 0, 0, 1, 0, 0})
+	w := must(s.Track(FromSlice([]float32{0.5, 1, 2, 4}, []int64{4}, CPU(0))))
+	bw := must(s.Track(idx.Bincount(w, 0)))
+	checkMeta(t, "Bincount weighted", bw, []int64{6}, Float32)
+	wantSlice(t, "Bincount weighted", must(ToSlice[float32](bw)), []float32{0.5, 0, 3, 0, 0, 4})
+
+	neg := must(s.Track(FromSlice([]int64{1, -1}, []int64{2}, CPU(0))))
+	_, err = neg.Bincount(nil, 0)
+	wantCode(t, err, ErrInvalidArgument)
+	_, err = w.Bincount(nil, 0) // floating values
+	wantCode(t, err, ErrDTypeMismatch)
+	_, _, _, err = (*Tensor)(nil).Unique(true, true)
+	wantCode(t, err, ErrInvalidArgument)
+}

@@ -437,6 +437,33 @@ static inline gdt_vires gdt_sort(int topk, uintptr_t a_h, int64_t k, int64_t dim
   r.indices = st == DT_OK ? (uintptr_t)i : 0;
   return r;
 }
+/* status + message + up to three new tensor references (0 for one not made or not
+ * wanted), as a call with three out-parameters leaves them: unique, the RNN forward */
+typedef struct { dt_status st; char* msg; uintptr_t t[3]; } gdt_t3res;
+static inline gdt_t3res gdt_t3(dt_status st, dt_tensor* a, dt_tensor* b, dt_tensor* c) {
+  gdt_t3res r;
+  r.st = st;
+  r.msg = gdt_errmsg(st);
+  r.t[0] = st == DT_OK ? (uintptr_t)a : 0;
+  r.t[1] = st == DT_OK ? (uintptr_t)b : 0;
+  r.t[2] = st == DT_OK ? (uintptr_t)c : 0;
+  return r;
+}
+static inline gdt_t3res gdt_unique(uintptr_t a_h, int32_t want_inverse, int32_t want_counts) {
+  gdt_take_slot();
+  dt_tensor* v = NULL;
+  dt_tensor* i = NULL;
+  dt_tensor* c = NULL;
+  dt_status st = dt_unique((const dt_tensor*)a_h, &v, want_inverse ? &i : NULL, want_counts ? &c : NULL);
+  return gdt_t3(st, v, i, c);
+}
+/* bincount: w_h 0 for no weights */
+static inline gdt_tres gdt_bincount(uintptr_t a_h, uintptr_t w_h, int64_t minlength) {
+  gdt_take_slot();
+  dt_tensor* o = NULL;
+  dt_status st = dt_bincount((const dt_tensor*)a_h, (const dt_tensor*)w_h, minlength, &o);
+  return gdt_tr(st, o);
+}
 static inline gdt_tres gdt_argsort(uintptr_t a_h, int64_t dim, int32_t descending) {
   gdt_take_slot();
   dt_tensor* o = NULL;

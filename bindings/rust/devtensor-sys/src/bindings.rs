@@ -1844,6 +1844,22 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_unique(
+        a: *const dt_tensor,
+        values: *mut *mut dt_tensor,
+        inverse: *mut *mut dt_tensor,
+        counts: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_bincount(
+        a: *const dt_tensor,
+        weights: *const dt_tensor,
+        minlength: i64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_tensor_set_requires_grad(t: *mut dt_tensor, requires_grad: i32) -> dt_status;
 }
 extern "C" {

@@ -1043,6 +1043,72 @@ impl Tensor {
             ffi::dt_sort(self.as_ptr(), dim, i32::from(descending), v, i)
         })
     }
+    /// The distinct elements (over all of `self`) in ascending order, as
+    /// `torch.unique(sorted=True, return_inverse, return_counts)`: NaN last, each NaN its
+    /// own value; `-0.0` and `0.0` are one. With `with_inverse`, the second result (`i64`,
+    /// `self`'s shape) holds the index into the values of each element; with
+    /// `with_counts`, the third (`i64`) how often each value occurs; `None` when not asked
+    /// for. Waits for the device (the number of values is read back). Not differentiable.
+    ///
+    /// ```
+    /// # use devtensor::{Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[2i64, 1, 1, 3], &[2, 2], Device::CPU)?;
+    /// let (values, inverse, counts) = t.unique(true, true)?;
+    /// assert_eq!(values.to_vec::<i64>()?, vec![1, 2, 3]);
+    /// assert_eq!(inverse.unwrap().to_vec::<i64>()?, vec![1, 0, 0, 2]);
+    /// assert_eq!(counts.unwrap().to_vec::<i64>()?, vec![2, 1, 1]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_unique`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    pub fn unique(&self, with_inverse: bool, with_counts: bool) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)> {
+        let mut values: *mut ffi::dt_tensor = std::ptr::null_mut();
+        let mut inverse: *mut ffi::dt_tensor = std::ptr::null_mut();
+        let mut counts: *mut ffi::dt_tensor = std::ptr::null_mut();
+        let inverse_out: *mut *mut ffi::dt_tensor = if with_inverse { &mut inverse } else { std::ptr::null_mut() };
+        let counts_out: *mut *mut ffi::dt_tensor = if with_counts { &mut counts } else { std::ptr::null_mut() };
+        // SAFETY: a live handle and out-pointers to locals (or NULL for those not wanted).
+        check(unsafe { ffi::dt_unique(self.as_ptr(), &mut values, inverse_out, counts_out) })?;
+        let values = Tensor::from_owned_ptr(values)
+            .ok_or_else(|| Error::new(ErrorCode::Internal, "the library returned success and a NULL tensor"))?;
+        Ok((values, Tensor::from_owned_ptr(inverse), Tensor::from_owned_ptr(counts)))
+    }
+
+    /// How often each value `0 ..= max(self, minlength - 1)` occurs in `self`, a 1-d
+    /// tensor of non-negative integers (any integer dtype), as `torch.bincount`: `i64`
+    /// counts, or with `weights` (1-d, `self`'s length and device) the sum of the weights
+    /// of each value's elements, in the weights' dtype when floating, else `f64`. Waits for
+    /// the device (the largest value is read back). Not differentiable.
+    ///
+    /// ```
+    /// # use devtensor::{DType, Device, ErrorCode, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let t = Tensor::from_slice(&[0i64, 2, 2, 5], &[4], Device::CPU)?;
+    /// assert_eq!(t.bincount(None, 0)?.to_vec::<i64>()?, vec![1, 0, 2, 0, 0, 1]);
+    /// let w = Tensor::from_slice(&[0.5f32, 1.0, 2.0, 4.0], &[4], Device::CPU)?;
+    /// let b = t.bincount(Some(&w), 7)?;
+    /// assert_eq!((b.dtype(), b.to_vec::<f32>()?), (DType::Float32, vec![0.5, 0.0, 3.0, 0.0, 0.0, 4.0, 0.0]));
+    /// assert_eq!(w.bincount(None, 0).unwrap_err().code, ErrorCode::DtypeMismatch);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_bincount`:
+    /// [`InvalidArgument`](crate::ErrorCode::InvalidArgument) (not 1-d, a negative value,
+    /// `minlength < 0`, weights of another shape),
+    /// [`DtypeMismatch`](crate::ErrorCode::DtypeMismatch) (floating or bool values),
+    /// [`DeviceMismatch`](crate::ErrorCode::DeviceMismatch),
+    /// [`OutOfMemory`](crate::ErrorCode::OutOfMemory).
+    pub fn bincount(&self, weights: Option<&Tensor>, minlength: i64) -> Result<Tensor> {
+        let w = weights.map_or(std::ptr::null(), |t| t.as_ptr() as *const ffi::dt_tensor);
+        Tensor::from_out(|o| unsafe { ffi::dt_bincount(self.as_ptr(), w, minlength, o) })
+    }
+
     /// The positions that sort the elements along `dim` (`i64`), as
     /// `torch.argsort(stable=True)`.
     ///

@@ -202,3 +202,33 @@ fn nonzero_and_masked_select_against_pytorch() {
         assert_eq!(code(w.masked_select(&four)), ErrorCode::ShapeMismatch);
     });
 }
+
+#[test]
+fn unique_and_bincount_against_pytorch() {
+    leak_checked(|| {
+        // torch.unique(sorted=True, return_inverse=True, return_counts=True) and
+        // torch.bincount of the same tensors.
+        let x = Tensor::from_slice(&[2.5f32, -1.0, 2.5, 0.0, -1.0, 2.5], &[3, 2], Device::CPU).unwrap();
+        let (values, inverse, counts) = x.unique(true, true).unwrap();
+        assert_eq!(values.to_vec::<f32>().unwrap(), vec![-1.0, 0.0, 2.5]);
+        let inverse = inverse.unwrap();
+        assert_meta("unique inverse", &inverse, &[3, 2], DType::Int64);
+        assert_eq!(inverse.to_vec::<i64>().unwrap(), vec![2, 0, 2, 1, 0, 2]);
+        assert_eq!(counts.unwrap().to_vec::<i64>().unwrap(), vec![2, 1, 3]);
+        let (only, no_inverse, no_counts) = x.unique(false, false).unwrap();
+        assert!(no_inverse.is_none() && no_counts.is_none());
+        assert_eq!(only.to_vec::<f32>().unwrap(), vec![-1.0, 0.0, 2.5]);
+
+        let idx = Tensor::from_slice(&[1u8, 3, 1, 0], &[4], Device::CPU).unwrap();
+        let b = idx.bincount(None, 0).unwrap();
+        assert_meta("bincount", &b, &[4], DType::Int64);
+        assert_eq!(b.to_vec::<i64>().unwrap(), vec![1, 2, 0, 1]);
+        let w = Tensor::from_slice(&[1i64, 2, 3, 4], &[4], Device::CPU).unwrap();
+        let bw = idx.bincount(Some(&w), 6).unwrap();
+        assert_meta("bincount with int64 weights", &bw, &[6], DType::Float64);
+        assert_eq!(bw.to_vec::<f64>().unwrap(), vec![4.0, 4.0, 0.0, 2.0, 0.0, 0.0]);
+        let neg = Tensor::from_slice(&[1i64, -1], &[2], Device::CPU).unwrap();
+        assert_eq!(code(neg.bincount(None, 0)), ErrorCode::InvalidArgument);
+        assert_eq!(code(idx.bincount(None, -1)), ErrorCode::InvalidArgument);
+    });
+}
