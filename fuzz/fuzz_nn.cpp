@@ -309,7 +309,8 @@ class Program {
         const dt_dtype want = in_.rarely(3) ? DT_DTYPE_DEFAULT : in_.dtype();
         switch (in_.pick(10)) {
           case 0: {
-            const int64_t low = in_.geometry(-4, 4), high = in_.rarely(4) ? in_.geometry(-4, 8) : low + in_.small(0, 300);
+            const int64_t low = in_.geometry(-4, 4), span = in_.small(0, 300);
+            const int64_t high = in_.rarely(4) || low > INT64_MAX - span ? in_.geometry(-4, 8) : low + span;
             produce("dt_tensor_randint",
                     [&](dt_tensor** o) { return dt_tensor_randint(low, high, s.data(), s.size(), want, device(), o); });
             break;
