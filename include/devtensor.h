@@ -1137,6 +1137,32 @@ DT_API dt_status dt_logsumexp(const dt_tensor* a, const int64_t* dims, size_t nd
  *  tensor and DT_ERR_INVALID_ARGUMENT for a NaN ord. */
 DT_API dt_status dt_vector_norm(const dt_tensor* a, double ord, const int64_t* dims, size_t ndims, int32_t keepdim,
                                 dt_tensor** out);
+/** torch.nn.functional.normalize: a / max(||a||_ord along dim, eps), the norm as
+ *  dt_vector_norm's (any ord), kept to broadcast: a NEW tensor of a's shape. PyTorch's
+ *  defaults are ord 2, dim 1, eps 1e-12. Floating tensors. Differentiable (the clamp at
+ *  eps passes no gradient where it holds, as PyTorch's clamp_min).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, dim out of range, NaN ord),
+ *  DT_ERR_DTYPE_MISMATCH (not floating), DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_normalize(const dt_tensor* a, double ord, int64_t dim, double eps, dt_tensor** out);
+/** torch.nn.functional.cosine_similarity (PyTorch 1.13's formula): x1 and x2 broadcast
+ *  together, each divided by its 2-norm along dim clamped below at eps (the clamp
+ *  changes the value only, not the gradient, as PyTorch's no_grad clamp), then summed
+ *  products along dim: a NEW tensor of the broadcast shape without dim. PyTorch's
+ *  defaults are dim 1, eps 1e-8. Floating tensors. Differentiable in both.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, dim out of range), DT_ERR_SHAPE_MISMATCH (shapes
+ *  that do not broadcast), DT_ERR_DTYPE_MISMATCH (not floating),
+ *  DT_ERR_DEVICE_MISMATCH, DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_cosine_similarity(const dt_tensor* x1, const dt_tensor* x2, int64_t dim, double eps,
+                                      dt_tensor** out);
+/** torch.nn.functional.pairwise_distance: ||x1 - x2 + eps||_ord over the last dim of the
+ *  broadcast shape (keepdim 1 keeps it as size 1), the norm as dt_vector_norm's: a NEW
+ *  tensor. PyTorch's defaults are ord 2, eps 1e-6, keepdim 0. Floating tensors.
+ *  Differentiable in both (NormBackward1).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL, keepdim not 0/1, NaN ord), DT_ERR_SHAPE_MISMATCH,
+ *  DT_ERR_DTYPE_MISMATCH (not floating), DT_ERR_DEVICE_MISMATCH, DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_pairwise_distance(const dt_tensor* x1, const dt_tensor* x2, double ord, double eps,
+                                      int32_t keepdim, dt_tensor** out);
 
 /** Numerically stable softmax / log-softmax along dim, of a floating tensor. */
 DT_API dt_status dt_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out);

@@ -1355,6 +1355,40 @@ void add_reduction_cases(Table& T) {
     });
   }
 
+  // normalize / cosine_similarity / pairwise_distance
+  T.unary("dt_normalize", [](const dt_tensor* t, dt_tensor** o) { return dt_normalize(t, 2.0, 1, 1e-12, o); }, "a");
+  T.add("dt_normalize", "int32", {TM}, [](Ctx& x) { return dt_normalize(x.i32, 2.0, 1, 1e-12, &x.o.t); });
+  for (int64_t bad : {int64_t{2}, int64_t{-3}, I64MIN, I64MAX})
+    T.add("dt_normalize", "dim=" + std::to_string(bad), {IA},
+          [bad](Ctx& x) { return dt_normalize(x.a, 2.0, bad, 1e-12, &x.o.t); });
+  T.add("dt_normalize", "ord=NaN", {IA}, [](Ctx& x) { return dt_normalize(x.a, NAN, 1, 1e-12, &x.o.t); });
+  using Pair = dt_status (*)(const dt_tensor*, const dt_tensor*, Ctx&);
+  const std::pair<const char*, Pair> pairs[] = {
+      {"dt_cosine_similarity",
+       [](const dt_tensor* a, const dt_tensor* b, Ctx& x) { return dt_cosine_similarity(a, b, 1, 1e-8, &x.o.t); }},
+      {"dt_pairwise_distance",
+       [](const dt_tensor* a, const dt_tensor* b, Ctx& x) { return dt_pairwise_distance(a, b, 2.0, 1e-6, 0, &x.o.t); }}};
+  for (const auto& [name, f] : pairs) {
+    T.handles(name, "x1", [f = f](Ctx& x, const dt_tensor* t) { return f(t, x.b, x); });
+    T.handles(name, "x2", [f = f](Ctx& x, const dt_tensor* t) { return f(x.a, t, x); });
+    T.add(name, "shapes_do_not_broadcast", {SM}, [f = f](Ctx& x) { return f(x.a, x.v4, x); });
+    T.add(name, "int32", {TM}, [f = f](Ctx& x) { return f(x.i32, x.i32, x); });
+    T.add(name, "x1_cpu1_x2_cpu0", {DM}, [f = f](Ctx& x) {
+      if (!x.a1) return dt_status{-999};
+      return f(x.a1, x.b, x);
+    });
+  }
+  T.add("dt_cosine_similarity", "out=NULL", {IA}, [](Ctx& x) { return dt_cosine_similarity(x.a, x.b, 1, 1e-8, nullptr); });
+  for (int64_t bad : {int64_t{2}, int64_t{-3}, I64MIN})
+    T.add("dt_cosine_similarity", "dim=" + std::to_string(bad), {IA},
+          [bad](Ctx& x) { return dt_cosine_similarity(x.a, x.b, bad, 1e-8, &x.o.t); });
+  T.add("dt_pairwise_distance", "out=NULL", {IA},
+        [](Ctx& x) { return dt_pairwise_distance(x.a, x.b, 2.0, 1e-6, 0, nullptr); });
+  T.add("dt_pairwise_distance", "keepdim=2", {IA},
+        [](Ctx& x) { return dt_pairwise_distance(x.a, x.b, 2.0, 1e-6, 2, &x.o.t); });
+  T.add("dt_pairwise_distance", "ord=NaN", {IA},
+        [](Ctx& x) { return dt_pairwise_distance(x.a, x.b, NAN, 1e-6, 0, &x.o.t); });
+
   // logsumexp / vector_norm
   T.handles("dt_logsumexp", "a", [](Ctx& x, const dt_tensor* t) { return dt_logsumexp(t, nullptr, 0, 0, &x.o.t); });
   T.add("dt_logsumexp", "out=NULL", {IA}, [](Ctx& x) { return dt_logsumexp(x.a, nullptr, 0, 0, nullptr); });

@@ -364,6 +364,36 @@ DT_API dt_status dt_vector_norm(const dt_tensor* a, double ord, const int64_t* d
   });
 }
 
+DT_API dt_status dt_normalize(const dt_tensor* a, double ord, int64_t dim, double eps, dt_tensor** out) {
+  return guard([&] {
+    require(out, "dt_normalize", "out");
+    Borrowed x = tensor_arg(a, "dt_normalize", "a");
+    *out = new_handle(ag::normalize(x, ord, dim, eps));
+  });
+}
+
+DT_API dt_status dt_cosine_similarity(const dt_tensor* x1, const dt_tensor* x2, int64_t dim, double eps,
+                                      dt_tensor** out) {
+  return guard([&] {
+    const char* fn = "dt_cosine_similarity";
+    require(out, fn, "out");
+    Borrowed a = tensor_arg(x1, fn, "x1");
+    Borrowed b = tensor_arg(x2, fn, "x2");
+    *out = new_handle(ag::cosine_similarity(a, b, dim, eps));
+  });
+}
+
+DT_API dt_status dt_pairwise_distance(const dt_tensor* x1, const dt_tensor* x2, double ord, double eps,
+                                      int32_t keepdim, dt_tensor** out) {
+  return guard([&] {
+    const char* fn = "dt_pairwise_distance";
+    require(out, fn, "out");
+    Borrowed a = tensor_arg(x1, fn, "x1");
+    Borrowed b = tensor_arg(x2, fn, "x2");
+    *out = new_handle(ag::pairwise_distance(a, b, ord, eps, flag_arg(keepdim, fn, "keepdim")));
+  });
+}
+
 DT_API dt_status dt_softmax(const dt_tensor* a, int64_t dim, dt_tensor** out) {
   return guard([&] {
     require(out, "dt_softmax", "out");

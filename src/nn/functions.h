@@ -32,6 +32,11 @@ Tensor var_std(const Tensor& a, const int64_t* dims, size_t ndims, double correc
 // with PyTorch's backward formulas.
 Tensor logsumexp(const Tensor& a, const int64_t* dims, size_t ndims, bool keepdim);
 Tensor vector_norm(const Tensor& a, double ord, const int64_t* dims, size_t ndims, bool keepdim);
+// F.normalize, F.cosine_similarity and F.pairwise_distance, as PyTorch 1.13's
+// (grad_distance.cpp); floating tensors only.
+Tensor normalize(const Tensor& a, double p, int64_t dim, double eps);
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, int64_t dim, double eps);
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p, double eps, bool keepdim);
 
 // Elements kept or replaced (nn/grad_select.cpp). clamp: lo and/or hi (null: no bound;
 // at least one). masked_fill: value where the bool mask (broadcast with a) is true.

@@ -542,6 +542,24 @@ add("dt_repeat", "dt_repeat", lambda v: v[0].repeat(2, 1, 3), [make_input(R("dt_
 add("dt_repeat_transposed", "dt_repeat", lambda v: v[0].repeat(3, 2),
     [make_input(R("dt_repeat_t"), (3, 2), views=[["transpose", 0, 1]])], params={"repeats": [3, 2]})
 
+# normalize, cosine_similarity, pairwise_distance (F's, PyTorch 1.13's formulas)
+Fn = torch.nn.functional
+add("dt_normalize", "dt_normalize", lambda v: Fn.normalize(v[0], p=2.0, dim=1),
+    [make_input(R("dt_normalize"), (3, 4))], params={"ord": 2.0, "dim": 1, "eps": 1e-12})
+add("dt_normalize_ord3_dim0", "dt_normalize", lambda v: Fn.normalize(v[0], p=3.0, dim=0),
+    [make_input(R("dt_normalize_3"), (3, 4))], params={"ord": 3.0, "dim": 0, "eps": 1e-12})
+add("dt_cosine_similarity", "dt_cosine_similarity", lambda v: Fn.cosine_similarity(v[0], v[1], dim=1),
+    [make_input(R("dt_cosine_a"), (3, 5)), make_input(R("dt_cosine_b"), (3, 5))], params={"dim": 1, "eps": 1e-8})
+add("dt_cosine_similarity_broadcast", "dt_cosine_similarity", lambda v: Fn.cosine_similarity(v[0], v[1], dim=-1),
+    [make_input(R("dt_cosine_ba"), (2, 1, 4)), make_input(R("dt_cosine_bb"), (3, 4))], params={"dim": -1, "eps": 1e-8})
+add("dt_pairwise_distance", "dt_pairwise_distance", lambda v: Fn.pairwise_distance(v[0], v[1]),
+    [make_input(R("dt_pdist_a"), (3, 5)), make_input(R("dt_pdist_b"), (3, 5))],
+    params={"ord": 2.0, "eps": 1e-6, "keepdim": 0})
+add("dt_pairwise_distance_ord1_keepdim", "dt_pairwise_distance",
+    lambda v: Fn.pairwise_distance(v[0], v[1], p=1.0, keepdim=True),
+    [make_input(R("dt_pdist1_a"), (2, 4)), make_input(R("dt_pdist1_b"), (4,))],
+    params={"ord": 1.0, "eps": 1e-6, "keepdim": 1})
+
 # masked_select: the gradient goes back to the selected positions, summed over broadcast dims
 sel_mask = {"dtype": "bool", "shape": [3, 1], "data": [1, 0, 1], "views": [], "requires_grad": False}
 add("dt_masked_select_broadcast_mask", "dt_masked_select", lambda v: torch.masked_select(v[0], v[1]),

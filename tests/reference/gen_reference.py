@@ -1981,6 +1981,53 @@ def gen_structured():
     bc("dt_bincount_negative_minlength", [In("int64", [2], data=[1, 0])], -1)
     bc("dt_bincount_weights_wrong_length", [In("int64", [3], data=[1, 0, 2]), In("float32", [2])])
 
+    F = torch.nn.functional
+
+    def nm(cid, inp, ord=2.0, dim=1, eps=1e-12):
+        return case(cid, "dt_normalize", [inp], lambda x: F.normalize(x, p=float(ord), dim=dim, eps=eps),
+                    params={"ord": ord, "dim": dim, "eps": eps})
+    for dt in ["float32", "float64", "float16", "bfloat16"]:
+        nm(f"dt_normalize_{dt}", In(dt, [3, 4]))
+    nm("dt_normalize_ord1_dim0", In("float32", [3, 4]), 1.0, 0)
+    nm("dt_normalize_inf_last", In("float64", [2, 3, 4]), "inf", -1)
+    nm("dt_normalize_zero_row", In("float32", [2, 3], data=[0.0, 0.0, 0.0, 1.0, -2.0, 2.0]), 2.0, 1)
+    nm("dt_normalize_big_eps", In("float64", [2, 2]), 2.0, 1, 10.0)
+    nm("dt_normalize_transposed", In("float32", [4, 3], views=[["transpose", 0, 1]]), 3.0, 1)
+    nm("dt_normalize_1d", In("float32", [5]), 2.0, 0)
+    nm("dt_normalize_dim_out_of_range", In("float32", [2, 3]), 2.0, 2)
+    nm("dt_normalize_int", In("int64", [2, 3], data=[1, 2, 3, 4, 5, 6]), 2.0, 1)["expect_status"] = \
+        "DT_ERR_DTYPE_MISMATCH"
+
+    def cs(cid, a, b, dim=1, eps=1e-8):
+        return case(cid, "dt_cosine_similarity", [a, b], lambda x, y: F.cosine_similarity(x, y, dim=dim, eps=eps),
+                    params={"dim": dim, "eps": eps})
+    for dt in ["float32", "float64", "float16", "bfloat16"]:
+        cs(f"dt_cosine_similarity_{dt}", In(dt, [3, 5]), In(dt, [3, 5]))
+    cs("dt_cosine_similarity_broadcast", In("float32", [4, 1, 6]), In("float32", [3, 6]), -1)
+    cs("dt_cosine_similarity_dim0", In("float64", [5, 2]), In("float64", [5, 2]), 0)
+    cs("dt_cosine_similarity_zero_vector", In("float64", [2, 3], data=[0.0, 0.0, 0.0, 1.0, 2.0, 3.0]),
+       In("float64", [2, 3]))
+    cs("dt_cosine_similarity_transposed", In("float32", [4, 3], views=[["transpose", 0, 1]]), In("float32", [3, 4]))
+    cs("dt_cosine_similarity_mixed", In("float32", [2, 3]), In("float64", [2, 3]))
+    cs("dt_cosine_similarity_shape_mismatch", In("float32", [2, 3]), In("float32", [4]))
+    cs("dt_cosine_similarity_dim_out_of_range", In("float32", [2, 3]), In("float32", [2, 3]), 2)
+    cs("dt_cosine_similarity_int", In("int64", [2, 2], data=[1, 2, 3, 4]),
+       In("int64", [2, 2], data=[1, 0, 0, 1]))["expect_status"] = "DT_ERR_DTYPE_MISMATCH"
+
+    def pd(cid, a, b, ord=2.0, eps=1e-6, keepdim=0):
+        return case(cid, "dt_pairwise_distance", [a, b],
+                    lambda x, y: F.pairwise_distance(x, y, p=float(ord), eps=eps, keepdim=bool(keepdim)),
+                    params={"ord": ord, "eps": eps, "keepdim": keepdim})
+    for dt in ["float32", "float64", "float16", "bfloat16"]:
+        pd(f"dt_pairwise_distance_{dt}", In(dt, [4, 6]), In(dt, [4, 6]))
+    pd("dt_pairwise_distance_ord1_keepdim", In("float32", [3, 5]), In("float32", [3, 5]), 1.0, 1e-6, 1)
+    pd("dt_pairwise_distance_inf", In("float64", [3, 5]), In("float64", [5]), "inf")
+    pd("dt_pairwise_distance_ord3_3d", In("float64", [2, 3, 4]), In("float64", [2, 3, 4]), 3.0, 0.0)
+    pd("dt_pairwise_distance_1d", In("float32", [7]), In("float32", [7]))
+    pd("dt_pairwise_distance_identical", In("float64", [2, 3], data=[1, 2, 3, 4, 5, 6]),
+       In("float64", [2, 3], data=[1, 2, 3, 4, 5, 6]))
+    pd("dt_pairwise_distance_shape_mismatch", In("float32", [2, 3]), In("float32", [2, 4]))
+
 
 def main():
     gen_clamp()

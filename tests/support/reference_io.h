@@ -536,6 +536,14 @@ inline dt_status CallSingle(const std::string& op, const json& params, const std
              ? dt_tensor_linspace(JsonNumber(params.at("start")), JsonNumber(params.at("end")),
                                   params.at("steps").get<int64_t>(), dtype, device, out)
              : dt_tensor_eye(params.at("n").get<int64_t>(), params.at("m").get<int64_t>(), dtype, device, out);
+  } else if (op == "dt_normalize") {
+    st = dt_normalize(I(0), JsonNumber(params.at("ord")), params.at("dim").get<int64_t>(), JsonNumber(params.at("eps")),
+                      out);
+  } else if (op == "dt_cosine_similarity") {
+    st = dt_cosine_similarity(I(0), I(1), params.at("dim").get<int64_t>(), JsonNumber(params.at("eps")), out);
+  } else if (op == "dt_pairwise_distance") {
+    st = dt_pairwise_distance(I(0), I(1), JsonNumber(params.at("ord")), JsonNumber(params.at("eps")),
+                              params.at("keepdim").get<int32_t>(), out);
   } else if (op == "dt_bincount") {  // inputs: a, and the weights when there are two
     st = dt_bincount(I(0), in.size() > 1 ? I(1) : nullptr, params.at("minlength").get<int64_t>(), out);
   } else if (op == "dt_nonzero") {

@@ -207,3 +207,51 @@ func (t *Tensor) Multinomial(numSamples int64, replacement bool) (*Tensor, error
 func (t *Tensor) OneHot(numClasses int64) (*Tensor, error) {
 	return t.categorical("Tensor.OneHot", true, numClasses, false)
 }
+
+// distance runs one of normalize (o nil), cosine_similarity and pairwise_distance.
+func (t *Tensor) distance(op string, kind C.int, o *Tensor, p float64, dim int64, eps float64, keepdim bool) (*Tensor, error) {
+	a, err := t.handle(op)
+	if err != nil {
+		return nil, err
+	}
+	var b C.uintptr_t
+	if kind != C.GDT_DIST_NORMALIZE {
+		if b, err = o.handle(op); err != nil {
+			return nil, err
+		}
+	}
+	r := C.gdt_distance(kind, a, b, C.double(p), C.int64_t(dim), C.double(eps), cBool(keepdim))
+	runtime.KeepAlive(t)
+	runtime.KeepAlive(o)
+	return takeTensor(op, r)
+}
+
+// Normalize returns t / max(||t||_p along dim, eps), as torch.nn.functional.normalize
+// (dt_normalize; PyTorch's defaults: p 2, dim 1, eps 1e-12). Floating tensors.
+// Differentiable. The caller owns the result and must Close it. Errors:
+// ErrInvalidArgument (dim out of range, p NaN), ErrDTypeMismatch (not floating);
+// ErrClosed or ErrInvalidArgument for a closed or nil t.
+func (t *Tensor) Normalize(p float64, dim int64, eps float64) (*Tensor, error) {
+	return t.distance("Tensor.Normalize", C.GDT_DIST_NORMALIZE, nil, p, dim, eps, false)
+}
+
+// CosineSimilarity returns the cosine of the angle between t's and o's vectors along dim
+// (t and o broadcast together), as torch.nn.functional.cosine_similarity
+// (dt_cosine_similarity; PyTorch 1.13's formula, defaults dim 1, eps 1e-8): each vector
+// divided by its norm clamped below at eps, then the dot product. Floating tensors.
+// Differentiable in both. The caller owns the result and must Close it. Errors:
+// ErrInvalidArgument (dim out of range), ErrShapeMismatch, ErrDTypeMismatch,
+// ErrDeviceMismatch; ErrClosed or ErrInvalidArgument for a closed or nil t or o.
+func (t *Tensor) CosineSimilarity(o *Tensor, dim int64, eps float64) (*Tensor, error) {
+	return t.distance("Tensor.CosineSimilarity", C.GDT_DIST_COSINE, o, 0, dim, eps, false)
+}
+
+// PairwiseDistance returns ||t - o + eps||_p over the last dim (t and o broadcast
+// together), as torch.nn.functional.pairwise_distance (dt_pairwise_distance; defaults
+// p 2, eps 1e-6, keepdim false). Floating tensors. Differentiable in both. The caller
+// owns the result and must Close it. Errors: ErrInvalidArgument (p NaN),
+// ErrShapeMismatch, ErrDTypeMismatch, ErrDeviceMismatch; ErrClosed or
+// ErrInvalidArgument for a closed or nil t or o.
+func (t *Tensor) PairwiseDistance(o *Tensor, p, eps float64, keepdim bool) (*Tensor, error) {
+	return t.distance("Tensor.PairwiseDistance", C.GDT_DIST_PAIRWISE, o, p, 0, eps, keepdim)
+}

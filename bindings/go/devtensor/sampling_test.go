@@ -291,3 +291,34 @@ func TestUniqueBincount(t *testing.T) {
 	_, _, _, err = (*Tensor)(nil).Unique(true, true)
 	wantCode(t, err, ErrInvalidArgument)
 }
+
+// Normalize, CosineSimilarity and PairwiseDistance against values worked out by hand
+// (PyTorch gives the same: F.normalize, F.cosine_similarity, F.pairwise_distance), and
+// their errors.
+func TestDistances(t *testing.T) {
+	noLeaks(t)
+	s := NewScope()
+	defer s.Close()
+	x := must(s.Track(FromSlice([]float64{3, 4, 0, 0}, []int64{2, 2}, CPU(0))))
+	n := must(s.Track(x.Normalize(2, 1, 1e-12)))
+	near(t, "Normalize", must(ToSlice[float64](n)), []float64{0.6, 0.8, 0, 0}, 1e-15)
+	y := must(s.Track(FromSlice([]float64{4, 3, 1, 0}, []int64{2, 2}, CPU(0))))
+	// [3,4].[4,3] / (5 * 5) = 0.96; a zero vector has cosine 0.
+	near(t, "CosineSimilarity", must(ToSlice[float64](must(s.Track(x.CosineSimilarity(y, 1, 1e-8))))), []float64{0.96, 0}, 1e-15)
+	// ||[3,4] - [4,3]|| = sqrt(2); ||[0,0] - [1,0]||_1 = 1 (eps 0).
+	near(t, "PairwiseDistance", must(ToSlice[float64](must(s.Track(x.PairwiseDistance(y, 2, 0, false))))), []float64{math.Sqrt(2), 1}, 1e-15)
+	d := must(s.Track(x.PairwiseDistance(y, 1, 0, true)))
+	checkMeta(t, "PairwiseDistance keepdim", d, []int64{2, 1}, Float64)
+	near(t, "PairwiseDistance p=1", must(ToSlice[float64](d)), []float64{2, 1}, 0)
+
+	_, err := x.Normalize(2, 2, 1e-12)
+	wantCode(t, err, ErrInvalidArgument)
+	three := must(s.Track(FromSlice([]float64{1, 2, 3}, []int64{3}, CPU(0))))
+	_, err = x.CosineSimilarity(three, 1, 1e-8)
+	wantCode(t, err, ErrShapeMismatch)
+	ints := must(s.Track(FromSlice([]int64{1, 2}, []int64{2}, CPU(0))))
+	_, err = ints.PairwiseDistance(ints, 2, 1e-6, false)
+	wantCode(t, err, ErrDTypeMismatch)
+	_, err = x.CosineSimilarity(nil, 1, 1e-8)
+	wantCode(t, err, ErrInvalidArgument)
+}

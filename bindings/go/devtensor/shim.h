@@ -457,6 +457,19 @@ static inline gdt_t3res gdt_unique(uintptr_t a_h, int32_t want_inverse, int32_t 
   dt_status st = dt_unique((const dt_tensor*)a_h, &v, want_inverse ? &i : NULL, want_counts ? &c : NULL);
   return gdt_t3(st, v, i, c);
 }
+/* normalize (kind 0: a alone), cosine_similarity (1) or pairwise_distance (2) */
+enum { GDT_DIST_NORMALIZE, GDT_DIST_COSINE, GDT_DIST_PAIRWISE };
+static inline gdt_tres gdt_distance(int kind, uintptr_t a_h, uintptr_t b_h, double p, int64_t dim, double eps,
+                                    int32_t keepdim) {
+  gdt_take_slot();
+  const dt_tensor* a = (const dt_tensor*)a_h;
+  const dt_tensor* b = (const dt_tensor*)b_h;
+  dt_tensor* o = NULL;
+  dt_status st = kind == GDT_DIST_NORMALIZE ? dt_normalize(a, p, dim, eps, &o)
+                 : kind == GDT_DIST_COSINE  ? dt_cosine_similarity(a, b, dim, eps, &o)
+                                            : dt_pairwise_distance(a, b, p, eps, keepdim, &o);
+  return gdt_tr(st, o);
+}
 /* bincount: w_h 0 for no weights */
 static inline gdt_tres gdt_bincount(uintptr_t a_h, uintptr_t w_h, int64_t minlength) {
   gdt_take_slot();

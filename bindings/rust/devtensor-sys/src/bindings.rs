@@ -1559,6 +1559,34 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_normalize(
+        a: *const dt_tensor,
+        ord: f64,
+        dim: i64,
+        eps: f64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_cosine_similarity(
+        x1: *const dt_tensor,
+        x2: *const dt_tensor,
+        dim: i64,
+        eps: f64,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_pairwise_distance(
+        x1: *const dt_tensor,
+        x2: *const dt_tensor,
+        ord: f64,
+        eps: f64,
+        keepdim: i32,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_softmax(a: *const dt_tensor, dim: i64, out: *mut *mut dt_tensor) -> dt_status;
 }
 extern "C" {

@@ -1043,6 +1043,73 @@ impl Tensor {
             ffi::dt_sort(self.as_ptr(), dim, i32::from(descending), v, i)
         })
     }
+    /// `self / max(||self||_p along dim, eps)`, as `torch.nn.functional.normalize`
+    /// (PyTorch's defaults: `p` 2, `dim` 1, `eps` 1e-12). Floating tensors.
+    /// Differentiable.
+    ///
+    /// ```
+    /// # use devtensor::{Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let x = Tensor::from_slice(&[3.0f64, 4.0, 0.0, 0.0], &[2, 2], Device::CPU)?;
+    /// assert_eq!(x.normalize(2.0, 1, 1e-12)?.to_vec::<f64>()?, vec![0.6, 0.8, 0.0, 0.0]);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_normalize`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    pub fn normalize(&self, p: f64, dim: i64, eps: f64) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_normalize(self.as_ptr(), p, dim, eps, o) })
+    }
+
+    /// The cosine of the angle between `self`'s and `other`'s vectors along `dim` (the two
+    /// broadcast together), as `torch.nn.functional.cosine_similarity` (PyTorch 1.13's
+    /// formula, defaults `dim` 1, `eps` 1e-8): each vector divided by its norm clamped
+    /// below at `eps`, then the dot product. Floating tensors. Differentiable in both.
+    ///
+    /// ```
+    /// # use devtensor::{Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let a = Tensor::from_slice(&[3.0f64, 4.0], &[1, 2], Device::CPU)?;
+    /// let b = Tensor::from_slice(&[4.0f64, 3.0], &[1, 2], Device::CPU)?;
+    /// let c = a.cosine_similarity(&b, 1, 1e-8)?.to_vec::<f64>()?;
+    /// assert!((c[0] - 0.96).abs() < 1e-15); // (12 + 12) / (5 * 5)
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_cosine_similarity`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    pub fn cosine_similarity(&self, other: &Tensor, dim: i64, eps: f64) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe { ffi::dt_cosine_similarity(self.as_ptr(), other.as_ptr(), dim, eps, o) })
+    }
+
+    /// `||self - other + eps||_p` over the last dim (the two broadcast together), as
+    /// `torch.nn.functional.pairwise_distance` (defaults `p` 2, `eps` 1e-6, `keepdim`
+    /// false). Floating tensors. Differentiable in both.
+    ///
+    /// ```
+    /// # use devtensor::{Device, Tensor};
+    /// # fn main() -> devtensor::Result<()> {
+    /// let a = Tensor::from_slice(&[3.0f64, 4.0, 0.0, 0.0], &[2, 2], Device::CPU)?;
+    /// let b = Tensor::from_slice(&[0.0f64, 0.0], &[2], Device::CPU)?;
+    /// let d = a.pairwise_distance(&b, 2.0, 0.0, true)?;
+    /// assert_eq!((d.shape(), d.to_vec::<f64>()?), (vec![2, 1], vec![5.0, 0.0]));
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The errors that `include/devtensor.h` lists for `dt_pairwise_distance`: an
+    /// [`Error`](crate::Error) with the library's code and message.
+    pub fn pairwise_distance(&self, other: &Tensor, p: f64, eps: f64, keepdim: bool) -> Result<Tensor> {
+        Tensor::from_out(|o| unsafe {
+            ffi::dt_pairwise_distance(self.as_ptr(), other.as_ptr(), p, eps, i32::from(keepdim), o)
+        })
+    }
+
     /// The distinct elements (over all of `self`) in ascending order, as
     /// `torch.unique(sorted=True, return_inverse, return_counts)`: NaN last, each NaN its
     /// own value; `-0.0` and `0.0` are one. With `with_inverse`, the second result (`i64`,

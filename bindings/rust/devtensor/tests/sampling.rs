@@ -232,3 +232,26 @@ fn unique_and_bincount_against_pytorch() {
         assert_eq!(code(idx.bincount(None, -1)), ErrorCode::InvalidArgument);
     });
 }
+
+#[test]
+fn distances_against_hand_values() {
+    leak_checked(|| {
+        // F.normalize, F.cosine_similarity and F.pairwise_distance give these too.
+        let x = Tensor::from_slice(&[3.0f64, 4.0, 0.0, 0.0], &[2, 2], Device::CPU).unwrap();
+        let y = Tensor::from_slice(&[4.0f64, 3.0, 1.0, 0.0], &[2, 2], Device::CPU).unwrap();
+        x.set_requires_grad(true).unwrap();
+        let c = x.cosine_similarity(&y, 1, 1e-8).unwrap();
+        assert_near("cosine", &c.to_vec::<f64>().unwrap(), &[0.96, 0.0], 1e-15);
+        // d/dx of (x.y)/(|x||y|) at x = [3,4], y = [4,3]: y/(|x||y|) - (x.y) x/(|x|^3 |y|)
+        c.sum_all().unwrap().backward().unwrap();
+        let g = x.grad().unwrap().unwrap().to_vec::<f64>().unwrap();
+        assert_near("cosine gradient", &g[..2], &[4.0 / 25.0 - 24.0 * 3.0 / 625.0, 3.0 / 25.0 - 24.0 * 4.0 / 625.0], 1e-15);
+        let d = x.pairwise_distance(&y, 2.0, 0.0, false).unwrap();
+        assert_near("pairwise", &d.to_vec::<f64>().unwrap(), &[2f64.sqrt(), 1.0], 1e-15);
+        let n = y.normalize(1.0, 1, 1e-12).unwrap();
+        assert_near("normalize p=1", &n.to_vec::<f64>().unwrap(), &[4.0 / 7.0, 3.0 / 7.0, 1.0, 0.0], 1e-15);
+        let three = Tensor::from_slice(&[1.0f64, 2.0, 3.0], &[3], Device::CPU).unwrap();
+        assert_eq!(code(x.cosine_similarity(&three, 1, 1e-8)), ErrorCode::ShapeMismatch);
+        assert_eq!(code(x.normalize(2.0, 2, 1e-12)), ErrorCode::InvalidArgument);
+    });
+}
