@@ -60,10 +60,7 @@ Tensor bincount(const Tensor& x, const Tensor* weights, int64_t minlength) {
   const DType dtype = !weights ? DType::Int64 : is_floating(weights->dtype()) ? weights->dtype() : DType::Float64;
   int64_t length = minlength;
   if (x.numel() > 0) {
-    // The smallest and largest value, read back in one copy.
-    const Tensor range = stack({reduce(ReduceOp::Min, x, nullptr, 0, false), reduce(ReduceOp::Max, x, nullptr, 0, false)}, 0);
-    const Tensor host = to(range, Device{DT_DEVICE_CPU, 0}, DType::Int64, true);
-    const int64_t smallest = host.data_as<int64_t>()[0], largest = host.data_as<int64_t>()[1];
+    const auto [smallest, largest] = host_min_max(x);
     if (smallest < 0) fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": values must be >= 0, got ", smallest));
     if (largest == INT64_MAX) fail(DT_ERR_INVALID_ARGUMENT, cat(op, ": value ", largest, " asks for too many bins"));
     length = std::max(length, largest + 1);

@@ -24,6 +24,12 @@ Tensor true_positions(const Tensor& mask) {
   return narrow(out, 0, 0, count);
 }
 
+std::pair<int64_t, int64_t> host_min_max(const Tensor& a) {
+  const Tensor range = stack({reduce(ReduceOp::Min, a, nullptr, 0, false), reduce(ReduceOp::Max, a, nullptr, 0, false)}, 0);
+  const Tensor host = to(range, Device{DT_DEVICE_CPU, 0}, DType::Int64, true);
+  return {host.data_as<int64_t>()[0], host.data_as<int64_t>()[1]};
+}
+
 Tensor nonzero(const Tensor& a) {
   const Tensor truth = a.dtype() == DType::Bool ? a : binary_scalar(BinaryOp::Ne, a, 0.0);
   const Tensor flat = true_positions(reshape(truth, Dims{truth.numel()}, false));

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "ops/nonzero.h"
 #include "ops/ops.h"
 
 namespace dt::ops {
@@ -67,11 +68,7 @@ Tensor one_hot(const Tensor& indices, int64_t num_classes) {
     shape.push(num_classes);
     return full(shape, 0.0, DType::Int64, dev);
   }
-  // The smallest and largest index, read back in one copy.
-  const Tensor range = stack({reduce(ReduceOp::Min, indices, nullptr, 0, false),
-                              reduce(ReduceOp::Max, indices, nullptr, 0, false)}, 0);
-  const Tensor host = to(range, Device{DT_DEVICE_CPU, 0}, DType::Int64, true);
-  const int64_t smallest = host.data_as<int64_t>()[0], largest = host.data_as<int64_t>()[1];
+  const auto [smallest, largest] = host_min_max(indices);
   if (smallest < 0) fail(DT_ERR_INVALID_ARGUMENT, cat("one_hot: class values must be >= 0, got ", smallest));
   if (num_classes == -1) num_classes = largest + 1;
   if (largest >= num_classes)
