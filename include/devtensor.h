@@ -116,6 +116,8 @@ typedef struct dt_module dt_module;
 typedef struct dt_optimizer dt_optimizer;
 /** An ordered map from names to tensors (a PyTorch state_dict). Opaque, reference-counted. */
 typedef struct dt_state_dict dt_state_dict;
+/** A learning-rate scheduler bound to one optimizer. Opaque, reference-counted. */
+typedef struct dt_lr_scheduler dt_lr_scheduler;
 
 /* -------------------------------------------------------------------- devices, dtypes */
 
@@ -2099,6 +2101,132 @@ DT_API dt_status dt_optimizer_state_dict(const dt_optimizer* opt, dt_state_dict*
  *  a negative or fractional step, a setting the constructor would refuse: the message
  *  names the key), DT_ERR_INVALID_HANDLE, DT_ERR_OUT_OF_MEMORY. */
 DT_API dt_status dt_optimizer_load_state_dict(dt_optimizer* opt, const dt_state_dict* sd);
+
+/* --------------------------------------------------------- learning-rate schedulers */
+
+/* Schedulers of torch.optim.lr_scheduler (PyTorch 1.13's formulas). Each retains its
+ * optimizer and sets its learning rate (dt_optimizer_set_lr): call dt_lr_scheduler_step
+ * once per epoch (or per batch, as the schedule is meant), after dt_optimizer_step, as
+ * in PyTorch. Constructing one makes its first step at once: the optimizer's rate
+ * becomes the schedule's rate for epoch 0 (LinearLR's start_factor * lr, OneCycleLR's
+ * max_lr / div_factor; the others leave it as it is).
+ *
+ * The rate each starts from (PyTorch's base_lrs, the optimizer's "initial_lr") is the
+ * optimizer's rate when its first scheduler is made; later schedulers of the same
+ * optimizer start from that value too, as in PyTorch. Steps use PyTorch's chained
+ * formulas: each scales the optimizer's current rate, so several schedulers stacked on
+ * one optimizer, or a rate set by hand between steps, combine as they do in PyTorch.
+ *
+ * A step is all or nothing (a failed one changes neither the optimizer nor the
+ * scheduler). Calls on one scheduler are serialised; stepping two schedulers of one
+ * optimizer from two threads at once interleaves their updates of its rate.
+ * Errors of every constructor: DT_ERR_INVALID_ARGUMENT (NULL opt or out, a setting
+ * PyTorch refuses or that would make a negative rate: the message names it),
+ * DT_ERR_INVALID_HANDLE. On failure the optimizer is unchanged. */
+
+/** StepLR: the rate is multiplied by gamma every step_size epochs (step_size >= 1,
+ *  gamma >= 0). */
+DT_API dt_status dt_step_lr_new(dt_optimizer* opt, int64_t step_size, double gamma, dt_lr_scheduler** out);
+/** MultiStepLR: the rate is multiplied by gamma at each of the n epochs in milestones
+ *  (any order; one listed twice multiplies twice, as PyTorch's Counter). milestones may
+ *  be NULL when n is 0. */
+DT_API dt_status dt_multi_step_lr_new(dt_optimizer* opt, const int64_t* milestones, size_t n, double gamma,
+                                      dt_lr_scheduler** out);
+/** ExponentialLR: the rate is multiplied by gamma every epoch (gamma >= 0). */
+DT_API dt_status dt_exponential_lr_new(dt_optimizer* opt, double gamma, dt_lr_scheduler** out);
+/** LinearLR (warm-up): the factor goes linearly from start_factor (epoch 0, in (0, 1])
+ *  to end_factor (epoch total_iters and after, in [0, 1]) times the initial rate
+ *  (total_iters >= 1). PyTorch 1.13 takes a start_factor of 0 and divides by zero at the
+ *  second step; later versions and this one refuse it. */
+DT_API dt_status dt_linear_lr_new(dt_optimizer* opt, double start_factor, double end_factor, int64_t total_iters,
+                                  dt_lr_scheduler** out);
+/** CosineAnnealingLR: eta_min + (initial - eta_min) * (1 + cos(pi * epoch / t_max)) / 2,
+ *  by PyTorch's chained form (past t_max it rises again, a cosine of period 2 t_max;
+ *  t_max >= 1, eta_min >= 0). */
+DT_API dt_status dt_cosine_annealing_lr_new(dt_optimizer* opt, int64_t t_max, double eta_min,
+                                            dt_lr_scheduler** out);
+/** CosineAnnealingWarmRestarts (SGDR): a cosine from the initial rate to eta_min over
+ *  t_0 epochs, then again from the top over t_0 * t_mult, t_0 * t_mult^2, ... epochs
+ *  (t_0 >= 1, t_mult >= 1, eta_min >= 0). Its state dict holds T_cur and T_i. */
+DT_API dt_status dt_cosine_annealing_warm_restarts_new(dt_optimizer* opt, int64_t t_0, int64_t t_mult,
+                                                       double eta_min, dt_lr_scheduler** out);
+/** OneCycleLR (one step per batch): the rate rises from max_lr / div_factor to max_lr
+ *  over the first pct_start of total_steps, then falls to max_lr / div_factor /
+ *  final_div_factor (three_phase 1: back to max_lr / div_factor first, then down), by
+ *  anneal_strategy "cos" or "linear". With cycle_momentum 1 the momentum (Adam's beta1)
+ *  moves the other way, between max_momentum and base_momentum, through
+ *  dt_optimizer_set_option; an optimizer without one (Adagrad) is refused. Stepping
+ *  past total_steps + 1 steps is DT_ERR_INVALID_ARGUMENT, as PyTorch's ValueError; at
+ *  the one step past the last that PyTorch allows, its linear anneal overshoots: there
+ *  the rate stops at 0 and the momentum within [base_momentum, max_momentum], where
+ *  PyTorch sets a negative rate or a momentum beyond them.
+ *  PyTorch's defaults: pct_start 0.3, "cos", cycle_momentum 1, base_momentum 0.85,
+ *  max_momentum 0.95, div_factor 25, final_div_factor 1e4, three_phase 0. A pct_start
+ *  that leaves a phase without steps (pct_start * total_steps <= 1, or pct_start 1) is
+ *  refused: PyTorch divides by zero there. */
+DT_API dt_status dt_one_cycle_lr_new(dt_optimizer* opt, double max_lr, int64_t total_steps, double pct_start,
+                                     const char* anneal_strategy, int32_t cycle_momentum, double base_momentum,
+                                     double max_momentum, double div_factor, double final_div_factor,
+                                     int32_t three_phase, dt_lr_scheduler** out);
+/** ReduceLROnPlateau: steps with a metric (dt_lr_scheduler_step_metric), not by epoch.
+ *  After more than `patience` steps in a row without improvement (mode "min": the metric
+ *  below best * (1 - threshold) with threshold_mode "rel", below best - threshold with
+ *  "abs"; mode "max" the other way), the rate becomes max(rate * factor, min_lr) (when
+ *  that changes it by more than eps), and the next `cooldown` steps are not counted.
+ *  Making it leaves the rate as it is. PyTorch's defaults: "min", factor 0.1, patience
+ *  10, threshold 1e-4, "rel", cooldown 0, min_lr 0, eps 1e-8. factor in [0, 1); the
+ *  others >= 0. */
+DT_API dt_status dt_reduce_lr_on_plateau_new(dt_optimizer* opt, const char* mode, double factor, int64_t patience,
+                                             double threshold, const char* threshold_mode, int64_t cooldown,
+                                             double min_lr, double eps, dt_lr_scheduler** out);
+/** SequentialLR: schedulers[0] until epoch milestones[0], then schedulers[1] (restarted
+ *  from its epoch 0, by its closed form) until milestones[1], and so on: n schedulers,
+ *  n - 1 increasing milestones >= 1, all of opt. As PyTorch's constructor, it sets the
+ *  rate back to the initial one and starts schedulers[0] again. Each of the schedulers
+ *  is retained. Errors also: DT_ERR_INVALID_ARGUMENT (a scheduler of another optimizer,
+ *  one listed twice, a ReduceLROnPlateau or SequentialLR among them, n - 1 milestones
+ *  not given). */
+DT_API dt_status dt_sequential_lr_new(dt_optimizer* opt, dt_lr_scheduler* const* schedulers, size_t n,
+                                      const int64_t* milestones, dt_lr_scheduler** out);
+/** One epoch (or batch) on: the optimizer's rate is set for it.
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (a ReduceLROnPlateau, which
+ *  steps with a metric; a OneCycleLR stepped past its total_steps). */
+DT_API dt_status dt_lr_scheduler_step(dt_lr_scheduler* s);
+/** ReduceLROnPlateau's step with the metric it watches (a validation loss, say).
+ *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (any other scheduler). */
+DT_API dt_status dt_lr_scheduler_step_metric(dt_lr_scheduler* s, double metric);
+/** The rate the scheduler last set (get_last_lr()), in *out (untouched on failure).
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_lr_scheduler_last_lr(const dt_lr_scheduler* s, double* out);
+/** The epoch of the last step (last_epoch: 0 right after construction, +1 per step),
+ *  in *out (untouched on failure). Errors: DT_ERR_INVALID_ARGUMENT (NULL out),
+ *  DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_lr_scheduler_last_epoch(const dt_lr_scheduler* s, int64_t* out);
+/** The scheduler's kind, PyTorch's class name ("StepLR", "OneCycleLR", ...), by the
+ *  string protocol. Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (buf NULL
+ *  with cap > 0). */
+DT_API dt_status dt_lr_scheduler_kind(const dt_lr_scheduler* s, char* buf, size_t cap, size_t* needed);
+/** The scheduler's settings and state as a new state dict (release it), for
+ *  checkpoints: each number a 0-d float64 tensor on the CPU under PyTorch's attribute
+ *  name (base_lr, last_epoch, last_lr, then its own: gamma, step_size, T_max, T_cur,
+ *  best, num_bad_epochs, ...; flags 0 or 1), MultiStepLR's and SequentialLR's
+ *  "milestones" a 1-d int64 tensor, and SequentialLR's schedulers' entries under
+ *  "schedulers.<k>.". Errors: DT_ERR_INVALID_ARGUMENT (NULL out), DT_ERR_INVALID_HANDLE,
+ *  DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_lr_scheduler_state_dict(const dt_lr_scheduler* s, dt_state_dict** out);
+/** Restores a state from dt_lr_scheduler_state_dict of a scheduler of the same kind; a
+ *  key absent keeps its value. All or nothing: every key and value is checked, then the
+ *  settings together as the constructor checks them. As PyTorch's, the optimizer is not
+ *  touched: restore its rate with dt_optimizer_load_state_dict.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (an unknown key, a value not one number, a fraction
+ *  where a whole number belongs, a setting the constructor refuses: the message names
+ *  the key), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_lr_scheduler_load_state_dict(dt_lr_scheduler* s, const dt_state_dict* sd);
+/** Adds a reference. Errors: DT_ERR_INVALID_ARGUMENT (NULL), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_lr_scheduler_retain(dt_lr_scheduler* s);
+/** Drops a reference (NULL is a no-op); the last one releases the scheduler and its
+ *  hold on the optimizer. Errors: DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_lr_scheduler_release(dt_lr_scheduler* s);
 
 /* -------------------------------------------------------------- gradient clipping */
 

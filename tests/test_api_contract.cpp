@@ -84,6 +84,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <unistd.h>
@@ -1811,6 +1812,23 @@ struct LiveOptimizer {
   ~LiveOptimizer() { dt_optimizer_release(p); }
 };
 
+// An optimizer argument of fn replaced in turn by each bad handle, a tensor's included.
+using OptimizerCall = std::function<dt_status(Ctx&, dt_optimizer*)>;
+void add_optimizer_handle_rows(Table& T, const std::string& fn, OptimizerCall call, bool with_null = true) {
+  if (with_null)
+    T.add(fn, "opt=NULL", {IA, IH}, [call](Ctx& x) { return call(x, nullptr); }).group = "NULL optimizer handle";
+  T.add(fn, "opt=released", {IH}, [call](Ctx& x) {
+     LiveOptimizer o(x);
+     dt_optimizer* p = o.p;
+     dt_optimizer_release(p);
+     o.p = nullptr;
+     return call(x, p);
+   }).msg_has = "releas";
+  T.add(fn, "opt=stack_int", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_optimizer*>(x.foreign_stack)); });
+  T.add(fn, "opt=tensor_handle", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_optimizer*>(x.a)); })
+      .msg_has = "optimizer";
+}
+
 void add_autograd_cases(Table& T) {
   T.handles("dt_tensor_set_requires_grad", "t",
             [](Ctx&, const dt_tensor* t) { return dt_tensor_set_requires_grad(const_cast<dt_tensor*>(t), 1); });
@@ -2756,20 +2774,8 @@ void add_module_cases(Table& T) {
       .msg_has = "key";
 
   // Optimizers.
-  using OCall = std::function<dt_status(Ctx&, dt_optimizer*)>;
-  auto opt_handles = [&T](const std::string& fn, OCall call, bool with_null = true) {
-    if (with_null)
-      T.add(fn, "opt=NULL", {IA, IH}, [call](Ctx& x) { return call(x, nullptr); }).group = "NULL optimizer handle";
-    T.add(fn, "opt=released", {IH}, [call](Ctx& x) {
-       LiveOptimizer o(x);
-       dt_optimizer* p = o.p;
-       dt_optimizer_release(p);
-       o.p = nullptr;
-       return call(x, p);
-     }).msg_has = "releas";
-    T.add(fn, "opt=stack_int", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_optimizer*>(x.foreign_stack)); });
-    T.add(fn, "opt=tensor_handle", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_optimizer*>(x.a)); })
-        .msg_has = "optimizer";
+  auto opt_handles = [&T](const std::string& fn, OptimizerCall call, bool with_null = true) {
+    add_optimizer_handle_rows(T, fn, std::move(call), with_null);
   };
   auto opt_out = [](Ctx& x) { return reinterpret_cast<dt_optimizer**>(&x.o.ptr); };
   T.add("dt_sgd_new", "out=NULL", {IA}, [](Ctx& x) {
@@ -3021,6 +3027,275 @@ void add_module_cases(Table& T) {
       const dt_tensor* p[] = {x.a};
       return dt_clip_grad_value_(p, 1, v);
     }).msg_has = "clip_value";
+}
+
+// A live StepLR over a live SGD, for a row's call.
+struct LiveScheduler {
+  dt_optimizer* opt = nullptr;
+  dt_lr_scheduler* p = nullptr;
+  explicit LiveScheduler(Ctx& x) {
+    const dt_tensor* params[] = {x.a};
+    dt_sgd_new(params, 1, 0.1, 0, 0, 0, 0, &opt);
+    dt_step_lr_new(opt, 2, 0.5, &p);
+  }
+  ~LiveScheduler() {
+    dt_lr_scheduler_release(p);
+    dt_optimizer_release(opt);
+  }
+};
+
+void add_scheduler_cases(Table& T) {
+  using SCall = std::function<dt_status(Ctx&, dt_lr_scheduler*)>;
+  // The optimizer of a constructor replaced in turn by each bad handle.
+  auto opt_handles = [&T](const std::string& fn, OptimizerCall call) { add_optimizer_handle_rows(T, fn, std::move(call)); };
+  // A scheduler argument replaced in turn by each bad handle, an optimizer's included.
+  auto sched_handles = [&T](const std::string& fn, SCall call, bool with_null = true) {
+    if (with_null)
+      T.add(fn, "s=NULL", {IA, IH}, [call](Ctx& x) { return call(x, nullptr); }).group = "NULL scheduler handle";
+    T.add(fn, "s=released", {IH}, [call](Ctx& x) {
+       LiveScheduler l(x);
+       dt_lr_scheduler* p = l.p;
+       dt_lr_scheduler_release(p);
+       l.p = nullptr;
+       return call(x, p);
+     }).msg_has = "releas";
+    T.add(fn, "s=stack_int", {IH}, [call](Ctx& x) { return call(x, reinterpret_cast<dt_lr_scheduler*>(x.foreign_stack)); });
+    T.add(fn, "s=optimizer_handle", {IH}, [call](Ctx& x) {
+       LiveOptimizer o(x);
+       return call(x, reinterpret_cast<dt_lr_scheduler*>(o.p));
+     }).msg_has = "learning-rate scheduler";
+  };
+  auto out = [](Ctx& x) { return reinterpret_cast<dt_lr_scheduler**>(&x.o.ptr); };
+  // Each constructor: bad optimizers, a NULL out, and settings PyTorch refuses.
+  struct Ctor {
+    const char* fn;
+    std::function<dt_status(dt_optimizer*, dt_lr_scheduler**)> good;
+    std::vector<std::tuple<const char*, const char*, std::function<dt_status(dt_optimizer*, dt_lr_scheduler**)>>> bad;
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  static const int64_t kMs[] = {2, 5};
+  const std::vector<Ctor> ctors = {
+      {"dt_step_lr_new", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_step_lr_new(o, 2, 0.1, s); },
+       {{"step_size=0", "step_size", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_step_lr_new(o, 0, 0.1, s); }},
+        {"gamma=NaN", "gamma", [nan](dt_optimizer* o, dt_lr_scheduler** s) { return dt_step_lr_new(o, 2, nan, s); }}}},
+      {"dt_multi_step_lr_new",
+       [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_multi_step_lr_new(o, kMs, 2, 0.1, s); },
+       {{"milestones=NULL_n=2", "milestones is NULL",
+         [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_multi_step_lr_new(o, nullptr, 2, 0.1, s); }},
+        {"gamma=-1", "gamma", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_multi_step_lr_new(o, kMs, 2, -1, s); }}}},
+      {"dt_exponential_lr_new", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_exponential_lr_new(o, 0.9, s); },
+       {{"gamma=inf", "gamma", [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_exponential_lr_new(o, std::numeric_limits<double>::infinity(), s);
+         }}}},
+      {"dt_linear_lr_new", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_linear_lr_new(o, 0.5, 1, 4, s); },
+       {{"start_factor=0", "start_factor", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_linear_lr_new(o, 0, 1, 4, s); }},
+        {"end_factor=1.5", "end_factor", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_linear_lr_new(o, 0.5, 1.5, 4, s); }},
+        {"total_iters=0", "total_iters", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_linear_lr_new(o, 0.5, 1, 0, s); }}}},
+      {"dt_cosine_annealing_lr_new",
+       [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_cosine_annealing_lr_new(o, 10, 0, s); },
+       {{"t_max=0", "T_max", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_cosine_annealing_lr_new(o, 0, 0, s); }},
+        {"eta_min=NaN", "eta_min",
+         [nan](dt_optimizer* o, dt_lr_scheduler** s) { return dt_cosine_annealing_lr_new(o, 10, nan, s); }}}},
+      {"dt_cosine_annealing_warm_restarts_new",
+       [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_cosine_annealing_warm_restarts_new(o, 5, 2, 0, s); },
+       {{"t_0=-1", "T_0", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_cosine_annealing_warm_restarts_new(o, -1, 1, 0, s); }},
+        {"t_mult=0", "T_mult",
+         [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_cosine_annealing_warm_restarts_new(o, 5, 0, 0, s); }}}},
+      {"dt_one_cycle_lr_new",
+       [](dt_optimizer* o, dt_lr_scheduler** s) {
+         return dt_one_cycle_lr_new(o, 1, 100, 0.3, "cos", 1, 0.85, 0.95, 25, 1e4, 0, s);
+       },
+       {{"anneal_strategy=NULL", "anneal_strategy is NULL",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_one_cycle_lr_new(o, 1, 100, 0.3, nullptr, 1, 0.85, 0.95, 25, 1e4, 0, s);
+         }},
+        {"anneal_strategy=cosine", "\"cos\" or \"linear\"",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_one_cycle_lr_new(o, 1, 100, 0.3, "cosine", 1, 0.85, 0.95, 25, 1e4, 0, s);
+         }},
+        {"cycle_momentum=2", "cycle_momentum",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_one_cycle_lr_new(o, 1, 100, 0.3, "cos", 2, 0.85, 0.95, 25, 1e4, 0, s);
+         }},
+        {"three_phase=-1", "three_phase",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_one_cycle_lr_new(o, 1, 100, 0.3, "cos", 1, 0.85, 0.95, 25, 1e4, -1, s);
+         }},
+        {"total_steps=0", "total_steps",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_one_cycle_lr_new(o, 1, 0, 0.3, "cos", 1, 0.85, 0.95, 25, 1e4, 0, s);
+         }},
+        {"max_lr=-1", "max_lr",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_one_cycle_lr_new(o, -1, 100, 0.3, "cos", 1, 0.85, 0.95, 25, 1e4, 0, s);
+         }},
+        {"final_div_factor=0", "final_div_factor",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_one_cycle_lr_new(o, 1, 100, 0.3, "cos", 1, 0.85, 0.95, 25, 0, 0, s);
+         }},
+        {"base_momentum=-1", "base_momentum and max_momentum must be finite",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_one_cycle_lr_new(o, 1, 100, 0.3, "cos", 1, -1, 0.95, 25, 1e4, 0, s);
+         }}}},
+      {"dt_reduce_lr_on_plateau_new",
+       [](dt_optimizer* o, dt_lr_scheduler** s) {
+         return dt_reduce_lr_on_plateau_new(o, "min", 0.1, 10, 1e-4, "rel", 0, 0, 1e-8, s);
+       },
+       {{"mode=NULL", "mode is NULL",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_reduce_lr_on_plateau_new(o, nullptr, 0.1, 10, 1e-4, "rel", 0, 0, 1e-8, s);
+         }},
+        {"threshold_mode=relative", "\"rel\" or \"abs\"",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_reduce_lr_on_plateau_new(o, "min", 0.1, 10, 1e-4, "relative", 0, 0, 1e-8, s);
+         }},
+        {"factor=1", "factor",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_reduce_lr_on_plateau_new(o, "min", 1, 10, 1e-4, "rel", 0, 0, 1e-8, s);
+         }},
+        {"cooldown=-1", "cooldown",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_reduce_lr_on_plateau_new(o, "min", 0.1, 10, 1e-4, "rel", -1, 0, 1e-8, s);
+         }},
+        {"min_lr=NaN", "min_lr",
+         [nan](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_reduce_lr_on_plateau_new(o, "min", 0.1, 10, 1e-4, "rel", 0, nan, 1e-8, s);
+         }}}},
+  };
+  for (const Ctor& c : ctors) {
+    auto good = c.good;
+    opt_handles(c.fn, [good, out](Ctx& x, dt_optimizer* o) { return good(o, out(x)); });
+    T.add(c.fn, "out=NULL", {IA}, [good](Ctx& x) {
+       LiveOptimizer o(x);
+       return good(o.p, nullptr);
+     }).msg_has = "out is NULL";
+    for (const auto& [what, msg, call] : c.bad) {
+      auto bad = call;
+      T.add(c.fn, what, {IA}, [bad, out](Ctx& x) {
+         LiveOptimizer o(x);
+         return bad(o.p, out(x));
+       }).msg_has = msg;
+    }
+  }
+  const std::string seq = "dt_sequential_lr_new";
+  opt_handles(seq, [out](Ctx& x, dt_optimizer* o) {
+    LiveScheduler l(x);
+    dt_lr_scheduler* list[] = {l.p};
+    return dt_sequential_lr_new(o, list, 1, nullptr, out(x));
+  });
+  T.add(seq, "out=NULL", {IA}, [](Ctx& x) {
+    LiveScheduler l(x);
+    dt_lr_scheduler* list[] = {l.p};
+    return dt_sequential_lr_new(l.opt, list, 1, nullptr, nullptr);
+  });
+  T.add(seq, "schedulers=NULL_n=1", {IA}, [out](Ctx& x) {
+     LiveOptimizer o(x);
+     return dt_sequential_lr_new(o.p, nullptr, 1, nullptr, out(x));
+   }).msg_has = "schedulers is NULL";
+  T.add(seq, "milestones=NULL_n=2", {IA}, [out](Ctx& x) {
+     LiveScheduler l(x);
+     dt_lr_scheduler* list[] = {l.p, l.p};
+     return dt_sequential_lr_new(l.opt, list, 2, nullptr, out(x));
+   }).msg_has = "milestones is NULL";
+  T.add(seq, "n=0", {IA}, [out](Ctx& x) {
+     LiveOptimizer o(x);
+     return dt_sequential_lr_new(o.p, nullptr, 0, nullptr, out(x));
+   }).msg_has = "at least one";
+  T.add(seq, "schedulers[0]=released", {IH}, [out](Ctx& x) {
+     LiveScheduler l(x);
+     dt_lr_scheduler* list[] = {l.p};
+     dt_lr_scheduler_release(l.p);
+     l.p = nullptr;
+     return dt_sequential_lr_new(l.opt, list, 1, nullptr, out(x));
+   }).msg_has = "releas";
+  T.add(seq, "schedulers[0]=tensor_handle", {IH}, [out](Ctx& x) {
+     LiveOptimizer o(x);
+     dt_lr_scheduler* list[] = {reinterpret_cast<dt_lr_scheduler*>(x.a)};
+     return dt_sequential_lr_new(o.p, list, 1, nullptr, out(x));
+   }).msg_has = "learning-rate scheduler";
+  T.add(seq, "other_optimizer", {IA}, [out](Ctx& x) {
+     LiveScheduler l(x);
+     LiveOptimizer other(x);
+     dt_lr_scheduler* list[] = {l.p};
+     return dt_sequential_lr_new(other.p, list, 1, nullptr, out(x));
+   }).msg_has = "another optimizer";
+
+  sched_handles("dt_lr_scheduler_step", [](Ctx&, dt_lr_scheduler* s) { return dt_lr_scheduler_step(s); });
+  T.add("dt_lr_scheduler_step", "plateau", {IA}, [](Ctx& x) {
+     LiveOptimizer o(x);
+     dt_lr_scheduler* s = nullptr;
+     if (dt_reduce_lr_on_plateau_new(o.p, "min", 0.1, 10, 1e-4, "rel", 0, 0, 1e-8, &s) != DT_OK)
+       return dt_status{-999};
+     const dt_status st = dt_lr_scheduler_step(s);
+     dt_lr_scheduler_release(s);
+     return st;
+   }).msg_has = "dt_lr_scheduler_step_metric";
+  sched_handles("dt_lr_scheduler_step_metric",
+                [](Ctx&, dt_lr_scheduler* s) { return dt_lr_scheduler_step_metric(s, 1.0); });
+  T.add("dt_lr_scheduler_step_metric", "not_a_plateau", {IA}, [](Ctx& x) {
+     LiveScheduler l(x);
+     return dt_lr_scheduler_step_metric(l.p, 1.0);
+   }).msg_has = "StepLR steps without a metric";
+  sched_handles("dt_lr_scheduler_last_lr", [](Ctx& x, dt_lr_scheduler* s) { return dt_lr_scheduler_last_lr(s, &x.o.d); });
+  T.add("dt_lr_scheduler_last_lr", "out=NULL", {IA}, [](Ctx& x) {
+    LiveScheduler l(x);
+    return dt_lr_scheduler_last_lr(l.p, nullptr);
+  });
+  sched_handles("dt_lr_scheduler_last_epoch",
+                [](Ctx& x, dt_lr_scheduler* s) { return dt_lr_scheduler_last_epoch(s, x.o.i64); });
+  T.add("dt_lr_scheduler_last_epoch", "out=NULL", {IA}, [](Ctx& x) {
+    LiveScheduler l(x);
+    return dt_lr_scheduler_last_epoch(l.p, nullptr);
+  });
+  sched_handles("dt_lr_scheduler_kind",
+                [](Ctx& x, dt_lr_scheduler* s) { return dt_lr_scheduler_kind(s, x.o.buf, sizeof x.o.buf, &x.o.sz); });
+  T.add("dt_lr_scheduler_kind", "buf=NULL_cap=8", {IA}, [](Ctx& x) {
+    LiveScheduler l(x);
+    return dt_lr_scheduler_kind(l.p, nullptr, 8, nullptr);
+  });
+  auto sd_out = [](Ctx& x) { return reinterpret_cast<dt_state_dict**>(&x.o.ptr); };
+  sched_handles("dt_lr_scheduler_state_dict",
+                [sd_out](Ctx& x, dt_lr_scheduler* s) { return dt_lr_scheduler_state_dict(s, sd_out(x)); });
+  T.add("dt_lr_scheduler_state_dict", "out=NULL", {IA}, [](Ctx& x) {
+    LiveScheduler l(x);
+    return dt_lr_scheduler_state_dict(l.p, nullptr);
+  });
+  const std::string ls = "dt_lr_scheduler_load_state_dict";
+  sched_handles(ls, [](Ctx&, dt_lr_scheduler* s) {
+    dt_state_dict* d = nullptr;
+    dt_state_dict_new(&d);
+    const dt_status st = dt_lr_scheduler_load_state_dict(s, d);
+    dt_state_dict_release(d);
+    return st;
+  });
+  T.add(ls, "sd=NULL", {IA}, [](Ctx& x) {
+    LiveScheduler l(x);
+    return dt_lr_scheduler_load_state_dict(l.p, nullptr);
+  });
+  T.add(ls, "sd=tensor_handle", {IH}, [](Ctx& x) {
+     LiveScheduler l(x);
+     return dt_lr_scheduler_load_state_dict(l.p, reinterpret_cast<dt_state_dict*>(x.a));
+   }).msg_has = "state dict";
+  T.add(ls, "unexpected_key", {IA}, [](Ctx& x) {
+     LiveScheduler l(x);
+     dt_state_dict* d = nullptr;
+     dt_state_dict_new(&d);
+     dt_state_dict_set(d, "T_max", x.a);
+     const dt_status st = dt_lr_scheduler_load_state_dict(l.p, d);
+     dt_state_dict_release(d);
+     return st;
+   }).msg_has = "unexpected key \"T_max\"";
+  T.add(ls, "not_one_number", {IA}, [](Ctx& x) {
+     LiveScheduler l(x);
+     dt_state_dict* d = nullptr;
+     dt_state_dict_new(&d);
+     dt_state_dict_set(d, "gamma", x.a);
+     const dt_status st = dt_lr_scheduler_load_state_dict(l.p, d);
+     dt_state_dict_release(d);
+     return st;
+   }).msg_has = "must hold one value";
+  sched_handles("dt_lr_scheduler_retain", [](Ctx&, dt_lr_scheduler* s) { return dt_lr_scheduler_retain(s); });
+  sched_handles("dt_lr_scheduler_release", [](Ctx&, dt_lr_scheduler* s) { return dt_lr_scheduler_release(s); }, false);
 }
 
 // A live stream and event on cpu:0 for a row's call.
@@ -3494,6 +3769,7 @@ const std::vector<Case>& all_cases() {
     add_state_dict_cases(T);
     add_autograd_cases(T);
     add_module_cases(T);
+    add_scheduler_cases(T);
     add_stream_cases(T);
     add_graph_cases(T);
     add_dist_cases(T);
@@ -4108,6 +4384,22 @@ const StringFn kStringFns[] = {
        return dt_cuda_status(&state, b, c, n);
      }},
     {"dt_device_name", [](char* b, size_t c, size_t* n) { return dt_device_name(CPU0, b, c, n); }},
+    {"dt_lr_scheduler_kind", [](char* b, size_t c, size_t* n) {
+       dt_optimizer* o = nullptr;
+       dt_lr_scheduler* s = nullptr;
+       dt_tensor* p = nullptr;
+       const int64_t shape[] = {2};
+       if (dt_tensor_zeros(shape, 1, DT_FLOAT32, CPU0, &p) != DT_OK) return dt_status{-999};
+       dt_tensor_set_requires_grad(p, 1);
+       const dt_tensor* ps[] = {p};
+       dt_sgd_new(ps, 1, 0.1, 0, 0, 0, 0, &o);
+       dt_cosine_annealing_warm_restarts_new(o, 2, 1, 0, &s);
+       const dt_status st = dt_lr_scheduler_kind(s, b, c, n);
+       dt_lr_scheduler_release(s);
+       dt_optimizer_release(o);
+       dt_tensor_release(p);
+       return st;
+     }},
     {"dt_tensor_to_string", [](char* b, size_t c, size_t* n) {
        dt_tensor* t = nullptr;
        const float v[2] = {1.0f, 2.0f};

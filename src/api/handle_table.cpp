@@ -231,6 +231,7 @@ const char* handle_kind_name(HandleKind k) {
     case HandleKind::Stream: return "stream";
     case HandleKind::Event: return "event";
     case HandleKind::Graph: return "graph";
+    case HandleKind::LrScheduler: return "learning-rate scheduler";
     case HandleKind::ProcessGroup: return "process group";
   }
   return "unknown";

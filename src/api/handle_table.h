@@ -11,7 +11,7 @@
 
 namespace dt {
 
-enum class HandleKind : uint32_t { Tensor = 1, Module = 2, Optimizer = 3, StateDict = 4, Stream = 5, Event = 6, ProcessGroup = 7, Graph = 8 };
+enum class HandleKind : uint32_t { Tensor = 1, Module = 2, Optimizer = 3, StateDict = 4, Stream = 5, Event = 6, ProcessGroup = 7, Graph = 8, LrScheduler = 9 };
 const char* handle_kind_name(HandleKind k);
 
 using HandleDestroy = void (*)(void* object);

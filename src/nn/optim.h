@@ -49,6 +49,13 @@ class Optimizer : public RefCounted {
   // checks them (INVALID_ARGUMENT, nothing changed, on failure or an unknown name).
   double option(const std::string& name);
   void set_option(const std::string& name, double value);
+  bool has_option(const std::string& name);
+  // PyTorch's param_groups[0]["initial_lr"], what schedulers start from: the first
+  // call sets it to the current rate (setdefault); OneCycleLR sets it outright.
+  double initial_lr();
+  void set_initial_lr(double lr);
+  // "SGD", "Adam", ... for messages.
+  const char* kind() const { return name(); }
   // The state for a checkpoint, as copies: every setting under its name (0-d float64,
   // PyTorch's param_groups) and, per parameter i with state, "state.<i>.<name>" under
   // PyTorch's names (momentum_buffer; step, exp_avg, exp_avg_sq), on the parameters'
@@ -122,6 +129,7 @@ class Optimizer : public RefCounted {
   // load_state_dict's per-parameter state, under mu_, with the new settings in place.
   void load_state_locked(const Named& entries, const std::vector<Setting>& settings);
   std::mutex mu_;
+  double initial_lr_ = -1;  // < 0: not set yet
 };
 
 struct SgdOptions {

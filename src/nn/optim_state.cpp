@@ -94,6 +94,24 @@ void Optimizer::set_option(const std::string& name, double value) {
   }
 }
 
+bool Optimizer::has_option(const std::string& name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Setting& s : settings())
+    if (name == s.name) return true;
+  return false;
+}
+
+double Optimizer::initial_lr() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (initial_lr_ < 0) initial_lr_ = lr_slot();
+  return initial_lr_;
+}
+
+void Optimizer::set_initial_lr(double lr) {
+  std::lock_guard<std::mutex> lock(mu_);
+  initial_lr_ = lr;
+}
+
 Named Optimizer::state_dict() {
   std::lock_guard<std::mutex> lock(mu_);
   Named out;

@@ -85,6 +85,11 @@ pub struct dt_state_dict {
 }
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
+pub struct dt_lr_scheduler {
+    _unused: [u8; 0],
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
 pub struct dt_device {
     pub type_: i32,
     pub index: i32,
@@ -2458,6 +2463,133 @@ extern "C" {
         opt: *mut dt_optimizer,
         sd: *const dt_state_dict,
     ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_step_lr_new(
+        opt: *mut dt_optimizer,
+        step_size: i64,
+        gamma: f64,
+        out: *mut *mut dt_lr_scheduler,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_multi_step_lr_new(
+        opt: *mut dt_optimizer,
+        milestones: *const i64,
+        n: usize,
+        gamma: f64,
+        out: *mut *mut dt_lr_scheduler,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_exponential_lr_new(
+        opt: *mut dt_optimizer,
+        gamma: f64,
+        out: *mut *mut dt_lr_scheduler,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_linear_lr_new(
+        opt: *mut dt_optimizer,
+        start_factor: f64,
+        end_factor: f64,
+        total_iters: i64,
+        out: *mut *mut dt_lr_scheduler,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_cosine_annealing_lr_new(
+        opt: *mut dt_optimizer,
+        t_max: i64,
+        eta_min: f64,
+        out: *mut *mut dt_lr_scheduler,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_cosine_annealing_warm_restarts_new(
+        opt: *mut dt_optimizer,
+        t_0: i64,
+        t_mult: i64,
+        eta_min: f64,
+        out: *mut *mut dt_lr_scheduler,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_one_cycle_lr_new(
+        opt: *mut dt_optimizer,
+        max_lr: f64,
+        total_steps: i64,
+        pct_start: f64,
+        anneal_strategy: *const ::std::os::raw::c_char,
+        cycle_momentum: i32,
+        base_momentum: f64,
+        max_momentum: f64,
+        div_factor: f64,
+        final_div_factor: f64,
+        three_phase: i32,
+        out: *mut *mut dt_lr_scheduler,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_reduce_lr_on_plateau_new(
+        opt: *mut dt_optimizer,
+        mode: *const ::std::os::raw::c_char,
+        factor: f64,
+        patience: i64,
+        threshold: f64,
+        threshold_mode: *const ::std::os::raw::c_char,
+        cooldown: i64,
+        min_lr: f64,
+        eps: f64,
+        out: *mut *mut dt_lr_scheduler,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_sequential_lr_new(
+        opt: *mut dt_optimizer,
+        schedulers: *const *mut dt_lr_scheduler,
+        n: usize,
+        milestones: *const i64,
+        out: *mut *mut dt_lr_scheduler,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_lr_scheduler_step(s: *mut dt_lr_scheduler) -> dt_status;
+}
+extern "C" {
+    pub fn dt_lr_scheduler_step_metric(s: *mut dt_lr_scheduler, metric: f64) -> dt_status;
+}
+extern "C" {
+    pub fn dt_lr_scheduler_last_lr(s: *const dt_lr_scheduler, out: *mut f64) -> dt_status;
+}
+extern "C" {
+    pub fn dt_lr_scheduler_last_epoch(s: *const dt_lr_scheduler, out: *mut i64) -> dt_status;
+}
+extern "C" {
+    pub fn dt_lr_scheduler_kind(
+        s: *const dt_lr_scheduler,
+        buf: *mut ::std::os::raw::c_char,
+        cap: usize,
+        needed: *mut usize,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_lr_scheduler_state_dict(
+        s: *const dt_lr_scheduler,
+        out: *mut *mut dt_state_dict,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_lr_scheduler_load_state_dict(
+        s: *mut dt_lr_scheduler,
+        sd: *const dt_state_dict,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_lr_scheduler_retain(s: *mut dt_lr_scheduler) -> dt_status;
+}
+extern "C" {
+    pub fn dt_lr_scheduler_release(s: *mut dt_lr_scheduler) -> dt_status;
 }
 extern "C" {
     pub fn dt_clip_grad_norm_(

@@ -51,11 +51,11 @@
 //! * What the C ABI has and this crate does not expose (in-place ops, borrowing host
 //!   memory) is listed with the reasons in the repository's
 //!   `bindings/unbound.txt`; [`sys`] reaches all of it. The handle types ([`Tensor`],
-//!   [`nn::Module`], [`nn::Optimizer`], [`StateDict`], [`ProcessGroup`], [`Stream`], [`Event`], [`Graph`]) combine
+//!   [`nn::Module`], [`nn::Optimizer`], [`nn::LrScheduler`], [`StateDict`], [`ProcessGroup`], [`Stream`], [`Event`], [`Graph`]) combine
 //!   with `sys` calls through `as_raw` (borrowed), `into_raw` (the reference goes to the
 //!   caller) and `unsafe from_raw` (a reference is taken over).
 //!
-//! Modules, losses, autograd and optimizers are in [`nn`].
+//! Modules, losses, autograd, optimizers and learning-rate schedulers are in [`nn`].
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 // Every public function returning `Result` says when it fails; `cargo clippy` checks.

@@ -1,5 +1,6 @@
-//! Modules, losses and optimizers, as `torch.nn` / `torch.optim`, over `dt_module` and
-//! `dt_optimizer` handles.
+//! Modules, losses, optimizers and learning-rate schedulers, as `torch.nn` /
+//! `torch.optim` / `torch.optim.lr_scheduler`, over `dt_module`, `dt_optimizer` and
+//! `dt_lr_scheduler` handles ([`LrScheduler`]).
 //!
 //! ```
 //! use devtensor::nn::{CrossEntropyLoss, Module, Sequential, Sgd};
@@ -86,6 +87,10 @@ mod clip_grad;
 pub use clip_grad::{clip_grad_norm_, clip_grad_value_};
 mod recurrent;
 pub use recurrent::{Gru, Lstm, Rnn, RnnNonlinearity};
+mod lr_scheduler;
+pub use lr_scheduler::{
+    AnnealStrategy, LrScheduler, OneCycleOptions, PlateauMode, PlateauOptions, ThresholdMode,
+};
 
 /// Loss reduction, as PyTorch's `reduction=`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,0 +1,216 @@
+// Learning-rate scheduler entry points (nn/lr_scheduler.h): constructors, stepping,
+// reading and checkpoint state.
+#include <cstring>
+#include <vector>
+
+#include "api/objects.h"
+#include "api/shim.h"
+#include "api/state_dicts.h"
+#include "nn/lr_scheduler.h"
+
+using namespace dt;
+using namespace dt::api;
+
+namespace {
+
+nn::LrScheduler* scheduler_arg(const dt_lr_scheduler* s, const char* fn) {
+  return object_arg<nn::LrScheduler, HandleKind::LrScheduler>(s, fn, "s");
+}
+
+// The optimizer behind opt, with a reference of the scheduler's own.
+Ref<nn::Optimizer> optimizer_ref(dt_optimizer* opt, const char* fn) {
+  nn::Optimizer* o = object_arg<nn::Optimizer, HandleKind::Optimizer>(opt, fn, "opt");
+  o->ref();
+  return Ref<nn::Optimizer>::adopt(o);
+}
+
+// Registers a new scheduler under *out (released if that fails).
+void publish(nn::LrScheduler* s, dt_lr_scheduler** out) {
+  *out = static_cast<dt_lr_scheduler*>(new_object_handle<nn::LrScheduler, HandleKind::LrScheduler>(s));
+}
+
+// One of two words (true for the second), INVALID_ARGUMENT naming both otherwise.
+bool choice_arg(const char* v, const char* first, const char* second, const char* fn, const char* param) {
+  require(v, fn, param);
+  if (std::strcmp(v, first) == 0) return false;
+  if (std::strcmp(v, second) == 0) return true;
+  fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": ", param, " must be \"", first, "\" or \"", second, "\", got \"", v, "\""));
+}
+
+std::vector<int64_t> milestones_arg(const int64_t* milestones, size_t n, const char* fn) {
+  if (n > 0 && !milestones) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": milestones is NULL but n is ", n));
+  return n > 0 ? std::vector<int64_t>(milestones, milestones + n) : std::vector<int64_t>{};
+}
+
+}  // namespace
+
+extern "C" {
+
+DT_API dt_status dt_step_lr_new(dt_optimizer* opt, int64_t step_size, double gamma, dt_lr_scheduler** out) {
+  return guard([&] {
+    const char* fn = "dt_step_lr_new";
+    require(out, fn, "out");
+    publish(nn::new_step_lr(optimizer_ref(opt, fn), step_size, gamma), out);
+  });
+}
+
+DT_API dt_status dt_multi_step_lr_new(dt_optimizer* opt, const int64_t* milestones, size_t n, double gamma,
+                                      dt_lr_scheduler** out) {
+  return guard([&] {
+    const char* fn = "dt_multi_step_lr_new";
+    require(out, fn, "out");
+    std::vector<int64_t> ms = milestones_arg(milestones, n, fn);
+    publish(nn::new_multi_step_lr(optimizer_ref(opt, fn), std::move(ms), gamma), out);
+  });
+}
+
+DT_API dt_status dt_exponential_lr_new(dt_optimizer* opt, double gamma, dt_lr_scheduler** out) {
+  return guard([&] {
+    const char* fn = "dt_exponential_lr_new";
+    require(out, fn, "out");
+    publish(nn::new_exponential_lr(optimizer_ref(opt, fn), gamma), out);
+  });
+}
+
+DT_API dt_status dt_linear_lr_new(dt_optimizer* opt, double start_factor, double end_factor, int64_t total_iters,
+                                  dt_lr_scheduler** out) {
+  return guard([&] {
+    const char* fn = "dt_linear_lr_new";
+    require(out, fn, "out");
+    publish(nn::new_linear_lr(optimizer_ref(opt, fn), start_factor, end_factor, total_iters), out);
+  });
+}
+
+DT_API dt_status dt_cosine_annealing_lr_new(dt_optimizer* opt, int64_t t_max, double eta_min,
+                                            dt_lr_scheduler** out) {
+  return guard([&] {
+    const char* fn = "dt_cosine_annealing_lr_new";
+    require(out, fn, "out");
+    publish(nn::new_cosine_annealing_lr(optimizer_ref(opt, fn), t_max, eta_min), out);
+  });
+}
+
+DT_API dt_status dt_cosine_annealing_warm_restarts_new(dt_optimizer* opt, int64_t t_0, int64_t t_mult,
+                                                       double eta_min, dt_lr_scheduler** out) {
+  return guard([&] {
+    const char* fn = "dt_cosine_annealing_warm_restarts_new";
+    require(out, fn, "out");
+    publish(nn::new_cosine_annealing_warm_restarts(optimizer_ref(opt, fn), t_0, t_mult, eta_min), out);
+  });
+}
+
+DT_API dt_status dt_one_cycle_lr_new(dt_optimizer* opt, double max_lr, int64_t total_steps, double pct_start,
+                                     const char* anneal_strategy, int32_t cycle_momentum, double base_momentum,
+                                     double max_momentum, double div_factor, double final_div_factor,
+                                     int32_t three_phase, dt_lr_scheduler** out) {
+  return guard([&] {
+    const char* fn = "dt_one_cycle_lr_new";
+    require(out, fn, "out");
+    const bool linear = choice_arg(anneal_strategy, "cos", "linear", fn, "anneal_strategy");
+    const bool cycle = flag_arg(cycle_momentum, fn, "cycle_momentum");
+    const bool three = flag_arg(three_phase, fn, "three_phase");
+    nn::OneCycleOptions o{max_lr,        total_steps,  pct_start,  linear,           cycle,
+                          base_momentum, max_momentum, div_factor, final_div_factor, three};
+    publish(nn::new_one_cycle_lr(optimizer_ref(opt, fn), o), out);
+  });
+}
+
+DT_API dt_status dt_reduce_lr_on_plateau_new(dt_optimizer* opt, const char* mode, double factor, int64_t patience,
+                                             double threshold, const char* threshold_mode, int64_t cooldown,
+                                             double min_lr, double eps, dt_lr_scheduler** out) {
+  return guard([&] {
+    const char* fn = "dt_reduce_lr_on_plateau_new";
+    require(out, fn, "out");
+    const bool max = choice_arg(mode, "min", "max", fn, "mode");
+    const bool abs = choice_arg(threshold_mode, "rel", "abs", fn, "threshold_mode");
+    nn::PlateauOptions o{max, factor, patience, threshold, abs, cooldown, min_lr, eps};
+    publish(nn::new_reduce_lr_on_plateau(optimizer_ref(opt, fn), o), out);
+  });
+}
+
+DT_API dt_status dt_sequential_lr_new(dt_optimizer* opt, dt_lr_scheduler* const* schedulers, size_t n,
+                                      const int64_t* milestones, dt_lr_scheduler** out) {
+  return guard([&] {
+    const char* fn = "dt_sequential_lr_new";
+    require(out, fn, "out");
+    if (n > 0 && !schedulers) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": schedulers is NULL but n is ", n));
+    std::vector<Ref<nn::LrScheduler>> held;
+    for (size_t k = 0; k < n; ++k) {
+      nn::LrScheduler* s = object_arg<nn::LrScheduler, HandleKind::LrScheduler>(schedulers[k], fn, "schedulers[k]");
+      s->ref();
+      held.push_back(Ref<nn::LrScheduler>::adopt(s));
+    }
+    std::vector<int64_t> ms = milestones_arg(milestones, n > 0 ? n - 1 : 0, fn);
+    publish(nn::new_sequential_lr(optimizer_ref(opt, fn), std::move(held), std::move(ms)), out);
+  });
+}
+
+DT_API dt_status dt_lr_scheduler_step(dt_lr_scheduler* s) {
+  return guard([&] { scheduler_arg(s, "dt_lr_scheduler_step")->step(); });
+}
+
+DT_API dt_status dt_lr_scheduler_step_metric(dt_lr_scheduler* s, double metric) {
+  return guard([&] { scheduler_arg(s, "dt_lr_scheduler_step_metric")->step_metric(metric); });
+}
+
+DT_API dt_status dt_lr_scheduler_last_lr(const dt_lr_scheduler* s, double* out) {
+  return guard([&] {
+    const char* fn = "dt_lr_scheduler_last_lr";
+    nn::LrScheduler* sch = scheduler_arg(s, fn);
+    require(out, fn, "out");
+    *out = sch->last_lr();
+  });
+}
+
+DT_API dt_status dt_lr_scheduler_last_epoch(const dt_lr_scheduler* s, int64_t* out) {
+  return guard([&] {
+    const char* fn = "dt_lr_scheduler_last_epoch";
+    nn::LrScheduler* sch = scheduler_arg(s, fn);
+    require(out, fn, "out");
+    *out = sch->last_epoch();
+  });
+}
+
+DT_API dt_status dt_lr_scheduler_kind(const dt_lr_scheduler* s, char* buf, size_t cap, size_t* needed) {
+  return guard([&] {
+    check_string_buffer(buf, cap, "dt_lr_scheduler_kind");
+    write_string(scheduler_arg(s, "dt_lr_scheduler_kind")->name(), buf, cap, needed);
+  });
+}
+
+DT_API dt_status dt_lr_scheduler_state_dict(const dt_lr_scheduler* s, dt_state_dict** out) {
+  return guard([&] {
+    const char* fn = "dt_lr_scheduler_state_dict";
+    nn::LrScheduler* sch = scheduler_arg(s, fn);
+    require(out, fn, "out");
+    auto sd = std::make_unique<io::StateDict>();
+    for (auto& [name, t] : sch->state_dict()) sd->set(name, std::move(t));
+    *out = new_state_dict_handle(std::move(sd));
+  });
+}
+
+DT_API dt_status dt_lr_scheduler_load_state_dict(dt_lr_scheduler* s, const dt_state_dict* sd) {
+  return guard([&] {
+    const char* fn = "dt_lr_scheduler_load_state_dict";
+    nn::LrScheduler* sch = scheduler_arg(s, fn);
+    const io::StateDict& dict = state_dict_arg(sd, fn, "sd");
+    nn::Named entries;
+    for (auto& [name, t] : dict.entries()) entries.emplace_back(name, t);
+    sch->load_state_dict(entries);
+  });
+}
+
+DT_API dt_status dt_lr_scheduler_retain(dt_lr_scheduler* s) {
+  return guard([&] {
+    if (!s) fail(DT_ERR_INVALID_ARGUMENT, "dt_lr_scheduler_retain: s is NULL");
+    handle_retain(s, HandleKind::LrScheduler);
+  });
+}
+
+DT_API dt_status dt_lr_scheduler_release(dt_lr_scheduler* s) {
+  return guard([&] {
+    if (s) handle_release(s, HandleKind::LrScheduler);
+  });
+}
+
+}  // extern "C"

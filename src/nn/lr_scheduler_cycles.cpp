@@ -1,0 +1,371 @@
+// The schedulers that are not a plain function of the epoch: OneCycleLR (which also
+// cycles the momentum), ReduceLROnPlateau (driven by a metric) and SequentialLR (which
+// hands over from one scheduler to the next at its milestones), as PyTorch 1.13's.
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "nn/lr_scheduler.h"
+
+namespace dt::nn {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+class OneCycleScheduler final : public LrScheduler {
+ public:
+  OneCycleScheduler(Ref<Optimizer> opt, const OneCycleOptions& o)
+      : LrScheduler(std::move(opt)),
+        max_lr_(o.max_lr),
+        total_steps_(o.total_steps),
+        pct_start_(o.pct_start),
+        anneal_linear_(o.anneal_linear),
+        cycle_momentum_(o.cycle_momentum),
+        base_momentum_(o.base_momentum),
+        max_momentum_(o.max_momentum),
+        three_phase_(o.three_phase) {
+    const char* who = name();
+    if (!(o.div_factor > 0) || !std::isfinite(o.div_factor))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": div_factor must be finite and > 0, got ", o.div_factor));
+    if (!(o.final_div_factor > 0) || !std::isfinite(o.final_div_factor))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": final_div_factor must be finite and > 0, got ", o.final_div_factor));
+    initial_lr_ = max_lr_ / o.div_factor;
+    min_lr_ = initial_lr_ / o.final_div_factor;
+    check();
+    if (cycle_momentum_) {
+      // Both ends once, so that the optimizer refuses a momentum it cannot take now
+      // rather than mid-schedule (then the old one is put back); the cycle starts at
+      // max_momentum.
+      const double old = opt_->option(momentum_name());
+      try {
+        opt_->set_option(momentum_name(), base_momentum_);
+        opt_->set_option(momentum_name(), max_momentum_);
+      } catch (...) {
+        opt_->set_option(momentum_name(), old);
+        throw;
+      }
+    }
+    opt_->set_initial_lr(initial_lr_);
+    initial_step();
+  }
+  const char* name() const override { return "OneCycleLR"; }
+
+ private:
+  const char* momentum_name() const { return use_beta1_ ? "beta1" : "momentum"; }
+  struct Phase {
+    double end_step, start_lr, end_lr, start_momentum, end_momentum;
+  };
+  std::vector<Phase> phases() const {
+    const double t = static_cast<double>(total_steps_), p = pct_start_;
+    if (three_phase_)
+      return {{p * t - 1, initial_lr_, max_lr_, max_momentum_, base_momentum_},
+              {2 * p * t - 2, max_lr_, initial_lr_, base_momentum_, max_momentum_},
+              {t - 1, initial_lr_, min_lr_, max_momentum_, max_momentum_}};
+    return {{p * t - 1, initial_lr_, max_lr_, max_momentum_, base_momentum_},
+            {t - 1, max_lr_, min_lr_, base_momentum_, max_momentum_}};
+  }
+  double anneal(double start, double end, double pct) const {
+    if (anneal_linear_) return (end - start) * pct + start;
+    return end + (start - end) / 2.0 * (std::cos(kPi * pct) + 1);
+  }
+  void check() const override {
+    const char* who = name();
+    if (!(max_lr_ >= 0) || !std::isfinite(max_lr_))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": max_lr must be finite and >= 0, got ", max_lr_));
+    if (total_steps_ < 1) fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": total_steps must be >= 1, got ", total_steps_));
+    if (!(pct_start_ >= 0 && pct_start_ <= 1))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": pct_start must be in [0, 1], got ", pct_start_));
+    // PyTorch divides by each phase's length: one of length 0 (or less) would make its
+    // first rate 0/0. Refused here rather than failing at that step.
+    double start = 0;
+    for (const Phase& ph : phases()) {
+      if (!(ph.end_step > start))
+        fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": pct_start ", pct_start_, " with total_steps ", total_steps_,
+                                          " leaves a phase without steps (each phase needs pct_start * total_steps",
+                                          " to leave it at least one step past the previous)"));
+      start = ph.end_step;
+    }
+    for (double m : {base_momentum_, max_momentum_})
+      if (!(m >= 0) || !std::isfinite(m))
+        fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": base_momentum and max_momentum must be finite and >= 0, got ", m));
+    if (!(initial_lr_ >= 0) || !std::isfinite(initial_lr_) || !(min_lr_ >= 0) || !std::isfinite(min_lr_))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": initial_lr and min_lr must be finite and >= 0"));
+    if (cycle_momentum_) {
+      // Adam's beta1 is its momentum (PyTorch's use_beta1).
+      use_beta1_ = opt_->has_option("beta1");
+      if (!use_beta1_ && !opt_->has_option("momentum"))
+        fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": cycle_momentum needs an optimizer with a momentum or betas, and ",
+                                          opt_->kind(), " has neither (pass cycle_momentum 0)"));
+    }
+  }
+  std::vector<Field> fields() override {
+    auto f = base_fields();
+    f.push_back({"max_lr", &max_lr_});
+    f.push_back({"initial_lr", &initial_lr_});
+    f.push_back({"min_lr", &min_lr_});
+    f.push_back({"total_steps", nullptr, &total_steps_});
+    f.push_back({"pct_start", &pct_start_});
+    f.push_back({"anneal_linear", nullptr, nullptr, &anneal_linear_});
+    f.push_back({"cycle_momentum", nullptr, nullptr, &cycle_momentum_});
+    f.push_back({"base_momentum", &base_momentum_});
+    f.push_back({"max_momentum", &max_momentum_});
+    f.push_back({"three_phase", nullptr, nullptr, &three_phase_});
+    return f;
+  }
+  double chained_lr(int64_t, double current) override { return current; }  // advance() is the whole step
+  void advance(bool restart) override {
+    const int64_t e = restart ? 0 : last_epoch_ + 1;
+    if (e > total_steps_)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(name(), ": tried to step ", e + 1, " times; total_steps is ", total_steps_));
+    const double step = static_cast<double>(e);
+    const std::vector<Phase> all = phases();
+    double start = 0, lr = 0, momentum = 0;
+    for (size_t i = 0; i < all.size(); ++i) {
+      const Phase& ph = all[i];
+      if (step <= ph.end_step || i + 1 == all.size()) {
+        const double pct = (step - start) / (ph.end_step - start);
+        lr = anneal(ph.start_lr, ph.end_lr, pct);
+        momentum = anneal(ph.start_momentum, ph.end_momentum, pct);
+        break;
+      }
+      start = ph.end_step;
+    }
+    // The step past the last (e == total_steps, which PyTorch allows) extrapolates the
+    // anneal; a linear one can go past its ends there, where PyTorch sets a negative rate
+    // or a momentum outside [base, max] (a beta1 of 1 or more, which Adam refuses): the
+    // rate stops at 0 and the momentum at the ends of its range.
+    lr = std::max(lr, 0.0);
+    momentum = std::clamp(momentum, std::min(base_momentum_, max_momentum_), std::max(base_momentum_, max_momentum_));
+    // The momentum first: its checks are the optimizer's, and a refusal leaves the rate.
+    if (cycle_momentum_) opt_->set_option(momentum_name(), momentum);
+    set_rate(lr);
+    last_epoch_ = e;
+  }
+  double max_lr_;
+  int64_t total_steps_;
+  double pct_start_;
+  bool anneal_linear_, cycle_momentum_;
+  double base_momentum_, max_momentum_;
+  bool three_phase_;
+  mutable bool use_beta1_ = false;  // found by check(), from the optimizer's settings
+  double initial_lr_ = 0, min_lr_ = 0;
+};
+
+class PlateauScheduler final : public LrScheduler {
+ public:
+  PlateauScheduler(Ref<Optimizer> opt, const PlateauOptions& o)
+      : LrScheduler(std::move(opt)),
+        mode_max_(o.mode_max),
+        factor_(o.factor),
+        patience_(o.patience),
+        threshold_(o.threshold),
+        threshold_abs_(o.threshold_abs),
+        cooldown_(o.cooldown),
+        min_lr_(o.min_lr),
+        eps_(o.eps) {
+    check();
+    best_ = mode_max_ ? -INFINITY : INFINITY;
+    // No first step: the rate stays as it is until a metric stops improving.
+    last_epoch_ = 0;
+    last_lr_ = opt_->lr();
+  }
+  const char* name() const override { return "ReduceLROnPlateau"; }
+
+ private:
+  void check() const override {
+    const char* who = name();
+    if (!(factor_ >= 0 && factor_ < 1))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": factor must be in [0, 1), got ", factor_));
+    if (patience_ < 0) fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": patience must be >= 0, got ", patience_));
+    if (cooldown_ < 0) fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": cooldown must be >= 0, got ", cooldown_));
+    if (num_bad_epochs_ < 0 || cooldown_counter_ < 0)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": num_bad_epochs and cooldown_counter must be >= 0"));
+    const std::pair<const char*, double> numbers[] = {{"threshold", threshold_}, {"min_lr", min_lr_}, {"eps", eps_}};
+    for (const auto& [what, v] : numbers)
+      if (!(v >= 0) || !std::isfinite(v))
+        fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": ", what, " must be finite and >= 0, got ", v));
+  }
+  std::vector<Field> fields() override {
+    return {{"last_epoch", nullptr, &last_epoch_},
+            {"last_lr", &last_lr_},
+            {"mode_max", nullptr, nullptr, &mode_max_},
+            {"factor", &factor_},
+            {"patience", nullptr, &patience_},
+            {"threshold", &threshold_},
+            {"threshold_mode_abs", nullptr, nullptr, &threshold_abs_},
+            {"cooldown", nullptr, &cooldown_},
+            {"min_lr", &min_lr_},
+            {"eps", &eps_},
+            {"best", &best_},
+            {"num_bad_epochs", nullptr, &num_bad_epochs_},
+            {"cooldown_counter", nullptr, &cooldown_counter_}};
+  }
+  double chained_lr(int64_t, double current) override { return current; }
+  void advance(bool) override {
+    fail(DT_ERR_INVALID_ARGUMENT,
+         cat(name(), " steps on a metric: call dt_lr_scheduler_step_metric with the value it watches"));
+  }
+  bool is_better(double a) const {
+    if (mode_max_) return threshold_abs_ ? a > best_ + threshold_ : a > best_ * (1 + threshold_);
+    return threshold_abs_ ? a < best_ - threshold_ : a < best_ * (1 - threshold_);
+  }
+  void advance_metric(double metric) override {
+    double best = best_;
+    int64_t bad = num_bad_epochs_ + 1, cooling = cooldown_counter_;
+    if (is_better(metric)) {
+      best = metric;
+      bad = 0;
+    }
+    if (cooling > 0) {  // bad epochs in a cooldown do not count
+      --cooling;
+      bad = 0;
+    }
+    const double old_lr = opt_->lr();
+    double lr = old_lr;
+    if (bad > patience_) {
+      const double reduced = std::max(old_lr * factor_, min_lr_);
+      if (old_lr - reduced > eps_) lr = reduced;
+      cooling = cooldown_;
+      bad = 0;
+    }
+    if (lr != old_lr) opt_->set_lr(lr);
+    best_ = best;
+    num_bad_epochs_ = bad;
+    cooldown_counter_ = cooling;
+    last_lr_ = lr;
+    ++last_epoch_;
+  }
+  bool mode_max_;
+  double factor_;
+  int64_t patience_;
+  double threshold_;
+  bool threshold_abs_;
+  int64_t cooldown_;
+  double min_lr_, eps_;
+  double best_ = 0;
+  int64_t num_bad_epochs_ = 0, cooldown_counter_ = 0;
+};
+
+}  // namespace
+
+// Friend of LrScheduler: it steps and restarts the schedulers it holds.
+class SequentialScheduler final : public LrScheduler {
+ public:
+  SequentialScheduler(Ref<Optimizer> opt, std::vector<Ref<LrScheduler>> schedulers, std::vector<int64_t> milestones)
+      : LrScheduler(std::move(opt)), schedulers_(std::move(schedulers)), milestones_(std::move(milestones)) {
+    const char* who = name();
+    if (schedulers_.empty()) fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": needs at least one scheduler"));
+    for (size_t k = 0; k < schedulers_.size(); ++k) {
+      LrScheduler* s = schedulers_[k].get();
+      if (s->optimizer() != opt_.get())
+        fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": schedulers[", k, "] (", s->name(),
+                                          ") belongs to another optimizer than the one given"));
+      if (dynamic_cast<PlateauScheduler*>(s) || dynamic_cast<SequentialScheduler*>(s))
+        fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": schedulers[", k, "] is a ", s->name(),
+                                          ", which cannot be restarted at a milestone"));
+      for (size_t j = 0; j < k; ++j)
+        if (schedulers_[j].get() == s)
+          fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": schedulers[", j, "] and schedulers[", k, "] are the same scheduler"));
+    }
+    check();
+    // PyTorch's constructor: the rate back to the initial one, every scheduler one epoch
+    // back, and the first one started again.
+    base_lr_ = opt_->initial_lr();
+    opt_->set_lr(base_lr_);
+    last_epoch_ = 0;
+    for (Ref<LrScheduler>& s : schedulers_) {
+      std::lock_guard<std::mutex> lock(s->mu_);
+      s->last_epoch_ -= 1;
+    }
+    LrScheduler& first = *schedulers_.front();
+    std::lock_guard<std::mutex> lock(first.mu_);
+    first.advance(false);
+    last_lr_ = first.last_lr_;
+  }
+  const char* name() const override { return "SequentialLR"; }
+
+ private:
+  void check() const override {
+    const char* who = name();
+    if (milestones_.size() + 1 != schedulers_.size())
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": expects one milestone fewer than schedulers, got ", schedulers_.size(),
+                                        " schedulers and ", milestones_.size(), " milestones"));
+    for (size_t k = 0; k < milestones_.size(); ++k)
+      if (milestones_[k] < 1 || (k > 0 && milestones_[k] <= milestones_[k - 1]))
+        fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": milestones must be >= 1 and increasing, got ", milestones_[k],
+                                          " at ", k));
+  }
+  std::vector<Field> fields() override { return base_fields(); }
+  Named save_extra() override {
+    Named out{{"milestones", whole_numbers_tensor(milestones_)}};
+    for (size_t k = 0; k < schedulers_.size(); ++k)
+      for (auto& [key, t] : schedulers_[k]->state_dict()) out.emplace_back(cat("schedulers.", k, ".", key), t);
+    return out;
+  }
+  // The milestones and each scheduler's state, all or nothing: the schedulers loaded
+  // before one that refuses its entries get their old state back.
+  void load_extra(const Named& extra) override {
+    std::vector<int64_t> ms = milestones_;
+    std::vector<Named> parts(schedulers_.size());
+    for (const auto& [key, t] : extra) {
+      if (key == "milestones") {
+        ms = whole_numbers(name(), key, t);
+        continue;
+      }
+      const std::string prefix = "schedulers.";
+      size_t at = prefix.size(), end = at;
+      if (key.compare(0, at, prefix) == 0)
+        while (end < key.size() && end - at < 6 && key[end] >= '0' && key[end] <= '9') ++end;
+      if (end == at || end >= key.size() || key[end] != '.') LrScheduler::load_extra({{key, t}});
+      const size_t k = std::stoul(key.substr(at, end - at));
+      if (k >= schedulers_.size())
+        fail(DT_ERR_INVALID_ARGUMENT, cat(name(), ": \"", key, "\" names scheduler ", k, " but there are ",
+                                          schedulers_.size()));
+      parts[k].emplace_back(key.substr(end + 1), t);
+    }
+    std::swap(ms, milestones_);
+    try {
+      check();
+    } catch (...) {
+      std::swap(ms, milestones_);
+      throw;
+    }
+    std::vector<Named> before;
+    try {
+      for (size_t k = 0; k < schedulers_.size(); ++k) {
+        before.push_back(schedulers_[k]->state_dict());
+        if (!parts[k].empty()) schedulers_[k]->load_state_dict(parts[k]);
+      }
+    } catch (...) {
+      for (size_t k = 0; k < before.size(); ++k) schedulers_[k]->load_state_dict(before[k]);
+      std::swap(ms, milestones_);
+      throw;
+    }
+  }
+  double chained_lr(int64_t, double current) override { return current; }  // advance() is the whole step
+  void advance(bool) override {
+    const int64_t e = last_epoch_ + 1;
+    const size_t idx = static_cast<size_t>(std::upper_bound(milestones_.begin(), milestones_.end(), e) -
+                                           milestones_.begin());
+    LrScheduler& s = *schedulers_[idx];
+    std::lock_guard<std::mutex> lock(s.mu_);
+    s.advance(idx > 0 && milestones_[idx - 1] == e);
+    last_epoch_ = e;
+    last_lr_ = s.last_lr_;
+  }
+  std::vector<Ref<LrScheduler>> schedulers_;
+  std::vector<int64_t> milestones_;
+};
+
+LrScheduler* new_one_cycle_lr(Ref<Optimizer> opt, const OneCycleOptions& o) {
+  return new OneCycleScheduler(std::move(opt), o);
+}
+LrScheduler* new_reduce_lr_on_plateau(Ref<Optimizer> opt, const PlateauOptions& o) {
+  return new PlateauScheduler(std::move(opt), o);
+}
+LrScheduler* new_sequential_lr(Ref<Optimizer> opt, std::vector<Ref<LrScheduler>> schedulers,
+                               std::vector<int64_t> milestones) {
+  return new SequentialScheduler(std::move(opt), std::move(schedulers), std::move(milestones));
+}
+
+}  // namespace dt::nn

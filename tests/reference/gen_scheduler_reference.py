@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Generates tests/reference/scheduler_cases.json: PyTorch's learning-rate schedules for
+devtensor's schedulers (tests/test_lr_scheduler.cpp reads it).
+
+Regenerate (Debian's interpreter has torch):
+
+    /usr/bin/python3 tests/reference/gen_scheduler_reference.py
+
+Each case runs a script against real torch.optim.lr_scheduler objects:
+
+  {"id", "optimizer": {"kind": "sgd" | "adam" | "adagrad", "lr", "momentum" (sgd)},
+   "schedulers": [{"kind": PyTorch's class name, "args": {constructor arguments by
+                   PyTorch's names}, SequentialLR: "children" (indices of schedulers
+                   made before it) and "milestones"}, ...]  (made in this order),
+   "actions": [{"step": k} | {"metric": v, "sched": k} | {"set_lr": v}, ...],
+   "expected": one record after construction and one after each action:
+               {"lr": the optimizer's rate, "momentum": its momentum or beta1 (null when
+                it has none), "last_lr": [each scheduler's get_last_lr()[0], null for
+                ReduceLROnPlateau before its first step], "last_epoch": [each's]}}
+"""
+import json
+import math
+import os
+import warnings
+
+import torch
+from torch.optim import lr_scheduler as S
+
+warnings.filterwarnings("ignore")
+
+
+def make_optimizer(spec):
+    p = torch.nn.Parameter(torch.zeros(2))
+    kind = spec["kind"]
+    if kind == "sgd":
+        return torch.optim.SGD([p], lr=spec["lr"], momentum=spec.get("momentum", 0.0))
+    if kind == "adam":
+        return torch.optim.Adam([p], lr=spec["lr"])
+    if kind == "adagrad":
+        return torch.optim.Adagrad([p], lr=spec["lr"])
+    raise ValueError(kind)
+
+
+def make_scheduler(opt, spec, made):
+    kind, args = spec["kind"], dict(spec.get("args", {}))
+    if kind == "SequentialLR":
+        return S.SequentialLR(opt, [made[i] for i in spec["children"]], spec["milestones"])
+    return getattr(S, kind)(opt, **args)
+
+
+def momentum_of(opt):
+    g = opt.param_groups[0]
+    if "betas" in g:
+        return g["betas"][0]
+    return g.get("momentum")
+
+
+def record(opt, scheds):
+    last = []
+    for s in scheds:
+        lr = getattr(s, "_last_lr", None)
+        last.append(None if lr is None else float(lr[0]))
+    return {"lr": float(opt.param_groups[0]["lr"]), "momentum": momentum_of(opt), "last_lr": last,
+            "last_epoch": [int(s.last_epoch) for s in scheds]}
+
+
+def run(case):
+    opt = make_optimizer(case["optimizer"])
+    scheds = []
+    for spec in case["schedulers"]:
+        scheds.append(make_scheduler(opt, spec, scheds))
+    expected = [record(opt, scheds)]
+    for a in case["actions"]:
+        if "step" in a:
+            opt.step()  # no gradients: nothing moves, but PyTorch sees the usual order
+            scheds[a["step"]].step()
+        elif "metric" in a:
+            scheds[a["sched"]].step(a["metric"])
+        elif "set_lr" in a:
+            opt.param_groups[0]["lr"] = a["set_lr"]
+        else:
+            raise ValueError(a)
+        expected.append(record(opt, scheds))
+    case["expected"] = expected
+    return case
+
+
+def steps(n, k=0):
+    return [{"step": k}] * n
+
+
+def cases():
+    sgd = {"kind": "sgd", "lr": 0.1}
+    out = [
+        {"id": "step_lr", "optimizer": sgd, "schedulers": [{"kind": "StepLR", "args": {"step_size": 3, "gamma": 0.5}}],
+         "actions": steps(10)},
+        {"id": "multi_step_lr_repeated_milestone", "optimizer": sgd,
+         "schedulers": [{"kind": "MultiStepLR", "args": {"milestones": [8, 2, 5, 5], "gamma": 0.3}}],
+         "actions": steps(10)},
+        {"id": "exponential_lr", "optimizer": sgd, "schedulers": [{"kind": "ExponentialLR", "args": {"gamma": 0.9}}],
+         "actions": steps(8)},
+        {"id": "linear_lr_warmup", "optimizer": sgd,
+         "schedulers": [{"kind": "LinearLR", "args": {"start_factor": 0.25, "end_factor": 1.0, "total_iters": 4}}],
+         "actions": steps(8)},
+        {"id": "linear_lr_decay", "optimizer": {"kind": "adam", "lr": 0.003},
+         "schedulers": [{"kind": "LinearLR", "args": {"start_factor": 1.0, "end_factor": 0.1, "total_iters": 5}}],
+         "actions": steps(7)},
+        {"id": "cosine_annealing_past_t_max", "optimizer": sgd,
+         "schedulers": [{"kind": "CosineAnnealingLR", "args": {"T_max": 5, "eta_min": 0.001}}],
+         "actions": steps(16)},
+        {"id": "cosine_annealing_to_zero", "optimizer": sgd,
+         "schedulers": [{"kind": "CosineAnnealingLR", "args": {"T_max": 4}}],
+         "actions": steps(9)},
+        {"id": "cosine_warm_restarts_t_mult_2", "optimizer": sgd,
+         "schedulers": [{"kind": "CosineAnnealingWarmRestarts", "args": {"T_0": 3, "T_mult": 2, "eta_min": 0.01}}],
+         "actions": steps(16)},
+        {"id": "cosine_warm_restarts_t_mult_1", "optimizer": sgd,
+         "schedulers": [{"kind": "CosineAnnealingWarmRestarts", "args": {"T_0": 4}}],
+         "actions": steps(9)},
+        {"id": "one_cycle_sgd_cos", "optimizer": {"kind": "sgd", "lr": 0.1, "momentum": 0.9},
+         "schedulers": [{"kind": "OneCycleLR", "args": {"max_lr": 0.5, "total_steps": 20}}],
+         "actions": steps(20)},
+        {"id": "one_cycle_adam_linear_three_phase", "optimizer": {"kind": "adam", "lr": 0.001},
+         "schedulers": [{"kind": "OneCycleLR", "args": {"max_lr": 0.01, "total_steps": 12, "pct_start": 0.25,
+                                                         "anneal_strategy": "linear", "three_phase": True,
+                                                         "base_momentum": 0.8, "max_momentum": 0.9,
+                                                         "div_factor": 10.0, "final_div_factor": 100.0}}],
+         "actions": steps(12)},
+        {"id": "one_cycle_adagrad_no_momentum", "optimizer": {"kind": "adagrad", "lr": 0.01},
+         "schedulers": [{"kind": "OneCycleLR", "args": {"max_lr": 0.2, "total_steps": 8, "cycle_momentum": False}}],
+         "actions": steps(8)},
+        {"id": "plateau_min_rel_cooldown", "optimizer": sgd,
+         "schedulers": [{"kind": "ReduceLROnPlateau", "args": {"mode": "min", "factor": 0.5, "patience": 2,
+                                                                "cooldown": 1, "min_lr": 0.01}}],
+         "actions": [{"metric": v, "sched": 0} for v in
+                     [1.0, 0.9, 0.95, 0.91, 0.92, 0.93, 0.94, 0.8, 0.85, 0.86, 0.87, 0.88, 0.89, 0.9, 0.91, 0.92]]},
+        {"id": "plateau_max_abs", "optimizer": {"kind": "adam", "lr": 0.01},
+         "schedulers": [{"kind": "ReduceLROnPlateau", "args": {"mode": "max", "factor": 0.1, "patience": 1,
+                                                                "threshold": 0.05, "threshold_mode": "abs"}}],
+         "actions": [{"metric": v, "sched": 0} for v in [0.5, 0.52, 0.6, 0.61, 0.64, 0.7, 0.7, 0.71, 0.72]]},
+        {"id": "sequential_warmup_then_cosine", "optimizer": sgd,
+         "schedulers": [{"kind": "LinearLR", "args": {"start_factor": 0.1, "end_factor": 1.0, "total_iters": 3}},
+                        {"kind": "CosineAnnealingLR", "args": {"T_max": 6, "eta_min": 0.0}},
+                        {"kind": "SequentialLR", "children": [0, 1], "milestones": [3]}],
+         "actions": steps(12, 2)},
+        {"id": "sequential_three", "optimizer": sgd,
+         "schedulers": [{"kind": "ExponentialLR", "args": {"gamma": 0.5}},
+                        {"kind": "StepLR", "args": {"step_size": 2, "gamma": 0.1}},
+                        {"kind": "CosineAnnealingWarmRestarts", "args": {"T_0": 2}},
+                        {"kind": "SequentialLR", "children": [0, 1, 2], "milestones": [2, 5]}],
+         "actions": steps(10, 3)},
+        {"id": "sequential_multistep_milestone_at_restart", "optimizer": sgd,
+         "schedulers": [{"kind": "ExponentialLR", "args": {"gamma": 0.8}},
+                        {"kind": "MultiStepLR", "args": {"milestones": [0, 2], "gamma": 0.5}},
+                        {"kind": "SequentialLR", "children": [0, 1], "milestones": [3]}],
+         "actions": steps(7, 2)},
+        {"id": "stacked_step_and_exponential", "optimizer": sgd,
+         "schedulers": [{"kind": "StepLR", "args": {"step_size": 2, "gamma": 0.5}},
+                        {"kind": "ExponentialLR", "args": {"gamma": 0.9}}],
+         "actions": [{"step": k} for _ in range(6) for k in (0, 1)]},
+        {"id": "rate_set_by_hand_mid_schedule", "optimizer": sgd,
+         "schedulers": [{"kind": "StepLR", "args": {"step_size": 3, "gamma": 0.5}}],
+         "actions": steps(4) + [{"set_lr": 0.04}] + steps(5)},
+    ]
+    return [run(c) for c in out]
+
+
+def main():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scheduler_cases.json")
+    data = {"generator": "tests/reference/gen_scheduler_reference.py", "torch": torch.__version__, "cases": cases()}
+    with open(path, "w") as f:
+        json.dump(data, f, indent=1, allow_nan=False)
+        f.write("\n")
+    print(f"wrote {path}: {len(data['cases'])} cases")
+
+
+if __name__ == "__main__":
+    main()
