@@ -23,6 +23,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -569,6 +570,9 @@ class Program {
       REQUIRE(opt == fuzz::kUntouched, "%s failed but wrote *out", g_op);
       return;
     }
+    // Sometimes a learning-rate scheduler over it, with fuzzed settings (made, or refused
+    // with *out untouched and the rate as it was), stepped between the optimizer's steps.
+    dt_lr_scheduler* sched = in_.rarely(2) ? make_scheduler(opt) : nullptr;
     static const char* const kSettings[] = {"lr",       "momentum", "dampening", "weight_decay",
                                             "nesterov", "beta1",    "beta2",     "eps",
                                             "amsgrad",  "alpha",    "centered",  "lr_decay",
@@ -591,10 +595,116 @@ class Program {
       const auto before = snapshot(rec->m);
       g_op = "dt_optimizer_step";
       if (!ok(dt_optimizer_step(opt))) REQUIRE(snapshot(rec->m) == before, "a failed step changed the module");
+      if (sched) step_scheduler(sched, opt);
+    }
+    if (sched) {
+      g_op = "dt_lr_scheduler_state_dict";
+      dt_state_dict* sd = nullptr;
+      if (ok(dt_lr_scheduler_state_dict(sched, &sd))) {
+        g_op = "dt_lr_scheduler_load_state_dict";
+        REQUIRE(ok(dt_lr_scheduler_load_state_dict(sched, sd)), "a scheduler refused its own state dict");
+        dt_state_dict_release(sd);
+      }
+      REQUIRE(dt_lr_scheduler_release(sched) == DT_OK, "release the scheduler");
     }
     g_op = "dt_optimizer_zero_grad";
     REQUIRE(ok(dt_optimizer_zero_grad(opt)), "zero_grad");
     REQUIRE(dt_optimizer_release(opt) == DT_OK, "release the optimizer");
+  }
+
+  // A scheduler of a fuzzed kind and settings over opt, or nullptr when refused (then
+  // *out and the optimizer's rate must be as they were).
+  dt_lr_scheduler* make_scheduler(dt_optimizer* opt) {
+    double lr_before = 0, lr_after = 0;
+    REQUIRE(dt_optimizer_lr(opt, &lr_before) == DT_OK, "dt_optimizer_lr");
+    dt_lr_scheduler* s = reinterpret_cast<dt_lr_scheduler*>(fuzz::kUntouched);
+    auto real_or = [&](double usual) { return in_.rarely(4) ? in_.real() : usual; };
+    auto whole_or = [&](int64_t usual) { return in_.rarely(4) ? in_.geometry(-2, 8) : usual; };
+    dt_status st;
+    switch (in_.pick(8)) {
+      case 0:
+        g_op = "dt_step_lr_new";
+        st = dt_step_lr_new(opt, whole_or(2), real_or(0.5), &s);
+        break;
+      case 1: {
+        g_op = "dt_multi_step_lr_new";
+        const int64_t ms[] = {whole_or(1), whole_or(3), whole_or(3)};
+        st = dt_multi_step_lr_new(opt, ms, static_cast<size_t>(in_.pick(4)), real_or(0.1), &s);
+        break;
+      }
+      case 2:
+        g_op = "dt_linear_lr_new";
+        st = dt_linear_lr_new(opt, real_or(0.25), real_or(1.0), whole_or(3), &s);
+        break;
+      case 3:
+        g_op = "dt_cosine_annealing_lr_new";
+        st = dt_cosine_annealing_lr_new(opt, whole_or(3), real_or(0.0), &s);
+        break;
+      case 4:
+        g_op = "dt_cosine_annealing_warm_restarts_new";
+        st = dt_cosine_annealing_warm_restarts_new(opt, whole_or(2), whole_or(2), real_or(0.0), &s);
+        break;
+      case 5:
+        g_op = "dt_one_cycle_lr_new";
+        st = dt_one_cycle_lr_new(opt, real_or(0.1), whole_or(4), real_or(0.3), in_.rarely(2) ? "cos" : "linear",
+                                 in_.flag(), real_or(0.85), real_or(0.95), real_or(25), real_or(1e4), in_.flag(), &s);
+        break;
+      case 6:
+        g_op = "dt_reduce_lr_on_plateau_new";
+        st = dt_reduce_lr_on_plateau_new(opt, in_.rarely(2) ? "min" : "max", real_or(0.5), whole_or(0), real_or(1e-4),
+                                         in_.rarely(2) ? "rel" : "abs", whole_or(1), real_or(0.0), real_or(1e-8), &s);
+        break;
+      default: {
+        g_op = "dt_exponential_lr_new";
+        dt_lr_scheduler* first = nullptr;
+        if (!ok(dt_exponential_lr_new(opt, real_or(0.9), &first))) {
+          st = DT_ERR_INVALID_ARGUMENT;  // refused above, checked there
+          break;
+        }
+        dt_lr_scheduler* second = nullptr;
+        g_op = "dt_step_lr_new";
+        if (!ok(dt_step_lr_new(opt, 2, 0.5, &second))) {
+          dt_lr_scheduler_release(first);
+          return nullptr;
+        }
+        dt_lr_scheduler* both[] = {first, second};
+        const int64_t ms[] = {whole_or(2)};
+        g_op = "dt_sequential_lr_new";
+        REQUIRE(dt_optimizer_lr(opt, &lr_before) == DT_OK, "dt_optimizer_lr");
+        st = dt_sequential_lr_new(opt, both, 2, ms, &s);
+        dt_lr_scheduler_release(first);
+        dt_lr_scheduler_release(second);
+      }
+    }
+    REQUIRE(dt_optimizer_lr(opt, &lr_after) == DT_OK, "dt_optimizer_lr");
+    if (!ok(st)) {
+      REQUIRE(s == fuzz::kUntouched, "%s failed but wrote *out", g_op);
+      REQUIRE(lr_after == lr_before, "%s failed but changed the rate from %g to %g", g_op, lr_before, lr_after);
+      return nullptr;
+    }
+    REQUIRE(std::isfinite(lr_after) && lr_after >= 0, "%s set the rate %g", g_op, lr_after);
+    return s;
+  }
+
+  // One step (or a metric step) of s: a finite rate >= 0 after it, or refused with the
+  // rate and the scheduler's epoch as they were.
+  void step_scheduler(dt_lr_scheduler* s, dt_optimizer* opt) {
+    double before = 0, after = 0;
+    int64_t epoch_before = 0, epoch_after = 0;
+    REQUIRE(dt_optimizer_lr(opt, &before) == DT_OK && dt_lr_scheduler_last_epoch(s, &epoch_before) == DT_OK,
+            "reading the rate and epoch");
+    const bool metric = in_.rarely(2);
+    g_op = metric ? "dt_lr_scheduler_step_metric" : "dt_lr_scheduler_step";
+    const bool stepped = ok(metric ? dt_lr_scheduler_step_metric(s, in_.real()) : dt_lr_scheduler_step(s));
+    REQUIRE(dt_optimizer_lr(opt, &after) == DT_OK && dt_lr_scheduler_last_epoch(s, &epoch_after) == DT_OK,
+            "reading the rate and epoch");
+    if (!stepped) {
+      REQUIRE(after == before && epoch_after == epoch_before, "a refused %s changed the rate or the epoch", g_op);
+      return;
+    }
+    REQUIRE(epoch_after == epoch_before + 1, "%s took the epoch from %lld to %lld", g_op,
+            static_cast<long long>(epoch_before), static_cast<long long>(epoch_after));
+    REQUIRE(std::isfinite(after) && after >= 0, "%s set the rate %g", g_op, after);
   }
 
   // ---------------------------------------------------------------- the rest
