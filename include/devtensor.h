@@ -2120,9 +2120,11 @@ DT_API dt_status dt_optimizer_load_state_dict(dt_optimizer* opt, const dt_state_
  * A step is all or nothing (a failed one changes neither the optimizer nor the
  * scheduler). Calls on one scheduler are serialised; stepping two schedulers of one
  * optimizer from two threads at once interleaves their updates of its rate.
+ * Whole-number settings (step sizes, periods, milestones, patience, cooldown) are at
+ * most 2^53, what a checkpoint's float64 holds exactly.
  * Errors of every constructor: DT_ERR_INVALID_ARGUMENT (NULL opt or out, a setting
- * PyTorch refuses or that would make a negative rate: the message names it),
- * DT_ERR_INVALID_HANDLE. On failure the optimizer is unchanged. */
+ * PyTorch refuses, that would make a negative rate, or a whole number past 2^53: the
+ * message names it), DT_ERR_INVALID_HANDLE. On failure the optimizer is unchanged. */
 
 /** StepLR: the rate is multiplied by gamma every step_size epochs (step_size >= 1,
  *  gamma >= 0). */

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "core/error.h"
 #include "ops/ops.h"
@@ -22,16 +23,22 @@ void check_range(const char* who, const char* what, double v, double lo, double 
 }
 void check_at_least(const char* who, const char* what, int64_t v, int64_t lo) {
   if (v < lo) fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": ", what, " must be >= ", lo, ", got ", v));
+  if (v > kMaxWhole)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": ", what, " must be at most 2^53 (what a checkpoint's float64 holds",
+                                      " exactly), got ", v));
 }
 void check_finite_nonnegative(const char* who, const char* what, double v) {
   if (!(v >= 0) || !std::isfinite(v))
     fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": ", what, " must be finite and >= 0, got ", v));
 }
 
-// Python's a % b for b > 0 (never negative).
-int64_t floor_mod(int64_t a, int64_t b) {
-  const int64_t r = a % b;
-  return r < 0 ? r + b : r;
+// PyTorch's test for the bottom of a cosine of half-period t, (e - 1 - t) % (2 t) == 0
+// in Python's modulo, for e >= 1: e - 1 == t modulo 2 t, without forming 2 t when that
+// overflows int64 (then e - 1 < 2 t, and only e - 1 == t is a bottom).
+bool at_cosine_bottom(int64_t e, int64_t t) {
+  const int64_t k = e - 1;
+  if (t > INT64_MAX / 2) return k == t;
+  return k % (2 * t) == t;
 }
 
 // The value of a state-dict entry as one double (INVALID_ARGUMENT naming the key).
@@ -51,8 +58,8 @@ std::vector<int64_t> whole_numbers(const char* who, const std::string& key, cons
   std::vector<int64_t> out;
   for (int64_t i = 0; i < t.numel(); ++i) {
     const double v = host.data_as<double>()[i];
-    if (!(v >= 0) || v != std::floor(v) || v > 9.0e15)
-      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", key, "\" must hold whole numbers >= 0, got ", v));
+    if (!(v >= 0) || v != std::floor(v) || v > static_cast<double>(kMaxWhole))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", key, "\" must hold whole numbers in [0, 2^53], got ", v));
     out.push_back(static_cast<int64_t>(v));
   }
   return out;
@@ -163,7 +170,7 @@ void LrScheduler::load_state_dict(const Named& entries) {
     }
     const double v = entry_value(who, key, t);
     if (std::isnan(v)) fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", key, "\" is NaN"));
-    if (all[k].whole && (v != std::floor(v) || !(std::fabs(v) <= 9.0e15)))
+    if (all[k].whole && (v != std::floor(v) || !(std::fabs(v) <= static_cast<double>(kMaxWhole))))
       fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", key, "\" must be a whole number, got ", v));
     if (all[k].flag && v != 0 && v != 1)
       fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", key, "\" is a flag (0 or 1), got ", v));
@@ -232,7 +239,8 @@ class MultiStepScheduler final : public LrScheduler {
   void check() const override {
     check_finite_nonnegative(name(), "gamma", gamma_);
     for (int64_t m : milestones_)
-      if (m < 0) fail(DT_ERR_INVALID_ARGUMENT, cat(name(), ": milestones must be >= 0, got ", m));
+      if (m < 0 || m > kMaxWhole)
+        fail(DT_ERR_INVALID_ARGUMENT, cat(name(), ": milestones must be in [0, 2^53], got ", m));
   }
   std::vector<Field> fields() override {
     auto f = base_fields();
@@ -343,7 +351,7 @@ class CosineScheduler final : public LrScheduler {
     const double t = static_cast<double>(t_max_);
     if (e == 0) return current;
     // At the bottom of a cosine the ratio below is 0/0: PyTorch adds the step instead.
-    if (floor_mod(e - 1 - t_max_, 2 * t_max_) == 0)
+    if (at_cosine_bottom(e, t_max_))
       return current + (base_lr_ - eta_min_) * (1 - std::cos(kPi / t)) / 2;
     const double ed = static_cast<double>(e);
     // Rounding can take the rate a hair below 0 when eta_min is 0: clamp it there.
@@ -397,7 +405,8 @@ class WarmRestartsScheduler final : public LrScheduler {
       t_i = t_i_;
       if (t_cur >= t_i) {
         t_cur -= t_i;
-        if (t_i > INT64_MAX / t_mult_) fail(DT_ERR_INVALID_ARGUMENT, cat(name(), ": the next period overflows int64"));
+        if (t_i > kMaxWhole / t_mult_)
+          fail(DT_ERR_INVALID_ARGUMENT, cat(name(), ": the next period would pass 2^53 epochs"));
         t_i *= t_mult_;
       }
     }

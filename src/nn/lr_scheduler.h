@@ -92,6 +92,10 @@ class LrScheduler : public RefCounted {
   std::mutex mu_;
 };
 
+// The largest whole-number setting or counter: a checkpoint holds each as a float64,
+// which is exact up to 2^53.
+constexpr int64_t kMaxWhole = int64_t{1} << 53;
+
 // A 1-d tensor of whole numbers >= 0 (milestones) as a vector, INVALID_ARGUMENT naming
 // key otherwise; and such a vector as a 1-d int64 tensor on the CPU.
 std::vector<int64_t> whole_numbers(const char* who, const std::string& key, const Tensor& t);

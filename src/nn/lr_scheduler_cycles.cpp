@@ -72,7 +72,8 @@ class OneCycleScheduler final : public LrScheduler {
     const char* who = name();
     if (!(max_lr_ >= 0) || !std::isfinite(max_lr_))
       fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": max_lr must be finite and >= 0, got ", max_lr_));
-    if (total_steps_ < 1) fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": total_steps must be >= 1, got ", total_steps_));
+    if (total_steps_ < 1 || total_steps_ > kMaxWhole)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": total_steps must be in [1, 2^53], got ", total_steps_));
     if (!(pct_start_ >= 0 && pct_start_ <= 1))
       fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": pct_start must be in [0, 1], got ", pct_start_));
     // PyTorch divides by each phase's length: one of length 0 (or less) would make its
@@ -176,8 +177,10 @@ class PlateauScheduler final : public LrScheduler {
     const char* who = name();
     if (!(factor_ >= 0 && factor_ < 1))
       fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": factor must be in [0, 1), got ", factor_));
-    if (patience_ < 0) fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": patience must be >= 0, got ", patience_));
-    if (cooldown_ < 0) fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": cooldown must be >= 0, got ", cooldown_));
+    if (patience_ < 0 || patience_ > kMaxWhole)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": patience must be in [0, 2^53], got ", patience_));
+    if (cooldown_ < 0 || cooldown_ > kMaxWhole)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": cooldown must be in [0, 2^53], got ", cooldown_));
     if (num_bad_epochs_ < 0 || cooldown_counter_ < 0)
       fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": num_bad_epochs and cooldown_counter must be >= 0"));
     const std::pair<const char*, double> numbers[] = {{"threshold", threshold_}, {"min_lr", min_lr_}, {"eps", eps_}};
@@ -291,8 +294,8 @@ class SequentialScheduler final : public LrScheduler {
       fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": expects one milestone fewer than schedulers, got ", schedulers_.size(),
                                         " schedulers and ", milestones_.size(), " milestones"));
     for (size_t k = 0; k < milestones_.size(); ++k)
-      if (milestones_[k] < 1 || (k > 0 && milestones_[k] <= milestones_[k - 1]))
-        fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": milestones must be >= 1 and increasing, got ", milestones_[k],
+      if (milestones_[k] < 1 || milestones_[k] > kMaxWhole || (k > 0 && milestones_[k] <= milestones_[k - 1]))
+        fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": milestones must be in [1, 2^53] and increasing, got ", milestones_[k],
                                           " at ", k));
   }
   std::vector<Field> fields() override { return base_fields(); }
