@@ -54,7 +54,7 @@ Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, double p, double ep
   require_floating(op, x1);
   require_floating(op, x2);
   ops::check_same_device(op, x1, x2);
-  const Dims shape = ops::broadcast_shapes(op, x1.shape(), x2.shape());
+  ops::broadcast_shapes(op, x1.shape(), x2.shape());  // a mismatch's message names pairwise_distance
   // ||x1 - x2 + eps||_p over the last dim (of a 0-d difference: the value's magnitude).
   const Tensor diff = binary_scalar(BinaryOp::Add, binary(BinaryOp::Sub, x1, x2), eps);
   const int64_t last = -1;  // a 0-d difference has one element: its magnitude

@@ -41,14 +41,6 @@ bool at_cosine_bottom(int64_t e, int64_t t) {
   return k % (2 * t) == t;
 }
 
-// The value of a state-dict entry as one double (INVALID_ARGUMENT naming the key).
-double entry_value(const char* who, const std::string& key, const Tensor& t) {
-  if (t.numel() != 1)
-    fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", key, "\" must hold one value but has shape ", dims_str(t.shape())));
-  Tensor host = ops::to(t, kHost, DType::Float64, true);
-  return *host.data_as<double>();
-}
-
 }  // namespace
 
 std::vector<int64_t> whole_numbers(const char* who, const std::string& key, const Tensor& t) {
@@ -168,7 +160,7 @@ void LrScheduler::load_state_dict(const Named& entries) {
       extra.emplace_back(key, t);
       continue;
     }
-    const double v = entry_value(who, key, t);
+    const double v = one_value(key, t, who);
     if (std::isnan(v)) fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", key, "\" is NaN"));
     if (all[k].whole && (v != std::floor(v) || !(std::fabs(v) <= static_cast<double>(kMaxWhole))))
       fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", key, "\" must be a whole number, got ", v));

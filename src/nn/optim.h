@@ -162,6 +162,10 @@ void check_adam_options(const AdamOptions& o);
 void check_rmsprop_options(const RmspropOptions& o);  // optim_adaptive.cpp
 void check_adagrad_options(const AdagradOptions& o);  // optim_adaptive.cpp
 
+// The value of a one-element state-dict entry as a double (optimizers' and schedulers'
+// settings); INVALID_ARGUMENT naming the key otherwise.
+double one_value(const std::string& key, const Tensor& t, const char* who);
+
 // What every optimizer checks of its parameters (name: "SGD", ... for the message):
 // floating leaves, each listed once (the constructors refuse an empty list after their
 // own settings, as PyTorch's).

@@ -14,14 +14,6 @@ namespace {
 
 constexpr Device kHost{DT_DEVICE_CPU, 0};
 
-// The value of a one-element tensor as a double; INVALID_ARGUMENT naming the key otherwise.
-double one_value(const std::string& key, const Tensor& t, const char* who) {
-  if (t.numel() != 1)
-    fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", key, "\" must hold one value but has shape ", dims_str(t.shape())));
-  Tensor host = ops::to(t, kHost, DType::Float64, true);
-  return *host.data_as<double>();
-}
-
 // "state.<i>.<rest>" -> i and rest; false for any other key (or an index that is not a
 // plain decimal number).
 bool parse_state_key(const std::string& key, size_t* index, std::string* rest) {
@@ -36,6 +28,13 @@ bool parse_state_key(const std::string& key, size_t* index, std::string* rest) {
 }
 
 }  // namespace
+
+double one_value(const std::string& key, const Tensor& t, const char* who) {
+  if (t.numel() != 1)
+    fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": \"", key, "\" must hold one value but has shape ", dims_str(t.shape())));
+  Tensor host = ops::to(t, kHost, DType::Float64, true);
+  return *host.data_as<double>();
+}
 
 double Optimizer::lr() {
   std::lock_guard<std::mutex> lock(mu_);
