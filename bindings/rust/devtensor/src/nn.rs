@@ -626,7 +626,8 @@ impl Module {
     ///
     /// # fn main() -> devtensor::Result<()> {
     /// // Two logical CPU devices; the library reads this once, before its first call.
-    /// std::env::set_var("DEVTENSOR_CPU_DEVICES", "2");
+    /// // SAFETY: one thread, before any other reads the environment.
+    /// unsafe { std::env::set_var("DEVTENSOR_CPU_DEVICES", "2") };
     /// let model = Module::linear(5, 3, true, DType::Float32, Device::Cpu(0))?;
     /// let dp = Module::data_parallel(&model, &[Device::Cpu(0), Device::Cpu(1)], None)?;
     /// let x = Tensor::randn(&[5, 5], DType::Float32, Device::Cpu(0))?;

@@ -263,7 +263,7 @@ fn launcher() -> Option<PathBuf> {
     }
 }
 
-extern "C" {
+unsafe extern "C" {
     fn kill(pid: i32, sig: i32) -> i32; // libc's, which std links
 }
 const SIGTERM: i32 = 15;

@@ -10,7 +10,9 @@ static ENV: Once = Once::new();
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn with_four_cpus(f: impl FnOnce()) {
-    ENV.call_once(|| std::env::set_var("DEVTENSOR_CPU_DEVICES", "4"));
+    // SAFETY: every test of this binary enters here, and `Once` holds the others back until
+    // the variable is set; none reads the environment before.
+    ENV.call_once(|| unsafe { std::env::set_var("DEVTENSOR_CPU_DEVICES", "4") });
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let before = live_handle_count();
     f();
