@@ -612,6 +612,14 @@ class Program {
     REQUIRE(dt_optimizer_release(opt) == DT_OK, "release the optimizer");
   }
 
+  // The user data of a fuzzed LambdaLR or MultiplicativeLR: its factor at epoch e is
+  // values[e % 4]. (ASan reports it leaked or freed twice.)
+  struct LambdaFactors {
+    double values[4];
+    static double call(int64_t epoch, void* self) { return static_cast<LambdaFactors*>(self)->values[epoch % 4]; }
+    static void release(void* self) { delete static_cast<LambdaFactors*>(self); }
+  };
+
   // A scheduler of a fuzzed kind and settings over opt, or nullptr when refused (then
   // *out and the optimizer's rate must be as they were).
   dt_lr_scheduler* make_scheduler(dt_optimizer* opt) {
@@ -621,7 +629,8 @@ class Program {
     auto real_or = [&](double usual) { return in_.rarely(4) ? in_.real() : usual; };
     auto whole_or = [&](int64_t usual) { return in_.rarely(4) ? in_.geometry(-2, 8) : usual; };
     dt_status st;
-    switch (in_.pick(8)) {
+    const int kind = in_.pick(10);
+    switch (kind) {
       case 0:
         g_op = "dt_step_lr_new";
         st = dt_step_lr_new(opt, whole_or(2), real_or(0.5), &s);
@@ -654,6 +663,18 @@ class Program {
         st = dt_reduce_lr_on_plateau_new(opt, in_.rarely(2) ? "min" : "max", real_or(0.5), whole_or(0), real_or(1e-4),
                                          in_.rarely(2) ? "rel" : "abs", whole_or(1), real_or(0.0), real_or(1e-8), &s);
         break;
+      case 7:
+      case 8: {
+        // The function's factors, fuzzed (NaN, negative and huge ones included), cycled
+        // by epoch; its data is freed by the scheduler, or here when making it failed.
+        auto* f = new LambdaFactors;
+        for (double& v : f->values) v = in_.rarely(3) ? in_.real() : 0.5 + 0.1 * static_cast<double>(in_.small(0, 10));
+        g_op = kind == 7 ? "dt_lambda_lr_new" : "dt_multiplicative_lr_new";
+        st = (kind == 7 ? dt_lambda_lr_new : dt_multiplicative_lr_new)(opt, LambdaFactors::call, f,
+                                                                        LambdaFactors::release, &s);
+        if (!ok(st)) delete f;
+        break;
+      }
       default: {
         g_op = "dt_exponential_lr_new";
         dt_lr_scheduler* first = nullptr;

@@ -2190,9 +2190,38 @@ DT_API dt_status dt_reduce_lr_on_plateau_new(dt_optimizer* opt, const char* mode
  *  not given). */
 DT_API dt_status dt_sequential_lr_new(dt_optimizer* opt, dt_lr_scheduler* const* schedulers, size_t n,
                                       const int64_t* milestones, dt_lr_scheduler** out);
+/** The function of a LambdaLR or MultiplicativeLR: the factor for `epoch` (>= 0), given
+ *  the user_data passed to its constructor. It is called on the thread that makes or
+ *  steps the scheduler (a SequentialLR's step included), one call at a time per
+ *  scheduler. It must return a finite number, and one that leaves the rate >= 0;
+ *  anything else fails that step (or the constructor) with DT_ERR_INVALID_ARGUMENT and
+ *  changes nothing. It may call devtensor, but not the scheduler functions: the
+ *  constructors and dt_lr_scheduler_step, _step_metric, _last_lr, _last_epoch,
+ *  _state_dict and _load_state_dict fail there with DT_ERR_INVALID_ARGUMENT, since they
+ *  could wait on the scheduler being stepped; nor may it release the scheduler's last
+ *  reference. */
+typedef double (*dt_lr_lambda_fn)(int64_t epoch, void* user_data);
+/** Frees a LambdaLR's or MultiplicativeLR's user_data: called once, when the scheduler
+ *  is released for the last time, on the thread that releases it. */
+typedef void (*dt_lr_lambda_free_fn)(void* user_data);
+/** LambdaLR: the rate at each epoch is the initial rate times fn(epoch, user_data)
+ *  (PyTorch's lr_lambda; Hugging Face's warm-up schedules are LambdaLRs). fn is called
+ *  for epoch 0 before this returns. free_user_data (NULL: nothing to free) is called
+ *  when the scheduler is released for the last time; when this fails it is not, and
+ *  user_data stays the caller's. The state dict holds base_lr, last_epoch and last_lr,
+ *  not the function, as PyTorch leaves a plain function out of its own.
+ *  Errors also: DT_ERR_INVALID_ARGUMENT (NULL fn, or what fn returned for epoch 0). */
+DT_API dt_status dt_lambda_lr_new(dt_optimizer* opt, dt_lr_lambda_fn fn, void* user_data,
+                                  dt_lr_lambda_free_fn free_user_data, dt_lr_scheduler** out);
+/** MultiplicativeLR: each step from epoch 1 on multiplies the rate by fn(epoch,
+ *  user_data); making it leaves the rate as it is, without calling fn. Otherwise as
+ *  dt_lambda_lr_new. */
+DT_API dt_status dt_multiplicative_lr_new(dt_optimizer* opt, dt_lr_lambda_fn fn, void* user_data,
+                                          dt_lr_lambda_free_fn free_user_data, dt_lr_scheduler** out);
 /** One epoch (or batch) on: the optimizer's rate is set for it.
  *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (a ReduceLROnPlateau, which
- *  steps with a metric; a OneCycleLR stepped past its total_steps). */
+ *  steps with a metric; a OneCycleLR stepped past its total_steps; a LambdaLR's or
+ *  MultiplicativeLR's function returning what dt_lr_lambda_fn does not allow). */
 DT_API dt_status dt_lr_scheduler_step(dt_lr_scheduler* s);
 /** ReduceLROnPlateau's step with the metric it watches (a validation loss, say).
  *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (any other scheduler). */

@@ -3161,6 +3161,27 @@ void add_scheduler_cases(Table& T) {
          [nan](dt_optimizer* o, dt_lr_scheduler** s) {
            return dt_reduce_lr_on_plateau_new(o, "min", 0.1, 10, 1e-4, "rel", 0, nan, 1e-8, s);
          }}}},
+      {"dt_lambda_lr_new",
+       [](dt_optimizer* o, dt_lr_scheduler** s) {
+         return dt_lambda_lr_new(o, +[](int64_t, void*) { return 0.5; }, nullptr, nullptr, s);
+       },
+       {{"fn=NULL", "fn is NULL",
+         [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_lambda_lr_new(o, nullptr, nullptr, nullptr, s); }},
+        {"fn=returns_NaN", "returned nan at epoch 0",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_lambda_lr_new(o, +[](int64_t, void*) { return std::nan(""); }, nullptr, nullptr, s);
+         }},
+        {"fn=returns_-1", "a rate must be finite and >= 0",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_lambda_lr_new(o, +[](int64_t, void*) { return -1.0; }, nullptr, nullptr, s);
+         }}}},
+      {"dt_multiplicative_lr_new",
+       [](dt_optimizer* o, dt_lr_scheduler** s) {
+         return dt_multiplicative_lr_new(o, +[](int64_t, void*) { return 0.5; }, nullptr, nullptr, s);
+       },
+       {{"fn=NULL", "fn is NULL", [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_multiplicative_lr_new(o, nullptr, nullptr, nullptr, s);
+         }}}},
   };
   for (const Ctor& c : ctors) {
     auto good = c.good;

@@ -59,6 +59,18 @@ dt_status make_optimizer(const json& spec, dt_tensor* p, dt_optimizer** out) {
   return DT_ERR_INVALID_ARGUMENT;
 }
 
+// The functions of gen_scheduler_reference.py's LAMBDAS, by the same names.
+dt_lr_lambda_fn lambda_named(const std::string& name) {
+  if (name == "hf_linear_warmup_3_10")
+    return [](int64_t e, void*) { return e < 3 ? double(e) / 3 : std::max(0.0, double(10 - e) / 7); };
+  if (name == "inverse_sqrt_4")
+    return [](int64_t e, void*) { return e < 4 ? double(e + 1) / 4 : 2 / std::sqrt(double(e + 1)); };
+  if (name == "times_0_9") return [](int64_t, void*) { return 0.9; };
+  if (name == "halve_every_third") return [](int64_t e, void*) { return e % 3 == 0 ? 0.5 : 1.0; };
+  ADD_FAILURE() << "unknown lr_lambda " << name;
+  return nullptr;
+}
+
 // One scheduler of a case, with PyTorch's defaults for the arguments the case leaves out.
 dt_status make_scheduler(const json& spec, dt_optimizer* opt, const std::vector<dt_lr_scheduler*>& made,
                          dt_lr_scheduler** out) {
@@ -89,6 +101,9 @@ dt_status make_scheduler(const json& spec, dt_optimizer* opt, const std::vector<
                                        a.value("threshold_mode", std::string("rel")).c_str(),
                                        a.value("cooldown", int64_t{0}), a.value("min_lr", 0.0), a.value("eps", 1e-8),
                                        out);
+  if (kind == "LambdaLR") return dt_lambda_lr_new(opt, lambda_named(a["lr_lambda"]), nullptr, nullptr, out);
+  if (kind == "MultiplicativeLR")
+    return dt_multiplicative_lr_new(opt, lambda_named(a["lr_lambda"]), nullptr, nullptr, out);
   if (kind == "SequentialLR") {
     std::vector<dt_lr_scheduler*> children;
     for (size_t i : spec["children"]) children.push_back(made[i]);
@@ -155,7 +170,7 @@ void expect_record(ScriptRun& r, const json& want, const std::string& where) {
 }
 
 TEST_F(LrScheduler, EveryCaseFollowsPyTorchsSchedule) {
-  ASSERT_GE(Cases().size(), 19u) << "regenerate tests/reference/scheduler_cases.json";
+  ASSERT_GE(Cases().size(), 23u) << "regenerate tests/reference/scheduler_cases.json";
   for (const json& c : Cases()) {
     const std::string id = c["id"];
     SCOPED_TRACE(id);
@@ -553,3 +568,137 @@ TEST_F(LrScheduler, AScheduleCheckpointSurvivesASafetensorsFile) {
 }
 
 }  // namespace
+
+// ------------------------------------------------- LambdaLR and MultiplicativeLR by hand
+
+// What a test's lr_lambda saw, and how it ends: its user_data.
+struct LambdaLog {
+  std::vector<int64_t> epochs;  // every call, in order
+  double factor = 0.5;          // what it returns
+  int freed = 0;                // calls of the free function
+  dt_lr_scheduler* self = nullptr;
+  dt_optimizer* opt = nullptr;
+  std::vector<dt_status> inside;  // what the calls made from inside it returned
+};
+double logged_factor(int64_t epoch, void* user_data) {
+  auto* log = static_cast<LambdaLog*>(user_data);
+  log->epochs.push_back(epoch);
+  return log->factor;
+}
+void free_log(void* user_data) { ++static_cast<LambdaLog*>(user_data)->freed; }
+
+TEST_F(LrScheduler, LambdaGetsEachEpochAndItsDataIsFreedWithTheLastReference) {
+  Sgd o(0.2);
+  LambdaLog log;
+  dt_lr_scheduler* s = nullptr;
+  DT_ASSERT_OK(dt_lambda_lr_new(o.opt, logged_factor, &log, free_log, &s));
+  EXPECT_EQ(kind_of(s), "LambdaLR");
+  EXPECT_EQ(log.epochs, (std::vector<int64_t>{0}));  // the first step, at construction
+  EXPECT_DOUBLE_EQ(o.lr(), 0.1);                     // 0.2 * 0.5
+  log.factor = 0.25;
+  DT_ASSERT_OK(dt_lr_scheduler_step(s));
+  EXPECT_DOUBLE_EQ(o.lr(), 0.05);  // from the initial rate, not the current one
+  EXPECT_EQ(log.epochs, (std::vector<int64_t>{0, 1}));
+
+  // A SequentialLR holds the scheduler too: the data lives until both let go.
+  dt_lr_scheduler* seq = nullptr;
+  DT_ASSERT_OK(dt_sequential_lr_new(o.opt, &s, 1, nullptr, &seq));
+  DT_ASSERT_OK(dt_lr_scheduler_release(s));
+  EXPECT_EQ(log.freed, 0);
+  DT_ASSERT_OK(dt_lr_scheduler_release(seq));
+  EXPECT_EQ(log.freed, 1);
+}
+
+TEST_F(LrScheduler, MultiplicativeCallsItsFunctionFromTheFirstStepOn) {
+  Sgd o(0.2);
+  LambdaLog log;
+  {
+    S s;
+    DT_ASSERT_OK(dt_multiplicative_lr_new(o.opt, logged_factor, &log, free_log, s.out()));
+    EXPECT_EQ(kind_of(s), "MultiplicativeLR");
+    EXPECT_TRUE(log.epochs.empty());
+    EXPECT_DOUBLE_EQ(o.lr(), 0.2);
+    DT_ASSERT_OK(dt_lr_scheduler_step(s));
+    DT_ASSERT_OK(dt_lr_scheduler_step(s));
+    EXPECT_EQ(log.epochs, (std::vector<int64_t>{1, 2}));
+    EXPECT_DOUBLE_EQ(o.lr(), 0.05);  // 0.2 * 0.5 * 0.5
+    // Its state dict: the base fields, no function.
+    SD sd;
+    DT_ASSERT_OK(dt_lr_scheduler_state_dict(s, sd.out()));
+    size_t n = 0;
+    DT_ASSERT_OK(dt_state_dict_count(sd, &n));
+    EXPECT_EQ(n, 3u);
+  }
+  EXPECT_EQ(log.freed, 1);
+}
+
+TEST_F(LrScheduler, AFunctionReturningWhatNoRateCanBeFailsTheStepAndChangesNothing) {
+  for (double bad : {std::nan(""), std::numeric_limits<double>::infinity(), -0.5, 1e308}) {
+    SCOPED_TRACE(bad);
+    Sgd o(10.0);
+    LambdaLog log;
+    log.factor = 0.5;
+    S s;
+    DT_ASSERT_OK(dt_multiplicative_lr_new(o.opt, logged_factor, &log, nullptr, s.out()));
+    DT_ASSERT_OK(dt_lr_scheduler_step(s));  // epoch 1: 5
+    log.factor = bad;
+    EXPECT_EQ(dt_lr_scheduler_step(s), DT_ERR_INVALID_ARGUMENT);
+    const std::string msg = dt_last_error_message();
+    EXPECT_TRUE(has(msg, "MultiplicativeLR: its function returned")) << msg;
+    EXPECT_TRUE(has(msg, "at epoch 2")) << msg;
+    EXPECT_DOUBLE_EQ(o.lr(), 5.0);
+    int64_t epoch = -1;
+    DT_ASSERT_OK(dt_lr_scheduler_last_epoch(s, &epoch));
+    EXPECT_EQ(epoch, 1);
+    double last = -1;
+    DT_ASSERT_OK(dt_lr_scheduler_last_lr(s, &last));
+    EXPECT_DOUBLE_EQ(last, 5.0);
+    log.factor = 2;  // a good value again: the schedule goes on from epoch 2
+    DT_ASSERT_OK(dt_lr_scheduler_step(s));
+    EXPECT_DOUBLE_EQ(o.lr(), 10.0);
+    EXPECT_EQ(log.epochs, (std::vector<int64_t>{1, 2, 2}));
+  }
+}
+
+TEST_F(LrScheduler, AFailedConstructorLeavesTheDataToItsCaller) {
+  Sgd o(0.3);
+  LambdaLog log;
+  log.factor = std::nan("");
+  dt_lr_scheduler* out = reinterpret_cast<dt_lr_scheduler*>(&log);  // a sentinel
+  EXPECT_EQ(dt_lambda_lr_new(o.opt, logged_factor, &log, free_log, &out), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), "LambdaLR: its function returned nan at epoch 0")) << dt_last_error_message();
+  EXPECT_EQ(out, reinterpret_cast<dt_lr_scheduler*>(&log));
+  EXPECT_EQ(log.freed, 0);
+  EXPECT_DOUBLE_EQ(o.lr(), 0.3);
+  EXPECT_EQ(dt_lambda_lr_new(o.opt, nullptr, &log, free_log, &out), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), "fn is NULL")) << dt_last_error_message();
+  EXPECT_EQ(log.freed, 0);
+}
+
+double calls_back_in(int64_t, void* user_data) {
+  auto* log = static_cast<LambdaLog*>(user_data);
+  double lr = -1, last = -1;
+  log->inside.push_back(dt_optimizer_lr(log->opt, &lr));  // allowed
+  if (log->self) log->inside.push_back(dt_lr_scheduler_last_lr(log->self, &last));
+  dt_lr_scheduler* other = nullptr;
+  log->inside.push_back(dt_exponential_lr_new(log->opt, 0.5, &other));
+  dt_lr_scheduler_release(other);
+  return 1.0;
+}
+
+TEST_F(LrScheduler, TheFunctionMayCallDevtensorButNotTheSchedulers) {
+  Sgd o(0.1);
+  LambdaLog log;
+  log.opt = o.opt;
+  S s;
+  DT_ASSERT_OK(dt_lambda_lr_new(o.opt, calls_back_in, &log, nullptr, s.out()));
+  EXPECT_EQ(log.inside, (std::vector<dt_status>{DT_OK, DT_ERR_INVALID_ARGUMENT}));
+  log.inside.clear();
+  log.self = s;
+  DT_ASSERT_OK(dt_lr_scheduler_step(s));  // no deadlock: the inner calls are refused
+  EXPECT_EQ(log.inside, (std::vector<dt_status>{DT_OK, DT_ERR_INVALID_ARGUMENT, DT_ERR_INVALID_ARGUMENT}));
+  // Outside the function, the same calls work.
+  double last = -1;
+  DT_ASSERT_OK(dt_lr_scheduler_last_lr(s, &last));
+  EXPECT_DOUBLE_EQ(last, 0.1);
+}

@@ -1,6 +1,7 @@
 // Learning-rate scheduler entry points (nn/lr_scheduler.h): constructors, stepping,
 // reading and checkpoint state.
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "api/objects.h"
@@ -16,9 +17,16 @@ namespace {
 nn::LrScheduler* scheduler_arg(const dt_lr_scheduler* s, const char* fn) {
   return object_arg<nn::LrScheduler, HandleKind::LrScheduler>(s, fn, "s");
 }
+// The scheduler for a call that takes its lock: refused inside a scheduler's function.
+nn::LrScheduler* locking_scheduler_arg(const dt_lr_scheduler* s, const char* fn) {
+  nn::refuse_inside_lr_lambda(fn);
+  return scheduler_arg(s, fn);
+}
 
-// The optimizer behind opt, with a reference of the scheduler's own.
+// The optimizer behind opt, with a reference of the scheduler's own. (Every constructor
+// starts here: none may run inside a scheduler's function.)
 Ref<nn::Optimizer> optimizer_ref(dt_optimizer* opt, const char* fn) {
+  nn::refuse_inside_lr_lambda(fn);
   nn::Optimizer* o = object_arg<nn::Optimizer, HandleKind::Optimizer>(opt, fn, "opt");
   o->ref();
   return Ref<nn::Optimizer>::adopt(o);
@@ -40,6 +48,23 @@ bool choice_arg(const char* v, const char* first, const char* second, const char
 std::vector<int64_t> milestones_arg(const int64_t* milestones, size_t n, const char* fn) {
   if (n > 0 && !milestones) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": milestones is NULL but n is ", n));
   return n > 0 ? std::vector<int64_t>(milestones, milestones + n) : std::vector<int64_t>{};
+}
+
+// LambdaLR and MultiplicativeLR: the user's data becomes the scheduler's to free only
+// once the handle is out; a failure before leaves it to the caller.
+using LambdaMaker = nn::LrScheduler* (*)(Ref<nn::Optimizer>, std::shared_ptr<nn::LrLambda>);
+dt_status lambda_scheduler_new(const char* fn, LambdaMaker make, dt_optimizer* opt, dt_lr_lambda_fn f,
+                               void* user_data, dt_lr_lambda_free_fn free_user_data, dt_lr_scheduler** out) {
+  return guard([&] {
+    require(out, fn, "out");
+    require(f, fn, "fn");
+    auto lambda = std::make_shared<nn::LrLambda>();
+    lambda->fn = f;
+    lambda->user_data = user_data;
+    lambda->free_user_data = free_user_data;
+    publish(make(optimizer_ref(opt, fn), lambda), out);
+    lambda->owned = true;
+  });
 }
 
 }  // namespace
@@ -145,18 +170,29 @@ DT_API dt_status dt_sequential_lr_new(dt_optimizer* opt, dt_lr_scheduler* const*
   });
 }
 
+DT_API dt_status dt_lambda_lr_new(dt_optimizer* opt, dt_lr_lambda_fn fn, void* user_data,
+                                  dt_lr_lambda_free_fn free_user_data, dt_lr_scheduler** out) {
+  return lambda_scheduler_new("dt_lambda_lr_new", nn::new_lambda_lr, opt, fn, user_data, free_user_data, out);
+}
+
+DT_API dt_status dt_multiplicative_lr_new(dt_optimizer* opt, dt_lr_lambda_fn fn, void* user_data,
+                                          dt_lr_lambda_free_fn free_user_data, dt_lr_scheduler** out) {
+  return lambda_scheduler_new("dt_multiplicative_lr_new", nn::new_multiplicative_lr, opt, fn, user_data,
+                              free_user_data, out);
+}
+
 DT_API dt_status dt_lr_scheduler_step(dt_lr_scheduler* s) {
-  return guard([&] { scheduler_arg(s, "dt_lr_scheduler_step")->step(); });
+  return guard([&] { locking_scheduler_arg(s, "dt_lr_scheduler_step")->step(); });
 }
 
 DT_API dt_status dt_lr_scheduler_step_metric(dt_lr_scheduler* s, double metric) {
-  return guard([&] { scheduler_arg(s, "dt_lr_scheduler_step_metric")->step_metric(metric); });
+  return guard([&] { locking_scheduler_arg(s, "dt_lr_scheduler_step_metric")->step_metric(metric); });
 }
 
 DT_API dt_status dt_lr_scheduler_last_lr(const dt_lr_scheduler* s, double* out) {
   return guard([&] {
     const char* fn = "dt_lr_scheduler_last_lr";
-    nn::LrScheduler* sch = scheduler_arg(s, fn);
+    nn::LrScheduler* sch = locking_scheduler_arg(s, fn);
     require(out, fn, "out");
     *out = sch->last_lr();
   });
@@ -165,7 +201,7 @@ DT_API dt_status dt_lr_scheduler_last_lr(const dt_lr_scheduler* s, double* out) 
 DT_API dt_status dt_lr_scheduler_last_epoch(const dt_lr_scheduler* s, int64_t* out) {
   return guard([&] {
     const char* fn = "dt_lr_scheduler_last_epoch";
-    nn::LrScheduler* sch = scheduler_arg(s, fn);
+    nn::LrScheduler* sch = locking_scheduler_arg(s, fn);
     require(out, fn, "out");
     *out = sch->last_epoch();
   });
@@ -181,7 +217,7 @@ DT_API dt_status dt_lr_scheduler_kind(const dt_lr_scheduler* s, char* buf, size_
 DT_API dt_status dt_lr_scheduler_state_dict(const dt_lr_scheduler* s, dt_state_dict** out) {
   return guard([&] {
     const char* fn = "dt_lr_scheduler_state_dict";
-    nn::LrScheduler* sch = scheduler_arg(s, fn);
+    nn::LrScheduler* sch = locking_scheduler_arg(s, fn);
     require(out, fn, "out");
     auto sd = std::make_unique<io::StateDict>();
     for (auto& [name, t] : sch->state_dict()) sd->set(name, std::move(t));
@@ -192,7 +228,7 @@ DT_API dt_status dt_lr_scheduler_state_dict(const dt_lr_scheduler* s, dt_state_d
 DT_API dt_status dt_lr_scheduler_load_state_dict(dt_lr_scheduler* s, const dt_state_dict* sd) {
   return guard([&] {
     const char* fn = "dt_lr_scheduler_load_state_dict";
-    nn::LrScheduler* sch = scheduler_arg(s, fn);
+    nn::LrScheduler* sch = locking_scheduler_arg(s, fn);
     const io::StateDict& dict = state_dict_arg(sd, fn, "sd");
     nn::Named entries;
     for (auto& [name, t] : dict.entries()) entries.emplace_back(name, t);

@@ -10,7 +10,9 @@
 // if setting it fails, the scheduler's own state is as before. Steps and reads of one
 // scheduler run one at a time (a mutex per scheduler).
 #pragma once
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -133,5 +135,26 @@ struct PlateauOptions {
 LrScheduler* new_reduce_lr_on_plateau(Ref<Optimizer> opt, const PlateauOptions& o);  // lr_scheduler_cycles.cpp
 LrScheduler* new_sequential_lr(Ref<Optimizer> opt, std::vector<Ref<LrScheduler>> schedulers,
                                std::vector<int64_t> milestones);  // lr_scheduler_cycles.cpp
+
+// A user's function of the epoch (the C ABI's dt_lr_lambda_fn) with its data, shared by
+// the scheduler that calls it. The data's destructor runs when the last holder lets go,
+// and only once `owned` is set: a constructor that fails leaves the data to its caller.
+struct LrLambda {
+  double (*fn)(int64_t epoch, void* user_data) = nullptr;
+  void* user_data = nullptr;
+  void (*free_user_data)(void* user_data) = nullptr;
+  std::atomic<bool> owned{false};
+  ~LrLambda() {
+    if (owned && free_user_data) free_user_data(user_data);
+  }
+};
+// LambdaLR and MultiplicativeLR (lr_scheduler_lambda.cpp): INVALID_ARGUMENT when the
+// function returns a number that is not finite, or a factor that makes the rate negative.
+LrScheduler* new_lambda_lr(Ref<Optimizer> opt, std::shared_ptr<LrLambda> f);
+LrScheduler* new_multiplicative_lr(Ref<Optimizer> opt, std::shared_ptr<LrLambda> f);
+// INVALID_ARGUMENT naming fn while this thread runs a scheduler's LrLambda: a scheduler
+// call from in there could wait on a lock the thread already holds (the scheduler being
+// stepped, or the SequentialLR over it).
+void refuse_inside_lr_lambda(const char* fn);
 
 }  // namespace dt::nn

@@ -10,7 +10,7 @@ Each case runs a script against real torch.optim.lr_scheduler objects:
 
   {"id", "optimizer": {"kind": "sgd" | "adam" | "adagrad", "lr", "momentum" (sgd)},
    "schedulers": [{"kind": PyTorch's class name, "args": {constructor arguments by
-                   PyTorch's names}, SequentialLR: "children" (indices of schedulers
+                   PyTorch's names; lr_lambda: a name in LAMBDAS}, SequentialLR: "children" (indices of schedulers
                    made before it) and "milestones"}, ...]  (made in this order),
    "actions": [{"step": k} | {"metric": v, "sched": k} | {"set_lr": v}, ...],
    "expected": one record after construction and one after each action:
@@ -41,8 +41,22 @@ def make_optimizer(spec):
     raise ValueError(kind)
 
 
+# The functions of LambdaLR and MultiplicativeLR, by the names the cases give
+# (tests/test_lr_scheduler.cpp has the same ones, written in C++).
+LAMBDAS = {
+    # Hugging Face's get_linear_schedule_with_warmup(num_warmup_steps=3, num_training_steps=10)
+    "hf_linear_warmup_3_10": lambda e: e / 3 if e < 3 else max(0.0, (10 - e) / 7),
+    # a warm-up over 4 epochs, then an inverse square root (the Transformer's shape)
+    "inverse_sqrt_4": lambda e: (e + 1) / 4 if e < 4 else 2 / math.sqrt(e + 1),
+    "times_0_9": lambda e: 0.9,
+    "halve_every_third": lambda e: 0.5 if e % 3 == 0 else 1.0,
+}
+
+
 def make_scheduler(opt, spec, made):
     kind, args = spec["kind"], dict(spec.get("args", {}))
+    if "lr_lambda" in args:
+        args["lr_lambda"] = LAMBDAS[args["lr_lambda"]]
     if kind == "SequentialLR":
         return S.SequentialLR(opt, [made[i] for i in spec["children"]], spec["milestones"])
     return getattr(S, kind)(opt, **args)
@@ -158,6 +172,20 @@ def cases():
          "schedulers": [{"kind": "StepLR", "args": {"step_size": 2, "gamma": 0.5}},
                         {"kind": "ExponentialLR", "args": {"gamma": 0.9}}],
          "actions": [{"step": k} for _ in range(6) for k in (0, 1)]},
+        {"id": "lambda_lr_hf_linear_warmup_rate_set_by_hand", "optimizer": sgd,
+         "schedulers": [{"kind": "LambdaLR", "args": {"lr_lambda": "hf_linear_warmup_3_10"}}],
+         "actions": steps(5) + [{"set_lr": 0.5}] + steps(7)},
+        {"id": "lambda_lr_inverse_sqrt_adam", "optimizer": {"kind": "adam", "lr": 0.001},
+         "schedulers": [{"kind": "LambdaLR", "args": {"lr_lambda": "inverse_sqrt_4"}}],
+         "actions": steps(9)},
+        {"id": "multiplicative_lr_rate_set_by_hand", "optimizer": sgd,
+         "schedulers": [{"kind": "MultiplicativeLR", "args": {"lr_lambda": "halve_every_third"}}],
+         "actions": steps(4) + [{"set_lr": 0.05}] + steps(5)},
+        {"id": "sequential_lambda_warmup_then_multiplicative", "optimizer": sgd,
+         "schedulers": [{"kind": "LambdaLR", "args": {"lr_lambda": "inverse_sqrt_4"}},
+                        {"kind": "MultiplicativeLR", "args": {"lr_lambda": "times_0_9"}},
+                        {"kind": "SequentialLR", "children": [0, 1], "milestones": [4]}],
+         "actions": steps(9, 2)},
         {"id": "rate_set_by_hand_mid_schedule", "optimizer": sgd,
          "schedulers": [{"kind": "StepLR", "args": {"step_size": 3, "gamma": 0.5}}],
          "actions": steps(4) + [{"set_lr": 0.04}] + steps(5)},

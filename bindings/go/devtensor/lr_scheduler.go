@@ -13,12 +13,13 @@ import (
 // LRScheduler is a learning-rate scheduler of torch.optim.lr_scheduler (PyTorch 1.13's
 // formulas) bound to one Optimizer: NewStepLR, NewMultiStepLR, NewExponentialLR,
 // NewLinearLR, NewCosineAnnealingLR, NewCosineAnnealingWarmRestarts, NewOneCycleLR,
-// NewReduceLROnPlateau and NewSequentialLR make one. Each sets its optimizer's learning
-// rate (Optimizer.SetLR; OneCycleLR its momentum too): call Step once per epoch (or per
-// batch, as the schedule is meant; ReduceLROnPlateau: StepMetric), after Optimizer.Step,
-// as in PyTorch. Making one takes its first step at once: the optimizer's rate becomes
-// the schedule's rate for epoch 0 (LinearLR's startFactor * lr, OneCycleLR's maxLR /
-// divFactor; the others leave it as it is).
+// NewReduceLROnPlateau, NewSequentialLR, NewLambdaLR and NewMultiplicativeLR make one.
+// Each sets its optimizer's learning rate (Optimizer.SetLR; OneCycleLR its momentum
+// too): call Step once per epoch (or per batch, as the schedule is meant;
+// ReduceLROnPlateau: StepMetric), after Optimizer.Step, as in PyTorch. Making one takes
+// its first step at once: the optimizer's rate becomes the schedule's rate for epoch 0
+// (LinearLR's startFactor * lr, OneCycleLR's maxLR / divFactor, LambdaLR's fn(0) * lr;
+// the others leave it as it is).
 //
 // The rate a schedule starts from (PyTorch's base_lrs, the optimizer's "initial_lr") is
 // the optimizer's rate when its first scheduler is made; later schedulers of the same
@@ -40,10 +41,12 @@ import (
 type LRScheduler struct {
 	_ noCopy  // go vet: an LRScheduler must not be copied (lifetime.go)
 	h uintptr // the dt_lr_scheduler* (C memory), 0 once closed; read with atomic.LoadUintptr
-	// Padding to 16 bytes keeps an LRScheduler out of the runtime's tiny allocator: a
-	// forgotten 8-byte one sharing a 16-byte block with a live neighbour is never
-	// finalized (TestFinalizersRunBesideLiveObjects; Optimizer has the same padding).
-	_ [1]uintptr
+	// A LambdaLR's or MultiplicativeLR's Go function (nil for the others), for the
+	// panic its errors report. Being a pointer, it also keeps an LRScheduler out of the
+	// runtime's tiny allocator, as Optimizer's padding does: a forgotten 8-byte one
+	// sharing a 16-byte block with a live neighbour would never be finalized
+	// (TestFinalizersRunBesideLiveObjects).
+	fn *lrLambda
 }
 
 // newLRScheduler makes the scheduler create returns for opt's handle. opt is kept alive
@@ -388,8 +391,9 @@ func (s *LRScheduler) handle(op string) (C.uintptr_t, error) {
 // Step moves the schedule one epoch (or batch) on and sets the optimizer's rate for it
 // (dt_lr_scheduler_step), as PyTorch's scheduler.step(). Errors: ErrInvalidArgument (a
 // ReduceLROnPlateau, which steps with StepMetric; a OneCycleLR stepped past its
-// totalSteps; a nil s), ErrClosed, ErrInvalidHandle; the optimizer and the scheduler
-// are unchanged then.
+// totalSteps; a LambdaLR's or MultiplicativeLR's function returning what no rate can
+// be, or panicking: the message says with what; a nil s), ErrClosed, ErrInvalidHandle;
+// the optimizer and the scheduler are unchanged then.
 func (s *LRScheduler) Step() error {
 	const op = "LRScheduler.Step"
 	h, err := s.handle(op)
@@ -398,7 +402,7 @@ func (s *LRScheduler) Step() error {
 	}
 	r := C.gdt_lr_scheduler_step(h)
 	runtime.KeepAlive(s)
-	return resErr(op, r)
+	return s.fn.explain(resErr(op, r))
 }
 
 // StepMetric is ReduceLROnPlateau's step with the metric it watches, a validation loss
@@ -452,7 +456,8 @@ func (s *LRScheduler) LastEpoch() (int64, error) {
 
 // Kind returns the scheduler's kind, PyTorch's class name: "StepLR", "MultiStepLR",
 // "ExponentialLR", "LinearLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
-// "OneCycleLR", "ReduceLROnPlateau" or "SequentialLR" (dt_lr_scheduler_kind). Errors:
+// "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "LambdaLR" or "MultiplicativeLR"
+// (dt_lr_scheduler_kind). Errors:
 // ErrInvalidArgument (a nil s), ErrClosed, ErrInvalidHandle, ErrOutOfMemory.
 func (s *LRScheduler) Kind() (string, error) {
 	const op = "LRScheduler.Kind"

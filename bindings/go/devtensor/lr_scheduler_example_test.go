@@ -2,6 +2,7 @@ package devtensor_test
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/devtensor/devtensor/bindings/go/devtensor"
 )
@@ -85,4 +86,29 @@ func ExampleNewReduceLROnPlateau() {
 	// loss 0.9: lr 0.01
 	// loss 0.8: lr 0.01
 	// loss 0.8: lr 0.01
+}
+
+// Hugging Face's get_linear_schedule_with_warmup(opt, 3, 10) is a LambdaLR: a linear
+// warm-up over 3 epochs, then a linear decay to 0 at epoch 10.
+func ExampleNewLambdaLR() {
+	w := devtensor.Must(devtensor.Zeros([]int64{1}, devtensor.Float64, devtensor.CPU(0)))
+	defer w.Close()
+	devtensor.MustOK(w.SetRequiresGrad(true))
+	opt := devtensor.Must(devtensor.SGD([]*devtensor.Tensor{w}, 0.1))
+	defer opt.Close()
+	const warmup, total = 3, 10
+	sched := devtensor.Must(devtensor.NewLambdaLR(opt, func(epoch int64) float64 {
+		if epoch < warmup {
+			return float64(epoch) / warmup
+		}
+		return math.Max(0, float64(total-epoch)/(total-warmup))
+	}))
+	defer sched.Close()
+	for epoch := 0; epoch < 11; epoch++ {
+		fmt.Printf("%.4f ", devtensor.Must(opt.LR()))
+		devtensor.MustOK(sched.Step()) // after opt.Step() in training
+	}
+	fmt.Println()
+	// Output:
+	// 0.0000 0.0333 0.0667 0.1000 0.0857 0.0714 0.0571 0.0429 0.0286 0.0143 0.0000
 }

@@ -77,6 +77,22 @@ static inline gdt_hres gdt_sequential_lr(uintptr_t opt, const uintptr_t* ss, siz
   dt_lr_scheduler* s = NULL;
   dt_status st = dt_sequential_lr_new((dt_optimizer*)opt, (dt_lr_scheduler* const*)ss, n, milestones, &s);
   return gdt_hr(st, s); }
+/* LambdaLR and MultiplicativeLR with a Go function (lr_lambda.go). user_data is a
+ * runtime/cgo.Handle value (an integer key to the Go function, never a Go pointer);
+ * the trampolines hand it to the exported Go functions of lr_lambda_export.go. */
+extern double gdtLRLambdaCall(int64_t epoch, uintptr_t key);
+extern void gdtLRLambdaFree(uintptr_t key);
+static inline double gdt_lr_lambda_call(int64_t epoch, void* user_data) {
+  return gdtLRLambdaCall(epoch, (uintptr_t)user_data); }
+static inline void gdt_lr_lambda_free(void* user_data) { gdtLRLambdaFree((uintptr_t)user_data); }
+/* multiplicative 0: LambdaLR, 1: MultiplicativeLR. On failure the key is not freed. */
+static inline gdt_hres gdt_lambda_lr(uintptr_t opt, uintptr_t key, int32_t multiplicative) {
+  gdt_take_slot();
+  dt_lr_scheduler* s = NULL;
+  dt_status st = multiplicative
+                     ? dt_multiplicative_lr_new((dt_optimizer*)opt, gdt_lr_lambda_call, (void*)key, gdt_lr_lambda_free, &s)
+                     : dt_lambda_lr_new((dt_optimizer*)opt, gdt_lr_lambda_call, (void*)key, gdt_lr_lambda_free, &s);
+  return gdt_hr(st, s); }
 
 /* ---- stepping and reading */
 static inline gdt_res gdt_lr_scheduler_step(uintptr_t s) { return gdt_r(dt_lr_scheduler_step((dt_lr_scheduler*)s)); }

@@ -2,9 +2,11 @@ package devtensor
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 )
@@ -20,6 +22,8 @@ var (
 	_ func(*Optimizer, float64, int64, ...OneCycleOption) (*LRScheduler, error) = NewOneCycleLR
 	_ func(*Optimizer, ...PlateauOption) (*LRScheduler, error)                  = NewReduceLROnPlateau
 	_ func(*Optimizer, []*LRScheduler, []int64) (*LRScheduler, error)           = NewSequentialLR
+	_ func(*Optimizer, func(int64) float64) (*LRScheduler, error)               = NewLambdaLR
+	_ func(*Optimizer, func(int64) float64) (*LRScheduler, error)               = NewMultiplicativeLR
 	_ func(*LRScheduler) error                                                  = (*LRScheduler).Step
 	_ func(*LRScheduler, float64) error                                         = (*LRScheduler).StepMetric
 	_ func(*LRScheduler) (float64, error)                                       = (*LRScheduler).LastLR
@@ -126,6 +130,19 @@ func TestLRSchedulerSchedules(t *testing.T) {
 				OneCycleAnnealStrategy("linear")))
 		}, "OneCycleLR", []float64{0.1, 0.55, 1, 0.55, 0.1, 0.1 - 0.099/5, 0.1 - 2*0.099/5, 0.1 - 3*0.099/5,
 			0.1 - 4*0.099/5, 0.001}},
+		// 0.2 times 1 / (epoch + 1), from the initial rate each time.
+		{"LambdaLR 1/(e+1)", 0.2, func(o *Optimizer) *LRScheduler {
+			return keep(NewLambdaLR(o, func(e int64) float64 { return 1 / float64(e+1) }))
+		}, "LambdaLR", []float64{0.2, 0.1, 0.2 / 3, 0.05}},
+		// unchanged at construction, then times 0.5 at odd epochs, times 3 at even ones.
+		{"MultiplicativeLR", 0.2, func(o *Optimizer) *LRScheduler {
+			return keep(NewMultiplicativeLR(o, func(e int64) float64 {
+				if e%2 == 1 {
+					return 0.5
+				}
+				return 3
+			}))
+		}, "MultiplicativeLR", []float64{0.2, 0.1, 0.3, 0.15}},
 	} {
 		o := schedSGD(t, c.lr, Momentum(0.9))
 		s := c.make(o)
@@ -630,4 +647,80 @@ func TestLRSchedulerFinalizer(t *testing.T) {
 	noLeaks(t)
 	o := schedSGD(t, 1)
 	forgetBesideLive(t, "LRScheduler", 20, func(int) { must(NewStepLR(o, 1, 0.5)) })
+}
+
+// LambdaLR's and MultiplicativeLR's Go function: the epochs it sees, a nil one, a value
+// no rate can be, a panic (the step fails, says why, and changes nothing; the next
+// step goes on), scheduler calls from inside it (refused, no deadlock), and the
+// function let go when the scheduler is closed, or when making it failed.
+func TestLRSchedulerLambdaFunctions(t *testing.T) {
+	noLeaks(t)
+	before := atomic.LoadInt64(&liveLRLambdas)
+	defer func() {
+		if n := atomic.LoadInt64(&liveLRLambdas); n != before {
+			t.Errorf("%d lambda functions still held, want %d", n, before)
+		}
+	}()
+	o := schedSGD(t, 1)
+	if _, err := NewLambdaLR(o, nil); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("nil fn: %v, want ErrInvalidArgument", err)
+	}
+	_, err := NewLambdaLR(o, func(int64) float64 { return math.NaN() })
+	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "returned nan at epoch 0") {
+		t.Errorf("NaN at epoch 0: %v", err)
+	}
+	_, err = NewLambdaLR(o, func(int64) float64 { panic("no schedule here") })
+	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "the function panicked: no schedule here") {
+		t.Errorf("panic at epoch 0: %v", err)
+	}
+	if lr := must(o.LR()); lr != 1 {
+		t.Errorf("the failed constructors moved the rate to %g", lr)
+	}
+
+	var epochs []int64
+	var inside []error
+	var s *LRScheduler
+	mode := "ok"
+	factor := func(e int64) float64 {
+		epochs = append(epochs, e)
+		if s != nil {
+			_, err := s.LastLR()
+			inside = append(inside, err)
+		}
+		switch mode {
+		case "panic":
+			panic(fmt.Sprintf("at epoch %d", e))
+		case "negative":
+			return -1
+		}
+		return 0.5
+	}
+	s = must(NewMultiplicativeLR(o, factor))
+	MustOK(s.Step()) // epoch 1: 0.5
+	for _, c := range []struct{ mode, want string }{
+		{"panic", "(the function panicked: at epoch 2)"},
+		{"negative", "which makes the rate -0.5"},
+	} {
+		mode = c.mode
+		err := s.Step()
+		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Step (%s): %v, want ErrInvalidArgument saying %q", c.mode, err, c.want)
+		}
+		checkRate(t, "after a failed step", s, o, 1, 0.5)
+	}
+	mode = "ok"
+	MustOK(s.Step()) // epoch 2 at last: 0.25
+	checkRate(t, "after the failed steps", s, o, 2, 0.25)
+	if fmt.Sprint(epochs) != "[1 2 2 2]" {
+		t.Errorf("the function saw epochs %v, want [1 2 2 2]", epochs)
+	}
+	if len(inside) != 4 {
+		t.Fatalf("%d calls with the scheduler set, want 4", len(inside))
+	}
+	for _, err := range inside {
+		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), "inside") {
+			t.Errorf("LastLR inside the function: %v, want ErrInvalidArgument", err)
+		}
+	}
+	MustOK(s.Close())
 }

@@ -2553,6 +2553,29 @@ extern "C" {
         out: *mut *mut dt_lr_scheduler,
     ) -> dt_status;
 }
+pub type dt_lr_lambda_fn = ::std::option::Option<
+    unsafe extern "C" fn(epoch: i64, user_data: *mut ::std::os::raw::c_void) -> f64,
+>;
+pub type dt_lr_lambda_free_fn =
+    ::std::option::Option<unsafe extern "C" fn(user_data: *mut ::std::os::raw::c_void)>;
+extern "C" {
+    pub fn dt_lambda_lr_new(
+        opt: *mut dt_optimizer,
+        fn_: dt_lr_lambda_fn,
+        user_data: *mut ::std::os::raw::c_void,
+        free_user_data: dt_lr_lambda_free_fn,
+        out: *mut *mut dt_lr_scheduler,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_multiplicative_lr_new(
+        opt: *mut dt_optimizer,
+        fn_: dt_lr_lambda_fn,
+        user_data: *mut ::std::os::raw::c_void,
+        free_user_data: dt_lr_lambda_free_fn,
+        out: *mut *mut dt_lr_scheduler,
+    ) -> dt_status;
+}
 extern "C" {
     pub fn dt_lr_scheduler_step(s: *mut dt_lr_scheduler) -> dt_status;
 }

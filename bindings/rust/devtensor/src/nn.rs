@@ -88,6 +88,7 @@ pub use clip_grad::{clip_grad_norm_, clip_grad_value_};
 mod recurrent;
 pub use recurrent::{Gru, Lstm, Rnn, RnnNonlinearity};
 mod lr_scheduler;
+mod lr_lambda;
 pub use lr_scheduler::{
     AnnealStrategy, LrScheduler, OneCycleOptions, PlateauMode, PlateauOptions, ThresholdMode,
 };

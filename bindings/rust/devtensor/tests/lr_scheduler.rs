@@ -542,3 +542,123 @@ fn schedulers_are_send_and_sync() {
         assert_eq!(lr, 0.03125);
     });
 }
+
+#[test]
+fn lambda_lr_scales_the_initial_rate_by_the_closure() {
+    leak_checked(|| {
+        let mut opt = sgd(0.2);
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = seen.clone();
+        let sched = LrScheduler::lambda_lr(&opt, move |e| {
+            log.lock().unwrap().push(e);
+            1.0 / (e + 1) as f64
+        })
+        .unwrap();
+        assert_eq!(sched.kind().unwrap(), "LambdaLR");
+        assert_near("rates", &rates(&opt, &sched, 3), &[0.2, 0.1, 0.2 / 3.0, 0.05], 1e-15);
+        assert_eq!(*seen.lock().unwrap(), [0, 1, 2, 3]);
+        // Not chained: a rate set by hand is overridden by the next step.
+        opt.set_lr(5.0).unwrap();
+        sched.step().unwrap();
+        assert_near("rate after set_lr", &[opt.lr().unwrap()], &[0.04], 1e-15);
+    });
+}
+
+#[test]
+fn multiplicative_lr_multiplies_from_the_first_step() {
+    leak_checked(|| {
+        let opt = sgd(0.8);
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let n = calls.clone();
+        let sched = LrScheduler::multiplicative_lr(&opt, move |_| {
+            n.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            0.5
+        })
+        .unwrap();
+        assert_eq!(sched.kind().unwrap(), "MultiplicativeLR");
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert_eq!(rates(&opt, &sched, 3), [0.8, 0.4, 0.2, 0.1]);
+        assert_eq!(state(&sched, "last_epoch"), 3.0);
+    });
+}
+
+#[test]
+fn the_closure_is_dropped_with_the_last_handle_or_a_failed_constructor() {
+    leak_checked(|| {
+        let opt = sgd(0.1);
+        let token = std::sync::Arc::new(());
+        let held = token.clone();
+        let sched = LrScheduler::lambda_lr(&opt, move |_| {
+            let _ = &held;
+            1.0
+        })
+        .unwrap();
+        let second = sched.share();
+        drop(sched);
+        assert_eq!(std::sync::Arc::strong_count(&token), 2, "a handle is still live");
+        drop(second);
+        assert_eq!(std::sync::Arc::strong_count(&token), 1, "the closure was not dropped");
+
+        let held = token.clone();
+        let err = LrScheduler::lambda_lr(&opt, move |_| {
+            let _ = &held;
+            f64::NAN
+        })
+        .unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidArgument);
+        assert!(err.message.contains("returned nan at epoch 0"), "{}", err.message);
+        assert_eq!(std::sync::Arc::strong_count(&token), 1, "the failed constructor kept the closure");
+        assert_eq!(opt.lr().unwrap(), 0.1);
+    });
+}
+
+#[test]
+fn a_panic_or_a_negative_factor_fails_the_step_and_changes_nothing() {
+    leak_checked(|| {
+        let opt = sgd(1.0);
+        let mode = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let m = mode.clone();
+        let sched = LrScheduler::multiplicative_lr(&opt, move |e| {
+            match m.load(std::sync::atomic::Ordering::SeqCst) {
+                1 => panic!("no factor for epoch {e}"),
+                2 => -1.0,
+                _ => 0.5,
+            }
+        })
+        .unwrap();
+        sched.step().unwrap(); // epoch 1: 0.5
+        for (k, want) in [(1, "returned NaN at epoch 2"), (2, "which makes the rate -0.5")] {
+            mode.store(k, std::sync::atomic::Ordering::SeqCst);
+            let err = sched.step().unwrap_err();
+            assert_eq!(err.code, ErrorCode::InvalidArgument);
+            assert!(err.message.to_lowercase().contains(&want.to_lowercase()), "{}", err.message);
+            assert_eq!((opt.lr().unwrap(), sched.last_epoch().unwrap()), (0.5, 1));
+        }
+        mode.store(0, std::sync::atomic::Ordering::SeqCst);
+        sched.step().unwrap();
+        assert_eq!((opt.lr().unwrap(), sched.last_epoch().unwrap()), (0.25, 2));
+    });
+}
+
+#[test]
+fn scheduler_calls_from_inside_the_closure_are_refused() {
+    leak_checked(|| {
+        let opt = sgd(0.1);
+        // The closure reaches the scheduler through this slot (emptied at the end, or the
+        // scheduler and its closure would hold each other forever).
+        let slot: std::sync::Arc<std::sync::Mutex<Option<LrScheduler>>> = Default::default();
+        let errors = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (s, errs) = (slot.clone(), errors.clone());
+        let sched = LrScheduler::lambda_lr(&opt, move |_| {
+            if let Some(me) = s.lock().unwrap().as_ref() {
+                errs.lock().unwrap().push(me.last_lr().unwrap_err().code);
+            }
+            1.0
+        })
+        .unwrap();
+        *slot.lock().unwrap() = Some(sched.share());
+        sched.step().unwrap(); // no deadlock
+        assert_eq!(*errors.lock().unwrap(), [ErrorCode::InvalidArgument]);
+        *slot.lock().unwrap() = None;
+    });
+}

@@ -320,7 +320,7 @@ raw_handle!(
     "devtensor::nn::LrScheduler::step_lr(&devtensor::nn::Sgd::new(&devtensor::nn::Module::linear(2, 2, true, devtensor::DType::Float32, devtensor::Device::CPU)?.parameters()?, 0.1).build()?, 2, 0.5)?"
 );
 
-fn new_scheduler(
+pub(super) fn new_scheduler(
     call: impl FnOnce(*mut *mut ffi::dt_lr_scheduler) -> ffi::dt_status,
 ) -> Result<LrScheduler> {
     check_version()?;
