@@ -254,7 +254,8 @@ void train_loop(benchmark::State& state, dt_module* model, Tensor& x, Tensor& y,
   // The allocator's steady state: storage allocations per step, and how many of them it
   // did not serve from its cache (on the CPU blocks under 256 KiB always go to malloc and
   // count here; a large one here is fresh pages, faulted in and zeroed by the kernel).
-  dt_mem_stats before{sizeof(dt_mem_stats)}, after{sizeof(dt_mem_stats)};
+  dt_mem_stats before{}, after{};
+  before.struct_size = after.struct_size = sizeof(dt_mem_stats);
   dt_memory_stats(g_device, &before);
   const int64_t last = static_cast<int64_t>(state.max_iterations);
   int64_t done = 0;

@@ -629,7 +629,7 @@ class Program {
     auto real_or = [&](double usual) { return in_.rarely(4) ? in_.real() : usual; };
     auto whole_or = [&](int64_t usual) { return in_.rarely(4) ? in_.geometry(-2, 8) : usual; };
     dt_status st;
-    const int kind = in_.pick(10);
+    const int kind = in_.pick(12);
     switch (kind) {
       case 0:
         g_op = "dt_step_lr_new";
@@ -675,6 +675,14 @@ class Program {
         if (!ok(st)) delete f;
         break;
       }
+      case 9:
+        g_op = "dt_constant_lr_new";
+        st = dt_constant_lr_new(opt, real_or(0.5), whole_or(3), &s);
+        break;
+      case 10:
+        g_op = "dt_polynomial_lr_new";
+        st = dt_polynomial_lr_new(opt, whole_or(4), real_or(1.0), &s);
+        break;
       default: {
         g_op = "dt_exponential_lr_new";
         dt_lr_scheduler* first = nullptr;

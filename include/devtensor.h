@@ -2142,6 +2142,18 @@ DT_API dt_status dt_exponential_lr_new(dt_optimizer* opt, double gamma, dt_lr_sc
  *  second step; later versions and this one refuse it. */
 DT_API dt_status dt_linear_lr_new(dt_optimizer* opt, double start_factor, double end_factor, int64_t total_iters,
                                   dt_lr_scheduler** out);
+/** ConstantLR (a warm-up at one lower rate): the rate is factor times the initial rate
+ *  for epochs 0 to total_iters - 1, then the initial rate (PyTorch's defaults: factor
+ *  1/3, total_iters 5; factor in (0, 1], total_iters >= 1). PyTorch 1.13 takes a factor
+ *  of 0 and divides by zero at total_iters, and a total_iters of 0 that never gives the
+ *  rate back; this one refuses both. */
+DT_API dt_status dt_constant_lr_new(dt_optimizer* opt, double factor, int64_t total_iters, dt_lr_scheduler** out);
+/** PolynomialLR: the rate is the initial rate times (1 - min(epoch, total_iters) /
+ *  total_iters)^power, down to 0 at total_iters (power 0: unchanged). PyTorch's
+ *  defaults: total_iters 5, power 1. total_iters >= 1 and a finite power >= 0: PyTorch
+ *  1.13 checks neither, divides by zero at total_iters 0, and raises 0 to a negative
+ *  power at epoch total_iters. */
+DT_API dt_status dt_polynomial_lr_new(dt_optimizer* opt, int64_t total_iters, double power, dt_lr_scheduler** out);
 /** CosineAnnealingLR: eta_min + (initial - eta_min) * (1 + cos(pi * epoch / t_max)) / 2,
  *  by PyTorch's chained form (past t_max it rises again, a cosine of period 2 t_max;
  *  t_max >= 1, eta_min >= 0). */

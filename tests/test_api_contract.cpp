@@ -3091,6 +3091,16 @@ void add_scheduler_cases(Table& T) {
        {{"start_factor=0", "start_factor", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_linear_lr_new(o, 0, 1, 4, s); }},
         {"end_factor=1.5", "end_factor", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_linear_lr_new(o, 0.5, 1.5, 4, s); }},
         {"total_iters=0", "total_iters", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_linear_lr_new(o, 0.5, 1, 0, s); }}}},
+      {"dt_constant_lr_new", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_constant_lr_new(o, 0.5, 4, s); },
+       {{"factor=0", "factor", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_constant_lr_new(o, 0, 4, s); }},
+        {"factor=NaN", "factor", [nan](dt_optimizer* o, dt_lr_scheduler** s) { return dt_constant_lr_new(o, nan, 4, s); }},
+        {"total_iters=0", "total_iters", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_constant_lr_new(o, 0.5, 0, s); }}}},
+      {"dt_polynomial_lr_new", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_polynomial_lr_new(o, 4, 1, s); },
+       {{"total_iters=-1", "total_iters", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_polynomial_lr_new(o, -1, 1, s); }},
+        {"power=-0.5", "power", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_polynomial_lr_new(o, 4, -0.5, s); }},
+        {"power=inf", "power", [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_polynomial_lr_new(o, 4, std::numeric_limits<double>::infinity(), s);
+         }}}},
       {"dt_cosine_annealing_lr_new",
        [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_cosine_annealing_lr_new(o, 10, 0, s); },
        {{"t_max=0", "T_max", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_cosine_annealing_lr_new(o, 0, 0, s); }},

@@ -85,6 +85,10 @@ dt_status make_scheduler(const json& spec, dt_optimizer* opt, const std::vector<
   if (kind == "LinearLR")
     return dt_linear_lr_new(opt, a.value("start_factor", 1.0 / 3), a.value("end_factor", 1.0),
                             a.value("total_iters", int64_t{5}), out);
+  if (kind == "ConstantLR")
+    return dt_constant_lr_new(opt, a.value("factor", 1.0 / 3), a.value("total_iters", int64_t{5}), out);
+  if (kind == "PolynomialLR")
+    return dt_polynomial_lr_new(opt, a.value("total_iters", int64_t{5}), a.value("power", 1.0), out);
   if (kind == "CosineAnnealingLR") return dt_cosine_annealing_lr_new(opt, a["T_max"], a.value("eta_min", 0.0), out);
   if (kind == "CosineAnnealingWarmRestarts")
     return dt_cosine_annealing_warm_restarts_new(opt, a["T_0"], a.value("T_mult", int64_t{1}), a.value("eta_min", 0.0),
@@ -297,6 +301,14 @@ TEST_F(LrScheduler, BadSettingsAreRefusedAndLeaveTheRateAlone) {
       {"start_factor 0", [&](dt_lr_scheduler** out) { return dt_linear_lr_new(o.opt, 0, 1, 5, out); }, "start_factor"},
       {"end_factor 2", [&](dt_lr_scheduler** out) { return dt_linear_lr_new(o.opt, 0.5, 2, 5, out); }, "end_factor"},
       {"total_iters 0", [&](dt_lr_scheduler** out) { return dt_linear_lr_new(o.opt, 0.5, 1, 0, out); }, "total_iters"},
+      {"factor 0", [&](dt_lr_scheduler** out) { return dt_constant_lr_new(o.opt, 0, 5, out); }, "factor"},
+      {"factor 1.5", [&](dt_lr_scheduler** out) { return dt_constant_lr_new(o.opt, 1.5, 5, out); }, "factor"},
+      {"ConstantLR total_iters 0", [&](dt_lr_scheduler** out) { return dt_constant_lr_new(o.opt, 0.5, 0, out); },
+       "total_iters"},
+      {"PolynomialLR total_iters 0", [&](dt_lr_scheduler** out) { return dt_polynomial_lr_new(o.opt, 0, 1, out); },
+       "total_iters"},
+      {"power -1", [&](dt_lr_scheduler** out) { return dt_polynomial_lr_new(o.opt, 5, -1, out); }, "power"},
+      {"power NaN", [&](dt_lr_scheduler** out) { return dt_polynomial_lr_new(o.opt, 5, nan, out); }, "power"},
       {"T_max 0", [&](dt_lr_scheduler** out) { return dt_cosine_annealing_lr_new(o.opt, 0, 0, out); }, "T_max"},
       {"eta_min -1", [&](dt_lr_scheduler** out) { return dt_cosine_annealing_lr_new(o.opt, 5, -1, out); }, "eta_min"},
       {"T_0 0", [&](dt_lr_scheduler** out) { return dt_cosine_annealing_warm_restarts_new(o.opt, 0, 1, 0, out); },

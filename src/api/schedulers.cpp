@@ -52,18 +52,19 @@ std::vector<int64_t> milestones_arg(const int64_t* milestones, size_t n, const c
 
 // LambdaLR and MultiplicativeLR: the user's data becomes the scheduler's to free only
 // once the handle is out; a failure before leaves it to the caller.
-using LambdaMaker = nn::LrScheduler* (*)(Ref<nn::Optimizer>, std::shared_ptr<nn::LrLambda>);
+using LambdaMaker = nn::LrScheduler* (*)(Ref<nn::Optimizer>, std::unique_ptr<nn::LrLambda>);
 dt_status lambda_scheduler_new(const char* fn, LambdaMaker make, dt_optimizer* opt, dt_lr_lambda_fn f,
                                void* user_data, dt_lr_lambda_free_fn free_user_data, dt_lr_scheduler** out) {
   return guard([&] {
     require(out, fn, "out");
     require(f, fn, "fn");
-    auto lambda = std::make_shared<nn::LrLambda>();
+    auto lambda = std::make_unique<nn::LrLambda>();
     lambda->fn = f;
     lambda->user_data = user_data;
     lambda->free_user_data = free_user_data;
-    publish(make(optimizer_ref(opt, fn), lambda), out);
-    lambda->owned = true;
+    nn::LrLambda* held = lambda.get();  // the scheduler's from here; alive while *out is
+    publish(make(optimizer_ref(opt, fn), std::move(lambda)), out);
+    held->owned = true;  // before the caller can see the handle, so no other thread reads it yet
   });
 }
 
@@ -103,6 +104,22 @@ DT_API dt_status dt_linear_lr_new(dt_optimizer* opt, double start_factor, double
     const char* fn = "dt_linear_lr_new";
     require(out, fn, "out");
     publish(nn::new_linear_lr(optimizer_ref(opt, fn), start_factor, end_factor, total_iters), out);
+  });
+}
+
+DT_API dt_status dt_constant_lr_new(dt_optimizer* opt, double factor, int64_t total_iters, dt_lr_scheduler** out) {
+  return guard([&] {
+    const char* fn = "dt_constant_lr_new";
+    require(out, fn, "out");
+    publish(nn::new_constant_lr(optimizer_ref(opt, fn), factor, total_iters), out);
+  });
+}
+
+DT_API dt_status dt_polynomial_lr_new(dt_optimizer* opt, int64_t total_iters, double power, dt_lr_scheduler** out) {
+  return guard([&] {
+    const char* fn = "dt_polynomial_lr_new";
+    require(out, fn, "out");
+    publish(nn::new_polynomial_lr(optimizer_ref(opt, fn), total_iters, power), out);
   });
 }
 

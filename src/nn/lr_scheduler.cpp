@@ -1,6 +1,7 @@
 // The scheduler base (stepping, state dicts) and the epoch schedulers of
-// torch.optim.lr_scheduler: StepLR, MultiStepLR, ExponentialLR, LinearLR,
-// CosineAnnealingLR and CosineAnnealingWarmRestarts, with PyTorch 1.13's formulas.
+// torch.optim.lr_scheduler: StepLR, MultiStepLR, ExponentialLR, LinearLR, ConstantLR,
+// PolynomialLR, CosineAnnealingLR and CosineAnnealingWarmRestarts, with PyTorch 1.13's
+// formulas.
 #include "nn/lr_scheduler.h"
 
 #include <algorithm>
@@ -319,6 +320,76 @@ class LinearScheduler final : public LrScheduler {
   int64_t total_;
 };
 
+class ConstantScheduler final : public LrScheduler {
+ public:
+  ConstantScheduler(Ref<Optimizer> opt, double factor, int64_t total)
+      : LrScheduler(std::move(opt)), factor_(factor), total_(total) {
+    check();
+    initial_step();
+  }
+  const char* name() const override { return "ConstantLR"; }
+
+ private:
+  void check() const override {
+    // PyTorch 1.13 takes a factor of 0 and divides by zero at total_iters, and a
+    // total_iters of 0 that never gives the rate back (against its own closed form).
+    if (!(factor_ > 0 && factor_ <= 1))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(name(), ": factor must be in (0, 1], got ", factor_));
+    check_at_least(name(), "total_iters", total_, 1);
+  }
+  std::vector<Field> fields() override {
+    auto f = base_fields();
+    f.push_back({"factor", &factor_, nullptr});
+    f.push_back({"total_iters", nullptr, &total_});
+    return f;
+  }
+  double chained_lr(int64_t e, double current) override {
+    if (e == 0) return current * factor_;
+    if (e != total_) return current;
+    return current * (1.0 / factor_);  // PyTorch's own rounding: the reciprocal first
+  }
+  double closed_form_lr(int64_t e, double) override {
+    return base_lr_ * (factor_ + (e >= total_ ? 1.0 - factor_ : 0.0));
+  }
+  double factor_;
+  int64_t total_;
+};
+
+class PolynomialScheduler final : public LrScheduler {
+ public:
+  PolynomialScheduler(Ref<Optimizer> opt, int64_t total, double power)
+      : LrScheduler(std::move(opt)), total_(total), power_(power) {
+    check();
+    initial_step();
+  }
+  const char* name() const override { return "PolynomialLR"; }
+
+ private:
+  void check() const override {
+    // PyTorch 1.13 checks neither: it divides by zero at total_iters 0, and a negative
+    // power raises 0 to it at epoch total_iters (and raises the rate before that).
+    check_at_least(name(), "total_iters", total_, 1);
+    check_finite_nonnegative(name(), "power", power_);
+  }
+  std::vector<Field> fields() override {
+    auto f = base_fields();
+    f.push_back({"total_iters", nullptr, &total_});
+    f.push_back({"power", &power_, nullptr});
+    return f;
+  }
+  double chained_lr(int64_t e, double current) override {
+    if (e == 0 || e > total_) return current;
+    const double t = static_cast<double>(total_), ed = static_cast<double>(e);
+    return current * std::pow((1.0 - ed / t) / (1.0 - (ed - 1) / t), power_);
+  }
+  double closed_form_lr(int64_t e, double) override {
+    const double t = static_cast<double>(total_);
+    return base_lr_ * std::pow(1.0 - static_cast<double>(std::min(total_, e)) / t, power_);
+  }
+  int64_t total_;
+  double power_;
+};
+
 class CosineScheduler final : public LrScheduler {
  public:
   CosineScheduler(Ref<Optimizer> opt, int64_t t_max, double eta_min)
@@ -425,6 +496,12 @@ LrScheduler* new_exponential_lr(Ref<Optimizer> opt, double gamma) {
 }
 LrScheduler* new_linear_lr(Ref<Optimizer> opt, double start_factor, double end_factor, int64_t total_iters) {
   return new LinearScheduler(std::move(opt), start_factor, end_factor, total_iters);
+}
+LrScheduler* new_constant_lr(Ref<Optimizer> opt, double factor, int64_t total_iters) {
+  return new ConstantScheduler(std::move(opt), factor, total_iters);
+}
+LrScheduler* new_polynomial_lr(Ref<Optimizer> opt, int64_t total_iters, double power) {
+  return new PolynomialScheduler(std::move(opt), total_iters, power);
 }
 LrScheduler* new_cosine_annealing_lr(Ref<Optimizer> opt, int64_t t_max, double eta_min) {
   return new CosineScheduler(std::move(opt), t_max, eta_min);

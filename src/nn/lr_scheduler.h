@@ -10,7 +10,6 @@
 // if setting it fails, the scheduler's own state is as before. Steps and reads of one
 // scheduler run one at a time (a mutex per scheduler).
 #pragma once
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -109,6 +108,8 @@ LrScheduler* new_step_lr(Ref<Optimizer> opt, int64_t step_size, double gamma);
 LrScheduler* new_multi_step_lr(Ref<Optimizer> opt, std::vector<int64_t> milestones, double gamma);
 LrScheduler* new_exponential_lr(Ref<Optimizer> opt, double gamma);
 LrScheduler* new_linear_lr(Ref<Optimizer> opt, double start_factor, double end_factor, int64_t total_iters);
+LrScheduler* new_constant_lr(Ref<Optimizer> opt, double factor, int64_t total_iters);
+LrScheduler* new_polynomial_lr(Ref<Optimizer> opt, int64_t total_iters, double power);
 LrScheduler* new_cosine_annealing_lr(Ref<Optimizer> opt, int64_t t_max, double eta_min);
 LrScheduler* new_cosine_annealing_warm_restarts(Ref<Optimizer> opt, int64_t t_0, int64_t t_mult, double eta_min);
 
@@ -136,22 +137,23 @@ LrScheduler* new_reduce_lr_on_plateau(Ref<Optimizer> opt, const PlateauOptions& 
 LrScheduler* new_sequential_lr(Ref<Optimizer> opt, std::vector<Ref<LrScheduler>> schedulers,
                                std::vector<int64_t> milestones);  // lr_scheduler_cycles.cpp
 
-// A user's function of the epoch (the C ABI's dt_lr_lambda_fn) with its data, shared by
-// the scheduler that calls it. The data's destructor runs when the last holder lets go,
-// and only once `owned` is set: a constructor that fails leaves the data to its caller.
+// A user's function of the epoch (the C ABI's dt_lr_lambda_fn) with its data, owned by
+// the scheduler that calls it. The data's destructor runs with the scheduler's, and only
+// once `owned` is set (by the API, before the handle reaches the caller): a constructor
+// that fails leaves the data to its caller.
 struct LrLambda {
   double (*fn)(int64_t epoch, void* user_data) = nullptr;
   void* user_data = nullptr;
   void (*free_user_data)(void* user_data) = nullptr;
-  std::atomic<bool> owned{false};
+  bool owned = false;
   ~LrLambda() {
     if (owned && free_user_data) free_user_data(user_data);
   }
 };
 // LambdaLR and MultiplicativeLR (lr_scheduler_lambda.cpp): INVALID_ARGUMENT when the
 // function returns a number that is not finite, or a factor that makes the rate negative.
-LrScheduler* new_lambda_lr(Ref<Optimizer> opt, std::shared_ptr<LrLambda> f);
-LrScheduler* new_multiplicative_lr(Ref<Optimizer> opt, std::shared_ptr<LrLambda> f);
+LrScheduler* new_lambda_lr(Ref<Optimizer> opt, std::unique_ptr<LrLambda> f);
+LrScheduler* new_multiplicative_lr(Ref<Optimizer> opt, std::unique_ptr<LrLambda> f);
 // INVALID_ARGUMENT naming fn while this thread runs a scheduler's LrLambda: a scheduler
 // call from in there could wait on a lock the thread already holds (the scheduler being
 // stepped, or the SequentialLR over it).

@@ -17,7 +17,7 @@ thread_local int t_lambda_depth = 0;
 // The scheduler kinds that call an LrLambda: `factor` checks what it returns.
 class LambdaBase : public LrScheduler {
  protected:
-  LambdaBase(Ref<Optimizer> opt, std::shared_ptr<LrLambda> f) : LrScheduler(std::move(opt)), f_(std::move(f)) {}
+  LambdaBase(Ref<Optimizer> opt, std::unique_ptr<LrLambda> f) : LrScheduler(std::move(opt)), f_(std::move(f)) {}
 
   // The function's factor at epoch e, a finite number (INVALID_ARGUMENT otherwise).
   double factor(int64_t e) const {
@@ -45,12 +45,12 @@ class LambdaBase : public LrScheduler {
   }
   std::vector<Field> fields() override { return base_fields(); }
 
-  std::shared_ptr<LrLambda> f_;
+  std::unique_ptr<LrLambda> f_;
 };
 
 class LambdaScheduler final : public LambdaBase {
  public:
-  LambdaScheduler(Ref<Optimizer> opt, std::shared_ptr<LrLambda> f) : LambdaBase(std::move(opt), std::move(f)) {
+  LambdaScheduler(Ref<Optimizer> opt, std::unique_ptr<LrLambda> f) : LambdaBase(std::move(opt), std::move(f)) {
     initial_step();
   }
   const char* name() const override { return "LambdaLR"; }
@@ -62,7 +62,7 @@ class LambdaScheduler final : public LambdaBase {
 
 class MultiplicativeScheduler final : public LambdaBase {
  public:
-  MultiplicativeScheduler(Ref<Optimizer> opt, std::shared_ptr<LrLambda> f)
+  MultiplicativeScheduler(Ref<Optimizer> opt, std::unique_ptr<LrLambda> f)
       : LambdaBase(std::move(opt), std::move(f)) {
     initial_step();
   }
@@ -77,10 +77,10 @@ class MultiplicativeScheduler final : public LambdaBase {
 
 }  // namespace
 
-LrScheduler* new_lambda_lr(Ref<Optimizer> opt, std::shared_ptr<LrLambda> f) {
+LrScheduler* new_lambda_lr(Ref<Optimizer> opt, std::unique_ptr<LrLambda> f) {
   return new LambdaScheduler(std::move(opt), std::move(f));
 }
-LrScheduler* new_multiplicative_lr(Ref<Optimizer> opt, std::shared_ptr<LrLambda> f) {
+LrScheduler* new_multiplicative_lr(Ref<Optimizer> opt, std::unique_ptr<LrLambda> f) {
   return new MultiplicativeScheduler(std::move(opt), std::move(f));
 }
 

@@ -37,7 +37,6 @@ func newLambdaScheduler(op string, opt *Optimizer, fn func(epoch int64) float64,
 		return nil, &Error{Code: ErrInvalidArgument, Op: op, Msg: "fn is nil"}
 	}
 	f := &lrLambda{fn: fn}
-	f.panicked.Store("")
 	key := cgo.NewHandle(f)
 	atomic.AddInt64(&liveLRLambdas, 1)
 	s, err := newLRScheduler(op, opt, func(o C.uintptr_t) C.gdt_hres {
@@ -48,8 +47,17 @@ func newLambdaScheduler(op string, opt *Optimizer, fn func(epoch int64) float64,
 		atomic.AddInt64(&liveLRLambdas, -1)
 		return nil, f.explain(err)
 	}
-	s.fn = f
+	s.fns = []*lrLambda{f}
 	return s, nil
+}
+
+// explainPanics adds to err (a failed step or construction) the panic of whichever of
+// fns caused it, and clears what each kept.
+func explainPanics(fns []*lrLambda, err error) error {
+	for _, f := range fns {
+		err = f.explain(err)
+	}
+	return err
 }
 
 // NewLambdaLR is torch.optim.lr_scheduler.LambdaLR(opt, lr_lambda=fn) (dt_lambda_lr_new):

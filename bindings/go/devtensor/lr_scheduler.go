@@ -12,14 +12,15 @@ import (
 
 // LRScheduler is a learning-rate scheduler of torch.optim.lr_scheduler (PyTorch 1.13's
 // formulas) bound to one Optimizer: NewStepLR, NewMultiStepLR, NewExponentialLR,
-// NewLinearLR, NewCosineAnnealingLR, NewCosineAnnealingWarmRestarts, NewOneCycleLR,
-// NewReduceLROnPlateau, NewSequentialLR, NewLambdaLR and NewMultiplicativeLR make one.
+// NewLinearLR, NewConstantLR, NewPolynomialLR, NewCosineAnnealingLR,
+// NewCosineAnnealingWarmRestarts, NewOneCycleLR, NewReduceLROnPlateau, NewSequentialLR,
+// NewLambdaLR and NewMultiplicativeLR make one.
 // Each sets its optimizer's learning rate (Optimizer.SetLR; OneCycleLR its momentum
 // too): call Step once per epoch (or per batch, as the schedule is meant;
 // ReduceLROnPlateau: StepMetric), after Optimizer.Step, as in PyTorch. Making one takes
 // its first step at once: the optimizer's rate becomes the schedule's rate for epoch 0
-// (LinearLR's startFactor * lr, OneCycleLR's maxLR / divFactor, LambdaLR's fn(0) * lr;
-// the others leave it as it is).
+// (LinearLR's startFactor * lr, ConstantLR's factor * lr, OneCycleLR's maxLR /
+// divFactor, LambdaLR's fn(0) * lr; the others leave it as it is).
 //
 // The rate a schedule starts from (PyTorch's base_lrs, the optimizer's "initial_lr") is
 // the optimizer's rate when its first scheduler is made; later schedulers of the same
@@ -41,12 +42,13 @@ import (
 type LRScheduler struct {
 	_ noCopy  // go vet: an LRScheduler must not be copied (lifetime.go)
 	h uintptr // the dt_lr_scheduler* (C memory), 0 once closed; read with atomic.LoadUintptr
-	// A LambdaLR's or MultiplicativeLR's Go function (nil for the others), for the
-	// panic its errors report. Being a pointer, it also keeps an LRScheduler out of the
-	// runtime's tiny allocator, as Optimizer's padding does: a forgotten 8-byte one
-	// sharing a 16-byte block with a live neighbour would never be finalized
+	// The Go functions its steps may call, for the panic their errors report: a
+	// LambdaLR's or MultiplicativeLR's own, a SequentialLR's schedulers' (none for the
+	// others). Holding a pointer, it also keeps an LRScheduler out of the runtime's tiny
+	// allocator, as Optimizer's padding does: a forgotten 8-byte one sharing a 16-byte
+	// block with a live neighbour would never be finalized
 	// (TestFinalizersRunBesideLiveObjects).
-	fn *lrLambda
+	fns []*lrLambda
 }
 
 // newLRScheduler makes the scheduler create returns for opt's handle. opt is kept alive
@@ -128,6 +130,32 @@ func NewExponentialLR(opt *Optimizer, gamma float64) (*LRScheduler, error) {
 func NewLinearLR(opt *Optimizer, startFactor, endFactor float64, totalIters int64) (*LRScheduler, error) {
 	return newLRScheduler("NewLinearLR", opt, func(o C.uintptr_t) C.gdt_hres {
 		return C.gdt_linear_lr(o, C.double(startFactor), C.double(endFactor), C.int64_t(totalIters))
+	})
+}
+
+// NewConstantLR is torch.optim.lr_scheduler.ConstantLR(opt, factor=factor,
+// total_iters=totalIters) (dt_constant_lr_new), a warm-up at one lower rate: factor
+// times the initial rate for epochs 0 to totalIters - 1, then the initial rate. factor
+// in (0, 1], totalIters >= 1; PyTorch's defaults: factor 1/3, totalIters 5. Making it
+// sets the optimizer's rate to factor times it. (PyTorch 1.13 takes a factor of 0 and
+// divides by zero at totalIters, and a totalIters of 0 that never gives the rate back;
+// this one refuses both.) The caller owns the LRScheduler and must Close it. Errors: as
+// NewStepLR's.
+func NewConstantLR(opt *Optimizer, factor float64, totalIters int64) (*LRScheduler, error) {
+	return newLRScheduler("NewConstantLR", opt, func(o C.uintptr_t) C.gdt_hres {
+		return C.gdt_constant_lr(o, C.double(factor), C.int64_t(totalIters))
+	})
+}
+
+// NewPolynomialLR is torch.optim.lr_scheduler.PolynomialLR(opt, total_iters=totalIters,
+// power=power) (dt_polynomial_lr_new): at epoch e the rate is the initial rate times
+// (1 - min(e, totalIters) / totalIters)^power, down to 0 at totalIters (power 0: left
+// as it is). totalIters >= 1, power finite and >= 0; PyTorch's defaults: totalIters 5,
+// power 1. (PyTorch 1.13 checks neither, and divides by zero or raises 0 to a negative
+// power.) The caller owns the LRScheduler and must Close it. Errors: as NewStepLR's.
+func NewPolynomialLR(opt *Optimizer, totalIters int64, power float64) (*LRScheduler, error) {
+	return newLRScheduler("NewPolynomialLR", opt, func(o C.uintptr_t) C.gdt_hres {
+		return C.gdt_polynomial_lr(o, C.int64_t(totalIters), C.double(power))
 	})
 }
 
@@ -357,12 +385,14 @@ func NewSequentialLR(opt *Optimizer, schedulers []*LRScheduler, milestones []int
 			"%d schedulers take %d milestones, got %d", len(schedulers), want, len(milestones))}
 	}
 	hs := make([]C.uintptr_t, len(schedulers))
+	var fns []*lrLambda // the functions its steps (and this restart of schedulers[0]) may call
 	for i, s := range schedulers {
 		h, err := s.handle(op)
 		if e, ok := err.(*Error); ok {
 			return nil, &Error{Code: e.Code, Op: op, Msg: fmt.Sprintf("schedulers[%d]: %s", i, e.Msg)}
 		}
 		hs[i] = h
+		fns = append(fns, s.fns...)
 	}
 	var p *C.uintptr_t
 	if len(hs) > 0 {
@@ -374,7 +404,11 @@ func NewSequentialLR(opt *Optimizer, schedulers []*LRScheduler, milestones []int
 	runtime.KeepAlive(schedulers)
 	runtime.KeepAlive(hs)
 	runtime.KeepAlive(milestones)
-	return s, err
+	if err != nil {
+		return nil, explainPanics(fns, err)
+	}
+	s.fns = fns
+	return s, nil
 }
 
 func (s *LRScheduler) handle(op string) (C.uintptr_t, error) {
@@ -402,7 +436,7 @@ func (s *LRScheduler) Step() error {
 	}
 	r := C.gdt_lr_scheduler_step(h)
 	runtime.KeepAlive(s)
-	return s.fn.explain(resErr(op, r))
+	return explainPanics(s.fns, resErr(op, r))
 }
 
 // StepMetric is ReduceLROnPlateau's step with the metric it watches, a validation loss
@@ -455,7 +489,8 @@ func (s *LRScheduler) LastEpoch() (int64, error) {
 }
 
 // Kind returns the scheduler's kind, PyTorch's class name: "StepLR", "MultiStepLR",
-// "ExponentialLR", "LinearLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
+// "ExponentialLR", "LinearLR", "ConstantLR", "PolynomialLR", "CosineAnnealingLR",
+// "CosineAnnealingWarmRestarts",
 // "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "LambdaLR" or "MultiplicativeLR"
 // (dt_lr_scheduler_kind). Errors:
 // ErrInvalidArgument (a nil s), ErrClosed, ErrInvalidHandle, ErrOutOfMemory.

@@ -40,6 +40,16 @@ static inline gdt_hres gdt_linear_lr(uintptr_t opt, double start_factor, double 
   dt_lr_scheduler* s = NULL;
   dt_status st = dt_linear_lr_new((dt_optimizer*)opt, start_factor, end_factor, total_iters, &s);
   return gdt_hr(st, s); }
+static inline gdt_hres gdt_constant_lr(uintptr_t opt, double factor, int64_t total_iters) {
+  gdt_take_slot();
+  dt_lr_scheduler* s = NULL;
+  dt_status st = dt_constant_lr_new((dt_optimizer*)opt, factor, total_iters, &s);
+  return gdt_hr(st, s); }
+static inline gdt_hres gdt_polynomial_lr(uintptr_t opt, int64_t total_iters, double power) {
+  gdt_take_slot();
+  dt_lr_scheduler* s = NULL;
+  dt_status st = dt_polynomial_lr_new((dt_optimizer*)opt, total_iters, power, &s);
+  return gdt_hr(st, s); }
 static inline gdt_hres gdt_cosine_annealing_lr(uintptr_t opt, int64_t t_max, double eta_min) {
   gdt_take_slot();
   dt_lr_scheduler* s = NULL;

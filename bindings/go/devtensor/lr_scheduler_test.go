@@ -17,6 +17,8 @@ var (
 	_ func(*Optimizer, []int64, float64) (*LRScheduler, error)                  = NewMultiStepLR
 	_ func(*Optimizer, float64) (*LRScheduler, error)                           = NewExponentialLR
 	_ func(*Optimizer, float64, float64, int64) (*LRScheduler, error)           = NewLinearLR
+	_ func(*Optimizer, float64, int64) (*LRScheduler, error)                    = NewConstantLR
+	_ func(*Optimizer, int64, float64) (*LRScheduler, error)                    = NewPolynomialLR
 	_ func(*Optimizer, int64, float64) (*LRScheduler, error)                    = NewCosineAnnealingLR
 	_ func(*Optimizer, int64, int64, float64) (*LRScheduler, error)             = NewCosineAnnealingWarmRestarts
 	_ func(*Optimizer, float64, int64, ...OneCycleOption) (*LRScheduler, error) = NewOneCycleLR
@@ -104,6 +106,12 @@ func TestLRSchedulerSchedules(t *testing.T) {
 		// factor 0.25 + 0.75 * epoch / 4 of 0.1, then 1 from epoch 4 on.
 		{"LinearLR 0.25 1 4", 0.1, func(o *Optimizer) *LRScheduler { return keep(NewLinearLR(o, 0.25, 1, 4)) },
 			"LinearLR", []float64{0.025, 0.04375, 0.0625, 0.08125, 0.1, 0.1}},
+		// 0.5 of 0.1 for epochs 0-2, the whole rate from epoch 3 on.
+		{"ConstantLR 0.5 3", 0.1, func(o *Optimizer) *LRScheduler { return keep(NewConstantLR(o, 0.5, 3)) },
+			"ConstantLR", []float64{0.05, 0.05, 0.05, 0.1, 0.1}},
+		// 0.1 * (1 - e / 4)^2: 0.1, 0.05625, 0.025, 0.00625, then 0 from epoch 4 on.
+		{"PolynomialLR 4 2", 0.1, func(o *Optimizer) *LRScheduler { return keep(NewPolynomialLR(o, 4, 2)) },
+			"PolynomialLR", []float64{0.1, 0.05625, 0.025, 0.00625, 0, 0}},
 		// 0.1 * (1 + cos(pi e / 4)) / 2; past T_max it rises again (epoch 5 = epoch 3).
 		{"CosineAnnealingLR 4", 0.1, func(o *Optimizer) *LRScheduler { return keep(NewCosineAnnealingLR(o, 4, 0)) },
 			"CosineAnnealingLR", []float64{0.1, 0.1 * (1 + cos(pi/4)) / 2, 0.05, 0.1 * (1 + cos(3*pi/4)) / 2, 0,
@@ -369,6 +377,12 @@ func TestLRSchedulerConstructorErrors(t *testing.T) {
 		{"LinearLR start_factor 0", ctorErr(NewLinearLR(o, 0, 1, 4)), ErrInvalidArgument, "NewLinearLR", "start_factor"},
 		{"LinearLR end_factor 2", ctorErr(NewLinearLR(o, 0.5, 2, 4)), ErrInvalidArgument, "NewLinearLR", "end_factor"},
 		{"LinearLR total_iters 0", ctorErr(NewLinearLR(o, 0.5, 1, 0)), ErrInvalidArgument, "NewLinearLR", "total_iters"},
+		{"ConstantLR factor 0", ctorErr(NewConstantLR(o, 0, 4)), ErrInvalidArgument, "NewConstantLR", "factor"},
+		{"ConstantLR total_iters 0", ctorErr(NewConstantLR(o, 0.5, 0)), ErrInvalidArgument, "NewConstantLR",
+			"total_iters"},
+		{"PolynomialLR total_iters 0", ctorErr(NewPolynomialLR(o, 0, 1)), ErrInvalidArgument, "NewPolynomialLR",
+			"total_iters"},
+		{"PolynomialLR power -1", ctorErr(NewPolynomialLR(o, 4, -1)), ErrInvalidArgument, "NewPolynomialLR", "power"},
 		{"CosineAnnealingLR T_max 0", ctorErr(NewCosineAnnealingLR(o, 0, 0)), ErrInvalidArgument,
 			"NewCosineAnnealingLR", "T_max"},
 		{"CosineAnnealingLR eta_min -1", ctorErr(NewCosineAnnealingLR(o, 4, -1)), ErrInvalidArgument,
@@ -723,4 +737,35 @@ func TestLRSchedulerLambdaFunctions(t *testing.T) {
 		}
 	}
 	MustOK(s.Close())
+
+	// A SequentialLR reports the panic of a function it calls: restarting its first
+	// scheduler when made, and stepping it.
+	o2 := schedSGD(t, 1)
+	boom := false
+	lam := must(NewLambdaLR(o2, func(int64) float64 {
+		if boom {
+			panic("boom in a sequence")
+		}
+		return 0.5
+	}))
+	exp := must(NewExponentialLR(o2, 0.5))
+	const said = "(the function panicked: boom in a sequence)"
+	boom = true
+	if _, err := NewSequentialLR(o2, []*LRScheduler{lam, exp}, []int64{3}); !errors.Is(err, ErrInvalidArgument) ||
+		!strings.Contains(err.Error(), said) {
+		t.Errorf("NewSequentialLR over a panicking function: %v, want ErrInvalidArgument saying %q", err, said)
+	}
+	boom = false
+	seq := must(NewSequentialLR(o2, []*LRScheduler{lam, exp}, []int64{3}))
+	boom = true
+	if err := seq.Step(); !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), said) {
+		t.Errorf("SequentialLR.Step over a panicking function: %v, want ErrInvalidArgument saying %q", err, said)
+	}
+	checkRate(t, "after the sequence's failed step", seq, o2, 0, 0.5)
+	boom = false
+	MustOK(seq.Step())
+	checkRate(t, "after the sequence's next step", seq, o2, 1, 0.5)
+	for _, x := range []*LRScheduler{seq, exp, lam} {
+		MustOK(x.Close())
+	}
 }

@@ -2498,6 +2498,22 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_constant_lr_new(
+        opt: *mut dt_optimizer,
+        factor: f64,
+        total_iters: i64,
+        out: *mut *mut dt_lr_scheduler,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_polynomial_lr_new(
+        opt: *mut dt_optimizer,
+        total_iters: i64,
+        power: f64,
+        out: *mut *mut dt_lr_scheduler,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_cosine_annealing_lr_new(
         opt: *mut dt_optimizer,
         t_max: i64,

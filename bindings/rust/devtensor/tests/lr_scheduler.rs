@@ -119,6 +119,37 @@ fn linear_lr_warms_up_from_start_factor_and_then_holds() {
 }
 
 #[test]
+fn constant_lr_holds_the_factor_until_total_iters() {
+    leak_checked(|| {
+        let opt = sgd(0.1);
+        let sched = LrScheduler::constant_lr(&opt, 0.5, 3).unwrap();
+        assert_eq!(sched.kind().unwrap(), "ConstantLR");
+        assert_near(
+            "ConstantLR(0.5, 3)",
+            &rates(&opt, &sched, 4),
+            &[0.05, 0.05, 0.05, 0.1, 0.1],
+            1e-15,
+        );
+    });
+}
+
+#[test]
+fn polynomial_lr_falls_to_zero_at_total_iters() {
+    leak_checked(|| {
+        let opt = sgd(0.1);
+        let sched = LrScheduler::polynomial_lr(&opt, 4, 2.0).unwrap();
+        assert_eq!(sched.kind().unwrap(), "PolynomialLR");
+        // 0.1 * (1 - e / 4)^2, then 0 from epoch 4 on.
+        assert_near(
+            "PolynomialLR(4, 2)",
+            &rates(&opt, &sched, 5),
+            &[0.1, 0.05625, 0.025, 0.00625, 0.0, 0.0],
+            1e-12,
+        );
+    });
+}
+
+#[test]
 fn cosine_annealing_lr_follows_the_cosine_and_rises_again_past_t_max() {
     leak_checked(|| {
         let opt = sgd(0.1);
@@ -357,6 +388,10 @@ fn constructor_errors_name_the_setting_and_leave_the_optimizer_alone() {
             ("LinearLR start 0", LrScheduler::linear_lr(&opt, 0.0, 1.0, 4), "start_factor"),
             ("LinearLR end 2", LrScheduler::linear_lr(&opt, 0.5, 2.0, 4), "end_factor"),
             ("LinearLR total_iters 0", LrScheduler::linear_lr(&opt, 0.5, 1.0, 0), "total_iters"),
+            ("ConstantLR factor 0", LrScheduler::constant_lr(&opt, 0.0, 4), "factor"),
+            ("ConstantLR total_iters 0", LrScheduler::constant_lr(&opt, 0.5, 0), "total_iters"),
+            ("PolynomialLR total_iters 0", LrScheduler::polynomial_lr(&opt, 0, 1.0), "total_iters"),
+            ("PolynomialLR power -1", LrScheduler::polynomial_lr(&opt, 4, -1.0), "power"),
             ("CosineAnnealingLR T_max 0", LrScheduler::cosine_annealing_lr(&opt, 0, 0.0), "T_max"),
             ("CosineAnnealingLR eta_min -1", LrScheduler::cosine_annealing_lr(&opt, 4, -1.0), "eta_min"),
             ("WarmRestarts T_0 0", LrScheduler::cosine_annealing_warm_restarts(&opt, 0, 1, 0.0), "T_0"),

@@ -240,13 +240,14 @@ impl Default for PlateauOptions {
 
 /// A learning-rate scheduler bound to one [`Optimizer`] (`dt_lr_scheduler`), as the
 /// classes of `torch.optim.lr_scheduler` (PyTorch 1.13's formulas): StepLR, MultiStepLR,
-/// ExponentialLR, LinearLR, CosineAnnealingLR, CosineAnnealingWarmRestarts, OneCycleLR,
-/// ReduceLROnPlateau and SequentialLR, one constructor each.
+/// ExponentialLR, LinearLR, ConstantLR, PolynomialLR, CosineAnnealingLR,
+/// CosineAnnealingWarmRestarts, OneCycleLR, ReduceLROnPlateau, SequentialLR, LambdaLR and
+/// MultiplicativeLR, one constructor each.
 ///
 /// It sets the optimizer's rate ([`Optimizer::lr`] reads it). Making one makes its first
 /// step at once: the rate becomes the schedule's rate for epoch 0 (LinearLR's
-/// `start_factor * lr`, OneCycleLR's `max_lr / div_factor`; the others leave it as it
-/// is). Then call [`step`](LrScheduler::step) once per epoch (or per batch, as the
+/// `start_factor * lr`, ConstantLR's `factor * lr`, OneCycleLR's `max_lr / div_factor`,
+/// LambdaLR's `f(0) * lr`; the others leave it as it is). Then call [`step`](LrScheduler::step) once per epoch (or per batch, as the
 /// schedule is meant) after [`Optimizer::step`], as in PyTorch; ReduceLROnPlateau steps
 /// with the metric it watches ([`step_metric`](LrScheduler::step_metric)) instead.
 ///
@@ -470,6 +471,71 @@ impl LrScheduler {
         new_scheduler(|o| unsafe {
             ffi::dt_linear_lr_new(opt.as_raw(), start_factor, end_factor, total_iters, o)
         })
+    }
+
+    /// `torch.optim.lr_scheduler.ConstantLR(optimizer, factor, total_iters)`
+    /// (`dt_constant_lr_new`; PyTorch's defaults: `factor=1/3`, `total_iters=5`), a
+    /// warm-up at one lower rate: `factor` times the initial rate for epochs 0 to
+    /// `total_iters - 1` (so construction sets it), then the initial rate. `factor` in
+    /// (0, 1], `total_iters >= 1`: PyTorch 1.13 takes a `factor` of 0 and divides by zero
+    /// at `total_iters`, and a `total_iters` of 0 that never gives the rate back; this
+    /// one refuses both.
+    ///
+    /// ```
+    /// use devtensor::nn::{LrScheduler, Module, Sgd};
+    /// use devtensor::{DType, Device};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// let opt = Sgd::new(&lin.parameters()?, 0.1).build()?;
+    /// let sched = LrScheduler::constant_lr(&opt, 0.5, 2)?;
+    /// assert_eq!(opt.lr()?, 0.05); // set at construction
+    /// sched.step()?;
+    /// assert_eq!(opt.lr()?, 0.05);
+    /// sched.step()?; // epoch 2: the whole rate again
+    /// assert!((opt.lr()? - 0.1).abs() < 1e-12);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`] (`factor` out of (0, 1], `total_iters < 1`: the
+    /// message names it), [`ErrorCode::InvalidHandle`]. The optimizer is unchanged then.
+    pub fn constant_lr(opt: &Optimizer, factor: f64, total_iters: i64) -> Result<LrScheduler> {
+        new_scheduler(|o| unsafe { ffi::dt_constant_lr_new(opt.as_raw(), factor, total_iters, o) })
+    }
+
+    /// `torch.optim.lr_scheduler.PolynomialLR(optimizer, total_iters, power)`
+    /// (`dt_polynomial_lr_new`; PyTorch's defaults: `total_iters=5`, `power=1.0`): at
+    /// epoch `e` the rate is the initial rate times `(1 - min(e, total_iters) /
+    /// total_iters)^power`, down to 0 at `total_iters` (`power` 0: left as it is).
+    /// `total_iters >= 1` and a finite `power >= 0`: PyTorch 1.13 checks neither, and
+    /// divides by zero or raises 0 to a negative power.
+    ///
+    /// ```
+    /// use devtensor::nn::{LrScheduler, Module, Sgd};
+    /// use devtensor::{DType, Device};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// let opt = Sgd::new(&lin.parameters()?, 0.1).build()?;
+    /// let sched = LrScheduler::polynomial_lr(&opt, 4, 1.0)?;
+    /// sched.step()?;
+    /// assert!((opt.lr()? - 0.075).abs() < 1e-12); // 0.1 * (1 - 1/4)
+    /// for _ in 0..3 {
+    ///     sched.step()?;
+    /// }
+    /// assert_eq!(opt.lr()?, 0.0);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`] (`total_iters < 1`, a negative or non-finite
+    /// `power`: the message names it), [`ErrorCode::InvalidHandle`]. The optimizer is
+    /// unchanged then.
+    pub fn polynomial_lr(opt: &Optimizer, total_iters: i64, power: f64) -> Result<LrScheduler> {
+        new_scheduler(|o| unsafe { ffi::dt_polynomial_lr_new(opt.as_raw(), total_iters, power, o) })
     }
 
     /// `torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max, eta_min)`
