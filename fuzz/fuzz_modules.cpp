@@ -629,7 +629,7 @@ class Program {
     auto real_or = [&](double usual) { return in_.rarely(4) ? in_.real() : usual; };
     auto whole_or = [&](int64_t usual) { return in_.rarely(4) ? in_.geometry(-2, 8) : usual; };
     dt_status st;
-    const int kind = in_.pick(12);
+    const int kind = in_.pick(13);
     switch (kind) {
       case 0:
         g_op = "dt_step_lr_new";
@@ -683,6 +683,13 @@ class Program {
         g_op = "dt_polynomial_lr_new";
         st = dt_polynomial_lr_new(opt, whole_or(4), real_or(1.0), &s);
         break;
+      case 11: {
+        static const char* const kModes[] = {"triangular", "triangular2", "exp_range", "sawtooth"};
+        g_op = "dt_cyclic_lr_new";
+        st = dt_cyclic_lr_new(opt, real_or(0.01), real_or(0.1), whole_or(2), whole_or(0), kModes[in_.pick(4)],
+                              real_or(0.9), in_.flag(), real_or(0.8), real_or(0.9), &s);
+        break;
+      }
       default: {
         g_op = "dt_exponential_lr_new";
         dt_lr_scheduler* first = nullptr;

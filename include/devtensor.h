@@ -2182,6 +2182,25 @@ DT_API dt_status dt_one_cycle_lr_new(dt_optimizer* opt, double max_lr, int64_t t
                                      const char* anneal_strategy, int32_t cycle_momentum, double base_momentum,
                                      double max_momentum, double div_factor, double final_div_factor,
                                      int32_t three_phase, dt_lr_scheduler** out);
+/** CyclicLR (one step per batch): the rate goes from base_lr up to max_lr over
+ *  step_size_up steps and back down over step_size_down (0: as many as step_size_up,
+ *  PyTorch's None), then again, each cycle's height scaled by mode: "triangular" (not
+ *  scaled), "triangular2" (halved each cycle) or "exp_range" (gamma^step). Making it
+ *  sets the rate to base_lr (to the optimizer's initial rate when an earlier scheduler
+ *  set one, as PyTorch). With cycle_momentum 1 the momentum (Adam's beta1, as PyTorch
+ *  2's use_beta1; PyTorch 1.13 refuses Adam) moves the other way, from max_momentum at
+ *  the bottom to base_momentum at the top, through dt_optimizer_set_option; an
+ *  optimizer without one (Adagrad) is refused. PyTorch's defaults: step_size_up 2000,
+ *  step_size_down 0, "triangular", gamma 1, cycle_momentum 1, base_momentum 0.8,
+ *  max_momentum 0.9. base_lr, max_lr, gamma and the momenta finite and >= 0,
+ *  step_size_up >= 1. A step whose rate would not be finite and >= 0 (exp_range with
+ *  gamma > 1, or max_lr below base_lr, can get there) fails and changes nothing.
+ *  PyTorch's custom scale_fn is not offered. The state dict holds max_lr, total_size,
+ *  step_ratio, mode (0, 1, 2 in the order above), gamma, cycle_momentum, base_momentum
+ *  and max_momentum. */
+DT_API dt_status dt_cyclic_lr_new(dt_optimizer* opt, double base_lr, double max_lr, int64_t step_size_up,
+                                  int64_t step_size_down, const char* mode, double gamma, int32_t cycle_momentum,
+                                  double base_momentum, double max_momentum, dt_lr_scheduler** out);
 /** ReduceLROnPlateau: steps with a metric (dt_lr_scheduler_step_metric), not by epoch.
  *  After more than `patience` steps in a row without improvement (mode "min": the metric
  *  below best * (1 - threshold) with threshold_mode "rel", below best - threshold with

@@ -3111,6 +3111,31 @@ void add_scheduler_cases(Table& T) {
        {{"t_0=-1", "T_0", [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_cosine_annealing_warm_restarts_new(o, -1, 1, 0, s); }},
         {"t_mult=0", "T_mult",
          [](dt_optimizer* o, dt_lr_scheduler** s) { return dt_cosine_annealing_warm_restarts_new(o, 5, 0, 0, s); }}}},
+      {"dt_cyclic_lr_new",
+       [](dt_optimizer* o, dt_lr_scheduler** s) {
+         return dt_cyclic_lr_new(o, 0.01, 0.1, 4, 0, "triangular", 1, 1, 0.8, 0.9, s);
+       },
+       {{"mode=NULL", "mode is NULL",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_cyclic_lr_new(o, 0.01, 0.1, 4, 0, nullptr, 1, 1, 0.8, 0.9, s);
+         }},
+        {"mode=triangular3", "\"exp_range\"",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_cyclic_lr_new(o, 0.01, 0.1, 4, 0, "triangular3", 1, 1, 0.8, 0.9, s);
+         }},
+        {"cycle_momentum=2", "cycle_momentum",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_cyclic_lr_new(o, 0.01, 0.1, 4, 0, "triangular", 1, 2, 0.8, 0.9, s);
+         }},
+        {"step_size_up=0", "step_size_up",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_cyclic_lr_new(o, 0.01, 0.1, 0, 0, "triangular", 1, 1, 0.8, 0.9, s);
+         }},
+        {"max_lr=inf", "max_lr",
+         [](dt_optimizer* o, dt_lr_scheduler** s) {
+           return dt_cyclic_lr_new(o, 0.01, std::numeric_limits<double>::infinity(), 4, 0, "triangular", 1, 1, 0.8,
+                                   0.9, s);
+         }}}},
       {"dt_one_cycle_lr_new",
        [](dt_optimizer* o, dt_lr_scheduler** s) {
          return dt_one_cycle_lr_new(o, 1, 100, 0.3, "cos", 1, 0.85, 0.95, 25, 1e4, 0, s);

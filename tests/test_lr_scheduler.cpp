@@ -99,6 +99,11 @@ dt_status make_scheduler(const json& spec, dt_optimizer* opt, const std::vector<
                                a.value("base_momentum", 0.85), a.value("max_momentum", 0.95),
                                a.value("div_factor", 25.0), a.value("final_div_factor", 1e4),
                                a.value("three_phase", false), out);
+  if (kind == "CyclicLR")
+    return dt_cyclic_lr_new(opt, a["base_lr"], a["max_lr"], a.value("step_size_up", int64_t{2000}),
+                            a.value("step_size_down", int64_t{0}), a.value("mode", std::string("triangular")).c_str(),
+                            a.value("gamma", 1.0), a.value("cycle_momentum", true), a.value("base_momentum", 0.8),
+                            a.value("max_momentum", 0.9), out);
   if (kind == "ReduceLROnPlateau")
     return dt_reduce_lr_on_plateau_new(opt, a.value("mode", std::string("min")).c_str(), a.value("factor", 0.1),
                                        a.value("patience", int64_t{10}), a.value("threshold", 1e-4),
@@ -334,6 +339,24 @@ TEST_F(LrScheduler, BadSettingsAreRefusedAndLeaveTheRateAlone) {
          return dt_one_cycle_lr_new(o.opt, 1, 10, 0.3, "cos", 1, 0.85, 0.95, 0, 1e4, 0, out);
        },
        "div_factor"},
+      {"CyclicLR step_size_up 0",
+       [&](dt_lr_scheduler** out) { return dt_cyclic_lr_new(o.opt, 0.01, 0.1, 0, 0, "triangular", 1, 1, 0.8, 0.9, out); },
+       "step_size_up"},
+      {"CyclicLR step_size_down -1",
+       [&](dt_lr_scheduler** out) { return dt_cyclic_lr_new(o.opt, 0.01, 0.1, 2, -1, "triangular", 1, 1, 0.8, 0.9, out); },
+       "step_size_down"},
+      {"CyclicLR mode",
+       [&](dt_lr_scheduler** out) { return dt_cyclic_lr_new(o.opt, 0.01, 0.1, 2, 0, "triangle", 1, 1, 0.8, 0.9, out); },
+       "\"exp_range\""},
+      {"CyclicLR base_lr NaN",
+       [&](dt_lr_scheduler** out) { return dt_cyclic_lr_new(o.opt, nan, 0.1, 2, 0, "triangular", 1, 1, 0.8, 0.9, out); },
+       "base_lr"},
+      {"CyclicLR gamma -1",
+       [&](dt_lr_scheduler** out) { return dt_cyclic_lr_new(o.opt, 0.01, 0.1, 2, 0, "exp_range", -1, 1, 0.8, 0.9, out); },
+       "gamma"},
+      {"CyclicLR base_momentum -1",
+       [&](dt_lr_scheduler** out) { return dt_cyclic_lr_new(o.opt, 0.01, 0.1, 2, 0, "triangular", 1, 1, -1, 0.9, out); },
+       "momentum"},
       {"factor 1",
        [&](dt_lr_scheduler** out) {
          return dt_reduce_lr_on_plateau_new(o.opt, "min", 1.0, 10, 1e-4, "rel", 0, 0, 1e-8, out);
@@ -394,6 +417,62 @@ TEST_F(LrScheduler, OneCycleNeedsAMomentumToCycleAndStopsAfterItsLastStep) {
   int64_t epoch = -1;
   DT_ASSERT_OK(dt_lr_scheduler_last_epoch(s, &epoch));
   EXPECT_EQ(epoch, 4);
+}
+
+// CyclicLR's momentum: Adam's beta1 by hand (PyTorch 1.13 refuses Adam there; 2.x
+// cycles beta1), refused ends leave it alone; and a step whose rate would be negative.
+TEST_F(LrScheduler, CyclicCyclesBeta1AndAStepBelowZeroChangesNothing) {
+  T p = parameter();
+  const dt_tensor* ps[] = {p};
+  O ada;
+  DT_ASSERT_OK(dt_adagrad_new(ps, 1, 0.01, 0, 0, 0, 1e-10, ada.out()));
+  S s;
+  EXPECT_EQ(dt_cyclic_lr_new(ada, 0.001, 0.01, 2, 0, "triangular", 1, 1, 0.8, 0.9, s.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), "Adagrad has neither")) << dt_last_error_message();
+  O adam;
+  DT_ASSERT_OK(dt_adam_new(ps, 1, 0.001, 0.9, 0.999, 1e-8, 0, 0, adam.out()));
+  auto beta1 = [&] {
+    double v = -1;
+    EXPECT_EQ(dt_optimizer_option(adam, "beta1", &v), DT_OK);
+    return v;
+  };
+  auto lr = [](dt_optimizer* o) {
+    double v = -1;
+    EXPECT_EQ(dt_optimizer_lr(o, &v), DT_OK);
+    return v;
+  };
+  // A beta1 of 1 Adam cannot take: refused, beta1 and the rate as they were.
+  EXPECT_EQ(dt_cyclic_lr_new(adam, 0.001, 0.01, 2, 0, "triangular", 1, 1, 0.8, 1.0, s.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_DOUBLE_EQ(beta1(), 0.9);
+  EXPECT_DOUBLE_EQ(lr(adam), 0.001);
+  // Up over 2 steps from 0.001 to 0.01 and back; beta1 from 0.9 down to 0.8 and back.
+  DT_ASSERT_OK(dt_cyclic_lr_new(adam, 0.001, 0.01, 2, 0, "triangular", 1, 1, 0.8, 0.9, s.out()));
+  const double want_lr[] = {0.001, 0.0055, 0.01, 0.0055, 0.001, 0.0055};
+  const double want_beta1[] = {0.9, 0.85, 0.8, 0.85, 0.9, 0.85};
+  for (int e = 0; e < 6; ++e) {
+    if (e > 0) DT_ASSERT_OK(dt_lr_scheduler_step(s));
+    EXPECT_NEAR(lr(adam), want_lr[e], 1e-15) << "step " << e;
+    EXPECT_NEAR(beta1(), want_beta1[e], 1e-15) << "step " << e;
+  }
+  // exp_range with gamma 2 and max_lr below base_lr: at step 1 the rate is
+  // 0.1 - 0.08 * 0.5 * 2 = 0.02 and the momentum 0.9 - 0.1 * 0.5 * 2 = 0.8; at step 2 the
+  // rate would be 0.1 - 0.08 * 1 * 4 < 0: refused, nothing changed.
+  Sgd o(0.1, 0.9);
+  S c;
+  DT_ASSERT_OK(dt_cyclic_lr_new(o.opt, 0.1, 0.02, 2, 0, "exp_range", 2, 1, 0.8, 0.9, c.out()));
+  DT_ASSERT_OK(dt_lr_scheduler_step(c));
+  EXPECT_NEAR(o.lr(), 0.02, 1e-15);
+  EXPECT_EQ(dt_lr_scheduler_step(c), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), "the rate at step 2 would be -0.22")) << dt_last_error_message();
+  EXPECT_NEAR(o.lr(), 0.02, 1e-15);
+  double m = -1, last = -1;
+  int64_t epoch = -1;
+  DT_ASSERT_OK(dt_optimizer_option(o.opt, "momentum", &m));
+  EXPECT_NEAR(m, 0.8, 1e-15);
+  DT_ASSERT_OK(dt_lr_scheduler_last_lr(c, &last));
+  EXPECT_NEAR(last, 0.02, 1e-15);
+  DT_ASSERT_OK(dt_lr_scheduler_last_epoch(c, &epoch));
+  EXPECT_EQ(epoch, 1);
 }
 
 TEST_F(LrScheduler, OnlyThePlateauTakesAMetricAndItTakesNothingElse) {

@@ -157,6 +157,28 @@ DT_API dt_status dt_one_cycle_lr_new(dt_optimizer* opt, double max_lr, int64_t t
   });
 }
 
+DT_API dt_status dt_cyclic_lr_new(dt_optimizer* opt, double base_lr, double max_lr, int64_t step_size_up,
+                                  int64_t step_size_down, const char* mode, double gamma, int32_t cycle_momentum,
+                                  double base_momentum, double max_momentum, dt_lr_scheduler** out) {
+  return guard([&] {
+    const char* fn = "dt_cyclic_lr_new";
+    require(out, fn, "out");
+    require(mode, fn, "mode");
+    int64_t m = nn::kCyclicTriangular;
+    if (std::strcmp(mode, "triangular2") == 0) {
+      m = nn::kCyclicTriangular2;
+    } else if (std::strcmp(mode, "exp_range") == 0) {
+      m = nn::kCyclicExpRange;
+    } else if (std::strcmp(mode, "triangular") != 0) {
+      fail(DT_ERR_INVALID_ARGUMENT,
+           cat(fn, ": mode must be \"triangular\", \"triangular2\" or \"exp_range\", got \"", mode, "\""));
+    }
+    const bool cycle = flag_arg(cycle_momentum, fn, "cycle_momentum");
+    nn::CyclicOptions o{base_lr, max_lr, step_size_up, step_size_down, m, gamma, cycle, base_momentum, max_momentum};
+    publish(nn::new_cyclic_lr(optimizer_ref(opt, fn), o), out);
+  });
+}
+
 DT_API dt_status dt_reduce_lr_on_plateau_new(dt_optimizer* opt, const char* mode, double factor, int64_t patience,
                                              double threshold, const char* threshold_mode, int64_t cooldown,
                                              double min_lr, double eps, dt_lr_scheduler** out) {

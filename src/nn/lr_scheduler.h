@@ -124,6 +124,19 @@ struct OneCycleOptions {
 };
 LrScheduler* new_one_cycle_lr(Ref<Optimizer> opt, const OneCycleOptions& o);  // lr_scheduler_cycles.cpp
 
+// CyclicLR's modes: the amplitude of cycle c (from 1) at step e is 1 (triangular),
+// 1 / 2^(c - 1) (triangular2) or gamma^e (exp_range). The numbers its state dict keeps.
+enum : int64_t { kCyclicTriangular = 0, kCyclicTriangular2 = 1, kCyclicExpRange = 2 };
+struct CyclicOptions {
+  double base_lr, max_lr;
+  int64_t step_size_up, step_size_down;  // step_size_down 0: as step_size_up (PyTorch's None)
+  int64_t mode;
+  double gamma;
+  bool cycle_momentum;
+  double base_momentum, max_momentum;
+};
+LrScheduler* new_cyclic_lr(Ref<Optimizer> opt, const CyclicOptions& o);  // lr_scheduler_cycles.cpp
+
 struct PlateauOptions {
   bool mode_max;       // mode "max" (else "min")
   double factor;

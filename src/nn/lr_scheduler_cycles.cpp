@@ -1,6 +1,7 @@
-// The schedulers that are not a plain function of the epoch: OneCycleLR (which also
-// cycles the momentum), ReduceLROnPlateau (driven by a metric) and SequentialLR (which
-// hands over from one scheduler to the next at its milestones), as PyTorch 1.13's.
+// The schedulers that are not a plain function of the epoch: OneCycleLR and CyclicLR
+// (which also cycle the momentum), ReduceLROnPlateau (driven by a metric) and
+// SequentialLR (which hands over from one scheduler to the next at its milestones), as
+// PyTorch 1.13's.
 #include <algorithm>
 #include <cmath>
 
@@ -11,6 +12,36 @@ namespace dt::nn {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
+
+// The setting a momentum cycle moves: Adam's beta1 is its momentum (PyTorch's
+// use_beta1); INVALID_ARGUMENT when the optimizer has neither.
+const char* cycled_momentum(const char* who, Optimizer& opt) {
+  if (opt.has_option("beta1")) return "beta1";
+  if (opt.has_option("momentum")) return "momentum";
+  fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": cycle_momentum needs an optimizer with a momentum or betas, and ",
+                                    opt.kind(), " has neither (pass cycle_momentum 0)"));
+}
+
+// Sets the momentum `name` to `first`, then `last`, so that the optimizer refuses a
+// cycle's end it cannot take at construction rather than mid-schedule; on a refusal
+// the old value is put back.
+void try_momentum_ends(Optimizer& opt, const char* name, double first, double last) {
+  const double old = opt.option(name);
+  try {
+    opt.set_option(name, first);
+    opt.set_option(name, last);
+  } catch (...) {
+    opt.set_option(name, old);
+    throw;
+  }
+}
+
+// Both momentum ends finite and >= 0 (the optimizer checks the rest).
+void check_momentum_ends(const char* who, double base_momentum, double max_momentum) {
+  for (double m : {base_momentum, max_momentum})
+    if (!(m >= 0) || !std::isfinite(m))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": base_momentum and max_momentum must be finite and >= 0, got ", m));
+}
 
 class OneCycleScheduler final : public LrScheduler {
  public:
@@ -32,26 +63,13 @@ class OneCycleScheduler final : public LrScheduler {
     initial_lr_ = max_lr_ / o.div_factor;
     min_lr_ = initial_lr_ / o.final_div_factor;
     check();
-    if (cycle_momentum_) {
-      // Both ends once, so that the optimizer refuses a momentum it cannot take now
-      // rather than mid-schedule (then the old one is put back); the cycle starts at
-      // max_momentum.
-      const double old = opt_->option(momentum_name());
-      try {
-        opt_->set_option(momentum_name(), base_momentum_);
-        opt_->set_option(momentum_name(), max_momentum_);
-      } catch (...) {
-        opt_->set_option(momentum_name(), old);
-        throw;
-      }
-    }
+    if (cycle_momentum_) try_momentum_ends(*opt_, momentum_name_, base_momentum_, max_momentum_);  // starts at max
     opt_->set_initial_lr(initial_lr_);
     initial_step();
   }
   const char* name() const override { return "OneCycleLR"; }
 
  private:
-  const char* momentum_name() const { return use_beta1_ ? "beta1" : "momentum"; }
   struct Phase {
     double end_step, start_lr, end_lr, start_momentum, end_momentum;
   };
@@ -86,18 +104,10 @@ class OneCycleScheduler final : public LrScheduler {
                                           " to leave it at least one step past the previous)"));
       start = ph.end_step;
     }
-    for (double m : {base_momentum_, max_momentum_})
-      if (!(m >= 0) || !std::isfinite(m))
-        fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": base_momentum and max_momentum must be finite and >= 0, got ", m));
+    check_momentum_ends(who, base_momentum_, max_momentum_);
     if (!(initial_lr_ >= 0) || !std::isfinite(initial_lr_) || !(min_lr_ >= 0) || !std::isfinite(min_lr_))
       fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": initial_lr and min_lr must be finite and >= 0"));
-    if (cycle_momentum_) {
-      // Adam's beta1 is its momentum (PyTorch's use_beta1).
-      use_beta1_ = opt_->has_option("beta1");
-      if (!use_beta1_ && !opt_->has_option("momentum"))
-        fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": cycle_momentum needs an optimizer with a momentum or betas, and ",
-                                          opt_->kind(), " has neither (pass cycle_momentum 0)"));
-    }
+    if (cycle_momentum_) momentum_name_ = cycled_momentum(who, *opt_);
   }
   std::vector<Field> fields() override {
     auto f = base_fields();
@@ -138,7 +148,7 @@ class OneCycleScheduler final : public LrScheduler {
     lr = std::max(lr, 0.0);
     momentum = std::clamp(momentum, std::min(base_momentum_, max_momentum_), std::max(base_momentum_, max_momentum_));
     // The momentum first: its checks are the optimizer's, and a refusal leaves the rate.
-    if (cycle_momentum_) opt_->set_option(momentum_name(), momentum);
+    if (cycle_momentum_) opt_->set_option(momentum_name_, momentum);
     set_rate(lr);
     last_epoch_ = e;
   }
@@ -148,8 +158,99 @@ class OneCycleScheduler final : public LrScheduler {
   bool anneal_linear_, cycle_momentum_;
   double base_momentum_, max_momentum_;
   bool three_phase_;
-  mutable bool use_beta1_ = false;  // found by check(), from the optimizer's settings
+  mutable const char* momentum_name_ = "momentum";  // found by check(), from the optimizer's settings
   double initial_lr_ = 0, min_lr_ = 0;
+};
+
+class CyclicScheduler final : public LrScheduler {
+ public:
+  CyclicScheduler(Ref<Optimizer> opt, const CyclicOptions& o)
+      : LrScheduler(std::move(opt)),
+        max_lr_(o.max_lr),
+        mode_(o.mode),
+        gamma_(o.gamma),
+        cycle_momentum_(o.cycle_momentum),
+        base_momentum_(o.base_momentum),
+        max_momentum_(o.max_momentum) {
+    const char* who = name();
+    if (o.step_size_up < 1 || o.step_size_up > kMaxWhole)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": step_size_up must be in [1, 2^53], got ", o.step_size_up));
+    if (o.step_size_down < 0 || o.step_size_down > kMaxWhole)
+      fail(DT_ERR_INVALID_ARGUMENT,
+           cat(who, ": step_size_down must be in [0, 2^53] (0: as step_size_up), got ", o.step_size_down));
+    const double up = static_cast<double>(o.step_size_up);
+    total_size_ = up + (o.step_size_down == 0 ? up : static_cast<double>(o.step_size_down));
+    step_ratio_ = up / total_size_;
+    base_lr_ = o.base_lr;
+    check();
+    if (cycle_momentum_) try_momentum_ends(*opt_, momentum_name_, base_momentum_, max_momentum_);
+    // PyTorch sets the rate to base_lr before its first step, so base_lr becomes the
+    // optimizer's initial_lr unless an earlier scheduler set one, and that first step
+    // starts from initial_lr; the cycle goes from base_lr after it.
+    opt_->initial_lr_or(o.base_lr);
+    initial_step();
+    base_lr_ = o.base_lr;
+  }
+  const char* name() const override { return "CyclicLR"; }
+
+ private:
+  void check() const override {
+    const char* who = name();
+    if (!(base_lr_ >= 0) || !std::isfinite(base_lr_))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": base_lr must be finite and >= 0, got ", base_lr_));
+    if (!(max_lr_ >= 0) || !std::isfinite(max_lr_))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": max_lr must be finite and >= 0, got ", max_lr_));
+    if (!(total_size_ >= 2) || !(total_size_ <= 2 * static_cast<double>(kMaxWhole)))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": total_size must be in [2, 2^54], got ", total_size_));
+    if (!(step_ratio_ > 0 && step_ratio_ < 1))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": step_ratio must be in (0, 1), got ", step_ratio_));
+    if (mode_ < kCyclicTriangular || mode_ > kCyclicExpRange)
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": mode must be 0 (triangular), 1 (triangular2) or 2 (exp_range), got ",
+                                        mode_));
+    if (!(gamma_ >= 0) || !std::isfinite(gamma_))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": gamma must be finite and >= 0, got ", gamma_));
+    check_momentum_ends(who, base_momentum_, max_momentum_);
+    if (cycle_momentum_) momentum_name_ = cycled_momentum(who, *opt_);
+  }
+  std::vector<Field> fields() override {
+    auto f = base_fields();
+    f.push_back({"max_lr", &max_lr_});
+    f.push_back({"total_size", &total_size_});
+    f.push_back({"step_ratio", &step_ratio_});
+    f.push_back({"mode", nullptr, &mode_});
+    f.push_back({"gamma", &gamma_});
+    f.push_back({"cycle_momentum", nullptr, nullptr, &cycle_momentum_});
+    f.push_back({"base_momentum", &base_momentum_});
+    f.push_back({"max_momentum", &max_momentum_});
+    return f;
+  }
+  double chained_lr(int64_t, double current) override { return current; }  // advance() is the whole step
+  // PyTorch's get_lr, in its order of operations (the same roundings).
+  void advance(bool restart) override {
+    const int64_t e = restart ? 0 : last_epoch_ + 1;
+    const double ed = static_cast<double>(e);
+    const double cycle = std::floor(1 + ed / total_size_);
+    const double x = 1. + ed / total_size_ - cycle;
+    const double scale = x <= step_ratio_ ? x / step_ratio_ : (x - 1) / (step_ratio_ - 1);
+    double amplitude = 1.;  // triangular
+    if (mode_ == kCyclicTriangular2) amplitude = 1 / std::pow(2., cycle - 1);
+    if (mode_ == kCyclicExpRange) amplitude = std::pow(gamma_, ed);
+    const double lr = base_lr_ + (max_lr_ - base_lr_) * scale * amplitude;
+    if (!(lr >= 0) || !std::isfinite(lr))
+      fail(DT_ERR_INVALID_ARGUMENT, cat(name(), ": the rate at step ", e, " would be ", lr));
+    // The momentum first: its checks are the optimizer's, and a refusal leaves the rate.
+    if (cycle_momentum_)
+      opt_->set_option(momentum_name_, max_momentum_ - (max_momentum_ - base_momentum_) * scale * amplitude);
+    set_rate(lr);
+    last_epoch_ = e;
+  }
+  double max_lr_;
+  int64_t mode_;
+  double gamma_;
+  bool cycle_momentum_;
+  double base_momentum_, max_momentum_;
+  double total_size_ = 0, step_ratio_ = 0;
+  mutable const char* momentum_name_ = "momentum";  // found by check(), from the optimizer's settings
 };
 
 class PlateauScheduler final : public LrScheduler {
@@ -360,6 +461,7 @@ class SequentialScheduler final : public LrScheduler {
   std::vector<int64_t> milestones_;
 };
 
+LrScheduler* new_cyclic_lr(Ref<Optimizer> opt, const CyclicOptions& o) { return new CyclicScheduler(std::move(opt), o); }
 LrScheduler* new_one_cycle_lr(Ref<Optimizer> opt, const OneCycleOptions& o) {
   return new OneCycleScheduler(std::move(opt), o);
 }

@@ -51,8 +51,10 @@ class Optimizer : public RefCounted {
   void set_option(const std::string& name, double value);
   bool has_option(const std::string& name);
   // PyTorch's param_groups[0]["initial_lr"], what schedulers start from: the first
-  // call sets it to the current rate (setdefault); OneCycleLR sets it outright.
+  // call sets it to the current rate (setdefault), or to `lr` for CyclicLR, which
+  // PyTorch sets the rate to first; OneCycleLR sets it outright.
   double initial_lr();
+  double initial_lr_or(double lr);
   void set_initial_lr(double lr);
   // "SGD", "Adam", ... for messages.
   const char* kind() const { return name(); }

@@ -106,6 +106,12 @@ double Optimizer::initial_lr() {
   return initial_lr_;
 }
 
+double Optimizer::initial_lr_or(double lr) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (initial_lr_ < 0) initial_lr_ = lr;
+  return initial_lr_;
+}
+
 void Optimizer::set_initial_lr(double lr) {
   std::lock_guard<std::mutex> lock(mu_);
   initial_lr_ = lr;

@@ -13,14 +13,14 @@ import (
 // LRScheduler is a learning-rate scheduler of torch.optim.lr_scheduler (PyTorch 1.13's
 // formulas) bound to one Optimizer: NewStepLR, NewMultiStepLR, NewExponentialLR,
 // NewLinearLR, NewConstantLR, NewPolynomialLR, NewCosineAnnealingLR,
-// NewCosineAnnealingWarmRestarts, NewOneCycleLR, NewReduceLROnPlateau, NewSequentialLR,
-// NewLambdaLR and NewMultiplicativeLR make one.
+// NewCosineAnnealingWarmRestarts, NewOneCycleLR, NewCyclicLR, NewReduceLROnPlateau,
+// NewSequentialLR, NewLambdaLR and NewMultiplicativeLR make one.
 // Each sets its optimizer's learning rate (Optimizer.SetLR; OneCycleLR its momentum
 // too): call Step once per epoch (or per batch, as the schedule is meant;
 // ReduceLROnPlateau: StepMetric), after Optimizer.Step, as in PyTorch. Making one takes
 // its first step at once: the optimizer's rate becomes the schedule's rate for epoch 0
 // (LinearLR's startFactor * lr, ConstantLR's factor * lr, OneCycleLR's maxLR /
-// divFactor, LambdaLR's fn(0) * lr; the others leave it as it is).
+// divFactor, CyclicLR's baseLR, LambdaLR's fn(0) * lr; the others leave it as it is).
 //
 // The rate a schedule starts from (PyTorch's base_lrs, the optimizer's "initial_lr") is
 // the optimizer's rate when its first scheduler is made; later schedulers of the same
@@ -273,6 +273,87 @@ func NewOneCycleLR(opt *Optimizer, maxLR float64, totalSteps int64, opts ...OneC
 	})
 }
 
+// CyclicOption sets one setting of NewCyclicLR (CyclicStepSize, CyclicMode, CyclicGamma,
+// CyclicCycleMomentum, CyclicMomentum); those not given keep PyTorch's defaults.
+type CyclicOption func(*cyclicConfig)
+
+type cyclicConfig struct {
+	stepSizeUp, stepSizeDown         int64
+	mode                             string
+	gamma, baseMomentum, maxMomentum float64
+	cycleMomentum                    bool
+}
+
+// CyclicStepSize is how many steps CyclicLR's rate takes to rise from baseLR to maxLR
+// (step_size_up >= 1; PyTorch's default 2000) and to fall back (step_size_down; 0, the
+// default, is as many as up).
+func CyclicStepSize(up, down int64) CyclicOption {
+	return func(c *cyclicConfig) { c.stepSizeUp, c.stepSizeDown = up, down }
+}
+
+// CyclicMode scales each of CyclicLR's cycles: "triangular" (PyTorch's default: every
+// cycle the same), "triangular2" (each cycle half as high as the one before) or
+// "exp_range" (the height times gamma^step, CyclicGamma); another is ErrInvalidArgument.
+func CyclicMode(mode string) CyclicOption {
+	return func(c *cyclicConfig) { c.mode = mode }
+}
+
+// CyclicGamma is the factor of CyclicMode("exp_range"), per step (gamma >= 0; PyTorch's
+// default 1). Above 1 the height grows, and a step whose rate would not be finite and
+// >= 0 fails.
+func CyclicGamma(gamma float64) CyclicOption {
+	return func(c *cyclicConfig) { c.gamma = gamma }
+}
+
+// CyclicCycleMomentum turns CyclicLR's momentum cycling on or off (cycle_momentum;
+// PyTorch's default on). On, the optimizer's momentum (Adam's and AdamW's beta1, as
+// PyTorch 2; PyTorch 1.13 refuses them) moves against the rate, between
+// CyclicMomentum's max and base, through Optimizer.SetOption; an optimizer without one
+// (Adagrad) is then refused.
+func CyclicCycleMomentum(on bool) CyclicOption {
+	return func(c *cyclicConfig) { c.cycleMomentum = on }
+}
+
+// CyclicMomentum is the lowest and highest momentum of CyclicLR's momentum cycling
+// (base_momentum, max_momentum; PyTorch's defaults 0.8 and 0.9): max where the rate is
+// baseLR, base where it is maxLR.
+func CyclicMomentum(base, max float64) CyclicOption {
+	return func(c *cyclicConfig) { c.baseMomentum, c.maxMomentum = base, max }
+}
+
+// NewCyclicLR is torch.optim.lr_scheduler.CyclicLR(opt, base_lr=baseLR, max_lr=maxLR,
+// ...) (dt_cyclic_lr_new), stepped once per batch: the rate goes up from baseLR to
+// maxLR and back down, again and again, each cycle's height scaled by its mode, while
+// the momentum cycles the other way. PyTorch's defaults unless opts say otherwise:
+// CyclicStepSize 2000 and 0 (as many down as up), CyclicMode "triangular", CyclicGamma
+// 1, CyclicCycleMomentum on, CyclicMomentum 0.8 and 0.9. Making it sets the optimizer's
+// rate to baseLR (to its initial rate when an earlier scheduler set one, as PyTorch)
+// and its momentum to the max one. baseLR and maxLR finite and >= 0. PyTorch's custom
+// scale_fn is not offered. The caller owns the LRScheduler and must Close it. Errors:
+// as NewStepLR's (a setting PyTorch refuses; momentum cycling on an optimizer without
+// momentum; a mode holding a NUL byte); Step: ErrInvalidArgument when the rate would
+// not be finite and >= 0, nothing changed.
+func NewCyclicLR(opt *Optimizer, baseLR, maxLR float64, opts ...CyclicOption) (*LRScheduler, error) {
+	const op = "NewCyclicLR"
+	c := cyclicConfig{stepSizeUp: 2000, mode: "triangular", gamma: 1, cycleMomentum: true, baseMomentum: 0.8,
+		maxMomentum: 0.9}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	mode, err := cString(op, "mode", c.mode)
+	if err != nil {
+		return nil, err
+	}
+	defer C.free(unsafe.Pointer(mode))
+	return newLRScheduler(op, opt, func(o C.uintptr_t) C.gdt_hres {
+		return C.gdt_cyclic_lr(o, C.double(baseLR), C.double(maxLR), C.int64_t(c.stepSizeUp),
+			C.int64_t(c.stepSizeDown), mode, C.double(c.gamma), cBool(c.cycleMomentum), C.double(c.baseMomentum),
+			C.double(c.maxMomentum))
+	})
+}
+
 // PlateauOption sets one setting of NewReduceLROnPlateau (PlateauMode, PlateauFactor,
 // PlateauPatience, PlateauThreshold, PlateauCooldown, PlateauMinLR, PlateauEps); those
 // not given keep PyTorch's defaults.
@@ -490,9 +571,8 @@ func (s *LRScheduler) LastEpoch() (int64, error) {
 
 // Kind returns the scheduler's kind, PyTorch's class name: "StepLR", "MultiStepLR",
 // "ExponentialLR", "LinearLR", "ConstantLR", "PolynomialLR", "CosineAnnealingLR",
-// "CosineAnnealingWarmRestarts",
-// "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "LambdaLR" or "MultiplicativeLR"
-// (dt_lr_scheduler_kind). Errors:
+// "CosineAnnealingWarmRestarts", "OneCycleLR", "CyclicLR", "ReduceLROnPlateau",
+// "SequentialLR", "LambdaLR" or "MultiplicativeLR" (dt_lr_scheduler_kind). Errors:
 // ErrInvalidArgument (a nil s), ErrClosed, ErrInvalidHandle, ErrOutOfMemory.
 func (s *LRScheduler) Kind() (string, error) {
 	const op = "LRScheduler.Kind"

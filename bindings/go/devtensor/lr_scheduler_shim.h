@@ -72,6 +72,15 @@ static inline gdt_hres gdt_one_cycle_lr(uintptr_t opt, double max_lr, int64_t to
                                      cycle_momentum, base_momentum, max_momentum, div_factor, final_div_factor,
                                      three_phase, &s);
   return gdt_hr(st, s); }
+/* mode: a C string the caller frees after the call */
+static inline gdt_hres gdt_cyclic_lr(uintptr_t opt, double base_lr, double max_lr, int64_t step_size_up,
+                                     int64_t step_size_down, const char* mode, double gamma, int32_t cycle_momentum,
+                                     double base_momentum, double max_momentum) {
+  gdt_take_slot();
+  dt_lr_scheduler* s = NULL;
+  dt_status st = dt_cyclic_lr_new((dt_optimizer*)opt, base_lr, max_lr, step_size_up, step_size_down, mode, gamma,
+                                  cycle_momentum, base_momentum, max_momentum, &s);
+  return gdt_hr(st, s); }
 /* mode, threshold_mode: C strings the caller frees after the call */
 static inline gdt_hres gdt_reduce_lr_on_plateau(uintptr_t opt, const char* mode, double factor, int64_t patience,
                                                 double threshold, const char* threshold_mode, int64_t cooldown,

@@ -22,6 +22,7 @@ var (
 	_ func(*Optimizer, int64, float64) (*LRScheduler, error)                    = NewCosineAnnealingLR
 	_ func(*Optimizer, int64, int64, float64) (*LRScheduler, error)             = NewCosineAnnealingWarmRestarts
 	_ func(*Optimizer, float64, int64, ...OneCycleOption) (*LRScheduler, error) = NewOneCycleLR
+	_ func(*Optimizer, float64, float64, ...CyclicOption) (*LRScheduler, error) = NewCyclicLR
 	_ func(*Optimizer, ...PlateauOption) (*LRScheduler, error)                  = NewReduceLROnPlateau
 	_ func(*Optimizer, []*LRScheduler, []int64) (*LRScheduler, error)           = NewSequentialLR
 	_ func(*Optimizer, func(int64) float64) (*LRScheduler, error)               = NewLambdaLR
@@ -138,6 +139,16 @@ func TestLRSchedulerSchedules(t *testing.T) {
 				OneCycleAnnealStrategy("linear")))
 		}, "OneCycleLR", []float64{0.1, 0.55, 1, 0.55, 0.1, 0.1 - 0.099/5, 0.1 - 2*0.099/5, 0.1 - 3*0.099/5,
 			0.1 - 4*0.099/5, 0.001}},
+		// triangular2, 2 up and 1 down: 0.01 + 0.09 * height, the height 0, 0.5, 1, 0 in the
+		// first cycle, halved in the second.
+		{"CyclicLR triangular2", 0.5, func(o *Optimizer) *LRScheduler {
+			return keep(NewCyclicLR(o, 0.01, 0.1, CyclicStepSize(2, 1), CyclicMode("triangular2")))
+		}, "CyclicLR", []float64{0.01, 0.055, 0.1, 0.01, 0.0325, 0.055, 0.01}},
+		// exp_range with gamma 0.5, 1 up and 1 down, no momentum: 0.1 + 0.1 * 0.5^e at odd e.
+		{"CyclicLR exp_range", 0.5, func(o *Optimizer) *LRScheduler {
+			return keep(NewCyclicLR(o, 0.1, 0.2, CyclicStepSize(1, 0), CyclicMode("exp_range"), CyclicGamma(0.5),
+				CyclicCycleMomentum(false)))
+		}, "CyclicLR", []float64{0.1, 0.15, 0.1, 0.1125, 0.1}},
 		// 0.2 times 1 / (epoch + 1), from the initial rate each time.
 		{"LambdaLR 1/(e+1)", 0.2, func(o *Optimizer) *LRScheduler {
 			return keep(NewLambdaLR(o, func(e int64) float64 { return 1 / float64(e+1) }))
@@ -400,6 +411,13 @@ func TestLRSchedulerConstructorErrors(t *testing.T) {
 			"NewOneCycleLR", "pct_start"},
 		{"OneCycleLR div_factor 0", ctorErr(NewOneCycleLR(o, 1, 10, OneCycleDivFactor(0))), ErrInvalidArgument,
 			"NewOneCycleLR", "div_factor"},
+		{"CyclicLR step size 0", ctorErr(NewCyclicLR(o, 0.01, 0.1, CyclicStepSize(0, 0))), ErrInvalidArgument,
+			"NewCyclicLR", "step_size_up"},
+		{"CyclicLR mode", ctorErr(NewCyclicLR(o, 0.01, 0.1, CyclicMode("sawtooth"))), ErrInvalidArgument,
+			"NewCyclicLR", "mode"},
+		{"CyclicLR mode NUL", ctorErr(NewCyclicLR(o, 0.01, 0.1, CyclicMode("triangular\x00"))), ErrInvalidArgument,
+			"NewCyclicLR", "NUL"},
+		{"CyclicLR max_lr NaN", ctorErr(NewCyclicLR(o, 0.01, math.NaN())), ErrInvalidArgument, "NewCyclicLR", "max_lr"},
 		{"ReduceLROnPlateau mode", ctorErr(NewReduceLROnPlateau(o, PlateauMode("median"))), ErrInvalidArgument,
 			"NewReduceLROnPlateau", "mode"},
 		{"ReduceLROnPlateau threshold_mode", ctorErr(NewReduceLROnPlateau(o, PlateauThreshold(1e-4, "pct"))),

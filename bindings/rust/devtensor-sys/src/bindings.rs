@@ -2547,6 +2547,21 @@ extern "C" {
     ) -> dt_status;
 }
 extern "C" {
+    pub fn dt_cyclic_lr_new(
+        opt: *mut dt_optimizer,
+        base_lr: f64,
+        max_lr: f64,
+        step_size_up: i64,
+        step_size_down: i64,
+        mode: *const ::std::os::raw::c_char,
+        gamma: f64,
+        cycle_momentum: i32,
+        base_momentum: f64,
+        max_momentum: f64,
+        out: *mut *mut dt_lr_scheduler,
+    ) -> dt_status;
+}
+extern "C" {
     pub fn dt_reduce_lr_on_plateau_new(
         opt: *mut dt_optimizer,
         mode: *const ::std::os::raw::c_char,

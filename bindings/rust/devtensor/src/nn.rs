@@ -90,7 +90,8 @@ pub use recurrent::{Gru, Lstm, Rnn, RnnNonlinearity};
 mod lr_scheduler;
 mod lr_lambda;
 pub use lr_scheduler::{
-    AnnealStrategy, LrScheduler, OneCycleOptions, PlateauMode, PlateauOptions, ThresholdMode,
+    AnnealStrategy, CyclicMode, CyclicOptions, LrScheduler, OneCycleOptions, PlateauMode,
+    PlateauOptions, ThresholdMode,
 };
 
 /// Loss reduction, as PyTorch's `reduction=`.

@@ -6,8 +6,8 @@
 //! fresh scheduler, share and drop, a scheduler outliving its Optimizer value, and use
 //! from other threads. Each test runs alone and checks that it leaves no handle behind.
 use devtensor::nn::{
-    Adagrad, Adam, AnnealStrategy, LrScheduler, OneCycleOptions, Optimizer, PlateauMode,
-    PlateauOptions, Sgd, ThresholdMode,
+    Adagrad, Adam, AnnealStrategy, CyclicMode, CyclicOptions, LrScheduler, OneCycleOptions,
+    Optimizer, PlateauMode, PlateauOptions, Sgd, ThresholdMode,
 };
 use devtensor::{Device, ErrorCode, Tensor};
 use std::f64::consts::PI;
@@ -268,6 +268,50 @@ fn one_cycle_lr_linear_three_phase_and_other_optimizers() {
 }
 
 #[test]
+fn cyclic_lr_cycles_the_rate_and_the_momentum_the_other_way() {
+    leak_checked(|| {
+        // triangular2, 2 up and 1 down, on SGD with momentum: the rate 0.01 + 0.09 *
+        // height, the height 0, 0.5, 1 in the first cycle and half that in the second;
+        // the momentum 0.9 - 0.1 * height.
+        let opt = Sgd::new(&[param()], 0.5).momentum(0.9).build().unwrap();
+        let o = CyclicOptions {
+            step_size_up: 2,
+            step_size_down: 1,
+            mode: CyclicMode::Triangular2,
+            ..CyclicOptions::new(0.01, 0.1)
+        };
+        let sched = LrScheduler::cyclic_lr(&opt, &o).unwrap();
+        assert_eq!(sched.kind().unwrap(), "CyclicLR");
+        let mut momenta = vec![opt.option("momentum").unwrap()];
+        let mut got = vec![opt.lr().unwrap()];
+        for _ in 0..6 {
+            sched.step().unwrap();
+            got.push(opt.lr().unwrap());
+            momenta.push(opt.option("momentum").unwrap());
+        }
+        assert_near("CyclicLR triangular2", &got, &[0.01, 0.055, 0.1, 0.01, 0.0325, 0.055, 0.01], 1e-12);
+        assert_near("its momentum", &momenta, &[0.9, 0.85, 0.8, 0.9, 0.875, 0.85, 0.9], 1e-12);
+        drop(sched);
+        // Adagrad has no momentum: refused with cycle_momentum, exp_range accepted without.
+        let adagrad = Adagrad::new(&[param()], 0.3).build().unwrap();
+        let e = LrScheduler::cyclic_lr(&adagrad, &CyclicOptions::new(0.1, 0.2)).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
+        assert!(e.message.contains("Adagrad has neither"), "{e}");
+        assert_eq!(adagrad.lr().unwrap(), 0.3, "a refused scheduler changed the rate");
+        let o = CyclicOptions {
+            step_size_up: 1,
+            mode: CyclicMode::ExpRange,
+            gamma: 0.5,
+            cycle_momentum: false,
+            ..CyclicOptions::new(0.1, 0.2)
+        };
+        let s = LrScheduler::cyclic_lr(&adagrad, &o).unwrap();
+        // 0.1 + 0.1 * 0.5^e at the odd steps (the tops), 0.1 at the even ones.
+        assert_near("CyclicLR exp_range", &rates(&adagrad, &s, 4), &[0.1, 0.15, 0.1, 0.1125, 0.1], 1e-12);
+    });
+}
+
+#[test]
 fn reduce_lr_on_plateau_reduces_after_patience_bad_steps() {
     leak_checked(|| {
         let opt = sgd(0.1);
@@ -410,6 +454,16 @@ fn constructor_errors_name_the_setting_and_leave_the_optimizer_alone() {
                 "OneCycleLR div_factor 0",
                 LrScheduler::one_cycle_lr(&opt, &OneCycleOptions { div_factor: 0.0, ..OneCycleOptions::new(0.5, 20) }),
                 "div_factor",
+            ),
+            (
+                "CyclicLR step_size_up 0",
+                LrScheduler::cyclic_lr(&opt, &CyclicOptions { step_size_up: 0, ..CyclicOptions::new(0.01, 0.1) }),
+                "step_size_up",
+            ),
+            (
+                "CyclicLR gamma NaN",
+                LrScheduler::cyclic_lr(&opt, &CyclicOptions { gamma: f64::NAN, ..CyclicOptions::new(0.01, 0.1) }),
+                "gamma",
             ),
             (
                 "ReduceLROnPlateau factor 1",

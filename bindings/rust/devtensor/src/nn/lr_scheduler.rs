@@ -1,6 +1,6 @@
 //! Learning-rate schedulers, as `torch.optim.lr_scheduler` (PyTorch 1.13's formulas):
 //! [`LrScheduler`] over a `dt_lr_scheduler` handle, with the option structs
-//! [`OneCycleOptions`] and [`PlateauOptions`] and their enums.
+//! [`OneCycleOptions`], [`CyclicOptions`] and [`PlateauOptions`] and their enums.
 
 use super::Optimizer;
 use crate::error::{check, Error, ErrorCode, Result};
@@ -45,6 +45,49 @@ impl AnnealStrategy {
         match self {
             AnnealStrategy::Cos => c"cos",
             AnnealStrategy::Linear => c"linear",
+        }
+    }
+}
+
+/// How [`CyclicLR`](LrScheduler::cyclic_lr) scales the height of each cycle, PyTorch's
+/// `mode="triangular"`, `"triangular2"` or `"exp_range"`.
+///
+/// ```
+/// use devtensor::nn::CyclicMode;
+/// assert_eq!(CyclicMode::default(), CyclicMode::Triangular);
+/// assert_eq!(CyclicMode::ExpRange.as_str(), "exp_range");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CyclicMode {
+    /// `"triangular"` (PyTorch's default): every cycle the same height.
+    Triangular,
+    /// `"triangular2"`: each cycle half as high as the one before.
+    Triangular2,
+    /// `"exp_range"`: the height times `gamma^step`.
+    ExpRange,
+}
+
+impl Default for CyclicMode {
+    /// [`CyclicMode::Triangular`], PyTorch's `mode="triangular"`.
+    fn default() -> CyclicMode {
+        CyclicMode::Triangular
+    }
+}
+
+impl CyclicMode {
+    /// PyTorch's name: `"triangular"`, `"triangular2"` or `"exp_range"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CyclicMode::Triangular => "triangular",
+            CyclicMode::Triangular2 => "triangular2",
+            CyclicMode::ExpRange => "exp_range",
+        }
+    }
+    fn c_name(self) -> &'static CStr {
+        match self {
+            CyclicMode::Triangular => c"triangular",
+            CyclicMode::Triangular2 => c"triangular2",
+            CyclicMode::ExpRange => c"exp_range",
         }
     }
 }
@@ -191,6 +234,61 @@ impl OneCycleOptions {
     }
 }
 
+/// The settings of `torch.optim.lr_scheduler.CyclicLR(optimizer, base_lr, max_lr)`, for
+/// [`LrScheduler::cyclic_lr`]. [`CyclicOptions::new`] takes the two PyTorch requires and
+/// gives PyTorch's defaults for the rest: `step_size_up=2000`, `step_size_down=None`
+/// (0 here), `mode="triangular"`, `gamma=1`, `cycle_momentum=True`,
+/// `base_momentum=0.8`, `max_momentum=0.9`. PyTorch's custom `scale_fn` is not offered.
+///
+/// ```
+/// use devtensor::nn::{CyclicMode, CyclicOptions};
+/// let o = CyclicOptions { mode: CyclicMode::Triangular2, step_size_up: 500, ..CyclicOptions::new(0.001, 0.01) };
+/// assert_eq!((o.base_lr, o.max_lr, o.step_size_up, o.step_size_down), (0.001, 0.01, 500, 0));
+/// assert_eq!((o.gamma, o.cycle_momentum, o.base_momentum, o.max_momentum), (1.0, true, 0.8, 0.9));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CyclicOptions {
+    /// The rate at the bottom of each cycle (finite, >= 0).
+    pub base_lr: f64,
+    /// The rate at the top of the first cycle (finite, >= 0).
+    pub max_lr: f64,
+    /// Steps from the bottom to the top (>= 1; default 2000).
+    pub step_size_up: i64,
+    /// Steps from the top back down (0, the default: as many as `step_size_up`).
+    pub step_size_down: i64,
+    /// How each cycle's height is scaled (default [`CyclicMode::Triangular`]).
+    pub mode: CyclicMode,
+    /// The per-step factor of [`CyclicMode::ExpRange`] (finite, >= 0; default 1).
+    pub gamma: f64,
+    /// Whether the momentum (SGD's `momentum`, Adam's `beta1`, as PyTorch 2; PyTorch
+    /// 1.13 refuses Adam) moves inversely to the rate, between `max_momentum` and
+    /// `base_momentum` (default `true`); the optimizer must have one then (Adagrad is
+    /// refused).
+    pub cycle_momentum: bool,
+    /// The momentum at the top of a cycle (default 0.8).
+    pub base_momentum: f64,
+    /// The momentum at the bottom (default 0.9).
+    pub max_momentum: f64,
+}
+
+impl CyclicOptions {
+    /// A cycle between `base_lr` and `max_lr`, with PyTorch's defaults for the rest (see
+    /// the type).
+    pub fn new(base_lr: f64, max_lr: f64) -> CyclicOptions {
+        CyclicOptions {
+            base_lr,
+            max_lr,
+            step_size_up: 2000,
+            step_size_down: 0,
+            mode: CyclicMode::Triangular,
+            gamma: 1.0,
+            cycle_momentum: true,
+            base_momentum: 0.8,
+            max_momentum: 0.9,
+        }
+    }
+}
+
 /// The settings of `torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer)`, for
 /// [`LrScheduler::reduce_lr_on_plateau`]; [`Default`] is PyTorch's: `mode="min"`,
 /// `factor=0.1`, `patience=10`, `threshold=1e-4`, `threshold_mode="rel"`, `cooldown=0`,
@@ -241,13 +339,13 @@ impl Default for PlateauOptions {
 /// A learning-rate scheduler bound to one [`Optimizer`] (`dt_lr_scheduler`), as the
 /// classes of `torch.optim.lr_scheduler` (PyTorch 1.13's formulas): StepLR, MultiStepLR,
 /// ExponentialLR, LinearLR, ConstantLR, PolynomialLR, CosineAnnealingLR,
-/// CosineAnnealingWarmRestarts, OneCycleLR, ReduceLROnPlateau, SequentialLR, LambdaLR and
-/// MultiplicativeLR, one constructor each.
+/// CosineAnnealingWarmRestarts, OneCycleLR, CyclicLR, ReduceLROnPlateau, SequentialLR,
+/// LambdaLR and MultiplicativeLR, one constructor each.
 ///
 /// It sets the optimizer's rate ([`Optimizer::lr`] reads it). Making one makes its first
 /// step at once: the rate becomes the schedule's rate for epoch 0 (LinearLR's
 /// `start_factor * lr`, ConstantLR's `factor * lr`, OneCycleLR's `max_lr / div_factor`,
-/// LambdaLR's `f(0) * lr`; the others leave it as it is). Then call [`step`](LrScheduler::step) once per epoch (or per batch, as the
+/// CyclicLR's `base_lr`, LambdaLR's `f(0) * lr`; the others leave it as it is). Then call [`step`](LrScheduler::step) once per epoch (or per batch, as the
 /// schedule is meant) after [`Optimizer::step`], as in PyTorch; ReduceLROnPlateau steps
 /// with the metric it watches ([`step_metric`](LrScheduler::step_metric)) instead.
 ///
@@ -654,6 +752,59 @@ impl LrScheduler {
                 o.div_factor,
                 o.final_div_factor,
                 o.three_phase as i32,
+                out,
+            )
+        })
+    }
+
+    /// `torch.optim.lr_scheduler.CyclicLR(optimizer, base_lr, max_lr, ...)`
+    /// (`dt_cyclic_lr_new`; [`CyclicOptions::new`] gives PyTorch's defaults), one step
+    /// per batch: the rate goes from `base_lr` (set at construction, or the optimizer's
+    /// initial rate when an earlier scheduler set one, as PyTorch) up to `max_lr` over
+    /// `step_size_up` steps and back down over `step_size_down`, again and again, each
+    /// cycle's height scaled by its [`CyclicMode`]. With `cycle_momentum` the optimizer's
+    /// momentum (see [`Optimizer::option`]) moves the other way, from `max_momentum` down
+    /// to `base_momentum` and back.
+    ///
+    /// ```
+    /// use devtensor::nn::{CyclicOptions, LrScheduler, Module, Sgd};
+    /// use devtensor::{DType, Device};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// let opt = Sgd::new(&lin.parameters()?, 0.1).momentum(0.9).build()?;
+    /// let o = CyclicOptions { step_size_up: 2, ..CyclicOptions::new(0.01, 0.05) };
+    /// let sched = LrScheduler::cyclic_lr(&opt, &o)?;
+    /// assert_eq!(opt.lr()?, 0.01); // base_lr
+    /// sched.step()?;
+    /// sched.step()?; // the top
+    /// assert!((opt.lr()? - 0.05).abs() < 1e-12);
+    /// assert!((opt.option("momentum")? - 0.8).abs() < 1e-12); // base_momentum
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`] (a setting out of range, `cycle_momentum` on an
+    /// optimizer without a momentum, such as Adagrad: the message names it),
+    /// [`ErrorCode::InvalidHandle`]. The optimizer is unchanged then. A
+    /// [`step`](LrScheduler::step) whose rate would not be finite and `>= 0`
+    /// ([`CyclicMode::ExpRange`] with `gamma > 1`, or `max_lr` below `base_lr`, can get
+    /// there) fails with [`ErrorCode::InvalidArgument`] and changes nothing.
+    pub fn cyclic_lr(opt: &Optimizer, options: &CyclicOptions) -> Result<LrScheduler> {
+        let o = options;
+        new_scheduler(|out| unsafe {
+            ffi::dt_cyclic_lr_new(
+                opt.as_raw(),
+                o.base_lr,
+                o.max_lr,
+                o.step_size_up,
+                o.step_size_down,
+                o.mode.c_name().as_ptr(),
+                o.gamma,
+                o.cycle_momentum as i32,
+                o.base_momentum,
+                o.max_momentum,
                 out,
             )
         })
