@@ -697,17 +697,23 @@ class Program {
           st = DT_ERR_INVALID_ARGUMENT;  // refused above, checked there
           break;
         }
+        // A SequentialLR of it and a StepLR, or a ChainedScheduler of it and a OneCycleLR,
+        // whose refusal past its end the chain must undo whole.
+        const bool chain = in_.rarely(2);
         dt_lr_scheduler* second = nullptr;
-        g_op = "dt_step_lr_new";
-        if (!ok(dt_step_lr_new(opt, 2, 0.5, &second))) {
+        g_op = chain ? "dt_one_cycle_lr_new" : "dt_step_lr_new";
+        if (!ok(chain ? dt_one_cycle_lr_new(opt, real_or(0.1), whole_or(4), 0.5, "linear", in_.flag(), 0.85, 0.95, 25,
+                                            1e4, 0, &second)
+                      : dt_step_lr_new(opt, 2, 0.5, &second))) {
           dt_lr_scheduler_release(first);
           return nullptr;
         }
         dt_lr_scheduler* both[] = {first, second};
         const int64_t ms[] = {whole_or(2)};
-        g_op = "dt_sequential_lr_new";
+        g_op = chain ? "dt_chained_scheduler_new" : "dt_sequential_lr_new";
         REQUIRE(dt_optimizer_lr(opt, &lr_before) == DT_OK, "dt_optimizer_lr");
-        st = dt_sequential_lr_new(opt, both, 2, ms, &s);
+        st = chain ? dt_chained_scheduler_new(both, static_cast<size_t>(in_.pick(3)), &s)
+                   : dt_sequential_lr_new(opt, both, 2, ms, &s);
         dt_lr_scheduler_release(first);
         dt_lr_scheduler_release(second);
       }

@@ -2217,10 +2217,23 @@ DT_API dt_status dt_reduce_lr_on_plateau_new(dt_optimizer* opt, const char* mode
  *  n - 1 increasing milestones >= 1, all of opt. As PyTorch's constructor, it sets the
  *  rate back to the initial one and starts schedulers[0] again. Each of the schedulers
  *  is retained. Errors also: DT_ERR_INVALID_ARGUMENT (a scheduler of another optimizer,
- *  one listed twice, a ReduceLROnPlateau or SequentialLR among them, n - 1 milestones
- *  not given). */
+ *  one listed twice, a ReduceLROnPlateau, SequentialLR or ChainedScheduler among them,
+ *  n - 1 milestones not given). */
 DT_API dt_status dt_sequential_lr_new(dt_optimizer* opt, dt_lr_scheduler* const* schedulers, size_t n,
                                       const int64_t* milestones, dt_lr_scheduler** out);
+/** ChainedScheduler: each step steps every one of the n schedulers, in order, as
+ *  PyTorch's (their rates combine by the chained formulas, so ConstantLR then
+ *  ExponentialLR holds a lower rate for a while under the decay). Making it steps
+ *  nothing; its epoch counts its own steps, and last_lr is the optimizer's rate. A step
+ *  is all or nothing: when one of them refuses (a OneCycleLR past its end, a LambdaLR's
+ *  function), those stepped before it, and the optimizer's rate and momentum, are put
+ *  back (the functions already called are not undone). Each of the schedulers is
+ *  retained. The state dict holds theirs under "schedulers.<k>.".
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL out, schedulers NULL with n > 0, n 0, a
+ *  scheduler of another optimizer than schedulers[0]'s, one listed twice, a
+ *  ReduceLROnPlateau, SequentialLR or ChainedScheduler among them: the message names
+ *  it), DT_ERR_INVALID_HANDLE. */
+DT_API dt_status dt_chained_scheduler_new(dt_lr_scheduler* const* schedulers, size_t n, dt_lr_scheduler** out);
 /** The function of a LambdaLR or MultiplicativeLR: the factor for `epoch` (>= 0), given
  *  the user_data passed to its constructor. It is called on the thread that makes or
  *  steps the scheduler (a SequentialLR's step included), one call at a time per

@@ -3276,6 +3276,27 @@ void add_scheduler_cases(Table& T) {
      return dt_sequential_lr_new(other.p, list, 1, nullptr, out(x));
    }).msg_has = "another optimizer";
 
+  const std::string chained = "dt_chained_scheduler_new";
+  sched_handles(chained, [out](Ctx& x, dt_lr_scheduler* s) {
+    dt_lr_scheduler* list[] = {s};
+    return dt_chained_scheduler_new(list, 1, out(x));
+  });
+  T.add(chained, "out=NULL", {IA}, [](Ctx& x) {
+    LiveScheduler l(x);
+    dt_lr_scheduler* list[] = {l.p};
+    return dt_chained_scheduler_new(list, 1, nullptr);
+  });
+  T.add(chained, "schedulers=NULL_n=1", {IA}, [out](Ctx& x) {
+     return dt_chained_scheduler_new(nullptr, 1, out(x));
+   }).msg_has = "schedulers is NULL";
+  T.add(chained, "n=0", {IA}, [out](Ctx& x) { return dt_chained_scheduler_new(nullptr, 0, out(x)); }).msg_has =
+      "at least one";
+  T.add(chained, "other_optimizer", {IA}, [out](Ctx& x) {
+     LiveScheduler a(x), b(x);
+     dt_lr_scheduler* list[] = {a.p, b.p};
+     return dt_chained_scheduler_new(list, 2, out(x));
+   }).msg_has = "another optimizer";
+
   sched_handles("dt_lr_scheduler_step", [](Ctx&, dt_lr_scheduler* s) { return dt_lr_scheduler_step(s); });
   T.add("dt_lr_scheduler_step", "plateau", {IA}, [](Ctx& x) {
      LiveOptimizer o(x);

@@ -113,6 +113,11 @@ dt_status make_scheduler(const json& spec, dt_optimizer* opt, const std::vector<
   if (kind == "LambdaLR") return dt_lambda_lr_new(opt, lambda_named(a["lr_lambda"]), nullptr, nullptr, out);
   if (kind == "MultiplicativeLR")
     return dt_multiplicative_lr_new(opt, lambda_named(a["lr_lambda"]), nullptr, nullptr, out);
+  if (kind == "ChainedScheduler") {
+    std::vector<dt_lr_scheduler*> children;
+    for (size_t i : spec["children"]) children.push_back(made[i]);
+    return dt_chained_scheduler_new(children.data(), children.size(), out);
+  }
   if (kind == "SequentialLR") {
     std::vector<dt_lr_scheduler*> children;
     for (size_t i : spec["children"]) children.push_back(made[i]);
@@ -521,6 +526,56 @@ TEST_F(LrScheduler, SequentialChecksItsSchedulers) {
   S outer;
   dt_lr_scheduler* nested[] = {seq, b};
   EXPECT_EQ(dt_sequential_lr_new(o.opt, nested, 2, m1, outer.out()), DT_ERR_INVALID_ARGUMENT);
+  // Nor a ChainedScheduler; and a chain takes the same list checks, and neither kind
+  // of list inside it.
+  S chain;
+  DT_ASSERT_OK(dt_chained_scheduler_new(ab, 2, chain.out()));
+  EXPECT_EQ(kind_of(chain), "ChainedScheduler");
+  dt_lr_scheduler* with_chain[] = {chain, b};
+  EXPECT_EQ(dt_sequential_lr_new(o.opt, with_chain, 2, m1, outer.out()), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), "is a ChainedScheduler, which cannot be restarted")) << dt_last_error_message();
+  for (const Bad& c : {Bad{{a, foreign}, "schedulers[1] (StepLR) belongs to another optimizer than schedulers[0]"},
+                       Bad{{a, a}, "are the same scheduler"}, Bad{{a, plateau}, "which a ChainedScheduler cannot step"},
+                       Bad{{seq}, "is a SequentialLR"}, Bad{{chain}, "is a ChainedScheduler"},
+                       Bad{{}, "needs at least one"}}) {
+    dt_lr_scheduler* out = nullptr;
+    EXPECT_EQ(dt_chained_scheduler_new(c.list.data(), c.list.size(), &out), DT_ERR_INVALID_ARGUMENT) << c.msg;
+    EXPECT_TRUE(has(dt_last_error_message(), c.msg)) << dt_last_error_message();
+    EXPECT_EQ(out, nullptr);
+  }
+}
+
+// A chain's step is all or nothing: when OneCycleLR refuses the step past its end, the
+// ExponentialLR stepped before it, the optimizer's rate and its momentum go back.
+TEST_F(LrScheduler, AChainThatFailsMidStepPutsEverythingBack) {
+  Sgd o(0.1, 0.9);
+  S exp, cycle, chain;
+  DT_ASSERT_OK(dt_exponential_lr_new(o.opt, 0.5, exp.out()));
+  DT_ASSERT_OK(dt_one_cycle_lr_new(o.opt, 1, 4, 0.5, "linear", 1, 0.85, 0.95, 10, 10, 0, cycle.out()));
+  dt_lr_scheduler* both[] = {exp, cycle};
+  DT_ASSERT_OK(dt_chained_scheduler_new(both, 2, chain.out()));
+  for (int i = 0; i < 4; ++i) DT_ASSERT_OK(dt_lr_scheduler_step(chain));  // OneCycleLR allows one past its 4
+  auto snapshot = [&] {
+    std::vector<double> v;
+    double x = -1;
+    int64_t e = -1;
+    EXPECT_EQ(dt_optimizer_lr(o.opt, &x), DT_OK);
+    v.push_back(x);
+    EXPECT_EQ(dt_optimizer_option(o.opt, "momentum", &x), DT_OK);
+    v.push_back(x);
+    for (dt_lr_scheduler* s : {exp.get(), cycle.get(), chain.get()}) {
+      EXPECT_EQ(dt_lr_scheduler_last_lr(s, &x), DT_OK);
+      EXPECT_EQ(dt_lr_scheduler_last_epoch(s, &e), DT_OK);
+      v.push_back(x);
+      v.push_back(static_cast<double>(e));
+    }
+    return v;
+  };
+  const std::vector<double> before = snapshot();
+  EXPECT_EQ(before[3], 4);  // ExponentialLR at epoch 4
+  EXPECT_EQ(dt_lr_scheduler_step(chain), DT_ERR_INVALID_ARGUMENT);
+  EXPECT_TRUE(has(dt_last_error_message(), "tried to step 6 times; total_steps is 4")) << dt_last_error_message();
+  EXPECT_EQ(snapshot(), before);
 }
 
 // The state dict of s as name -> value (every entry but milestones is one number).

@@ -32,6 +32,18 @@ Ref<nn::Optimizer> optimizer_ref(dt_optimizer* opt, const char* fn) {
   return Ref<nn::Optimizer>::adopt(o);
 }
 
+// The n schedulers of a SequentialLR or ChainedScheduler, each with a reference of its own.
+std::vector<Ref<nn::LrScheduler>> schedulers_arg(dt_lr_scheduler* const* schedulers, size_t n, const char* fn) {
+  if (n > 0 && !schedulers) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": schedulers is NULL but n is ", n));
+  std::vector<Ref<nn::LrScheduler>> held;
+  for (size_t k = 0; k < n; ++k) {
+    nn::LrScheduler* s = object_arg<nn::LrScheduler, HandleKind::LrScheduler>(schedulers[k], fn, "schedulers[k]");
+    s->ref();
+    held.push_back(Ref<nn::LrScheduler>::adopt(s));
+  }
+  return held;
+}
+
 // Registers a new scheduler under *out (released if that fails).
 void publish(nn::LrScheduler* s, dt_lr_scheduler** out) {
   *out = static_cast<dt_lr_scheduler*>(new_object_handle<nn::LrScheduler, HandleKind::LrScheduler>(s));
@@ -197,15 +209,18 @@ DT_API dt_status dt_sequential_lr_new(dt_optimizer* opt, dt_lr_scheduler* const*
   return guard([&] {
     const char* fn = "dt_sequential_lr_new";
     require(out, fn, "out");
-    if (n > 0 && !schedulers) fail(DT_ERR_INVALID_ARGUMENT, cat(fn, ": schedulers is NULL but n is ", n));
-    std::vector<Ref<nn::LrScheduler>> held;
-    for (size_t k = 0; k < n; ++k) {
-      nn::LrScheduler* s = object_arg<nn::LrScheduler, HandleKind::LrScheduler>(schedulers[k], fn, "schedulers[k]");
-      s->ref();
-      held.push_back(Ref<nn::LrScheduler>::adopt(s));
-    }
+    std::vector<Ref<nn::LrScheduler>> held = schedulers_arg(schedulers, n, fn);
     std::vector<int64_t> ms = milestones_arg(milestones, n > 0 ? n - 1 : 0, fn);
     publish(nn::new_sequential_lr(optimizer_ref(opt, fn), std::move(held), std::move(ms)), out);
+  });
+}
+
+DT_API dt_status dt_chained_scheduler_new(dt_lr_scheduler* const* schedulers, size_t n, dt_lr_scheduler** out) {
+  return guard([&] {
+    const char* fn = "dt_chained_scheduler_new";
+    nn::refuse_inside_lr_lambda(fn);
+    require(out, fn, "out");
+    publish(nn::new_chained_scheduler(schedulers_arg(schedulers, n, fn)), out);
   });
 }
 

@@ -38,6 +38,11 @@ class LrScheduler : public RefCounted {
   int64_t last_epoch();
   Optimizer* optimizer() const { return opt_.get(); }
   virtual const char* name() const = 0;
+  // False for ReduceLROnPlateau, which steps on a metric.
+  virtual bool steps_by_epoch() const { return true; }
+  // True for SequentialLR and ChainedScheduler, which step schedulers they hold: neither
+  // holds one of these (nor a ReduceLROnPlateau).
+  virtual bool holds_schedulers() const { return false; }
 
   // The scheduler's settings and state, each a 0-d float64 on the CPU under PyTorch's
   // attribute name (milestones: a 1-d int64), and SequentialLR's schedulers' under
@@ -86,6 +91,8 @@ class LrScheduler : public RefCounted {
   void set_rate(double lr);
 
   friend class SequentialScheduler;
+  friend class ChainedScheduler;
+  friend class SchedulerList;
   Ref<Optimizer> opt_;
   double base_lr_ = 0;  // PyTorch's base_lrs[0] (the optimizer's initial_lr)
   int64_t last_epoch_ = -1;
@@ -147,8 +154,12 @@ struct PlateauOptions {
   double min_lr, eps;
 };
 LrScheduler* new_reduce_lr_on_plateau(Ref<Optimizer> opt, const PlateauOptions& o);  // lr_scheduler_cycles.cpp
+// SequentialLR and ChainedScheduler (lr_scheduler_lists.cpp). A ChainedScheduler steps
+// every one of its schedulers at each step, all or nothing: if one refuses, those
+// stepped before it, and the optimizer's rate and momentum, are put back.
 LrScheduler* new_sequential_lr(Ref<Optimizer> opt, std::vector<Ref<LrScheduler>> schedulers,
-                               std::vector<int64_t> milestones);  // lr_scheduler_cycles.cpp
+                               std::vector<int64_t> milestones);
+LrScheduler* new_chained_scheduler(std::vector<Ref<LrScheduler>> schedulers);
 
 // A user's function of the epoch (the C ABI's dt_lr_lambda_fn) with its data, owned by
 // the scheduler that calls it. The data's destructor runs with the scheduler's, and only

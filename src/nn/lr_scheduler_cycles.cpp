@@ -1,6 +1,5 @@
 // The schedulers that are not a plain function of the epoch: OneCycleLR and CyclicLR
-// (which also cycle the momentum), ReduceLROnPlateau (driven by a metric) and
-// SequentialLR (which hands over from one scheduler to the next at its milestones), as
+// (which also cycle the momentum) and ReduceLROnPlateau (driven by a metric), as
 // PyTorch 1.13's.
 #include <algorithm>
 #include <cmath>
@@ -272,6 +271,7 @@ class PlateauScheduler final : public LrScheduler {
     last_lr_ = opt_->lr();
   }
   const char* name() const override { return "ReduceLROnPlateau"; }
+  bool steps_by_epoch() const override { return false; }
 
  private:
   void check() const override {
@@ -352,125 +352,12 @@ class PlateauScheduler final : public LrScheduler {
 
 }  // namespace
 
-// Friend of LrScheduler: it steps and restarts the schedulers it holds.
-class SequentialScheduler final : public LrScheduler {
- public:
-  SequentialScheduler(Ref<Optimizer> opt, std::vector<Ref<LrScheduler>> schedulers, std::vector<int64_t> milestones)
-      : LrScheduler(std::move(opt)), schedulers_(std::move(schedulers)), milestones_(std::move(milestones)) {
-    const char* who = name();
-    if (schedulers_.empty()) fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": needs at least one scheduler"));
-    for (size_t k = 0; k < schedulers_.size(); ++k) {
-      LrScheduler* s = schedulers_[k].get();
-      if (s->optimizer() != opt_.get())
-        fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": schedulers[", k, "] (", s->name(),
-                                          ") belongs to another optimizer than the one given"));
-      if (dynamic_cast<PlateauScheduler*>(s) || dynamic_cast<SequentialScheduler*>(s))
-        fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": schedulers[", k, "] is a ", s->name(),
-                                          ", which cannot be restarted at a milestone"));
-      for (size_t j = 0; j < k; ++j)
-        if (schedulers_[j].get() == s)
-          fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": schedulers[", j, "] and schedulers[", k, "] are the same scheduler"));
-    }
-    check();
-    // PyTorch's constructor: the rate back to the initial one, every scheduler one epoch
-    // back, and the first one started again.
-    base_lr_ = opt_->initial_lr();
-    opt_->set_lr(base_lr_);
-    last_epoch_ = 0;
-    for (Ref<LrScheduler>& s : schedulers_) {
-      std::lock_guard<std::mutex> lock(s->mu_);
-      s->last_epoch_ -= 1;
-    }
-    LrScheduler& first = *schedulers_.front();
-    std::lock_guard<std::mutex> lock(first.mu_);
-    first.advance(false);
-    last_lr_ = first.last_lr_;
-  }
-  const char* name() const override { return "SequentialLR"; }
-
- private:
-  void check() const override {
-    const char* who = name();
-    if (milestones_.size() + 1 != schedulers_.size())
-      fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": expects one milestone fewer than schedulers, got ", schedulers_.size(),
-                                        " schedulers and ", milestones_.size(), " milestones"));
-    for (size_t k = 0; k < milestones_.size(); ++k)
-      if (milestones_[k] < 1 || milestones_[k] > kMaxWhole || (k > 0 && milestones_[k] <= milestones_[k - 1]))
-        fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": milestones must be in [1, 2^53] and increasing, got ", milestones_[k],
-                                          " at ", k));
-  }
-  std::vector<Field> fields() override { return base_fields(); }
-  Named save_extra() override {
-    Named out{{"milestones", whole_numbers_tensor(milestones_)}};
-    for (size_t k = 0; k < schedulers_.size(); ++k)
-      for (auto& [key, t] : schedulers_[k]->state_dict()) out.emplace_back(cat("schedulers.", k, ".", key), t);
-    return out;
-  }
-  // The milestones and each scheduler's state, all or nothing: the schedulers loaded
-  // before one that refuses its entries get their old state back.
-  void load_extra(const Named& extra) override {
-    std::vector<int64_t> ms = milestones_;
-    std::vector<Named> parts(schedulers_.size());
-    for (const auto& [key, t] : extra) {
-      if (key == "milestones") {
-        ms = whole_numbers(name(), key, t);
-        continue;
-      }
-      const std::string prefix = "schedulers.";
-      size_t at = prefix.size(), end = at;
-      if (key.compare(0, at, prefix) == 0)
-        while (end < key.size() && end - at < 6 && key[end] >= '0' && key[end] <= '9') ++end;
-      if (end == at || end >= key.size() || key[end] != '.') LrScheduler::load_extra({{key, t}});
-      const size_t k = std::stoul(key.substr(at, end - at));
-      if (k >= schedulers_.size())
-        fail(DT_ERR_INVALID_ARGUMENT, cat(name(), ": \"", key, "\" names scheduler ", k, " but there are ",
-                                          schedulers_.size()));
-      parts[k].emplace_back(key.substr(end + 1), t);
-    }
-    std::swap(ms, milestones_);
-    try {
-      check();
-    } catch (...) {
-      std::swap(ms, milestones_);
-      throw;
-    }
-    std::vector<Named> before;
-    try {
-      for (size_t k = 0; k < schedulers_.size(); ++k) {
-        before.push_back(schedulers_[k]->state_dict());
-        if (!parts[k].empty()) schedulers_[k]->load_state_dict(parts[k]);
-      }
-    } catch (...) {
-      for (size_t k = 0; k < before.size(); ++k) schedulers_[k]->load_state_dict(before[k]);
-      std::swap(ms, milestones_);
-      throw;
-    }
-  }
-  double chained_lr(int64_t, double current) override { return current; }  // advance() is the whole step
-  void advance(bool) override {
-    const int64_t e = last_epoch_ + 1;
-    const size_t idx = static_cast<size_t>(std::upper_bound(milestones_.begin(), milestones_.end(), e) -
-                                           milestones_.begin());
-    LrScheduler& s = *schedulers_[idx];
-    std::lock_guard<std::mutex> lock(s.mu_);
-    s.advance(idx > 0 && milestones_[idx - 1] == e);
-    last_epoch_ = e;
-    last_lr_ = s.last_lr_;
-  }
-  std::vector<Ref<LrScheduler>> schedulers_;
-  std::vector<int64_t> milestones_;
-};
-
 LrScheduler* new_cyclic_lr(Ref<Optimizer> opt, const CyclicOptions& o) { return new CyclicScheduler(std::move(opt), o); }
 LrScheduler* new_one_cycle_lr(Ref<Optimizer> opt, const OneCycleOptions& o) {
   return new OneCycleScheduler(std::move(opt), o);
 }
 LrScheduler* new_reduce_lr_on_plateau(Ref<Optimizer> opt, const PlateauOptions& o) {
   return new PlateauScheduler(std::move(opt), o);
-}
-LrScheduler* new_sequential_lr(Ref<Optimizer> opt, std::vector<Ref<LrScheduler>> schedulers,
-                               std::vector<int64_t> milestones) {
-  return new SequentialScheduler(std::move(opt), std::move(schedulers), std::move(milestones));
 }
 
 }  // namespace dt::nn

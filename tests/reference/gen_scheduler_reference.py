@@ -10,13 +10,14 @@ Each case runs a script against real torch.optim.lr_scheduler objects:
 
   {"id", "optimizer": {"kind": "sgd" | "adam" | "adagrad", "lr", "momentum" (sgd)},
    "schedulers": [{"kind": PyTorch's class name, "args": {constructor arguments by
-                   PyTorch's names; lr_lambda: a name in LAMBDAS}, SequentialLR: "children" (indices of schedulers
-                   made before it) and "milestones"}, ...]  (made in this order),
+                   PyTorch's names; lr_lambda: a name in LAMBDAS}, SequentialLR and ChainedScheduler: "children"
+                   (indices of schedulers made before it), SequentialLR: "milestones"}, ...]  (made in this order),
    "actions": [{"step": k} | {"metric": v, "sched": k} | {"set_lr": v}, ...],
    "expected": one record after construction and one after each action:
                {"lr": the optimizer's rate, "momentum": its momentum or beta1 (null when
                 it has none), "last_lr": [each scheduler's get_last_lr()[0], null for
-                ReduceLROnPlateau before its first step], "last_epoch": [each's]}}
+                ReduceLROnPlateau before its first step], "last_epoch": [each's; a ChainedScheduler,
+                which has none in PyTorch, counts its own steps]}}
 """
 import json
 import math
@@ -59,6 +60,8 @@ def make_scheduler(opt, spec, made):
         args["lr_lambda"] = LAMBDAS[args["lr_lambda"]]
     if kind == "SequentialLR":
         return S.SequentialLR(opt, [made[i] for i in spec["children"]], spec["milestones"])
+    if kind == "ChainedScheduler":
+        return S.ChainedScheduler([made[i] for i in spec["children"]])
     return getattr(S, kind)(opt, **args)
 
 
@@ -69,13 +72,13 @@ def momentum_of(opt):
     return g.get("momentum")
 
 
-def record(opt, scheds):
+def record(opt, scheds, steps_taken):
     last = []
     for s in scheds:
         lr = getattr(s, "_last_lr", None)
         last.append(None if lr is None else float(lr[0]))
     return {"lr": float(opt.param_groups[0]["lr"]), "momentum": momentum_of(opt), "last_lr": last,
-            "last_epoch": [int(s.last_epoch) for s in scheds]}
+            "last_epoch": [int(getattr(s, "last_epoch", n)) for s, n in zip(scheds, steps_taken)]}
 
 
 def run(case):
@@ -83,18 +86,20 @@ def run(case):
     scheds = []
     for spec in case["schedulers"]:
         scheds.append(make_scheduler(opt, spec, scheds))
-    expected = [record(opt, scheds)]
+    steps_taken = [0] * len(scheds)
+    expected = [record(opt, scheds, steps_taken)]
     for a in case["actions"]:
         if "step" in a:
             opt.step()  # no gradients: nothing moves, but PyTorch sees the usual order
             scheds[a["step"]].step()
+            steps_taken[a["step"]] += 1
         elif "metric" in a:
             scheds[a["sched"]].step(a["metric"])
         elif "set_lr" in a:
             opt.param_groups[0]["lr"] = a["set_lr"]
         else:
             raise ValueError(a)
-        expected.append(record(opt, scheds))
+        expected.append(record(opt, scheds, steps_taken))
     case["expected"] = expected
     return case
 
@@ -230,6 +235,21 @@ def cases():
                         {"kind": "CyclicLR", "args": {"base_lr": 0.01, "max_lr": 0.04, "step_size_up": 2}},
                         {"kind": "SequentialLR", "children": [0, 1], "milestones": [3]}],
          "actions": steps(9, 2)},
+        {"id": "chained_constant_then_exponential", "optimizer": sgd,
+         "schedulers": [{"kind": "ConstantLR", "args": {"factor": 0.1, "total_iters": 2}},
+                        {"kind": "ExponentialLR", "args": {"gamma": 0.9}},
+                        {"kind": "ChainedScheduler", "children": [0, 1]}],
+         "actions": steps(6, 2)},
+        {"id": "chained_step_cosine_rate_set_by_hand", "optimizer": {"kind": "adam", "lr": 0.01},
+         "schedulers": [{"kind": "StepLR", "args": {"step_size": 3, "gamma": 0.5}},
+                        {"kind": "CosineAnnealingLR", "args": {"T_max": 5, "eta_min": 0.001}},
+                        {"kind": "ChainedScheduler", "children": [0, 1]}],
+         "actions": steps(4, 2) + [{"set_lr": 0.02}] + steps(5, 2)},
+        {"id": "chained_cyclic_and_multiplicative", "optimizer": {"kind": "sgd", "lr": 0.1, "momentum": 0.9},
+         "schedulers": [{"kind": "CyclicLR", "args": {"base_lr": 0.01, "max_lr": 0.05, "step_size_up": 2}},
+                        {"kind": "MultiplicativeLR", "args": {"lr_lambda": "times_0_9"}},
+                        {"kind": "ChainedScheduler", "children": [0, 1]}],
+         "actions": steps(7, 2)},
         {"id": "rate_set_by_hand_mid_schedule", "optimizer": sgd,
          "schedulers": [{"kind": "StepLR", "args": {"step_size": 3, "gamma": 0.5}}],
          "actions": steps(4) + [{"set_lr": 0.04}] + steps(5)},

@@ -14,7 +14,7 @@ import (
 // formulas) bound to one Optimizer: NewStepLR, NewMultiStepLR, NewExponentialLR,
 // NewLinearLR, NewConstantLR, NewPolynomialLR, NewCosineAnnealingLR,
 // NewCosineAnnealingWarmRestarts, NewOneCycleLR, NewCyclicLR, NewReduceLROnPlateau,
-// NewSequentialLR, NewLambdaLR and NewMultiplicativeLR make one.
+// NewSequentialLR, NewChainedScheduler, NewLambdaLR and NewMultiplicativeLR make one.
 // Each sets its optimizer's learning rate (Optimizer.SetLR; OneCycleLR its momentum
 // too): call Step once per epoch (or per batch, as the schedule is meant;
 // ReduceLROnPlateau: StepMetric), after Optimizer.Step, as in PyTorch. Making one takes
@@ -63,6 +63,11 @@ func newLRScheduler(op string, opt *Optimizer, create func(o C.uintptr_t) C.gdt_
 	}
 	r := create(oh)
 	runtime.KeepAlive(opt)
+	return adoptLRScheduler(op, r)
+}
+
+// adoptLRScheduler wraps the new scheduler in r, with the finalizer that releases it.
+func adoptLRScheduler(op string, r C.gdt_hres) (*LRScheduler, error) {
 	if err := mkerr(op, r.st, r.msg); err != nil {
 		return nil, err
 	}
@@ -465,15 +470,9 @@ func NewSequentialLR(opt *Optimizer, schedulers []*LRScheduler, milestones []int
 		return nil, &Error{Code: ErrInvalidArgument, Op: op, Msg: fmt.Sprintf(
 			"%d schedulers take %d milestones, got %d", len(schedulers), want, len(milestones))}
 	}
-	hs := make([]C.uintptr_t, len(schedulers))
-	var fns []*lrLambda // the functions its steps (and this restart of schedulers[0]) may call
-	for i, s := range schedulers {
-		h, err := s.handle(op)
-		if e, ok := err.(*Error); ok {
-			return nil, &Error{Code: e.Code, Op: op, Msg: fmt.Sprintf("schedulers[%d]: %s", i, e.Msg)}
-		}
-		hs[i] = h
-		fns = append(fns, s.fns...)
+	hs, fns, err := schedulerHandles(op, schedulers)
+	if err != nil {
+		return nil, err
 	}
 	var p *C.uintptr_t
 	if len(hs) > 0 {
@@ -490,6 +489,57 @@ func NewSequentialLR(opt *Optimizer, schedulers []*LRScheduler, milestones []int
 	}
 	s.fns = fns
 	return s, nil
+}
+
+// NewChainedScheduler is torch.optim.lr_scheduler.ChainedScheduler(schedulers)
+// (dt_chained_scheduler_new): each Step steps every one of schedulers, in order (their
+// rates combine by PyTorch's chained formulas: a ConstantLR and an ExponentialLR hold a
+// lower rate for a while under the decay). Making it steps nothing; its LastEpoch counts
+// its own steps. A Step is all or nothing: when one of them refuses, those stepped
+// before it and the optimizer's rate and momentum are put back (a LambdaLR's function
+// already called is not undone). It holds its own references to the schedulers: step
+// only the chain afterwards. The caller owns the LRScheduler and must Close it. Errors:
+// ErrInvalidArgument (no scheduler, a nil one, schedulers of different optimizers, one
+// listed twice, a ReduceLROnPlateau, SequentialLR or ChainedScheduler among them),
+// ErrClosed (a closed one), ErrInvalidHandle.
+func NewChainedScheduler(schedulers []*LRScheduler) (*LRScheduler, error) {
+	const op = "NewChainedScheduler"
+	if versionErr != nil {
+		return nil, versionErr
+	}
+	hs, fns, err := schedulerHandles(op, schedulers)
+	if err != nil {
+		return nil, err
+	}
+	var p *C.uintptr_t
+	if len(hs) > 0 {
+		p = &hs[0]
+	}
+	s, err := adoptLRScheduler(op, C.gdt_chained_scheduler(p, C.size_t(len(hs))))
+	runtime.KeepAlive(schedulers)
+	runtime.KeepAlive(hs)
+	if err != nil {
+		return nil, explainPanics(fns, err)
+	}
+	s.fns = fns
+	return s, nil
+}
+
+// schedulerHandles returns the handles of a SequentialLR's or ChainedScheduler's
+// schedulers (Go memory holding integers only, which C may read during a call), and
+// the Go functions their steps may call, for the panics their errors report.
+func schedulerHandles(op string, schedulers []*LRScheduler) ([]C.uintptr_t, []*lrLambda, error) {
+	hs := make([]C.uintptr_t, len(schedulers))
+	var fns []*lrLambda
+	for i, s := range schedulers {
+		h, err := s.handle(op)
+		if e, ok := err.(*Error); ok {
+			return nil, nil, &Error{Code: e.Code, Op: op, Msg: fmt.Sprintf("schedulers[%d]: %s", i, e.Msg)}
+		}
+		hs[i] = h
+		fns = append(fns, s.fns...)
+	}
+	return hs, fns, nil
 }
 
 func (s *LRScheduler) handle(op string) (C.uintptr_t, error) {
@@ -572,7 +622,8 @@ func (s *LRScheduler) LastEpoch() (int64, error) {
 // Kind returns the scheduler's kind, PyTorch's class name: "StepLR", "MultiStepLR",
 // "ExponentialLR", "LinearLR", "ConstantLR", "PolynomialLR", "CosineAnnealingLR",
 // "CosineAnnealingWarmRestarts", "OneCycleLR", "CyclicLR", "ReduceLROnPlateau",
-// "SequentialLR", "LambdaLR" or "MultiplicativeLR" (dt_lr_scheduler_kind). Errors:
+// "SequentialLR", "ChainedScheduler", "LambdaLR" or "MultiplicativeLR"
+// (dt_lr_scheduler_kind). Errors:
 // ErrInvalidArgument (a nil s), ErrClosed, ErrInvalidHandle, ErrOutOfMemory.
 func (s *LRScheduler) Kind() (string, error) {
 	const op = "LRScheduler.Kind"

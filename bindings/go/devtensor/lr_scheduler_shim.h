@@ -96,6 +96,11 @@ static inline gdt_hres gdt_sequential_lr(uintptr_t opt, const uintptr_t* ss, siz
   dt_lr_scheduler* s = NULL;
   dt_status st = dt_sequential_lr_new((dt_optimizer*)opt, (dt_lr_scheduler* const*)ss, n, milestones, &s);
   return gdt_hr(st, s); }
+static inline gdt_hres gdt_chained_scheduler(const uintptr_t* ss, size_t n) {
+  gdt_take_slot();
+  dt_lr_scheduler* s = NULL;
+  dt_status st = dt_chained_scheduler_new((dt_lr_scheduler* const*)ss, n, &s);
+  return gdt_hr(st, s); }
 /* LambdaLR and MultiplicativeLR with a Go function (lr_lambda.go). user_data is a
  * runtime/cgo.Handle value (an integer key to the Go function, never a Go pointer);
  * the trampolines hand it to the exported Go functions of lr_lambda_export.go. */

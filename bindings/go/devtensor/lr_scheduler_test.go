@@ -25,6 +25,7 @@ var (
 	_ func(*Optimizer, float64, float64, ...CyclicOption) (*LRScheduler, error) = NewCyclicLR
 	_ func(*Optimizer, ...PlateauOption) (*LRScheduler, error)                  = NewReduceLROnPlateau
 	_ func(*Optimizer, []*LRScheduler, []int64) (*LRScheduler, error)           = NewSequentialLR
+	_ func([]*LRScheduler) (*LRScheduler, error)                                = NewChainedScheduler
 	_ func(*Optimizer, func(int64) float64) (*LRScheduler, error)               = NewLambdaLR
 	_ func(*Optimizer, func(int64) float64) (*LRScheduler, error)               = NewMultiplicativeLR
 	_ func(*LRScheduler) error                                                  = (*LRScheduler).Step
@@ -149,6 +150,13 @@ func TestLRSchedulerSchedules(t *testing.T) {
 			return keep(NewCyclicLR(o, 0.1, 0.2, CyclicStepSize(1, 0), CyclicMode("exp_range"), CyclicGamma(0.5),
 				CyclicCycleMomentum(false)))
 		}, "CyclicLR", []float64{0.1, 0.15, 0.1, 0.1125, 0.1}},
+		// ConstantLR(0.5, 2) and ExponentialLR(0.5) stepped together: 0.5 at construction,
+		// halved each step, doubled back at epoch 2 (ConstantLR's end).
+		{"ChainedScheduler", 1, func(o *Optimizer) *LRScheduler {
+			c := keep(NewConstantLR(o, 0.5, 2))
+			e := keep(NewExponentialLR(o, 0.5))
+			return keep(NewChainedScheduler([]*LRScheduler{c, e}))
+		}, "ChainedScheduler", []float64{0.5, 0.25, 0.25, 0.125}},
 		// 0.2 times 1 / (epoch + 1), from the initial rate each time.
 		{"LambdaLR 1/(e+1)", 0.2, func(o *Optimizer) *LRScheduler {
 			return keep(NewLambdaLR(o, func(e int64) float64 { return 1 / float64(e+1) }))
@@ -442,6 +450,16 @@ func TestLRSchedulerConstructorErrors(t *testing.T) {
 			ErrInvalidArgument, "NewSequentialLR", "schedulers[1]"},
 		{"SequentialLR milestone 0", ctorErr(NewSequentialLR(o, []*LRScheduler{step, lin}, []int64{0})),
 			ErrInvalidArgument, "NewSequentialLR", "milestones"},
+		{"ChainedScheduler no schedulers", ctorErr(NewChainedScheduler(nil)), ErrInvalidArgument,
+			"NewChainedScheduler", "at least one"},
+		{"ChainedScheduler nil scheduler", ctorErr(NewChainedScheduler([]*LRScheduler{step, nil})),
+			ErrInvalidArgument, "NewChainedScheduler", "schedulers[1]"},
+		{"ChainedScheduler closed scheduler", ctorErr(NewChainedScheduler([]*LRScheduler{closedSched})), ErrClosed,
+			"NewChainedScheduler", "schedulers[0]"},
+		{"ChainedScheduler plateau", ctorErr(NewChainedScheduler([]*LRScheduler{step, plateau})), ErrInvalidArgument,
+			"NewChainedScheduler", "ReduceLROnPlateau"},
+		{"ChainedScheduler other optimizer", ctorErr(NewChainedScheduler([]*LRScheduler{step, foreign})),
+			ErrInvalidArgument, "NewChainedScheduler", "another optimizer"},
 	} {
 		var e *Error
 		if !errors.Is(c.err, c.code) || !errors.As(c.err, &e) {

@@ -2584,6 +2584,13 @@ extern "C" {
         out: *mut *mut dt_lr_scheduler,
     ) -> dt_status;
 }
+extern "C" {
+    pub fn dt_chained_scheduler_new(
+        schedulers: *const *mut dt_lr_scheduler,
+        n: usize,
+        out: *mut *mut dt_lr_scheduler,
+    ) -> dt_status;
+}
 pub type dt_lr_lambda_fn = ::std::option::Option<
     unsafe extern "C" fn(epoch: i64, user_data: *mut ::std::os::raw::c_void) -> f64,
 >;

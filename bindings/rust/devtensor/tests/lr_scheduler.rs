@@ -312,6 +312,41 @@ fn cyclic_lr_cycles_the_rate_and_the_momentum_the_other_way() {
 }
 
 #[test]
+fn chained_scheduler_steps_all_and_puts_them_back_when_one_refuses() {
+    leak_checked(|| {
+        let opt = Sgd::new(&[param()], 0.1).momentum(0.9).build().unwrap();
+        let decay = LrScheduler::exponential_lr(&opt, 0.5).unwrap();
+        // max_lr 1, 4 steps, div_factor 10: it sets the rate outright each step and
+        // refuses the step past the one after its last.
+        let o = OneCycleOptions {
+            pct_start: 0.5,
+            anneal_strategy: AnnealStrategy::Linear,
+            div_factor: 10.0,
+            final_div_factor: 10.0,
+            ..OneCycleOptions::new(1.0, 4)
+        };
+        let cycle = LrScheduler::one_cycle_lr(&opt, &o).unwrap();
+        let chain = LrScheduler::chained_scheduler(&[&decay, &cycle]).unwrap();
+        assert_eq!(chain.kind().unwrap(), "ChainedScheduler");
+        for _ in 0..4 {
+            chain.step().unwrap();
+        }
+        let state = |s: &LrScheduler| (s.last_lr().unwrap(), s.last_epoch().unwrap());
+        let before = (opt.lr().unwrap(), opt.option("momentum").unwrap(), state(&decay), state(&cycle), state(&chain));
+        assert_eq!(before.2 .1, 4);
+        let e = chain.step().unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument, "{e}");
+        assert!(e.message.contains("total_steps is 4"), "{e}");
+        let after = (opt.lr().unwrap(), opt.option("momentum").unwrap(), state(&decay), state(&cycle), state(&chain));
+        assert_eq!(after, before, "a refused chain step changed something");
+        let e = LrScheduler::chained_scheduler(&[]).unwrap_err();
+        assert!(e.message.contains("at least one"), "{e}");
+        let e = LrScheduler::chained_scheduler(&[&decay, &chain]).unwrap_err();
+        assert!(e.message.contains("is a ChainedScheduler"), "{e}");
+    });
+}
+
+#[test]
 fn reduce_lr_on_plateau_reduces_after_patience_bad_steps() {
     leak_checked(|| {
         let opt = sgd(0.1);

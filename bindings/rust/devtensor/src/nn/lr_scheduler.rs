@@ -340,7 +340,7 @@ impl Default for PlateauOptions {
 /// classes of `torch.optim.lr_scheduler` (PyTorch 1.13's formulas): StepLR, MultiStepLR,
 /// ExponentialLR, LinearLR, ConstantLR, PolynomialLR, CosineAnnealingLR,
 /// CosineAnnealingWarmRestarts, OneCycleLR, CyclicLR, ReduceLROnPlateau, SequentialLR,
-/// LambdaLR and MultiplicativeLR, one constructor each.
+/// ChainedScheduler, LambdaLR and MultiplicativeLR, one constructor each.
 ///
 /// It sets the optimizer's rate ([`Optimizer::lr`] reads it). Making one makes its first
 /// step at once: the rate becomes the schedule's rate for epoch 0 (LinearLR's
@@ -870,9 +870,9 @@ impl LrScheduler {
     ///
     /// [`ErrorCode::InvalidArgument`]: not one milestone fewer than schedulers (checked
     /// here, before the library is called), no scheduler, milestones not increasing or
-    /// below 1, a scheduler of another optimizer, one listed twice, a ReduceLROnPlateau
-    /// or SequentialLR among them; [`ErrorCode::InvalidHandle`]. The optimizer is
-    /// unchanged then.
+    /// below 1, a scheduler of another optimizer, one listed twice, a ReduceLROnPlateau,
+    /// SequentialLR or ChainedScheduler among them; [`ErrorCode::InvalidHandle`]. The
+    /// optimizer is unchanged then.
     pub fn sequential_lr(
         opt: &Optimizer,
         schedulers: &[&LrScheduler],
@@ -893,6 +893,43 @@ impl LrScheduler {
         new_scheduler(|o| unsafe {
             ffi::dt_sequential_lr_new(opt.as_raw(), slice_ptr(&h), h.len(), slice_ptr(milestones), o)
         })
+    }
+
+    /// `torch.optim.lr_scheduler.ChainedScheduler(schedulers)` (`dt_chained_scheduler_new`):
+    /// each [`step`](LrScheduler::step) steps every one of `schedulers`, in order, their
+    /// rates combining by PyTorch's chained formulas. Making it steps nothing; its
+    /// [`last_epoch`](LrScheduler::last_epoch) counts its own steps. A step is all or
+    /// nothing: when one of them refuses, those stepped before it and the optimizer's rate
+    /// and momentum are put back (a LambdaLR's closure already called is not undone). It
+    /// holds its own references to the schedulers: step only the chain afterwards.
+    ///
+    /// ```
+    /// use devtensor::nn::{LrScheduler, Module, Sgd};
+    /// use devtensor::{DType, Device};
+    ///
+    /// # fn main() -> devtensor::Result<()> {
+    /// let lin = Module::linear(2, 1, true, DType::Float32, Device::CPU)?;
+    /// let opt = Sgd::new(&lin.parameters()?, 1.0).build()?;
+    /// // PyTorch's example: a tenth of the rate for two epochs, under a decay of 0.9.
+    /// let constant = LrScheduler::constant_lr(&opt, 0.1, 2)?;
+    /// let decay = LrScheduler::exponential_lr(&opt, 0.9)?;
+    /// let chain = LrScheduler::chained_scheduler(&[&constant, &decay])?;
+    /// assert!((opt.lr()? - 0.1).abs() < 1e-12);
+    /// chain.step()?;
+    /// assert!((opt.lr()? - 0.09).abs() < 1e-12);
+    /// chain.step()?; // ConstantLR's end: back to the whole rate, decayed twice
+    /// assert!((opt.lr()? - 0.81).abs() < 1e-12);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorCode::InvalidArgument`]: no scheduler, schedulers of different optimizers,
+    /// one listed twice, a ReduceLROnPlateau, SequentialLR or ChainedScheduler among
+    /// them; [`ErrorCode::InvalidHandle`].
+    pub fn chained_scheduler(schedulers: &[&LrScheduler]) -> Result<LrScheduler> {
+        let h: Vec<*mut ffi::dt_lr_scheduler> = schedulers.iter().map(|s| s.as_raw()).collect();
+        new_scheduler(|o| unsafe { ffi::dt_chained_scheduler_new(slice_ptr(&h), h.len(), o) })
     }
 
     /// One epoch (or batch) on, PyTorch's `scheduler.step()` (`dt_lr_scheduler_step`):
