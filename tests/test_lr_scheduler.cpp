@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -18,6 +19,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/dt_test.h"
@@ -543,6 +545,40 @@ TEST_F(LrScheduler, SequentialChecksItsSchedulers) {
     EXPECT_TRUE(has(dt_last_error_message(), c.msg)) << dt_last_error_message();
     EXPECT_EQ(out, nullptr);
   }
+}
+
+// Two chains over the same two schedulers, listed in opposite orders, stepped from two
+// threads at once: locking in address order keeps them from deadlocking, and every step
+// lands (each scheduler's epoch counts both chains' steps; the rate is every factor's
+// product, 0.999 per step of the ExponentialLR and 0.9 per 7th of the StepLR).
+TEST_F(LrScheduler, TwoChainsSharingSchedulersStepFromTwoThreads) {
+  Sgd o(0.1);
+  S a, b, ab, ba;
+  DT_ASSERT_OK(dt_exponential_lr_new(o.opt, 0.999, a.out()));
+  DT_ASSERT_OK(dt_step_lr_new(o.opt, 7, 0.9, b.out()));
+  dt_lr_scheduler* forward[] = {a, b};
+  dt_lr_scheduler* backward[] = {b, a};
+  DT_ASSERT_OK(dt_chained_scheduler_new(forward, 2, ab.out()));
+  DT_ASSERT_OK(dt_chained_scheduler_new(backward, 2, ba.out()));
+  constexpr int kSteps = 500;
+  std::atomic<int> failed{0};
+  auto run = [&failed](dt_lr_scheduler* chain) {
+    for (int i = 0; i < kSteps; ++i)
+      if (dt_lr_scheduler_step(chain) != DT_OK) ++failed;
+  };
+  std::thread first(run, ab.get()), second(run, ba.get());
+  first.join();
+  second.join();
+  EXPECT_EQ(failed.load(), 0);
+  int64_t epoch = -1;
+  for (dt_lr_scheduler* s : {a.get(), b.get()}) {
+    DT_ASSERT_OK(dt_lr_scheduler_last_epoch(s, &epoch));
+    EXPECT_EQ(epoch, 2 * kSteps);
+  }
+  DT_ASSERT_OK(dt_lr_scheduler_last_epoch(ab, &epoch));
+  EXPECT_EQ(epoch, kSteps);
+  const double want = 0.1 * std::pow(0.999, 2 * kSteps) * std::pow(0.9, (2 * kSteps) / 7);
+  EXPECT_NEAR(o.lr(), want, 1e-12 * want);
 }
 
 // A chain's step is all or nothing: when OneCycleLR refuses the step past its end, the

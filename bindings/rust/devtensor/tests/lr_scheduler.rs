@@ -751,7 +751,10 @@ fn a_panic_or_a_negative_factor_fails_the_step_and_changes_nothing() {
         })
         .unwrap();
         sched.step().unwrap(); // epoch 1: 0.5
-        for (k, want) in [(1, "returned NaN at epoch 2"), (2, "which makes the rate -0.5")] {
+        for (k, want) in [
+            (1, "returned NaN at epoch 2 (a factor must be a finite number) (the closure panicked: no factor for epoch 2)"),
+            (2, "which makes the rate -0.5"),
+        ] {
             mode.store(k, std::sync::atomic::Ordering::SeqCst);
             let err = sched.step().unwrap_err();
             assert_eq!(err.code, ErrorCode::InvalidArgument);
@@ -760,6 +763,12 @@ fn a_panic_or_a_negative_factor_fails_the_step_and_changes_nothing() {
         }
         mode.store(0, std::sync::atomic::Ordering::SeqCst);
         sched.step().unwrap();
+        assert_eq!((opt.lr().unwrap(), sched.last_epoch().unwrap()), (0.25, 2));
+        // A chain that steps it says so too.
+        let chain = LrScheduler::chained_scheduler(&[&sched]).unwrap();
+        mode.store(1, std::sync::atomic::Ordering::SeqCst);
+        let err = chain.step().unwrap_err();
+        assert!(err.message.contains("(the closure panicked: no factor for epoch 3)"), "{}", err.message);
         assert_eq!((opt.lr().unwrap(), sched.last_epoch().unwrap()), (0.25, 2));
     });
 }

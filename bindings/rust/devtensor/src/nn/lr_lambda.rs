@@ -4,23 +4,62 @@
 
 use super::lr_scheduler::new_scheduler;
 use super::{LrScheduler, Optimizer};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use devtensor_sys as ffi;
+use std::any::Any;
+use std::cell::RefCell;
 use std::os::raw::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+
+thread_local! {
+    /// What the last closure called on this thread panicked with, until a scheduler
+    /// call takes it for its error. The library calls a closure on the thread that makes
+    /// or steps the scheduler (include/devtensor.h, dt_lr_lambda_fn), so the failing
+    /// call finds it here.
+    static PANICKED: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Forgets what an earlier closure call on this thread panicked with (before a call
+/// that may run closures).
+pub(super) fn forget_panic() {
+    PANICKED.with(|p| p.borrow_mut().take());
+}
+
+/// `e` (from a call that ran closures) with what the closure panicked with, if one did.
+pub(super) fn explain_panic(mut e: Error) -> Error {
+    if let Some(what) = PANICKED.with(|p| p.borrow_mut().take()) {
+        e.message.push_str(&format!(" (the closure panicked: {what})"));
+    }
+    e
+}
+
+fn panic_text(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a value that is not a string".to_string()
+    }
+}
 
 /// What `user_data` points to: the caller's closure, boxed once more so that the pointer
 /// is thin.
 type Lambda = Box<dyn FnMut(i64) -> f64 + Send>;
 
 /// `dt_lr_lambda_fn`: the closure's factor for `epoch`. A panic is caught here (it must
-/// not unwind into C) and becomes NaN, which fails the step with InvalidArgument.
+/// not unwind into C) and becomes NaN, which fails the step with InvalidArgument; what it
+/// said is kept for that error (`explain_panic`).
 unsafe extern "C" fn call_lambda(epoch: i64, user_data: *mut c_void) -> f64 {
     // SAFETY: user_data is the `Box<Lambda>` made by `new_lambda_scheduler`, alive until
     // `drop_lambda`; the library calls one scheduler's function one call at a time
     // (include/devtensor.h, dt_lr_lambda_fn), so this is the only reference now.
     let f = unsafe { &mut *(user_data as *mut Lambda) };
-    catch_unwind(AssertUnwindSafe(|| f(epoch))).unwrap_or(f64::NAN)
+    catch_unwind(AssertUnwindSafe(|| f(epoch))).unwrap_or_else(|payload| {
+        let what = panic_text(payload.as_ref());
+        PANICKED.with(|p| *p.borrow_mut() = Some(what));
+        f64::NAN
+    })
 }
 
 /// `dt_lr_lambda_free_fn`: drops the closure (once, with the scheduler's last release).
@@ -94,7 +133,9 @@ impl LrScheduler {
     /// `FnMut` is enough; it must be `Send`, for the scheduler may be stepped and dropped
     /// on any thread). The scheduler keeps it until its last handle is dropped. It must
     /// return a finite number that leaves the rate `>= 0`: anything else, or a panic
-    /// (caught), fails that step with [`ErrorCode::InvalidArgument`] and changes nothing.
+    /// (caught; the error ends with "(the closure panicked: ...)", whichever scheduler's
+    /// step ran it), fails that step with [`ErrorCode::InvalidArgument`] and changes
+    /// nothing.
     /// Calls to schedulers from inside it fail the same way (they could wait on the
     /// scheduler being stepped). The state dict holds `base_lr`, `last_epoch` and
     /// `last_lr`, not the function, as PyTorch leaves a plain function out of its own.

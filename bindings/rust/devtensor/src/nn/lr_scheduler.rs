@@ -2,6 +2,7 @@
 //! [`LrScheduler`] over a `dt_lr_scheduler` handle, with the option structs
 //! [`OneCycleOptions`], [`CyclicOptions`] and [`PlateauOptions`] and their enums.
 
+use super::lr_lambda::{explain_panic, forget_panic};
 use super::Optimizer;
 use crate::error::{check, Error, ErrorCode, Result};
 use crate::{check_version, read_string, StateDict};
@@ -424,7 +425,8 @@ pub(super) fn new_scheduler(
 ) -> Result<LrScheduler> {
     check_version()?;
     let mut out: *mut ffi::dt_lr_scheduler = std::ptr::null_mut();
-    check(call(&mut out))?;
+    forget_panic();
+    check(call(&mut out)).map_err(explain_panic)?;
     NonNull::new(out)
         .map(|ptr| LrScheduler { ptr })
         .ok_or_else(|| {
@@ -955,7 +957,8 @@ impl LrScheduler {
     /// [`step_metric`](LrScheduler::step_metric)), a OneCycleLR stepped past its
     /// `total_steps`; [`ErrorCode::InvalidHandle`].
     pub fn step(&self) -> Result<()> {
-        check(unsafe { ffi::dt_lr_scheduler_step(self.ptr.as_ptr()) })
+        forget_panic();
+        check(unsafe { ffi::dt_lr_scheduler_step(self.ptr.as_ptr()) }).map_err(explain_panic)
     }
 
     /// ReduceLROnPlateau's step with the metric it watches (a validation loss, say),
