@@ -131,6 +131,10 @@ struct OneCycleOptions {
 };
 LrScheduler* new_one_cycle_lr(Ref<Optimizer> opt, const OneCycleOptions& o);  // lr_scheduler_cycles.cpp
 
+// The setting a momentum schedule moves: "beta1" (Adam's momentum, PyTorch's
+// use_beta1), "momentum", or nullptr when the optimizer has neither (Adagrad).
+const char* momentum_option(Optimizer& opt);  // lr_scheduler_cycles.cpp
+
 // CyclicLR's modes: the amplitude of cycle c (from 1) at step e is 1 (triangular),
 // 1 / 2^(c - 1) (triangular2) or gamma^e (exp_range). The numbers its state dict keeps.
 enum : int64_t { kCyclicTriangular = 0, kCyclicTriangular2 = 1, kCyclicExpRange = 2 };

@@ -12,11 +12,10 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 
-// The setting a momentum cycle moves: Adam's beta1 is its momentum (PyTorch's
-// use_beta1); INVALID_ARGUMENT when the optimizer has neither.
+// The setting a momentum cycle moves (momentum_option); INVALID_ARGUMENT when the
+// optimizer has neither.
 const char* cycled_momentum(const char* who, Optimizer& opt) {
-  if (opt.has_option("beta1")) return "beta1";
-  if (opt.has_option("momentum")) return "momentum";
+  if (const char* name = momentum_option(opt)) return name;
   fail(DT_ERR_INVALID_ARGUMENT, cat(who, ": cycle_momentum needs an optimizer with a momentum or betas, and ",
                                     opt.kind(), " has neither (pass cycle_momentum 0)"));
 }
@@ -351,6 +350,12 @@ class PlateauScheduler final : public LrScheduler {
 };
 
 }  // namespace
+
+const char* momentum_option(Optimizer& opt) {
+  if (opt.has_option("beta1")) return "beta1";
+  if (opt.has_option("momentum")) return "momentum";
+  return nullptr;
+}
 
 LrScheduler* new_cyclic_lr(Ref<Optimizer> opt, const CyclicOptions& o) { return new CyclicScheduler(std::move(opt), o); }
 LrScheduler* new_one_cycle_lr(Ref<Optimizer> opt, const OneCycleOptions& o) {

@@ -172,6 +172,8 @@ class ChainedScheduler final : public SchedulerList {
   ChainedScheduler(Ref<Optimizer> opt, std::vector<Ref<LrScheduler>> schedulers)
       : SchedulerList(std::move(opt), std::move(schedulers)) {
     check_schedulers("schedulers[0]", "which a ChainedScheduler cannot step");
+    for (Ref<LrScheduler>& s : schedulers_) lock_order_.push_back(s.get());
+    std::sort(lock_order_.begin(), lock_order_.end(), std::less<LrScheduler*>());
     // PyTorch's constructor steps nothing: the rate stays, and is the last one.
     base_lr_ = opt_->initial_lr();
     last_epoch_ = 0;
@@ -193,11 +195,8 @@ class ChainedScheduler final : public SchedulerList {
   // kept to put back if one refuses. What a LambdaLR's function did is the user's.
   void advance(bool restart) override {
     if (restart) fail(DT_ERR_INVALID_ARGUMENT, cat(name(), " cannot be restarted at a milestone"));
-    std::vector<LrScheduler*> order;
-    for (Ref<LrScheduler>& s : schedulers_) order.push_back(s.get());
-    std::sort(order.begin(), order.end(), std::less<LrScheduler*>());
     std::vector<std::unique_lock<std::mutex>> locks;
-    for (LrScheduler* s : order) locks.emplace_back(s->mu_);
+    for (LrScheduler* s : lock_order_) locks.emplace_back(s->mu_);
     struct Kept {
       std::vector<Field> fields;
       std::vector<double> values;
@@ -209,7 +208,7 @@ class ChainedScheduler final : public SchedulerList {
       kept.push_back(std::move(k));
     }
     const double lr = opt_->lr();
-    const char* momentum = opt_->has_option("beta1") ? "beta1" : opt_->has_option("momentum") ? "momentum" : nullptr;
+    const char* momentum = momentum_option(*opt_);
     const double m = momentum ? opt_->option(momentum) : 0;
     try {
       for (Ref<LrScheduler>& s : schedulers_) s->advance(false);
@@ -223,6 +222,7 @@ class ChainedScheduler final : public SchedulerList {
     ++last_epoch_;
     last_lr_ = opt_->lr();
   }
+  std::vector<LrScheduler*> lock_order_;  // schedulers_ by address: the order advance() locks them in
 };
 
 LrScheduler* new_sequential_lr(Ref<Optimizer> opt, std::vector<Ref<LrScheduler>> schedulers,
