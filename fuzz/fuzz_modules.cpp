@@ -1,7 +1,7 @@
 // fuzz_modules.cpp — libFuzzer target for the module API: every constructor (Linear, the
 // activations, Conv1d/2d, ConvTranspose2d, the pools, BatchNorm1d/2d, LayerNorm,
 // GroupNorm, Embedding, MultiheadAttention, TransformerEncoderLayer/Encoder, Sequential,
-// the losses, DataParallel) with arguments drawn from small values and int64's extremes,
+// the losses, DataParallel, modules of the caller's over any of these) with arguments drawn from small values and int64's extremes,
 // then what a program does with modules, in any order: forward (inputs mostly of the
 // shape the module expects, sometimes not), backward and an optimizer step, dt_module_to
 // between cpu:0 and cpu:1 (and to devices that do not exist), train/eval, enumerating
@@ -46,6 +46,44 @@ constexpr int kMaxSteps = 10;
 constexpr size_t kMaxModules = 8;
 
 std::string g_path;  // this process's safetensors file
+
+// The forward of the custom modules this target makes (dt_module_new); user_data picks
+// what it does: 0 runs its children in order on its first input (a Sequential written
+// by hand, reaching them through self), 1 returns its first input, 2 fails with its own
+// status and message, 3 returns DT_OK without an output (the library must refuse that).
+dt_status custom_forward(dt_module* self, dt_tensor* const* in, size_t n, void* what, dt_tensor** out) {
+  const intptr_t behaviour = reinterpret_cast<intptr_t>(what);
+  if (behaviour == 2) {
+    dt_set_error_message("the fuzzer's forward refuses");
+    return DT_ERR_BACKEND;
+  }
+  if (behaviour == 3) return DT_OK;
+  if (n == 0 || !in[0]) {
+    dt_set_error_message("no first input");
+    return DT_ERR_INVALID_ARGUMENT;
+  }
+  dt_tensor* x = in[0];
+  dt_status st = dt_tensor_retain(x);
+  size_t count = 0;
+  if (behaviour == 0 && st == DT_OK) st = dt_module_child_count(self, &count);
+  for (size_t i = 0; i < count && st == DT_OK; ++i) {
+    dt_module* c = nullptr;
+    dt_tensor* y = nullptr;
+    st = dt_module_child_at(self, i, nullptr, 0, nullptr, &c);
+    if (st == DT_OK) st = dt_module_forward(c, &x, 1, &y);
+    dt_module_release(c);
+    if (st == DT_OK) {
+      dt_tensor_release(x);
+      x = y;
+    }
+  }
+  if (st == DT_OK) {
+    *out = x;
+  } else {
+    dt_tensor_release(x);
+  }
+  return st;
+}
 
 // What a module's forward expects, so that most inputs fit: the kind of input, the size
 // of its feature (or channel) dim, and for losses and attention their extra inputs.
@@ -184,6 +222,19 @@ class Program {
   }
   static dt_module* untouched() { return static_cast<dt_module*>(fuzz::kUntouched); }
   Mod* any_module() { return mods_.empty() ? nullptr : &mods_[static_cast<size_t>(in_.pick(static_cast<int>(mods_.size())))]; }
+  // 0 to 3 of the modules this input holds (maybe one twice) for a container: what it
+  // expects is its first child's, and it is random when any child is.
+  Mod pick_children(std::vector<dt_module*>* children) {
+    Mod first{nullptr, Expects::kAny, 0, 0, false};
+    const int n = in_.pick(4);
+    for (int i = 0; i < n && !mods_.empty(); ++i) {
+      Mod* c = any_module();
+      if (i == 0) first = *c;
+      first.random = first.random || c->random;
+      children->push_back(c->m);
+    }
+    return first;
+  }
 
   // ---------------------------------------------------------------- constructors
 
@@ -192,7 +243,7 @@ class Program {
     const dt_device dev = device();
     dt_module* m = untouched();
     int64_t a[2], b[2], c[2], d[2], k[2];
-    switch (in_.pick(17)) {
+    switch (in_.pick(18)) {
       case 0: {
         g_op = "dt_linear_new";
         const int64_t in = size(0), out = size(0);
@@ -322,14 +373,7 @@ class Program {
       case 12: {  // Sequential of modules this input holds (maybe none, maybe one twice)
         g_op = "dt_sequential_new";
         std::vector<dt_module*> children;
-        const int n = in_.pick(4);
-        Mod first{nullptr, Expects::kAny, 0, 0, false};
-        for (int i = 0; i < n && !mods_.empty(); ++i) {
-          Mod* c = any_module();
-          if (i == 0) first = *c;
-          first.random = first.random || c->random;
-          children.push_back(c->m);
-        }
+        const Mod first = pick_children(&children);
         made(dt_sequential_new(children.empty() && in_.rarely(2) ? nullptr : children.data(), children.size(), &m),
              m, first);
         break;
@@ -395,6 +439,34 @@ class Program {
             break;
         }
         made(st, m, {nullptr, Expects::kSequence, input, 0, batch_first == 1, p != 0 && layers > 1});
+        break;
+      }
+      case 16: {  // a module of the caller's (dt_module_new) over modules this input holds
+        g_op = "dt_module_new";
+        std::vector<dt_module*> children;
+        const Mod first = pick_children(&children);
+        std::vector<std::string> names;
+        for (size_t i = 0; i < children.size(); ++i)
+          names.push_back(in_.rarely(8) ? (in_.rarely(2) ? "a.b" : "c0") : "c" + std::to_string(i));
+        std::vector<const char*> cnames;
+        for (const std::string& name : names) cnames.push_back(name.c_str());
+        const int64_t one = 1;
+        dt_tensor* param = in_.rarely(3) ? tensor({in_.rarely(4) ? 0 : one}, dt, dev) : nullptr;
+        const char* pname = in_.rarely(8) ? "c0" : "scale";
+        dt_module_spec spec{};
+        spec.struct_size = in_.rarely(16) ? 8 : sizeof spec;
+        spec.kind = in_.rarely(16) ? "" : "Custom";
+        spec.n_children = children.size();
+        spec.child_names = cnames.data();
+        spec.children = children.data();
+        spec.n_parameters = param ? 1 : 0;
+        spec.parameter_names = &pname;
+        spec.parameters = const_cast<const dt_tensor* const*>(&param);
+        spec.min_inputs = static_cast<size_t>(in_.pick(2));
+        spec.max_inputs = static_cast<size_t>(in_.rarely(8) ? in_.small(0, 20) : 1 + in_.pick(2));
+        spec.forward = custom_forward;
+        spec.user_data = reinterpret_cast<void*>(static_cast<intptr_t>(in_.rarely(4) ? 1 + in_.pick(3) : 0));
+        made(dt_module_new(&spec, &m), m, first);
         break;
       }
       default: {  // DataParallel over cpu:0 and cpu:1 (or a device that does not exist)

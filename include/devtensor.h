@@ -178,6 +178,11 @@ DT_API const char* dt_status_string(dt_status code);
  *  failing call on this thread. "" if no call on this thread has failed. Never NULL.
  *  Successful calls do not clear it. */
 DT_API const char* dt_last_error_message(void);
+/** Sets the calling thread's last error message (copied; NULL is ""), for a function the
+ *  library calls back (a module's forward, dt_module_forward_fn) that fails for a reason
+ *  of its own: the error the library then reports quotes it, as sqlite3_result_error.
+ *  Never fails; returns DT_OK. */
+DT_API dt_status dt_set_error_message(const char* message);
 
 /** Writes a description of the build: version, backends compiled in, the BLAS library
  *  and its threading, compiler. One "key: value" per line.
@@ -1967,6 +1972,84 @@ DT_API dt_status dt_module_child_at(const dt_module* m, size_t i, char* buf, siz
  *  PyTorch: a NEW reference to it. Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT
  *  (NULL, no such child: the message names the missing part and the children there are). */
 DT_API dt_status dt_module_child(const dt_module* m, const char* path, dt_module** out);
+/** A module the caller defines, as a subclass of torch.nn.Module in PyTorch: named
+ *  children, parameters and buffers, and a forward function written with devtensor's
+ *  ops (a ResNet block with its residual sum, a transformer with a custom head).
+ *  The module behaves as every other: its state dict names are PyTorch's
+ *  ("layer1.0.conv1.weight"), so a state_dict PyTorch saved loads unchanged into a tree
+ *  built of such modules; dt_module_to moves it, dt_module_train/eval reach its children,
+ *  it may sit in a Sequential, an optimizer takes its parameters, and DataParallel and
+ *  DistributedDataParallel wrap it.
+ *
+ *  The forward function. self is a BORROWED handle to the module being run (valid
+ *  during the call): reach the module's children, parameters and buffers through it
+ *  (dt_module_child, dt_module_get_parameter, dt_module_get_buffer), not through handles
+ *  kept in user_data, because DataParallel runs it on replicas whose tensors live on
+ *  other devices. inputs are BORROWED handles (n of them, between min_inputs and
+ *  max_inputs; those past min_inputs may be NULL, PyTorch's None). On success it writes a NEW reference to *out and returns DT_OK (it may
+ *  return an input, retained). On failure it returns a status (usually that of the
+ *  devtensor call that failed, whose message is then kept; or its own, with a message
+ *  set by dt_set_error_message), and dt_module_forward fails with that status and a
+ *  message naming the module's kind and quoting the function's. It may be called from
+ *  several threads at once (DataParallel's replicas, or the caller's own threads), runs
+ *  on the calling thread, must not release self (borrowed) and cannot move a module
+ *  (dt_module_to fails inside it). Forwards nest at most 100 deep (a function that runs
+ *  its own module fails there instead of exhausting the stack). */
+typedef dt_status (*dt_module_forward_fn)(dt_module* self, dt_tensor* const* inputs, size_t n, void* user_data,
+                                          dt_tensor** out);
+/** Frees a custom module's user_data: called once, when the module and every replica
+ *  DataParallel made of it are gone, on the thread that releases the last of them. */
+typedef void (*dt_module_free_fn)(void* user_data);
+
+/** What dt_module_new makes. Fill struct_size with sizeof(dt_module_spec) and zero what
+ *  you do not use (a later version may add fields at the end). Names are UTF-8, not
+ *  empty, without '.', and unique across children, parameters and buffers. */
+typedef struct dt_module_spec {
+  size_t struct_size;
+  /** The class name ("BasicBlock"): dt_module_kind and error messages. Required. */
+  const char* kind;
+  /** n_children modules held under their names (each gets a reference of its own; the
+   *  same module may appear twice, as in PyTorch, and then shares its parameters). */
+  size_t n_children;
+  const char* const* child_names;
+  dt_module* const* children;
+  /** n_parameters tensors whose VALUES become the module's own parameters (copies with
+   *  the same shape, dtype and device, requiring grad; floating dtypes only), as
+   *  nn.Parameter(t): get them back with dt_module_get_parameter. */
+  size_t n_parameters;
+  const char* const* parameter_names;
+  const dt_tensor* const* parameters;
+  /** n_buffers tensors whose values become the module's own buffers (copies, not
+   *  requiring grad; any dtype), as register_buffer. */
+  size_t n_buffers;
+  const char* const* buffer_names;
+  const dt_tensor* const* buffers;
+  /** The number of inputs forward takes: min_inputs (0 allowed) to max_inputs (at most
+   *  16); both 0 means exactly 1. Inputs past min_inputs may be NULL (PyTorch's None). */
+  size_t min_inputs;
+  size_t max_inputs;
+  /** Required. user_data goes to every call; free_user_data (NULL: nothing to free) is
+   *  called when the module is gone. When dt_module_new fails it is not called, and
+   *  user_data stays the caller's. */
+  dt_module_forward_fn forward;
+  void* user_data;
+  dt_module_free_fn free_user_data;
+} dt_module_spec;
+
+/** A new module as spec describes (see dt_module_forward_fn), in training mode. The
+ *  children, names and tensors are read during this call only.
+ *  Errors: DT_ERR_INVALID_ARGUMENT (NULL spec or out, struct_size too small, no kind or
+ *  forward, a NULL or bad name or entry, a name used twice, min_inputs over max_inputs,
+ *  max_inputs over 16), DT_ERR_INVALID_HANDLE, DT_ERR_DTYPE_MISMATCH (a parameter that is
+ *  not floating), DT_ERR_OUT_OF_MEMORY. */
+DT_API dt_status dt_module_new(const dt_module_spec* spec, dt_module** out);
+/** The parameter (buffer) at a dotted path ("weight", "layer1.0.bn1.weight"), as
+ *  PyTorch's get_parameter / get_buffer: a NEW reference to the tensor itself (writes
+ *  through it change the module). Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT
+ *  (NULL, no such child or tensor: the message names what is missing and what there
+ *  is). */
+DT_API dt_status dt_module_get_parameter(const dt_module* m, const char* path, dt_tensor** out);
+DT_API dt_status dt_module_get_buffer(const dt_module* m, const char* path, dt_tensor** out);
 /** A NEW state dict whose entries are the module's parameters then buffers, by their
  *  state_dict names, SHARED with the module (writes through them change it).
  *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out). */

@@ -2742,6 +2742,78 @@ void add_module_cases(Table& T) {
   T.add("dt_module_child", "path=missing", {IA}, [mod_out](Ctx& x) {
     return dt_module_child(LiveModule(x).lin, "no.such", mod_out(x));
   }).msg_has = "no child \"no\"";
+  // Custom modules: a spec around a Linear child, each row spoiling one part of it.
+  struct Spec {
+    dt_module* child = nullptr;
+    const char* names[1] = {"lin"};
+    dt_module* children[1] = {nullptr};
+    dt_module_spec s{};
+    explicit Spec(Ctx&) {
+      dt_linear_new(3, 2, 1, DT_FLOAT32, CPU0, &child);
+      children[0] = child;
+      s.struct_size = sizeof s;
+      s.kind = "Custom";
+      s.n_children = 1;
+      s.child_names = names;
+      s.children = children;
+      s.forward = [](dt_module*, dt_tensor* const*, size_t, void*, dt_tensor**) { return dt_status{DT_ERR_INTERNAL}; };
+    }
+    ~Spec() { dt_module_release(child); }
+  };
+  T.add("dt_module_new", "spec=NULL", {IA}, [mod_out](Ctx& x) { return dt_module_new(nullptr, mod_out(x)); });
+  T.add("dt_module_new", "out=NULL", {IA}, [](Ctx& x) {
+    Spec sp(x);
+    return dt_module_new(&sp.s, nullptr);
+  });
+  T.add("dt_module_new", "struct_size=0", {IA}, [mod_out](Ctx& x) {
+    Spec sp(x);
+    sp.s.struct_size = 0;
+    return dt_module_new(&sp.s, mod_out(x));
+  }).msg_has = "struct_size";
+  T.add("dt_module_new", "forward=NULL", {IA}, [mod_out](Ctx& x) {
+    Spec sp(x);
+    sp.s.forward = nullptr;
+    return dt_module_new(&sp.s, mod_out(x));
+  }).msg_has = "forward";
+  T.add("dt_module_new", "name=dotted", {IA}, [mod_out](Ctx& x) {
+    Spec sp(x);
+    sp.names[0] = "a.b";
+    return dt_module_new(&sp.s, mod_out(x));
+  }).msg_has = "\"a.b\"";
+  T.add("dt_module_new", "child=released", {IH}, [mod_out](Ctx& x) {
+    Spec sp(x);
+    dt_module* m = nullptr;
+    if (dt_relu_new(&m) != DT_OK || dt_module_release(m) != DT_OK) return dt_status{-999};
+    sp.children[0] = m;
+    return dt_module_new(&sp.s, mod_out(x));
+  });
+  T.add("dt_module_new", "child=tensor_handle", {IH}, [mod_out](Ctx& x) {
+    Spec sp(x);
+    sp.children[0] = reinterpret_cast<dt_module*>(x.a);
+    return dt_module_new(&sp.s, mod_out(x));
+  });
+  T.add("dt_module_new", "parameter=int", {TM}, [mod_out](Ctx& x) {
+    Spec sp(x);
+    const char* pn[] = {"w"};
+    const dt_tensor* ps[] = {x.gidx};
+    sp.s.n_parameters = 1;
+    sp.s.parameter_names = pn;
+    sp.s.parameters = ps;
+    return dt_module_new(&sp.s, mod_out(x));
+  }).msg_has = "floating";
+  for (const char* fn : {"dt_module_get_parameter", "dt_module_get_buffer"}) {
+    const bool params = std::string(fn) == "dt_module_get_parameter";
+    auto call = [params](const dt_module* m, const char* path, dt_tensor** out) {
+      return params ? dt_module_get_parameter(m, path, out) : dt_module_get_buffer(m, path, out);
+    };
+    mod_handles(fn, [call](Ctx& x, dt_module* m) { return call(m, "weight", &x.o.t); });
+    T.add(fn, "out=NULL", {IA}, [call](Ctx& x) { return call(LiveModule(x).lin, "weight", nullptr); });
+    T.add(fn, "path=NULL", {IA}, [call](Ctx& x) { return call(LiveModule(x).lin, nullptr, &x.o.t); });
+    T.add(fn, "path=missing", {IA}, [call](Ctx& x) { return call(LiveModule(x).lin, "gamma", &x.o.t); }).msg_has =
+        "\"gamma\"";
+    T.add(fn, "path=no_child", {IA}, [call](Ctx& x) { return call(LiveModule(x).lin, "head.weight", &x.o.t); })
+        .msg_has = "no child \"head\"";
+  }
   mod_handles("dt_module_state_dict", [](Ctx& x, dt_module* m) {
     return dt_module_state_dict(m, reinterpret_cast<dt_state_dict**>(&x.o.ptr));
   });
@@ -3863,7 +3935,8 @@ const std::set<std::string>& dedicated_functions() {
       "dt_live_handle_count", "dt_cuda_is_available", "dt_dtype_name",   "dt_manual_seed",
       "dt_tensor_release",   "dt_build_info",     "dt_device_format", "dt_cuda_status",
       "dt_device_name",      "dt_tensor_to_string", "dt_all_gpus",     "dt_devices_by_free_memory",
-      "dt_chunk",            "dt_split",          "dt_device_properties", "dt_memory_stats"};
+      "dt_chunk",            "dt_split",          "dt_device_properties", "dt_memory_stats",
+      "dt_set_error_message"};
   return s;
 }
 
@@ -4325,6 +4398,19 @@ TEST_F(Library, SuccessDoesNotClearTheMessageAndTheMessageStaysValid) {
   EXPECT_EQ(dt_tensor_release(t), DT_OK);
   EXPECT_EQ(std::string(m), copy) << "the borrowed message must stay valid across successful calls";
   EXPECT_EQ(std::string(dt_last_error_message()), copy);
+}
+
+TEST_F(Library, SetErrorMessageSetsThisThreadsMessageOnly) {
+  EXPECT_EQ(dt_set_error_message("from a callback \xc3\xa9"), DT_OK);
+  EXPECT_STREQ(dt_last_error_message(), "from a callback \xc3\xa9");
+  std::string other = "unset";
+  std::thread th([&] { other = dt_last_error_message(); });
+  th.join();
+  EXPECT_EQ(other, "") << "another thread's message is its own";
+  EXPECT_EQ(dt_set_error_message(nullptr), DT_OK);
+  EXPECT_STREQ(dt_last_error_message(), "");
+  EXPECT_EQ(dt_set_error_message("bad \xff byte"), DT_OK);  // kept UTF-8, as every message
+  EXPECT_STREQ(dt_last_error_message(), "bad \\xFF byte");
 }
 
 TEST_F(Library, ErrorMessageIsPerThread) {

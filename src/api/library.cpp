@@ -47,6 +47,10 @@ DT_API const char* dt_status_string(dt_status code) {
 }
 
 DT_API const char* dt_last_error_message(void) { return last_error(); }
+DT_API dt_status dt_set_error_message(const char* message) {
+  set_error(DT_OK, message ? message : "");
+  return DT_OK;
+}
 
 DT_API dt_status dt_build_info(char* buf, size_t cap, size_t* needed) {
   return guard([&] {

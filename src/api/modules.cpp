@@ -254,8 +254,7 @@ DT_API dt_status dt_module_forward(dt_module* m, const dt_tensor* const* inputs,
                                         mod->arity() == 1                                   ? ""
                                         : mod->arity() == 2 && mod->min_inputs() == 2 ? "s (input, target)"
                                                                                       : "s",
-                                        " but ", n,
-                                        " were given"));
+                                        " but ", n, n == 1 ? " was given" : " were given"));
     }
     std::vector<Tensor> in;
     for (size_t i = 0; i < n; ++i) {
@@ -272,6 +271,7 @@ DT_API dt_status dt_module_forward(dt_module* m, const dt_tensor* const* inputs,
 
 DT_API dt_status dt_module_to(dt_module* m, dt_device device) {
   return guard([&] {
+    nn::refuse_inside_forward("dt_module_to");
     nn::Module* mod = module_arg(m, "dt_module_to");
     Device d = Device::from_c(device);
     check_device(d);
@@ -329,10 +329,8 @@ DT_API dt_status dt_module_child_count(const dt_module* m, size_t* out) {
 }
 
 namespace {
-// A new handle holding one more reference to a module another one owns.
 dt_module* shared_module_handle(nn::Module* child) {
-  child->ref();
-  return static_cast<dt_module*>(new_object_handle<nn::Module, HandleKind::Module>(child));
+  return static_cast<dt_module*>(shared_object_handle<nn::Module, HandleKind::Module>(child));
 }
 }  // namespace
 

@@ -28,4 +28,12 @@ void* new_object_handle(T* obj) {
   }
 }
 
+// A new handle holding one more reference to an object another one owns (a module's
+// child, the module a forward function runs on).
+template <typename T, HandleKind K>
+void* shared_object_handle(T* obj) {
+  obj->ref();
+  return new_object_handle<T, K>(obj);
+}
+
 }  // namespace dt::api

@@ -1,6 +1,8 @@
 // The layers and containers of torch.nn that devtensor provides (losses: nn/losses.h).
 #pragma once
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nn/module.h"
@@ -21,6 +23,27 @@ Module* new_leaky_relu(double negative_slope);
 Module* new_softmax(int64_t dim, bool log);
 Module* new_dropout(double p);
 Module* new_flatten(int64_t start_dim, int64_t end_dim);
+
+// A module the caller defines (dt_module_new). Its forward is `forward` (the C shim's
+// adapter of the caller's function), shared with every replica DataParallel makes.
+struct ForwardFunction {
+  virtual ~ForwardFunction() = default;
+  virtual Tensor call(Module& self, const std::vector<Tensor>& inputs) = 0;
+};
+inline constexpr size_t kMaxCustomInputs = 16;
+struct CustomModuleSpec {
+  std::string kind;
+  std::vector<std::pair<std::string, Ref<Module>>> children;
+  Named parameters, buffers;  // copied: the module's own tensors hold these values
+  size_t min_inputs = 1, max_inputs = 1;  // both 0: 1
+  std::shared_ptr<ForwardFunction> forward;
+};
+// INVALID_ARGUMENT for an empty kind, no forward, a bad or repeated name, a bad input
+// count; DTYPE_MISMATCH for a parameter that is not floating.
+Module* new_custom_module(CustomModuleSpec spec);
+// INVALID_ARGUMENT naming fn when this thread is inside a custom module's forward, where
+// moving a module would wait on the tensors the forward holds.
+void refuse_inside_forward(const char* fn);
 
 // Conv2d (nn/conv_layers.cpp): PyTorch's arguments, (height, width) pairs.
 struct Conv2dOptions {

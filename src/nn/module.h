@@ -50,6 +50,8 @@ class Module : public RefCounted {
     for (const auto& [name, t] : buffers_) f(t);
     for (const auto& [name, child] : children_) child->visit_tensors(f);
   }
+  // This module's own parameters (params) or buffers, without its children's.
+  const Named& own(bool params) const { return params ? params_ : buffers_; }
   // The direct children, named as in state_dict keys ("0", "features"), in order.
   const std::vector<std::pair<std::string, Ref<Module>>>& children() const { return children_; }
   // The descendant at a dotted path ("features.0"), or null; then *missing is the first

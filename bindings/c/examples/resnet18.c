@@ -1,20 +1,23 @@
-/* resnet18: torchvision's ResNet-18, built from devtensor's functional ops around the
- * state_dict PyTorch saved (safetensors, PyTorch's key names), run in eval mode on the
- * best device there is, its logits compared with PyTorch's.
+/* resnet18: torchvision's ResNet-18 built from devtensor modules, as PyTorch defines it
+ * (a custom module per BasicBlock and one for the network, dt_module_new), loaded with
+ * the state_dict PyTorch saved (safetensors, PyTorch's key names: every key must match),
+ * run in eval mode on the best device there is, its logits compared with PyTorch's.
  *
  *   resnet18 MODEL.safetensors CHECK.safetensors [max-relative-difference]
  *
  * tools/export_models.py writes both files: the model's state_dict, and "input"
- * [N, 3, 224, 224] with PyTorch's "logits" [N, 1000]. The network:
+ * [N, 3, 224, 224] with PyTorch's "logits" [N, 1000]. The network, with torchvision's
+ * child names:
  *
  *   conv1 (7x7, stride 2, padding 3) - bn1 - relu - maxpool (3x3, stride 2, padding 1)
- *   layer1..layer4: two BasicBlocks each (conv3x3 - bn - relu - conv3x3 - bn, plus the
- *     input, through downsample (conv1x1 - bn) when the stride or width changes) - relu
- *   adaptive average pool to 1x1 - flatten - fc
+ *   layer1..layer4: Sequentials of two BasicBlocks (conv1 3x3 - bn1 - relu - conv2 3x3 -
+ *     bn2, plus the input, through downsample (Sequential(conv 1x1, bn)) when the stride
+ *     or width changes, then relu)
+ *   avgpool (adaptive, 1x1) - flatten - fc
  *
  * Prints the device, the time of the forward pass and the largest difference from
- * PyTorch's logits relative to the largest logit; exits 1 on any error, 2 when the difference is over the limit
- * (1e-4). */
+ * PyTorch's logits relative to the largest logit; exits 1 on any error, 2 when the
+ * difference is over the limit (1e-4). */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +27,6 @@
 
 #include "model_check.h"
 
-static const dt_state_dict* weights;
 static int failed;
 
 /* Records the first failure (and its message); later calls see `failed` and do nothing. */
@@ -35,130 +37,185 @@ static int ok(dt_status st, const char* what) {
   return 0;
 }
 
-/* The state_dict's tensor `prefix` + `name` (a new reference), or NULL. */
-static dt_tensor* param(const char* prefix, const char* name) {
-  char key[96];
-  dt_tensor* t = NULL;
-  snprintf(key, sizeof key, "%s%s", prefix, name);
-  if (!failed) ok(dt_state_dict_find(weights, key, &t), key);
-  return t;
-}
+/* ---- the forward functions: they reach their children through self */
 
-/* The helpers below consume x (release it) and return a new tensor, or NULL after a failure. */
-static dt_tensor* conv(dt_tensor* x, const char* prefix, int64_t stride, int64_t padding) {
-  const int64_t s[2] = {stride, stride}, p[2] = {padding, padding};
-  dt_tensor *w = param(prefix, "weight"), *y = NULL;
-  if (!failed) ok(dt_conv2d(x, w, NULL, s, p, NULL, 1, &y), prefix);
-  dt_tensor_release(w);
-  dt_tensor_release(x);
-  return y;
-}
-
-static dt_tensor* batch_norm(dt_tensor* x, const char* prefix) {
-  dt_tensor *mean = param(prefix, "running_mean"), *var = param(prefix, "running_var");
-  dt_tensor *w = param(prefix, "weight"), *b = param(prefix, "bias"), *y = NULL;
-  if (!failed) ok(dt_batch_norm(x, mean, var, w, b, 0, 0.1, 1e-5, &y), prefix);
-  dt_tensor_release(mean);
-  dt_tensor_release(var);
-  dt_tensor_release(w);
-  dt_tensor_release(b);
-  dt_tensor_release(x);
-  return y;
-}
-
-static dt_tensor* relu(dt_tensor* x) {
+/* Runs self's child `name` on x, then releases x; a new tensor, or NULL with the status in *st. */
+static dt_tensor* child(dt_module* self, const char* name, dt_tensor* x, dt_status* st) {
+  dt_module* c = NULL;
   dt_tensor* y = NULL;
-  if (!failed) ok(dt_relu(x, &y), "relu");
+  if (x && *st == DT_OK) *st = dt_module_child(self, name, &c);
+  if (x && *st == DT_OK) *st = dt_module_forward(c, (const dt_tensor* const*)&x, 1, &y);
+  dt_module_release(c);
   dt_tensor_release(x);
-  return y;
+  return *st == DT_OK ? y : NULL;
 }
 
-/* layerL.B: out = relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)). */
-static dt_tensor* basic_block(dt_tensor* x, int layer, int block) {
-  char pre[64], sub[80];
-  const int64_t stride = layer > 1 && block == 0 ? 2 : 1;
-  const int downsample = layer > 1 && block == 0;
-  dt_tensor *out, *shortcut = x, *sum = NULL;
-  snprintf(pre, sizeof pre, "layer%d.%d.", layer, block);
-  dt_tensor_retain(x); /* the shortcut keeps x */
-  snprintf(sub, sizeof sub, "%sconv1.", pre);
-  out = conv(x, sub, stride, 1);
-  snprintf(sub, sizeof sub, "%sbn1.", pre);
-  out = relu(batch_norm(out, sub));
-  snprintf(sub, sizeof sub, "%sconv2.", pre);
-  out = conv(out, sub, 1, 1);
-  snprintf(sub, sizeof sub, "%sbn2.", pre);
-  out = batch_norm(out, sub);
-  if (downsample) {
-    snprintf(sub, sizeof sub, "%sdownsample.0.", pre);
-    shortcut = conv(shortcut, sub, stride, 0);
-    snprintf(sub, sizeof sub, "%sdownsample.1.", pre);
-    shortcut = batch_norm(shortcut, sub);
-  }
-  if (!failed) ok(dt_add(out, shortcut, &sum), pre);
-  dt_tensor_release(out);
-  dt_tensor_release(shortcut);
-  return relu(sum);
+static dt_tensor* relu(dt_tensor* x, dt_status* st) {
+  dt_tensor* y = NULL;
+  if (x && *st == DT_OK) *st = dt_relu(x, &y);
+  dt_tensor_release(x);
+  return *st == DT_OK ? y : NULL;
 }
 
-static dt_tensor* resnet18(dt_tensor* x) {
-  const int64_t k3[2] = {3, 3}, s2[2] = {2, 2}, p1[2] = {1, 1}, one[2] = {1, 1};
-  dt_tensor *y = NULL, *w, *b, *wt = NULL, *prod = NULL;
-  int layer, block;
+/* BasicBlock: relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut), the shortcut x itself or
+ * downsample(x) (user_data non-NULL when the block has a downsample). */
+static dt_status basic_block_forward(dt_module* self, dt_tensor* const* in, size_t n, void* has_downsample,
+                                     dt_tensor** out) {
+  dt_status st = DT_OK;
+  dt_tensor *x = in[0], *y, *shortcut, *sum = NULL;
+  (void)n;
+  dt_tensor_retain(x); /* each path below consumes one reference */
   dt_tensor_retain(x);
-  x = relu(batch_norm(conv(x, "conv1.", 2, 3), "bn1."));
-  if (!failed) ok(dt_max_pool2d(x, k3, s2, p1, NULL, 0, &y), "maxpool");
+  y = relu(child(self, "bn1", child(self, "conv1", x, &st), &st), &st);
+  y = child(self, "bn2", child(self, "conv2", y, &st), &st);
+  shortcut = has_downsample ? child(self, "downsample", x, &st) : x;
+  if (st == DT_OK) st = dt_add(y, shortcut, &sum);
+  dt_tensor_release(y);
+  dt_tensor_release(shortcut);
+  if (st == DT_OK) sum = relu(sum, &st);
+  if (st == DT_OK) *out = sum;
+  return st;
+}
+
+/* ResNet: the stem, the four layers, pooling, flatten and fc. */
+static dt_status resnet_forward(dt_module* self, dt_tensor* const* in, size_t n, void* user_data, dt_tensor** out) {
+  static const char* const order[] = {"conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3", "layer4",
+                                      "avgpool"};
+  dt_status st = DT_OK;
+  dt_tensor *x = in[0], *flat = NULL;
+  size_t i;
+  (void)n;
+  (void)user_data;
+  dt_tensor_retain(x);
+  for (i = 0; i < sizeof order / sizeof order[0]; ++i) x = child(self, order[i], x, &st);
+  if (st == DT_OK) st = dt_flatten(x, 1, -1, &flat);
   dt_tensor_release(x);
-  x = y;
-  for (layer = 1; layer <= 4; ++layer)
-    for (block = 0; block < 2; ++block) x = basic_block(x, layer, block);
-  y = NULL;
-  if (!failed) ok(dt_adaptive_avg_pool2d(x, one, &y), "avgpool");
-  dt_tensor_release(x);
-  x = y;
-  y = NULL;
-  if (!failed) ok(dt_flatten(x, 1, -1, &y), "flatten");
-  dt_tensor_release(x);
-  x = y;
-  /* fc: x @ weight^T + bias */
-  w = param("fc.", "weight");
-  b = param("fc.", "bias");
-  y = NULL;
-  if (!failed) ok(dt_transpose(w, 0, 1, &wt), "fc.weight^T");
-  if (!failed) ok(dt_matmul(x, wt, &prod), "fc");
-  if (!failed) ok(dt_add(prod, b, &y), "fc.bias");
-  dt_tensor_release(w);
-  dt_tensor_release(b);
-  dt_tensor_release(wt);
-  dt_tensor_release(prod);
-  dt_tensor_release(x);
-  return y;
+  x = child(self, "fc", flat, &st);
+  if (st == DT_OK) *out = x;
+  return st;
+}
+
+/* ---- building the tree */
+
+/* Releases the n modules of list, then returns m (the container holding them now). */
+static dt_module* drop_all(dt_module** list, size_t n, dt_module* m) {
+  size_t i;
+  for (i = 0; i < n; ++i) dt_module_release(list[i]);
+  return m;
+}
+
+static dt_module* custom(const char* kind, const char* const* names, dt_module** children, size_t n,
+                         dt_module_forward_fn forward, void* user_data) {
+  dt_module_spec spec = {0};
+  dt_module* m = NULL;
+  size_t i;
+  for (i = 0; i < n; ++i)
+    if (!children[i]) return drop_all(children, n, NULL); /* an earlier step failed */
+  spec.struct_size = sizeof spec;
+  spec.kind = kind;
+  spec.n_children = n;
+  spec.child_names = names;
+  spec.children = children;
+  spec.forward = forward;
+  spec.user_data = user_data;
+  ok(dt_module_new(&spec, &m), kind);
+  return drop_all(children, n, m);
+}
+
+static dt_module* sequential(dt_module** children, size_t n) {
+  dt_module* m = NULL;
+  size_t i;
+  for (i = 0; i < n; ++i)
+    if (!children[i]) return drop_all(children, n, NULL);
+  ok(dt_sequential_new(children, n, &m), "Sequential");
+  return drop_all(children, n, m);
+}
+
+static dt_module* conv(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t padding, dt_device d) {
+  const int64_t ks[2] = {k, k}, s[2] = {stride, stride}, p[2] = {padding, padding};
+  dt_module* m = NULL;
+  ok(dt_conv2d_new(in, out, ks, s, p, NULL, 1, 0, DT_FLOAT32, d, &m), "Conv2d");
+  return m;
+}
+
+static dt_module* bn(int64_t c, dt_device d) {
+  dt_module* m = NULL;
+  ok(dt_batch_norm2d_new(c, 1e-5, 0.1, 1, 1, DT_FLOAT32, d, &m), "BatchNorm2d");
+  return m;
+}
+
+static dt_module* basic_block(int64_t in, int64_t out, int64_t stride, dt_device d) {
+  static int has_downsample;
+  static const char* const names[] = {"conv1", "bn1", "conv2", "bn2", "downsample"};
+  dt_module* c[5];
+  const int down = stride != 1 || in != out;
+  c[0] = conv(in, out, 3, stride, 1, d);
+  c[1] = bn(out, d);
+  c[2] = conv(out, out, 3, 1, 1, d);
+  c[3] = bn(out, d);
+  if (down) {
+    dt_module* ds[2];
+    ds[0] = conv(in, out, 1, stride, 0, d);
+    ds[1] = bn(out, d);
+    c[4] = sequential(ds, 2);
+  }
+  return custom("BasicBlock", names, c, down ? 5 : 4, basic_block_forward, down ? &has_downsample : NULL);
+}
+
+static dt_module* resnet18(dt_device d) {
+  static const char* const names[] = {"conv1",  "bn1",    "relu",   "maxpool", "layer1", "layer2",
+                                      "layer3", "layer4", "avgpool", "fc"};
+  const int64_t k3[2] = {3, 3}, s2[2] = {2, 2}, p1[2] = {1, 1}, one[2] = {1, 1};
+  dt_module* c[10] = {NULL};
+  int64_t width = 64;
+  int layer;
+  c[0] = conv(3, 64, 7, 2, 3, d);
+  c[1] = bn(64, d);
+  ok(dt_relu_new(&c[2]), "ReLU");
+  ok(dt_max_pool2d_new(k3, s2, p1, NULL, 0, &c[3]), "MaxPool2d");
+  for (layer = 0; layer < 4; ++layer) {
+    const int64_t out = 64 << layer;
+    dt_module* blocks[2];
+    blocks[0] = basic_block(width, out, layer == 0 ? 1 : 2, d);
+    blocks[1] = basic_block(out, out, 1, d);
+    c[4 + layer] = sequential(blocks, 2);
+    width = out;
+  }
+  ok(dt_adaptive_avg_pool2d_new(one, &c[8]), "AdaptiveAvgPool2d");
+  ok(dt_linear_new(512, 1000, 1, DT_FLOAT32, d, &c[9]), "Linear");
+  return custom("ResNet", names, c, 10, resnet_forward, NULL);
 }
 
 int main(int argc, char** argv) {
   const double limit = argc > 3 ? atof(argv[3]) : 1e-4;
-  dt_state_dict *model = NULL, *check = NULL;
+  dt_state_dict* check = NULL;
+  dt_module* net = NULL;
   dt_tensor *input = NULL, *expected = NULL, *logits = NULL;
   dt_device device;
   char name[32];
   double worst = 0, largest = 0;
+  size_t n_params = 0;
   struct timespec t0, t1;
   int rc = 1;
   if (argc < 3) {
     fprintf(stderr, "usage: resnet18 MODEL.safetensors CHECK.safetensors [max-relative-difference]\n");
     return 1;
   }
-  if (!ok(dt_try_gpu(0, &device), "dt_try_gpu") || !ok(dt_device_format(device, name, sizeof name, NULL), "device") ||
-      !ok(dt_safetensors_load(argv[1], device, &model), argv[1]) ||
+  if (!ok(dt_try_gpu(0, &device), "dt_try_gpu") || !ok(dt_device_format(device, name, sizeof name, NULL), "device"))
+    goto done;
+  printf("device: %s\n", name);
+  net = resnet18(device);
+  if (failed || !ok(dt_module_load(net, argv[1]), argv[1]) || !ok(dt_module_eval(net), "eval") ||
+      !ok(dt_module_parameter_count(net, &n_params), "parameters") ||
       !ok(dt_safetensors_load(argv[2], device, &check), argv[2]) ||
       !ok(dt_state_dict_find(check, "input", &input), "input") ||
       !ok(dt_state_dict_find(check, "logits", &expected), "logits"))
     goto done;
-  printf("device: %s\n", name);
-  weights = model;
+  printf("model: %zu parameter tensors, every key of PyTorch's state_dict loaded\n", n_params);
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  logits = resnet18(input);
-  if (failed || !ok(dt_synchronize(device), "synchronize")) goto done;
+  if (!ok(dt_module_forward(net, (const dt_tensor* const*)&input, 1, &logits), "forward") ||
+      !ok(dt_synchronize(device), "synchronize"))
+    goto done;
   clock_gettime(CLOCK_MONOTONIC, &t1);
   printf("forward: %.1f ms\n", 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec));
   if (!ok(largest_difference(logits, expected, &worst, &largest), "comparison")) goto done;
@@ -167,7 +224,7 @@ done:
   dt_tensor_release(input);
   dt_tensor_release(expected);
   dt_tensor_release(logits);
-  dt_state_dict_release(model);
+  dt_module_release(net);
   dt_state_dict_release(check);
   return rc;
 }

@@ -20,6 +20,11 @@
 // parameters and buffers by their PyTorch names, Module.LoadStateDict copies one into a
 // module, and StateDict.Save / LoadSafetensors write and read safetensors files.
 //
+// Custom modules (NewModule, as a subclass of torch.nn.Module): named children, own
+// parameters and buffers, and a Go ForwardFunc that reaches them through its self
+// argument (Child, GetParameter, GetBuffer); the library calls it back, from several
+// goroutines or threads at once under DataParallel.
+//
 // Grad mode: SetGradEnabled is process-wide; NoGrad turns recording off for the calling
 // goroutine only, locking it to its OS thread while it runs (grad mode is per thread).
 //

@@ -101,17 +101,9 @@ func (m *Module) Children() (NamedModules, error) {
 // ErrOutOfMemory.
 func (m *Module) Child(path string) (*Module, error) {
 	const op = "Module.Child"
-	h, unlock, err := m.acquire(op, false)
+	r, err := atPath(m, op, path, func(h C.uintptr_t, cs *C.char) C.gdt_hres { return C.gdt_module_child(h, cs) })
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	cs, err := cString(op, "path", path)
-	if err != nil {
-		return nil, err
-	}
-	defer C.free(unsafe.Pointer(cs))
-	r := C.gdt_module_child(h, cs)
-	runtime.KeepAlive(m)
 	return takeModule(op, r)
 }

@@ -155,6 +155,9 @@ extern "C" {
     pub fn dt_last_error_message() -> *const ::std::os::raw::c_char;
 }
 extern "C" {
+    pub fn dt_set_error_message(message: *const ::std::os::raw::c_char) -> dt_status;
+}
+extern "C" {
     pub fn dt_build_info(
         buf: *mut ::std::os::raw::c_char,
         cap: usize,
@@ -2362,6 +2365,339 @@ extern "C" {
         m: *const dt_module,
         path: *const ::std::os::raw::c_char,
         out: *mut *mut dt_module,
+    ) -> dt_status;
+}
+pub type dt_module_forward_fn = ::std::option::Option<
+    unsafe extern "C" fn(
+        self_: *mut dt_module,
+        inputs: *const *mut dt_tensor,
+        n: usize,
+        user_data: *mut ::std::os::raw::c_void,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status,
+>;
+pub type dt_module_free_fn =
+    ::std::option::Option<unsafe extern "C" fn(user_data: *mut ::std::os::raw::c_void)>;
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dt_module_spec {
+    pub struct_size: usize,
+    pub kind: *const ::std::os::raw::c_char,
+    pub n_children: usize,
+    pub child_names: *const *const ::std::os::raw::c_char,
+    pub children: *const *mut dt_module,
+    pub n_parameters: usize,
+    pub parameter_names: *const *const ::std::os::raw::c_char,
+    pub parameters: *const *const dt_tensor,
+    pub n_buffers: usize,
+    pub buffer_names: *const *const ::std::os::raw::c_char,
+    pub buffers: *const *const dt_tensor,
+    pub min_inputs: usize,
+    pub max_inputs: usize,
+    pub forward: dt_module_forward_fn,
+    pub user_data: *mut ::std::os::raw::c_void,
+    pub free_user_data: dt_module_free_fn,
+}
+#[test]
+fn bindgen_test_layout_dt_module_spec() {
+    assert_eq!(
+        ::std::mem::size_of::<dt_module_spec>(),
+        128usize,
+        concat!("Size of: ", stringify!(dt_module_spec))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dt_module_spec>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dt_module_spec))
+    );
+    fn test_field_struct_size() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_module_spec>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).struct_size) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_module_spec),
+                "::",
+                stringify!(struct_size)
+            )
+        );
+    }
+    test_field_struct_size();
+    fn test_field_kind() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_module_spec>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).kind) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_module_spec),
+                "::",
+                stringify!(kind)
+            )
+        );
+    }
+    test_field_kind();
+    fn test_field_n_children() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_module_spec>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).n_children) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_module_spec),
+                "::",
+                stringify!(n_children)
+            )
+        );
+    }
+    test_field_n_children();
+    fn test_field_child_names() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_module_spec>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).child_names) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_module_spec),
+                "::",
+                stringify!(child_names)
+            )
+        );
+    }
+    test_field_child_names();
+    fn test_field_children() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_module_spec>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).children) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_module_spec),
+                "::",
+                stringify!(children)
+            )
+        );
+    }
+    test_field_children();
+    fn test_field_n_parameters() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_module_spec>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).n_parameters) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_module_spec),
+                "::",
+                stringify!(n_parameters)
+            )
+        );
+    }
+    test_field_n_parameters();
+    fn test_field_parameter_names() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_module_spec>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).parameter_names) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_module_spec),
+                "::",
+                stringify!(parameter_names)
+            )
+        );
+    }
+    test_field_parameter_names();
+    fn test_field_parameters() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_module_spec>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).parameters) as usize - ptr as usize
+            },
+            56usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_module_spec),
+                "::",
+                stringify!(parameters)
+            )
+        );
+    }
+    test_field_parameters();
+    fn test_field_n_buffers() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_module_spec>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).n_buffers) as usize - ptr as usize
+            },
+            64usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_module_spec),
+                "::",
+                stringify!(n_buffers)
+            )
+        );
+    }
+    test_field_n_buffers();
+    fn test_field_buffer_names() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_module_spec>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).buffer_names) as usize - ptr as usize
+            },
+            72usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_module_spec),
+                "::",
+                stringify!(buffer_names)
+            )
+        );
+    }
+    test_field_buffer_names();
+    fn test_field_buffers() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_module_spec>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).buffers) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_module_spec),
+                "::",
+                stringify!(buffers)
+            )
+        );
+    }
+    test_field_buffers();
+    fn test_field_min_inputs() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_module_spec>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).min_inputs) as usize - ptr as usize
+            },
+            88usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_module_spec),
+                "::",
+                stringify!(min_inputs)
+            )
+        );
+    }
+    test_field_min_inputs();
+    fn test_field_max_inputs() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_module_spec>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).max_inputs) as usize - ptr as usize
+            },
+            96usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_module_spec),
+                "::",
+                stringify!(max_inputs)
+            )
+        );
+    }
+    test_field_max_inputs();
+    fn test_field_forward() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_module_spec>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).forward) as usize - ptr as usize
+            },
+            104usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_module_spec),
+                "::",
+                stringify!(forward)
+            )
+        );
+    }
+    test_field_forward();
+    fn test_field_user_data() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_module_spec>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).user_data) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_module_spec),
+                "::",
+                stringify!(user_data)
+            )
+        );
+    }
+    test_field_user_data();
+    fn test_field_free_user_data() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dt_module_spec>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).free_user_data) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dt_module_spec),
+                "::",
+                stringify!(free_user_data)
+            )
+        );
+    }
+    test_field_free_user_data();
+}
+extern "C" {
+    pub fn dt_module_new(spec: *const dt_module_spec, out: *mut *mut dt_module) -> dt_status;
+}
+extern "C" {
+    pub fn dt_module_get_parameter(
+        m: *const dt_module,
+        path: *const ::std::os::raw::c_char,
+        out: *mut *mut dt_tensor,
+    ) -> dt_status;
+}
+extern "C" {
+    pub fn dt_module_get_buffer(
+        m: *const dt_module,
+        path: *const ::std::os::raw::c_char,
+        out: *mut *mut dt_tensor,
     ) -> dt_status;
 }
 extern "C" {

@@ -79,6 +79,8 @@ pub use conv::{
 mod norm;
 pub use norm::{BatchNorm1d, BatchNorm2d, Embedding, GroupNorm, LayerNorm, RunningStats};
 mod tree;
+mod custom;
+pub use custom::ModuleSpec;
 mod attention;
 pub use attention::{Activation, MultiheadAttention, TransformerEncoder, TransformerEncoderLayer};
 mod losses;
@@ -2506,7 +2508,9 @@ impl Adagrad {
 /// parameters, as a subclass of PyTorch's `nn.Module`. [`Module`] implements it, so
 /// does every closure `Fn(&Tensor) -> Result<Tensor>` (a layer without parameters), and
 /// so does [`Layers`], a container that mixes both. Write a training loop once for
-/// `impl Forward`, and a struct of [`Module`]s with your own `forward` fits it:
+/// `impl Forward`, and a struct of [`Module`]s with your own `forward` fits it (to make
+/// such a model a library [`Module`] instead, with state dict names, `save`/`load` and
+/// [`Module::data_parallel`], see [`Module::custom`]):
 ///
 /// ```
 /// use devtensor::nn::{Forward, Module, MseLoss, Sgd};

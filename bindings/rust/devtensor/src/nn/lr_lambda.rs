@@ -33,7 +33,7 @@ pub(super) fn explain_panic(mut e: Error) -> Error {
     e
 }
 
-fn panic_text(payload: &(dyn Any + Send)) -> String {
+pub(super) fn panic_text(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {
