@@ -1,6 +1,8 @@
-//! torchvision's ResNet-18 from PyTorch's state_dict, built from the crate's functional
-//! ops (conv2d, batch_norm in eval form, relu, max_pool2d, adaptive_avg_pool2d, matmul),
-//! run on the best device, its logits compared with PyTorch's.
+//! torchvision's ResNet-18 built as PyTorch defines it, from modules with torchvision's
+//! names (`Module::custom` for each BasicBlock and for the network, whose closures reach
+//! their children through the module they run on), loaded with the state_dict PyTorch
+//! saved (every key must match), run in eval mode on the best device, its logits
+//! compared with PyTorch's.
 //!
 //!     cargo run --offline --release --example resnet18 -- MODEL CHECK [limit]
 //!
@@ -9,8 +11,8 @@
 //! 224, 224] and PyTorch's "logits" [N, 1000]). Prints the device, the forward time and
 //! the largest difference relative to the largest logit; exits 1 on an error, 2 when the
 //! difference is over the limit (1e-4).
-use devtensor::nn::{Conv2dOptions, MaxPool2dOptions, RunningStats};
-use devtensor::{Device, StateDict, Tensor};
+use devtensor::nn::{BatchNorm2d, Conv2d, MaxPool2d, Module, ModuleSpec, Sequential};
+use devtensor::{DType, Device, StateDict, Tensor};
 use std::process::exit;
 use std::time::Instant;
 
@@ -23,69 +25,79 @@ fn find(sd: &StateDict, name: &str) -> Res<Tensor> {
         .ok_or_else(|| format!("{name}: not in the file"))?)
 }
 
-/// The network: its weights are PyTorch's state_dict, looked up by key.
-struct ResNet18 {
-    sd: StateDict,
+/// Conv2d without bias (torchvision's), float32 on `d`.
+fn conv(cin: i64, cout: i64, k: i64, stride: i64, padding: i64, d: Device) -> devtensor::Result<Module> {
+    Conv2d::new(cin, cout, (k, k))
+        .stride((stride, stride))
+        .padding((padding, padding))
+        .bias(false)
+        .dtype(DType::Float32)
+        .device(d)
+        .build()
 }
 
-impl ResNet18 {
-    fn get(&self, name: &str) -> Res<Tensor> {
-        find(&self.sd, name)
-    }
+fn bn(c: i64, d: Device) -> devtensor::Result<Module> {
+    BatchNorm2d::new(c).dtype(DType::Float32).device(d).build()
+}
 
-    /// conv (no bias) then BatchNorm2d in eval mode (the running statistics only read).
-    fn conv_bn(&self, x: &Tensor, conv: &str, bn: &str, stride: i64, padding: i64) -> Res<Tensor> {
-        let options = Conv2dOptions {
-            stride: (stride, stride),
-            padding: (padding, padding).into(),
-            ..Conv2dOptions::default()
-        };
-        let y = x.conv2d(&self.get(&format!("{conv}.weight"))?, None, &options)?;
-        let stats = RunningStats {
-            mean: self.get(&format!("{bn}.running_mean"))?,
-            var: self.get(&format!("{bn}.running_var"))?,
-        };
-        let (w, b) = (
-            self.get(&format!("{bn}.weight"))?,
-            self.get(&format!("{bn}.bias"))?,
-        );
-        Ok(y.batch_norm(&stats, Some(&w), Some(&b), 1e-5)?)
+/// A BasicBlock: relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut), the shortcut x itself
+/// or downsample(x) (Sequential(conv 1x1, bn)) where the stride or width changes.
+fn basic_block(cin: i64, cout: i64, stride: i64, d: Device) -> devtensor::Result<Module> {
+    let (conv1, bn1) = (conv(cin, cout, 3, stride, 1, d)?, bn(cout, d)?);
+    let (conv2, bn2) = (conv(cout, cout, 3, 1, 1, d)?, bn(cout, d)?);
+    let down = stride != 1 || cin != cout;
+    let downsample = if down {
+        Some(Sequential::new().add(conv(cin, cout, 1, stride, 0, d)?).add(bn(cout, d)?).build()?)
+    } else {
+        None
+    };
+    let mut children = vec![("conv1", &conv1), ("bn1", &bn1), ("conv2", &conv2), ("bn2", &bn2)];
+    if let Some(ds) = &downsample {
+        children.push(("downsample", ds));
     }
+    let spec = ModuleSpec { children: &children, ..ModuleSpec::default() };
+    Module::custom("BasicBlock", &spec, move |m, x| {
+        let run = |name: &str, x: &Tensor| m.child(name)?.forward(x);
+        let y = run("bn1", &run("conv1", &x[0])?)?.relu()?;
+        let y = run("bn2", &run("conv2", &y)?)?;
+        let shortcut = if down { run("downsample", &x[0])? } else { x[0].clone() };
+        (&y + &shortcut)?.relu()
+    })
+}
 
-    /// `layer{layer}.{block}`: relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)), the
-    /// shortcut through downsample (conv1x1 - bn) where the stride or width changes.
-    fn basic_block(&self, x: &Tensor, layer: usize, block: usize) -> Res<Tensor> {
-        let key = |name: &str| format!("layer{layer}.{block}.{name}");
-        let stride = if layer > 1 && block == 0 { 2 } else { 1 };
-        let out = self
-            .conv_bn(x, &key("conv1"), &key("bn1"), stride, 1)?
-            .relu()?;
-        let out = self.conv_bn(&out, &key("conv2"), &key("bn2"), 1, 1)?;
-        let shortcut = if stride == 2 {
-            self.conv_bn(x, &key("downsample.0"), &key("downsample.1"), stride, 0)?
-        } else {
-            x.clone()
-        };
-        Ok((&out + &shortcut)?.relu()?)
+/// The network: the stem, the four layers, pooling, flatten and fc.
+fn resnet18(d: Device) -> devtensor::Result<Module> {
+    let stem = (conv(3, 64, 7, 2, 3, d)?, bn(64, d)?, Module::relu()?);
+    let maxpool = MaxPool2d::new((3, 3)).stride((2, 2)).padding((1, 1)).build()?;
+    let mut layers = Vec::new();
+    let mut width = 64;
+    for layer in 0..4 {
+        let (out, stride) = (64 << layer, if layer == 0 { 1 } else { 2 });
+        layers.push(Sequential::new().add(basic_block(width, out, stride, d)?).add(basic_block(out, out, 1, d)?).build()?);
+        width = out;
     }
-
-    fn forward(&self, x: &Tensor) -> Res<Tensor> {
-        let x = self.conv_bn(x, "conv1", "bn1", 2, 3)?.relu()?;
-        let pool = MaxPool2dOptions {
-            stride: Some((2, 2)),
-            padding: (1, 1),
-            ..MaxPool2dOptions::default()
-        };
-        let mut x = x.max_pool2d((3, 3), &pool)?;
-        for layer in 1..=4 {
-            for block in 0..2 {
-                x = self.basic_block(&x, layer, block)?;
-            }
+    let avgpool = Module::adaptive_avg_pool2d((1, 1))?;
+    let fc = Module::linear(512, 1000, true, DType::Float32, d)?;
+    let children = [
+        ("conv1", &stem.0),
+        ("bn1", &stem.1),
+        ("relu", &stem.2),
+        ("maxpool", &maxpool),
+        ("layer1", &layers[0]),
+        ("layer2", &layers[1]),
+        ("layer3", &layers[2]),
+        ("layer4", &layers[3]),
+        ("avgpool", &avgpool),
+        ("fc", &fc),
+    ];
+    let spec = ModuleSpec { children: &children, ..ModuleSpec::default() };
+    Module::custom("ResNet", &spec, |m, x| {
+        let mut y = x[0].clone();
+        for name in ["conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3", "layer4", "avgpool"] {
+            y = m.child(name)?.forward(&y)?;
         }
-        let x = x.adaptive_avg_pool2d((1, 1))?.flatten(1, -1)?;
-        // fc: x @ weight^T + bias
-        Ok((&x.matmul(&self.get("fc.weight")?.transpose(0, 1)?)? + &self.get("fc.bias")?)?)
-    }
+        m.child("fc")?.forward(&y.flatten(1, -1)?)
+    })
 }
 
 /// Prints the largest |got - want| and the largest |want|; returns their ratio.
@@ -104,9 +116,13 @@ fn relative_difference(got: &Tensor, want: &Tensor) -> Res<f64> {
 fn run(model: &str, check: &str, limit: f64) -> Res<bool> {
     let device = Device::try_gpu(0);
     println!("device: {device}");
-    let net = ResNet18 {
-        sd: StateDict::load_to(model, device)?,
-    };
+    let mut net = resnet18(device)?;
+    net.load(model)?; // strict: every key of PyTorch's state_dict, and no other
+    net.eval()?;
+    println!(
+        "model: {} parameter tensors, every key of PyTorch's state_dict loaded",
+        net.parameters()?.len()
+    );
     let check = StateDict::load_to(check, device)?;
     let (input, want) = (find(&check, "input")?, find(&check, "logits")?);
 

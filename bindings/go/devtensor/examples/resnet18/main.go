@@ -1,6 +1,8 @@
-// resnet18: torchvision's ResNet-18 from PyTorch's state_dict, built from the
-// functional ops (Conv2d, BatchNorm in evaluation form, ReLU, MaxPool2d,
-// AdaptiveAvgPool2d, Matmul), run on the best device, its logits compared with PyTorch's.
+// resnet18: torchvision's ResNet-18 built as PyTorch defines it, from modules with
+// torchvision's names (dt.NewModule for each BasicBlock and for the network, whose Go
+// forward functions reach their children through self), loaded with the state_dict
+// PyTorch saved (every key must match), run in eval mode on the best device, its logits
+// compared with PyTorch's.
 //
 //	go run ./examples/resnet18 MODEL CHECK [limit]
 //
@@ -44,58 +46,85 @@ func main() {
 	}
 }
 
-// resnet18 computes the network from the state_dict's tensors. Its methods treat every
-// error as fatal (dt.Must panics; run recovers the error) and keep what they make in a
-// Scope, which run closes after the forward pass.
-type resnet18 struct {
-	weights *dt.StateDict
-	s       *dt.Scope
+// ---- the forward functions (a panic of dt.Must becomes the forward's error, its code kept)
+
+// call runs self's child name on x; the intermediate tensors go into s.
+func call(s *dt.Scope, self *dt.Module, name string, x *dt.Tensor) *dt.Tensor {
+	c := dt.Must(self.Child(name))
+	defer c.Close()
+	return dt.Must(s.Track(c.Forward(x)))
 }
 
-// keep tracks a new tensor in the Scope.
-func (r *resnet18) keep(t *dt.Tensor, err error) *dt.Tensor { return dt.Must(r.s.Track(t, err)) }
-
-// get is the state_dict's tensor name.
-func (r *resnet18) get(name string) *dt.Tensor { return r.keep(r.weights.Get(name)) }
-
-// convBN is a convolution without bias, then BatchNorm2d in eval mode (the running
-// statistics are only read).
-func (r *resnet18) convBN(x *dt.Tensor, conv, bn string, stride, padding int64) *dt.Tensor {
-	opts := dt.Conv2dOptions{Stride: [2]int64{stride, stride}, Padding: [2]int64{padding, padding}}
-	y := r.keep(x.Conv2d(r.get(conv+".weight"), nil, opts))
-	return r.keep(y.BatchNorm(r.get(bn+".running_mean"), r.get(bn+".running_var"),
-		r.get(bn+".weight"), r.get(bn+".bias"), dt.BatchNormOptions{}))
-}
-
-// basicBlock is layer<layer>.<block>: relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)),
-// the shortcut through downsample (conv1x1 - bn) where the stride or width changes.
-func (r *resnet18) basicBlock(x *dt.Tensor, layer, block int) *dt.Tensor {
-	p := fmt.Sprintf("layer%d.%d.", layer, block)
-	stride := int64(1)
-	if layer > 1 && block == 0 {
-		stride = 2
-	}
-	out := r.keep(r.convBN(x, p+"conv1", p+"bn1", stride, 1).ReLU())
-	out = r.convBN(out, p+"conv2", p+"bn2", 1, 1)
-	shortcut := x
-	if stride == 2 {
-		shortcut = r.convBN(x, p+"downsample.0", p+"downsample.1", stride, 0)
-	}
-	return r.keep(r.keep(out.Add(shortcut)).ReLU())
-}
-
-func (r *resnet18) forward(x *dt.Tensor) *dt.Tensor {
-	x = r.keep(r.convBN(x, "conv1", "bn1", 2, 3).ReLU())
-	x = r.keep(x.MaxPool2d([2]int64{3, 3}, dt.MaxPool2dOptions{Stride: [2]int64{2, 2}, Padding: [2]int64{1, 1}}))
-	for layer := 1; layer <= 4; layer++ {
-		for block := 0; block < 2; block++ {
-			x = r.basicBlock(x, layer, block)
+// basicBlock: relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut), the shortcut x itself or
+// downsample(x) where the block has one.
+func basicBlock(downsample bool) dt.ForwardFunc {
+	return func(self *dt.Module, in []*dt.Tensor) (*dt.Tensor, error) {
+		s := dt.NewScope()
+		defer s.Close()
+		x := in[0]
+		y := dt.Must(s.Track(call(s, self, "bn1", call(s, self, "conv1", x)).ReLU()))
+		y = call(s, self, "bn2", call(s, self, "conv2", y))
+		shortcut := x
+		if downsample {
+			shortcut = call(s, self, "downsample", x)
 		}
+		return dt.Must(s.Track(y.Add(shortcut))).ReLU() // the module takes the result over
 	}
-	x = r.keep(r.keep(x.AdaptiveAvgPool2d([2]int64{1, 1})).Flatten(1, -1))
-	// fc: x @ weight^T + bias
-	wt := r.keep(r.get("fc.weight").Transpose(0, 1))
-	return r.keep(r.keep(x.Matmul(wt)).Add(r.get("fc.bias")))
+}
+
+// resNet: the stem, the four layers, pooling, flatten and fc.
+func resNet(self *dt.Module, in []*dt.Tensor) (*dt.Tensor, error) {
+	s := dt.NewScope()
+	defer s.Close()
+	x := in[0]
+	for _, name := range []string{"conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3", "layer4", "avgpool"} {
+		x = call(s, self, name, x)
+	}
+	fc := dt.Must(self.Child("fc"))
+	defer fc.Close()
+	return fc.Forward(dt.Must(s.Track(x.Flatten(1, -1))))
+}
+
+// ---- building the tree (NewModule and Sequential take their children over)
+
+func named(name string, m *dt.Module) dt.NamedModule { return dt.NamedModule{Name: name, Module: m} }
+
+func conv(in, out, k, stride, padding int64, d dt.Device) *dt.Module {
+	return dt.Must(dt.Conv2d(in, out, [2]int64{k, k}, dt.Conv2dOptions{Stride: [2]int64{stride, stride},
+		Padding: [2]int64{padding, padding}, NoBias: true, DType: dt.Float32, Device: d}))
+}
+
+func bn(c int64, d dt.Device) *dt.Module {
+	return dt.Must(dt.BatchNorm2d(c, dt.BatchNormOptions{DType: dt.Float32, Device: d}))
+}
+
+func block(in, out, stride int64, d dt.Device) *dt.Module {
+	children := dt.NamedModules{named("conv1", conv(in, out, 3, stride, 1, d)), named("bn1", bn(out, d)),
+		named("conv2", conv(out, out, 3, 1, 1, d)), named("bn2", bn(out, d))}
+	down := stride != 1 || in != out
+	if down {
+		children = append(children, named("downsample", dt.Must(dt.Sequential(conv(in, out, 1, stride, 0, d), bn(out, d)))))
+	}
+	return dt.Must(dt.NewModule("BasicBlock", dt.ModuleSpec{Children: children}, basicBlock(down)))
+}
+
+func resnet18(d dt.Device) *dt.Module {
+	children := dt.NamedModules{named("conv1", conv(3, 64, 7, 2, 3, d)), named("bn1", bn(64, d)),
+		named("relu", dt.Must(dt.ReLU())), named("maxpool", dt.Must(dt.MaxPool2d([2]int64{3, 3},
+			dt.MaxPool2dOptions{Stride: [2]int64{2, 2}, Padding: [2]int64{1, 1}})))}
+	width := int64(64)
+	for layer := 0; layer < 4; layer++ {
+		out, stride := int64(64)<<layer, int64(2)
+		if layer == 0 {
+			stride = 1
+		}
+		children = append(children, named(fmt.Sprintf("layer%d", layer+1),
+			dt.Must(dt.Sequential(block(width, out, stride, d), block(out, out, 1, d)))))
+		width = out
+	}
+	children = append(children, named("avgpool", dt.Must(dt.AdaptiveAvgPool2d([2]int64{1, 1}))),
+		named("fc", dt.Must(dt.Linear(512, 1000, dt.LinearOptions{DType: dt.Float32, Device: d}))))
+	return dt.Must(dt.NewModule("ResNet", dt.ModuleSpec{Children: children}, resNet))
 }
 
 // run returns the largest |logits - PyTorch's| relative to the largest |PyTorch's|.
@@ -110,22 +139,27 @@ func run(modelPath, checkPath string) (rel float64, err error) {
 	}()
 	device := dt.Must(dt.TryGPU(0))
 	fmt.Println("device:", device)
-	model := dt.Must(dt.LoadSafetensors(modelPath, device))
-	defer model.Close()
+	net := resnet18(device)
+	defer net.Close()
+	dt.MustOK(net.Load(modelPath)) // strict: every key of PyTorch's state_dict, and no other
+	dt.MustOK(net.Eval())
+	params := dt.Must(net.Parameters())
+	fmt.Printf("model: %d parameter tensors, every key of PyTorch's state_dict loaded\n", len(params))
+	dt.MustOK(params.Close())
 	check := dt.Must(dt.LoadSafetensors(checkPath, device))
 	defer check.Close()
 	s := dt.NewScope()
 	defer s.Close()
-	net := &resnet18{weights: model, s: s}
-	input, want := net.keep(check.Get("input")), net.keep(check.Get("logits"))
+	input, want := dt.Must(s.Track(check.Get("input"))), dt.Must(s.Track(check.Get("logits")))
 
 	start := time.Now()
-	logits := net.forward(input)
+	logits := dt.Must(s.Track(net.Forward(input)))
 	dt.MustOK(device.Synchronize())
 	fmt.Printf("forward: %.1f ms\n", float64(time.Since(start).Microseconds())/1e3)
 
-	worst := dt.Must(net.keep(net.keep(net.keep(logits.Sub(want)).Abs()).Max()).Item())
-	largest := dt.Must(net.keep(net.keep(want.Abs()).Max()).Item())
+	diff := dt.Must(s.Track(dt.Must(s.Track(logits.Sub(want))).Abs()))
+	worst := dt.Must(dt.Must(s.Track(diff.Max())).Item())
+	largest := dt.Must(dt.Must(s.Track(dt.Must(s.Track(want.Abs())).Max())).Item())
 	rel = worst / largest
 	fmt.Printf("logits: largest %.4g, largest difference from PyTorch %.3g (relative %.3g)\n", largest, worst, rel)
 	return rel, nil
