@@ -30,6 +30,9 @@
 //
 //   sdpa_8x8x1024x64   dt_scaled_dot_product_attention forward of float32 [8, 8, 1024, 64]
 //                      query, key and value (no mask)
+//   custom_module_4    a module of the caller's (dt_module_new) computing relu(lin(x)) + x
+//                      with its child Linear(4, 4) on [1, 4], without autograd: the cost
+//                      of a user-written module per call
 //
 // Thread count: --threads=N, else the environment variable DT_BENCH_THREADS, else the
 // library's default (DEVTENSOR_NUM_THREADS or the number of cores); set with
@@ -149,6 +152,50 @@ void run_op(benchmark::State& state, const char* name, Op op) {
       break;
     }
   }
+}
+
+// custom_module_4: relu(lin(x)) + x, a module of the caller's (dt_module_new) whose forward
+// reaches its child Linear(4, 4) through self, on [1, 4] without autograd: what a module a
+// user writes costs per call (libtorch's side: a torch::nn::Module subclass).
+dt_status residual_forward(dt_module* self, dt_tensor* const* in, size_t, void*, dt_tensor** out) {
+  dt_module* lin = nullptr;
+  dt_tensor *h = nullptr, *r = nullptr;
+  dt_status s = dt_module_child(self, "lin", &lin);
+  if (s == DT_OK) s = dt_module_forward(lin, in, 1, &h);
+  if (s == DT_OK) s = dt_relu(h, &r);
+  if (s == DT_OK) s = dt_add(r, in[0], out);
+  dt_module_release(lin);
+  dt_tensor_release(h);
+  dt_tensor_release(r);
+  return s;
+}
+
+void BM_custom_module(benchmark::State& state) {
+  bench::Module lin, block;
+  Tensor x;
+  dt_status s = dt_linear_new(4, 4, 1, DT_FLOAT32, g_device, &lin.m);
+  const char* names[] = {"lin"};
+  dt_module* children[] = {lin.m};
+  dt_module_spec spec{};
+  spec.struct_size = sizeof spec;
+  spec.kind = "Residual";
+  spec.n_children = 1;
+  spec.child_names = names;
+  spec.children = children;
+  spec.forward = residual_forward;
+  if (s == DT_OK) s = dt_module_new(&spec, &block.m);
+  if (s != DT_OK) {
+    state.SkipWithError(error_text("dt_module_new", s).c_str());
+    return;
+  }
+  if (!make_input(state, {1, 4}, 1, x)) return;
+  int32_t previous = 0;
+  dt_set_thread_grad_mode(0, &previous);
+  run_op(state, "dt_module_forward", [&](dt_tensor** out) {
+    const dt_tensor* in[] = {x.t};
+    return dt_module_forward(block.m, in, 1, out);
+  });
+  dt_set_thread_grad_mode(previous, nullptr);
 }
 
 void BM_add(benchmark::State& state, int64_t n) {
@@ -692,6 +739,7 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("train_linear16_256", BM_train, std::vector<int64_t>(17, 256), int64_t(128), false)
       ->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("sdpa_8x8x1024x64", BM_sdpa)->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("custom_module_4", BM_custom_module)->UseRealTime()->Unit(benchmark::kNanosecond);
   benchmark::RegisterBenchmark("lstm_train", BM_lstm)->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("sgd_step_203k", BM_optimizer_step, StepKind::Sgd)
       ->UseRealTime()->Unit(benchmark::kMicrosecond);

@@ -76,6 +76,22 @@ void run_op(benchmark::State& state, Op op) {
   });
 }
 
+// custom_module_4: relu(lin(x)) + x in a torch::nn::Module subclass with a Linear(4, 4)
+// child, on [1, 4] under NoGradGuard (devtensor's side: a dt_module_new module).
+struct ResidualImpl : torch::nn::Module {
+  torch::nn::Linear lin{nullptr};
+  ResidualImpl() { lin = register_module("lin", torch::nn::Linear(4, 4)); }
+  torch::Tensor forward(const torch::Tensor& x) { return torch::relu(lin(x)) + x; }
+};
+TORCH_MODULE(Residual);
+
+void BM_custom_module(benchmark::State& state) {
+  Residual block;
+  block->to(g_device);
+  torch::Tensor x = make_input({1, 4}, 1);
+  run_op(state, [&] { return block(x); });
+}
+
 void BM_add(benchmark::State& state, int64_t n) {
   auto a = make_input({n}, 1), b = make_input({n}, 2);
   run_op(state, [&] { return torch::add(a, b); });
@@ -320,6 +336,7 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("train_linear16_256", BM_train, std::vector<int64_t>(17, 256), int64_t(128))
       ->UseRealTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("sdpa_8x8x1024x64", BM_sdpa)->UseRealTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("custom_module_4", BM_custom_module)->UseRealTime()->Unit(benchmark::kNanosecond);
 
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -1914,7 +1914,8 @@ DT_API dt_status dt_module_retain(dt_module* m);
 /** Drops a reference (NULL is a no-op). Errors: DT_ERR_INVALID_HANDLE. */
 DT_API dt_status dt_module_release(dt_module* m);
 /** Runs the module: n inputs (1, or 2 for losses: input and target; attention modules
- *  take optional ones, which may be NULL or left out: see their constructors); *out is a
+ *  take optional ones, which may be NULL or left out: see their constructors; a module
+ *  of dt_module_new its min_inputs to max_inputs); *out is a
  *  NEW reference, recorded by autograd when grad mode is on.
  *  Errors: DT_ERR_INVALID_HANDLE, DT_ERR_INVALID_ARGUMENT (NULL out or inputs, wrong
  *  count, a target class out of range), DT_ERR_DEVICE_MISMATCH ("module parameters are
